@@ -1,0 +1,164 @@
+// The Conversation resource: the user-visible session (messages, events, agent state, repository, usage).
+import Type, { type Static } from 'typebox';
+import { API_VERSION, Condition, ObjectMeta, Time, type ResourceKind } from './meta.ts';
+
+export const TextContentInput = Type.Object(
+  {
+    type: Type.Literal('text'),
+    text: Type.String(),
+    cache_prompt: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+/** `initial_message` of the start request (spec part 2). */
+export const InitialMessage = Type.Object(
+  {
+    role: Type.Literal('user'),
+    content: Type.Array(TextContentInput, { minItems: 1 }),
+    run: Type.Optional(Type.Boolean({ default: true })),
+  },
+  { additionalProperties: false },
+);
+export type InitialMessage = Static<typeof InitialMessage>;
+
+export const PluginSpec = Type.Object(
+  {
+    source: Type.String({ minLength: 1 }),
+    ref: Type.Optional(Type.String()),
+    repo_path: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type PluginSpec = Static<typeof PluginSpec>;
+
+/** Spec part 1, "Sandbox Grouping Strategy". */
+export const SandboxGrouping = Type.Union([
+  Type.Literal('NO_GROUPING'),
+  Type.Literal('GROUP_BY_NEWEST'),
+  Type.Literal('LEAST_RECENTLY_USED'),
+  Type.Literal('FEWEST_CONVERSATIONS'),
+  Type.Literal('ADD_TO_ANY'),
+]);
+export type SandboxGrouping = Static<typeof SandboxGrouping>;
+
+export const ScalarValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+/** Scalars or homogeneous scalar arrays (spec part 8). */
+export const ObservabilityMetadata = Type.Record(
+  Type.String(),
+  Type.Union([
+    Type.String(),
+    Type.Number(),
+    Type.Boolean(),
+    Type.Array(Type.String()),
+    Type.Array(Type.Number()),
+    Type.Array(Type.Boolean()),
+  ]),
+);
+
+export const ConversationSpec = Type.Object(
+  {
+    owner: Type.Optional(Type.String()),
+    title: Type.Optional(Type.String({ maxLength: 200 })),
+    /** Explicit placement: the Sandbox to attach to; it must be RUNNING. */
+    sandboxName: Type.Optional(Type.String()),
+    /** Automatic placement when no sandboxName is given; copied from the owner's settings at start. */
+    sandboxGrouping: Type.Optional(SandboxGrouping),
+    initialMessage: Type.Optional(InitialMessage),
+    selectedRepository: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$' })),
+    selectedBranch: Type.Optional(Type.String()),
+    /** Name of a Secret (same namespace) holding per-conversation secrets. Never the values. */
+    secretsRef: Type.Optional(Type.String()),
+    plugins: Type.Optional(Type.Array(PluginSpec)),
+    observability: Type.Optional(
+      Type.Object(
+        {
+          spanName: Type.Optional(Type.String()),
+          tags: Type.Optional(Type.Array(Type.String())),
+          metadata: Type.Optional(ObservabilityMetadata),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ConversationSpec = Static<typeof ConversationSpec>;
+
+/** Start task statuses, in order (ARCHITECTURE.md "Controller"). */
+export const START_TASK_STEPS = [
+  'WORKING',
+  'WAITING_FOR_SANDBOX',
+  'PREPARING_REPOSITORY',
+  'RUNNING_SETUP_SCRIPT',
+  'SETTING_UP_GIT_HOOKS',
+  'SETTING_UP_SKILLS',
+  'STARTING_CONVERSATION',
+  'READY',
+] as const;
+export const StartTaskStatus = Type.Union([...START_TASK_STEPS.map((s) => Type.Literal(s)), Type.Literal('ERROR')]);
+export type StartTaskStatus = Static<typeof StartTaskStatus>;
+
+/** Lower case on the wire, as the OpenHands agent server sends it. */
+export const ExecutionStatus = Type.Union([
+  Type.Literal('idle'),
+  Type.Literal('running'),
+  Type.Literal('paused'),
+  Type.Literal('waiting_for_confirmation'),
+  Type.Literal('finished'),
+  Type.Literal('error'),
+  Type.Literal('stuck'),
+]);
+export type ExecutionStatus = Static<typeof ExecutionStatus>;
+
+export const TokenUsage = Type.Object({
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  cache_read_tokens: Type.Optional(Type.Integer()),
+  cache_write_tokens: Type.Optional(Type.Integer()),
+  reasoning_tokens: Type.Optional(Type.Integer()),
+});
+
+export const UsageMetrics = Type.Object({
+  model_name: Type.Optional(Type.String()),
+  accumulated_cost: Type.Number(),
+  accumulated_token_usage: TokenUsage,
+});
+export type UsageMetrics = Static<typeof UsageMetrics>;
+
+export const ConversationStatus = Type.Object({
+  observedGeneration: Type.Optional(Type.Integer()),
+  conditions: Type.Optional(Type.Array(Condition)),
+  startTask: Type.Optional(
+    Type.Object({
+      status: StartTaskStatus,
+      detail: Type.Optional(Type.String()),
+      updatedAt: Type.Optional(Time),
+    }),
+  ),
+  /** The Sandbox this conversation was placed on. */
+  sandboxName: Type.Optional(Type.String()),
+  executionStatus: Type.Optional(ExecutionStatus),
+  metrics: Type.Optional(UsageMetrics),
+  /** Whether the initial message has been handed to the agent server (makes the last step idempotent). */
+  initialMessageDelivered: Type.Optional(Type.Boolean()),
+});
+export type ConversationStatus = Static<typeof ConversationStatus>;
+
+export const Conversation = Type.Object({
+  apiVersion: Type.Literal(API_VERSION),
+  kind: Type.Literal('Conversation'),
+  metadata: ObjectMeta,
+  spec: ConversationSpec,
+  status: Type.Optional(ConversationStatus),
+});
+export type Conversation = Static<typeof Conversation>;
+
+export const ConversationKind: ResourceKind<Conversation> = {
+  apiVersion: API_VERSION,
+  kind: 'Conversation',
+  plural: 'conversations',
+  shortNames: ['conv'],
+  hasStatus: true,
+  schema: Conversation,
+};
