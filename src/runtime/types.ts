@@ -19,12 +19,14 @@ export type RuntimeState =
 export interface SandboxRuntime {
   /** What exists now, read from the runtime itself (never from memory alone). */
   observe(sandbox: Sandbox): Promise<RuntimeState>;
-  /** Create or resume the agent server. Returns without waiting for it to become healthy. */
-  start(sandbox: Sandbox): Promise<RuntimeState>;
+  /**
+   * Create or resume the agent server. Returns without waiting for it to become healthy.
+   * The session key comes from the Secret `<sandbox>-session` that the Sandbox reconciler owns;
+   * the runtime hands it to the agent server as OH_SESSION_API_KEYS_0 and never logs it.
+   */
+  start(sandbox: Sandbox, opts: { sessionKey: string }): Promise<RuntimeState>;
   /** Release compute, keep the workspace. */
   pause(sandbox: Sandbox): Promise<RuntimeState>;
   /** Remove everything, capturing an internal workspace archive first. */
   delete(sandbox: Sandbox): Promise<void>;
-  /** The session key the agent server accepts (`X-Session-API-Key`). */
-  sessionKey(sandbox: Sandbox): Promise<string>;
 }

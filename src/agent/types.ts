@@ -1,0 +1,43 @@
+// The contract between the agent (src/agent) and the process hosting it (src/agent-server).
+// The agent server owns persistence, sequence numbers, broadcasting and status bookkeeping; the
+// agent owns the loop, the model client and the tools. Neither holds the other's state.
+import type { Event } from '../api/events/index.ts';
+import type { ExecutionStatus } from '../api/conversation.ts';
+
+export interface LlmConfig {
+  /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
+  model: string;
+  baseUrl?: string;
+  apiKey?: string;
+}
+
+export interface AgentHost {
+  readonly conversationId: string;
+  /** Absolute path of the working directory the tools act in. */
+  readonly workspaceDir: string;
+  /** Undefined when no model is configured: the run must end with a ConversationErrorEvent saying which variables to set. */
+  readonly llm: LlmConfig | undefined;
+  /** Per-conversation secrets: exported to commands that name them, masked in every output. */
+  readonly secrets: Readonly<Record<string, string>>;
+  readonly maxIterations: number;
+  /** Every persisted event of this conversation, oldest first. */
+  events(): readonly Event[];
+  /** Persists (with the next sequence number) and broadcasts. Throws only when persistence fails. */
+  emit(event: Event): void;
+  executionStatus(): ExecutionStatus;
+  /** Records the status and emits the matching ConversationStateUpdateEvent. */
+  setExecutionStatus(status: ExecutionStatus): void;
+}
+
+/** One per conversation; lives as long as the conversation is loaded in the agent server. */
+export interface ConversationAgent {
+  /**
+   * Runs until the agent finishes, errs, gets stuck, waits for confirmation, or `signal` aborts
+   * (pause, interrupt, delete). Never rejects for model or tool failures: those become events.
+   */
+  run(signal: AbortSignal): Promise<void>;
+  /** Releases tools (the persistent shell, MCP connections). */
+  close(): Promise<void>;
+}
+
+export type CreateAgent = (host: AgentHost) => ConversationAgent;
