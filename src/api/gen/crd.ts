@@ -1,0 +1,97 @@
+// Builds CustomResourceDefinition objects from the resource schemas in src/api.
+import type { TSchema } from 'typebox';
+import { GROUP, VERSION, type ResourceKind } from '../meta.ts';
+import { ConversationKind } from '../conversation.ts';
+import { SandboxKind } from '../sandbox.ts';
+import { toStructuralSchema } from './structural-schema.ts';
+
+interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'date' | 'boolean' | 'number';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+interface CrdSource {
+  kind: ResourceKind;
+  description: string;
+  columns: PrinterColumn[];
+}
+
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export const CRD_SOURCES: CrdSource[] = [
+  {
+    kind: SandboxKind as ResourceKind,
+    description: 'A Sandbox is the execution environment of an agent: filesystem, processes, credentials and compute.',
+    columns: [
+      { name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'Sandbox status (sandbox_status)' },
+      { name: 'Conversations', type: 'integer', jsonPath: '.status.conversationCount' },
+      { name: 'Last-Activity', type: 'date', jsonPath: '.status.lastActivityTime' },
+      { name: 'URL', type: 'string', jsonPath: '.status.url', priority: 1 },
+      AGE,
+    ],
+  },
+  {
+    kind: ConversationKind as ResourceKind,
+    description: 'A Conversation is a user-visible agent session: messages, events, agent state, repository and usage.',
+    columns: [
+      { name: 'Start', type: 'string', jsonPath: '.status.startTask.status', description: 'Start task status' },
+      { name: 'Sandbox', type: 'string', jsonPath: '.status.sandboxName' },
+      { name: 'Execution', type: 'string', jsonPath: '.status.executionStatus' },
+      { name: 'Owner', type: 'string', jsonPath: '.spec.owner', priority: 1 },
+      AGE,
+    ],
+  },
+];
+
+function withConditionListMap(schema: Record<string, unknown>): Record<string, unknown> {
+  const props = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  const status = props?.status?.properties as Record<string, Record<string, unknown>> | undefined;
+  if (status?.conditions) {
+    status.conditions = { ...status.conditions, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] };
+  }
+  return schema;
+}
+
+export function buildCrd(source: CrdSource): Record<string, unknown> {
+  const { kind } = source;
+  const full = toStructuralSchema(JSON.parse(JSON.stringify(kind.schema as TSchema)) as Record<string, unknown>);
+  const properties = full.properties as Record<string, unknown>;
+  // The API server owns metadata validation; a CRD schema may only say it is an object.
+  properties.metadata = { type: 'object' };
+  const schema = withConditionListMap({
+    type: 'object',
+    description: source.description,
+    properties,
+    required: ['spec'],
+  });
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${kind.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: {
+        kind: kind.kind,
+        listKind: `${kind.kind}List`,
+        plural: kind.plural,
+        singular: kind.kind.toLowerCase(),
+        shortNames: kind.shortNames ?? [],
+        categories: ['agentyard'],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: kind.hasStatus ? { status: {} } : undefined,
+          additionalPrinterColumns: source.columns,
+          schema: { openAPIV3Schema: schema },
+        },
+      ],
+    },
+  };
+}
