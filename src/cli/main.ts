@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// `agentyard <command>`: one binary for every process of the system.
+const USAGE = `Usage: agentyard <command> [options]
+
+Commands:
+  up             Run everything on this machine: API, controller and sandboxes as local processes (SQLite).
+                 --port <n> (AGENTYARD_PORT, default 3000)  --data-dir <dir> (AGENTYARD_DATA_DIR, default ./.data)
+  agent-server   Run the agent server that executes agents inside a sandbox.
+                 --port <n>  --workspace <dir>  [--data-dir <dir>]
+  controller     Run the Kubernetes operator (reconciles Sandbox and Conversation resources).
+  api            Run the application API against a Kubernetes cluster.
+  help           Show this text.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'up': {
+      const { runUp } = await import('./up.ts');
+      return runUp(rest);
+    }
+    case 'agent-server': {
+      const { runAgentServerCli } = await import('../agent-server/main.ts');
+      return runAgentServerCli(rest);
+    }
+    case 'controller':
+    case 'api':
+      process.stderr.write(`agentyard ${command}: cluster mode is not implemented yet; use \`agentyard up\` on one machine.\n`);
+      return 2;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`agentyard: unknown command '${command}'\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    // Long-running commands resolve only when they have shut down.
+    if (code !== 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`agentyard: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
