@@ -26,6 +26,13 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
 function kindSchema(branch: unknown): TSchema | undefined {
   if (!isObject(branch) || !isObject(branch['properties'])) return undefined;
   const k = branch['properties']['kind'];
@@ -37,6 +44,13 @@ function branchApplies(branches: unknown[], n: number, value: unknown): boolean 
   const branch = branches[n];
   const isNullBranch = isObject(branch) && branch['type'] === 'null';
   if (value !== null && isNullBranch) return false;
+  // Branches of another JSON type (string vs array, ...) are not what the caller meant.
+  const type = jsonType(value);
+  const typed = branches.map((b) => (isObject(b) && typeof b['type'] === 'string' ? b['type'] : undefined));
+  if (typed.some((t) => t === type || (t === 'number' && type === 'integer'))) {
+    const t = typed[n];
+    if (t !== undefined && t !== type && !(t === 'number' && type === 'integer')) return false;
+  }
   if (!isObject(value) || !('kind' in value)) return true;
   const kinded = branches.map(kindSchema);
   if (!kinded.some((k) => k !== undefined)) return true;
@@ -132,6 +146,8 @@ export function validationIssues(schema: TSchema, value: unknown, prefix: Loc = 
   for (const err of allErrors(schema, value)) {
     // The per-property "schema is false" error duplicates the aggregate additionalProperties one.
     if (err.keyword === 'boolean' && err.schemaPath.endsWith('/additionalProperties')) continue;
+    // Aggregate of the per-name `pattern` errors reported under propertyNames.
+    if (err.keyword === 'propertyNames') continue;
     const where = locate(schema, value, err);
     if (where.unknownKind) {
       push({

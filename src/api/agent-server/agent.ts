@@ -1,0 +1,82 @@
+// Agent configuration inside StartConversationRequest / ConversationInfo (OpenHands `Agent`, `LLM`).
+// Lenient: OpenHands grows these models often, and the agent server ignores what it does not use.
+import Type, { type Static } from 'typebox';
+import { JsonObject, Nullable } from '../events/common.ts';
+
+/** LLM settings. `api_key` is a secret: masked (`**********`) in every response. */
+export const LLM = Type.Object({
+  /** LiteLLM-style model name, e.g. `openai/gpt-4o`. */
+  model: Type.Optional(Type.String()),
+  base_url: Nullable(Type.String()),
+  api_key: Nullable(Type.String()),
+  api_version: Nullable(Type.String()),
+  /** Which usage bucket this LLM's costs go to (e.g. `agent`, `condenser`). */
+  usage_id: Type.Optional(Type.String({ default: 'default' })),
+  temperature: Nullable(Type.Number()),
+  top_p: Nullable(Type.Number()),
+  top_k: Nullable(Type.Number()),
+  max_input_tokens: Nullable(Type.Integer()),
+  max_output_tokens: Nullable(Type.Integer()),
+  timeout: Nullable(Type.Integer()),
+  num_retries: Type.Optional(Type.Integer({ minimum: 0 })),
+  retry_min_wait: Type.Optional(Type.Integer({ minimum: 0 })),
+  retry_max_wait: Type.Optional(Type.Integer({ minimum: 0 })),
+  retry_multiplier: Type.Optional(Type.Number()),
+  stream: Type.Optional(Type.Boolean()),
+  native_tool_calling: Type.Optional(Type.Boolean()),
+  caching_prompt: Type.Optional(Type.Boolean()),
+  reasoning_effort: Nullable(
+    Type.Union([
+      Type.Literal('low'),
+      Type.Literal('medium'),
+      Type.Literal('high'),
+      Type.Literal('xhigh'),
+      Type.Literal('none'),
+    ]),
+  ),
+  api_mode: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('chat'), Type.Literal('responses')])),
+  log_completions: Type.Optional(Type.Boolean()),
+  log_completions_folder: Type.Optional(Type.String()),
+  extra_headers: Nullable(Type.Record(Type.String(), Type.String())),
+  input_cost_per_token: Nullable(Type.Number()),
+  output_cost_per_token: Nullable(Type.Number()),
+  drop_params: Type.Optional(Type.Boolean()),
+  seed: Nullable(Type.Integer()),
+});
+export type LLM = Static<typeof LLM>;
+
+/** A tool the agent should load, by registered name (`terminal`, `file_editor`, `task_tracker`, ...). */
+export const ToolSpec = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  params: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { default: {} })),
+});
+export type ToolSpec = Static<typeof ToolSpec>;
+
+export const AgentContext = Type.Object({
+  skills: Type.Optional(Type.Array(JsonObject)),
+  system_message_suffix: Nullable(Type.String()),
+  user_message_suffix: Nullable(Type.String()),
+  load_user_skills: Type.Optional(Type.Boolean()),
+  load_public_skills: Type.Optional(Type.Boolean()),
+  secrets: Nullable(JsonObject),
+});
+export type AgentContext = Static<typeof AgentContext>;
+
+/** `kind` is `Agent` for the built-in agent loop; `ACPAgent` delegates to an ACP subprocess. */
+export const Agent = Type.Object({
+  kind: Type.Optional(Type.Union([Type.Literal('Agent'), Type.Literal('ACPAgent')], { default: 'Agent' })),
+  llm: LLM,
+  tools: Type.Optional(Type.Array(ToolSpec, { default: [] })),
+  include_default_tools: Type.Optional(Type.Array(Type.String())),
+  agent_context: Nullable(AgentContext),
+  mcp_config: Type.Optional(JsonObject),
+  filter_tools_regex: Nullable(Type.String()),
+  system_prompt: Nullable(Type.String()),
+  system_prompt_filename: Type.Optional(Type.String()),
+  system_prompt_kwargs: Type.Optional(JsonObject),
+  security_policy_filename: Type.Optional(Type.String()),
+  condenser: Nullable(JsonObject),
+  critic: Nullable(JsonObject),
+  tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+export type Agent = Static<typeof Agent>;
