@@ -88,7 +88,23 @@ export function issuesFromStatus(status: KubeStatus | undefined): ValidationIssu
 export function fromKube(err: unknown, what: string): unknown {
   if (err instanceof AgentyardError) return err;
   if (err instanceof ApiException) return fromStatus(err.code, statusOf(err), what, err);
+  if (isNetworkError(err)) return new Unavailable(`${what}: API server unreachable`, { cause: err });
   return err;
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+
+/**
+ * undici's fetch reports every transport failure as a TypeError with the underlying error as its
+ * cause (socket codes, TLS errors, refused ports); our own bugs do not carry a cause.
+ */
+export function isNetworkError(err: unknown): boolean {
+  if (err instanceof TypeError && err.cause instanceof Error) return true;
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('UND_ERR_'))) return true;
+  }
+  return false;
 }
 
 export function fromStatus(code: number, status: KubeStatus | undefined, what: string, cause?: unknown): AgentyardError {
