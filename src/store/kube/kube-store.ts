@@ -14,6 +14,7 @@ import { BadRequest, Conflict } from '../../api/errors.ts';
 import type { KubeObject, ResourceKind } from '../../api/meta.ts';
 import { createLogger, type Logger } from '../../util/log.ts';
 import type { ListOptions, ListResult, ResourceStore, WatchEvent, WatchOptions } from '../types.ts';
+import { parseLabelSelector } from '../label-selector.ts';
 import { fromKube } from './errors.ts';
 import { collectionPath, forCreate, fromServer, targetOf, type KindTarget } from './objects.ts';
 import { validateObject } from './validate.ts';
@@ -145,10 +146,13 @@ export class KubeStore implements ResourceStore {
 
   watch<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
     const t = targetOf(kind);
-    // "After now" needs a resourceVersion; a one-item list gives the current one cheaply.
-    const startFrom = opts.resourceVersion
-      ? Promise.resolve(opts.resourceVersion)
-      : this.#list(kind, namespace, opts.labelSelector, 1).then((b) => b.metadata?.resourceVersion ?? '');
+    // "After now" needs a resourceVersion; a one-item list gives the current one cheaply. Errors
+    // (a bad selector included) surface from the first next(), as with any async iterator.
+    const startFrom = (async () => {
+      if (opts.labelSelector) parseLabelSelector(opts.labelSelector);
+      if (opts.resourceVersion) return opts.resourceVersion;
+      return (await this.#list(kind, namespace, opts.labelSelector, 1)).metadata?.resourceVersion ?? '';
+    })();
     return new WatchStream<T>({
       kubeConfig: this.#kc,
       path: collectionPath(t, namespace),
@@ -194,6 +198,8 @@ export class KubeStore implements ResourceStore {
 
   async #list(kind: ResourceKind, namespace: string | undefined, labelSelector: string | undefined, limit?: number): Promise<ListBody> {
     const t = targetOf(kind);
+    // The server answers a bad selector with a bare 400; parse it here for the same Invalid as SqliteStore.
+    if (labelSelector) parseLabelSelector(labelSelector);
     const q = { ...(labelSelector ? { labelSelector } : {}), ...(limit ? { limit } : {}) };
     try {
       if (isCore(t)) {
