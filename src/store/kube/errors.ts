@@ -44,19 +44,14 @@ export function statusOf(err: ApiException<unknown>): KubeStatus | undefined {
   return typeof body === 'object' && body !== null ? (body as KubeStatus) : undefined;
 }
 
-/** `spec.plugins[0].source` → ['spec', 'plugins', 0, 'source']. */
+/** `spec.plugins[0].source` → ['spec', 'plugins', 0, 'source']; dots inside [...] stay in the key. */
 export function fieldPath(field: string): (string | number)[] {
   const loc: (string | number)[] = [];
-  for (const part of field.split('.')) {
-    const m = /^([^[]*)((?:\[[^\]]*\])*)$/.exec(part);
-    if (!m) {
-      loc.push(part);
-      continue;
-    }
-    if (m[1]) loc.push(m[1]);
-    for (const idx of (m[2] ?? '').matchAll(/\[([^\]]*)\]/g)) {
-      const raw = idx[1] ?? '';
-      loc.push(/^\d+$/.test(raw) ? Number(raw) : raw.replace(/^"|"$/g, ''));
+  for (const m of field.matchAll(/([^.[\]]+)|\[([^\]]*)\]/g)) {
+    if (m[1] !== undefined) loc.push(m[1]);
+    else {
+      const key = (m[2] ?? '').replace(/^"|"$/g, '');
+      loc.push(/^\d+$/.test(key) ? Number(key) : key);
     }
   }
   return loc;
