@@ -116,8 +116,11 @@ export class WatchStream<T extends KubeObject> implements AsyncIterableIterator<
     }
     let backoff = BACKOFF_START_MS;
     while (!this.#stopped) {
+      const startedAt = Date.now();
+      let progressed = false;
       const outcome = await this.#connectOnce(rv, (next) => {
         rv = next;
+        progressed = true;
         backoff = BACKOFF_START_MS;
       });
       if (this.#stopped) return;
@@ -125,7 +128,9 @@ export class WatchStream<T extends KubeObject> implements AsyncIterableIterator<
         this.#push({ error: outcome.fatal });
         return;
       }
-      if (outcome.retryError === undefined) continue; // a clean close: the server or the idle timer ended it
+      // A clean close (server timeout, the idle timer) resumes at once, unless the server keeps
+      // closing straight away without sending anything: that gets the backoff too, not a hot loop.
+      if (outcome.retryError === undefined && (progressed || Date.now() - startedAt > 1000)) continue;
       log.warn({ path, err: String(outcome.retryError), backoffMs: backoff }, 'watch failed; reconnecting');
       await this.#sleep(backoff);
       backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
