@@ -1,7 +1,7 @@
 // Tool definition kinds carried in SystemPromptEvent.tools (spec part 2, "Tool definition kinds").
 // The spec leaves their fields "not shown"; they follow the OpenHands wire (agent-server 1.44 schema).
-import Type, { type Static, type TProperties } from 'typebox';
-import { JsonObject, kinded, LiteralUnion, Nullable, STRICT } from './common.ts';
+import Type, { type Static, type TLiteral, type TObject, type TProperties } from 'typebox';
+import { JsonObject, kinded, Nullable, STRICT } from './common.ts';
 
 /** MCP-style hints about a tool's behaviour. */
 export const ToolAnnotations = Type.Object(
@@ -16,16 +16,33 @@ export const ToolAnnotations = Type.Object(
 );
 export type ToolAnnotations = Static<typeof ToolAnnotations>;
 
-/** An MCP `Tool` as the MCP server listed it. Open: MCP allows extra properties. */
+// MCP protocol types are open: MCP allows extra properties, so these are not strict.
+const McpIcon = Type.Object({
+  src: Type.String(),
+  mimeType: Nullable(Type.String()),
+  sizes: Nullable(Type.Array(Type.String())),
+});
+const McpToolAnnotations = Type.Object({
+  title: Nullable(Type.String()),
+  readOnlyHint: Nullable(Type.Boolean()),
+  destructiveHint: Nullable(Type.Boolean()),
+  idempotentHint: Nullable(Type.Boolean()),
+  openWorldHint: Nullable(Type.Boolean()),
+});
+const McpToolExecution = Type.Object({
+  taskSupport: Nullable(Type.Union([Type.Literal('forbidden'), Type.Literal('optional'), Type.Literal('required')])),
+});
+
+/** An MCP `Tool` as the MCP server listed it. */
 export const McpTool = Type.Object({
   name: Type.String(),
   title: Nullable(Type.String()),
   description: Nullable(Type.String()),
   inputSchema: JsonObject,
   outputSchema: Nullable(JsonObject),
-  annotations: Nullable(JsonObject),
-  icons: Nullable(Type.Array(JsonObject)),
-  execution: Nullable(JsonObject),
+  annotations: Nullable(McpToolAnnotations),
+  icons: Nullable(Type.Array(McpIcon)),
+  execution: Nullable(McpToolExecution),
   _meta: Nullable(JsonObject),
 });
 export type McpTool = Static<typeof McpTool>;
@@ -88,14 +105,17 @@ export const PLAIN_TOOL_KINDS = [
 ] as const;
 export type PlainToolKind = (typeof PLAIN_TOOL_KINDS)[number];
 
-/** One schema for every plain tool kind: same fields, `kind` one of PLAIN_TOOL_KINDS. */
-export const PlainToolDefinition = Type.Object(
-  { ...toolFields, kind: LiteralUnion(PLAIN_TOOL_KINDS) },
-  STRICT,
-);
+/** One strict schema per plain tool kind (a discriminated union types better than an enum `kind`). */
+function plainTools<const T extends readonly string[]>(kinds: T) {
+  return kinds.map((k) => tool(k, {})) as unknown as {
+    -readonly [I in keyof T]: TObject<typeof toolFields & { kind: TLiteral<T[I]> }>;
+  };
+}
+export const PLAIN_TOOL_SCHEMAS = plainTools(PLAIN_TOOL_KINDS);
+export const PlainToolDefinition = Type.Union(PLAIN_TOOL_SCHEMAS);
 export type PlainToolDefinition = Static<typeof PlainToolDefinition>;
 
-export const ToolDefinition = Type.Union([MCPToolDefinition, ClientTool, PlainToolDefinition]);
+export const ToolDefinition = Type.Union([MCPToolDefinition, ClientTool, ...PLAIN_TOOL_SCHEMAS]);
 export type ToolDefinition = Static<typeof ToolDefinition>;
 export type ToolDefinitionKind = ToolDefinition['kind'];
 export type MCPToolDefinition = Static<typeof MCPToolDefinition>;
