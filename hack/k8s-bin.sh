@@ -12,6 +12,7 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-1.34.4}    # k8s.io/kubernetes; staging modules are v0.<minor>.<patch>
 ETCD_VERSION=${ETCD_VERSION:-3.6.16}  # only used when Debian's etcd-server is unavailable
 HELM_VERSION=${HELM_VERSION:-4.3.1}
+ETCD_FROM=${ETCD_FROM:-debian}        # debian (etcd-server package, Go build as fallback) or go
 
 CACHE=${AGENTYARD_CACHE:-$HOME/.cache/agentyard}
 ROOT="$CACHE/k8s/$K8S_VERSION"
@@ -116,7 +117,7 @@ if [[ ! -x "$BIN/kube-apiserver" || ! -x "$BIN/kube-controller-manager" ]]; then
   build_kube || die "building kube-apiserver/kube-controller-manager v$K8S_VERSION failed"
 fi
 if [[ ! -x "$BIN/etcd" ]]; then
-  etcd_from_debian || etcd_from_go || die "could not get etcd (Debian etcd-server or go.etcd.io v$ETCD_VERSION)"
+  { [[ $ETCD_FROM == debian ]] && etcd_from_debian; } || etcd_from_go || die "could not get etcd (Debian etcd-server or go.etcd.io v$ETCD_VERSION)"
 fi
 if [[ ! -x "$BIN/helm" ]]; then
   build_helm || die "building helm v$HELM_VERSION failed"
