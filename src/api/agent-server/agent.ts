@@ -62,9 +62,12 @@ export const AgentContext = Type.Object({
 });
 export type AgentContext = Static<typeof AgentContext>;
 
-/** `kind` is `Agent` for the built-in agent loop; `ACPAgent` delegates to an ACP subprocess. */
+/** `Agent` is the built-in agent loop; `ACPAgent` delegates to an ACP subprocess. */
+export const AgentKind = Type.Union([Type.Literal('Agent'), Type.Literal('ACPAgent')]);
+export type AgentKind = Static<typeof AgentKind>;
+
 export const Agent = Type.Object({
-  kind: Type.Optional(Type.Union([Type.Literal('Agent'), Type.Literal('ACPAgent')], { default: 'Agent' })),
+  kind: Type.Optional(Type.Union(AgentKind.anyOf, { default: 'Agent' })),
   llm: LLM,
   tools: Type.Optional(Type.Array(ToolSpec, { default: [] })),
   include_default_tools: Type.Optional(Type.Array(Type.String())),
@@ -80,3 +83,16 @@ export const Agent = Type.Object({
   tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type Agent = Static<typeof Agent>;
+
+/** The LLM as responses show it: `model` always present, `api_key` masked (`**********`) or absent. */
+export const LLMInfo = Type.Object({
+  ...LLM.properties,
+  model: Type.String(),
+  api_key: Type.Optional(Type.String()),
+  base_url: Type.Optional(Type.String()),
+});
+export type LLMInfo = Static<typeof LLMInfo>;
+
+/** The agent as responses show it (ConversationInfo.agent): `kind` always present, secrets masked. */
+export const AgentInfo = Type.Object({ ...Agent.properties, kind: AgentKind, llm: LLMInfo });
+export type AgentInfo = Static<typeof AgentInfo>;

@@ -4,7 +4,7 @@
 import Type, { type Static } from 'typebox';
 import { JsonObject, LiteralUnion, Nullable } from '../events/common.ts';
 import { ImageContent, TextContent } from '../events/content.ts';
-import { Agent } from './agent.ts';
+import { Agent, AgentInfo } from './agent.ts';
 import { ConfirmationPolicy, SecretInput, SecretSource } from './policy.ts';
 
 /** Lowercase on the wire. `deleting` appears only in webhooks. */
@@ -136,7 +136,7 @@ export type ConversationStats = Static<typeof ConversationStats>;
  */
 export const ConversationInfo = Type.Object({
   id: Type.String(),
-  agent: Agent,
+  agent: AgentInfo,
   workspace: Type.Object({ kind: Type.String(), working_dir: Type.String() }),
   persistence_dir: Type.String(),
   execution_status: ConversationExecutionStatus,

@@ -115,8 +115,10 @@ export const GrepAction = kinded('GrepAction', {
 export const TaskAction = kinded('TaskAction', {
   prompt: Type.String(),
   description: Nullable(Type.String()),
-  subagent_type: Type.Optional(Type.String()),
+  subagent_type: Type.Optional(Type.String({ default: 'general-purpose' })),
   resume: Nullable(Type.String()),
+  /** Hidden from the LLM-facing schema but part of the model. */
+  max_turns: Nullable(Type.Integer({ minimum: 1 })),
 });
 
 export const TaskItem = Type.Object(
@@ -149,7 +151,7 @@ export const TerminalAction = kinded('TerminalAction', {
 export const WorkflowAction = kinded('WorkflowAction', {
   name: Type.String(),
   script: Type.String(),
-  max_concurrency: Type.Optional(Type.Integer({ minimum: 1 })),
+  max_concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, default: 8 })),
 });
 
 /** Every action kind, in the order of the OpenHands discriminator mapping. */
