@@ -1,0 +1,112 @@
+// The SQLite layout behind SqliteStore: current objects, an append-only change log that watches
+// read from (so their order is exactly the commit order), and two counters in `meta`.
+import type { Database } from 'better-sqlite3';
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) STRICT;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 1), ('rv', 0), ('compacted_rv', 0);
+
+CREATE TABLE IF NOT EXISTS objects (
+  api_version TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  namespace   TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  rv          INTEGER NOT NULL,
+  body        TEXT NOT NULL,
+  PRIMARY KEY (api_version, kind, namespace, name)
+) STRICT, WITHOUT ROWID;
+
+-- One row per write. body is the object after the write (for DELETED, its last state);
+-- prev_body is kept only when the write changed labels, because only then can a watch with a
+-- label selector see the object leave its selection (a DELETED carrying the previous content).
+CREATE TABLE IF NOT EXISTS changes (
+  rv          INTEGER PRIMARY KEY,
+  api_version TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  namespace   TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  type        TEXT NOT NULL CHECK (type IN ('ADDED', 'MODIFIED', 'DELETED')),
+  body        TEXT NOT NULL,
+  prev_body   TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS changes_by_kind ON changes (api_version, kind, rv);
+
+-- Per kind, the newest change-log entry compaction has dropped. A watch is Gone only when it has
+-- not yet seen an entry of its own kind that is no longer there, so heavy writes to one kind
+-- cannot invalidate a watch on another.
+CREATE TABLE IF NOT EXISTS compacted (
+  api_version TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  rv          INTEGER NOT NULL,
+  PRIMARY KEY (api_version, kind)
+) STRICT, WITHOUT ROWID;
+`;
+
+export function openSchema(db: Database): void {
+  // WAL lets readers (list/watch) run while a write commits; NORMAL sync is durable across
+  // process crashes in WAL mode and only risks the last transactions on power loss.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(DDL);
+  const version = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get() as number;
+  if (version !== 1) throw new Error(`SqliteStore: database schema version ${version} is not supported (want 1)`);
+}
+
+export interface ChangeRow {
+  rv: number;
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  body: string;
+  prev_body: string | null;
+}
+
+/** Prepared statements, compiled once per connection. */
+export function statements(db: Database) {
+  return {
+    counter: db.prepare<[string], number>(`SELECT value FROM meta WHERE key = ?`).pluck(),
+    nextRv: db.prepare<[], number>(`UPDATE meta SET value = value + 1 WHERE key = 'rv' RETURNING value`).pluck(),
+    setCompacted: db.prepare<[number]>(`UPDATE meta SET value = ? WHERE key = 'compacted_rv'`),
+    getObject: db
+      .prepare<[string, string, string, string], string>(
+        `SELECT body FROM objects WHERE api_version = ? AND kind = ? AND namespace = ? AND name = ?`,
+      )
+      .pluck(),
+    listAll: db
+      // The API server lists in etcd key order, i.e. by the string "namespace/name".
+      .prepare<[string, string], string>(`SELECT body FROM objects WHERE api_version = ? AND kind = ? ORDER BY namespace || '/' || name`)
+      .pluck(),
+    listNamespace: db
+      .prepare<[string, string, string], string>(
+        `SELECT body FROM objects WHERE api_version = ? AND kind = ? AND namespace = ? ORDER BY name`,
+      )
+      .pluck(),
+    putObject: db.prepare<[string, string, string, string, number, string]>(
+      `INSERT OR REPLACE INTO objects (api_version, kind, namespace, name, rv, body) VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    deleteObject: db.prepare<[string, string, string, string]>(
+      `DELETE FROM objects WHERE api_version = ? AND kind = ? AND namespace = ? AND name = ?`,
+    ),
+    appendChange: db.prepare<[number, string, string, string, string, string, string, string | null]>(
+      `INSERT INTO changes (rv, api_version, kind, namespace, name, type, body, prev_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    compact: db.prepare<[number]>(`DELETE FROM changes WHERE rv <= ?`),
+    markCompacted: db.prepare<[number]>(
+      `INSERT INTO compacted (api_version, kind, rv)
+       SELECT api_version, kind, MAX(rv) FROM changes WHERE rv <= ? GROUP BY api_version, kind
+       ON CONFLICT (api_version, kind) DO UPDATE SET rv = excluded.rv`,
+    ),
+    compactedFor: db.prepare<[string, string], number>(`SELECT rv FROM compacted WHERE api_version = ? AND kind = ?`).pluck(),
+    changesAll: db.prepare<[string, string, number, number], ChangeRow>(
+      `SELECT rv, type, body, prev_body FROM changes WHERE api_version = ? AND kind = ? AND rv > ? ORDER BY rv LIMIT ?`,
+    ),
+    changesNamespace: db.prepare<[string, string, number, string, number], ChangeRow>(
+      `SELECT rv, type, body, prev_body FROM changes
+       WHERE api_version = ? AND kind = ? AND rv > ? AND namespace = ? ORDER BY rv LIMIT ?`,
+    ),
+  };
+}
+
+export type Statements = ReturnType<typeof statements>;

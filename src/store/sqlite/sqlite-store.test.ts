@@ -1,0 +1,203 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BadRequest, Gone, Unavailable } from '../../api/errors.ts';
+import { SandboxKind, type Sandbox } from '../../api/sandbox.ts';
+import { ConversationKind } from '../../api/conversation.ts';
+import { SecretKind } from '../../api/secret.ts';
+import { ManualClock } from '../../controller/clock.ts';
+import { describeResourceStoreConformance } from '../conformance.ts';
+import { b64, collect, conversation, rejection, sandbox, secret, summary, watching } from '../conformance/fixtures.ts';
+import { SqliteStore } from './sqlite-store.ts';
+
+describeResourceStoreConformance(
+  'SqliteStore',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentyard-store-'));
+    const store = new SqliteStore(join(dir, 'store.db'));
+    return {
+      store,
+      namespace: 'conformance',
+      otherNamespace: 'conformance-other',
+      cleanup: async () => {
+        store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  { canForceCompaction: async (store) => void (store as SqliteStore).compact(0) },
+);
+
+describe('SqliteStore', () => {
+  let dir: string;
+  let path: string;
+  const open: SqliteStore[] = [];
+  const make = (opts: ConstructorParameters<typeof SqliteStore>[1] = {}, at: string = path): SqliteStore => {
+    const store = new SqliteStore(at, opts);
+    open.push(store);
+    return store;
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agentyard-store-'));
+    path = join(dir, 'store.db');
+  });
+  afterEach(() => {
+    for (const s of open.splice(0)) s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('counts resourceVersions as one increasing integer across kinds', async () => {
+    const store = make();
+    const a = await store.create(SandboxKind, sandbox('a', { namespace: 'ns' }));
+    const c = await store.create(ConversationKind, conversation('c', { namespace: 'ns' }));
+    const a2 = await store.update(SandboxKind, { ...a, spec: { paused: true } });
+    expect([a, c, a2].map((o) => o.metadata.resourceVersion)).toEqual(['1', '2', '3']);
+    expect(store.resourceVersion).toBe('3');
+    expect((await store.list(ConversationKind, 'ns')).resourceVersion).toBe('3');
+  });
+
+  it('takes timestamps from the clock, in whole seconds, and defaults the namespace', async () => {
+    const clock = new ManualClock('2026-03-04T05:06:07.890Z');
+    const store = make({ clock });
+    const input = sandbox('a', { namespace: 'x', finalizers: ['f'] });
+    delete input.metadata.namespace;
+    const created = await store.create(SandboxKind, input);
+    expect(created.metadata.creationTimestamp).toBe('2026-03-04T05:06:07Z');
+    expect(created.metadata.namespace).toBe('default');
+    clock.advance(61_000);
+    await store.delete(SandboxKind, 'default', 'a');
+    expect((await store.get(SandboxKind, 'default', 'a'))?.metadata.deletionTimestamp).toBe('2026-03-04T05:07:08Z');
+  });
+
+  it('keeps objects and the change log across a reopen, and continues the resourceVersion', async () => {
+    const first = make();
+    const a = await first.create(SandboxKind, sandbox('a', { namespace: 'ns' }));
+    const a2 = await first.update(SandboxKind, { ...a, spec: { paused: true } });
+    first.close();
+
+    const second = make();
+    expect(await second.get(SandboxKind, 'ns', 'a')).toEqual(a2);
+    const b = await second.create(SandboxKind, sandbox('b', { namespace: 'ns' }));
+    expect(Number(b.metadata.resourceVersion)).toBe(Number(a2.metadata.resourceVersion) + 1);
+    const w = watching<Sandbox>(second, SandboxKind, 'ns', { resourceVersion: '0' });
+    try {
+      expect(summary(await collect(w.it, 3))).toEqual(['ADDED a', 'MODIFIED a', 'ADDED b']);
+    } finally {
+      w.stop();
+    }
+  });
+
+  it('compacts the change log past the retention; older watches get Gone', async () => {
+    const store = make({ eventRetention: 10 });
+    let obj = await store.create(SandboxKind, sandbox('a', { namespace: 'ns' }));
+    const early = obj.metadata.resourceVersion!;
+    for (let i = 0; i < 100; i++) obj = await store.update(SandboxKind, { ...obj, metadata: { ...obj.metadata, labels: { i: String(i) } } });
+    const db = new Database(path, { readonly: true });
+    const kept = db.prepare('SELECT COUNT(*) FROM changes').pluck().get() as number;
+    db.close();
+    expect(kept).toBeGreaterThanOrEqual(10);
+    expect(kept).toBeLessThan(101);
+    const stale = watching<Sandbox>(store, SandboxKind, 'ns', { resourceVersion: early });
+    await rejection(stale.it.next(), Gone).finally(() => stale.stop());
+    const recent = watching<Sandbox>(store, SandboxKind, 'ns', { resourceVersion: String(Number(obj.metadata.resourceVersion) - 5) });
+    try {
+      expect(await collect(recent.it, 5)).toHaveLength(5);
+    } finally {
+      recent.stop();
+    }
+  });
+
+  it('gives Gone to a watch that falls behind compaction while it runs', async () => {
+    const store = make();
+    const start = store.resourceVersion;
+    let obj = await store.create(SandboxKind, sandbox('a', { namespace: 'ns' }));
+    const w = watching<Sandbox>(store, SandboxKind, 'ns', { resourceVersion: start });
+    try {
+      expect(summary(await collect(w.it, 1))).toEqual(['ADDED a']);
+      for (let i = 0; i < 3; i++) obj = await store.update(SandboxKind, { ...obj, spec: { paused: i % 2 === 0 } });
+      store.compact(0);
+      await rejection(w.it.next(), Gone);
+    } finally {
+      w.stop();
+    }
+  });
+
+  it('does not expire a watch on a quiet kind because other kinds were compacted', async () => {
+    const store = make({ eventRetention: 5 });
+    const start = store.resourceVersion;
+    for (let i = 0; i < 100; i++) await store.create(SandboxKind, sandbox(`s${i}`, { namespace: 'ns' }));
+    const w = watching(store, ConversationKind, 'ns', { resourceVersion: start });
+    try {
+      await store.create(ConversationKind, conversation('c', { namespace: 'ns' }));
+      expect(summary(await collect(w.it, 1))).toEqual(['ADDED c']);
+    } finally {
+      w.stop();
+    }
+  });
+
+  it('encrypts Secret data at rest, in the objects table and the change log', async () => {
+    const plaintext = 'hunter2-plaintext-canary';
+    const store = make();
+    const created = await store.create(SecretKind, secret('creds', { namespace: 'ns', data: { token: b64(plaintext) } }));
+    await store.update(SecretKind, { ...created, data: { token: b64(`${plaintext}-2`) } });
+    store.close();
+
+    const files = readdirSync(dir).filter((f) => f.startsWith('store.db') && !f.endsWith('.key'));
+    expect(files).toContain('store.db');
+    for (const f of files) {
+      const bytes = readFileSync(join(dir, f)).toString('latin1');
+      expect(bytes).not.toContain(plaintext);
+      expect(bytes).not.toContain(b64(plaintext));
+      expect(bytes).not.toContain(b64(`${plaintext}-2`));
+    }
+    expect(statSync(`${path}.key`).mode & 0o777).toBe(0o600);
+
+    const reopened = make();
+    expect((await reopened.get(SecretKind, 'ns', 'creds'))?.data).toEqual({ token: b64(`${plaintext}-2`) });
+  });
+
+  it('refuses to read Secrets with the wrong key, and never prints the ciphertext', async () => {
+    const store = make({ secretKey: Buffer.alloc(32, 1) });
+    await store.create(SecretKind, secret('creds', { namespace: 'ns', data: { token: b64('x') } }));
+    store.close();
+    const wrong = make({ secretKey: Buffer.alloc(32, 2) });
+    const err = await rejection(wrong.get(SecretKind, 'ns', 'creds'), Error);
+    expect(err.message).toMatch(/cannot decrypt Secret ns\/creds/);
+    expect(err.message).not.toMatch(/aes-256-gcm:v1:/);
+    expect(() => make({ secretKey: Buffer.alloc(16) })).toThrow(/32 bytes/);
+  });
+
+  it('works in memory with an ephemeral key and writes no key file', async () => {
+    const store = make({}, ':memory:');
+    const s = await store.create(SecretKind, secret('creds', { namespace: 'ns', data: { token: b64('x') } }));
+    expect((await store.get(SecretKind, 'ns', 'creds'))?.data).toEqual(s.data);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('accepts an open better-sqlite3 Database and leaves closing it to the caller', async () => {
+    const db = new Database(path);
+    const store = make({}, db as never);
+    await store.create(SandboxKind, sandbox('a', { namespace: 'ns' }));
+    store.close();
+    expect(db.open).toBe(true);
+    db.close();
+  });
+
+  it('refuses a malformed watch resourceVersion with BadRequest', async () => {
+    const store = make();
+    const w = watching(store, SandboxKind, 'ns', { resourceVersion: 'abc' });
+    await rejection(w.it.next(), BadRequest).finally(() => w.stop());
+  });
+
+  it('ends open watches on close and refuses further calls', async () => {
+    const store = make();
+    const it = store.watch(SandboxKind, undefined)[Symbol.asyncIterator]();
+    const waiting = it.next();
+    store.close();
+    expect((await waiting).done).toBe(true);
+    await rejection(store.get(SandboxKind, 'ns', 'a'), Unavailable);
+  });
+});

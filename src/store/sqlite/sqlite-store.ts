@@ -1,0 +1,264 @@
+// ResourceStore on one SQLite file, for embedded mode: the API server's semantics for custom
+// resources (one global resourceVersion, optimistic concurrency, spec/status split, finalizers,
+// resumable watches with 410 Gone) without an API server. One process owns the file.
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { BadRequest, Conflict, NotFound, Unavailable } from '../../api/errors.ts';
+import type { KubeObject, ResourceKind } from '../../api/meta.ts';
+import { systemClock, type Clock } from '../../controller/clock.ts';
+import { validateObject } from '../kube/validate.ts';
+import { labelSelectorMatcher } from '../label-selector.ts';
+import type { ListOptions, ListResult, ResourceStore, WatchEvent, WatchEventType, WatchOptions } from '../types.ts';
+import { ObjectCodec } from './codec.ts';
+import { openSchema, statements, type Statements } from './schema.ts';
+import { ephemeralKey, loadOrCreateKeyFile, SecretBox } from './secret-box.ts';
+import {
+  DEFAULT_NAMESPACE,
+  formatTime,
+  hasFinalizers,
+  markDeleting,
+  namespaceOf,
+  prepareCreate,
+  prepareStatusUpdate,
+  prepareUpdate,
+  requireResourceVersion,
+  sameLabels,
+  sameObject,
+} from './semantics.ts';
+import { WatchCursor, type ChangeFeed } from './watch.ts';
+
+export interface SqliteStoreOptions {
+  /** creationTimestamp and deletionTimestamp come from here. Default: the system clock. */
+  clock?: Clock;
+  /**
+   * Change-log entries kept for watches (at least this many; compaction runs in steps). A watch
+   * from an older resourceVersion gets Gone. Default 10 000.
+   */
+  eventRetention?: number;
+  /** 32-byte AES-256 key for Secret data. Default: `<db>.key` beside the file (created 0600). */
+  secretKey?: Buffer;
+}
+
+const DEFAULT_RETENTION = 10_000;
+/** Compact once this many entries beyond the retention have piled up, not on every write. */
+const COMPACT_STEP = 64;
+
+export class SqliteStore implements ResourceStore {
+  readonly #db: Database.Database;
+  readonly #ownsDb: boolean;
+  readonly #st: Statements;
+  readonly #codec: ObjectCodec;
+  readonly #clock: Clock;
+  readonly #retention: number;
+  readonly #listeners = new Set<() => void>();
+  #committed = false;
+  #closed = false;
+
+  constructor(pathOrDb: string | Database.Database, opts: SqliteStoreOptions = {}) {
+    this.#ownsDb = typeof pathOrDb === 'string';
+    this.#db = typeof pathOrDb === 'string' ? new Database(pathOrDb) : pathOrDb;
+    this.#clock = opts.clock ?? systemClock;
+    this.#retention = opts.eventRetention ?? DEFAULT_RETENTION;
+    if (!Number.isInteger(this.#retention) || this.#retention < 1) {
+      throw new Error(`SqliteStore: eventRetention must be a positive integer, got ${opts.eventRetention}`);
+    }
+    try {
+      openSchema(this.#db);
+      this.#st = statements(this.#db);
+      const inMemory = this.#db.memory || this.#db.name === '';
+      const key = opts.secretKey ?? (inMemory ? ephemeralKey() : loadOrCreateKeyFile(`${this.#db.name}.key`));
+      this.#codec = new ObjectCodec(new SecretBox(key));
+    } catch (err) {
+      if (this.#ownsDb) this.#db.close();
+      throw err;
+    }
+  }
+
+  /** The current (newest) resourceVersion. */
+  get resourceVersion(): string {
+    this.#checkOpen();
+    return String(this.#st.counter.get('rv'));
+  }
+
+  /**
+   * Drops change-log entries so that only the newest `keep` remain; returns the resourceVersion
+   * compacted through (watches from before it get Gone). Runs on its own during writes; public
+   * for tests and maintenance.
+   */
+  compact(keep = this.#retention): string {
+    this.#checkOpen();
+    return String(this.#db.transaction(() => this.#compactTo(this.#st.counter.get('rv')! - keep)).immediate());
+  }
+
+  async get<T extends KubeObject>(kind: ResourceKind<T>, namespace: string, name: string): Promise<T | undefined> {
+    this.#checkOpen();
+    return this.#load(kind, namespace || DEFAULT_NAMESPACE, name);
+  }
+
+  async list<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
+    this.#checkOpen();
+    const matches = labelSelectorMatcher(opts.labelSelector);
+    const rows = namespace
+      ? this.#st.listNamespace.all(kind.apiVersion, kind.kind, namespace)
+      : this.#st.listAll.all(kind.apiVersion, kind.kind);
+    const items = rows.map((body) => this.#codec.decode<T>(body)).filter((o) => matches(o.metadata.labels));
+    return { items, resourceVersion: String(this.#st.counter.get('rv')) };
+  }
+
+  async create<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
+    this.#checkOpen();
+    const next = prepareCreate(kind, obj, formatTime(this.#clock.now()), randomUUID());
+    validateObject(kind, next);
+    return this.#tx(() => {
+      const { namespace, name } = next.metadata;
+      if (this.#st.getObject.get(kind.apiVersion, kind.kind, namespace!, name) !== undefined) {
+        throw new Conflict(`${kind.kind} ${namespace}/${name} already exists`);
+      }
+      return this.#write(kind, 'ADDED', next, undefined);
+    });
+  }
+
+  async update<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
+    this.#checkOpen();
+    const rv = requireResourceVersion(kind, obj);
+    validateObject(kind, { ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
+    return this.#tx(() => {
+      const old = this.#current(kind, namespaceOf(obj), obj.metadata.name, rv);
+      const next = prepareUpdate(kind, old, obj);
+      // Removing the last finalizer of an object being deleted completes the delete.
+      if (next.metadata.deletionTimestamp && !hasFinalizers(next)) return this.#write(kind, 'DELETED', next, old);
+      if (sameObject(old, next)) return old;
+      return this.#write(kind, 'MODIFIED', next, old);
+    });
+  }
+
+  async updateStatus<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
+    this.#checkOpen();
+    if (!kind.hasStatus) throw new BadRequest(`${kind.kind} has no status subresource`);
+    const rv = requireResourceVersion(kind, obj);
+    validateObject(kind, { ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
+    return this.#tx(() => {
+      const old = this.#current(kind, namespaceOf(obj), obj.metadata.name, rv);
+      const next = prepareStatusUpdate(old, obj);
+      return sameObject(old, next) ? old : this.#write(kind, 'MODIFIED', next, old);
+    });
+  }
+
+  async delete<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    namespace: string,
+    name: string,
+    opts: { resourceVersion?: string } = {},
+  ): Promise<void> {
+    this.#checkOpen();
+    const now = formatTime(this.#clock.now());
+    this.#tx(() => {
+      const old = this.#current(kind, namespace || DEFAULT_NAMESPACE, name, opts.resourceVersion);
+      if (!hasFinalizers(old)) {
+        this.#write(kind, 'DELETED', old, undefined);
+        return;
+      }
+      const marked = markDeleting(old, now);
+      if (marked) this.#write(kind, 'MODIFIED', marked, old);
+    });
+  }
+
+  watch<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
+    this.#checkOpen();
+    let matches: ReturnType<typeof labelSelectorMatcher> | Error;
+    let after = Number(this.#st.counter.get('rv'));
+    try {
+      matches = labelSelectorMatcher(opts.labelSelector);
+      if (opts.resourceVersion !== undefined) after = parseRv(opts.resourceVersion);
+    } catch (err) {
+      matches = err as Error;
+    }
+    const st = this.#st;
+    const feed: ChangeFeed = {
+      read: (from, limit) => ({
+        rows: namespace
+          ? st.changesNamespace.all(kind.apiVersion, kind.kind, from, namespace, limit)
+          : st.changesAll.all(kind.apiVersion, kind.kind, from, limit),
+        head: st.counter.get('rv')!,
+        compacted: st.compactedFor.get(kind.apiVersion, kind.kind) ?? 0,
+      }),
+      decode: (body) => this.#codec.decode(body),
+      subscribe: (wake) => {
+        this.#listeners.add(wake);
+        return () => this.#listeners.delete(wake);
+      },
+      isClosed: () => this.#closed,
+    };
+    return new WatchCursor<T>({ feed, after, matches, ...(opts.signal ? { signal: opts.signal } : {}) });
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#notify();
+    if (this.#ownsDb) this.#db.close();
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new Unavailable('SqliteStore is closed');
+  }
+
+  #load<T extends KubeObject>(kind: ResourceKind<T>, namespace: string, name: string): T | undefined {
+    const body = this.#st.getObject.get(kind.apiVersion, kind.kind, namespace, name);
+    return body === undefined ? undefined : this.#codec.decode<T>(body);
+  }
+
+  /** The stored object, checked against an expected resourceVersion (when given). */
+  #current<T extends KubeObject>(kind: ResourceKind<T>, namespace: string, name: string, rv: string | undefined): T {
+    const old = this.#load(kind, namespace, name);
+    if (!old) throw new NotFound(`${kind.kind} ${namespace}/${name} not found`);
+    if (rv && old.metadata.resourceVersion !== rv) {
+      throw new Conflict(
+        `${kind.kind} ${namespace}/${name}: the object has been modified (resourceVersion ${rv}, now ${old.metadata.resourceVersion}); read it again and retry`,
+      );
+    }
+    return old;
+  }
+
+  /** One write inside a transaction: new resourceVersion, the row, and its change-log entry. */
+  #write<T extends KubeObject>(kind: ResourceKind<T>, type: WatchEventType, obj: T, prev: T | undefined): T {
+    const rv = this.#st.nextRv.get()!;
+    obj.metadata.resourceVersion = String(rv);
+    const namespace = obj.metadata.namespace!;
+    const name = obj.metadata.name;
+    const body = this.#codec.encode(obj);
+    if (type === 'DELETED') this.#st.deleteObject.run(kind.apiVersion, kind.kind, namespace, name);
+    else this.#st.putObject.run(kind.apiVersion, kind.kind, namespace, name, rv, body);
+    const prevBody = prev && !sameLabels(prev, obj) ? this.#codec.encode(prev) : null;
+    this.#st.appendChange.run(rv, kind.apiVersion, kind.kind, namespace, name, type, body, prevBody);
+    if (rv - this.#retention - this.#st.counter.get('compacted_rv')! >= COMPACT_STEP) this.#compactTo(rv - this.#retention);
+    this.#committed = true;
+    return obj;
+  }
+
+  #compactTo(target: number): number {
+    const compacted = this.#st.counter.get('compacted_rv')!;
+    if (target <= compacted) return compacted;
+    this.#st.markCompacted.run(target);
+    this.#st.compact.run(target);
+    this.#st.setCompacted.run(target);
+    return target;
+  }
+
+  /** Runs a write transaction and wakes watchers once it has committed. */
+  #tx<R>(fn: () => R): R {
+    this.#committed = false;
+    const result = this.#db.transaction(fn).immediate();
+    if (this.#committed) this.#notify();
+    return result;
+  }
+
+  #notify(): void {
+    for (const wake of [...this.#listeners]) wake();
+  }
+}
+
+function parseRv(rv: string): number {
+  if (!/^\d+$/.test(rv)) throw new BadRequest(`invalid resourceVersion ${JSON.stringify(rv)}`);
+  return Number(rv);
+}
