@@ -55,6 +55,15 @@ describe('limits', () => {
     expect(locs(withAction({ kind: 'FileEditorAction', command: 'delete', path: '/a' }))).toEqual([['action', 'command']]);
   });
 
+  it('locates errors inside tuples', () => {
+    const obs = (lines_shown: unknown) => ({
+      ...EXAMPLE_EVENTS.ObservationEvent,
+      observation: { kind: 'ReadFileObservation', file_path: '/a', lines_shown },
+    });
+    expect(locs(obs([1, 2]))).toEqual([]);
+    expect(locs(obs([1, 'x']))).toEqual([['observation', 'lines_shown', 1]]);
+  });
+
   it('applies action and observation defaults', () => {
     const ev = parseEvent(withAction({ kind: 'BrowserGetContentAction' }));
     expect(ev.kind === 'ActionEvent' && ev.action).toEqual({ kind: 'BrowserGetContentAction', extract_links: false, start_from_char: 0 });

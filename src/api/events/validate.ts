@@ -6,6 +6,7 @@ import type { Static, TSchema } from 'typebox';
 import { Settings } from 'typebox/system';
 import { Value } from 'typebox/value';
 import { Invalid, type ValidationIssue } from '../errors.ts';
+import { applyDefaults, validatorFor } from './defaults.ts';
 
 type Loc = (string | number)[];
 type Schemaish = Record<string, unknown>;
@@ -92,7 +93,9 @@ function locate(root: TSchema, value: unknown, err: RawError): Located {
       step();
     } else if (s === 'items' || s === 'additionalProperties') {
       const next = schema[s];
-      schema = isObject(next) ? next : {};
+      // Tuples: positional `items: [...]`, followed by the index in the schema path.
+      if (Array.isArray(next)) schema = (next[Number(sp[++i])] as Schemaish | undefined) ?? {};
+      else schema = isObject(next) ? next : {};
       if (ii < ip.length) step();
     } else if (s === 'anyOf' || s === 'oneOf') {
       const branches = (schema[s] as unknown[]) ?? [];
@@ -193,8 +196,8 @@ export interface ParseOptions {
  * Throws `Invalid` (422) with ValidationIssue[] on failure. Never mutates `value`.
  */
 export function parseValue<T extends TSchema>(schema: T, value: unknown, opts: ParseOptions = {}): Static<T> {
-  const v: unknown = Value.Default(schema, Value.Clone(value));
-  if (!Value.Check(schema, v)) throw new Invalid(validationIssues(schema, v, opts.prefix ?? []));
+  const v: unknown = applyDefaults(schema, structuredClone(value));
+  if (!validatorFor(schema).Check(v)) throw new Invalid(validationIssues(schema, v, opts.prefix ?? []));
   // Clean after checking, so nested strict objects still reject unknown properties.
   return (opts.clean ? Value.Clean(schema, v) : v) as Static<T>;
 }
