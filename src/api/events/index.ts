@@ -7,5 +7,6 @@ export * from './tools.ts';
 export * from './events.ts';
 export * from './kinds.ts';
 export * from './validate.ts';
+export * from './defaults.ts';
 export * from './parse.ts';
 export * from './make.ts';
