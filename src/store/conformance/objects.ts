@@ -27,6 +27,20 @@ export function describeObjects(ctx: Ctx): void {
       expect(await store.get(SandboxKind, namespace, input.metadata.name)).toEqual(created);
     });
 
+    it('fills schema defaults on create and update, as the API server does', async () => {
+      const { store, namespace } = ctx();
+      const created = await store.create(SandboxKind, sandbox(uniqueName('sb'), { namespace, spec: {} }));
+      expect(created.spec).toEqual({ paused: false });
+      const same = await store.update(SandboxKind, { ...created, spec: {} });
+      expect(same.spec).toEqual({ paused: false });
+      expect(same.metadata.generation).toBe(1);
+      const message = { role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] };
+      const conv = await store.create(ConversationKind, conversation(uniqueName('conv'), { namespace, spec: { initialMessage: message } }));
+      expect(conv.spec.initialMessage).toEqual({ ...message, run: true });
+      const bare = await store.create(ConversationKind, conversation(uniqueName('conv'), { namespace, spec: {} }));
+      expect(bare.spec).toEqual({});
+    });
+
     it('gives every object its own uid', async () => {
       const { store, namespace } = ctx();
       const a = await store.create(SandboxKind, sandbox(uniqueName('sb'), { namespace }));

@@ -29,6 +29,8 @@ export function describeWatch(ctx: Ctx, options: ConformanceOptions): void {
         expect(summary(past)).toEqual([`ADDED ${n('a')}`, `MODIFIED ${n('a')}`, `ADDED ${n('b')}`, `MODIFIED ${n('b')}`, `DELETED ${n('a')}`]);
         expect(past.slice(0, 4).map((e) => e.object)).toEqual([a1, a2, b1, b2]);
         expect(past[4]!.object.spec).toEqual({ paused: true });
+        // A delete is a change of its own, with its own resourceVersion.
+        expect(past[4]!.object.metadata.resourceVersion).not.toBe(a2.metadata.resourceVersion);
 
         const b3 = await store.update(SandboxKind, { ...b2, spec: { paused: true } });
         await store.delete(SandboxKind, namespace, n('b'));
@@ -39,6 +41,21 @@ export function describeWatch(ctx: Ctx, options: ConformanceOptions): void {
         // The next event is a fresh sentinel, so nothing was delivered twice in between.
         const c1 = await store.create(SandboxKind, sandbox(n('c'), { namespace, labels: { run } }));
         expect(await collect(w.it, 1)).toEqual([{ type: 'ADDED', object: c1 }]);
+      } finally {
+        w.stop();
+      }
+    });
+
+    it('from a list resourceVersion, delivers only what changed after the list', async () => {
+      const { store, namespace } = ctx();
+      const run = uniq();
+      const x = await store.create(SandboxKind, sandbox(`x-${run}`, { namespace, labels: { run } }));
+      const listed = await store.list(SandboxKind, namespace, { labelSelector: `run=${run}` });
+      expect(listed.items).toEqual([x]);
+      const w = watching<Sandbox>(store, SandboxKind, namespace, { resourceVersion: listed.resourceVersion, labelSelector: `run=${run}` });
+      try {
+        const y = await store.create(SandboxKind, sandbox(`y-${run}`, { namespace, labels: { run } }));
+        expect(await collect(w.it, 1)).toEqual([{ type: 'ADDED', object: y }]);
       } finally {
         w.stop();
       }

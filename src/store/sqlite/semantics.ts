@@ -3,6 +3,7 @@
 // status update and a delete turn the stored object into. SqliteStore adds only the I/O.
 import { isDeepStrictEqual } from 'node:util';
 import type { DateTime } from 'luxon';
+import { Value } from 'typebox/value';
 import { Conflict, Invalid } from '../../api/errors.ts';
 import type { KubeObject, ObjectMeta, ResourceKind } from '../../api/meta.ts';
 
@@ -124,8 +125,13 @@ function content(obj: KubeObject, kind: ResourceKind): unknown {
   return rest;
 }
 
-/** Defaulting the API server applies on every write. */
+/**
+ * Defaulting the API server applies on every write: the schema's `default`s (a CRD's structural
+ * defaulting fills a missing property only where its parent object exists, and so does
+ * Value.Default), and core defaults for Secrets.
+ */
 function applyDefaults(kind: ResourceKind, obj: KubeObject): void {
+  if (kind.schema) Value.Default(kind.schema, obj);
   if (kind.apiVersion === 'v1' && kind.kind === 'Secret') {
     const secret = obj as KubeObject & { type?: string };
     secret.type ??= 'Opaque';
