@@ -8,6 +8,7 @@ import { Conflict, Gone, Invalid, NotFound, Unavailable } from '../../src/api/er
 import { API_VERSION } from '../../src/api/meta.ts';
 import { SandboxKind, type Sandbox } from '../../src/api/sandbox.ts';
 import { SecretKind, type Secret } from '../../src/api/secret.ts';
+import { describeResourceStoreConformance } from '../../src/store/conformance.ts';
 import { Informer } from '../../src/store/kube/informer.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import type { WatchStream } from '../../src/store/kube/watch-stream.ts';
@@ -45,6 +46,15 @@ async function until(what: string, check: () => boolean, timeoutMs = 30_000): Pr
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+describe.skipIf(skip)('KubeStore', () => {
+  describeResourceStoreConformance('KubeStore', async () => ({
+    store: new KubeStore(cluster.kubeConfig),
+    namespace: await newNamespace(),
+    otherNamespace: await newNamespace(),
+    cleanup: async () => {},
+  }));
+});
 
 describe.skipIf(skip)('KubeStore on a real API server', () => {
   let store: KubeStore;
