@@ -177,6 +177,15 @@ export function describeObjects(ctx: Ctx): void {
       await rejection(store.updateStatus(SecretKind, updated), BadRequest);
     });
 
+    it('refuses a bad Secret name or data key with Invalid and a non-base64 value with BadRequest', async () => {
+      const { store, namespace } = ctx();
+      const badName = await rejection(store.create(SecretKind, secret('Bad_Name', { namespace, data: {} })), Invalid);
+      expect(badName.detail.map((i) => i.loc)).toContainEqual(['metadata', 'name']);
+      const badKey = await rejection(store.create(SecretKind, secret(uniqueName('sec'), { namespace, data: { 'no spaces': b64('x') } })), Invalid);
+      expect(badKey.detail.map((i) => i.loc)).toContainEqual(['data', 'no spaces']);
+      await rejection(store.create(SecretKind, secret(uniqueName('sec'), { namespace, data: { token: 'not base64!' } })), BadRequest);
+    });
+
     it('lists Secrets by label like any other kind', async () => {
       const { store, namespace } = ctx();
       const run = uniq();

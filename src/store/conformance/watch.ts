@@ -89,7 +89,9 @@ export function describeWatch(ctx: Ctx, options: ConformanceOptions): void {
         // The watch may take a moment to be in place on a remote server: write until it sees one.
         let fresh = await store.create(SandboxKind, sandbox(`new-${run}`, { namespace, labels: { run } }));
         for (let i = 0; first === undefined && i < 100; i++) {
-          await Promise.race([pending, sleep(100)]);
+          const nap = new AbortController();
+          await Promise.race([pending, sleep(100, undefined, { signal: nap.signal }).catch(() => {})]);
+          nap.abort();
           if (first === undefined) fresh = await store.update(SandboxKind, { ...fresh, metadata: { ...fresh.metadata, annotations: { n: String(i) } } });
         }
         const got = await pending;

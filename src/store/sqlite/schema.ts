@@ -83,6 +83,9 @@ export function statements(db: Database) {
         `SELECT body FROM objects WHERE api_version = ? AND kind = ? AND namespace = ? ORDER BY name`,
       )
       .pluck(),
+    // A cheap prefilter for garbage collection: uids are unique, so a body mentioning one is
+    // almost always a dependent; the caller checks ownerReferences exactly.
+    mentioning: db.prepare<[string, string], string>(`SELECT body FROM objects WHERE namespace = ? AND instr(body, ?) > 0`).pluck(),
     putObject: db.prepare<[string, string, string, string, number, string]>(
       `INSERT OR REPLACE INTO objects (api_version, kind, namespace, name, rv, body) VALUES (?, ?, ?, ?, ?, ?)`,
     ),

@@ -4,8 +4,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { DateTime } from 'luxon';
 import { Value } from 'typebox/value';
-import { Conflict, Invalid } from '../../api/errors.ts';
-import type { KubeObject, ObjectMeta, ResourceKind } from '../../api/meta.ts';
+import { BadRequest, Conflict, Invalid, type ValidationIssue } from '../../api/errors.ts';
+import Type from 'typebox';
+import { ObjectMeta, type KubeObject, type ResourceKind } from '../../api/meta.ts';
+import { validateObject } from '../kube/validate.ts';
 
 export const DEFAULT_NAMESPACE = 'default';
 
@@ -136,4 +138,30 @@ function applyDefaults(kind: ResourceKind, obj: KubeObject): void {
     const secret = obj as KubeObject & { type?: string };
     secret.type ??= 'Opaque';
   }
+}
+
+const MetadataOnly = Type.Object({ metadata: ObjectMeta });
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The kind schema when there is one; otherwise what the API server checks for the kinds
+ * SqliteStore holds without a schema (Secrets): object metadata, data keys, base64 values.
+ */
+export function validate(kind: ResourceKind, obj: KubeObject): void {
+  validateObject(kind.schema ? kind : { ...kind, schema: MetadataOnly }, obj);
+  if (kind.apiVersion !== 'v1' || kind.kind !== 'Secret') return;
+  const data = (obj as KubeObject & { data?: unknown }).data ?? {};
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new Invalid([{ loc: ['data'], msg: 'must be a map of base64 strings', type: 'type_error' }]);
+  }
+  const issues: ValidationIssue[] = [];
+  for (const [key, value] of Object.entries(data)) {
+    // The API server fails to decode a non-base64 value before it validates anything (400).
+    if (typeof value !== 'string' || !BASE64.test(value)) throw new BadRequest(`Secret data[${key}]: illegal base64 data`);
+    if (!SECRET_KEY.test(key) || key.length > 253) {
+      issues.push({ loc: ['data', key], msg: "a valid config key must consist of alphanumeric characters, '-', '_' or '.'", type: 'value_error' });
+    }
+  }
+  if (issues.length > 0) throw new Invalid(issues);
 }

@@ -4,12 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../api/errors.ts';
-import type { KubeObject, ResourceKind } from '../../api/meta.ts';
+import type { KubeObject, OwnerReference, ResourceKind } from '../../api/meta.ts';
 import { systemClock, type Clock } from '../../controller/clock.ts';
-import { validateObject } from '../kube/validate.ts';
 import { labelSelectorMatcher } from '../label-selector.ts';
 import type { ListOptions, ListResult, ResourceStore, WatchEvent, WatchEventType, WatchOptions } from '../types.ts';
 import { ObjectCodec } from './codec.ts';
+import { collectDependents } from './garbage.ts';
 import { openSchema, statements, type Statements } from './schema.ts';
 import { ephemeralKey, loadOrCreateKeyFile, SecretBox } from './secret-box.ts';
 import {
@@ -24,6 +24,7 @@ import {
   requireResourceVersion,
   sameLabels,
   sameObject,
+  validate,
 } from './semantics.ts';
 import { WatchCursor, type ChangeFeed } from './watch.ts';
 
@@ -108,7 +109,7 @@ export class SqliteStore implements ResourceStore {
   async create<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
     this.#checkOpen();
     const next = prepareCreate(kind, obj, formatTime(this.#clock.now()), randomUUID());
-    validateObject(kind, next);
+    validate(kind, next);
     return this.#tx(() => {
       const { namespace, name } = next.metadata;
       if (this.#st.getObject.get(kind.apiVersion, kind.kind, namespace!, name) !== undefined) {
@@ -120,13 +121,14 @@ export class SqliteStore implements ResourceStore {
 
   async update<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
     this.#checkOpen();
+    const now = formatTime(this.#clock.now());
     const rv = requireResourceVersion(kind, obj);
-    validateObject(kind, { ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
+    validate(kind, { ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
     return this.#tx(() => {
       const old = this.#current(kind, namespaceOf(obj), obj.metadata.name, rv);
       const next = prepareUpdate(kind, old, obj);
       // Removing the last finalizer of an object being deleted completes the delete.
-      if (next.metadata.deletionTimestamp && !hasFinalizers(next)) return this.#write(kind, 'DELETED', next, old);
+      if (next.metadata.deletionTimestamp && !hasFinalizers(next)) return this.#remove(next, old, now);
       if (sameObject(old, next)) return old;
       return this.#write(kind, 'MODIFIED', next, old);
     });
@@ -136,7 +138,7 @@ export class SqliteStore implements ResourceStore {
     this.#checkOpen();
     if (!kind.hasStatus) throw new BadRequest(`${kind.kind} has no status subresource`);
     const rv = requireResourceVersion(kind, obj);
-    validateObject(kind, { ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
+    validate(kind, { ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
     return this.#tx(() => {
       const old = this.#current(kind, namespaceOf(obj), obj.metadata.name, rv);
       const next = prepareStatusUpdate(old, obj);
@@ -155,7 +157,7 @@ export class SqliteStore implements ResourceStore {
     this.#tx(() => {
       const old = this.#current(kind, namespace || DEFAULT_NAMESPACE, name, opts.resourceVersion);
       if (!hasFinalizers(old)) {
-        this.#write(kind, 'DELETED', old, undefined);
+        this.#remove(old, undefined, now);
         return;
       }
       const marked = markDeleting(old, now);
@@ -220,8 +222,30 @@ export class SqliteStore implements ResourceStore {
     return old;
   }
 
-  /** One write inside a transaction: new resourceVersion, the row, and its change-log entry. */
-  #write<T extends KubeObject>(kind: ResourceKind<T>, type: WatchEventType, obj: T, prev: T | undefined): T {
+  /** Removes an object inside a transaction, then its dependents as the garbage collector would. */
+  #remove<T extends KubeObject>(obj: T, prev: T | undefined, now: string): T {
+    this.#write(obj, 'DELETED', obj, prev);
+    collectDependents(obj, now, {
+      dependents: (namespace, uid) =>
+        this.#st.mentioning
+          .all(namespace, uid)
+          .map((body) => this.#codec.decode(body))
+          .filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === uid)),
+      exists: (namespace, ref: OwnerReference) => {
+        const body = this.#st.getObject.get(ref.apiVersion, ref.kind, namespace, ref.name);
+        return body !== undefined && (JSON.parse(body) as KubeObject).metadata.uid === ref.uid;
+      },
+      remove: (dep) => this.#remove(dep, undefined, now),
+      modify: (next, prev) => this.#write(next, 'MODIFIED', next, prev),
+    });
+    return obj;
+  }
+
+  /**
+   * One write inside a transaction: new resourceVersion, the row, and its change-log entry.
+   * `kind` only names the table key, so objects of any kind (garbage collection) can be written.
+   */
+  #write<T extends KubeObject>(kind: { apiVersion: string; kind: string }, type: WatchEventType, obj: T, prev: T | undefined): T {
     const rv = this.#st.nextRv.get()!;
     obj.metadata.resourceVersion = String(rv);
     const namespace = obj.metadata.namespace!;
