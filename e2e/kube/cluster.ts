@@ -40,6 +40,8 @@ export interface TestClusterOptions {
   /** kube-controller-manager --controllers; default the garbage collector and namespace controller. */
   controllers?: string[];
   startTimeoutMs?: number;
+  /** Extra kube-apiserver flags, e.g. `--watch-cache=false` so that compact() makes old watches 410. */
+  apiserverArgs?: string[];
 }
 
 export interface TestCluster {
@@ -51,6 +53,12 @@ export interface TestCluster {
   dir: string;
   /** A client for a user in the given groups (not system:masters), for RBAC tests. */
   userKubeConfig(user: string, groups?: string[]): Promise<KubeConfig>;
+  /**
+   * Compacts etcd at its current revision: a watch from an older resourceVersion then fails with
+   * 410 Gone, provided the API server runs with `--watch-cache=false` (its watch cache would
+   * otherwise keep serving recent history from memory).
+   */
+  compact(): Promise<void>;
   /** Process ids of etcd, kube-apiserver and kube-controller-manager (while running). */
   pids(): number[];
   stop(): Promise<void>;
@@ -101,6 +109,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
         // Loopback cannot be a `kubernetes` Service endpoint; nothing here needs one.
         '--endpoint-reconciler-type=none',
         '--profiling=false',
+        ...(opts.apiserverArgs ?? []),
       ],
       join(dir, 'kube-apiserver.log'),
     );
@@ -145,6 +154,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
       dir,
       userKubeConfig: async (user, groups = []) =>
         clientConfig(server, pki, await makeClientCert(pki, `user-${user}`, user, groups), user),
+      compact: () => compactEtcd(etcd.url),
       pids: () => procs.filter((p) => p.running && p.pid !== undefined).map((p) => p.pid!),
       stop,
     };
@@ -183,6 +193,18 @@ async function startEtcd(bin: string, dir: string, timeout: number): Promise<{ p
     timeout,
   );
   return { proc, url };
+}
+
+/** etcd's JSON gateway: read the current revision, then compact everything before it. */
+async function compactEtcd(url: string): Promise<void> {
+  const post = async (path: string, body: unknown): Promise<{ header?: { revision?: string } }> => {
+    const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${await res.text()}`);
+    return (await res.json()) as { header?: { revision?: string } };
+  };
+  const revision = (await post('/v3/kv/range', { key: Buffer.from('/').toString('base64'), limit: 1 })).header?.revision;
+  if (!revision) throw new Error('etcd did not report its revision');
+  await post('/v3/kv/compaction', { revision, physical: true });
 }
 
 function clientConfig(server: string, pki: Pki, cert: ClientCert, user: string): KubeConfig {
