@@ -88,7 +88,7 @@ export class SqliteStore implements ResourceStore {
    */
   compact(keep = this.#retention): string {
     this.#checkOpen();
-    return String(this.#db.transaction(() => this.#compactTo(this.#st.counter.get('rv')! - keep)).immediate());
+    return String(this.#db.transaction(() => this.#compactTo(this.#st.counter.get('rv')! - Math.max(0, keep))).immediate());
   }
 
   async get<T extends KubeObject>(kind: ResourceKind<T>, namespace: string, name: string): Promise<T | undefined> {
