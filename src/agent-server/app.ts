@@ -1,0 +1,46 @@
+// The agent server's Koa app: one error middleware first, health routes open, `/api/*` behind the
+// session key, one router per resource.
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Logger } from '../util/log.ts';
+import type { ConversationService } from './conversation/service.ts';
+import { requireSessionKey, type SessionKeys } from './http/auth.ts';
+import { errorMiddleware } from './http/errors.ts';
+import { conversationRoutes } from './routes/conversations.ts';
+import { eventRoutes } from './routes/events.ts';
+import { healthRoutes, type HealthDeps } from './routes/health.ts';
+import { notImplementedRoutes } from './routes/not-implemented.ts';
+import type { EventStore } from './store/event-store.ts';
+
+export interface AppDeps {
+  service: ConversationService;
+  events: EventStore;
+  keys: SessionKeys;
+  log: Logger;
+  health: HealthDeps;
+  onActivity(): void;
+}
+
+export function createApp(d: AppDeps): Koa {
+  const app = new Koa();
+  app.silent = true; // errors are logged once, by errorMiddleware
+  app.use(errorMiddleware(d.log));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
+
+  const health = healthRoutes(d.health);
+  app.use(health.routes());
+
+  const api = new Router({ prefix: '/api' });
+  api.use(requireSessionKey(d.keys));
+  api.use(async (_ctx, next) => {
+    d.onActivity();
+    await next();
+  });
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), notImplementedRoutes()]) {
+    api.use(r.routes(), r.allowedMethods());
+  }
+  app.use(api.routes());
+  app.use(api.allowedMethods());
+  return app;
+}

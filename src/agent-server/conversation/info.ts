@@ -1,0 +1,77 @@
+// ConversationInfo as clients see it: the stored request and state, with every secret masked.
+import type { ConversationInfo, LLMInfo } from '../../api/agent-server/index.ts';
+import type { LlmConfig } from '../../agent/types.ts';
+import type { UsageMetrics } from '../../api/conversation.ts';
+import type { ConversationRow } from '../store/conversation-store.ts';
+import { MASK } from '../secrets.ts';
+
+export interface InfoInputs {
+  row: ConversationRow;
+  llm: LlmConfig | undefined;
+  secretNames: string[];
+  persistenceDir: string;
+}
+
+export function conversationInfo({ row, llm, secretNames, persistenceDir }: InfoInputs): ConversationInfo {
+  const req = row.request;
+  const agent = req.agent ?? { llm: {} };
+  const { api_key: _key, base_url: _url, ...rest } = agent.llm;
+  // No model configured anywhere: '' (the run then ends with an error event saying what to set).
+  const maskedLlm: LLMInfo = { ...rest, model: llm?.model ?? agent.llm.model ?? '' };
+  const baseUrl = llm?.baseUrl ?? agent.llm.base_url;
+  if (baseUrl) maskedLlm.base_url = baseUrl;
+  if (llm?.apiKey) maskedLlm.api_key = MASK;
+  return {
+    id: row.id,
+    agent: { ...agent, kind: agent.kind ?? 'Agent', llm: maskedLlm },
+    workspace: { kind: 'LocalWorkspace', working_dir: req.workspace.working_dir },
+    persistence_dir: persistenceDir,
+    execution_status: row.executionStatus,
+    confirmation_policy: req.confirmation_policy ?? { kind: 'NeverConfirm' },
+    activated_knowledge_skills: [],
+    max_iterations: req.max_iterations ?? 500,
+    stuck_detection: req.stuck_detection ?? true,
+    security_analyzer: req.security_analyzer ?? null,
+    invoked_skills: [],
+    blocked_actions: {},
+    blocked_messages: {},
+    last_user_message_id: row.lastUserMessageId,
+    leaf_event_id: null,
+    stats: row.stats ?? { usage_to_metrics: {} },
+    secret_registry: {
+      secret_sources: Object.fromEntries(secretNames.map((n) => [n, { kind: 'StaticSecret', value: MASK }])),
+    },
+    agent_state: {},
+    hook_config: req.hook_config ?? null,
+    title: row.title,
+    metrics: null,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    forked_from_conversation_id: null,
+    forked_from_event_id: null,
+    parent_conversation_id: req.parent_conversation_id ?? null,
+    sub_conversation_ids: [],
+    tags: row.tags,
+    current_model_id: llm?.model ?? null,
+    supports_runtime_model_switch: false,
+  };
+}
+
+/** Usage over every LLM of the conversation, in the app's UsageMetrics shape (for the event sink). */
+export function usageSummary(stats: ConversationRow['stats']): UsageMetrics | undefined {
+  const all = Object.entries(stats?.usage_to_metrics ?? {});
+  if (all.length === 0) return undefined;
+  const main = all.find(([k]) => k === 'agent' || k === 'default')?.[1] ?? all[0]![1];
+  const sum = (f: (m: (typeof all)[number][1]) => number | undefined) => all.reduce((n, [, m]) => n + (f(m) ?? 0), 0);
+  return {
+    ...(main.model_name ? { model_name: main.model_name } : {}),
+    accumulated_cost: sum((m) => m.accumulated_cost),
+    accumulated_token_usage: {
+      prompt_tokens: sum((m) => m.accumulated_token_usage?.prompt_tokens),
+      completion_tokens: sum((m) => m.accumulated_token_usage?.completion_tokens),
+      cache_read_tokens: sum((m) => m.accumulated_token_usage?.cache_read_tokens),
+      cache_write_tokens: sum((m) => m.accumulated_token_usage?.cache_write_tokens),
+      reasoning_tokens: sum((m) => m.accumulated_token_usage?.reasoning_tokens),
+    },
+  };
+}

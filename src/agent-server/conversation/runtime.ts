@@ -1,0 +1,271 @@
+// One loaded conversation: the AgentHost its agent talks to, and the execution-status machine.
+// Status changes are persisted and emitted as ConversationStateUpdateEvent('execution_status').
+//   idle/paused/error/stuck/finished --run--> running --agent--> finished | error | stuck | waiting
+//   idle|running --pause--> paused (the agent's signal aborts; it stops between steps)
+//   finished|stuck --user message--> idle
+import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig } from '../../agent/types.ts';
+import type { SendMessageRequest } from '../../api/agent-server/index.ts';
+import type { ExecutionStatus } from '../../api/conversation.ts';
+import { Conflict } from '../../api/errors.ts';
+import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
+import type { Logger } from '../../util/log.ts';
+import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
+import type { EventStore } from '../store/event-store.ts';
+import { maskSecrets } from '../secrets.ts';
+import { Published, type EventBus } from './bus.ts';
+import { conversationInfo } from './info.ts';
+
+export interface RuntimeContext {
+  events: EventStore;
+  conversations: ConversationStore;
+  bus: EventBus;
+  createAgent: CreateAgent;
+  log: Logger;
+  persistenceDir: string;
+  /** After every append: the sink pusher's wake-up. */
+  onAppended(conversationId: string): void;
+  /** After a change of status, title or usage: the sink's conversation update. */
+  onChanged(conversationId: string): void;
+  onActivity(): void;
+}
+
+export interface RuntimeInit {
+  row: ConversationRow;
+  workspaceDir: string;
+  llm: LlmConfig | undefined;
+  secrets: Record<string, string>;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export const ALREADY_RUNNING = 'Conversation already running. Wait for completion or pause first.';
+
+export class ConversationRuntime implements AgentHost {
+  readonly conversationId: string;
+  readonly workspaceDir: string;
+  readonly llm: LlmConfig | undefined;
+  readonly secrets: Readonly<Record<string, string>>;
+  readonly maxIterations: number;
+  readonly #ctx: RuntimeContext;
+  #row: ConversationRow;
+  #agent: ConversationAgent | undefined;
+  #run: ActiveRun | undefined;
+  #rerun = false;
+  #deleted = false;
+  #closing = false;
+  #cache: Event[] | undefined;
+
+  constructor(ctx: RuntimeContext, init: RuntimeInit) {
+    this.#ctx = ctx;
+    this.#row = init.row;
+    this.conversationId = init.row.id;
+    this.workspaceDir = init.workspaceDir;
+    this.llm = init.llm;
+    this.secrets = Object.freeze({ ...init.secrets });
+    this.maxIterations = init.row.request.max_iterations ?? 500;
+  }
+
+  get row(): ConversationRow {
+    return this.#row;
+  }
+
+  get isRunning(): boolean {
+    return this.#run !== undefined;
+  }
+
+  info() {
+    return conversationInfo({
+      row: this.#row,
+      llm: this.llm,
+      secretNames: Object.keys(this.secrets),
+      persistenceDir: this.#ctx.persistenceDir,
+    });
+  }
+
+  // ---- AgentHost ----
+
+  events(): readonly Event[] {
+    this.#cache ??= this.#ctx.events.all(this.conversationId);
+    return this.#cache;
+  }
+
+  emit(event: Event): void {
+    if (this.#deleted) {
+      this.#ctx.log.debug({ conversationId: this.conversationId, kind: event.kind }, 'event after delete dropped');
+      return;
+    }
+    // Validation applies the kind's defaults, so every stored event has the full wire shape.
+    const parsed = parseEvent(this.#mask(event));
+    const stored = this.#ctx.events.append(this.conversationId, parsed);
+    this.#cache?.push(parsed);
+    this.#ctx.onActivity();
+    if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'stats') {
+      this.#update({ stats: parsed.value as ConversationRow['stats'] });
+    }
+    this.#ctx.bus.publish(this.conversationId, new Published(stored.seq, parsed, stored.json));
+    this.#ctx.onAppended(this.conversationId);
+  }
+
+  executionStatus(): ExecutionStatus {
+    return this.#row.executionStatus;
+  }
+
+  setExecutionStatus(status: ExecutionStatus): void {
+    if (status === this.#row.executionStatus) return;
+    // A paused run winding down must not overwrite the user's pause.
+    if (this.#run?.controller.signal.aborted && this.#row.executionStatus === 'paused') return;
+    this.#update({ executionStatus: status });
+    this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
+  }
+
+  // ---- operations behind the HTTP and WebSocket API ----
+
+  /** Appends a user MessageEvent; `run` starts the agent, or queues one rerun if it is running. */
+  sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Event {
+    const event: Event = {
+      ...newEventBase('user'),
+      llm_message: { role: 'user', content: msg.content ?? [] },
+      activated_skills: [],
+      extended_content: [],
+      kind: 'MessageEvent',
+    };
+    this.emit(event);
+    this.#update({ lastUserMessageId: event.id });
+    const s = this.#row.executionStatus;
+    if (s === 'finished' || s === 'stuck') this.setExecutionStatus('idle');
+    if (run) {
+      if (this.#run) this.#rerun = true;
+      else this.run();
+    }
+    return event;
+  }
+
+  /** Starts the agent in the background. Conflict (409) while a run is alive. */
+  run(): void {
+    if (this.#run || this.#closing) throw new Conflict(ALREADY_RUNNING);
+    this.#rerun = false;
+    const controller = new AbortController();
+    this.setExecutionStatus('running');
+    const active: ActiveRun = { controller, done: Promise.resolve() };
+    this.#run = active;
+    active.done = this.#drive(controller.signal).finally(() => this.#afterRun());
+  }
+
+  /** Stops the agent between steps: status paused plus a PauseEvent (InterruptEvent for interrupt). */
+  pause(kind: 'PauseEvent' | 'InterruptEvent' = 'PauseEvent'): void {
+    const s = this.#row.executionStatus;
+    if (s !== 'idle' && s !== 'running' && !(kind === 'InterruptEvent' && this.#run)) return;
+    this.#rerun = false;
+    this.#run?.controller.abort();
+    this.setExecutionStatus('paused');
+    this.emit({ ...newEventBase('user'), kind });
+  }
+
+  update(patch: Pick<ConversationPatch, 'title' | 'tags'>): void {
+    this.#update(patch);
+  }
+
+  /** A snapshot for WebSocket subscribers only (never persisted). */
+  fullState(): Published {
+    const event: Event = { ...newEventBase('environment'), key: 'full_state', value: this.info(), kind: 'ConversationStateUpdateEvent' };
+    return new Published(null, event, JSON.stringify(event));
+  }
+
+  /**
+   * Restart recovery: a conversation persisted as running has no run any more. Close its dangling
+   * tool calls (the model needs an answer to each) and move it to error, never leaving it wedged.
+   */
+  recoverFromRestart(): void {
+    if (this.#row.executionStatus !== 'running') return;
+    const answered = new Set<string>();
+    for (const e of this.events()) {
+      if (e.kind === 'ObservationEvent' || e.kind === 'UserRejectObservation' || e.kind === 'AgentErrorEvent') answered.add(e.tool_call_id);
+    }
+    const dangling = this.events().filter((e) => e.kind === 'ActionEvent' && !answered.has(e.tool_call_id));
+    for (const a of dangling) {
+      if (a.kind !== 'ActionEvent') continue;
+      this.emit({
+        ...newEventBase('agent'),
+        tool_name: a.tool_name,
+        tool_call_id: a.tool_call_id,
+        error: 'A restart occurred while this tool was in progress. The tool call was not completed; check the workspace state before retrying.',
+        kind: 'AgentErrorEvent',
+      });
+    }
+    this.emit({
+      ...newEventBase('environment'),
+      code: 'AgentServerRestarted',
+      detail: 'The agent server restarted while this conversation was running, so the run stopped. Send a message or run it again to continue.',
+      kind: 'ConversationErrorEvent',
+    });
+    this.setExecutionStatus('error');
+  }
+
+  /** Aborts a run (waiting up to `graceMs` for it to stop) and releases the agent's tools. */
+  async close(opts: { deleted?: boolean; graceMs?: number } = {}): Promise<void> {
+    this.#closing = true;
+    this.#rerun = false;
+    const run = this.#run;
+    if (run) {
+      run.controller.abort();
+      await waitAtMost(run.done, opts.graceMs ?? 10_000);
+    }
+    if (opts.deleted) this.#deleted = true;
+    const agent = this.#agent;
+    this.#agent = undefined;
+    if (agent) await agent.close().catch((err: unknown) => this.#ctx.log.warn({ err, conversationId: this.conversationId }, 'agent close failed'));
+  }
+
+  async #drive(signal: AbortSignal): Promise<void> {
+    try {
+      this.#agent ??= this.#ctx.createAgent(this);
+      await this.#agent.run(signal);
+      if (!signal.aborted && this.#row.executionStatus === 'running') this.setExecutionStatus('finished');
+    } catch (err) {
+      // The agent contract says model and tool failures become events; this is a bug or a crash.
+      this.#ctx.log.error({ err, conversationId: this.conversationId }, 'agent run failed');
+      if (signal.aborted && this.#row.executionStatus === 'paused') return;
+      const e = err instanceof Error ? err : new Error(String(err));
+      this.emit({ ...newEventBase('environment'), code: e.name || 'Error', detail: e.message, kind: 'ConversationErrorEvent' });
+      this.setExecutionStatus('error');
+    }
+  }
+
+  #afterRun(): void {
+    this.#run = undefined;
+    if (this.#deleted) return;
+    // OpenHands clients treat the post-run snapshot as the authoritative end of a run.
+    this.#ctx.bus.publish(this.conversationId, this.fullState());
+    if (this.#rerun && !this.#closing) this.run();
+  }
+
+  #update(patch: ConversationPatch): void {
+    const now = new Date().toISOString();
+    this.#ctx.conversations.update(this.conversationId, patch, now);
+    this.#row = { ...this.#row, ...patch, updatedAt: now };
+    if ('executionStatus' in patch || 'title' in patch || 'stats' in patch) this.#ctx.onChanged(this.conversationId);
+  }
+
+  /** Defence in depth: the agent masks secrets in outputs, and nothing unmasked is stored anyway. */
+  #mask(event: Event): Event {
+    const values = Object.values(this.secrets);
+    if (this.llm?.apiKey) values.push(this.llm.apiKey);
+    if (values.length === 0) return event;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string') return maskSecrets(v, values);
+      if (Array.isArray(v)) return v.map(walk);
+      if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+      return v;
+    };
+    return walk(event) as Event;
+  }
+}
+
+async function waitAtMost(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,181 @@
+// Every conversation of this agent server: creation (idempotent by id), lookup, paging, deletion,
+// and restart recovery. Runtimes are loaded for every live conversation; agents start lazily.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import type { LlmConfig } from '../../agent/types.ts';
+import { toSecretSource, type ConversationInfo, type StartConversationRequest } from '../../api/agent-server/index.ts';
+import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
+import type { ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
+import type { SecretSealer } from '../secrets.ts';
+import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
+
+export interface ServiceOptions {
+  ctx: RuntimeContext;
+  conversations: ConversationStore;
+  workspaceDir: string;
+  llmDefaults: LlmConfig | undefined;
+  /** Present when secrets may be persisted (sealed). */
+  sealer: SecretSealer | undefined;
+}
+
+const UUID = /^([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})$/i;
+
+/** Dashed lowercase UUID for either accepted spelling (dashed or 32 hex digits); undefined otherwise. */
+export function normalizeConversationId(id: string): string | undefined {
+  const m = UUID.exec(id);
+  return m ? m.slice(1).join('-').toLowerCase() : undefined;
+}
+
+/** The model config: the request's, with missing base URL and key taken from the server's defaults. */
+export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined): LlmConfig | undefined {
+  const model = req.agent?.llm.model;
+  if (!model) return defaults;
+  const baseUrl = req.agent?.llm.base_url ?? defaults?.baseUrl;
+  const key = apiKey ?? defaults?.apiKey;
+  return { model, ...(baseUrl ? { baseUrl } : {}), ...(key ? { apiKey: key } : {}) };
+}
+
+export class ConversationService {
+  readonly #o: ServiceOptions;
+  readonly #loaded = new Map<string, ConversationRuntime>();
+
+  constructor(o: ServiceOptions) {
+    this.#o = o;
+  }
+
+  /** Loads every live conversation and moves those left `running` by a previous process to error. */
+  recover(): void {
+    for (const row of this.#o.conversations.all()) {
+      let secrets: Record<string, string> = {};
+      let apiKey: string | undefined;
+      if (row.sealedSecrets !== null) {
+        const opened = this.#o.sealer?.open(row.sealedSecrets, row.id);
+        if (opened) ({ secrets, llmApiKey: apiKey } = opened);
+        else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed)');
+      }
+      const rt = new ConversationRuntime(this.#o.ctx, {
+        row,
+        workspaceDir: this.#workingDir(row.request),
+        llm: effectiveLlm(row.request, apiKey, this.#o.llmDefaults),
+        secrets,
+      });
+      this.#loaded.set(row.id, rt);
+      rt.recoverFromRestart();
+    }
+  }
+
+  /**
+   * `created` is false when the id already existed: the existing conversation is returned as is.
+   * `runInitial` follows OpenHands (an initial message always runs) unless the caller said run:false.
+   */
+  create(req: StartConversationRequest, runInitial: boolean): { info: ConversationInfo; created: boolean } {
+    const requested = req.conversation_id == null ? undefined : normalizeConversationId(req.conversation_id);
+    const id = requested ?? randomUUID();
+    const existing = this.#loaded.get(id);
+    if (existing) return { info: existing.info(), created: false };
+    if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
+    if (!req.agent) throw new NotImplemented('agent_settings and agent_profile_id are not supported by this agent server; send `agent`');
+    if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
+    if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
+
+    const secrets: Record<string, string> = {};
+    for (const [name, input] of Object.entries(req.secrets ?? {})) {
+      const src = toSecretSource(input);
+      if (src.kind !== 'StaticSecret') throw new NotImplemented(`secret ${name}: ${src.kind} is not supported yet; send the value`);
+      if (src.value != null) secrets[name] = src.value;
+    }
+    const apiKey = req.agent.llm.api_key ?? undefined;
+    const workspaceDir = this.#workingDir(req);
+    try {
+      mkdirSync(workspaceDir, { recursive: true });
+    } catch {
+      throw new Invalid([{ loc: ['body', 'workspace', 'working_dir'], msg: 'Cannot create the working directory', type: 'value_error' }]);
+    }
+    // What is stored: the request without secret values and without the LLM key.
+    const stored: StartConversationRequest = {
+      ...req,
+      conversation_id: id,
+      secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
+      agent: { ...req.agent, llm: { ...req.agent.llm, api_key: null } },
+      initial_message: null,
+    };
+    const now = new Date().toISOString();
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    const row = {
+      id,
+      createdAt: now,
+      updatedAt: now,
+      executionStatus: 'idle' as const,
+      title: req.tags?.['title'] ?? null,
+      request: stored,
+      tags: req.tags ?? {},
+      stats: null,
+      lastUserMessageId: null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, id) : null,
+      deletedAt: null,
+    };
+    this.#o.conversations.insert(row);
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: effectiveLlm(req, apiKey, this.#o.llmDefaults), secrets });
+    this.#loaded.set(id, rt);
+    this.#o.ctx.onChanged(id);
+    if (req.initial_message) rt.sendMessage(req.initial_message, runInitial);
+    return { info: rt.info(), created: true };
+  }
+
+  find(id: string): ConversationRuntime | undefined {
+    const norm = normalizeConversationId(id);
+    return norm === undefined ? undefined : this.#loaded.get(norm);
+  }
+
+  get(id: string): ConversationRuntime {
+    const rt = this.find(id);
+    if (!rt) throw new NotFound(`Conversation not found: ${id}`);
+    return rt;
+  }
+
+  search(q: ConversationSearch): { items: ConversationInfo[]; nextPageId: string | null } {
+    const pageId = q.pageId === undefined ? undefined : normalizeConversationId(q.pageId);
+    if (q.pageId !== undefined && pageId === undefined) {
+      throw new Invalid([{ loc: ['query', 'page_id'], msg: 'Unknown page_id', type: 'value_error' }]);
+    }
+    const { rows, nextId } = this.#o.conversations.search({ ...q, ...(pageId ? { pageId } : {}) });
+    const items = rows.flatMap((r) => this.#loaded.get(r.id)?.info() ?? []);
+    return { items, nextPageId: nextId === null ? null : nextId.replaceAll('-', '') };
+  }
+
+  count(status?: string): number {
+    return this.#o.conversations.count(status);
+  }
+
+  /**
+   * Stops the agent and hides the conversation; its events stay until the event sink has them.
+   * Idempotent: deleting a deleted conversation succeeds. NotFound for an id never seen.
+   */
+  async delete(id: string): Promise<void> {
+    const rt = this.find(id);
+    if (!rt) {
+      const norm = normalizeConversationId(id);
+      if (norm !== undefined && this.#o.conversations.exists(norm)) return;
+      throw new NotFound(`Conversation not found: ${id}`);
+    }
+    this.#loaded.delete(rt.conversationId);
+    await rt.close({ deleted: true });
+    this.#o.conversations.update(rt.conversationId, { deletedAt: new Date().toISOString() }, new Date().toISOString());
+    this.#o.ctx.onChanged(rt.conversationId);
+  }
+
+  all(): ConversationRuntime[] {
+    return [...this.#loaded.values()];
+  }
+
+  async close(graceMs: number): Promise<void> {
+    await Promise.all(this.all().map((rt) => rt.close({ graceMs })));
+  }
+
+  /** The request's working dir: relative paths are taken inside the server's workspace. */
+  #workingDir(req: StartConversationRequest): string {
+    const wd = req.workspace.working_dir;
+    return isAbsolute(wd) ? wd : resolve(this.#o.workspaceDir, wd);
+  }
+}

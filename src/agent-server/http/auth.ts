@@ -1,0 +1,39 @@
+// Session-key authentication for `/api/*` (header X-Session-API-Key) and for the sockets.
+// An empty key list turns authentication off, as in OpenHands.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { Unauthorized } from '../../api/errors.ts';
+
+export const SESSION_HEADER = 'x-session-api-key';
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+export class SessionKeys {
+  readonly #digests: Buffer[];
+
+  constructor(keys: readonly string[]) {
+    this.#digests = keys.filter((k) => k !== '').map(digest);
+  }
+
+  get enabled(): boolean {
+    return this.#digests.length > 0;
+  }
+
+  /** Constant-time per key (comparing digests, so lengths never leak). */
+  matches(candidate: unknown): boolean {
+    if (typeof candidate !== 'string' || candidate === '') return false;
+    const d = digest(candidate);
+    let ok = false;
+    for (const k of this.#digests) ok = timingSafeEqual(k, d) || ok;
+    return ok;
+  }
+}
+
+export function requireSessionKey(keys: SessionKeys): Middleware {
+  return async function sessionAuth(ctx, next) {
+    if (keys.enabled && !keys.matches(ctx.get(SESSION_HEADER))) throw new Unauthorized('Unauthorized');
+    await next();
+  };
+}

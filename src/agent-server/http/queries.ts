@@ -1,0 +1,47 @@
+// Query parameters of the agent server routes (OpenHands names and defaults).
+import Type, { type Static } from 'typebox';
+import { ConversationExecutionStatus, EventSortOrder } from '../../api/agent-server/index.ts';
+import { EventSource } from '../../api/events/index.ts';
+import { CONVERSATION_SORT_ORDERS } from '../store/conversation-store.ts';
+
+const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100 }));
+
+const EventFilterProps = {
+  /** Short kind (`MessageEvent`), OpenHands' dotted class path, or its namespaced key. */
+  kind: Type.Optional(Type.String()),
+  source: Type.Optional(EventSource),
+  body: Type.Optional(Type.String()),
+  timestamp__gte: Type.Optional(Type.String()),
+  timestamp__lt: Type.Optional(Type.String()),
+};
+
+export const EventCountQuery = Type.Object(EventFilterProps);
+export type EventCountQuery = Static<typeof EventCountQuery>;
+
+export const EventSearchQuery = Type.Object({
+  ...EventFilterProps,
+  /** The sequence number of the first event of the page, as returned in `next_page_id`. */
+  page_id: Type.Optional(Type.String()),
+  limit: Limit,
+  sort_order: Type.Optional(Type.Union(EventSortOrder.anyOf, { default: 'TIMESTAMP' })),
+});
+export type EventSearchQuery = Static<typeof EventSearchQuery>;
+
+export const ConversationCountQuery = Type.Object({ status: Type.Optional(ConversationExecutionStatus) });
+export type ConversationCountQuery = Static<typeof ConversationCountQuery>;
+
+export const ConversationSearchQuery = Type.Object({
+  page_id: Type.Optional(Type.String()),
+  limit: Limit,
+  status: Type.Optional(ConversationExecutionStatus),
+  sort_order: Type.Optional(Type.Union(CONVERSATION_SORT_ORDERS.map((s) => Type.Literal(s)), { default: 'CREATED_AT_DESC' })),
+});
+export type ConversationSearchQuery = Static<typeof ConversationSearchQuery>;
+
+/** `GET /api/conversations?ids=...`: fewer than 100 ids. */
+export const ConversationBatchQuery = Type.Object({
+  ids: Type.Array(Type.String(), { maxItems: 99 }),
+});
+export type ConversationBatchQuery = Static<typeof ConversationBatchQuery>;
+
+export const EventIdList = Type.Array(Type.String());

@@ -1,0 +1,53 @@
+// Request input checked against TypeBox schemas before a handler runs. Parsed values (defaults
+// applied, unknown fields dropped) go to ctx.state.body / ctx.state.query; failures are 422 with
+// FastAPI-shaped issues located under `body` or `query`.
+import type { Context, Middleware } from 'koa';
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import { parseBody } from '../../api/agent-server/index.ts';
+import { Invalid } from '../../api/errors.ts';
+import { parseValue } from '../../api/events/validate.ts';
+
+/** Koa query values as a schema expects them: repeated keys stay arrays, numbers get converted. */
+export function parseQuery<T extends TSchema>(schema: T, query: Context['query']): ReturnType<typeof parseValue<T>> {
+  const props = (schema as unknown as { properties?: Record<string, { type?: string }> }).properties ?? {};
+  const raw: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    // A repeated scalar keeps its last value, as FastAPI does; array params always get an array.
+    raw[k] = props[k]?.type === 'array' ? [v].flat() : Array.isArray(v) ? v[v.length - 1] : v;
+  }
+  return parseValue(schema, Value.Convert(schema, raw), { prefix: ['query'], clean: true });
+}
+
+export function validate(schemas: { body?: TSchema; query?: TSchema }): Middleware {
+  return async function validateInput(ctx, next) {
+    if (schemas.query) ctx.state['query'] = parseQuery(schemas.query, ctx.query);
+    if (schemas.body) ctx.state['body'] = parseBody(schemas.body, ctx.request.body);
+    await next();
+  };
+}
+
+const MAX_RAW_BODY = 1024 * 1024;
+
+/**
+ * The JSON body of a request whatever its method and content type (OpenHands' batch event read
+ * is a GET with a JSON array body). Undefined when there is no body.
+ */
+export async function readJsonBody(ctx: Context): Promise<unknown> {
+  if (ctx.request.body !== undefined && ctx.request.rawBody !== undefined) return ctx.request.body;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_RAW_BODY) throw new Invalid([{ loc: ['body'], msg: 'Body too large', type: 'too_long' }]);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new Invalid([{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }]);
+  }
+}

@@ -1,0 +1,86 @@
+// `agentyard agent-server --port <n> --workspace <dir> [--data-dir <dir>] [--host <addr>]`.
+// Configuration from the environment, as OpenHands names it where it has a name:
+//   OH_SESSION_API_KEYS_0, _1, ...   accepted session keys (none: authentication off, with a warning)
+//   OH_SECRET_KEY                    seals persisted conversation secrets (none: memory only)
+//   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
+//   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
+// Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
+import { parseArgs } from 'node:util';
+import type { CreateAgent, LlmConfig } from '../agent/types.ts';
+import { SINK_ENV } from '../api/event-sink.ts';
+import { createLogger } from '../util/log.ts';
+import { startAgentServer } from './server.ts';
+
+export function sessionKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
+  const keys: string[] = [];
+  for (let i = 0; env[`OH_SESSION_API_KEYS_${i}`] !== undefined; i++) {
+    const k = env[`OH_SESSION_API_KEYS_${i}`]!;
+    if (k !== '') keys.push(k);
+  }
+  return keys;
+}
+
+export function llmDefaultsFromEnv(env: NodeJS.ProcessEnv): LlmConfig | undefined {
+  if (!env['LLM_MODEL']) return undefined;
+  return {
+    model: env['LLM_MODEL'],
+    ...(env['LLM_BASE_URL'] ? { baseUrl: env['LLM_BASE_URL'] } : {}),
+    ...(env['LLM_API_KEY'] ? { apiKey: env['LLM_API_KEY'] } : {}),
+  };
+}
+
+/** The agent factory from src/agent, loaded at run time so this module has no hard dependency on it. */
+async function loadCreateAgent(): Promise<CreateAgent> {
+  const mod = (await import(new URL('../agent/agent.ts', import.meta.url).href)) as { createAgent?: CreateAgent };
+  if (typeof mod.createAgent !== 'function') throw new Error('src/agent/agent.ts does not export createAgent');
+  return mod.createAgent;
+}
+
+export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      workspace: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+    strict: true,
+  });
+  const port = Number(values.port ?? '8000');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer 0..65535, got ${values.port}`);
+  if (!values.workspace) throw new Error('--workspace <dir> is required');
+
+  const log = createLogger('agent-server');
+  const sinkUrl = env[SINK_ENV.url];
+  const server = await startAgentServer({
+    port,
+    ...(values.host ? { host: values.host } : {}),
+    workspaceDir: values.workspace,
+    ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
+    sessionKeys: sessionKeysFromEnv(env),
+    createAgent: await loadCreateAgent(),
+    ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
+    ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
+    ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),
+    log,
+  });
+  process.stdout.write(JSON.stringify({ listening: server.url }) + '\n');
+
+  return new Promise<number>((resolveExit) => {
+    const stop = (signal: NodeJS.Signals) => {
+      log.info({ signal }, 'shutting down');
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      server.close().then(
+        () => resolveExit(0),
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          resolveExit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}

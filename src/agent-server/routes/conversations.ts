@@ -1,0 +1,100 @@
+// `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
+import Router from '@koa/router';
+import { parseStartConversationRequest, UpdateConversationRequest } from '../../api/agent-server/index.ts';
+import type { ConversationService } from '../conversation/service.ts';
+import {
+  ConversationBatchQuery,
+  ConversationCountQuery,
+  ConversationSearchQuery,
+} from '../http/queries.ts';
+import { validate } from '../http/validate.ts';
+
+export function conversationRoutes(service: ConversationService): Router {
+  const router = new Router({ prefix: '/conversations' });
+
+  router.post('/', async (ctx) => {
+    const raw = ctx.request.body as { initial_message?: { run?: unknown } } | undefined;
+    const req = parseStartConversationRequest(raw);
+    // OpenHands always runs an initial message; we honour an explicit run:false.
+    const { info, created } = service.create(req, raw?.initial_message?.run !== false);
+    ctx.status = created ? 201 : 200;
+    ctx.body = info;
+  });
+
+  router.get('/', validate({ query: ConversationBatchQuery }), async (ctx) => {
+    const { ids } = ctx.state['query'] as ConversationBatchQuery;
+    ctx.body = ids.map((id) => service.find(id)?.info() ?? null);
+  });
+
+  router.get('/search', validate({ query: ConversationSearchQuery }), async (ctx) => {
+    const q = ctx.state['query'] as ConversationSearchQuery;
+    const page = service.search({
+      sortOrder: q.sort_order ?? 'CREATED_AT_DESC',
+      limit: q.limit ?? 100,
+      ...(q.status ? { status: q.status } : {}),
+      ...(q.page_id ? { pageId: q.page_id } : {}),
+    });
+    ctx.body = { items: page.items, next_page_id: page.nextPageId };
+  });
+
+  router.get('/count', validate({ query: ConversationCountQuery }), async (ctx) => {
+    ctx.body = service.count((ctx.state['query'] as ConversationCountQuery).status);
+  });
+
+  router.get('/:conversation_id', async (ctx) => {
+    ctx.body = service.get(ctx.params['conversation_id']!).info();
+  });
+
+  router.patch('/:conversation_id', validate({ body: UpdateConversationRequest }), async (ctx) => {
+    const body = ctx.state['body'] as UpdateConversationRequest;
+    const rt = service.find(ctx.params['conversation_id']!);
+    // OpenHands answers an unknown id with 200 {success:false}.
+    if (!rt) {
+      ctx.body = { success: false };
+      return;
+    }
+    rt.update({
+      ...(body.title != null ? { title: body.title } : {}),
+      ...(body.tags != null ? { tags: body.tags } : {}),
+    });
+    ctx.body = { success: true };
+  });
+
+  router.delete('/:conversation_id', async (ctx) => {
+    await service.delete(ctx.params['conversation_id']!);
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/run', async (ctx) => {
+    service.get(ctx.params['conversation_id']!).run();
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/pause', async (ctx) => {
+    service.get(ctx.params['conversation_id']!).pause();
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/interrupt', async (ctx) => {
+    service.get(ctx.params['conversation_id']!).pause('InterruptEvent');
+    ctx.body = { success: true };
+  });
+
+  router.get('/:conversation_id/agent_final_response', async (ctx) => {
+    ctx.body = { response: finalResponse(service.get(ctx.params['conversation_id']!).events()) };
+  });
+
+  return router;
+}
+
+/** Text of the last FinishAction or agent MessageEvent (OpenHands `agent_final_response`). */
+function finalResponse(events: readonly import('../../api/events/index.ts').Event[]): string {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction') return e.action.message;
+    if (e.kind === 'MessageEvent' && e.source === 'agent') {
+      return (e.llm_message.content ?? []).flatMap((c) => ('text' in c ? [c.text] : [])).join('');
+    }
+  }
+  return '';
+}

@@ -1,0 +1,50 @@
+// Liveness, health, readiness and server info; outside the `/api` session-key check.
+import Router from '@koa/router';
+import type { ServerInfo } from '../../api/agent-server/index.ts';
+
+/** The OpenHands agent-server release whose API surface we serve (for clients that gate on it). */
+export const COMPATIBLE_VERSION = '1.44.0';
+
+export interface HealthDeps {
+  startedAt: number;
+  /** Milliseconds since epoch of the last execution (event, message, run). */
+  lastActivity(): number;
+  ready(): boolean;
+  usableTools: string[];
+}
+
+export function healthRoutes(d: HealthDeps): Router {
+  const router = new Router();
+  router.get('/alive', async (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/health', async (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/ready', async (ctx) => {
+    if (d.ready()) {
+      ctx.body = { status: 'ready' };
+    } else {
+      ctx.status = 503;
+      ctx.body = { status: 'initializing', message: 'Server is still initializing' };
+    }
+  });
+  const info = async (ctx: { body: unknown }) => {
+    const now = Date.now();
+    const body: ServerInfo = {
+      uptime: (now - d.startedAt) / 1000,
+      idle_time: Math.max(0, now - d.lastActivity()) / 1000,
+      title: 'agentyard agent server',
+      version: COMPATIBLE_VERSION,
+      usable_tools: d.usableTools,
+      runtime_idle_timeout_seconds: null,
+      capabilities: ['event_seq_resume', 'event_sink_push'],
+      docs: '/docs',
+      redoc: '/redoc',
+    };
+    ctx.body = body;
+  };
+  router.get('/server_info', info);
+  router.get('/', info);
+  return router;
+}

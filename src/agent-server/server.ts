@@ -1,0 +1,151 @@
+// startAgentServer: wires the store, the conversations, the HTTP API, the event sockets and the
+// event-sink pusher into one listening server, and takes them down in order on close.
+import { createServer } from 'node:http';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { CreateAgent, LlmConfig } from '../agent/types.ts';
+import type { SinkConversationUpdate } from '../api/event-sink.ts';
+import { createLogger, type Logger } from '../util/log.ts';
+import { createApp } from './app.ts';
+import { EventBus } from './conversation/bus.ts';
+import { usageSummary } from './conversation/info.ts';
+import { ConversationService } from './conversation/service.ts';
+import { SessionKeys } from './http/auth.ts';
+import { SecretSealer } from './secrets.ts';
+import { SinkPusher } from './sink-pusher.ts';
+import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
+import { openDatabase } from './store/db.ts';
+import { EventStore } from './store/event-store.ts';
+import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
+
+export interface AgentServerOptions {
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  workspaceDir: string;
+  /** Holds the SQLite event database. Default `<workspaceDir>/.agentyard`. */
+  dataDir?: string;
+  /** Accepted X-Session-API-Key values; empty turns authentication off. */
+  sessionKeys: string[];
+  createAgent: CreateAgent;
+  sink?: { url: string; key: string };
+  llmDefaults?: LlmConfig;
+  /** Seals persisted secrets (OH_SECRET_KEY). Without it secrets live only in memory. */
+  secretKey?: string;
+  log?: Logger;
+  /** Knobs for tests and operators; the defaults suit production. */
+  tuning?: {
+    sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
+    sink?: { batchSize?: number; retryInitialMs?: number; retryMaxMs?: number };
+    /** How long close() waits for a running agent to stop. Default 10 s. */
+    runGraceMs?: number;
+  };
+}
+
+export interface AgentServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startAgentServer(opts: AgentServerOptions): Promise<AgentServer> {
+  const log = opts.log ?? createLogger('agent-server');
+  const workspaceDir = resolve(opts.workspaceDir);
+  mkdirSync(workspaceDir, { recursive: true });
+  const dataDir = resolve(opts.dataDir ?? join(workspaceDir, '.agentyard'));
+  const db = openDatabase(dataDir);
+  const events = new EventStore(db);
+  const conversations = new ConversationStore(db);
+  const cursor = new SinkCursorStore(db);
+  const bus = new EventBus();
+  const startedAt = Date.now();
+  let lastActivity = startedAt;
+  const onActivity = () => void (lastActivity = Date.now());
+
+  const isDeleted = (id: string) => conversations.exists(id) && conversations.get(id) === undefined;
+  // A deleted conversation keeps a tombstone row (so a repeated DELETE still succeeds and the id
+  // is never reused); its events go once the sink has them.
+  const purge = (id: string) => {
+    db.transaction(() => {
+      events.deleteConversation(id);
+      cursor.delete(id);
+    })();
+  };
+
+  let service: ConversationService | undefined;
+  const describe = (id: string): SinkConversationUpdate | undefined => {
+    const rt = service?.find(id);
+    if (rt) {
+      const metrics = usageSummary(rt.row.stats);
+      return { id, execution_status: rt.row.executionStatus, title: rt.row.title, ...(metrics ? { metrics } : {}), updated_at: rt.row.updatedAt };
+    }
+    return conversations.exists(id) ? { id, execution_status: 'deleting', updated_at: new Date().toISOString() } : undefined;
+  };
+  const pusher = opts.sink
+    ? new SinkPusher({ ...opts.sink, ...opts.tuning?.sink, events, cursor, describe, purge, isDeleted, log: log.child({ part: 'sink' }) })
+    : undefined;
+  if (!pusher) for (const id of conversations.deletedIds()) purge(id);
+
+  if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
+  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets are kept in memory only and are forgotten on restart');
+
+  service = new ConversationService({
+    ctx: {
+      events,
+      conversations,
+      bus,
+      createAgent: opts.createAgent,
+      log,
+      persistenceDir: dataDir,
+      onAppended: (id) => pusher?.notifyEvents(id),
+      onChanged: (id) => {
+        if (pusher) pusher.notifyConversation(id);
+        else if (isDeleted(id)) purge(id);
+      },
+      onActivity,
+    },
+    conversations,
+    workspaceDir,
+    llmDefaults: opts.llmDefaults,
+    sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
+  });
+  service.recover();
+  pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);
+
+  const keys = new SessionKeys(opts.sessionKeys);
+  const app = createApp({
+    service,
+    events,
+    keys,
+    log,
+    onActivity,
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: ['terminal', 'file_editor', 'task_tracker'] },
+  });
+  const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
+  const server = createServer(app.callback());
+  sockets.attach(server);
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(opts.port, host, () => {
+      server.off('error', fail);
+      ok();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log.info({ url, dataDir }, 'agent server listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const stopped = new Promise<void>((ok) => server.close(() => ok()));
+      await sockets.close();
+      await service.close(opts.tuning?.runGraceMs ?? 10_000);
+      await pusher?.close();
+      server.closeAllConnections();
+      await stopped;
+      db.close();
+    })());
+  return { url, close };
+}

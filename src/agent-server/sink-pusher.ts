@@ -1,0 +1,166 @@
+// Pushes every persisted event to the API's event sink, per conversation, in sequence order, in
+// batches, and records what the sink acknowledged. Failures back off exponentially and retry from
+// the stored cursor; nothing is dropped, and a restarted server resumes where it left off.
+// Conversation summaries (status, title, usage) follow each batch of events, coalesced.
+import { SinkAck, type SinkConversationUpdate, type SinkEventBatch } from '../api/event-sink.ts';
+import { Value } from 'typebox/value';
+import type { Logger } from '../util/log.ts';
+import type { SinkCursorStore } from './store/conversation-store.ts';
+import type { EventStore } from './store/event-store.ts';
+
+export interface SinkPusherOptions {
+  url: string;
+  key: string;
+  events: EventStore;
+  cursor: SinkCursorStore;
+  /** The conversation's summary now; undefined when it no longer exists at all. */
+  describe(conversationId: string): SinkConversationUpdate | undefined;
+  /** Called once a deleted conversation has everything acknowledged: drop its rows. */
+  purge(conversationId: string): void;
+  isDeleted(conversationId: string): boolean;
+  log: Logger;
+  batchSize?: number;
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+  requestTimeoutMs?: number;
+}
+
+interface State {
+  convDirty: boolean;
+  working: Promise<void> | undefined;
+  timer: NodeJS.Timeout | undefined;
+  backoffMs: number;
+}
+
+class SinkHttpError extends Error {}
+
+export class SinkPusher {
+  readonly #o: SinkPusherOptions;
+  readonly #states = new Map<string, State>();
+  readonly #abort = new AbortController();
+  readonly #batch: number;
+  readonly #initial: number;
+  readonly #max: number;
+  #closed = false;
+
+  constructor(o: SinkPusherOptions) {
+    this.#o = o;
+    this.#batch = Math.min(Math.max(o.batchSize ?? 100, 1), 100);
+    this.#initial = o.retryInitialMs ?? 500;
+    this.#max = o.retryMaxMs ?? 30_000;
+  }
+
+  /** New events were appended to the conversation. */
+  notifyEvents(conversationId: string): void {
+    this.#kick(conversationId);
+  }
+
+  /** Status, title or usage changed. */
+  notifyConversation(conversationId: string): void {
+    this.#state(conversationId).convDirty = true;
+    this.#kick(conversationId);
+  }
+
+  /** Resume after a restart: every conversation may have events the sink has not acknowledged. */
+  resume(conversationIds: Iterable<string>): void {
+    for (const id of conversationIds) this.#kick(id);
+  }
+
+  /** One last attempt for everything pending (waiting at most `timeoutMs`), then stop. */
+  async close(timeoutMs = 2000): Promise<void> {
+    for (const [id, st] of this.#states) {
+      if (st.timer) {
+        clearTimeout(st.timer);
+        st.timer = undefined;
+        this.#kick(id);
+      }
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const pending = [...this.#states.values()].flatMap((s) => (s.working ? [s.working] : []));
+    await Promise.race([Promise.all(pending), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
+    this.#closed = true;
+    this.#abort.abort();
+    for (const st of this.#states.values()) clearTimeout(st.timer);
+    await Promise.all([...this.#states.values()].flatMap((s) => (s.working ? [s.working] : [])));
+  }
+
+  #state(id: string): State {
+    let st = this.#states.get(id);
+    if (!st) {
+      st = { convDirty: false, working: undefined, timer: undefined, backoffMs: this.#initial };
+      this.#states.set(id, st);
+    }
+    return st;
+  }
+
+  #kick(id: string): void {
+    const st = this.#state(id);
+    // While working, the loop re-reads the cursor and the flags; while backing off, the timer will.
+    if (this.#closed || st.working || st.timer) return;
+    st.working = this.#work(id, st).finally(() => (st.working = undefined));
+  }
+
+  async #work(id: string, st: State): Promise<void> {
+    try {
+      for (;;) {
+        if (this.#closed) return;
+        if (await this.#pushBatch(id)) continue;
+        if (st.convDirty) {
+          st.convDirty = false;
+          const update = this.#o.describe(id);
+          try {
+            if (update) await this.#post('/conversations', update);
+          } catch (err) {
+            st.convDirty = true;
+            throw err;
+          }
+          continue;
+        }
+        break;
+      }
+      st.backoffMs = this.#initial;
+      if (this.#o.isDeleted(id)) {
+        this.#o.purge(id);
+        this.#states.delete(id);
+      }
+    } catch (err) {
+      if (this.#closed) return;
+      this.#o.log.warn({ conversationId: id, retryInMs: st.backoffMs, err: err instanceof SinkHttpError ? err.message : err }, 'event sink push failed');
+      st.timer = setTimeout(() => {
+        st.timer = undefined;
+        this.#kick(id);
+      }, st.backoffMs);
+      st.backoffMs = Math.min(st.backoffMs * 2, this.#max);
+    }
+  }
+
+  /** Pushes one batch; false when there was nothing to push. */
+  async #pushBatch(id: string): Promise<boolean> {
+    const acked = this.#o.cursor.get(id);
+    const rows = this.#o.events.after(id, acked, this.#batch);
+    if (rows.length === 0) return false;
+    const body: SinkEventBatch = { items: rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.json) as unknown })) };
+    const res = await this.#post(`/events/${id}`, body);
+    if (!Value.Check(SinkAck, res)) throw new SinkHttpError('event sink answered without acknowledged_seq');
+    const last = rows[rows.length - 1]!.seq;
+    const ack = Math.min(res.acknowledged_seq, last);
+    // The sink says what it holds without a gap; a lower number means it wants those events again.
+    if (ack === acked) throw new SinkHttpError(`event sink acknowledged nothing past seq ${acked}`);
+    this.#o.cursor.set(id, ack);
+    return true;
+  }
+
+  async #post(path: string, body: unknown): Promise<unknown> {
+    const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#o.requestTimeoutMs ?? 30_000)]);
+    const res = await fetch(this.#o.url.replace(/\/+$/, '') + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-api-key': this.#o.key },
+      body: JSON.stringify(body),
+      signal,
+    });
+    const text = await res.text();
+    if (!res.ok) throw new SinkHttpError(`event sink answered ${res.status} for ${path.split('/')[1]}`);
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  }
+}

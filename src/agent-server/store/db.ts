@@ -1,0 +1,60 @@
+// The agent server's one SQLite file: conversations, their events (with a per-conversation
+// sequence number) and the event-sink cursor. Everything a restart needs lives here.
+import Database from 'better-sqlite3';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type Db = Database.Database;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS conversations (
+  id               TEXT PRIMARY KEY,
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL,
+  execution_status TEXT NOT NULL,
+  title            TEXT,
+  -- StartConversationRequest with secret values and the LLM api_key removed.
+  request          TEXT NOT NULL,
+  tags             TEXT NOT NULL,
+  stats            TEXT,
+  last_user_message_id TEXT,
+  -- Secret values and the LLM api_key, AES-256-GCM sealed; NULL when no secret key is configured.
+  sealed_secrets   TEXT,
+  -- Set by DELETE; the row and its events stay until the event sink has acknowledged them.
+  deleted_at       TEXT
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS events (
+  conversation_id TEXT NOT NULL,
+  seq             INTEGER NOT NULL,
+  id              TEXT NOT NULL,
+  kind            TEXT NOT NULL,
+  source          TEXT NOT NULL,
+  -- The event timestamp normalised to UTC ISO with milliseconds, so string order is time order.
+  ts              TEXT NOT NULL,
+  json            TEXT NOT NULL,
+  PRIMARY KEY (conversation_id, seq)
+) STRICT, WITHOUT ROWID;
+-- Ids are unique per conversation (a fork keeps the source's event ids).
+CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events (conversation_id, id);
+
+CREATE TABLE IF NOT EXISTS sink_cursor (
+  conversation_id TEXT PRIMARY KEY,
+  acked_seq       INTEGER NOT NULL
+) STRICT;
+`;
+
+/** Opens (creating if needed) `<dataDir>/agent-server.db`. */
+export function openDatabase(dataDir: string): Db {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // The data dir defaults to <workspace>/.agentyard: keep it out of the user's git history.
+  writeFileSync(join(dataDir, '.gitignore'), '*\n');
+  const db = new Database(join(dataDir, 'agent-server.db'));
+  // WAL: readers (search, replay) don't block the appending writer. NORMAL sync survives a process
+  // crash; only a power loss can lose the last transactions.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(DDL);
+  return db;
+}
