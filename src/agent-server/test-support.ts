@@ -182,9 +182,13 @@ export class FrameCollector {
     return this.frames;
   }
 
-  close(): Promise<unknown> {
-    if (this.closed) return Promise.resolve();
+  /** Closes (a peer that does not answer within a second is cut off). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.ws.resume();
     this.ws.close();
-    return this.done;
+    const timer = setTimeout(() => this.ws.terminate(), 1000);
+    await this.done;
+    clearTimeout(timer);
   }
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { newEventBase } from '../../api/events/index.ts';
+import { newEventBase, type Event } from '../../api/events/index.ts';
 import { agentMessage, eventually, startRequest, startTestServer, tempDir, userText, type TestServer } from '../test-support.ts';
 
 let dir: ReturnType<typeof tempDir>;
@@ -108,7 +108,7 @@ describe('search and count', () => {
 
   it('leaves nulls out of search items (exclude_none)', async () => {
     await emitMany(0);
-    host().emit({ ...agentMessage('with nulls'), sender: null, critic_result: null });
+    host().emit({ ...agentMessage('with nulls'), sender: null, critic_result: null } as Event);
     const item = (await events('/search?body=with%20nulls')).body.items[0];
     expect(item).not.toHaveProperty('sender');
     expect(item).not.toHaveProperty('critic_result');

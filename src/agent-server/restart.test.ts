@@ -1,0 +1,104 @@
+// Restart on the same data dir: events survive, a conversation left running becomes error with an
+// explanation (and its dangling tool calls are answered), sequence numbers continue, secrets come
+// back only when a secret key is configured.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { newEventBase, type Event } from '../api/events/index.ts';
+import { eventually, FakeAgents, FrameCollector, startRequest, startTestServer, tempDir, TEST_KEY, userText, type TestServer } from './test-support.ts';
+
+let dir: ReturnType<typeof tempDir>;
+const servers: TestServer[] = [];
+
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+  dir.remove();
+});
+
+async function start(agents = new FakeAgents(), secretKey?: string): Promise<TestServer> {
+  const s = await startTestServer(dir.path, { agents, tuning: { runGraceMs: 50 }, ...(secretKey ? { secretKey } : {}) });
+  servers.push(s);
+  return s;
+}
+
+function action(toolCallId: string): Event {
+  return {
+    ...newEventBase('agent'),
+    thought: [{ type: 'text', text: 'run it' }],
+    action: { kind: 'TerminalAction', command: 'sleep 100' },
+    tool_name: 'terminal',
+    tool_call_id: toolCallId,
+    tool_call: { id: toolCallId, name: 'terminal', arguments: '{"command":"sleep 100"}', origin: 'completion' },
+    llm_response_id: 'r1',
+    kind: 'ActionEvent',
+  } as Event;
+}
+
+describe('restart recovery', () => {
+  it('keeps events, moves running to error with an explanation, and continues sequence numbers', async () => {
+    const stuck = new FakeAgents(async (host, signal) => {
+      host.emit(action('call-1'));
+      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    });
+    const first = await start(stuck);
+    const id = (await first.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('long job') }) })).body.id;
+    await eventually(async () => (await first.api(`/api/conversations/${id}/events/count?kind=ActionEvent`)).body === 1);
+    const before = (await first.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => e.id);
+    // Simulate a crash: the row still says running. (A clean close stops runs but keeps the status.)
+    await first.close();
+    servers.splice(0);
+
+    const second = await start();
+    const info = (await second.api(`/api/conversations/${id}`)).body;
+    expect(info.execution_status).toBe('error');
+    const items = (await second.api(`/api/conversations/${id}/events/search`)).body.items;
+    expect(items.slice(0, before.length).map((e: any) => e.id)).toEqual(before);
+    const added = items.slice(before.length);
+    expect(added.map((e: any) => e.kind)).toEqual(['AgentErrorEvent', 'ConversationErrorEvent', 'ConversationStateUpdateEvent']);
+    expect(added[0]).toMatchObject({ tool_call_id: 'call-1', tool_name: 'terminal' });
+    expect(added[1]).toMatchObject({ code: 'AgentServerRestarted' });
+    expect(added[2]).toMatchObject({ key: 'execution_status', value: 'error' });
+
+    // Resume on a socket by sequence number across the restart: no gap, no duplicate.
+    const ws = new FrameCollector(`${second.url.replace('http', 'ws')}/sockets/events/${id}?after_seq=${before.length}`, { 'x-session-api-key': TEST_KEY });
+    await ws.until(4);
+    expect(ws.frames.slice(1).map((f) => f.id)).toEqual(added.map((e: any) => e.id));
+    await ws.close();
+
+    // The conversation works again: a new message runs it.
+    await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('again', true) });
+    await eventually(async () => (await second.api(`/api/conversations/${id}`)).body.execution_status === 'finished');
+  });
+
+  it('persists secrets only sealed, and gets them back only with the same secret key', async () => {
+    const agents = new FakeAgents();
+    const first = await start(agents, 'k1');
+    const body = startRequest(join(dir.path, 'w'), { secrets: { API_TOKEN: 'tok_very_secret' }, agent: { llm: { model: 'm', api_key: 'sk-llm-secret' } } });
+    const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
+    await first.close();
+    servers.splice(0);
+    const data = join(dir.path, 'data');
+    const db = readdirSync(data).map((f) => readFileSync(join(data, f)).toString('latin1')).join('');
+    expect(db).not.toContain('tok_very_secret');
+    expect(db).not.toContain('sk-llm-secret');
+
+    const withKey = new FakeAgents();
+    const second = await start(withKey, 'k1');
+    await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('x', true) });
+    await eventually(() => withKey.hosts.length === 1);
+    expect(withKey.hosts[0]!.secrets).toEqual({ API_TOKEN: 'tok_very_secret' });
+    expect(withKey.hosts[0]!.llm?.apiKey).toBe('sk-llm-secret');
+    await second.close();
+    servers.splice(0);
+
+    const noKey = new FakeAgents();
+    const third = await start(noKey);
+    await third.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('y', true) });
+    await eventually(() => noKey.hosts.length === 1);
+    expect(noKey.hosts[0]!.secrets).toEqual({});
+    expect(noKey.hosts[0]!.llm?.apiKey).toBeUndefined();
+  });
+});
