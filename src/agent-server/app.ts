@@ -33,8 +33,9 @@ export function createApp(d: AppDeps): Koa {
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSessionKey(d.keys));
-  api.use(async (_ctx, next) => {
-    d.onActivity();
+  // Reads (a UI polling status) must not keep an idle sandbox awake; writes and events do.
+  api.use(async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
   for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), notImplementedRoutes()]) {

@@ -158,8 +158,8 @@ export class FrameCollector {
   readonly opened: Promise<void>;
   readonly done: Promise<{ code: number; reason: string }>;
 
-  constructor(url: string, headers: Record<string, string> = {}) {
-    this.ws = new WebSocket(url, { headers });
+  constructor(url: string, headers: Record<string, string> = {}, opts: { autoPong?: boolean } = {}) {
+    this.ws = new WebSocket(url, { headers, ...opts });
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
       this.ws.once('error', reject);

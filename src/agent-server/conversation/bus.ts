@@ -23,7 +23,11 @@ export class Published {
   }
 }
 
-export type Subscriber = (p: Published) => void;
+export interface Subscriber {
+  (p: Published): void;
+  /** The conversation is gone (deleted): no more events will come. */
+  end?: () => void;
+}
 
 export class EventBus {
   readonly #subs = new Map<string, Set<Subscriber>>();
@@ -43,6 +47,12 @@ export class EventBus {
 
   count(conversationId: string): number {
     return this.#subs.get(conversationId)?.size ?? 0;
+  }
+
+  end(conversationId: string): void {
+    const set = this.#subs.get(conversationId);
+    this.#subs.delete(conversationId);
+    for (const fn of [...(set ?? [])]) fn.end?.();
   }
 
   publish(conversationId: string, p: Published): void {

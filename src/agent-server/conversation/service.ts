@@ -161,6 +161,7 @@ export class ConversationService {
     }
     this.#loaded.delete(rt.conversationId);
     await rt.close({ deleted: true });
+    this.#o.ctx.bus.end(rt.conversationId);
     this.#o.conversations.update(rt.conversationId, { deletedAt: new Date().toISOString() }, new Date().toISOString());
     this.#o.ctx.onChanged(rt.conversationId);
   }

@@ -47,7 +47,8 @@ export class SocketClient {
 
   /** `afterSeq`: replay events after this sequence number (the store's last seq for live only). */
   start(bus: EventBus, fullState: Published, afterSeq: number): void {
-    this.#unsubscribe = bus.subscribe(this.conversationId, (p) => this.#onPublished(p));
+    const sub = Object.assign((p: Published) => this.#onPublished(p), { end: () => this.close(4004, 'Conversation deleted') });
+    this.#unsubscribe = bus.subscribe(this.conversationId, sub);
     this.#send(fullState.wire);
     this.#cursor = afterSeq;
     void this.#replay();

@@ -145,4 +145,34 @@ describe('events socket', () => {
     await again.until(1 + sent - (slow.frames.length - 1));
     expect([...slow.frames.slice(1), ...again.frames.slice(1)].map((f) => f.id)).toEqual(fast.frames.slice(1).map((f) => f.id));
   });
+
+  it('closes sockets of a deleted conversation with 4004', async () => {
+    const c = connect();
+    await c.until(1);
+    await s.api(`/api/conversations/${cid}`, { method: 'DELETE' });
+    expect((await c.done).code).toBe(4004);
+  });
+
+  it('treats after_seq past the head as the head', async () => {
+    const c = connect('?after_seq=100000');
+    await c.until(1);
+    host.emit(agentMessage('next'));
+    await c.until(2);
+    expect(c.frames[1].llm_message.content[0].text).toBe('next');
+  });
+
+  it('cuts off a peer that stops answering pings', async () => {
+    const other = await startTestServer(join(dir.path, 'ping'), { tuning: { sockets: { pingIntervalMs: 30 } } });
+    try {
+      const id = (await other.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w2')) })).body.id;
+      const live = new FrameCollector(`${other.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
+      const dead = new FrameCollector(`${other.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY }, { autoPong: false });
+      sockets.push(live, dead);
+      await live.until(1);
+      expect((await dead.done).code).toBe(1006); // terminated, no close frame
+      expect(live.closed).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
 });

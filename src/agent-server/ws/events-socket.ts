@@ -35,7 +35,8 @@ const PATH = /^\/sockets\/events\/([^/]+)\/?$/;
 function replayStart(url: URL, events: EventStore, conversationId: string): number | { reason: string } {
   const q = url.searchParams;
   const afterSeq = q.get('after_seq');
-  if (afterSeq !== null) return /^\d+$/.test(afterSeq) ? Number(afterSeq) : { reason: 'after_seq must be an integer >= 0' };
+  // A cursor past the head (a client that saw a store since reset) resumes at the head.
+  if (afterSeq !== null) return /^\d+$/.test(afterSeq) ? Math.min(Number(afterSeq), events.lastSeq(conversationId)) : { reason: 'after_seq must be an integer >= 0' };
   const afterId = q.get('after_event_id');
   if (afterId !== null) return events.get(conversationId, afterId)?.seq ?? { reason: 'Unknown after_event_id' };
   const mode = q.get('resend_mode') ?? (q.get('resend_all')?.toLowerCase() === 'true' ? 'all' : null);
@@ -81,7 +82,8 @@ export class EventSockets {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const m = PATH.exec(url.pathname);
       if (!m) {
-        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        const status = url.pathname.startsWith('/sockets/bash-events') ? '501 Not Implemented' : '404 Not Found';
+        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
         return;
       }
       this.#wss.handleUpgrade(req, socket, head, (ws) => this.#authenticate(ws, req, url, decodeURIComponent(m[1]!)));
