@@ -108,6 +108,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     workspaceDir,
     llmDefaults: opts.llmDefaults,
     sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
+    transaction: (fn) => db.transaction(fn)(),
   });
   service.recover();
   pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);

@@ -164,7 +164,7 @@ export class ConversationRuntime implements AgentHost {
     this.emit({ ...newEventBase('user'), kind });
   }
 
-  update(patch: Pick<ConversationPatch, 'title' | 'tags'>): void {
+  update(patch: Pick<ConversationPatch, 'title' | 'tags' | 'lastUserMessageId'>): void {
     this.#update(patch);
   }
 

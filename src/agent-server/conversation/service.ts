@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { LlmConfig } from '../../agent/types.ts';
-import { toSecretSource, type ConversationInfo, type StartConversationRequest } from '../../api/agent-server/index.ts';
+import { toSecretSource, type ConversationInfo, type ForkConversationRequest, type StartConversationRequest } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
-import type { ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
+import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 
@@ -17,6 +17,8 @@ export interface ServiceOptions {
   llmDefaults: LlmConfig | undefined;
   /** Present when secrets may be persisted (sealed). */
   sealer: SecretSealer | undefined;
+  /** Runs `fn` in one database transaction. */
+  transaction<T>(fn: () => T): T;
 }
 
 const UUID = /^([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})$/i;
@@ -114,6 +116,8 @@ export class ConversationService {
       lastUserMessageId: null,
       sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, id) : null,
       deletedAt: null,
+      forkedFromConversationId: null,
+      forkedFromEventId: null,
     };
     this.#o.conversations.insert(row);
     const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: effectiveLlm(req, apiKey, this.#o.llmDefaults), secrets });
@@ -121,6 +125,51 @@ export class ConversationService {
     this.#o.ctx.onChanged(id);
     if (req.initial_message) rt.sendMessage(req.initial_message, runInitial);
     return { info: rt.info(), created: true };
+  }
+
+  /**
+   * A new conversation with a deep copy of the source's events (ids kept; up to `from_event_id`
+   * when given), the same agent, secrets and working directory, fresh status (idle) and tags from
+   * the request only. The source is not touched.
+   */
+  fork(sourceId: string, req: ForkConversationRequest): ConversationInfo {
+    const src = this.get(sourceId);
+    const id = req.id == null ? randomUUID() : normalizeConversationId(req.id)!;
+    if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} already exists`);
+    const events = this.#o.ctx.events;
+    let uptoSeq = events.lastSeq(src.conversationId);
+    if (req.from_event_id != null) {
+      const at = events.get(src.conversationId, req.from_event_id);
+      if (!at) throw new NotFound(`Event not found: ${req.from_event_id}`);
+      uptoSeq = at.seq;
+    }
+    const now = new Date().toISOString();
+    const opened = src.row.sealedSecrets === null ? undefined : this.#o.sealer?.open(src.row.sealedSecrets, src.conversationId);
+    const row: ConversationRow = {
+      ...src.row,
+      id,
+      createdAt: now,
+      updatedAt: now,
+      executionStatus: 'idle',
+      title: req.title ?? null,
+      tags: { ...(req.tags ?? {}), ...(req.title != null ? { title: req.title } : {}) },
+      stats: req.reset_metrics === false ? src.row.stats : null,
+      request: { ...src.row.request, conversation_id: id },
+      sealedSecrets: opened && this.#o.sealer ? this.#o.sealer.seal(opened, id) : null,
+      forkedFromConversationId: src.conversationId,
+      forkedFromEventId: req.from_event_id ?? null,
+    };
+    this.#o.transaction(() => {
+      this.#o.conversations.insert(row);
+      events.copy(src.conversationId, id, uptoSeq);
+    });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets } });
+    const lastUser = [...rt.events()].reverse().find((e) => e.kind === 'MessageEvent' && e.source === 'user');
+    rt.update({ lastUserMessageId: lastUser?.id ?? null });
+    this.#loaded.set(id, rt);
+    this.#o.ctx.onAppended(id);
+    this.#o.ctx.onChanged(id);
+    return rt.info();
   }
 
   find(id: string): ConversationRuntime | undefined {

@@ -130,9 +130,9 @@ describe('errors', () => {
 
   it('answers 501 with a message for parts not built yet, 404 JSON for unknown paths', async () => {
     const c = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'n')) })).body;
-    const fork = await s.api(`/api/conversations/${c.id}/fork`, { method: 'POST', body: {} });
-    expect(fork.status).toBe(501);
-    expect(fork.body.detail).toMatch(/Forking conversations is not implemented/);
+    const condense = await s.api(`/api/conversations/${c.id}/condense`, { method: 'POST', body: {} });
+    expect(condense.status).toBe(501);
+    expect(condense.body.detail).toMatch(/Forced condensation is not implemented/);
     expect((await s.api('/api/git/changes?path=/x')).status).toBe(501);
     expect((await s.api('/api/bash/start_bash_command', { method: 'POST', body: { command: 'ls' } })).status).toBe(501);
     expect((await s.api(`/api/conversations/${c.id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: true } })).status).toBe(501);

@@ -1,6 +1,6 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
-import { parseStartConversationRequest, UpdateConversationRequest } from '../../api/agent-server/index.ts';
+import { ForkConversationRequest, parseStartConversationRequest, UpdateConversationRequest } from '../../api/agent-server/index.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import {
   ConversationBatchQuery,
@@ -78,6 +78,11 @@ export function conversationRoutes(service: ConversationService): Router {
   router.post('/:conversation_id/interrupt', async (ctx) => {
     service.get(ctx.params['conversation_id']!).pause('InterruptEvent');
     ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/fork', validate({ body: ForkConversationRequest }), async (ctx) => {
+    ctx.status = 201;
+    ctx.body = service.fork(ctx.params['conversation_id']!, ctx.state['body'] as ForkConversationRequest);
   });
 
   router.get('/:conversation_id/agent_final_response', async (ctx) => {

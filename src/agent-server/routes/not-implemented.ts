@@ -3,34 +3,33 @@
 import Router from '@koa/router';
 import { NotImplemented } from '../../api/errors.ts';
 
-const LATER: [methods: string[], path: string, what: string][] = [
-  [['post'], '/conversations/:conversation_id/fork', 'Forking conversations'],
-  [['post'], '/conversations/:conversation_id/confirmation_policy', 'Confirmation mode'],
-  [['post'], '/conversations/:conversation_id/security_analyzer', 'Security analyzers'],
-  [['post'], '/conversations/:conversation_id/secrets', 'Updating secrets after start'],
-  [['post'], '/conversations/:conversation_id/ask_agent', 'ask_agent'],
-  [['post'], '/conversations/:conversation_id/condense', 'Forced condensation'],
-  [['post'], '/conversations/:conversation_id/navigate', 'Conversation trees'],
-  [['post'], '/conversations/:conversation_id/switch_llm', 'Switching the LLM'],
-  [['post'], '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
-  [['post'], '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
-  [['post'], '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
-  [['all'], '/file{/*rest}', 'The file API'],
-  [['all'], '/git{/*rest}', 'The git API'],
-  [['all'], '/bash{/*rest}', 'The bash API'],
-  [['all'], '/skills{/*rest}', 'The skills API'],
-  [['all'], '/hooks{/*rest}', 'The hooks API'],
-  [['all'], '/plugins{/*rest}', 'The plugins API'],
+const LATER: [method: 'post' | 'all', path: string, what: string][] = [
+  ['post', '/conversations/:conversation_id/confirmation_policy', 'Confirmation mode'],
+  ['post', '/conversations/:conversation_id/security_analyzer', 'Security analyzers'],
+  ['post', '/conversations/:conversation_id/secrets', 'Updating secrets after start'],
+  ['post', '/conversations/:conversation_id/ask_agent', 'ask_agent'],
+  ['post', '/conversations/:conversation_id/condense', 'Forced condensation'],
+  ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
+  ['post', '/conversations/:conversation_id/switch_llm', 'Switching the LLM'],
+  ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
+  ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
+  ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
+  ['all', '/file{/*rest}', 'The file API'],
+  ['all', '/git{/*rest}', 'The git API'],
+  ['all', '/bash{/*rest}', 'The bash API'],
+  ['all', '/skills{/*rest}', 'The skills API'],
+  ['all', '/hooks{/*rest}', 'The hooks API'],
+  ['all', '/plugins{/*rest}', 'The plugins API'],
 ];
 
 export function notImplementedRoutes(): Router {
   const router = new Router();
-  for (const [methods, path, what] of LATER) {
-    for (const m of methods) {
-      (router as unknown as Record<string, (p: string, h: () => Promise<void>) => void>)[m]!.call(router, path, async () => {
-        throw new NotImplemented(`${what} is not implemented by this agent server yet`);
-      });
-    }
+  for (const [method, path, what] of LATER) {
+    const handler = async () => {
+      throw new NotImplemented(`${what} is not implemented by this agent server yet`);
+    };
+    if (method === 'all') router.all(path, handler);
+    else router.post(path, handler);
   }
   return router;
 }

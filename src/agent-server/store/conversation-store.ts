@@ -17,6 +17,8 @@ export interface ConversationRow {
   lastUserMessageId: string | null;
   sealedSecrets: string | null;
   deletedAt: string | null;
+  forkedFromConversationId: string | null;
+  forkedFromEventId: string | null;
 }
 
 interface Raw {
@@ -31,6 +33,8 @@ interface Raw {
   last_user_message_id: string | null;
   sealed_secrets: string | null;
   deleted_at: string | null;
+  forked_from_conversation_id: string | null;
+  forked_from_event_id: string | null;
 }
 
 function fromRaw(r: Raw): ConversationRow {
@@ -46,6 +50,8 @@ function fromRaw(r: Raw): ConversationRow {
     lastUserMessageId: r.last_user_message_id,
     sealedSecrets: r.sealed_secrets,
     deletedAt: r.deleted_at,
+    forkedFromConversationId: r.forked_from_conversation_id,
+    forkedFromEventId: r.forked_from_event_id,
   };
 }
 
@@ -83,7 +89,8 @@ export class ConversationStore {
     this.#db
       .prepare(
         `INSERT INTO conversations (id, created_at, updated_at, execution_status, title, request, tags, stats,
-           last_user_message_id, sealed_secrets, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           last_user_message_id, sealed_secrets, deleted_at, forked_from_conversation_id, forked_from_event_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         row.id,
@@ -97,6 +104,8 @@ export class ConversationStore {
         row.lastUserMessageId,
         row.sealedSecrets,
         row.deletedAt,
+        row.forkedFromConversationId,
+        row.forkedFromEventId,
       );
   }
 

@@ -21,7 +21,9 @@ CREATE TABLE IF NOT EXISTS conversations (
   -- Secret values and the LLM api_key, AES-256-GCM sealed; NULL when no secret key is configured.
   sealed_secrets   TEXT,
   -- Set by DELETE; the row and its events stay until the event sink has acknowledged them.
-  deleted_at       TEXT
+  deleted_at       TEXT,
+  forked_from_conversation_id TEXT,
+  forked_from_event_id        TEXT
 ) STRICT;
 
 CREATE TABLE IF NOT EXISTS events (

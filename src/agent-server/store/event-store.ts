@@ -143,6 +143,14 @@ export class EventStore {
     return n;
   }
 
+  /** Copies events 1..uptoSeq of `from` into the empty conversation `to`, keeping ids and seqs. */
+  copy(from: string, to: string, uptoSeq: number): void {
+    this.#db
+      .prepare('INSERT INTO events (conversation_id, seq, id, kind, source, ts, json) SELECT ?, seq, id, kind, source, ts, json FROM events WHERE conversation_id = ? AND seq <= ?')
+      .run(to, from, uptoSeq);
+    this.#lastSeq.delete(to);
+  }
+
   deleteConversation(conversationId: string): void {
     this.#db.prepare('DELETE FROM events WHERE conversation_id = ?').run(conversationId);
     this.#lastSeq.delete(conversationId);
