@@ -226,10 +226,11 @@ export class ConversationRuntime implements AgentHost {
       if (!signal.aborted && this.#row.executionStatus === 'running') this.setExecutionStatus('finished');
     } catch (err) {
       // The agent contract says model and tool failures become events; this is a bug or a crash.
-      this.#ctx.log.error({ err, conversationId: this.conversationId }, 'agent run failed');
-      if (signal.aborted && this.#row.executionStatus === 'paused') return;
       const e = err instanceof Error ? err : new Error(String(err));
-      this.emit({ ...newEventBase('environment'), code: e.name || 'Error', detail: e.message, kind: 'ConversationErrorEvent' });
+      const detail = this.#maskText(e.message);
+      this.#ctx.log.error({ conversationId: this.conversationId, errName: e.name, error: detail, stack: this.#maskText(e.stack ?? '') }, 'agent run failed');
+      if (signal.aborted && this.#row.executionStatus === 'paused') return;
+      this.emit({ ...newEventBase('environment'), code: e.name || 'Error', detail, kind: 'ConversationErrorEvent' });
       this.setExecutionStatus('error');
     }
   }
@@ -249,10 +250,19 @@ export class ConversationRuntime implements AgentHost {
     if ('executionStatus' in patch || 'title' in patch || 'stats' in patch) this.#ctx.onChanged(this.conversationId);
   }
 
-  /** Defence in depth: the agent masks secrets in outputs, and nothing unmasked is stored anyway. */
-  #mask(event: Event): Event {
+  #secretValues(): string[] {
     const values = Object.values(this.secrets);
     if (this.llm?.apiKey) values.push(this.llm.apiKey);
+    return values;
+  }
+
+  #maskText(text: string): string {
+    return maskSecrets(text, this.#secretValues());
+  }
+
+  /** Defence in depth: the agent masks secrets in outputs, and nothing unmasked is stored anyway. */
+  #mask(event: Event): Event {
+    const values = this.#secretValues();
     if (values.length === 0) return event;
     const walk = (v: unknown): unknown => {
       if (typeof v === 'string') return maskSecrets(v, values);
