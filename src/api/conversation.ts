@@ -96,7 +96,18 @@ export const START_TASK_STEPS = [
   'STARTING_CONVERSATION',
   'READY',
 ] as const;
-export const StartTaskStatus = Type.Union([...START_TASK_STEPS.map((s) => Type.Literal(s)), Type.Literal('ERROR')]);
+// Spelled out: a mapped spread makes Static<> collapse to never.
+export const StartTaskStatus = Type.Union([
+  Type.Literal('WORKING'),
+  Type.Literal('WAITING_FOR_SANDBOX'),
+  Type.Literal('PREPARING_REPOSITORY'),
+  Type.Literal('RUNNING_SETUP_SCRIPT'),
+  Type.Literal('SETTING_UP_GIT_HOOKS'),
+  Type.Literal('SETTING_UP_SKILLS'),
+  Type.Literal('STARTING_CONVERSATION'),
+  Type.Literal('READY'),
+  Type.Literal('ERROR'),
+]);
 export type StartTaskStatus = Static<typeof StartTaskStatus>;
 
 /** Lower case on the wire, as the OpenHands agent server sends it. */

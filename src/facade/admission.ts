@@ -1,0 +1,46 @@
+// Capacity admission (spec part 8 rule 2): past the installation's tested sandbox capacity a
+// request that needs another running sandbox is refused with 429, never served by silently pausing
+// someone else's sandbox. The controller checks again when it places; this is the early answer.
+import { ConversationKind, type Conversation } from '../api/conversation.ts';
+import { TooManyRequests } from '../api/errors.ts';
+import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
+import type { SandboxGrouping } from '../api/conversation.ts';
+import type { FacadeDeps } from './deps.ts';
+import { isOwnedBy } from './resources.ts';
+
+/** Holds, or will soon hold, compute: not deleting, not asked to pause, not failed. */
+function isActive(sb: Sandbox): boolean {
+  if (sb.metadata.deletionTimestamp || sb.spec.paused === true) return false;
+  const phase = sb.status?.phase;
+  return phase !== 'ERROR' && phase !== 'MISSING';
+}
+
+/** A NO_GROUPING conversation not yet placed will get a sandbox of its own. */
+function awaitsNewSandbox(c: Conversation): boolean {
+  if (c.metadata.deletionTimestamp || c.status?.sandboxName || c.spec.sandboxName) return false;
+  const task = c.status?.startTask?.status;
+  return task !== 'ERROR' && task !== 'READY' && (c.spec.sandboxGrouping ?? 'NO_GROUPING') === 'NO_GROUPING';
+}
+
+export async function activeSandboxCount(d: FacadeDeps): Promise<number> {
+  const [sandboxes, conversations] = await Promise.all([d.store.list(SandboxKind, d.namespace), d.store.list(ConversationKind, d.namespace)]);
+  return sandboxes.items.filter(isActive).length + conversations.items.filter(awaitsNewSandbox).length;
+}
+
+/** Throws TooManyRequests when one more active sandbox would exceed the capacity. */
+export async function admit(d: FacadeDeps, what: string): Promise<void> {
+  const capacity = d.settings.capacity;
+  if (capacity === Infinity) return;
+  const active = await activeSandboxCount(d);
+  if (active >= capacity) {
+    const retry = d.settings.retryAfterSeconds ?? 30;
+    throw new TooManyRequests(`${what} needs a sandbox, and all ${capacity} sandbox slots of this installation are in use; retry later or pause or delete one of your sandboxes`, retry);
+  }
+}
+
+/** Whether the controller will have to start a sandbox for a new conversation of this user. */
+export async function needsNewSandbox(d: FacadeDeps, userId: string, grouping: SandboxGrouping): Promise<boolean> {
+  if (grouping === 'NO_GROUPING') return true;
+  const own = (await d.store.list(SandboxKind, d.namespace)).items.filter((s) => isOwnedBy(s, userId));
+  return !own.some((s) => isActive(s) && s.status?.phase === 'RUNNING');
+}

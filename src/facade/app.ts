@@ -1,0 +1,41 @@
+// The /api/v1 Koa application: one error middleware first, the body parser, API-key auth for
+// everything but the webhooks, one router per resource under /api/v1.
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { createLogger } from '../util/log.ts';
+import { ActivityRecorder } from './activity.ts';
+import { requireApiKey } from './auth.ts';
+import type { Facade } from './context.ts';
+import type { FacadeDeps } from './deps.ts';
+import { errorMiddleware } from './errors.ts';
+import { appConversationRoutes } from './routes/app-conversations.ts';
+import { eventRoutes } from './routes/events.ts';
+import { notImplementedRoutes } from './routes/not-implemented.ts';
+import { sandboxRoutes } from './routes/sandboxes.ts';
+import { settingsRoutes } from './routes/settings.ts';
+import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
+
+export const API_PREFIX = '/api/v1';
+
+export function createFacade(deps: FacadeDeps): Facade {
+  const d = { ...deps, log: deps.log ?? createLogger('facade') };
+  return { d, activity: new ActivityRecorder(d) };
+}
+
+export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(deps)): Koa {
+  const app = new Koa();
+  app.silent = true; // errors are logged once, by errorMiddleware
+  app.use(errorMiddleware(facade.d.log));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16mb' }));
+  const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
+  app.use(requireApiKey(deps.db, { except: (path) => !path.startsWith(`${API_PREFIX}/`) && path !== API_PREFIX ? true : path.startsWith(webhooks) }));
+
+  const api = new Router({ prefix: API_PREFIX });
+  for (const routes of [webhookRoutes, appConversationRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {
+    api.use(routes(facade).routes());
+  }
+  app.use(api.routes());
+  app.use(api.allowedMethods());
+  return app;
+}

@@ -1,0 +1,166 @@
+// The app's durable copy of every conversation's events, fed by the event sink. It outlives the
+// sandbox, so ERROR and MISSING conversations stay readable. Paging cursors are sequence numbers,
+// which stay stable while events are appended.
+import type Database from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
+import type { Event } from '../../api/events/index.ts';
+import { normalizeTimestamp } from '../../agent-server/store/wire.ts';
+
+export interface EventFilter {
+  /** Short kind name (already normalised from any OpenHands spelling). */
+  kind?: string;
+  /** Normalised UTC ISO timestamps. */
+  timestampGte?: string;
+  timestampLt?: string;
+}
+
+export interface EventQuery extends EventFilter {
+  /** Inclusive cursor: the seq of the first event of the page. */
+  fromSeq?: number;
+  limit: number;
+  descending?: boolean;
+}
+
+export interface EventPage {
+  items: string[];
+  /** Seq of the first event of the next page, or null on the last page. */
+  nextSeq: number | null;
+}
+
+export interface IngestItem {
+  seq: number;
+  event: Event;
+}
+
+export interface IngestResult {
+  acknowledgedSeq: number;
+  /** Seqs already held with a different event id (kept as first stored). */
+  mismatched: number[];
+}
+
+export class EventLog {
+  readonly #db: Database.Database;
+  readonly #stmts = new Map<string, Statement>();
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+  }
+
+  /** Stores a batch idempotently (by seq and by event id) and returns the gap-free high mark. */
+  ingest(conversationId: string, items: readonly IngestItem[]): IngestResult {
+    return this.#db
+      .transaction((): IngestResult => {
+        const mismatched: number[] = [];
+        for (const { seq, event } of [...items].sort((a, b) => a.seq - b.seq)) {
+          const held = this.#st('SELECT event_id FROM events WHERE conversation_id = ? AND seq = ?').get(conversationId, seq) as
+            | { event_id: string }
+            | undefined;
+          if (held) {
+            if (held.event_id !== event.id) mismatched.push(seq);
+            continue;
+          }
+          const ts = normalizeTimestamp(event.timestamp) ?? event.timestamp;
+          // OR IGNORE: the same event id at another seq is a replay we already hold.
+          this.#st('INSERT OR IGNORE INTO events (conversation_id, seq, event_id, kind, source, ts, json) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+            conversationId,
+            seq,
+            event.id,
+            event.kind,
+            event.source ?? '',
+            ts,
+            JSON.stringify(event),
+          );
+        }
+        let acked = this.acknowledgedSeq(conversationId);
+        const has = this.#st('SELECT 1 FROM events WHERE conversation_id = ? AND seq = ?');
+        while (has.get(conversationId, acked + 1) !== undefined) acked++;
+        this.#st('INSERT INTO event_cursors (conversation_id, acked_seq) VALUES (?, ?) ON CONFLICT (conversation_id) DO UPDATE SET acked_seq = excluded.acked_seq').run(
+          conversationId,
+          acked,
+        );
+        return { acknowledgedSeq: acked, mismatched };
+      })
+      .immediate();
+  }
+
+  acknowledgedSeq(conversationId: string): number {
+    const row = this.#st('SELECT acked_seq FROM event_cursors WHERE conversation_id = ?').get(conversationId) as { acked_seq: number } | undefined;
+    return row?.acked_seq ?? 0;
+  }
+
+  /** Stored JSON of each id, aligned with the input; undefined where the conversation has none. */
+  getMany(conversationId: string, ids: readonly string[]): (string | undefined)[] {
+    const get = this.#st('SELECT json FROM events WHERE conversation_id = ? AND event_id = ?');
+    return ids.map((id) => (get.get(conversationId, id) as { json: string } | undefined)?.json);
+  }
+
+  search(conversationId: string, q: EventQuery): EventPage {
+    const { sql, args } = where(conversationId, q);
+    const desc = q.descending === true;
+    let cursor = '';
+    if (q.fromSeq !== undefined) {
+      cursor = desc ? ' AND seq <= ?' : ' AND seq >= ?';
+      args.push(q.fromSeq);
+    }
+    args.push(q.limit + 1);
+    const rows = this.#st(`SELECT seq, json FROM events WHERE ${sql}${cursor} ORDER BY seq ${desc ? 'DESC' : 'ASC'} LIMIT ?`).all(...args) as {
+      seq: number;
+      json: string;
+    }[];
+    const next = rows.length > q.limit ? rows[q.limit]!.seq : null;
+    return { items: rows.slice(0, q.limit).map((r) => r.json), nextSeq: next };
+  }
+
+  count(conversationId: string, f: EventFilter): number {
+    const { sql, args } = where(conversationId, f);
+    return (this.#st(`SELECT COUNT(*) AS n FROM events WHERE ${sql}`).get(...args) as { n: number }).n;
+  }
+
+  /** Timestamp of the newest event, or undefined when there is none. */
+  lastTimestamp(conversationId: string): string | undefined {
+    const row = this.#st('SELECT MAX(ts) AS ts FROM events WHERE conversation_id = ?').get(conversationId) as { ts: string | null };
+    return row.ts ?? undefined;
+  }
+
+  /** Every conversation id with stored events or a cursor. */
+  conversationIds(): string[] {
+    const rows = this.#st('SELECT conversation_id FROM event_cursors UNION SELECT DISTINCT conversation_id FROM events').all() as {
+      conversation_id: string;
+    }[];
+    return rows.map((r) => r.conversation_id);
+  }
+
+  purge(conversationId: string): void {
+    this.#db.transaction(() => {
+      this.#st('DELETE FROM events WHERE conversation_id = ?').run(conversationId);
+      this.#st('DELETE FROM event_cursors WHERE conversation_id = ?').run(conversationId);
+    })();
+  }
+
+  #st(sql: string): Statement {
+    let s = this.#stmts.get(sql);
+    if (!s) {
+      s = this.#db.prepare(sql);
+      this.#stmts.set(sql, s);
+    }
+    return s;
+  }
+}
+
+function where(conversationId: string, f: EventFilter): { sql: string; args: unknown[] } {
+  const parts = ['conversation_id = ?'];
+  const args: unknown[] = [conversationId];
+  if (f.kind !== undefined) {
+    parts.push('kind = ?');
+    args.push(f.kind);
+  }
+  if (f.timestampGte !== undefined) {
+    parts.push('ts >= ?');
+    args.push(f.timestampGte);
+  }
+  if (f.timestampLt !== undefined) {
+    parts.push('ts < ?');
+    args.push(f.timestampLt);
+  }
+  return { sql: parts.join(' AND '), args };
+}

@@ -1,0 +1,70 @@
+// The app database's schema, versioned with PRAGMA user_version: migration n brings the file from
+// version n to n+1, inside one transaction. Never edit a released migration; append a new one.
+import type Database from 'better-sqlite3';
+
+const MIGRATIONS: readonly string[] = [
+  // 0 → 1: users, API keys (hashes only), settings, the durable event log, queued messages.
+  `
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE api_keys (
+    hash TEXT PRIMARY KEY,            -- sha256 hex of the key; the key itself is never stored
+    prefix TEXT NOT NULL,             -- first characters, for display
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX api_keys_user ON api_keys (user_id);
+  CREATE TABLE user_settings (
+    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+    sandbox_grouping_strategy TEXT NOT NULL DEFAULT 'NO_GROUPING'
+  );
+  CREATE TABLE events (
+    conversation_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    ts TEXT NOT NULL,                 -- UTC ISO with milliseconds: string order is time order
+    json TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+  ) WITHOUT ROWID;
+  -- Unique per conversation, not globally: a fork copies its source's events with their ids.
+  CREATE UNIQUE INDEX events_event_id ON events (conversation_id, event_id);
+  CREATE INDEX events_kind ON events (conversation_id, kind, seq);
+  CREATE INDEX events_ts ON events (conversation_id, ts);
+  CREATE TABLE event_cursors (
+    conversation_id TEXT PRIMARY KEY,
+    acked_seq INTEGER NOT NULL        -- highest seq held without a gap
+  );
+  CREATE TABLE conversation_meta (
+    conversation_id TEXT PRIMARY KEY,
+    title TEXT,
+    updated_at TEXT
+  );
+  CREATE TABLE pending_messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX pending_messages_conversation ON pending_messages (conversation_id, id);
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(`app database is at schema version ${current}, newer than this build understands (${SCHEMA_VERSION})`);
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,42 @@
+// What the facade is built from. The facade never talks to runtimes: it writes resources, reads
+// their status, keeps the app database, and talks to agent servers only to deliver messages.
+import type { Clock } from '../controller/clock.ts';
+import type { ResourceStore } from '../store/types.ts';
+import type { Logger } from '../util/log.ts';
+import type { AppDb } from './db/app-db.ts';
+
+export interface AgentMessage {
+  role: 'user';
+  content: unknown[];
+  run?: boolean;
+}
+
+/** The part of the agent server client the facade uses. */
+export interface AgentMessenger {
+  sendMessage(conversationId: string, message: AgentMessage): Promise<unknown>;
+}
+
+export type AgentClientFactory = (baseUrl: string, sessionKey: string) => AgentMessenger;
+
+export interface FacadeSettings {
+  /** Installation-wide number of sandboxes that may be STARTING or RUNNING at once (spec part 8 rule 2). */
+  capacity: number;
+  /** Retry-After of a 429 at capacity. Default 30. */
+  retryAfterSeconds?: number;
+  /** At most one last-activity write per sandbox per this many ms. Default 15 000. */
+  activityCoalesceMs?: number;
+  /** Queued messages per conversation before send-message answers 429. Default 10. */
+  maxPendingMessages?: number;
+}
+
+export interface FacadeDeps {
+  store: ResourceStore;
+  db: AppDb;
+  clock: Clock;
+  /** Namespace of Sandbox and Conversation resources ('default' embedded). */
+  namespace: string;
+  settings: FacadeSettings;
+  log?: Logger;
+  /** How to reach an agent server; default: AgentServerClient from src/runtime. */
+  agentClient?: AgentClientFactory;
+}

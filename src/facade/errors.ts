@@ -1,0 +1,67 @@
+// The one place where errors become HTTP responses, for the facade and (by import) the agent
+// server. Handlers throw AgentyardError subclasses; anything else is a bug: logged once with an
+// id, answered without its message.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Middleware } from 'koa';
+import { AgentyardError, TooManyRequests, type ErrorCode } from '../api/errors.ts';
+import type { Logger } from '../util/log.ts';
+
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  Gone: 410,
+  Invalid: 422,
+  TooManyRequests: 429,
+  NotImplemented: 501,
+  BadGateway: 502,
+  Unavailable: 503,
+};
+
+interface HttpishError {
+  status?: unknown;
+  expose?: unknown;
+  type?: unknown;
+  message?: unknown;
+}
+
+export function errorMiddleware(log: Logger): Middleware {
+  return async function errors(ctx, next) {
+    try {
+      await next();
+      // Unmatched routes (404) and router.allowedMethods() (405, 501) set a status without a body.
+      if (ctx.status >= 400 && ctx.body === undefined) {
+        const status = ctx.status;
+        ctx.body = { detail: STATUS_CODES[status] ?? 'Error' };
+        ctx.status = status; // assigning a body resets the status to 200
+      }
+    } catch (err) {
+      if (err instanceof AgentyardError) {
+        ctx.status = STATUS_BY_CODE[err.code];
+        ctx.body = { detail: err.detail };
+        if (err instanceof TooManyRequests) ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
+        return;
+      }
+      const h = (err ?? {}) as HttpishError;
+      // co-body rethrows JSON.parse's SyntaxError with status 400.
+      if (h.status === 400 && (err instanceof SyntaxError || h.type === 'entity.parse.failed')) {
+        ctx.status = 400;
+        ctx.body = { detail: 'Malformed JSON in request body' };
+        return;
+      }
+      // raw-body and body-parser errors (too large, bad encoding, unsupported type): safe messages.
+      if (typeof h.status === 'number' && h.status >= 400 && h.status < 500 && h.expose === true) {
+        ctx.status = h.status;
+        ctx.body = { detail: typeof h.message === 'string' ? h.message : (STATUS_CODES[h.status] ?? 'Bad Request') };
+        return;
+      }
+      const errorId = randomUUID();
+      log.error({ err, errorId, method: ctx.method, path: ctx.path }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { detail: 'Internal Server Error', error_id: errorId };
+    }
+  };
+}

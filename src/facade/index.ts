@@ -1,0 +1,9 @@
+// The facade's public surface.
+export { API_PREFIX, createApiApp, createFacade } from './app.ts';
+export { startApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
+export { AppDb, type AppUser, type UserSettings } from './db/app-db.ts';
+export { errorMiddleware, STATUS_BY_CODE } from './errors.ts';
+export { validate, parseQuery } from './validate.ts';
+export { PendingDelivery } from './delivery.ts';
+export { ConversationCleanup } from './cleanup.ts';
+export type { AgentClientFactory, AgentMessenger, FacadeDeps, FacadeSettings } from './deps.ts';

@@ -1,0 +1,123 @@
+// Reads behind the batch, search and count routes of conversations and start tasks. Everything is
+// scoped to the caller by the owner label; foreign ids read exactly like unknown ones (null).
+import { ConversationKind, type Conversation } from '../api/conversation.ts';
+import { LABEL_START_TASK } from '../api/meta.ts';
+import type { Sandbox } from '../api/sandbox.ts';
+import type { AppUser } from './db/app-db.ts';
+import type { FacadeDeps } from './deps.ts';
+import { pageOf, timeParam, isoOf, type Page } from './paging.ts';
+import { appConversationRecord, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
+import { listOwned, normalizeId, sandboxesByName, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQuery, StartTaskSearchQuery } from './schemas.ts';
+
+type Rec = Record<string, unknown>;
+
+async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
+  const sandboxes = await sandboxesByName(d, user.id);
+  const keys = new Map<string, string | undefined>();
+  const out: Rec[] = [];
+  for (const conv of convs) {
+    const name = sandboxNameOf(conv);
+    const sandbox = name ? sandboxes.get(name) : undefined;
+    if (sandbox?.status?.phase === 'RUNNING' && !keys.has(sandbox.metadata.name)) keys.set(sandbox.metadata.name, await sessionKeyOf(d, sandbox.metadata.name));
+    const id = conv.metadata.name;
+    out.push(
+      appConversationRecord({
+        conv,
+        sandbox,
+        meta: d.db.getConversationMeta(id),
+        lastEventAt: d.db.events.lastTimestamp(id),
+        sessionKey: sandbox ? keys.get(sandbox.metadata.name) : undefined,
+      }),
+    );
+  }
+  return out;
+}
+
+/** `GET /app-conversations?ids=`: aligned with the input, null for unknown or foreign ids. */
+export async function batchConversations(d: FacadeDeps, user: AppUser, ids: string[]): Promise<(Rec | null)[]> {
+  const byName = new Map((await listOwned(d, ConversationKind, user.id)).map((c) => [c.metadata.name, c]));
+  const wanted = ids.map((id) => {
+    const n = normalizeId(id);
+    return n ? byName.get(n) : undefined;
+  });
+  const recs = await conversationRecords(d, user, wanted.filter((c): c is Conversation => c !== undefined));
+  let i = 0;
+  return wanted.map((c) => (c ? recs[i++]! : null));
+}
+
+function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conversation) => boolean {
+  const createdGte = timeParam(q.created_at__gte, 'created_at__gte');
+  const createdLt = timeParam(q.created_at__lt, 'created_at__lt');
+  const updatedGte = timeParam(q.updated_at__gte, 'updated_at__gte');
+  const updatedLt = timeParam(q.updated_at__lt, 'updated_at__lt');
+  const title = q.title__contains?.toLowerCase();
+  return (c) => {
+    const id = c.metadata.name;
+    const created = isoOf(c.metadata.creationTimestamp);
+    if (createdGte !== undefined && created < createdGte) return false;
+    if (createdLt !== undefined && created >= createdLt) return false;
+    if (q.sandbox_id__eq !== undefined && sandboxNameOf(c) !== q.sandbox_id__eq) return false;
+    if (title !== undefined && !(c.spec.title ?? d.db.getConversationMeta(id).title ?? '').toLowerCase().includes(title)) return false;
+    if (updatedGte !== undefined || updatedLt !== undefined) {
+      const updated = isoOf(conversationUpdatedAt({ conv: c, meta: d.db.getConversationMeta(id), lastEventAt: d.db.events.lastTimestamp(id) }));
+      if (updatedGte !== undefined && updated < updatedGte) return false;
+      if (updatedLt !== undefined && updated >= updatedLt) return false;
+    }
+    return true;
+  };
+}
+
+export async function searchConversations(d: FacadeDeps, user: AppUser, q: ConversationSearchQuery): Promise<Page<Rec>> {
+  const matches = conversationFilter(d, q);
+  const convs = (await listOwned(d, ConversationKind, user.id)).filter(matches);
+  // Newest first (OpenHands' CREATED_AT_DESC); the cursor is (creationTimestamp, name).
+  const page = pageOf(
+    convs.map((c) => ({ key: isoOf(c.metadata.creationTimestamp), name: c.metadata.name, item: c })),
+    { pageId: q.page_id, limit: q.limit ?? 100, descending: true },
+  );
+  return { items: await conversationRecords(d, user, page.items), next_page_id: page.next_page_id };
+}
+
+export async function countConversations(d: FacadeDeps, user: AppUser, q: ConversationCountQuery): Promise<number> {
+  return (await listOwned(d, ConversationKind, user.id)).filter(conversationFilter(d, q)).length;
+}
+
+async function startTaskRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
+  const sandboxes: Map<string, Sandbox> = convs.length > 0 ? await sandboxesByName(d, user.id) : new Map();
+  return convs.map((c) => {
+    const name = sandboxNameOf(c);
+    return startTaskRecord(c, name ? sandboxes.get(name) : undefined);
+  });
+}
+
+/** `GET /app-conversations/start-tasks?ids=`: aligned, null for unknown or foreign ids. */
+export async function batchStartTasks(d: FacadeDeps, user: AppUser, ids: string[]): Promise<(Rec | null)[]> {
+  const norm = ids.map(normalizeId);
+  const valid = [...new Set(norm.filter((n): n is string => n !== undefined))];
+  const convs = valid.length === 0 ? [] : await listOwned(d, ConversationKind, user.id, `${LABEL_START_TASK} in (${valid.join(',')})`);
+  const recs = await startTaskRecords(d, user, convs);
+  const byTask = new Map(convs.map((c, i) => [c.metadata.labels?.[LABEL_START_TASK], recs[i]!]));
+  return norm.map((n) => (n ? (byTask.get(n) ?? null) : null));
+}
+
+function startTaskFilter(q: StartTaskCountQuery): (c: Conversation) => boolean {
+  const createdGte = timeParam(q.created_at__gte, 'created_at__gte');
+  const conv = q.conversation_id__eq === undefined ? undefined : (normalizeId(q.conversation_id__eq) ?? '-');
+  return (c) => (conv === undefined || c.metadata.name === conv) && (createdGte === undefined || isoOf(c.metadata.creationTimestamp) >= createdGte);
+}
+
+export async function searchStartTasks(d: FacadeDeps, user: AppUser, q: StartTaskSearchQuery): Promise<Page<Rec>> {
+  const convs = (await listOwned(d, ConversationKind, user.id)).filter(startTaskFilter(q));
+  const sort = q.sort_order ?? 'CREATED_AT_DESC';
+  const byUpdated = sort.startsWith('UPDATED_AT');
+  const page = pageOf(
+    convs.map((c) => ({ key: isoOf(byUpdated ? startTaskUpdatedAt(c) : c.metadata.creationTimestamp), name: c.metadata.name, item: c })),
+    { pageId: q.page_id, limit: q.limit ?? 100, descending: sort.endsWith('_DESC') },
+  );
+  return { items: await startTaskRecords(d, user, page.items), next_page_id: page.next_page_id };
+}
+
+export async function countStartTasks(d: FacadeDeps, user: AppUser, q: StartTaskCountQuery): Promise<number> {
+  return (await listOwned(d, ConversationKind, user.id)).filter(startTaskFilter(q)).length;
+}

@@ -1,0 +1,133 @@
+// Resources as the /api/v1 wire records (OpenHands V1 field names): AppConversationStartTask,
+// AppConversation, SandboxInfo. Pure functions: the caller fetches what they show.
+import type { Conversation } from '../api/conversation.ts';
+import { LABEL_OWNER, LABEL_START_TASK, GROUP } from '../api/meta.ts';
+import type { Sandbox } from '../api/sandbox.ts';
+import type { ConversationMeta } from './db/app-db.ts';
+import { conversationSandboxStatus, sandboxNameOf, sandboxPhase } from './resources.ts';
+
+export const ANNOTATION_SECRET_NAMES = `${GROUP}/secret-names`;
+export const MASK = '**********';
+const DEFAULT_SANDBOX_SPEC = 'default';
+
+export function secretNamesOf(conv: Conversation): string[] {
+  const v = conv.metadata.annotations?.[ANNOTATION_SECRET_NAMES];
+  return v ? v.split(',') : [];
+}
+
+function ownerOf(obj: Conversation | Sandbox): string | null {
+  return obj.spec.owner ?? obj.metadata.labels?.[LABEL_OWNER] ?? null;
+}
+
+/** The start request as the caller sent it, rebuilt from the spec; secret values masked. */
+export function startRequestOf(conv: Conversation): Record<string, unknown> {
+  const s = conv.spec;
+  const names = secretNamesOf(conv);
+  return {
+    initial_message: s.initialMessage ?? null,
+    selected_repository: s.selectedRepository ?? null,
+    selected_branch: s.selectedBranch ?? null,
+    sandbox_id: s.sandboxName ?? null,
+    secrets: names.length > 0 ? Object.fromEntries(names.map((n) => [n, MASK])) : null,
+    plugins: s.plugins ?? null,
+    observability_span_name: s.observability?.spanName ?? null,
+    observability_tags: s.observability?.tags ?? null,
+    observability_metadata: s.observability?.metadata ?? null,
+    title: s.title ?? null,
+  };
+}
+
+export function startTaskUpdatedAt(conv: Conversation): string {
+  return conv.status?.startTask?.updatedAt ?? conv.metadata.creationTimestamp ?? '';
+}
+
+const AGENT_SERVER_KNOWN = new Set(['STARTING_CONVERSATION', 'READY']);
+
+export function startTaskRecord(conv: Conversation, sb: Sandbox | undefined): Record<string, unknown> {
+  const status = conv.status?.startTask?.status ?? 'WORKING';
+  const sandboxId = sandboxNameOf(conv) ?? null;
+  const url = sb && AGENT_SERVER_KNOWN.has(status) ? sb.status?.url : undefined;
+  return {
+    id: conv.metadata.labels?.[LABEL_START_TASK] ?? null,
+    created_by_user_id: ownerOf(conv),
+    status,
+    detail: conv.status?.startTask?.detail ?? null,
+    app_conversation_id: status === 'READY' ? conv.metadata.name : null,
+    sandbox_id: sandboxId,
+    agent_server_url: url ?? null,
+    request: startRequestOf(conv),
+    created_at: conv.metadata.creationTimestamp ?? null,
+    updated_at: startTaskUpdatedAt(conv),
+  };
+}
+
+export interface ConversationView {
+  conv: Conversation;
+  sandbox: Sandbox | undefined;
+  meta: ConversationMeta;
+  /** Newest stored event timestamp. */
+  lastEventAt: string | undefined;
+  sessionKey: string | undefined;
+}
+
+/** The newest of creation, start-task progress, the agent server's update and the newest event. */
+export function conversationUpdatedAt(v: Omit<ConversationView, 'sessionKey' | 'sandbox'>): string {
+  const times = [v.conv.metadata.creationTimestamp, v.conv.status?.startTask?.updatedAt, v.meta.updatedAt ?? undefined, v.lastEventAt];
+  return times.filter((t): t is string => typeof t === 'string' && t !== '').reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a), '');
+}
+
+export function appConversationRecord(v: ConversationView): Record<string, unknown> {
+  const { conv, sandbox } = v;
+  const sandboxStatus = conversationSandboxStatus(conv, sandbox);
+  const running = sandboxStatus === 'RUNNING' && sandbox?.status?.url !== undefined;
+  const base = running ? sandbox!.status!.url!.replace(/\/+$/, '') : undefined;
+  return {
+    id: conv.metadata.name,
+    created_by_user_id: ownerOf(conv),
+    sandbox_id: sandboxNameOf(conv) ?? null,
+    selected_repository: conv.spec.selectedRepository ?? null,
+    selected_branch: conv.spec.selectedBranch ?? null,
+    git_provider: null,
+    title: conv.spec.title ?? v.meta.title ?? null,
+    trigger: null,
+    pr_number: [],
+    llm_model: null,
+    agent_kind: 'openhands',
+    metrics: conv.status?.metrics ?? null,
+    parent_conversation_id: null,
+    sub_conversation_ids: [],
+    public: null,
+    tags: {},
+    created_at: conv.metadata.creationTimestamp ?? null,
+    updated_at: conversationUpdatedAt(v),
+    sandbox_status: sandboxStatus,
+    execution_status: conv.status?.executionStatus ?? null,
+    conversation_url: base ? `${base}/api/conversations/${conv.metadata.name}` : null,
+    session_api_key: running ? (v.sessionKey ?? null) : null,
+  };
+}
+
+function portOf(url: string): number | null {
+  try {
+    const u = new URL(url);
+    return u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  } catch {
+    return null;
+  }
+}
+
+/** SandboxInfo. `sessionKey` is shown to the owner only, and only while RUNNING. */
+export function sandboxInfoRecord(sb: Sandbox, sessionKey: string | undefined): Record<string, unknown> {
+  const status = sandboxPhase(sb);
+  const url = status === 'RUNNING' ? sb.status?.url : undefined;
+  return {
+    id: sb.metadata.name,
+    created_by_user_id: ownerOf(sb),
+    sandbox_spec_id: sb.spec.image ?? DEFAULT_SANDBOX_SPEC,
+    status,
+    status_detail: sb.status?.message ?? null,
+    session_api_key: status === 'RUNNING' ? (sessionKey ?? null) : null,
+    exposed_urls: url ? [{ name: 'AGENT_SERVER', url, port: portOf(url) }] : null,
+    created_at: sb.metadata.creationTimestamp ?? null,
+  };
+}

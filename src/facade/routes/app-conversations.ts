@@ -1,0 +1,62 @@
+// /api/v1/app-conversations: start, start tasks, records, search and count, send-message.
+import Router from '@koa/router';
+import { input, userOf, type Facade } from '../context.ts';
+import { sendMessage } from '../messages.ts';
+import {
+  batchConversations,
+  batchStartTasks,
+  countConversations,
+  countStartTasks,
+  searchConversations,
+  searchStartTasks,
+} from '../queries.ts';
+import {
+  AppConversationStartRequest,
+  AppSendMessageRequest,
+  ConversationCountQuery,
+  ConversationSearchQuery,
+  IdsQuery,
+  StartTaskCountQuery,
+  StartTaskSearchQuery,
+} from '../schemas.ts';
+import { startConversation } from '../start.ts';
+import { validate } from '../validate.ts';
+
+export function appConversationRoutes({ d, activity }: Facade): Router {
+  const r = new Router({ prefix: '/app-conversations' });
+
+  r.post('/', validate({ body: AppConversationStartRequest }), async (ctx) => {
+    ctx.body = await startConversation(d, userOf(ctx), input<unknown, AppConversationStartRequest>(ctx).body);
+  });
+
+  r.get('/', validate({ query: IdsQuery }), async (ctx) => {
+    ctx.body = await batchConversations(d, userOf(ctx), input<IdsQuery>(ctx).query.ids);
+  });
+
+  r.get('/search', validate({ query: ConversationSearchQuery }), async (ctx) => {
+    ctx.body = await searchConversations(d, userOf(ctx), input<ConversationSearchQuery>(ctx).query);
+  });
+
+  r.get('/count', validate({ query: ConversationCountQuery }), async (ctx) => {
+    ctx.body = await countConversations(d, userOf(ctx), input<ConversationCountQuery>(ctx).query);
+  });
+
+  r.get('/start-tasks', validate({ query: IdsQuery }), async (ctx) => {
+    ctx.body = await batchStartTasks(d, userOf(ctx), input<IdsQuery>(ctx).query.ids);
+  });
+
+  r.get('/start-tasks/search', validate({ query: StartTaskSearchQuery }), async (ctx) => {
+    ctx.body = await searchStartTasks(d, userOf(ctx), input<StartTaskSearchQuery>(ctx).query);
+  });
+
+  r.get('/start-tasks/count', validate({ query: StartTaskCountQuery }), async (ctx) => {
+    ctx.body = await countStartTasks(d, userOf(ctx), input<StartTaskCountQuery>(ctx).query);
+  });
+
+  r.post('/:conversation_id/send-message', validate({ body: AppSendMessageRequest }), async (ctx) => {
+    const body = input<unknown, AppSendMessageRequest>(ctx).body;
+    ctx.body = await sendMessage(d, activity, userOf(ctx), ctx.params['conversation_id']!, body);
+  });
+
+  return r;
+}

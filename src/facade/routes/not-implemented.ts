@@ -1,0 +1,31 @@
+// Routes of spec part 4 that a later issue builds. They answer 501 with what is missing, after
+// the same authentication and ownership checks as the real routes (a foreign id is still a 404).
+import Router from '@koa/router';
+import { ConversationKind } from '../../api/conversation.ts';
+import { NotFound, NotImplemented } from '../../api/errors.ts';
+import { userOf, type Facade } from '../context.ts';
+import { getOwned } from '../resources.ts';
+
+const CONVERSATION_ROUTES: [method: 'get' | 'patch' | 'delete' | 'post', path: string, what: string][] = [
+  ['patch', '/:conversation_id', 'Updating conversation metadata'],
+  ['delete', '/:conversation_id', 'Deleting a conversation'],
+  ['get', '/:conversation_id/download', 'Downloading a trajectory'],
+  ['get', '/:conversation_id/file', 'Reading a workspace file'],
+  ['get', '/:conversation_id/files', 'Listing workspace files'],
+  ['get', '/:conversation_id/git/changes', 'Listing Git changes'],
+  ['get', '/:conversation_id/git/diff', 'Reading a Git diff'],
+  ['get', '/:conversation_id/skills', 'Listing loaded skills'],
+  ['get', '/:conversation_id/hooks', 'Listing configured hooks'],
+];
+
+export function notImplementedRoutes({ d }: Facade): Router {
+  const r = new Router({ prefix: '/app-conversations' });
+  for (const [method, path, what] of CONVERSATION_ROUTES) {
+    r[method](path, async (ctx) => {
+      const id = ctx.params['conversation_id']!;
+      if (!(await getOwned(d, ConversationKind, userOf(ctx).id, id))) throw new NotFound(`Conversation ${id} not found`);
+      throw new NotImplemented(`${what} is not implemented yet`);
+    });
+  }
+  return r;
+}

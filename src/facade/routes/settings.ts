@@ -1,0 +1,24 @@
+// /api/v1/settings (the caller's Sandbox Grouping Strategy) and /api/v1/users/me.
+import Router from '@koa/router';
+import { input, userOf, type Facade } from '../context.ts';
+import { SettingsUpdate } from '../schemas.ts';
+import { validate } from '../validate.ts';
+
+export function settingsRoutes({ d }: Facade): Router {
+  const r = new Router();
+
+  r.get('/settings', async (ctx) => {
+    ctx.body = d.db.getSettings(userOf(ctx).id);
+  });
+
+  r.post('/settings', validate({ body: SettingsUpdate }), async (ctx) => {
+    ctx.body = d.db.setSettings(userOf(ctx).id, input<unknown, SettingsUpdate>(ctx).body);
+  });
+
+  r.get('/users/me', async (ctx) => {
+    const user = userOf(ctx);
+    ctx.body = { id: user.id, name: user.name };
+  });
+
+  return r;
+}

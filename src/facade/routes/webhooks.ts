@@ -1,0 +1,31 @@
+// /api/v1/webhooks/{sandbox_id}/...: the event sink agent servers push to (src/api/event-sink.ts).
+// Authenticated by the sandbox's session key (X-Session-API-Key), not by user API keys.
+import Router from '@koa/router';
+import { SinkConversationUpdate, SinkEventBatch } from '../../api/event-sink.ts';
+import { input, type Facade } from '../context.ts';
+import { authenticateSandbox, ingestEvents, updateConversation } from '../sink.ts';
+import { validate } from '../validate.ts';
+
+export const WEBHOOK_PREFIX = '/webhooks';
+
+export function webhookRoutes({ d, activity }: Facade): Router {
+  const r = new Router({ prefix: `${WEBHOOK_PREFIX}/:sandbox_id` });
+
+  r.use(async (ctx, next) => {
+    const sb = await authenticateSandbox(d, ctx.params['sandbox_id']!, ctx.get('x-session-api-key'));
+    ctx.state.sandbox = sb;
+    await next();
+  });
+
+  r.post('/events/:conversation_id', validate({ body: SinkEventBatch }), async (ctx) => {
+    const batch = input<unknown, SinkEventBatch>(ctx).body;
+    ctx.body = await ingestEvents(d, activity, ctx.state.sandbox!, ctx.params['conversation_id']!, batch);
+  });
+
+  r.post('/conversations', validate({ body: SinkConversationUpdate }), async (ctx) => {
+    await updateConversation(d, ctx.state.sandbox!, input<unknown, SinkConversationUpdate>(ctx).body);
+    ctx.body = { success: true };
+  });
+
+  return r;
+}

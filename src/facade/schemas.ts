@@ -1,0 +1,106 @@
+// Request bodies and query parameters of the /api/v1 routes (OpenHands V1 names). Response
+// records are built in records.ts.
+import Type, { type Static } from 'typebox';
+import { InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../api/conversation.ts';
+import { ImageContent, TextContent } from '../api/events/index.ts';
+
+const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
+const STRICT = { additionalProperties: false } as const;
+
+export const MAX_BATCH_IDS = 100;
+export const MAX_SECRETS = 50;
+export const MAX_SECRET_VALUE_BYTES = 64 * 1024;
+
+/** Spec part 2, plus OpenHands' `title`. Unknown fields are refused (422). */
+export const AppConversationStartRequest = Type.Object(
+  {
+    initial_message: Nullable(InitialMessage),
+    selected_repository: Nullable(Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$' })),
+    selected_branch: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
+    sandbox_id: Nullable(Type.String({ minLength: 1 })),
+    secrets: Nullable(Type.Record(Type.String(), Type.String())),
+    plugins: Nullable(Type.Array(PluginSpec)),
+    observability_span_name: Nullable(Type.String({ pattern: '^[A-Za-z0-9._:/-]+$', maxLength: 128 })),
+    observability_tags: Nullable(Type.Array(Type.String({ minLength: 1 }))),
+    observability_metadata: Nullable(ObservabilityMetadata),
+    title: Nullable(Type.String({ maxLength: 200 })),
+  },
+  STRICT,
+);
+export type AppConversationStartRequest = Static<typeof AppConversationStartRequest>;
+
+export const AppSendMessageRequest = Type.Object(
+  {
+    role: Type.Optional(Type.Literal('user', { default: 'user' })),
+    content: Type.Array(Type.Union([TextContent, ImageContent]), { minItems: 1 }),
+    run: Type.Optional(Type.Boolean({ default: true })),
+  },
+  STRICT,
+);
+export type AppSendMessageRequest = Static<typeof AppSendMessageRequest>;
+
+export const SettingsUpdate = Type.Object({ sandbox_grouping_strategy: Type.Optional(SandboxGrouping) }, STRICT);
+export type SettingsUpdate = Static<typeof SettingsUpdate>;
+
+const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100 }));
+const PageId = Type.Optional(Type.String());
+const Ids = Type.Array(Type.String(), { maxItems: MAX_BATCH_IDS });
+
+export const IdsQuery = Type.Object({ ids: Ids });
+export type IdsQuery = Static<typeof IdsQuery>;
+export const IdQuery = Type.Object({ id: Ids });
+export type IdQuery = Static<typeof IdQuery>;
+
+const ConversationFilters = {
+  title__contains: Type.Optional(Type.String()),
+  created_at__gte: Type.Optional(Type.String()),
+  created_at__lt: Type.Optional(Type.String()),
+  updated_at__gte: Type.Optional(Type.String()),
+  updated_at__lt: Type.Optional(Type.String()),
+  sandbox_id__eq: Type.Optional(Type.String()),
+  /** Accepted for OpenHands clients; agentyard has no sub-conversations yet. */
+  include_sub_conversations: Type.Optional(Type.Boolean()),
+};
+export const ConversationCountQuery = Type.Object(ConversationFilters);
+export type ConversationCountQuery = Static<typeof ConversationCountQuery>;
+export const ConversationSearchQuery = Type.Object({ ...ConversationFilters, page_id: PageId, limit: Limit });
+export type ConversationSearchQuery = Static<typeof ConversationSearchQuery>;
+
+export const START_TASK_SORTS = ['CREATED_AT', 'CREATED_AT_DESC', 'UPDATED_AT', 'UPDATED_AT_DESC'] as const;
+const StartTaskFilters = {
+  conversation_id__eq: Type.Optional(Type.String()),
+  created_at__gte: Type.Optional(Type.String()),
+};
+export const StartTaskCountQuery = Type.Object(StartTaskFilters);
+export type StartTaskCountQuery = Static<typeof StartTaskCountQuery>;
+export const StartTaskSearchQuery = Type.Object({
+  ...StartTaskFilters,
+  sort_order: Type.Optional(Type.Union(START_TASK_SORTS.map((s) => Type.Literal(s)), { default: 'CREATED_AT_DESC' })),
+  page_id: PageId,
+  limit: Limit,
+});
+export type StartTaskSearchQuery = Static<typeof StartTaskSearchQuery>;
+
+const EventFilters = {
+  kind__eq: Type.Optional(Type.String()),
+  timestamp__gte: Type.Optional(Type.String()),
+  timestamp__lt: Type.Optional(Type.String()),
+};
+export const EventCountQuery = Type.Object(EventFilters);
+export type EventCountQuery = Static<typeof EventCountQuery>;
+export const EventSearchQuery = Type.Object({
+  ...EventFilters,
+  sort_order: Type.Optional(Type.Union([Type.Literal('TIMESTAMP'), Type.Literal('TIMESTAMP_DESC')], { default: 'TIMESTAMP' })),
+  page_id: PageId,
+  limit: Limit,
+});
+export type EventSearchQuery = Static<typeof EventSearchQuery>;
+
+export const PageQuery = Type.Object({ page_id: PageId, limit: Limit });
+export type PageQuery = Static<typeof PageQuery>;
+
+export const SandboxCreateQuery = Type.Object({ sandbox_spec_id: Type.Optional(Type.String()) });
+export type SandboxCreateQuery = Static<typeof SandboxCreateQuery>;
+
+export const SandboxDeleteQuery = Type.Object({ sandbox_id: Type.Optional(Type.String()) });
+export type SandboxDeleteQuery = Static<typeof SandboxDeleteQuery>;

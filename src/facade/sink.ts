@@ -1,0 +1,93 @@
+// The event sink agent servers push to (src/api/event-sink.ts): events stored idempotently by
+// (conversation, seq) and event id, acknowledged up to the first gap; conversation summaries
+// written to the Conversation status. Authenticated by the sandbox's session key.
+import { Value } from 'typebox/value';
+import { ConversationKind, ExecutionStatus, UsageMetrics, type Conversation } from '../api/conversation.ts';
+import { Conflict, Forbidden, Invalid, Unauthorized, type ValidationIssue } from '../api/errors.ts';
+import type { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../api/event-sink.ts';
+import { parseEvent, type Event } from '../api/events/index.ts';
+import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
+import type { ActivityRecorder } from './activity.ts';
+import type { FacadeDeps } from './deps.ts';
+import { isoOf } from './paging.ts';
+import { keyMatches, modify, normalizeName, sandboxNameOf, sessionKeyOf } from './resources.ts';
+
+/** The sandbox whose session key was presented; 401 for anything else, unknown sandboxes included. */
+export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, presented: string): Promise<Sandbox> {
+  const name = normalizeName(sandboxId);
+  const sb = name ? await d.store.get(SandboxKind, d.namespace, name) : undefined;
+  if (!sb || !keyMatches(await sessionKeyOf(d, sb.metadata.name), presented)) throw new Unauthorized('Invalid session API key for this sandbox');
+  return sb;
+}
+
+/** The conversation, if it exists; it must be attached to this sandbox and have the same owner. */
+async function attachedConversation(d: FacadeDeps, sb: Sandbox, conversationId: string): Promise<Conversation | undefined> {
+  const name = normalizeName(conversationId);
+  const conv = name ? await d.store.get(ConversationKind, d.namespace, name) : undefined;
+  if (!conv) return undefined;
+  const attached = sandboxNameOf(conv);
+  if (attached === undefined) throw new Conflict(`Conversation ${conversationId} is not placed on a sandbox yet`);
+  if (attached !== sb.metadata.name || (conv.spec.owner ?? '') !== (sb.spec.owner ?? '')) {
+    throw new Forbidden(`Conversation ${conversationId} does not belong to sandbox ${sb.metadata.name}`);
+  }
+  return conv;
+}
+
+function parseItems(batch: SinkEventBatch): { seq: number; event: Event }[] {
+  const issues: ValidationIssue[] = [];
+  const items = batch.items.flatMap((item, i) => {
+    try {
+      return [{ seq: item.seq, event: parseEvent(item.event, ['body', 'items', i, 'event']) }];
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      issues.push(...err.detail);
+      return [];
+    }
+  });
+  if (issues.length > 0) throw new Invalid(issues);
+  return items;
+}
+
+export async function ingestEvents(d: FacadeDeps, activity: ActivityRecorder, sb: Sandbox, conversationId: string, batch: SinkEventBatch): Promise<SinkAck> {
+  const items = parseItems(batch);
+  const conv = await attachedConversation(d, sb, conversationId);
+  if (!conv) {
+    // Nobody can read these any more; acknowledging lets the agent server drain and purge them.
+    const last = Math.max(0, ...items.map((i) => i.seq));
+    d.log?.info({ conversation: conversationId, sandbox: sb.metadata.name, lastSeq: last }, 'events for a conversation that no longer exists: discarded');
+    return { acknowledged_seq: last };
+  }
+  const result = d.db.events.ingest(conv.metadata.name, items);
+  if (result.mismatched.length > 0) {
+    d.log?.warn({ conversation: conv.metadata.name, seqs: result.mismatched }, 'event sink: a seq arrived again with a different event id; kept the first');
+  }
+  if (items.length > 0) await activity.record(sb.metadata.name);
+  return { acknowledged_seq: result.acknowledgedSeq };
+}
+
+export async function updateConversation(d: FacadeDeps, sb: Sandbox, update: SinkConversationUpdate): Promise<void> {
+  const conv = await attachedConversation(d, sb, update.id);
+  if (!conv) return;
+  const id = conv.metadata.name;
+  const status = Value.Check(ExecutionStatus, update.execution_status) ? update.execution_status : undefined;
+  const metrics = update.metrics !== undefined && Value.Check(UsageMetrics, update.metrics) ? update.metrics : undefined;
+  if (status !== undefined || metrics !== undefined) {
+    await modify(
+      d,
+      ConversationKind,
+      id,
+      (c) => {
+        const next = { ...c.status, ...(status !== undefined ? { executionStatus: status } : {}), ...(metrics !== undefined ? { metrics } : {}) };
+        if (next.executionStatus === c.status?.executionStatus && JSON.stringify(next.metrics) === JSON.stringify(c.status?.metrics)) return undefined;
+        c.status = next;
+        return c;
+      },
+      { status: true },
+    );
+  }
+  const prev = d.db.getConversationMeta(id);
+  d.db.setConversationMeta(id, {
+    title: update.title === undefined ? prev.title : update.title,
+    updatedAt: isoOf(update.updated_at) || prev.updatedAt,
+  });
+}

@@ -1,0 +1,135 @@
+// POST /api/v1/app-conversations: writes the per-conversation Secret (if any) and the Conversation
+// resource; the controller does the rest and reports progress in status.startTask. Never leaves a
+// half-created pair behind: the Secret is created first and removed again if the Conversation fails.
+import { randomUUID } from 'node:crypto';
+import { API_VERSION, LABEL_OWNER, LABEL_START_TASK } from '../api/meta.ts';
+import { ConversationKind, type Conversation, type ConversationSpec } from '../api/conversation.ts';
+import { Conflict, Invalid, NotFound, type ValidationIssue } from '../api/errors.ts';
+import { SandboxKind } from '../api/sandbox.ts';
+import { SecretKind, type Secret } from '../api/secret.ts';
+import { admit, needsNewSandbox } from './admission.ts';
+import type { AppUser } from './db/app-db.ts';
+import type { FacadeDeps } from './deps.ts';
+import { ANNOTATION_SECRET_NAMES, startTaskRecord } from './records.ts';
+import { getOwned, sandboxPhase } from './resources.ts';
+import { MAX_SECRET_VALUE_BYTES, MAX_SECRETS, type AppConversationStartRequest } from './schemas.ts';
+
+/** Names the agent server and runtimes use for themselves; a secret may not shadow them. */
+const RESERVED_NAMES = new Set([
+  'OPENVSCODE_SERVER_ROOT',
+  'OH_ENABLE_VNC',
+  'LOG_JSON',
+  'OH_CONVERSATIONS_PATH',
+  'OH_BASH_EVENTS_DIR',
+  'PYTHONUNBUFFERED',
+  'ENV_LOG_LEVEL',
+  'OH_WEBHOOKS_0_BASE_URL',
+  'OH_ALLOW_CORS_ORIGINS_0',
+  'OH_SESSION_API_KEYS_0',
+  'OH_SECRET_KEY',
+  'WORKER_1',
+  'WORKER_2',
+]);
+const RESERVED_PREFIXES = ['LLM_', 'AGENTYARD_'];
+/** Kubernetes Secret data keys. */
+const SECRET_NAME = /^[-._a-zA-Z0-9]{1,253}$/;
+
+export function newId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+function secretIssues(secrets: Record<string, string>): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const names = Object.keys(secrets);
+  if (names.length > MAX_SECRETS) issues.push({ loc: ['body', 'secrets'], msg: `At most ${MAX_SECRETS} secrets`, type: 'too_long' });
+  for (const name of names) {
+    const loc = ['body', 'secrets', name];
+    if (!SECRET_NAME.test(name)) issues.push({ loc, msg: 'Secret names may contain only letters, digits, "-", "_" and "."', type: 'string_pattern_mismatch' });
+    else if (RESERVED_NAMES.has(name) || RESERVED_PREFIXES.some((p) => name.startsWith(p))) {
+      issues.push({ loc, msg: 'This name is reserved for the service and cannot be a conversation secret', type: 'value_error' });
+    }
+    if (Buffer.byteLength(secrets[name]!, 'utf8') > MAX_SECRET_VALUE_BYTES) issues.push({ loc, msg: 'Secret values are limited to 64 KiB', type: 'too_long' });
+  }
+  return issues;
+}
+
+function specOf(req: AppConversationStartRequest, user: AppUser, grouping: ConversationSpec['sandboxGrouping']): ConversationSpec {
+  const spec: ConversationSpec = { owner: user.id };
+  if (req.title) spec.title = req.title;
+  if (req.sandbox_id) spec.sandboxName = req.sandbox_id;
+  else spec.sandboxGrouping = grouping;
+  if (req.initial_message) spec.initialMessage = req.initial_message;
+  if (req.selected_repository) spec.selectedRepository = req.selected_repository;
+  if (req.selected_branch) spec.selectedBranch = req.selected_branch;
+  if (req.plugins) spec.plugins = req.plugins;
+  const obs: NonNullable<ConversationSpec['observability']> = {};
+  if (req.observability_span_name) obs.spanName = req.observability_span_name;
+  if (req.observability_tags) obs.tags = req.observability_tags;
+  if (req.observability_metadata) obs.metadata = req.observability_metadata;
+  if (Object.keys(obs).length > 0) spec.observability = obs;
+  return spec;
+}
+
+export async function startConversation(d: FacadeDeps, user: AppUser, req: AppConversationStartRequest): Promise<Record<string, unknown>> {
+  const secrets = req.secrets ?? {};
+  const issues = secretIssues(secrets);
+  if (issues.length > 0) throw new Invalid(issues);
+
+  const grouping = d.db.getSettings(user.id).sandbox_grouping_strategy;
+  if (req.sandbox_id) {
+    const sb = await getOwned(d, SandboxKind, user.id, req.sandbox_id);
+    if (!sb) throw new NotFound(`Sandbox ${req.sandbox_id} not found`);
+    const phase = sandboxPhase(sb);
+    if (phase !== 'RUNNING' || sb.spec.paused === true) {
+      throw new Conflict(`Sandbox ${req.sandbox_id} is ${sb.spec.paused && phase === 'RUNNING' ? 'pausing' : phase}; a conversation can only be attached to a RUNNING sandbox`);
+    }
+  } else if (await needsNewSandbox(d, user.id, grouping)) {
+    await admit(d, 'Starting this conversation');
+  }
+
+  const id = newId();
+  const names = Object.keys(secrets);
+  const labels = { [LABEL_OWNER]: user.id };
+  const spec = specOf(req, user, grouping);
+  let secret: Secret | undefined;
+  if (names.length > 0) {
+    spec.secretsRef = `${id}-secrets`;
+    secret = await d.store.create(SecretKind, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: spec.secretsRef, namespace: d.namespace, labels },
+      type: 'Opaque',
+      data: Object.fromEntries(names.map((n) => [n, Buffer.from(secrets[n]!, 'utf8').toString('base64')])),
+    });
+  }
+  const draft: Conversation = {
+    apiVersion: API_VERSION,
+    kind: 'Conversation',
+    metadata: {
+      name: id,
+      namespace: d.namespace,
+      labels: { ...labels, [LABEL_START_TASK]: newId() },
+      ...(names.length > 0 ? { annotations: { [ANNOTATION_SECRET_NAMES]: names.join(',') } } : {}),
+    },
+    spec,
+  };
+  let conv: Conversation;
+  try {
+    conv = await d.store.create(ConversationKind, draft);
+  } catch (err) {
+    if (secret) await d.store.delete(SecretKind, d.namespace, secret.metadata.name).catch((e: unknown) => d.log?.warn({ err: e }, 'removing the secret of a failed start failed'));
+    throw err;
+  }
+  if (secret) await adoptSecret(d, secret, conv);
+  return startTaskRecord(conv, undefined);
+}
+
+/** Lets garbage collection remove the Secret with its Conversation (cleanup.ts also does). */
+async function adoptSecret(d: FacadeDeps, secret: Secret, conv: Conversation): Promise<void> {
+  const ref = { apiVersion: API_VERSION, kind: 'Conversation', name: conv.metadata.name, uid: conv.metadata.uid! };
+  try {
+    await d.store.update(SecretKind, { ...secret, metadata: { ...secret.metadata, ownerReferences: [ref] } });
+  } catch (err) {
+    d.log?.warn({ err, conversation: conv.metadata.name }, 'could not set the owner of a conversation secret; cleanup removes it later');
+  }
+}

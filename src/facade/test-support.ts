@@ -1,0 +1,186 @@
+// Shared fixtures for the facade's tests: a real SqliteStore file, a real AppDb file, a manual
+// clock, users with API keys, a listening API server, and helpers that play the controller.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Conversation, StartTaskStatus } from '../api/conversation.ts';
+import { API_VERSION, LABEL_OWNER } from '../api/meta.ts';
+import { SandboxKind, type Sandbox, type SandboxPhase } from '../api/sandbox.ts';
+import { SecretKind } from '../api/secret.ts';
+import { ConversationKind } from '../api/conversation.ts';
+import { ManualClock } from '../controller/clock.ts';
+import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { createLogger } from '../util/log.ts';
+import { AppDb, type AppUser } from './db/app-db.ts';
+import type { FacadeSettings } from './deps.ts';
+import { startApiServer, type ApiServer } from './server.ts';
+
+export const NS = 'default';
+
+export interface Harness {
+  dir: string;
+  store: SqliteStore;
+  db: AppDb;
+  clock: ManualClock;
+  server: ApiServer;
+  alice: { user: AppUser; key: string };
+  bob: { user: AppUser; key: string };
+  /** fetch against the API with a user's key (or none / a raw header). */
+  call(method: string, path: string, opts?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(settings: Partial<FacadeSettings> = {}, opts: { deliveryRetryMs?: number } = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'facade-'));
+  const clock = new ManualClock('2026-03-01T10:00:00Z');
+  const store = new SqliteStore(join(dir, 'store.db'), { clock });
+  const db = new AppDb(join(dir, 'app.db'), { clock });
+  const mk = (name: string) => {
+    const user = db.createUser(name);
+    return { user, key: db.createApiKey(user.id) };
+  };
+  const alice = mk('alice');
+  const bob = mk('bob');
+  const server = await startApiServer({
+    store,
+    db,
+    clock,
+    namespace: NS,
+    settings: { capacity: 10, ...settings },
+    log: createLogger('facade-test'),
+    port: 0,
+    host: '127.0.0.1',
+    deliveryRetryMs: opts.deliveryRetryMs ?? 50,
+  });
+  const call: Harness['call'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    const key = o.key === undefined ? alice.key : o.key;
+    if (key !== null) headers['authorization'] = `Bearer ${key}`;
+    let body: string | undefined = o.rawBody;
+    if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
+  return {
+    dir,
+    store,
+    db,
+    clock,
+    server,
+    alice,
+    bob,
+    call,
+    async close() {
+      await server.close();
+      store.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Plays the controller: a Sandbox of `owner` in `phase`, with a session key Secret. */
+export async function makeSandbox(
+  store: SqliteStore,
+  owner: AppUser,
+  name: string,
+  phase: SandboxPhase | undefined,
+  opts: { url?: string; key?: string; paused?: boolean } = {},
+): Promise<Sandbox> {
+  const sb = await store.create(SandboxKind, {
+    apiVersion: API_VERSION,
+    kind: 'Sandbox',
+    metadata: { name, namespace: NS, labels: { [LABEL_OWNER]: owner.id } },
+    spec: { owner: owner.id, paused: opts.paused ?? phase === 'PAUSED' },
+  });
+  await store.create(SecretKind, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${name}-session`, namespace: NS },
+    data: { key: Buffer.from(opts.key ?? `key-of-${name}`).toString('base64') },
+  });
+  return phase ? setSandboxPhase(store, name, phase, opts.url) : sb;
+}
+
+export async function setSandboxPhase(store: SqliteStore, name: string, phase: SandboxPhase, url?: string): Promise<Sandbox> {
+  const sb = (await store.get(SandboxKind, NS, name))!;
+  return store.updateStatus(SandboxKind, { ...sb, status: { ...sb.status, phase, ...(url ? { url } : {}) } });
+}
+
+/** Plays the controller: place a conversation and move its start task. */
+export async function setStartTask(store: SqliteStore, id: string, status: StartTaskStatus, sandboxName?: string, at?: string): Promise<Conversation> {
+  const c = (await store.get(ConversationKind, NS, id))!;
+  return store.updateStatus(ConversationKind, {
+    ...c,
+    status: { ...c.status, startTask: { status, ...(at ? { updatedAt: at } : {}) }, ...(sandboxName ? { sandboxName } : {}) },
+  });
+}
+
+export interface FakeAgentServer {
+  url: string;
+  received: { path: string; key: string | undefined; body: any }[];
+  /** Status to answer with next (default 200). */
+  failWith: number | undefined;
+  close(): Promise<void>;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A tiny agent server: records POST /api/conversations/{id}/events; checks the session key. */
+export async function startFakeAgentServer(expectedKey: string): Promise<FakeAgentServer> {
+  const fake: FakeAgentServer = { url: '', received: [], failWith: undefined, close: async () => {} };
+  const server: Server = createServer((req, res) => {
+    void readBody(req).then((text) => {
+      const key = req.headers['x-session-api-key'] as string | undefined;
+      if (key !== expectedKey) {
+        res.writeHead(401).end('{"detail":"Unauthorized"}');
+        return;
+      }
+      if (fake.failWith) {
+        res.writeHead(fake.failWith).end('{"detail":"nope"}');
+        return;
+      }
+      fake.received.push({ path: req.url ?? '', key, body: JSON.parse(text) });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.close = () =>
+    new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    });
+  return fake;
+}
+
+/** Waits for a condition driven by background loops (no timing assumptions beyond a generous cap). */
+export async function eventually(check: () => Promise<boolean> | boolean, what: string, capMs = 5000): Promise<void> {
+  const until = Date.now() + capMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export function messageEvent(id: string, text: string, timestamp = '2026-03-01T10:00:00.000Z'): Record<string, unknown> {
+  return { id, timestamp, source: 'user', llm_message: { role: 'user', content: [{ type: 'text', text }] }, kind: 'MessageEvent' };
+}
+
+export function pauseEvent(id: string, timestamp = '2026-03-01T10:00:00.000Z'): Record<string, unknown> {
+  return { id, timestamp, source: 'user', kind: 'PauseEvent' };
+}

@@ -1,0 +1,38 @@
+// Request input checked against TypeBox schemas before a handler runs. Parsed values (defaults
+// applied) go to ctx.state.body / .query / .params; failures are 422 with FastAPI-shaped issues
+// located under `body`, `query` or `path`. Unknown query parameters are ignored (as FastAPI does);
+// bodies are as strict as their schema.
+import type { Context, Middleware } from 'koa';
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import { parseValue } from '../api/events/validate.ts';
+
+type Props = Record<string, { type?: string; anyOf?: { type?: string }[] }>;
+
+function isArrayProp(p: Props[string] | undefined): boolean {
+  return p?.type === 'array' || (p?.anyOf ?? []).some((b) => b.type === 'array');
+}
+
+/** Koa query values as a schema expects them: array params always arrays, numbers and booleans converted. */
+export function parseQuery<T extends TSchema>(schema: T, query: Context['query']): ReturnType<typeof parseValue<T>> {
+  const props = ((schema as unknown as { properties?: Props }).properties ?? {}) as Props;
+  const raw: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || !(k in props)) continue;
+    // A repeated scalar keeps its last value, as FastAPI does.
+    raw[k] = isArrayProp(props[k]) ? [v].flat() : Array.isArray(v) ? v[v.length - 1] : v;
+  }
+  return parseValue(schema, Value.Convert(schema, raw), { prefix: ['query'], clean: true });
+}
+
+export function validate(schemas: { body?: TSchema; query?: TSchema; params?: TSchema }): Middleware {
+  return async function validateInput(ctx, next) {
+    if (schemas.params) {
+      const params = (ctx as unknown as { params?: Record<string, string> }).params ?? {};
+      ctx.state.params = parseValue(schemas.params, Value.Convert(schemas.params, { ...params }), { prefix: ['path'] });
+    }
+    if (schemas.query) ctx.state.query = parseQuery(schemas.query, ctx.query);
+    if (schemas.body) ctx.state.body = parseValue(schemas.body, ctx.request.body ?? {}, { prefix: ['body'] });
+    await next();
+  };
+}
