@@ -68,15 +68,17 @@ export async function sendMessage(
   if (d.db.pending.count(conv.metadata.name) >= max) {
     throw new TooManyRequests(`Conversation ${conv.metadata.name} already has ${max} messages waiting for its sandbox`, 5);
   }
-  let note = 'queued until the conversation is ready';
   if (sb && sb.spec.paused === true) {
     // Resuming a paused sandbox takes a slot again; one that is still pausing never gave it up.
     if (sb.status?.phase === 'PAUSED') await admit(d, 'Resuming this sandbox');
     await modify(d, SandboxKind, sb.metadata.name, (s) => (s.spec.paused === true ? ((s.spec.paused = false), s) : undefined));
-    note = 'queued until the sandbox resumes';
-  } else if (status === 'STARTING') {
-    note = 'queued until the sandbox is running';
   }
+  const note =
+    sb?.spec.paused === true || status === 'PAUSED'
+      ? 'queued until the sandbox resumes'
+      : status === 'STARTING'
+        ? 'queued until the sandbox is running'
+        : 'queued until the conversation is ready';
   d.db.pending.add(conv.metadata.name, { role: 'user', content: req.content, run: req.run ?? true }, d.clock.now().toUTC().toISO()!);
   return { success: true, sandbox_status: status, message: note };
 }

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Conversation, StartTaskStatus } from '../api/conversation.ts';
-import { API_VERSION, LABEL_OWNER } from '../api/meta.ts';
+import { API_VERSION, LABEL_OWNER, LABEL_START_TASK } from '../api/meta.ts';
 import { SandboxKind, type Sandbox, type SandboxPhase } from '../api/sandbox.ts';
 import { SecretKind } from '../api/secret.ts';
 import { ConversationKind } from '../api/conversation.ts';
@@ -183,4 +183,12 @@ export function messageEvent(id: string, text: string, timestamp = '2026-03-01T1
 
 export function pauseEvent(id: string, timestamp = '2026-03-01T10:00:00.000Z'): Record<string, unknown> {
   return { id, timestamp, source: 'user', kind: 'PauseEvent' };
+}
+
+/** Starts a conversation over HTTP and returns the Conversation id behind the start task. */
+export async function startConversationId(h: Harness, body: Record<string, unknown> = {}, key = h.alice.key): Promise<string> {
+  const r = await h.call('POST', '/api/v1/app-conversations', { key, body });
+  if (r.status !== 200) throw new Error(`start failed: ${r.status} ${JSON.stringify(r.body)}`);
+  const { items } = await h.store.list(ConversationKind, NS, { labelSelector: `${LABEL_START_TASK}=${r.body.id}` });
+  return items[0]!.metadata.name;
 }
