@@ -4,6 +4,7 @@ import type { Conversation } from '../api/conversation.ts';
 import { LABEL_OWNER, LABEL_START_TASK, GROUP } from '../api/meta.ts';
 import type { Sandbox } from '../api/sandbox.ts';
 import type { ConversationMeta } from './db/app-db.ts';
+import { isoOf } from './paging.ts';
 import { conversationSandboxStatus, sandboxNameOf, sandboxPhase } from './resources.ts';
 
 export const ANNOTATION_SECRET_NAMES = `${GROUP}/secret-names`;
@@ -73,7 +74,8 @@ export interface ConversationView {
 /** The newest of creation, start-task progress, the agent server's update and the newest event. */
 export function conversationUpdatedAt(v: Omit<ConversationView, 'sessionKey' | 'sandbox'>): string {
   const times = [v.conv.metadata.creationTimestamp, v.conv.status?.startTask?.updatedAt, v.meta.updatedAt ?? undefined, v.lastEventAt];
-  return times.filter((t): t is string => typeof t === 'string' && t !== '').reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a), '');
+  // Normalised to UTC ISO with milliseconds, so string order is time order.
+  return times.map((t) => isoOf(t)).reduce((a, b) => (b > a ? b : a), '');
 }
 
 export function appConversationRecord(v: ConversationView): Record<string, unknown> {
