@@ -28,8 +28,10 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.silent = true; // errors are logged once, by errorMiddleware
   app.use(errorMiddleware(facade.d.log));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16mb' }));
+  // Webhooks authenticate with the sandbox's session key; paths outside /api/v1 are just 404s.
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
-  app.use(requireApiKey(deps.db, { except: (path) => !path.startsWith(`${API_PREFIX}/`) && path !== API_PREFIX ? true : path.startsWith(webhooks) }));
+  const isApi = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
+  app.use(requireApiKey(deps.db, { except: (path) => !isApi(path) || path.startsWith(webhooks) }));
 
   const api = new Router({ prefix: API_PREFIX });
   for (const routes of [webhookRoutes, appConversationRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {

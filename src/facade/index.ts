@@ -4,6 +4,7 @@ export { startApiServer, type ApiServer, type ApiServerOptions } from './server.
 export { AppDb, type AppUser, type UserSettings } from './db/app-db.ts';
 export { errorMiddleware, STATUS_BY_CODE } from './errors.ts';
 export { validate, parseQuery } from './validate.ts';
+export { eventSinkUrl } from './routes/webhooks.ts';
 export { PendingDelivery } from './delivery.ts';
 export { ConversationCleanup } from './cleanup.ts';
 export type { AgentClientFactory, AgentMessenger, FacadeDeps, FacadeSettings } from './deps.ts';

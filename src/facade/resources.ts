@@ -20,12 +20,17 @@ export function normalizeName(name: string): string | undefined {
   return /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(n) ? n : undefined;
 }
 
+/** A conversation id as its resource name: UUIDs in any spelling become 32-char hex (agent servers send dashed ones). */
+export function conversationName(id: string): string | undefined {
+  return normalizeId(id) ?? normalizeName(id);
+}
+
 export function isOwnedBy(obj: KubeObject, userId: string): boolean {
   return obj.metadata.labels?.[LABEL_OWNER] === userId;
 }
 
 export async function getOwned<T extends KubeObject>(d: FacadeDeps, kind: ResourceKind<T>, userId: string, name: string): Promise<T | undefined> {
-  const n = normalizeName(name);
+  const n = kind.kind === 'Conversation' ? conversationName(name) : normalizeName(name);
   if (n === undefined) return undefined;
   const obj = await d.store.get(kind, d.namespace, n);
   return obj && isOwnedBy(obj, userId) ? obj : undefined;

@@ -10,7 +10,7 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { ActivityRecorder } from './activity.ts';
 import type { FacadeDeps } from './deps.ts';
 import { isoOf } from './paging.ts';
-import { keyMatches, modify, normalizeName, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { conversationName, keyMatches, modify, normalizeName, sandboxNameOf, sessionKeyOf } from './resources.ts';
 
 /** The sandbox whose session key was presented; 401 for anything else, unknown sandboxes included. */
 export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, presented: string): Promise<Sandbox> {
@@ -22,7 +22,7 @@ export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, pres
 
 /** The conversation, if it exists; it must be attached to this sandbox and have the same owner. */
 async function attachedConversation(d: FacadeDeps, sb: Sandbox, conversationId: string): Promise<Conversation | undefined> {
-  const name = normalizeName(conversationId);
+  const name = conversationName(conversationId);
   const conv = name ? await d.store.get(ConversationKind, d.namespace, name) : undefined;
   if (!conv) return undefined;
   const attached = sandboxNameOf(conv);

@@ -34,7 +34,9 @@ describe('event sink', () => {
   it('stores idempotently and acknowledges up to the first gap', async () => {
     expect((await push([{ seq: 1, event: messageEvent('e1', 'hello') }, { seq: 3, event: pauseEvent('e3') }])).body).toEqual({ acknowledged_seq: 1 });
     expect((await push([{ seq: 1, event: messageEvent('e1', 'hello') }])).body).toEqual({ acknowledged_seq: 1 });
-    expect((await push([{ seq: 2, event: pauseEvent('e2') }])).body).toEqual({ acknowledged_seq: 3 });
+    // Agent servers spell conversation ids as dashed UUIDs.
+    const dashed = `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}`;
+    expect((await push([{ seq: 2, event: pauseEvent('e2') }], { conv: dashed })).body).toEqual({ acknowledged_seq: 3 });
     expect((await h.call('GET', `/api/v1/conversation/${id}/events/count`)).body).toBe(3);
   });
 

@@ -8,6 +8,11 @@ import { validate } from '../validate.ts';
 
 export const WEBHOOK_PREFIX = '/webhooks';
 
+/** The AGENTYARD_EVENT_SINK_URL a runtime hands to the agent server of `sandboxName`. */
+export function eventSinkUrl(apiBaseUrl: string, sandboxName: string): string {
+  return `${apiBaseUrl.replace(/\/+$/, '')}/api/v1${WEBHOOK_PREFIX}/${encodeURIComponent(sandboxName)}`;
+}
+
 export function webhookRoutes({ d, activity }: Facade): Router {
   const r = new Router({ prefix: `${WEBHOOK_PREFIX}/:sandbox_id` });
 
