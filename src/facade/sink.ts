@@ -3,7 +3,7 @@
 // written to the Conversation status. Authenticated by the sandbox's session key.
 import { Value } from 'typebox/value';
 import { ConversationKind, ExecutionStatus, UsageMetrics, type Conversation } from '../api/conversation.ts';
-import { Conflict, Forbidden, Invalid, Unauthorized, type ValidationIssue } from '../api/errors.ts';
+import { Conflict, Forbidden, Invalid, NotFound, Unauthorized, type ValidationIssue } from '../api/errors.ts';
 import type { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../api/event-sink.ts';
 import { parseEvent, type Event } from '../api/events/index.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
@@ -52,9 +52,12 @@ export async function ingestEvents(d: FacadeDeps, activity: ActivityRecorder, sb
   const items = parseItems(batch);
   const conv = await attachedConversation(d, sb, conversationId);
   if (!conv) {
-    // Nobody can read these any more; acknowledging lets the agent server drain and purge them.
+    const name = conversationName(conversationId);
+    // Unknown: refuse, so the agent server keeps them and retries (nothing is lost to a race).
+    if (!name || !d.db.wasDeleted(name)) throw new NotFound(`Conversation ${conversationId} not found`);
+    // Deleted for good: nobody can read these any more; acknowledging lets the agent server purge them.
     const last = Math.max(0, ...items.map((i) => i.seq));
-    d.log?.info({ conversation: conversationId, sandbox: sb.metadata.name, lastSeq: last }, 'events for a conversation that no longer exists: discarded');
+    d.log?.info({ conversation: name, sandbox: sb.metadata.name, lastSeq: last }, 'events for a deleted conversation: discarded');
     return { acknowledged_seq: last };
   }
   const result = d.db.events.ingest(conv.metadata.name, items);

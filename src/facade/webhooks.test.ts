@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../api/conversation.ts';
 import { ANNOTATION_LAST_ACTIVITY } from '../api/meta.ts';
 import { SandboxKind } from '../api/sandbox.ts';
-import { makeSandbox, messageEvent, NS, pauseEvent, setStartTask, startConversationId, startHarness, type Harness } from './test-support.ts';
+import { eventually, makeSandbox, messageEvent, NS, pauseEvent, setStartTask, startConversationId, startHarness, type Harness } from './test-support.ts';
 
 describe('event sink', () => {
   let h: Harness;
@@ -47,11 +47,14 @@ describe('event sink', () => {
     expect((await h.call('GET', `/api/v1/conversation/${id}/events/count`)).body).toBe(0);
   });
 
-  it('refuses events for a conversation of another sandbox, and drains events of a deleted one', async () => {
+  it('refuses events for a conversation of another sandbox or an unknown one, and drains those of a deleted one', async () => {
     await makeSandbox(h.store, h.alice.user, 'sb-2', 'RUNNING', { key: 'sk-2' });
     expect((await push([{ seq: 1, event: pauseEvent('x') }], { sandbox: 'sb-2', key: 'sk-2' })).status).toBe(403);
+    expect((await push([{ seq: 1, event: pauseEvent('x') }], { conv: 'ffffffffffffffffffffffffffffffff' })).status).toBe(404);
     await h.store.delete(ConversationKind, NS, id);
+    await eventually(() => h.db.wasDeleted(id), 'cleanup');
     expect((await push([{ seq: 4, event: pauseEvent('y') }, { seq: 5, event: pauseEvent('z') }])).body).toEqual({ acknowledged_seq: 5 });
+    expect(h.db.events.count(id, {})).toBe(0);
   });
 
   it('records activity on the Sandbox, at most once per 15 seconds', async () => {

@@ -120,13 +120,18 @@ export class AppDb {
       .run(conversationId, meta.title, meta.updatedAt);
   }
 
-  /** Everything the app keeps about a conversation that no longer exists. */
+  /** Everything the app keeps about a conversation that no longer exists; remembers that it existed. */
   purgeConversation(conversationId: string): void {
     this.db.transaction(() => {
       this.events.purge(conversationId);
       this.pending.purge(conversationId);
       this.db.prepare('DELETE FROM conversation_meta WHERE conversation_id = ?').run(conversationId);
+      this.db.prepare('INSERT OR IGNORE INTO deleted_conversations (conversation_id, deleted_at) VALUES (?, ?)').run(conversationId, this.#now());
     })();
+  }
+
+  wasDeleted(conversationId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM deleted_conversations WHERE conversation_id = ?').get(conversationId) !== undefined;
   }
 
   /** Conversation ids the app holds any data for. */

@@ -52,6 +52,14 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX pending_messages_conversation ON pending_messages (conversation_id, id);
   `,
+  // 1 → 2: conversations the app has forgotten, so late events for them can be told apart from
+  // events for a conversation it never knew (the first are drained, the second refused).
+  `
+  CREATE TABLE deleted_conversations (
+    conversation_id TEXT PRIMARY KEY,
+    deleted_at TEXT NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
