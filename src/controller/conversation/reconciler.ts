@@ -1,0 +1,232 @@
+// ConversationReconciler: drives the start task (the Conversation's status.startTask) through
+// WORKING → WAITING_FOR_SANDBOX → PREPARING_REPOSITORY → RUNNING_SETUP_SCRIPT → SETTING_UP_GIT_HOOKS
+// → SETTING_UP_SKILLS → STARTING_CONVERSATION → READY, or ERROR. One step per pass, each idempotent,
+// so a restarted controller resumes a half-done start. The facade owns status.executionStatus and
+// status.metrics (it hears them from the agent servers); this reconciler never touches them.
+import { isDeepStrictEqual } from 'node:util';
+import { ConditionType, Reason } from '../../api/conditions.ts';
+import { ConversationKind, START_TASK_STEPS, type Conversation, type ConversationStatus, type StartTaskStatus } from '../../api/conversation.ts';
+import { Conflict, isAgentyardError } from '../../api/errors.ts';
+import { API_VERSION, LABEL_OWNER, LABEL_SANDBOX } from '../../api/meta.ts';
+import { SandboxKind, type Sandbox } from '../../api/sandbox.ts';
+import type { LlmConfig } from '../../agent/types.ts';
+import { AgentServerClient } from '../../runtime/agent-server-client.ts';
+import type { ResourceStore } from '../../store/types.ts';
+import type { Logger } from '../../util/log.ts';
+import type { Clock } from '../clock.ts';
+import { setCondition } from '../conditions.ts';
+import { splitKey } from '../keys.ts';
+import type { LifecycleSettings } from '../lifecycle.ts';
+import type { Result } from '../queue.ts';
+import { readSessionKey } from '../sandbox/session-secret.ts';
+import { chooseSandbox, holdsCapacity } from './placement.ts';
+import { agentServerStartRequest, readConversationSecrets } from './start-request.ts';
+
+const WAIT_FOR_SANDBOX_MS = 1_000;
+
+export interface ConversationReconcilerDeps {
+  store: ResourceStore;
+  clock: Clock;
+  settings: LifecycleSettings;
+  llm?: LlmConfig;
+  log?: Logger;
+}
+
+class StartFailure extends Error {
+  readonly reason: string;
+  constructor(reason: string, detail: string) {
+    super(detail);
+    this.reason = reason;
+  }
+}
+
+export class ConversationReconciler {
+  readonly #d: ConversationReconcilerDeps;
+  /** Placements run one at a time, so two concurrent starts cannot both take the last slot. */
+  #placing: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: ConversationReconcilerDeps) {
+    this.#d = deps;
+  }
+
+  async reconcile(key: string): Promise<Result> {
+    const { namespace, name } = splitKey(key);
+    const conv = await this.#d.store.get(ConversationKind, namespace, name);
+    if (!conv || conv.metadata.deletionTimestamp) return {};
+    const step = conv.status?.startTask?.status ?? 'WORKING';
+    if (step === 'READY' || step === 'ERROR') return {};
+
+    const status: ConversationStatus = structuredClone(conv.status ?? {});
+    let result: Result = {};
+    try {
+      const next = await this.#advance(conv, step, status);
+      if (next.requeueAfterMs !== undefined) result = next;
+      if (next.step) this.#setStep(status, next.step, conv);
+    } catch (err) {
+      if (!(err instanceof StartFailure)) throw err; // transient: retried with backoff
+      this.#setStep(status, 'ERROR', conv, err.message, err.reason);
+    }
+    if (!status.startTask) this.#setStep(status, 'WORKING', conv);
+    if (!isDeepStrictEqual(status, conv.status)) await this.#writeStatus(conv, status);
+    return result;
+  }
+
+  async #advance(conv: Conversation, step: StartTaskStatus, status: ConversationStatus): Promise<{ step?: StartTaskStatus; requeueAfterMs?: number }> {
+    if (!status.sandboxName) {
+      status.sandboxName = await this.#serialised(() => this.#place(conv));
+      return { step: 'WAITING_FOR_SANDBOX' };
+    }
+    const sb = await this.#d.store.get(SandboxKind, conv.metadata.namespace ?? 'default', status.sandboxName);
+    if (!sb || sb.metadata.deletionTimestamp) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${status.sandboxName} no longer exists`);
+    if (sb.status?.phase === 'ERROR') throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${status.sandboxName} failed: ${sb.status.message ?? 'unknown error'}`);
+    if (sb.status?.phase !== 'RUNNING') {
+      return step === 'WAITING_FOR_SANDBOX' ? { requeueAfterMs: WAIT_FOR_SANDBOX_MS } : { requeueAfterMs: WAIT_FOR_SANDBOX_MS };
+    }
+    switch (step) {
+      case 'WORKING':
+      case 'WAITING_FOR_SANDBOX':
+        return { step: 'PREPARING_REPOSITORY' };
+      case 'PREPARING_REPOSITORY':
+        if (conv.spec.selectedRepository) {
+          throw new StartFailure(Reason.StartFailed, 'Cloning selected_repository is not implemented yet; start without it and clone in the conversation');
+        }
+        return { step: 'RUNNING_SETUP_SCRIPT' };
+      case 'RUNNING_SETUP_SCRIPT':
+        return { step: 'SETTING_UP_GIT_HOOKS' };
+      case 'SETTING_UP_GIT_HOOKS':
+        return { step: 'SETTING_UP_SKILLS' };
+      case 'SETTING_UP_SKILLS':
+        return { step: 'STARTING_CONVERSATION' };
+      case 'STARTING_CONVERSATION':
+        await this.#startOnAgentServer(conv, sb);
+        status.initialMessageDelivered = conv.spec.initialMessage !== undefined;
+        return { step: 'READY' };
+      default:
+        return {};
+    }
+  }
+
+  async #startOnAgentServer(conv: Conversation, sb: Sandbox): Promise<void> {
+    const namespace = conv.metadata.namespace ?? 'default';
+    const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
+    const secrets = await readConversationSecrets(this.#d.store, conv);
+    const client = new AgentServerClient(sb.status!.url!, sessionKey);
+    try {
+      await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm));
+    } catch (err) {
+      // 4xx from the agent server will not heal by retrying; anything else is retried.
+      if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {
+        throw new StartFailure(Reason.StartFailed, `The agent server refused the conversation: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  async #serialised<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#placing.then(fn, fn);
+    this.#placing = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Chooses (or creates) the sandbox, labels the conversation with it, and returns its name. */
+  async #place(conv: Conversation): Promise<string> {
+    const namespace = conv.metadata.namespace ?? 'default';
+    const owner = conv.spec.owner;
+    let sandboxName = conv.spec.sandboxName;
+    if (sandboxName) {
+      const sb = await this.#d.store.get(SandboxKind, namespace, sandboxName);
+      if (!sb || sb.metadata.deletionTimestamp) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${sandboxName} does not exist`);
+      if (owner && sb.spec.owner && sb.spec.owner !== owner) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${sandboxName} does not exist`);
+      if (sb.status?.phase !== 'RUNNING') {
+        throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${sandboxName} is ${sb.status?.phase ?? 'STARTING'}; an explicit sandbox_id must be RUNNING`);
+      }
+    } else {
+      sandboxName = await this.#chooseOrCreate(conv, namespace, owner);
+    }
+    if (conv.metadata.labels?.[LABEL_SANDBOX] !== sandboxName) {
+      await this.#d.store.update(ConversationKind, { ...conv, metadata: { ...conv.metadata, labels: { ...conv.metadata.labels, [LABEL_SANDBOX]: sandboxName } } });
+    }
+    return sandboxName;
+  }
+
+  async #chooseOrCreate(conv: Conversation, namespace: string, owner: string | undefined): Promise<string> {
+    const { items: sandboxes } = await this.#d.store.list(SandboxKind, namespace);
+    const mine = sandboxes.filter((sb) => (sb.spec.owner ?? '') === (owner ?? ''));
+    const { items: conversations } = await this.#d.store.list(ConversationKind, namespace);
+    const counts = new Map<string, number>();
+    for (const c of conversations) {
+      const placed = c.status?.sandboxName ?? c.metadata.labels?.[LABEL_SANDBOX];
+      if (placed) counts.set(placed, (counts.get(placed) ?? 0) + 1);
+    }
+    const chosen = chooseSandbox(conv.spec.sandboxGrouping ?? 'NO_GROUPING', mine, counts);
+    if (chosen) return chosen.metadata.name;
+
+    // A new sandbox, named after the conversation so that a retried pass finds the same one.
+    const name = conv.metadata.name;
+    if (sandboxes.some((sb) => sb.metadata.name === name)) return name;
+    const active = sandboxes.filter(holdsCapacity).length;
+    if (active >= this.#d.settings.capacity) {
+      throw new StartFailure(Reason.CapacityExceeded, `The installation's sandbox capacity (${this.#d.settings.capacity}) is reached; try again when a sandbox is paused or deleted`);
+    }
+    const sandbox: Sandbox = {
+      apiVersion: API_VERSION,
+      kind: 'Sandbox',
+      metadata: { name, namespace, labels: owner ? { [LABEL_OWNER]: owner } : {} },
+      spec: { ...(owner ? { owner } : {}), paused: false },
+    };
+    try {
+      await this.#d.store.create(SandboxKind, sandbox);
+    } catch (err) {
+      if (!(err instanceof Conflict)) throw err;
+    }
+    return name;
+  }
+
+  #setStep(status: ConversationStatus, step: StartTaskStatus, conv: Conversation, detail?: string, reason?: string): void {
+    const now = this.#d.clock.now().toISO()!;
+    status.startTask = { status: step, ...(detail ? { detail } : {}), updatedAt: now };
+    status.observedGeneration = conv.metadata.generation;
+    const done = step === 'READY';
+    const failed = step === 'ERROR';
+    status.conditions = setCondition(
+      status.conditions ?? [],
+      {
+        type: ConditionType.Ready,
+        status: done ? 'True' : 'False',
+        reason: done ? Reason.Ready : failed ? (reason ?? Reason.StartFailed) : step,
+        message: detail ?? (done ? 'The conversation is running on its sandbox' : `Start task: ${step}`),
+      },
+      now,
+      conv.metadata.generation,
+    );
+    if (status.sandboxName) {
+      status.conditions = setCondition(
+        status.conditions,
+        { type: ConditionType.Placed, status: 'True', reason: Reason.Placed, message: `Placed on sandbox ${status.sandboxName}` },
+        now,
+        conv.metadata.generation,
+      );
+    }
+  }
+
+  /** Writes only this reconciler's fields over the latest object, so the facade's fields survive. */
+  async #writeStatus(conv: Conversation, status: ConversationStatus): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const latest = attempt === 0 ? conv : await this.#d.store.get(ConversationKind, conv.metadata.namespace ?? 'default', conv.metadata.name);
+      if (!latest) return;
+      const merged: ConversationStatus = {
+        ...status,
+        ...(latest.status?.executionStatus ? { executionStatus: latest.status.executionStatus } : {}),
+        ...(latest.status?.metrics ? { metrics: latest.status.metrics } : {}),
+      };
+      try {
+        await this.#d.store.updateStatus(ConversationKind, { ...latest, status: merged });
+        return;
+      } catch (err) {
+        if (!(err instanceof Conflict) || attempt >= 5) throw err;
+      }
+    }
+  }
+}
+
+export { START_TASK_STEPS };

@@ -1,0 +1,40 @@
+// The agent server's StartConversationRequest for a Conversation resource.
+import type { Conversation } from '../../api/conversation.ts';
+import { SecretKind } from '../../api/secret.ts';
+import type { LlmConfig } from '../../agent/types.ts';
+import type { ResourceStore } from '../../store/types.ts';
+
+/** `0123abcd…` (32 hex, the resource name) → the dashed UUID form the agent server also accepts. */
+export function dashedUuid(hex: string): string {
+  if (!/^[0-9a-f]{32}$/.test(hex)) return hex;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Per-conversation secrets from the Secret named by spec.secretsRef. Values never leave this call's result. */
+export async function readConversationSecrets(store: ResourceStore, conv: Conversation): Promise<Record<string, string>> {
+  if (!conv.spec.secretsRef) return {};
+  const secret = await store.get(SecretKind, conv.metadata.namespace ?? 'default', conv.spec.secretsRef);
+  const out: Record<string, string> = {};
+  for (const [name, encoded] of Object.entries(secret?.data ?? {})) out[name] = Buffer.from(encoded, 'base64').toString('utf8');
+  return out;
+}
+
+export function agentServerStartRequest(conv: Conversation, secrets: Record<string, string>, llm: LlmConfig | undefined): Record<string, unknown> {
+  const { spec } = conv;
+  return {
+    conversation_id: dashedUuid(conv.metadata.name),
+    // Relative to the agent server's workspace: every conversation of a sandbox shares it.
+    workspace: { kind: 'LocalWorkspace', working_dir: '.' },
+    agent: {
+      kind: 'Agent',
+      llm: llm ? { model: llm.model, ...(llm.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm.apiKey ? { api_key: llm.apiKey } : {}) } : {},
+    },
+    ...(spec.initialMessage ? { initial_message: { ...spec.initialMessage, run: spec.initialMessage.run ?? true } } : {}),
+    ...(Object.keys(secrets).length ? { secrets } : {}),
+    ...(spec.plugins ? { plugins: spec.plugins } : {}),
+    ...(spec.title ? { tags: { title: spec.title } } : {}),
+    ...(spec.observability?.spanName ? { observability_span_name: spec.observability.spanName } : {}),
+    ...(spec.observability?.tags ? { observability_tags: spec.observability.tags } : {}),
+    ...(spec.observability?.metadata ? { observability_metadata: spec.observability.metadata } : {}),
+  };
+}

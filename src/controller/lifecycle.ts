@@ -1,0 +1,85 @@
+// Lifecycle deadlines as data (spec part 3 and part 8): the idle pause, the 12-hour session cap and
+// the deletion of long-paused sandboxes. Pure functions; the reconciler turns the nearest deadline
+// into requeueAfterMs.
+import { DateTime } from 'luxon';
+import { ANNOTATION_LAST_ACTIVITY } from '../api/meta.ts';
+import type { Sandbox } from '../api/sandbox.ts';
+
+/** Fixed by the spec: a running session is force-paused after 12 hours. Not configurable. */
+export const SESSION_CAP_MS = 12 * 60 * 60 * 1000;
+
+export interface LifecycleSettings {
+  /** Idle Time: no agent or user activity this long pauses the sandbox. */
+  idleTimeMs: number;
+  /** Deletion Time: paused this long, the sandbox and its conversations are deleted permanently. */
+  deletionTimeMs: number;
+  /** Sandboxes that may be STARTING or RUNNING at once (spec part 8 rule 2). */
+  capacity: number;
+}
+
+export const DEFAULT_LIFECYCLE: LifecycleSettings = {
+  idleTimeMs: 30 * 60 * 1000,
+  deletionTimeMs: 7 * 24 * 60 * 60 * 1000,
+  capacity: 20,
+};
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, integer = false): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
+  }
+  return value;
+}
+
+/** Deployment-wide settings from AGENTYARD_IDLE_TIME_SECONDS, AGENTYARD_DELETION_TIME_SECONDS, AGENTYARD_SANDBOX_CAPACITY. */
+export function loadLifecycleSettings(env: NodeJS.ProcessEnv = process.env): LifecycleSettings {
+  return {
+    idleTimeMs: positiveNumber(env, 'AGENTYARD_IDLE_TIME_SECONDS', DEFAULT_LIFECYCLE.idleTimeMs / 1000) * 1000,
+    deletionTimeMs: positiveNumber(env, 'AGENTYARD_DELETION_TIME_SECONDS', DEFAULT_LIFECYCLE.deletionTimeMs / 1000) * 1000,
+    capacity: positiveNumber(env, 'AGENTYARD_SANDBOX_CAPACITY', DEFAULT_LIFECYCLE.capacity, true),
+  };
+}
+
+function parse(iso: string | undefined): DateTime | undefined {
+  if (!iso) return undefined;
+  const t = DateTime.fromISO(iso, { zone: 'utc' });
+  return t.isValid ? t : undefined;
+}
+
+/** The last agent or user activity: the facade's coalesced annotation, never earlier than the session start. */
+export function lastActivity(sb: Sandbox): DateTime | undefined {
+  const annotated = parse(sb.metadata.annotations?.[ANNOTATION_LAST_ACTIVITY]);
+  const session = parse(sb.status?.sessionStartTime);
+  if (annotated && session) return annotated > session ? annotated : session;
+  return annotated ?? session;
+}
+
+export type LifecycleDecision =
+  | { action: 'none'; requeueAfterMs?: number }
+  | { action: 'pause'; reason: 'IdleTimeout' | 'SessionCap' }
+  | { action: 'delete' };
+
+/** What the lifecycle rules demand of a sandbox now, and when to look again. */
+export function decideLifecycle(sb: Sandbox, now: DateTime, settings: LifecycleSettings): LifecycleDecision {
+  const phase = sb.status?.phase;
+  if (phase === 'RUNNING' && !sb.spec.paused) {
+    const session = parse(sb.status?.sessionStartTime);
+    const activity = lastActivity(sb);
+    const capAt = session?.plus({ milliseconds: SESSION_CAP_MS });
+    const idleAt = activity?.plus({ milliseconds: settings.idleTimeMs });
+    if (capAt && now >= capAt) return { action: 'pause', reason: 'SessionCap' };
+    if (idleAt && now >= idleAt) return { action: 'pause', reason: 'IdleTimeout' };
+    const next = [capAt, idleAt].filter((t): t is DateTime => t !== undefined).map((t) => t.diff(now).as('milliseconds'));
+    return next.length ? { action: 'none', requeueAfterMs: Math.max(0, Math.min(...next)) } : { action: 'none' };
+  }
+  if (phase === 'PAUSED' && sb.spec.paused) {
+    const pausedAt = parse(sb.status?.pausedAt);
+    if (!pausedAt) return { action: 'none' };
+    const deleteAt = pausedAt.plus({ milliseconds: settings.deletionTimeMs });
+    if (now >= deleteAt) return { action: 'delete' };
+    return { action: 'none', requeueAfterMs: deleteAt.diff(now).as('milliseconds') };
+  }
+  return { action: 'none' };
+}

@@ -1,0 +1,129 @@
+// Runs reconcilers over a ResourceStore the way controller-runtime does: list+watch each kind into
+// a work queue of `namespace/name` keys, map related objects onto each other, and let workers
+// reconcile. After a restart everything is recomputed from the store and the runtime.
+import { ConversationKind, type Conversation } from '../api/conversation.ts';
+import { Gone } from '../api/errors.ts';
+import { LABEL_SANDBOX, type KubeObject, type ResourceKind } from '../api/meta.ts';
+import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
+import type { ResourceStore } from '../store/types.ts';
+import type { Logger } from '../util/log.ts';
+import { objectKey } from './keys.ts';
+import { WorkQueue, type Reconcile } from './queue.ts';
+
+export interface ControllerSpec<T extends KubeObject> {
+  name: string;
+  kind: ResourceKind<T>;
+  reconcile: Reconcile;
+  /** Sees every change of the primary kind before it is queued (for indexes). */
+  observe?: (obj: T, deleted: boolean) => void;
+  /** Other kinds whose changes enqueue keys of this controller. */
+  watches?: { kind: ResourceKind; map: (obj: KubeObject) => string[] }[];
+  workers?: number;
+}
+
+const RELIST_BACKOFF_MS = 1_000;
+
+export class Controller {
+  readonly #store: ResourceStore;
+  readonly #namespace: string | undefined;
+  readonly #log: Logger | undefined;
+  readonly #specs: ControllerSpec<KubeObject>[] = [];
+  readonly #queues = new Map<string, WorkQueue>();
+  readonly #abort = new AbortController();
+  readonly #running: Promise<void>[] = [];
+
+  constructor(opts: { store: ResourceStore; namespace?: string; log?: Logger }) {
+    this.#store = opts.store;
+    this.#namespace = opts.namespace;
+    this.#log = opts.log;
+  }
+
+  register<T extends KubeObject>(spec: ControllerSpec<T>): this {
+    this.#specs.push(spec as unknown as ControllerSpec<KubeObject>);
+    return this;
+  }
+
+  queue(name: string): WorkQueue | undefined {
+    return this.#queues.get(name);
+  }
+
+  async start(): Promise<void> {
+    type Handler = (obj: KubeObject, deleted: boolean) => void;
+    const feeds = new Map<ResourceKind, Handler[]>();
+    const feed = (kind: ResourceKind, fn: Handler) => feeds.set(kind, [...(feeds.get(kind) ?? []), fn]);
+    for (const spec of this.#specs) {
+      const queue = new WorkQueue({
+        onError: (key, err, terminal) => this.#log?.warn({ controller: spec.name, key, err, terminal }, 'reconcile failed'),
+      });
+      this.#queues.set(spec.name, queue);
+      feed(spec.kind, (obj, deleted) => {
+        spec.observe?.(obj, deleted);
+        queue.add(objectKey(obj.metadata.namespace, obj.metadata.name));
+      });
+      for (const w of spec.watches ?? []) feed(w.kind, (obj) => w.map(obj).forEach((k) => queue.add(k)));
+      for (let i = 0; i < (spec.workers ?? 2); i++) this.#running.push(queue.work(spec.reconcile));
+    }
+    const synced: Promise<void>[] = [];
+    for (const [kind, handlers] of feeds) {
+      let markSynced!: () => void;
+      synced.push(new Promise<void>((r) => (markSynced = r)));
+      this.#running.push(this.#informer(kind, (obj, deleted) => handlers.forEach((h) => h(obj, deleted)), markSynced));
+    }
+    await Promise.all(synced);
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    for (const q of this.#queues.values()) q.shutdown();
+    await Promise.allSettled(this.#running);
+  }
+
+  /** List, then watch from the list's resourceVersion; relist on Gone or a broken watch. */
+  async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean) => void, synced: () => void): Promise<void> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      try {
+        const list = await this.#store.list(kind, this.#namespace);
+        for (const item of list.items) onChange(item, false);
+        synced();
+        for await (const event of this.#store.watch(kind, this.#namespace, { resourceVersion: list.resourceVersion, signal })) {
+          onChange(event.object, event.type === 'DELETED');
+        }
+      } catch (err) {
+        if (signal.aborted) return;
+        if (!(err instanceof Gone)) this.#log?.warn({ kind: kind.kind, err }, 'watch failed; relisting');
+        await new Promise((r) => setTimeout(r, RELIST_BACKOFF_MS));
+      }
+    }
+  }
+}
+
+/** A Conversation change wakes its Sandbox (conversation count). */
+export function sandboxKeysOfConversation(obj: KubeObject): string[] {
+  const conv = obj as Conversation;
+  const name = conv.status?.sandboxName ?? conv.metadata.labels?.[LABEL_SANDBOX];
+  return name ? [objectKey(conv.metadata.namespace, name)] : [];
+}
+
+/** Which conversations sit on which sandbox, so a Sandbox change can wake its waiting starts. */
+export class PlacementIndex {
+  readonly #bySandbox = new Map<string, Set<string>>();
+  readonly #byConversation = new Map<string, string>();
+
+  observe(obj: KubeObject, deleted: boolean): void {
+    const convKey = objectKey(obj.metadata.namespace, obj.metadata.name);
+    const previous = this.#byConversation.get(convKey);
+    if (previous) this.#bySandbox.get(previous)?.delete(convKey);
+    this.#byConversation.delete(convKey);
+    const [sandboxKey] = deleted ? [] : sandboxKeysOfConversation(obj);
+    if (!sandboxKey) return;
+    this.#byConversation.set(convKey, sandboxKey);
+    this.#bySandbox.set(sandboxKey, (this.#bySandbox.get(sandboxKey) ?? new Set()).add(convKey));
+  }
+
+  conversationsOf(sb: KubeObject): string[] {
+    return [...(this.#bySandbox.get(objectKey(sb.metadata.namespace, sb.metadata.name)) ?? [])];
+  }
+}
+
+export { ConversationKind, SandboxKind, type Sandbox };

@@ -1,0 +1,213 @@
+// SandboxReconciler: turns a Sandbox into a running (or paused) agent server through the runtime,
+// and enforces the lifecycle of spec part 3: idle pause, 12-hour session cap, deletion of
+// long-paused sandboxes. Level-triggered: every pass recomputes from the resource and the runtime.
+import { isDeepStrictEqual } from 'node:util';
+import { ConditionType, Reason } from '../../api/conditions.ts';
+import { ConversationKind } from '../../api/conversation.ts';
+import { NotFound } from '../../api/errors.ts';
+import { FINALIZER_RUNTIME, GROUP, LABEL_SANDBOX } from '../../api/meta.ts';
+import { SandboxKind, type Sandbox, type SandboxStatus } from '../../api/sandbox.ts';
+import type { RuntimeState, SandboxRuntime } from '../../runtime/types.ts';
+import type { ResourceStore } from '../../store/types.ts';
+import type { Logger } from '../../util/log.ts';
+import type { Clock } from '../clock.ts';
+import { setCondition } from '../conditions.ts';
+import { splitKey } from '../keys.ts';
+import { decideLifecycle, lastActivity, type LifecycleSettings } from '../lifecycle.ts';
+import type { Result } from '../queue.ts';
+import { ensureSessionKey } from './session-secret.ts';
+
+/** Set by the controller when it pauses a sandbox itself; cleared on resume. */
+export const ANNOTATION_PAUSE_REASON = `${GROUP}/pause-reason`;
+
+/** How often to look at a sandbox whose agent server is still booting. */
+const STARTING_POLL_MS = 500;
+
+export interface SandboxReconcilerDeps {
+  store: ResourceStore;
+  runtime: SandboxRuntime;
+  clock: Clock;
+  settings: LifecycleSettings;
+  log?: Logger;
+}
+
+export class SandboxReconciler {
+  readonly #d: SandboxReconcilerDeps;
+
+  constructor(deps: SandboxReconcilerDeps) {
+    this.#d = deps;
+  }
+
+  async reconcile(key: string): Promise<Result> {
+    const { namespace, name } = splitKey(key);
+    let sb = await this.#d.store.get(SandboxKind, namespace, name);
+    if (!sb) return {};
+    if (sb.metadata.deletionTimestamp) return this.#finalize(sb);
+    if (!sb.metadata.finalizers?.includes(FINALIZER_RUNTIME)) {
+      sb = await this.#d.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, finalizers: [...(sb.metadata.finalizers ?? []), FINALIZER_RUNTIME] } });
+    }
+
+    const now = this.#d.clock.now();
+    const decision = decideLifecycle(sb, now, this.#d.settings);
+    if (decision.action === 'delete') return this.#deletePermanently(sb);
+    if (decision.action === 'pause') {
+      // A spec write: the sandbox is now wanted paused, and only an explicit resume wakes it.
+      const annotations = { ...sb.metadata.annotations, [ANNOTATION_PAUSE_REASON]: decision.reason };
+      await this.#d.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, annotations }, spec: { ...sb.spec, paused: true } });
+      this.#d.log?.info({ sandbox: name, reason: decision.reason }, 'pausing sandbox');
+      return {};
+    }
+    if (!sb.spec.paused && sb.metadata.annotations?.[ANNOTATION_PAUSE_REASON]) {
+      const { [ANNOTATION_PAUSE_REASON]: _dropped, ...annotations } = sb.metadata.annotations;
+      sb = await this.#d.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, annotations } });
+    }
+
+    const status: SandboxStatus = structuredClone(sb.status ?? {});
+    const nowIso = now.toISO()!;
+    let requeueAfterMs: number | undefined;
+    if (status.phase !== 'ERROR') {
+      const state = sb.spec.paused ? await this.#d.runtime.pause(sb) : await this.#converge(sb, status);
+      applyRuntimeState(status, state, sb, nowIso);
+      if (status.phase === 'STARTING') requeueAfterMs = STARTING_POLL_MS;
+    }
+
+    status.conversationCount = await this.#conversationCount(sb);
+    const activity = lastActivity({ ...sb, status });
+    if (activity) status.lastActivityTime = activity.toISO()!;
+    status.observedGeneration = sb.metadata.generation;
+    status.conditions = computeConditions(status, nowIso, sb.metadata.generation);
+    if (!isDeepStrictEqual(status, sb.status)) {
+      sb = await this.#d.store.updateStatus(SandboxKind, { ...sb, status });
+    }
+    const next = decideLifecycle(sb, now, this.#d.settings);
+    const deadline = next.action === 'none' ? next.requeueAfterMs : 0;
+    return { requeueAfterMs: minDefined(requeueAfterMs, deadline) };
+  }
+
+  async #converge(sb: Sandbox, status: SandboxStatus): Promise<RuntimeState> {
+    const observed = await this.#d.runtime.observe(sb);
+    if (observed.phase === 'absent' && status.phase === 'RUNNING') {
+      return { phase: 'failed', reason: Reason.RuntimeMissing, message: 'The sandbox runtime disappeared while it was running' };
+    }
+    if (observed.phase === 'absent' || observed.phase === 'paused') {
+      const sessionKey = await ensureSessionKey(this.#d.store, sb);
+      return this.#d.runtime.start(sb, { sessionKey });
+    }
+    return observed;
+  }
+
+  async #conversationCount(sb: Sandbox): Promise<number> {
+    const { items } = await this.#d.store.list(ConversationKind, sb.metadata.namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
+    return items.filter((c) => !c.metadata.deletionTimestamp).length;
+  }
+
+  async #finalize(sb: Sandbox): Promise<Result> {
+    await this.#d.runtime.delete(sb);
+    if (sb.metadata.finalizers?.includes(FINALIZER_RUNTIME)) {
+      const finalizers = sb.metadata.finalizers.filter((f) => f !== FINALIZER_RUNTIME);
+      try {
+        await this.#d.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, finalizers } });
+      } catch (err) {
+        if (!(err instanceof NotFound)) throw err;
+      }
+    }
+    return {};
+  }
+
+  /** Deletion Time elapsed: the conversations and their storage go, permanently (spec part 3). */
+  async #deletePermanently(sb: Sandbox): Promise<Result> {
+    const namespace = sb.metadata.namespace ?? 'default';
+    const { items } = await this.#d.store.list(ConversationKind, namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
+    for (const conv of items) await ignoreNotFound(this.#d.store.delete(ConversationKind, namespace, conv.metadata.name));
+    await ignoreNotFound(this.#d.store.delete(SandboxKind, namespace, sb.metadata.name));
+    this.#d.log?.info({ sandbox: sb.metadata.name, conversations: items.length }, 'deleted after Deletion Time');
+    return {};
+  }
+}
+
+function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandbox, now: string): void {
+  switch (state.phase) {
+    case 'paused':
+    case 'absent':
+      if (sb.spec.paused) {
+        if (status.phase !== 'PAUSED') {
+          status.pausedAt = now;
+          status.pauseReason = sb.metadata.annotations?.[ANNOTATION_PAUSE_REASON] ?? Reason.UserRequest;
+        }
+        status.phase = 'PAUSED';
+      } else {
+        status.phase = 'STARTING';
+      }
+      delete status.url;
+      break;
+    case 'starting':
+      status.phase = 'STARTING';
+      status.runtimeId = state.runtimeId;
+      delete status.url;
+      if (state.message) status.message = state.message;
+      break;
+    case 'running':
+      if (status.phase !== 'RUNNING') status.sessionStartTime = now; // a resume opens a new 12-hour window
+      status.phase = 'RUNNING';
+      status.runtimeId = state.runtimeId;
+      status.url = state.url;
+      delete status.pausedAt;
+      delete status.pauseReason;
+      delete status.message;
+      break;
+    case 'failed':
+      status.phase = 'ERROR';
+      status.message = state.message;
+      status.pauseReason = undefined;
+      delete status.pauseReason;
+      delete status.url;
+      status.conditions = setCondition(status.conditions ?? [], { type: ConditionType.Ready, status: 'False', reason: state.reason, message: state.message }, now);
+      break;
+  }
+}
+
+function computeConditions(status: SandboxStatus, now: string, generation: number | undefined) {
+  let conditions = status.conditions ?? [];
+  const phase = status.phase;
+  if (phase !== 'ERROR') {
+    const ready = phase === 'RUNNING';
+    conditions = setCondition(
+      conditions,
+      {
+        type: ConditionType.Ready,
+        status: ready ? 'True' : 'False',
+        reason: ready ? Reason.Running : phase === 'PAUSED' ? (status.pauseReason ?? Reason.UserRequest) : Reason.Starting,
+        message: ready ? `Agent server at ${status.url}` : phase === 'PAUSED' ? 'Compute released; workspace kept' : 'Agent server is starting',
+      },
+      now,
+      generation,
+    );
+  } else {
+    conditions = conditions.map((c) => (c.type === ConditionType.Ready ? { ...c, observedGeneration: generation } : c)) as typeof conditions;
+  }
+  const paused = phase === 'PAUSED';
+  return setCondition(
+    conditions,
+    {
+      type: ConditionType.Paused,
+      status: paused ? 'True' : 'False',
+      reason: paused ? (status.pauseReason ?? Reason.UserRequest) : Reason.Running,
+      message: paused ? `Paused: ${status.pauseReason ?? Reason.UserRequest}` : 'Not paused',
+    },
+    now,
+    generation,
+  );
+}
+
+function minDefined(...values: (number | undefined)[]): number | undefined {
+  const defined = values.filter((v): v is number => v !== undefined);
+  return defined.length ? Math.min(...defined) : undefined;
+}
+
+async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!(err instanceof NotFound)) throw err;
+  }
+}

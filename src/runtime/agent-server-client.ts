@@ -1,0 +1,90 @@
+// A small client for the agent server API, used by the controller (start conversations) and by
+// anything else that must reach an agent server. HTTP failures become AgentyardError classes.
+import { BadGateway, Conflict, Invalid, NotFound, Unavailable, type ValidationIssue } from '../api/errors.ts';
+
+export interface AgentServerClientOptions {
+  timeoutMs?: number;
+}
+
+export class AgentServerClient {
+  readonly #baseUrl: string;
+  readonly #sessionKey: string | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(baseUrl: string, sessionKey: string | undefined, opts: AgentServerClientOptions = {}) {
+    this.#baseUrl = baseUrl.replace(/\/+$/, '');
+    this.#sessionKey = sessionKey;
+    this.#timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      const res = await fetch(`${this.#baseUrl}/health`, { signal: AbortSignal.timeout(Math.min(this.#timeoutMs, 5_000)) });
+      await res.body?.cancel();
+      return res.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /** POST /api/conversations; idempotent on conversation_id (200 when it already exists). */
+  async createConversation(request: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return (await this.#json('POST', '/api/conversations', request)) as Record<string, unknown>;
+  }
+
+  async getConversation(id: string): Promise<Record<string, unknown> | undefined> {
+    try {
+      return (await this.#json('GET', `/api/conversations/${encodeURIComponent(id)}`)) as Record<string, unknown>;
+    } catch (err) {
+      if (err instanceof NotFound) return undefined;
+      throw err;
+    }
+  }
+
+  async sendMessage(id: string, message: { role: 'user'; content: unknown[]; run?: boolean }): Promise<void> {
+    await this.#json('POST', `/api/conversations/${encodeURIComponent(id)}/events`, message);
+  }
+
+  async deleteConversation(id: string): Promise<void> {
+    await this.#json('DELETE', `/api/conversations/${encodeURIComponent(id)}`);
+  }
+
+  async request(method: string, path: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Response> {
+    const url = new URL(this.#baseUrl + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
+    const headers: Record<string, string> = {};
+    if (this.#sessionKey) headers['x-session-api-key'] = this.#sessionKey;
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      return await fetch(url, {
+        method,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (err) {
+      throw new Unavailable(`The agent server at ${this.#baseUrl} could not be reached`, { cause: err });
+    }
+  }
+
+  async #json(method: string, path: string, body?: unknown): Promise<unknown> {
+    const res = await this.request(method, path, body === undefined ? {} : { body });
+    const text = await res.text();
+    const parsed = text === '' ? undefined : safeJson(text);
+    if (res.ok) return parsed;
+    const detail = (parsed as { detail?: unknown } | undefined)?.detail;
+    if (res.status === 404) throw new NotFound(typeof detail === 'string' ? detail : `Not found on the agent server: ${path}`);
+    if (res.status === 409) throw new Conflict(typeof detail === 'string' ? detail : 'The agent server reported a conflict');
+    if (res.status === 422 && Array.isArray(detail)) throw new Invalid(detail as ValidationIssue[]);
+    if (res.status === 503) throw new Unavailable('The agent server is not ready');
+    throw new BadGateway(`The agent server answered ${res.status} to ${method} ${path}`);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
