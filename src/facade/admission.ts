@@ -6,7 +6,7 @@ import { TooManyRequests } from '../api/errors.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { SandboxGrouping } from '../api/conversation.ts';
 import type { FacadeDeps } from './deps.ts';
-import { isOwnedBy } from './resources.ts';
+import { isOwnedBy, sandboxNameOf } from './resources.ts';
 
 /** Holds, or will soon hold, compute: not deleting, not asked to pause, not failed. */
 function isActive(sb: Sandbox): boolean {
@@ -15,16 +15,20 @@ function isActive(sb: Sandbox): boolean {
   return phase !== 'ERROR' && phase !== 'MISSING';
 }
 
-/** A NO_GROUPING conversation not yet placed will get a sandbox of its own. */
-function awaitsNewSandbox(c: Conversation): boolean {
-  if (c.metadata.deletionTimestamp || c.status?.sandboxName || c.spec.sandboxName) return false;
+/**
+ * A NO_GROUPING conversation not yet placed will get a sandbox of its own (which the controller
+ * names after it: once that exists, it is counted as a sandbox instead).
+ */
+function awaitsNewSandbox(c: Conversation, sandboxNames: ReadonlySet<string>): boolean {
+  if (c.metadata.deletionTimestamp || sandboxNameOf(c) !== undefined || sandboxNames.has(c.metadata.name)) return false;
   const task = c.status?.startTask?.status;
   return task !== 'ERROR' && task !== 'READY' && (c.spec.sandboxGrouping ?? 'NO_GROUPING') === 'NO_GROUPING';
 }
 
 export async function activeSandboxCount(d: FacadeDeps): Promise<number> {
   const [sandboxes, conversations] = await Promise.all([d.store.list(SandboxKind, d.namespace), d.store.list(ConversationKind, d.namespace)]);
-  return sandboxes.items.filter(isActive).length + conversations.items.filter(awaitsNewSandbox).length;
+  const names = new Set(sandboxes.items.map((s) => s.metadata.name));
+  return sandboxes.items.filter(isActive).length + conversations.items.filter((c) => awaitsNewSandbox(c, names)).length;
 }
 
 /** Throws TooManyRequests when one more active sandbox would exceed the capacity. */

@@ -18,6 +18,13 @@ import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 
 export const API_PREFIX = '/api/v1';
 
+/** Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. */
+function healthRoutes(): Router {
+  return new Router().get('/health', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+}
+
 export function createFacade(deps: FacadeDeps): Facade {
   const d = { ...deps, log: deps.log ?? createLogger('facade') };
   return { d, activity: new ActivityRecorder(d) };
@@ -39,5 +46,6 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   }
   app.use(api.routes());
   app.use(api.allowedMethods());
+  app.use(healthRoutes().routes());
   return app;
 }

@@ -81,8 +81,8 @@ export class PendingDelivery {
       const name = sandboxNameOf(conv);
       const sb = name ? await d.store.get(SandboxKind, d.namespace, name) : undefined;
       const status = conversationSandboxStatus(conv, sb);
-      if (status === 'ERROR' || status === 'MISSING') {
-        d.log?.warn({ conversation: id, dropped: d.db.pending.count(id), sandboxStatus: status }, 'conversation became read-only; dropping its queued messages');
+      if (status === 'ERROR' || status === 'MISSING' || conv.status?.startTask?.status === 'ERROR') {
+        d.log?.warn({ conversation: id, dropped: d.db.pending.count(id), sandboxStatus: status }, 'conversation became read-only or failed to start; dropping its queued messages');
         d.db.pending.purge(id);
         return;
       }

@@ -100,6 +100,13 @@ describe('send-message', () => {
     expect((await h.call('GET', `/api/v1/conversation/${id}/events/search`)).status).toBe(200);
   });
 
+  it('refuses messages to a conversation whose start failed', async () => {
+    await setStartTask(h.store, id, 'ERROR', 'sb-1');
+    const r = await send('x');
+    expect(r.status).toBe(409);
+    expect(r.body.detail).toMatch(/failed to start/);
+  });
+
   it('answers 404 for unknown and foreign conversations and 429 past the queue limit', async () => {
     expect((await h.call('POST', `/api/v1/app-conversations/${id}/send-message`, { key: h.bob.key, body: text('x') })).status).toBe(404);
     expect((await h.call('POST', '/api/v1/app-conversations/ffffffffffffffffffffffffffffffff/send-message', { body: text('x') })).status).toBe(404);

@@ -56,6 +56,9 @@ export async function sendMessage(
   const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
   const status = conversationSandboxStatus(conv, sb);
   assertWritable(conv.metadata.name, status);
+  if (conv.status?.startTask?.status === 'ERROR') {
+    throw new Conflict(`Conversation ${conv.metadata.name} failed to start (${conv.status.startTask.detail ?? 'no detail'}) and cannot take messages`);
+  }
   const message: AgentMessage = { role: 'user', content: req.content, run: req.run ?? true };
   if (sandboxName) await activity.record(sandboxName);
 

@@ -3,7 +3,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
 import { Conflict } from '../api/errors.ts';
-import { LABEL_OWNER, type KubeObject, type ResourceKind } from '../api/meta.ts';
+import { LABEL_OWNER, LABEL_SANDBOX, type KubeObject, type ResourceKind } from '../api/meta.ts';
 import { SandboxKind, type Sandbox, type SandboxPhase } from '../api/sandbox.ts';
 import { SecretKind } from '../api/secret.ts';
 import type { FacadeDeps } from './deps.ts';
@@ -41,9 +41,12 @@ export async function listOwned<T extends KubeObject>(d: FacadeDeps, kind: Resou
   return (await d.store.list(kind, d.namespace, { labelSelector: selector })).items;
 }
 
-/** The sandbox a conversation was placed on (or asked for); undefined while not yet placed. */
+/**
+ * The sandbox a conversation was placed on (or asked for); undefined while not yet placed. The
+ * controller labels the Conversation when it places it, before status.sandboxName is written.
+ */
 export function sandboxNameOf(conv: Conversation): string | undefined {
-  return conv.status?.sandboxName ?? conv.spec.sandboxName;
+  return conv.status?.sandboxName ?? conv.metadata.labels?.[LABEL_SANDBOX] ?? conv.spec.sandboxName;
 }
 
 /** The status a client sees for a sandbox object (or its absence). */

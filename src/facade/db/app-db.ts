@@ -72,10 +72,16 @@ export class AppDb {
   /** Issues a new key. The plaintext is returned once; only its hash is kept. */
   createApiKey(userId: string): string {
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+    this.addApiKey(userId, key);
+    return key;
+  }
+
+  /** Registers a key chosen by the operator (AGENTYARD_API_KEY); idempotent. Only its hash is kept. */
+  addApiKey(userId: string, key: string): void {
+    if (this.findUserByApiKey(key)) return;
     this.db
       .prepare('INSERT INTO api_keys (hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?)')
       .run(hashKey(key), key.slice(0, DISPLAY_PREFIX_LENGTH), userId, this.#now());
-    return key;
   }
 
   listApiKeys(userId: string): ApiKeyInfo[] {
