@@ -52,9 +52,11 @@ describe('send-message', () => {
     expect(bad.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual(expect.arrayContaining([['body', 'role'], ['body', 'content']]));
   });
 
-  it('maps agent server failures to 502', async () => {
+  it('maps agent server failures to 502 and an unreachable one to 503', async () => {
     agent.failWith = 500;
     expect((await send('x')).status).toBe(502);
+    await agent.close();
+    expect((await send('x')).status).toBe(503);
   });
 
   it('resumes a paused sandbox, queues, and delivers in order once it runs', async () => {
