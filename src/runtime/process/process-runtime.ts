@@ -3,6 +3,7 @@
 // Children run detached in their own process group and are recorded in runtime.json, so a crashed
 // or restarted `agentyard up` finds them again instead of forgetting them.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -84,6 +85,8 @@ export class ProcessRuntime implements SandboxRuntime {
         HOME: process.env.HOME ?? dir,
         ...this.#o.env,
         OH_SESSION_API_KEYS_0: opts.sessionKey,
+        // Seals the conversation secrets the agent server persists; derived so it survives restarts.
+        OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${opts.sessionKey}`).digest('hex'),
         ...(this.#o.sinkBaseUrl ? { [SINK_ENV.url]: `${this.#o.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${name}`, [SINK_ENV.key]: opts.sessionKey } : {}),
       },
     });
@@ -132,12 +135,23 @@ export class ProcessRuntime implements SandboxRuntime {
   }
 
   #listeningUrl(name: string): string | undefined {
+    let text: string;
     try {
-      const first = readFileSync(join(this.dirOf(name), 'agent-server.out'), 'utf8').split('\n')[0];
-      return first ? (JSON.parse(first) as { listening?: string }).listening : undefined;
+      text = readFileSync(join(this.dirOf(name), 'agent-server.out'), 'utf8');
     } catch {
       return undefined;
     }
+    // The agent server also logs to stdout; its `{"listening": url}` line is the one we need.
+    for (const line of text.split('\n')) {
+      if (!line.includes('"listening"')) continue;
+      try {
+        const url = (JSON.parse(line) as { listening?: unknown }).listening;
+        if (typeof url === 'string') return url;
+      } catch {
+        // a partial line: not written completely yet
+      }
+    }
+    return undefined;
   }
 
   #read(name: string): RuntimeRecord {

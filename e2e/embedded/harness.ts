@@ -1,0 +1,94 @@
+// Starts `agentyard up` as a real child process and talks to it over HTTP only.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const repoRoot = join(import.meta.dirname, '..', '..');
+
+export interface RunningService {
+  url: string;
+  apiKey: string;
+  dataDir: string;
+  process: ChildProcess;
+  output: string[];
+  api<T = unknown>(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: T; headers: Headers }>;
+  /** SIGTERM and wait; `kill -9` semantics with `signal: 'SIGKILL'`. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  port?: number;
+}
+
+export async function startService(opts: StartOptions = {}): Promise<RunningService> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'agentyard-e2e-'));
+  const child = spawn(process.execPath, [join(repoRoot, 'src/cli/main.ts'), 'up', '--port', String(opts.port ?? 0), '--data-dir', dataDir], {
+    cwd: repoRoot,
+    env: { ...process.env, AGENTYARD_LOG_LEVEL: 'info', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const lines = createInterface({ input: child.stdout! });
+  const ready = new Promise<{ url: string; apiKey: string }>((resolve, reject) => {
+    let url: string | undefined;
+    let apiKey: string | undefined;
+    lines.on('line', (line) => {
+      output.push(line);
+      url ??= /agentyard is up at (\S+)/.exec(line)?.[1];
+      apiKey ??= /API key: (\S+)/.exec(line)?.[1];
+      if (url && apiKey) resolve({ url, apiKey });
+    });
+    child.once('exit', (code) => reject(new Error(`agentyard up exited with ${code}:\n${output.join('')}`)));
+  });
+  const { url, apiKey } = await ready;
+
+  const api: RunningService['api'] = async (method, path, body, key = apiKey) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed as never, headers: res.headers };
+  };
+
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    await exited;
+  };
+
+  return { url, apiKey, dataDir, process: child, output, api, stop };
+}
+
+export function removeDataDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Polls `probe` until it returns a value (not undefined). Fails with the last value seen. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 60_000, intervalMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,93 @@
+// `agentyard up`: the whole service on one machine. API facade + controller in this process,
+// resources in SQLite, every sandbox an agent-server child process.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { SandboxKind } from '../api/sandbox.ts';
+import { systemClock } from '../controller/clock.ts';
+import { createController } from '../controller/embedded.ts';
+import { loadLifecycleSettings } from '../controller/lifecycle.ts';
+import { AppDb, startApiServer } from '../facade/index.ts';
+import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
+import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { createLogger } from '../util/log.ts';
+
+const NAMESPACE = 'default';
+const ADMIN_USER_ID = 'admin';
+
+/** The admin key: AGENTYARD_API_KEY, else the one stored in the data dir, else a new one stored there. */
+function adminApiKey(dataDir: string, env: NodeJS.ProcessEnv): string {
+  if (env.AGENTYARD_API_KEY) return env.AGENTYARD_API_KEY;
+  const file = join(dataDir, 'api-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const key = `ay_${randomBytes(24).toString('base64url')}`;
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+function modelEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'AGENTYARD_LOG_LEVEL']) {
+    const value = env[name];
+    if (value) out[name] = value;
+  }
+  return out;
+}
+
+export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' } },
+    strict: true,
+  });
+  const port = Number(values.port ?? env.AGENTYARD_PORT ?? '3000');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer 0..65535, got '${values.port ?? env.AGENTYARD_PORT}'`);
+  const host = values.host ?? env.AGENTYARD_HOST ?? '127.0.0.1';
+  const dataDir = resolve(values['data-dir'] ?? env.AGENTYARD_DATA_DIR ?? '.data');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  const settings = loadLifecycleSettings(env);
+  const log = createLogger('agentyard');
+
+  const clock = systemClock;
+  const store = new SqliteStore(join(dataDir, 'resources.db'), { clock });
+  const db = new AppDb(join(dataDir, 'app.db'), { clock });
+  if (!db.getUser(ADMIN_USER_ID)) db.createUser('admin', ADMIN_USER_ID);
+  const apiKey = adminApiKey(dataDir, env);
+  db.addApiKey(ADMIN_USER_ID, apiKey);
+
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, port, host, log });
+  const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log });
+  const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log });
+  await controller.start();
+
+  process.stdout.write(`agentyard is up at ${api.url}\n`);
+  process.stdout.write(`API key: ${apiKey}\n`);
+  if (!env.LLM_MODEL) {
+    process.stdout.write('No model configured: set LLM_MODEL, LLM_BASE_URL and LLM_API_KEY for the agent to work.\n');
+  }
+
+  return new Promise<number>((resolveExit) => {
+    const stop = async (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      log.info({ signal }, 'shutting down');
+      try {
+        await controller.stop();
+        const { items } = await store.list(SandboxKind, NAMESPACE);
+        await runtime.stopAll(items.map((sb) => sb.metadata.name));
+        await api.close();
+        store.close();
+        db.close?.();
+        resolveExit(0);
+      } catch (err) {
+        log.error({ err }, 'shutdown failed');
+        resolveExit(1);
+      }
+    };
+    const onSignal = (signal: NodeJS.Signals) => void stop(signal);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
