@@ -17,6 +17,13 @@ import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
 export const LLM_NOT_CONFIGURED =
   'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
 
+function maskDeep<T>(value: T, mask: (text: string) => string): T {
+  if (typeof value === 'string') return mask(value) as T;
+  if (Array.isArray(value)) return value.map((v) => maskDeep(v, mask)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v, mask)])) as T;
+  return value;
+}
+
 export const createAgent: CreateAgent = (host) => new Agent(host);
 
 class Agent implements ConversationAgent {
@@ -80,13 +87,14 @@ class Agent implements ConversationAgent {
   async #act(completion: Completion, signal: AbortSignal): Promise<boolean> {
     const host = this.#host;
     const thought = completion.content ? [{ type: 'text' as const, text: this.#mask(completion.content) }] : [];
-    const planned: { event: ActionEvent; tool?: AgentTool; error?: string }[] = completion.toolCalls.map((call, i) => {
+    const planned: { event: ActionEvent; action?: Record<string, unknown>; tool?: AgentTool; error?: string }[] = completion.toolCalls.map((call, i) => {
       const { action, tool, error, summary } = this.#parse(call);
       const event = {
         ...newEventBase('agent'),
         kind: 'ActionEvent',
         thought: i === 0 ? thought : [],
-        action: action ?? null,
+        // The event shows the action masked; the tool runs the real one.
+        action: action ? maskDeep(action, this.#mask) : null,
         tool_name: call.name,
         tool_call_id: call.id,
         tool_call: { id: call.id, name: call.name, arguments: this.#mask(call.arguments), origin: 'completion' },
@@ -94,19 +102,19 @@ class Agent implements ConversationAgent {
         security_risk: 'UNKNOWN',
         summary: summary ?? null,
       } as ActionEvent;
-      return { event, ...(tool ? { tool } : {}), ...(error ? { error } : {}) };
+      return { event, ...(action ? { action } : {}), ...(tool ? { tool } : {}), ...(error ? { error } : {}) };
     });
     for (const p of planned) host.emit(p.event);
 
     let finished = false;
-    for (const { event, tool, error } of planned) {
+    for (const { event, action, tool, error } of planned) {
       if (signal.aborted) break;
       if (!tool || error) {
         host.emit({ ...newEventBase('agent'), kind: 'AgentErrorEvent', tool_name: event.tool_name, tool_call_id: event.tool_call_id, error: error ?? 'Unknown tool' } as Event);
         continue;
       }
       try {
-        const result = await tool.execute(event.action as Record<string, unknown>, { workspaceDir: host.workspaceDir, signal, mask: this.#mask });
+        const result = await tool.execute(action!, { workspaceDir: host.workspaceDir, signal, mask: this.#mask });
         host.emit({
           ...newEventBase('environment'),
           kind: 'ObservationEvent',

@@ -143,7 +143,7 @@ export function terminalTool(session: () => TerminalSession): AgentTool {
       if (action.is_input) {
         if (!command) throw new ToolArgumentError('is_input needs the text to send');
         const out = ctx.mask(capOutput(await s.input(command, 1_000)));
-        return result(command, out, null, false, ctx.workspaceDir, `${out}\n[Input sent to the running process]`);
+        return result(ctx.mask(command), out, null, false, ctx.workspaceDir, `${out}\n[Input sent to the running process]`);
       }
       const timeoutMs = Math.max(1, Number(action.timeout ?? DEFAULT_TIMEOUT_S)) * 1000;
       const run = await s.run(command, timeoutMs, ctx.signal);
@@ -151,7 +151,7 @@ export function terminalTool(session: () => TerminalSession): AgentTool {
       const suffix = run.timedOut
         ? `\n[The command did not finish within ${timeoutMs / 1000} s and is still running. Send input with is_input=true, C-c to interrupt, or reset=true.]`
         : `\n[Current working directory: ${run.cwd}]\n[Command finished with exit code ${run.exitCode}]`;
-      return result(command, out, run.timedOut ? null : run.exitCode, run.timedOut, run.cwd, out + suffix);
+      return result(ctx.mask(command), out, run.timedOut ? null : run.exitCode, run.timedOut, run.cwd, out + suffix);
     },
   };
 }
