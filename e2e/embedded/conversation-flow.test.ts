@@ -3,6 +3,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Value } from 'typebox/value';
+import type { TSchema } from 'typebox';
+import { AppConversation, AppConversationStartTask, SandboxInfo } from '../../src/api/app/responses.ts';
+import { parseEvent } from '../../src/api/events/index.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually, removeDataDir, startService, type RunningService } from './harness.ts';
 
@@ -16,6 +20,11 @@ interface StartTask {
 interface EventPage {
   items: { kind: string; source: string; [k: string]: unknown }[];
   next_page_id: string | null;
+}
+
+/** Responses must match the schemas the OpenAPI document publishes. */
+function expectSchema(schema: TSchema, value: unknown): void {
+  expect([...Value.Errors(schema, value)].map((e) => `${e.instancePath} ${e.message}`)).toEqual([]);
 }
 
 const userMessage = (text: string) => ({ role: 'user', content: [{ type: 'text', text }], run: true });
@@ -82,6 +91,7 @@ describe('agentyard up: a conversation end to end', () => {
       { toolCalls: [{ name: 'finish', arguments: { message: 'Done: greeting.txt and notes.md exist.' } }], usage: { prompt_tokens: 260, completion_tokens: 10 } },
     );
     const task = await startConversation(svc, { initial_message: userMessage('Create a greeting and some notes') });
+    expectSchema(AppConversationStartTask, task);
     const conversationId = task.app_conversation_id!;
     const sandboxId = task.sandbox_id!;
     expect(conversationId).toMatch(/^[0-9a-f]{32}$/);
@@ -90,6 +100,7 @@ describe('agentyard up: a conversation end to end', () => {
       const items = await allEvents(svc, conversationId);
       return items.some((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish') ? items : undefined;
     }, 'the finish observation to reach the app');
+    for (const e of events) parseEvent(e); // strict: every stored event is a valid Event
     const kinds = events.map((e) => e.kind);
     expect(kinds).toContain('SystemPromptEvent');
     expect(events.find((e) => e.kind === 'MessageEvent')?.source).toBe('user');
@@ -115,7 +126,10 @@ describe('agentyard up: a conversation end to end', () => {
       const { body } = await svc.api<({ execution_status: string; sandbox_status: string; sandbox_id: string; metrics?: { accumulated_token_usage?: { prompt_tokens: number } } } | null)[]>('GET', `/api/v1/app-conversations?ids=${conversationId}`);
       return body[0]?.execution_status === 'finished' ? body[0] : undefined;
     }, 'execution_status finished');
+    expectSchema(AppConversation, record);
     expect(record.sandbox_status).toBe('RUNNING');
+    const { body: sandboxes } = await svc.api<unknown[]>('GET', `/api/v1/sandboxes?id=${sandboxId}`);
+    expectSchema(SandboxInfo, sandboxes[0]);
     expect(record.sandbox_id).toBe(sandboxId);
     expect(record.metrics?.accumulated_token_usage?.prompt_tokens).toBe(580);
 

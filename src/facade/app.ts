@@ -3,6 +3,7 @@
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { generatedFiles } from '../api/gen/generated-files.ts';
 import { createLogger } from '../util/log.ts';
 import { ActivityRecorder } from './activity.ts';
 import { requireApiKey } from './auth.ts';
@@ -25,6 +26,17 @@ function healthRoutes(): Router {
   });
 }
 
+const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
+
+/** The generated OpenAPI document, readable without a key like any API description. */
+function openApiRoutes(): Router {
+  let document: unknown;
+  return new Router().get(OPENAPI_PATH, (ctx) => {
+    document ??= JSON.parse(generatedFiles().find((f) => f.path === 'openapi.json')!.content);
+    ctx.body = document;
+  });
+}
+
 export function createFacade(deps: FacadeDeps): Facade {
   const d = { ...deps, log: deps.log ?? createLogger('facade') };
   return { d, activity: new ActivityRecorder(d) };
@@ -38,7 +50,8 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   // Webhooks authenticate with the sandbox's session key; paths outside /api/v1 are just 404s.
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
   const isApi = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
-  app.use(requireApiKey(deps.db, { except: (path) => !isApi(path) || path.startsWith(webhooks) }));
+  app.use(requireApiKey(deps.db, { except: (path) => !isApi(path) || path.startsWith(webhooks) || path === OPENAPI_PATH }));
+  app.use(openApiRoutes().routes());
 
   const api = new Router({ prefix: API_PREFIX });
   for (const routes of [webhookRoutes, appConversationRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {

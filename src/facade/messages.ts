@@ -12,7 +12,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { AgentMessage, FacadeDeps } from './deps.ts';
 import { agentClientFor } from './agent-client.ts';
 import { conversationSandboxStatus, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
-import type { AppSendMessageRequest } from './schemas.ts';
+import type { AppSendMessageRequest } from '../api/app/requests.ts';
 
 export interface AppSendMessageResponse {
   success: boolean;

@@ -8,7 +8,7 @@ import type { FacadeDeps } from './deps.ts';
 import { pageOf, timeParam, isoOf, type Page } from './paging.ts';
 import { appConversationRecord, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
 import { listOwned, normalizeId, sandboxesByName, sandboxNameOf, sessionKeyOf } from './resources.ts';
-import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQuery, StartTaskSearchQuery } from './schemas.ts';
+import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQuery, StartTaskSearchQuery } from '../api/app/requests.ts';
 
 type Rec = Record<string, unknown>;
 

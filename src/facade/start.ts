@@ -12,7 +12,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { ANNOTATION_SECRET_NAMES, startTaskRecord } from './records.ts';
 import { getOwned, sandboxPhase } from './resources.ts';
-import { MAX_SECRET_VALUE_BYTES, MAX_SECRETS, type AppConversationStartRequest } from './schemas.ts';
+import { MAX_SECRET_VALUE_BYTES, MAX_SECRETS, type AppConversationStartRequest } from '../api/app/requests.ts';
 
 /** Names the agent server and runtimes use for themselves; a secret may not shadow them. */
 const RESERVED_NAMES = new Set([

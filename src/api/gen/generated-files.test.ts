@@ -14,11 +14,22 @@ describe('generated files', () => {
   }
 
   it('marks every file as generated', () => {
-    for (const file of generatedFiles()) expect(file.content.startsWith(`# ${GENERATED_MARKER}`)).toBe(true);
+    for (const file of generatedFiles()) {
+      if (file.path.endsWith('.json')) expect(JSON.parse(file.content)['x-generated']).toBe(GENERATED_MARKER);
+      else expect(file.content.startsWith(`# ${GENERATED_MARKER}`)).toBe(true);
+    }
+  });
+
+  it('describes every route of the application API in OpenAPI 3.1', () => {
+    const doc = JSON.parse(generatedFiles().find((f) => f.path === 'openapi.json')!.content);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/api/v1/app-conversations/{conversation_id}/send-message');
+    expect(doc.paths['/api/v1/app-conversations'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('initial_message');
+    expect(doc.paths['/api/v1/app-conversations/{conversation_id}/download'].get.responses).toHaveProperty('501');
   });
 
   it('produces structural CRD schemas: no const, no additionalProperties:false, typed enums', () => {
-    for (const file of generatedFiles()) {
+    for (const file of generatedFiles().filter((f) => f.path.startsWith('crds/'))) {
       const text = JSON.stringify(parse(file.content));
       expect(text).not.toContain('"const"');
       expect(text).not.toContain('"additionalProperties":false');

@@ -18,7 +18,7 @@ import {
   IdsQuery,
   StartTaskCountQuery,
   StartTaskSearchQuery,
-} from '../schemas.ts';
+} from '../../api/app/requests.ts';
 import { startConversation } from '../start.ts';
 import { validate } from '../validate.ts';
 

@@ -9,7 +9,7 @@ import { input, userOf, type Facade } from '../context.ts';
 import type { EventFilter } from '../db/event-log.ts';
 import { timeParam } from '../paging.ts';
 import { getOwned } from '../resources.ts';
-import { EventCountQuery, EventSearchQuery, IdQuery } from '../schemas.ts';
+import { EventCountQuery, EventSearchQuery, IdQuery } from '../../api/app/requests.ts';
 import { validate } from '../validate.ts';
 
 /** The filter, or undefined when `kind__eq` names no kind there is (nothing can match). */

@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { batchSandboxes, createSandbox, deleteSandbox, pauseSandbox, resumeSandbox, searchSandboxes } from '../sandboxes.ts';
-import { IdQuery, PageQuery, SandboxCreateQuery, SandboxDeleteQuery } from '../schemas.ts';
+import { IdQuery, PageQuery, SandboxCreateQuery, SandboxDeleteQuery } from '../../api/app/requests.ts';
 import { validate } from '../validate.ts';
 
 export function sandboxRoutes({ d }: Facade): Router {

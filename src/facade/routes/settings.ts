@@ -1,7 +1,7 @@
 // /api/v1/settings (the caller's Sandbox Grouping Strategy) and /api/v1/users/me.
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
-import { SettingsUpdate } from '../schemas.ts';
+import { SettingsUpdate } from '../../api/app/requests.ts';
 import { validate } from '../validate.ts';
 
 export function settingsRoutes({ d }: Facade): Router {

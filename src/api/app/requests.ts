@@ -1,8 +1,8 @@
-// Request bodies and query parameters of the /api/v1 routes (OpenHands V1 names). Response
-// records are built in records.ts.
+// Request bodies and query parameters of the /api/v1 routes (OpenHands V1 names). Responses
+// are in responses.ts; the facade validates with these and the OpenAPI document shows them.
 import Type, { type Static } from 'typebox';
-import { InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../api/conversation.ts';
-import { ImageContent, TextContent } from '../api/events/index.ts';
+import { InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../conversation.ts';
+import { ImageContent, TextContent } from '../events/index.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
 const STRICT = { additionalProperties: false } as const;

@@ -1,0 +1,74 @@
+// The /api/v1 route table: the one description of the application API that the OpenAPI document
+// is generated from. Request schemas are the ones the facade validates with.
+import Type, { type TSchema } from 'typebox';
+import { Event } from '../events/index.ts';
+import { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../event-sink.ts';
+import { SandboxGrouping } from '../conversation.ts';
+import {
+  AppConversationStartRequest,
+  AppSendMessageRequest,
+  ConversationCountQuery,
+  ConversationSearchQuery,
+  EventCountQuery,
+  EventSearchQuery,
+  IdQuery,
+  IdsQuery,
+  PageQuery,
+  SandboxCreateQuery,
+  SandboxDeleteQuery,
+  SettingsUpdate,
+  StartTaskCountQuery,
+  StartTaskSearchQuery,
+} from './requests.ts';
+import { AppConversation, AppConversationStartTask, AppSendMessageResponse, Page, SandboxInfo, Success } from './responses.ts';
+
+export interface AppRoute {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI path template under the base URL. */
+  path: string;
+  summary: string;
+  tag: 'conversations' | 'events' | 'sandboxes' | 'settings' | 'webhooks';
+  query?: TSchema;
+  body?: TSchema;
+  response?: TSchema;
+  /** Not built yet: the route answers 501 with a message. */
+  notImplemented?: true;
+  /** Authenticated with the sandbox session key instead of a user API key. */
+  sandboxAuth?: true;
+}
+
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+const Count = Type.Integer({ minimum: 0 });
+const Settings = Type.Object({ sandbox_grouping_strategy: SandboxGrouping });
+
+export const APP_ROUTES: AppRoute[] = [
+  { method: 'post', path: '/api/v1/app-conversations', tag: 'conversations', summary: 'Start a conversation (asynchronous; returns a start task)', body: AppConversationStartRequest, response: AppConversationStartTask },
+  { method: 'get', path: '/api/v1/app-conversations', tag: 'conversations', summary: 'Get conversations by id (aligned with the input, null for unknown)', query: IdsQuery, response: Type.Array(Nullable(AppConversation)) },
+  { method: 'get', path: '/api/v1/app-conversations/search', tag: 'conversations', summary: 'Search conversations, newest first', query: ConversationSearchQuery, response: Page(AppConversation) },
+  { method: 'get', path: '/api/v1/app-conversations/count', tag: 'conversations', summary: 'Count conversations', query: ConversationCountQuery, response: Count },
+  { method: 'get', path: '/api/v1/app-conversations/start-tasks', tag: 'conversations', summary: 'Get start tasks by id (aligned, null for unknown)', query: IdsQuery, response: Type.Array(Nullable(AppConversationStartTask)) },
+  { method: 'get', path: '/api/v1/app-conversations/start-tasks/search', tag: 'conversations', summary: 'Search start tasks', query: StartTaskSearchQuery, response: Page(AppConversationStartTask) },
+  { method: 'get', path: '/api/v1/app-conversations/start-tasks/count', tag: 'conversations', summary: 'Count start tasks', query: StartTaskCountQuery, response: Count },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/send-message', tag: 'conversations', summary: 'Send a follow-up message (a PAUSED sandbox is resumed and the message delivered once it runs)', body: AppSendMessageRequest, response: AppSendMessageResponse },
+  { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata', notImplemented: true },
+  { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation', notImplemented: true },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory', notImplemented: true },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file', notImplemented: true },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace', notImplemented: true },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Git diff of a file', notImplemented: true },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/skills', tag: 'conversations', summary: 'Loaded skills', notImplemented: true },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/hooks', tag: 'conversations', summary: 'Configured hooks', notImplemented: true },
+  { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/search', tag: 'events', summary: 'Search the events of a conversation (readable after its sandbox is gone)', query: EventSearchQuery, response: Page(Event) },
+  { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/count', tag: 'events', summary: 'Count events', query: EventCountQuery, response: Count },
+  { method: 'get', path: '/api/v1/conversation/{conversation_id}/events', tag: 'events', summary: 'Get events by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(Event)) },
+  { method: 'post', path: '/api/v1/sandboxes', tag: 'sandboxes', summary: 'Create a sandbox (STARTING, then RUNNING when ready)', query: SandboxCreateQuery, response: SandboxInfo },
+  { method: 'get', path: '/api/v1/sandboxes', tag: 'sandboxes', summary: 'Get sandboxes by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(SandboxInfo)) },
+  { method: 'get', path: '/api/v1/sandboxes/search', tag: 'sandboxes', summary: 'Search sandboxes, newest first', query: PageQuery, response: Page(SandboxInfo) },
+  { method: 'post', path: '/api/v1/sandboxes/{sandbox_id}/pause', tag: 'sandboxes', summary: 'Pause (compute released, workspace kept); idempotent', response: Success },
+  { method: 'post', path: '/api/v1/sandboxes/{sandbox_id}/resume', tag: 'sandboxes', summary: 'Resume; a new 12-hour window starts; idempotent', response: Success },
+  { method: 'delete', path: '/api/v1/sandboxes/{sandbox_id}', tag: 'sandboxes', summary: 'Delete the sandbox; its conversations become read-only (MISSING)', query: SandboxDeleteQuery, response: Success },
+  { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
+  { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
+  { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}', tag: 'webhooks', summary: 'Event sink for agent servers (in order, idempotent)', body: SinkEventBatch, response: SinkAck, sandboxAuth: true },
+  { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/conversations', tag: 'webhooks', summary: 'Conversation status from agent servers', body: SinkConversationUpdate, response: Success, sandboxAuth: true },
+];
