@@ -39,6 +39,10 @@ export const AppSendMessageRequest = Type.Object(
 );
 export type AppSendMessageRequest = Static<typeof AppSendMessageRequest>;
 
+/** PATCH /api/v1/app-conversations/{id}: only the fields present are applied; null clears. */
+export const AppConversationUpdateRequest = Type.Object({ title: Nullable(Type.String({ minLength: 1, maxLength: 200 })) }, STRICT);
+export type AppConversationUpdateRequest = Static<typeof AppConversationUpdateRequest>;
+
 export const SettingsUpdate = Type.Object({ sandbox_grouping_strategy: Type.Optional(SandboxGrouping) }, STRICT);
 export type SettingsUpdate = Static<typeof SettingsUpdate>;
 

@@ -6,6 +6,7 @@ import { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../event-sink.t
 import { SandboxGrouping } from '../conversation.ts';
 import {
   AppConversationStartRequest,
+  AppConversationUpdateRequest,
   AppSendMessageRequest,
   ConversationCountQuery,
   ConversationSearchQuery,
@@ -50,9 +51,9 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/app-conversations/start-tasks/search', tag: 'conversations', summary: 'Search start tasks', query: StartTaskSearchQuery, response: Page(AppConversationStartTask) },
   { method: 'get', path: '/api/v1/app-conversations/start-tasks/count', tag: 'conversations', summary: 'Count start tasks', query: StartTaskCountQuery, response: Count },
   { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/send-message', tag: 'conversations', summary: 'Send a follow-up message (a PAUSED sandbox is resumed and the message delivered once it runs)', body: AppSendMessageRequest, response: AppSendMessageResponse },
-  { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata', notImplemented: true },
-  { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation', notImplemented: true },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory', notImplemented: true },
+  { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title)', body: AppConversationUpdateRequest, response: AppConversation },
+  { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation and its events; the last conversation of a sandbox takes the sandbox with it', response: Success },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory: a zip of every event plus meta.json (application/zip)' },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file', notImplemented: true },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace', notImplemented: true },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Git diff of a file', notImplemented: true },

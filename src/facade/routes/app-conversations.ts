@@ -12,6 +12,7 @@ import {
 } from '../queries.ts';
 import {
   AppConversationStartRequest,
+  AppConversationUpdateRequest,
   AppSendMessageRequest,
   ConversationCountQuery,
   ConversationSearchQuery,
@@ -19,6 +20,7 @@ import {
   StartTaskCountQuery,
   StartTaskSearchQuery,
 } from '../../api/app/requests.ts';
+import { deleteConversation, downloadConversation, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
 import { validate } from '../validate.ts';
 
@@ -56,6 +58,21 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
   r.post('/:conversation_id/send-message', validate({ body: AppSendMessageRequest }), async (ctx) => {
     const body = input<unknown, AppSendMessageRequest>(ctx).body;
     ctx.body = await sendMessage(d, activity, userOf(ctx), ctx.params['conversation_id']!, body);
+  });
+
+  r.patch('/:conversation_id', validate({ body: AppConversationUpdateRequest }), async (ctx) => {
+    ctx.body = await updateConversation(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppConversationUpdateRequest>(ctx).body);
+  });
+
+  r.delete('/:conversation_id', async (ctx) => {
+    ctx.body = await deleteConversation(d, userOf(ctx), ctx.params['conversation_id']!);
+  });
+
+  r.get('/:conversation_id/download', async (ctx) => {
+    const { filename, body } = await downloadConversation(d, userOf(ctx), ctx.params['conversation_id']!);
+    ctx.type = 'application/zip';
+    ctx.attachment(filename);
+    ctx.body = body;
   });
 
   return r;

@@ -7,9 +7,6 @@ import { userOf, type Facade } from '../context.ts';
 import { getOwned } from '../resources.ts';
 
 const CONVERSATION_ROUTES: [method: 'get' | 'patch' | 'delete' | 'post', path: string, what: string][] = [
-  ['patch', '/:conversation_id', 'Updating conversation metadata'],
-  ['delete', '/:conversation_id', 'Deleting a conversation'],
-  ['get', '/:conversation_id/download', 'Downloading a trajectory'],
   ['get', '/:conversation_id/file', 'Reading a workspace file'],
   ['get', '/:conversation_id/files', 'Listing workspace files'],
   ['get', '/:conversation_id/git/changes', 'Listing Git changes'],

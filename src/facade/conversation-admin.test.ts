@@ -1,0 +1,77 @@
+// PATCH, DELETE and download of a conversation.
+import { unzipSync, strFromU8 } from 'fflate';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConversationKind } from '../api/conversation.ts';
+import { SandboxKind } from '../api/sandbox.ts';
+import { makeSandbox, messageEvent, NS, setStartTask, startConversationId, startHarness, type Harness } from './test-support.ts';
+
+describe('conversation metadata, deletion and download', () => {
+  let h: Harness;
+  beforeEach(async () => (h = await startHarness()));
+  afterEach(() => h.close());
+
+  async function readyOn(sandbox: string) {
+    const id = await startConversationId(h);
+    await setStartTask(h.store, id, 'READY', sandbox);
+    return id;
+  }
+
+  async function ingest(sandbox: string, id: string, events: Record<string, unknown>[]) {
+    const r = await h.call('POST', `/api/v1/webhooks/${sandbox}/events/${id}`, {
+      key: null,
+      headers: { 'x-session-api-key': 'sk-1' },
+      body: { items: events.map((event, i) => ({ seq: i + 1, event })) },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  }
+
+  it('PATCH sets and clears the title, validates it, and refuses foreign ids', async () => {
+    const id = await startConversationId(h);
+    let r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: 'Release notes' } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id, title: 'Release notes' });
+    expect((await h.store.get(ConversationKind, NS, id))!.spec.title).toBe('Release notes');
+    r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: null } });
+    expect(r.body.title).toBeNull();
+    r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: '', tags: {} } });
+    expect(r.status).toBe(422);
+    expect(r.body.detail.map((e: { loc: string[] }) => e.loc.join('.'))).toEqual(expect.arrayContaining(['body.title', 'body.tags']));
+    expect((await h.call('PATCH', `/api/v1/app-conversations/${id}`, { key: h.bob.key, body: { title: 'x' } })).status).toBe(404);
+  });
+
+  it('download is a zip of every event in order plus meta.json', async () => {
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:9', key: 'sk-1' });
+    const id = await readyOn('sb-1');
+    await ingest('sb-1', id, [messageEvent('e1', 'first'), messageEvent('e2', 'second')]);
+    const r = await fetch(`${h.server.url}/api/v1/app-conversations/${id}/download`, { headers: { authorization: `Bearer ${h.alice.key}` } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/zip');
+    expect(r.headers.get('content-disposition')).toContain(`conversation_${id}.zip`);
+    const files = unzipSync(new Uint8Array(await r.arrayBuffer()));
+    expect(Object.keys(files).sort()).toEqual(['event_000001_e1.json', 'event_000002_e2.json', 'meta.json']);
+    expect(JSON.parse(strFromU8(files['meta.json']!))).toMatchObject({ id, sandbox_id: 'sb-1' });
+    expect(JSON.parse(strFromU8(files['event_000002_e2.json']!))).toMatchObject({ id: 'e2', kind: 'MessageEvent' });
+  });
+
+  it('DELETE removes the conversation and its events; the last one takes its sandbox along', async () => {
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'PAUSED', { key: 'sk-1' });
+    const first = await readyOn('sb-1');
+    const second = await readyOn('sb-1');
+    for (const id of [first, second]) {
+      const c = (await h.store.get(ConversationKind, NS, id))!;
+      await h.store.update(ConversationKind, { ...c, metadata: { ...c.metadata, labels: { ...c.metadata.labels, 'agentyard.dev/sandbox': 'sb-1' } } });
+    }
+    await ingest('sb-1', first, [messageEvent('e1', 'hello')]);
+
+    expect((await h.call('DELETE', `/api/v1/app-conversations/${first}`, { key: h.bob.key })).status).toBe(404);
+    expect((await h.call('DELETE', `/api/v1/app-conversations/${first}`)).body).toEqual({ success: true });
+    expect((await h.call('GET', `/api/v1/app-conversations?ids=${first}`)).body).toEqual([null]);
+    expect(h.db.events.count(first, {})).toBe(0);
+    expect(await h.store.get(SandboxKind, NS, 'sb-1')).toBeDefined(); // still has `second`
+    expect((await h.call('DELETE', `/api/v1/app-conversations/${first}`)).status).toBe(404);
+
+    await h.call('DELETE', `/api/v1/app-conversations/${second}`);
+    const sb = await h.store.get(SandboxKind, NS, 'sb-1');
+    expect(sb === undefined || sb.metadata.deletionTimestamp !== undefined).toBe(true);
+  });
+});

@@ -1,0 +1,91 @@
+// PATCH, DELETE and download of one conversation (spec part 4).
+import { zipSync, strToU8 } from 'fflate';
+import { ConversationKind, type Conversation } from '../api/conversation.ts';
+import { NotFound } from '../api/errors.ts';
+import { LABEL_SANDBOX } from '../api/meta.ts';
+import { SandboxKind } from '../api/sandbox.ts';
+import { SecretKind } from '../api/secret.ts';
+import { AgentServerClient } from '../runtime/agent-server-client.ts';
+import type { AppUser } from './db/app-db.ts';
+import type { FacadeDeps } from './deps.ts';
+import { batchConversations } from './queries.ts';
+import { getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
+
+async function owned(d: FacadeDeps, user: AppUser, id: string): Promise<Conversation> {
+  const conv = await getOwned(d, ConversationKind, user.id, id);
+  if (!conv || conv.metadata.deletionTimestamp) throw new NotFound(`Conversation ${id} not found`);
+  return conv;
+}
+
+async function record(d: FacadeDeps, user: AppUser, name: string): Promise<Record<string, unknown>> {
+  const [rec] = await batchConversations(d, user, [name]);
+  if (!rec) throw new NotFound(`Conversation ${name} not found`);
+  return rec;
+}
+
+/** Only the fields present are applied; `title: null` clears it. */
+export async function updateConversation(d: FacadeDeps, user: AppUser, id: string, patch: { title?: string | null }): Promise<Record<string, unknown>> {
+  const conv = await owned(d, user, id);
+  if ('title' in patch) {
+    await modify(d, ConversationKind, conv.metadata.name, (c) => {
+      const { title: _old, ...spec } = c.spec;
+      c.spec = patch.title === null || patch.title === undefined ? spec : { ...spec, title: patch.title };
+      return c;
+    });
+    d.db.setConversationMeta(conv.metadata.name, { ...d.db.getConversationMeta(conv.metadata.name), title: patch.title ?? null });
+  }
+  return record(d, user, conv.metadata.name);
+}
+
+/**
+ * Deletes the conversation and its stored events; deleting the last conversation of a sandbox
+ * removes the sandbox too (spec part 4 rule 4).
+ */
+export async function deleteConversation(d: FacadeDeps, user: AppUser, id: string): Promise<{ success: true }> {
+  const conv = await owned(d, user, id);
+  const name = conv.metadata.name;
+  const sandboxName = sandboxNameOf(conv);
+  const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
+  if (sb?.status?.phase === 'RUNNING' && sb.status.url) {
+    // Best effort: the agent server forgets it now; the sandbox may be shared with others.
+    await new AgentServerClient(sb.status.url, await sessionKeyOf(d, sb.metadata.name)).deleteConversation(name).catch((err: unknown) => {
+      d.log?.warn({ err, conversation: name }, 'the agent server did not delete the conversation');
+    });
+  }
+  await ignoreNotFound(d.store.delete(ConversationKind, d.namespace, name));
+  d.db.purgeConversation(name);
+  await ignoreNotFound(d.store.delete(SecretKind, d.namespace, `${name}-secrets`));
+  if (sb && !sb.metadata.deletionTimestamp) {
+    const { items } = await d.store.list(ConversationKind, d.namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
+    if (items.every((c) => c.metadata.name === name || c.metadata.deletionTimestamp)) {
+      await ignoreNotFound(d.store.delete(SandboxKind, d.namespace, sb.metadata.name));
+    }
+  }
+  return { success: true };
+}
+
+/** A zip of every stored event (`event_000001_<id>.json`, in order) plus `meta.json` (the record). */
+export async function downloadConversation(d: FacadeDeps, user: AppUser, id: string): Promise<{ filename: string; body: Buffer }> {
+  const conv = await owned(d, user, id);
+  const name = conv.metadata.name;
+  const files: Record<string, Uint8Array> = { 'meta.json': strToU8(JSON.stringify(await record(d, user, name), null, 2)) };
+  let fromSeq: number | undefined;
+  let index = 0;
+  do {
+    const page = d.db.events.search(name, { limit: 500, ...(fromSeq !== undefined ? { fromSeq } : {}) });
+    for (const json of page.items) {
+      const eventId = (JSON.parse(json) as { id: string }).id;
+      files[`event_${String(++index).padStart(6, '0')}_${eventId}.json`] = strToU8(json);
+    }
+    fromSeq = page.nextSeq ?? undefined;
+  } while (fromSeq !== undefined);
+  return { filename: `conversation_${name}.zip`, body: Buffer.from(zipSync(files, { level: 6 })) };
+}
+
+async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!(err instanceof NotFound)) throw err;
+  }
+}
