@@ -5,6 +5,7 @@ const USAGE = `Usage: agentyard <command> [options]
 Commands:
   up             Run everything on this machine: API, controller and sandboxes as local processes (SQLite).
                  --port <n> (AGENTYARD_PORT, default 3000)  --data-dir <dir> (AGENTYARD_DATA_DIR, default ./.data)
+  users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]
   controller     Run the Kubernetes operator (reconciles Sandbox and Conversation resources).
@@ -18,6 +19,10 @@ async function main(argv: string[]): Promise<number> {
     case 'up': {
       const { runUp } = await import('./up.ts');
       return runUp(rest);
+    }
+    case 'users': {
+      const { runUsersCli } = await import('./users.ts');
+      return runUsersCli(rest);
     }
     case 'agent-server': {
       const { runAgentServerCli } = await import('../agent-server/main.ts');

@@ -79,7 +79,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
         await runtime.stopAll(items.map((sb) => sb.metadata.name));
         await api.close();
         store.close();
-        db.close?.();
+        db.close();
         resolveExit(0);
       } catch (err) {
         log.error({ err }, 'shutdown failed');
