@@ -1,0 +1,114 @@
+// `make bench`: figures for the hot paths, printed as a table. Numbers, not pass/fail: compare runs.
+//   store      SqliteStore create / updateStatus / list / watch delivery
+//   sink       event ingestion through the API's event sink over HTTP (what agent servers push)
+//   events     app events search (one page) and count over a large transcript
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { API_VERSION, LABEL_OWNER } from '../src/api/meta.ts';
+import { SandboxKind, type Sandbox } from '../src/api/sandbox.ts';
+import { ConversationKind } from '../src/api/conversation.ts';
+import { SecretKind } from '../src/api/secret.ts';
+import { systemClock } from '../src/controller/clock.ts';
+import { AppDb, startApiServer } from '../src/facade/index.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+
+const rows: [string, string, string][] = [];
+function record(name: string, value: number, unit: string, note = ''): void {
+  rows.push([name, `${value.toFixed(value < 10 ? 2 : 0)} ${unit}`, note]);
+}
+
+async function time<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
+  const t0 = performance.now();
+  const out = await fn();
+  return [out, performance.now() - t0];
+}
+
+const sandbox = (name: string): Sandbox => ({ apiVersion: API_VERSION, kind: 'Sandbox', metadata: { name, namespace: 'default', labels: { [LABEL_OWNER]: `u${name.length % 7}` } }, spec: { paused: false } });
+
+async function benchStore(dir: string): Promise<void> {
+  const store = new SqliteStore(join(dir, 'store.db'), { clock: systemClock });
+  const N = 5_000;
+  const [, create] = await time(async () => {
+    for (let i = 0; i < N; i++) await store.create(SandboxKind, sandbox(`sb-${i}`));
+  });
+  record('store: create', (create * 1000) / N, 'µs/op', `${N} Sandboxes`);
+  const { items } = await store.list(SandboxKind, 'default');
+  const [, status] = await time(async () => {
+    for (const sb of items.slice(0, 2_000)) await store.updateStatus(SandboxKind, { ...sb, status: { phase: 'RUNNING' } });
+  });
+  record('store: updateStatus', (status * 1000) / 2_000, 'µs/op');
+  const [, list] = await time(() => store.list(SandboxKind, 'default'));
+  record('store: list all', list, 'ms', `${N} objects`);
+  const [, selected] = await time(() => store.list(SandboxKind, 'default', { labelSelector: `${LABEL_OWNER}=u3` }));
+  record('store: list by label', selected, 'ms');
+
+  const abort = new AbortController();
+  const latencies: number[] = [];
+  const sentAt = new Map<string, number>();
+  const watching = (async () => {
+    for await (const e of store.watch(SandboxKind, 'default', { signal: abort.signal })) {
+      const t = sentAt.get(e.object.metadata.name);
+      if (t !== undefined) latencies.push(performance.now() - t);
+      if (latencies.length === 500) return;
+    }
+  })();
+  for (let i = 0; i < 500; i++) {
+    sentAt.set(`w-${i}`, performance.now());
+    await store.create(SandboxKind, sandbox(`w-${i}`));
+    await new Promise((r) => setImmediate(r));
+  }
+  await watching;
+  abort.abort();
+  latencies.sort((a, b) => a - b);
+  record('store: watch delivery p50', latencies[250]! * 1000, 'µs');
+  record('store: watch delivery p99', latencies[495]! * 1000, 'µs');
+  store.close();
+}
+
+async function benchSink(dir: string): Promise<void> {
+  const store = new SqliteStore(join(dir, 'sink.db'), { clock: systemClock });
+  const db = new AppDb(join(dir, 'app.db'));
+  const user = db.createUser('bench');
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: 'default', settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
+  await store.create(SandboxKind, { ...sandbox('sb'), spec: { owner: user.id, paused: false } });
+  await store.create(SecretKind, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sb-session', namespace: 'default' }, data: { key: Buffer.from('k').toString('base64') } });
+  const conv = 'c'.repeat(32);
+  await store.create(ConversationKind, { apiVersion: API_VERSION, kind: 'Conversation', metadata: { name: conv, namespace: 'default', labels: { [LABEL_OWNER]: user.id, 'agentyard.dev/sandbox': 'sb' } }, spec: { owner: user.id } });
+  const total = 20_000;
+  const batch = 500;
+  const [, took] = await time(async () => {
+    for (let seq = 1; seq <= total; seq += batch) {
+      const items = Array.from({ length: batch }, (_, i) => ({
+        seq: seq + i,
+        event: { id: `e-${seq + i}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, seq + i)).toISOString(), source: 'user', kind: 'MessageEvent', llm_message: { role: 'user', content: [{ type: 'text', text: `message ${seq + i}` }] } },
+      }));
+      const res = await fetch(`${api.url}/api/v1/webhooks/sb/events/${conv}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-session-api-key': 'k' }, body: JSON.stringify({ items }) });
+      if (!res.ok) throw new Error(`sink answered ${res.status}: ${await res.text()}`);
+    }
+  });
+  record('sink: ingest over HTTP', total / (took / 1000), 'events/s', `${total} events, batches of ${batch}`);
+
+  const key = db.createApiKey(user.id);
+  const get = async (path: string) => (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
+  const [, page] = await time(() => get(`/api/v1/conversation/${conv}/events/search?limit=100&page_id=15000`));
+  record('events: one search page', page, 'ms', `page of 100 at seq 15000 of ${total}`);
+  const [, count] = await time(() => get(`/api/v1/conversation/${conv}/events/count?kind__eq=MessageEvent`));
+  record('events: count by kind', count, 'ms');
+  await api.close();
+  store.close();
+  db.close();
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
+try {
+  await benchStore(dir);
+  await benchSink(dir);
+  const width = Math.max(...rows.map((r) => r[0].length));
+  console.log(`agentyard bench (node ${process.version}, ${new Date().toISOString()})`);
+  for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(16)}  ${note}`);
+  console.log(`rss ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MiB`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
