@@ -1,0 +1,146 @@
+// Cluster mode on a real API server: Sandbox and Conversation custom resources reconciled by the
+// shared controller into Pods, PVCs, Services and Ingresses (KubernetesRuntime), Pods run by the
+// test node agent, sandboxes reached through their `<id>-runtime.<base>` host, and a conversation
+// driven end to end through the REST API backed by KubeStore.
+import { mkdtempSync, rmSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, NetworkingV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConversationKind } from '../../src/api/conversation.ts';
+import { API_VERSION } from '../../src/api/meta.ts';
+import { SandboxKind, type Sandbox } from '../../src/api/sandbox.ts';
+import { systemClock } from '../../src/controller/clock.ts';
+import { createController } from '../../src/controller/embedded.ts';
+import type { Controller } from '../../src/controller/manager.ts';
+import { AppDb, startApiServer, type ApiServer } from '../../src/facade/index.ts';
+import { loadRuntimeAddressing } from '../../src/runtime/kubernetes/addressing.ts';
+import { KubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.ts';
+import { KubeStore } from '../../src/store/kube/kube-store.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import { eventually } from '../embedded/harness.ts';
+import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
+import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from './host-proxy.ts';
+import { NodeAgent, TEST_IMAGE } from './node-agent.ts';
+
+const NS = 'agentyard-sandboxes';
+const DOMAIN = 'sandboxes.test';
+
+describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
+  let cluster: TestCluster;
+  let agent: NodeAgent;
+  let proxy: HostProxy;
+  let undoRouting: () => void;
+  let store: KubeStore;
+  let controller: Controller;
+  let api: ApiServer;
+  let db: AppDb;
+  let llm: ScriptedLlm;
+  let apiKey: string;
+  let core: CoreV1Api;
+  const work = mkdtempSync(join(tmpdir(), 'agentyard-cluster-'));
+
+  beforeAll(async () => {
+    cluster = await startTestCluster();
+    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner' } });
+    agent = new NodeAgent(cluster.kubeConfig, NS, work);
+    await agent.start();
+    proxy = await startHostProxy(DOMAIN, (id) => agent.portOf(id));
+    undoRouting = routeTestHostsToLoopback(DOMAIN);
+    llm = await startScriptedLlm();
+    store = new KubeStore(cluster.kubeConfig);
+    db = new AppDb(join(work, 'app.db'));
+    const user = db.createUser('alice', 'alice');
+    apiKey = db.createApiKey(user.id);
+    api = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
+    const addressing = loadRuntimeAddressing({ RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}` });
+    const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url } });
+    await runtime.checkStorageClass();
+    controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS });
+    await controller.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await controller?.stop();
+    await api?.close();
+    await agent?.stop();
+    await proxy?.close();
+    undoRouting?.();
+    await llm?.close();
+    db?.close();
+    await cluster?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const sandboxCr = (name: string, spec: Partial<Sandbox['spec']> = {}): Sandbox => ({ apiVersion: API_VERSION, kind: 'Sandbox', metadata: { name, namespace: NS }, spec: { paused: false, ...spec } });
+  const phase = async (name: string) => (await store.get(SandboxKind, NS, name))?.status?.phase;
+
+  it('a kubectl-applied Sandbox becomes a running Pod with a PVC, Service and Ingress host; pause keeps the PVC; delete removes all', async () => {
+    await store.create(SandboxKind, sandboxCr('kubectl-sb'));
+    await eventually(async () => ((await phase('kubectl-sb')) === 'RUNNING' ? true : undefined), 'RUNNING', 60_000);
+    const sb = (await store.get(SandboxKind, NS, 'kubectl-sb'))!;
+    expect(sb.status?.url).toBe(`http://kubectl-sb-runtime.${DOMAIN}:${proxy.port}`);
+    expect(sb.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: sb.metadata.generation });
+
+    const pod = await core.readNamespacedPod({ name: 'kubectl-sb', namespace: NS });
+    expect(pod.spec?.automountServiceAccountToken).toBe(false);
+    expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+    expect(JSON.stringify(pod.spec?.containers[0]?.env)).not.toMatch(/"value":"[A-Za-z0-9_-]{40,}"/); // keys by secretKeyRef only
+    const ingress = await cluster.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ name: 'kubectl-sb', namespace: NS });
+    expect(ingress.spec?.rules?.[0]?.host).toBe(`kubectl-sb-runtime.${DOMAIN}`);
+
+    // The agent server answers on its own host, with the session key only.
+    const key = Buffer.from((await core.readNamespacedSecret({ name: 'kubectl-sb-session', namespace: NS })).data!.key!, 'base64').toString();
+    expect((await fetch(`${sb.status!.url}/api/conversations/search`)).status).toBe(401);
+    expect((await fetch(`${sb.status!.url}/api/conversations/search`, { headers: { 'x-session-api-key': key } })).status).toBe(200);
+
+    // Pause: the Pod goes, the PVC stays; resume brings the Pod back.
+    await store.update(SandboxKind, { ...sb, spec: { ...sb.spec, paused: true } });
+    await eventually(async () => ((await phase('kubectl-sb')) === 'PAUSED' ? true : undefined), 'PAUSED', 60_000);
+    await eventually(async () => (await core.readNamespacedPod({ name: 'kubectl-sb', namespace: NS }).then(() => undefined, () => true)), 'the Pod to be deleted', 60_000);
+    await core.readNamespacedPersistentVolumeClaim({ name: 'kubectl-sb-workspace', namespace: NS });
+    const paused = (await store.get(SandboxKind, NS, 'kubectl-sb'))!;
+    await store.update(SandboxKind, { ...paused, spec: { ...paused.spec, paused: false } });
+    await eventually(async () => ((await phase('kubectl-sb')) === 'RUNNING' ? true : undefined), 'RUNNING again', 60_000);
+
+    await store.delete(SandboxKind, NS, 'kubectl-sb');
+    await eventually(async () => ((await store.get(SandboxKind, NS, 'kubectl-sb')) ? undefined : true), 'the Sandbox to be gone', 60_000);
+    // Deleted; the pvc-protection finalizer would be lifted by a controller this test cluster does not run.
+    const pvc = await core.readNamespacedPersistentVolumeClaim({ name: 'kubectl-sb-workspace', namespace: NS }).catch(() => undefined);
+    expect(pvc === undefined || pvc.metadata?.deletionTimestamp !== undefined).toBe(true);
+    await expect(core.readNamespacedService({ name: 'kubectl-sb', namespace: NS })).rejects.toThrow();
+  });
+
+  it('an image that cannot be pulled turns the sandbox ERROR with the reason in a condition', async () => {
+    await store.create(SandboxKind, sandboxCr('bad-image', { image: 'example.invalid/nope:1' }));
+    await eventually(async () => ((await phase('bad-image')) === 'ERROR' ? true : undefined), 'ERROR', 60_000);
+    const sb = (await store.get(SandboxKind, NS, 'bad-image'))!;
+    expect(sb.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ImagePullBackOff' });
+  });
+
+  it('a conversation started through the REST API runs the agent in a Pod; its events are readable through the API', async () => {
+    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo cluster-ok > proof.txt && cat proof.txt' } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(api.url + path, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      return (await res.json()) as any;
+    };
+    const task = await call('POST', '/api/v1/app-conversations', { initial_message: { role: 'user', content: [{ type: 'text', text: 'prove it' }], run: true } });
+    const ready = await eventually(async () => {
+      const [t] = await call('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
+      if (t?.status === 'ERROR') throw new Error(t.detail);
+      return t?.status === 'READY' ? t : undefined;
+    }, 'READY', 90_000);
+    const conv = (await store.get(ConversationKind, NS, ready.app_conversation_id))!;
+    expect(conv.status?.sandboxName).toBe(ready.sandbox_id);
+    const events = await eventually(async () => {
+      const page = await call('GET', `/api/v1/conversation/${ready.app_conversation_id}/events/search`);
+      return page.items?.some((e: { kind: string; tool_name?: string }) => e.kind === 'ObservationEvent' && e.tool_name === 'finish') ? page.items : undefined;
+    }, 'the finish to reach the API', 90_000);
+    const obs = events.find((e: { kind: string }) => e.kind === 'ObservationEvent');
+    expect(obs.observation.content[0].text).toContain('cluster-ok');
+    const volume = agent.volumeDir(`${ready.sandbox_id}-workspace`);
+    expect(existsSync(join(volume, 'project', 'proof.txt')) && readFileSync(join(volume, 'project', 'proof.txt'), 'utf8')).toBe('cluster-ok\n');
+  });
+});

@@ -1,0 +1,181 @@
+// A test-only kubelet: there is no container engine here, so this node agent registers a Node,
+// binds pending Pods to it (there is no scheduler either), runs each Pod's `agentyard` command as
+// a local process with its volumes mapped to directories, and reports real Pod status back.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreV1Api, type KubeConfig, type V1Pod, type V1EnvVar } from '@kubernetes/client-node';
+import { freePort } from './processes.ts';
+
+const REPO = new URL('../../', import.meta.url).pathname;
+export const TEST_IMAGE = 'agentyard:test';
+const NODE = 'agentyard-test-node';
+
+interface Running {
+  process: ChildProcess;
+  port: number;
+  restarts: number;
+  ready: boolean;
+  exitedWith?: number | null;
+}
+
+export class NodeAgent {
+  readonly #core: CoreV1Api;
+  readonly #namespace: string;
+  readonly #workDir: string;
+  readonly #pods = new Map<string, Running>();
+  #timer: NodeJS.Timeout | undefined;
+  #busy = false;
+  #stopped = false;
+
+  constructor(kc: KubeConfig, namespace: string, workDir: string) {
+    this.#core = kc.makeApiClient(CoreV1Api);
+    this.#namespace = namespace;
+    this.#workDir = workDir;
+  }
+
+  /** Local port serving the agent server of a sandbox's Pod. */
+  portOf(podName: string): number | undefined {
+    return this.#pods.get(podName)?.port;
+  }
+
+  volumeDir(claimName: string): string {
+    return join(this.#workDir, 'volumes', claimName);
+  }
+
+  async start(): Promise<void> {
+    await this.#core
+      .createNode({ body: { metadata: { name: NODE, labels: { 'kubernetes.io/hostname': NODE } } } })
+      .catch((err: { code?: number }) => {
+        if (err.code !== 409) throw err;
+      });
+    const node = await this.#core.readNode({ name: NODE });
+    node.status = { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'test node agent', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }] };
+    await this.#core.replaceNodeStatus({ name: NODE, body: node });
+    this.#timer = setInterval(() => void this.#tick(), 200);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    while (this.#busy) await new Promise((r) => setTimeout(r, 20));
+    await Promise.all([...this.#pods.keys()].map((name) => this.#kill(name)));
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#busy || this.#stopped) return;
+    this.#busy = true;
+    try {
+      const { items } = await this.#core.listNamespacedPod({ namespace: this.#namespace });
+      const seen = new Set<string>();
+      for (const pod of items) {
+        const name = pod.metadata!.name!;
+        seen.add(name);
+        if (pod.metadata?.deletionTimestamp) {
+          await this.#kill(name);
+          await this.#core.deleteNamespacedPod({ name, namespace: this.#namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+          continue;
+        }
+        if (!pod.spec?.nodeName) {
+          await this.#core.createNamespacedPodBinding({ name, namespace: this.#namespace, body: { metadata: { name }, target: { kind: 'Node', name: NODE } } });
+          continue;
+        }
+        await this.#sync(pod);
+      }
+      for (const name of [...this.#pods.keys()]) if (!seen.has(name)) await this.#kill(name);
+    } catch {
+      // the API server may be going away at the end of a test
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  async #sync(pod: V1Pod): Promise<void> {
+    const name = pod.metadata!.name!;
+    const container = pod.spec!.containers[0]!;
+    if (container.image !== TEST_IMAGE) {
+      return this.#report(pod, { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${container.image}"` } }, false, 0);
+    }
+    let run = this.#pods.get(name);
+    if (!run || (run.exitedWith !== undefined && run.restarts < 3)) {
+      run = await this.#launch(pod, run?.restarts !== undefined ? run.restarts + 1 : 0);
+    }
+    if (run.exitedWith !== undefined) {
+      return this.#report(pod, { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container (exit ${run.exitedWith})` } }, false, run.restarts);
+    }
+    if (!run.ready) run.ready = await healthy(run.port);
+    await this.#report(pod, { running: { startedAt: new Date() } }, run.ready, run.restarts);
+  }
+
+  async #launch(pod: V1Pod, restarts: number): Promise<Running> {
+    const name = pod.metadata!.name!;
+    const container = pod.spec!.containers[0]!;
+    const mounts = new Map<string, string>();
+    for (const m of container.volumeMounts ?? []) {
+      const vol = pod.spec!.volumes?.find((v) => v.name === m.name);
+      const dir = this.volumeDir(vol?.persistentVolumeClaim?.claimName ?? `${name}-${m.name}`);
+      mkdirSync(dir, { recursive: true });
+      mounts.set(m.mountPath, dir);
+    }
+    const mapPath = (arg: string) => {
+      for (const [mountPath, dir] of mounts) if (arg === mountPath || arg.startsWith(`${mountPath}/`)) return dir + arg.slice(mountPath.length);
+      return arg;
+    };
+    const port = await freePort();
+    const [cmd, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
+    const mapped = args.map((a, i) => (args[i - 1] === '--port' ? String(port) : args[i - 1] === '--host' ? '127.0.0.1' : mapPath(a)));
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    for (const e of container.env ?? []) env[e.name] = mapPath(await this.#envValue(e));
+    const child = spawn(cmd === 'agentyard' ? join(REPO, 'bin/agentyard') : cmd!, mapped, { env, stdio: 'ignore' });
+    const run: Running = { process: child, port, restarts, ready: false };
+    child.once('exit', (code) => {
+      run.exitedWith = code;
+    });
+    this.#pods.set(name, run);
+    return run;
+  }
+
+  async #envValue(e: V1EnvVar): Promise<string> {
+    const ref = e.valueFrom?.secretKeyRef;
+    if (!ref) return e.value ?? '';
+    const secret = await this.#core.readNamespacedSecret({ name: ref.name!, namespace: this.#namespace });
+    return Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8');
+  }
+
+  async #report(pod: V1Pod, state: NonNullable<V1Pod['status']>['containerStatuses'] extends (infer S)[] | undefined ? S extends { state?: infer T } ? T : never : never, ready: boolean, restarts: number): Promise<void> {
+    const latest = await this.#core.readNamespacedPod({ name: pod.metadata!.name!, namespace: this.#namespace });
+    const was = latest.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    const waiting = (state as { waiting?: { reason?: string } }).waiting?.reason;
+    if (latest.status?.phase === 'Running' && was === (ready ? 'True' : 'False') && latest.status.containerStatuses?.[0]?.state?.waiting?.reason === waiting && latest.status.containerStatuses?.[0]?.restartCount === restarts) return;
+    latest.status = {
+      phase: waiting === 'ImagePullBackOff' ? 'Pending' : 'Running',
+      podIP: '127.0.0.1',
+      hostIP: '127.0.0.1',
+      startTime: latest.status?.startTime ?? new Date(),
+      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date() }],
+      containerStatuses: [{ name: pod.spec!.containers[0]!.name, image: pod.spec!.containers[0]!.image!, imageID: '', ready, restartCount: restarts, state }],
+    };
+    await this.#core.replaceNamespacedPodStatus({ name: latest.metadata!.name!, namespace: this.#namespace, body: latest });
+  }
+
+  async #kill(name: string): Promise<void> {
+    const run = this.#pods.get(name);
+    this.#pods.delete(name);
+    if (!run || run.exitedWith !== undefined) return;
+    const exited = new Promise<void>((r) => run.process.once('exit', () => r()));
+    run.process.kill('SIGTERM');
+    const timer = setTimeout(() => run.process.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1_000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
