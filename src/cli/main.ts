@@ -8,8 +8,9 @@ Commands:
   users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]
-  controller     Run the Kubernetes operator (reconciles Sandbox and Conversation resources).
-  api            Run the application API against a Kubernetes cluster.
+  controller     Run the Kubernetes operator (reconciles Sandbox and Conversation resources; leader-elected).
+                 In cluster or with KUBECONFIG. Needs STORAGE_CLASS, AGENTYARD_SANDBOX_IMAGE, RUNTIME_BASE_URL.
+  api            Run the application API over the cluster's custom resources.
   help           Show this text.
 `;
 
@@ -28,10 +29,14 @@ async function main(argv: string[]): Promise<number> {
       const { runAgentServerCli } = await import('../agent-server/main.ts');
       return runAgentServerCli(rest);
     }
-    case 'controller':
-    case 'api':
-      process.stderr.write(`agentyard ${command}: cluster mode is not implemented yet; use \`agentyard up\` on one machine.\n`);
-      return 2;
+    case 'controller': {
+      const { runControllerCli } = await import('./cluster.ts');
+      return runControllerCli(rest);
+    }
+    case 'api': {
+      const { runApiCli } = await import('./cluster.ts');
+      return runApiCli(rest);
+    }
     case undefined:
     case 'help':
     case '--help':

@@ -1,0 +1,126 @@
+// Cluster mode: `agentyard controller` (the operator, leader-elected) and `agentyard api` (the
+// facade over custom resources). Configuration comes from the environment the Helm chart sets.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { systemClock } from '../controller/clock.ts';
+import { createController } from '../controller/embedded.ts';
+import { LeaderElector } from '../controller/leader-election.ts';
+import { loadLifecycleSettings } from '../controller/lifecycle.ts';
+import { AppDb, startApiServer } from '../facade/index.ts';
+import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
+import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
+import { KubeStore } from '../store/kube/kube-store.ts';
+import { createLogger } from '../util/log.ts';
+
+function required(env: NodeJS.ProcessEnv, name: string, what: string): string {
+  const v = env[name];
+  if (!v) throw new Error(`${name} is required: ${what}`);
+  return v;
+}
+
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const v = Number(env[name] ?? fallback);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number of seconds, got '${env[name]}'`);
+  return v * 1000;
+}
+
+function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault(); // in-cluster service account, else KUBECONFIG / ~/.kube/config
+  return kc;
+}
+
+function sandboxNamespace(env: NodeJS.ProcessEnv): string {
+  return env.AGENTYARD_SANDBOX_NAMESPACE ?? 'agentyard-sandboxes';
+}
+
+/** Resolves when a signal asks the process to stop. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolveSignal) => {
+    const on = (s: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolveSignal(s);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
+
+export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const log = createLogger('controller');
+  const kc = kubeConfig();
+  const namespace = sandboxNamespace(env);
+  const settings = loadLifecycleSettings(env);
+  const addressing = loadRuntimeAddressing(env); // refuses an inconsistent RUNTIME_URL_PATTERN now
+  const apiKeySecret = env.LLM_API_KEY_SECRET ? { name: env.LLM_API_KEY_SECRET.split(':')[0]!, key: env.LLM_API_KEY_SECRET.split(':')[1] ?? 'api-key' } : undefined;
+  const runtime = new KubernetesRuntime(kc, {
+    namespace,
+    image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the image sandboxes run (this same agentyard image)'),
+    storageClass: required(env, 'STORAGE_CLASS', 'a StorageClass of the cluster for sandbox workspaces'),
+    addressing,
+    ...(env.AGENTYARD_API_URL ? { sinkBaseUrl: env.AGENTYARD_API_URL } : {}),
+    llm: { ...(env.LLM_MODEL ? { model: env.LLM_MODEL } : {}), ...(env.LLM_BASE_URL ? { baseUrl: env.LLM_BASE_URL } : {}), ...(apiKeySecret ? { apiKeySecret } : {}) },
+    ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
+    ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
+  });
+  await runtime.checkStorageClass();
+  const store = new KubeStore(kc);
+  const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  const elector = new LeaderElector({
+    kubeConfig: kc,
+    namespace: env.AGENTYARD_LEASE_NAMESPACE ?? namespace,
+    name: env.AGENTYARD_LEASE_NAME ?? 'agentyard-controller',
+    identity,
+    leaseDurationMs: seconds(env, 'AGENTYARD_LEASE_DURATION_SECONDS', 15),
+    renewDeadlineMs: seconds(env, 'AGENTYARD_LEASE_RENEW_DEADLINE_SECONDS', 10),
+    retryPeriodMs: seconds(env, 'AGENTYARD_LEASE_RETRY_PERIOD_SECONDS', 2),
+    log,
+  });
+  const stop = new AbortController();
+  let lost = false;
+  void untilSignal().then(() => stop.abort());
+  log.info({ identity, namespace }, 'campaigning for leadership');
+  process.stdout.write(`${JSON.stringify({ controller: identity, namespace })}\n`);
+  await elector.run(
+    {
+      onStartedLeading: async (signal) => {
+        process.stdout.write(`${JSON.stringify({ leading: identity })}\n`);
+        const controller = createController({ store, runtime, clock: systemClock, settings, namespace, log });
+        await controller.start();
+        await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        await controller.stop();
+      },
+      onStoppedLeading: () => {
+        lost = !stop.signal.aborted;
+      },
+    },
+    stop.signal,
+  );
+  if (lost) log.error({ identity }, 'lost the lease: exiting so that only one controller acts');
+  return lost ? 1 : 0;
+}
+
+export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (env.AGENTYARD_DATABASE_URL) {
+    throw new Error('AGENTYARD_DATABASE_URL (external PostgreSQL) is not supported yet; unset it to use the bundled SQLite database (one API replica)');
+  }
+  const log = createLogger('api');
+  const store = new KubeStore(kubeConfig());
+  const dataDir = resolve(env.AGENTYARD_DATA_DIR ?? '/var/lib/agentyard');
+  mkdirSync(dataDir, { recursive: true });
+  const db = new AppDb(join(dataDir, 'app.db'));
+  if (!db.getUser('admin')) db.createUser('admin', 'admin');
+  if (env.AGENTYARD_API_KEY) db.addApiKey('admin', env.AGENTYARD_API_KEY);
+  const port = Number(env.AGENTYARD_PORT ?? 3000);
+  const settings = loadLifecycleSettings(env);
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log });
+  process.stdout.write(`agentyard api is up at ${api.url}\n`);
+  await untilSignal();
+  await api.close();
+  db.close();
+  return 0;
+}
