@@ -3,6 +3,7 @@
 // test node agent, sandboxes reached through their `<id>-runtime.<base>` host, and a conversation
 // driven end to end through the REST API backed by KubeStore.
 import { mkdtempSync, rmSync, readFileSync, existsSync } from 'node:fs';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, NetworkingV1Api, StorageV1Api } from '@kubernetes/client-node';
@@ -19,6 +20,7 @@ import { KubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runti
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually } from '../embedded/harness.ts';
+import { createLogger } from '../../src/util/log.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
 import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from './host-proxy.ts';
 import { NodeAgent, TEST_IMAGE } from './node-agent.ts';
@@ -58,7 +60,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     const addressing = loadRuntimeAddressing({ RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}` });
     const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url } });
     await runtime.checkStorageClass();
-    controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS });
+    controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS, log: createLogger('cluster-controller', process.env.AGENTYARD_TEST_LOG ?? 'silent') });
     await controller.start();
   }, 120_000);
 
@@ -79,7 +81,10 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
 
   it('a kubectl-applied Sandbox becomes a running Pod with a PVC, Service and Ingress host; pause keeps the PVC; delete removes all', async () => {
     await store.create(SandboxKind, sandboxCr('kubectl-sb'));
+    await store.create(SandboxKind, sandboxCr('0digit-first')); // ids may start with a digit; Service names may not
     await eventually(async () => ((await phase('kubectl-sb')) === 'RUNNING' ? true : undefined), 'RUNNING', 60_000);
+    await eventually(async () => ((await phase('0digit-first')) === 'RUNNING' ? true : undefined), 'RUNNING with a leading digit', 60_000);
+    await store.delete(SandboxKind, NS, '0digit-first');
     const sb = (await store.get(SandboxKind, NS, 'kubectl-sb'))!;
     expect(sb.status?.url).toBe(`http://kubectl-sb-runtime.${DOMAIN}:${proxy.port}`);
     expect(sb.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: sb.metadata.generation });
@@ -110,7 +115,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     // Deleted; the pvc-protection finalizer would be lifted by a controller this test cluster does not run.
     const pvc = await core.readNamespacedPersistentVolumeClaim({ name: 'kubectl-sb-workspace', namespace: NS }).catch(() => undefined);
     expect(pvc === undefined || pvc.metadata?.deletionTimestamp !== undefined).toBe(true);
-    await expect(core.readNamespacedService({ name: 'kubectl-sb', namespace: NS })).rejects.toThrow();
+    await expect(core.readNamespacedService({ name: 'sandbox-kubectl-sb', namespace: NS })).rejects.toThrow();
   });
 
   it('an image that cannot be pulled turns the sandbox ERROR with the reason in a condition', async () => {
@@ -127,11 +132,15 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
       return (await res.json()) as any;
     };
     const task = await call('POST', '/api/v1/app-conversations', { initial_message: { role: 'user', content: [{ type: 'text', text: 'prove it' }], run: true } });
+    let last: unknown;
     const ready = await eventually(async () => {
       const [t] = await call('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
+      last = { task: t, sandbox: t?.sandbox_id ? (await store.get(SandboxKind, NS, t.sandbox_id))?.status : undefined };
       if (t?.status === 'ERROR') throw new Error(t.detail);
       return t?.status === 'READY' ? t : undefined;
-    }, 'READY', 90_000);
+    }, 'READY', 90_000).catch((err: Error) => {
+      throw new Error(`${err.message}; last seen: ${JSON.stringify(last)}`);
+    });
     const conv = (await store.get(ConversationKind, NS, ready.app_conversation_id))!;
     expect(conv.status?.sandboxName).toBe(ready.sandbox_id);
     const events = await eventually(async () => {
@@ -142,5 +151,30 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     expect(obs.observation.content[0].text).toContain('cluster-ok');
     const volume = agent.volumeDir(`${ready.sandbox_id}-workspace`);
     expect(existsSync(join(volume, 'project', 'proof.txt')) && readFileSync(join(volume, 'project', 'proof.txt'), 'utf8')).toBe('cluster-ok\n');
+  });
+
+  it('kubectl get shows the printer columns: STATUS, CONVERSATIONS, LAST-ACTIVITY for sandboxes; start, sandbox, execution for conversations', async () => {
+    // What `kubectl get sandboxes` / `kubectl get conv` ask the API server for: a Table.
+    const table = async (plural: string) => {
+      const url = new URL(`${cluster.server}/apis/agentyard.dev/v1alpha1/namespaces/${NS}/${plural}`);
+      const opts: RequestOptions = { hostname: url.hostname, port: url.port, path: url.pathname, headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } };
+      await cluster.kubeConfig.applyToHTTPSOptions(opts);
+      return new Promise<{ columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] }>((resolve, reject) => {
+        httpsRequest(opts, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve(JSON.parse(body)));
+        })
+          .on('error', reject)
+          .end();
+      });
+    };
+    const sandboxes = await table('sandboxes');
+    expect(sandboxes.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Status', 'Conversations', 'Last-Activity', 'URL', 'Age']);
+    await eventually(async () => ((await table('sandboxes')).rows.some((r) => r.cells[1] === 'RUNNING' && r.cells[2] === 1) ? true : undefined), 'a RUNNING row with one conversation');
+    const conversations = await table('conversations');
+    expect(conversations.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Start', 'Sandbox', 'Execution', 'Owner', 'Age']);
+    // The execution status arrives from the agent server a moment after its last event.
+    await eventually(async () => ((await table('conversations')).rows.some((r) => r.cells[1] === 'READY' && r.cells[3] === 'finished') ? true : undefined), 'a READY, finished row');
   });
 });

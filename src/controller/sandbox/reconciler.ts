@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConditionType, Reason } from '../../api/conditions.ts';
 import { ConversationKind } from '../../api/conversation.ts';
-import { NotFound } from '../../api/errors.ts';
+import { Invalid, NotFound } from '../../api/errors.ts';
 import { FINALIZER_RUNTIME, GROUP, LABEL_SANDBOX } from '../../api/meta.ts';
 import { SandboxKind, type Sandbox, type SandboxStatus } from '../../api/sandbox.ts';
 import type { RuntimeState, SandboxRuntime } from '../../runtime/types.ts';
@@ -91,7 +91,13 @@ export class SandboxReconciler {
     }
     if (observed.phase === 'absent' || observed.phase === 'paused') {
       const sessionKey = await ensureSessionKey(this.#d.store, sb);
-      return this.#d.runtime.start(sb, { sessionKey });
+      try {
+        return await this.#d.runtime.start(sb, { sessionKey });
+      } catch (err) {
+        // The runtime refused what this sandbox asks for: retrying cannot help.
+        if (err instanceof Invalid) return { phase: 'failed', reason: Reason.RuntimeFailed, message: `The runtime refused this sandbox: ${err.message}` };
+        throw err;
+      }
     }
     return observed;
   }

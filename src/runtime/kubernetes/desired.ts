@@ -30,6 +30,8 @@ export interface KubeRuntimeSettings {
 
 export const sessionSecretName = (sandbox: string) => `${sandbox}-session`;
 export const pvcName = (sandbox: string) => `${sandbox}-workspace`;
+/** Service names must be DNS-1035 labels (start with a letter); sandbox ids may start with a digit. */
+export const serviceName = (sandbox: string) => `sandbox-${sandbox}`;
 
 function labels(sb: Sandbox): Record<string, string> {
   return { [LABEL_SANDBOX]: sb.metadata.name, 'app.kubernetes.io/managed-by': 'agentyard', 'app.kubernetes.io/component': 'sandbox' };
@@ -106,7 +108,7 @@ export function desiredService(sb: Sandbox): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: metadata(sb, sb.metadata.name),
+    metadata: metadata(sb, serviceName(sb.metadata.name)),
     spec: { selector: { [LABEL_SANDBOX]: sb.metadata.name }, ports: [{ name: 'http', port: 80, targetPort: AGENT_PORT }] },
   };
 }
@@ -120,7 +122,7 @@ export function desiredIngress(sb: Sandbox, s: KubeRuntimeSettings): V1Ingress {
     spec: {
       ...(s.ingressClassName ? { ingressClassName: s.ingressClassName } : {}),
       ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : {}),
-      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: sb.metadata.name, port: { number: 80 } } } }] } }],
+      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: 80 } } } }] } }],
     },
   };
 }

@@ -5,7 +5,7 @@ import { NotFound, Conflict } from '../../api/errors.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { fromKube } from '../../store/kube/errors.ts';
 import type { RuntimeState, SandboxRuntime } from '../types.ts';
-import { desiredIngress, desiredPod, desiredPvc, desiredService, pvcName, type KubeRuntimeSettings } from './desired.ts';
+import { desiredIngress, desiredPod, desiredPvc, desiredService, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
 
 /** Container waiting reasons that will not heal without a change: the sandbox is ERROR. */
 const FATAL_WAITING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError']);
@@ -66,7 +66,7 @@ export class KubernetesRuntime implements SandboxRuntime {
     const namespace = this.#ns(sb);
     await this.#ignoreMissing(() => this.#core.deleteNamespacedPod({ name, namespace }));
     await this.#ignoreMissing(() => this.#net.deleteNamespacedIngress({ name, namespace }));
-    await this.#ignoreMissing(() => this.#core.deleteNamespacedService({ name, namespace }));
+    await this.#ignoreMissing(() => this.#core.deleteNamespacedService({ name: serviceName(name), namespace }));
     await this.#ignoreMissing(() => this.#core.deleteNamespacedPersistentVolumeClaim({ name: pvcName(name), namespace }));
   }
 
