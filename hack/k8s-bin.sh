@@ -67,6 +67,15 @@ build_kube() {
   mv "$WORK/out/kube-apiserver" "$WORK/out/kube-controller-manager" "$BIN/"
 }
 
+# kubectl, so e2e suites can use the resources the way people do (apply, get, describe).
+build_kubectl() {
+  [[ -f "$WORK/kube/go.mod" ]] || build_kube || return 1
+  cd "$WORK/kube"
+  log "compiling kubectl"
+  go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION" \
+    -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl >&2
+}
+
 etcd_from_debian() {
   command -v apt-get >/dev/null || return 1
   local tmp
@@ -118,6 +127,9 @@ if [[ ! -x "$BIN/kube-apiserver" || ! -x "$BIN/kube-controller-manager" ]]; then
 fi
 if [[ ! -x "$BIN/etcd" ]]; then
   { [[ $ETCD_FROM == debian ]] && etcd_from_debian; } || etcd_from_go || die "could not get etcd (Debian etcd-server or go.etcd.io v$ETCD_VERSION)"
+fi
+if [[ ! -x "$BIN/kubectl" ]]; then
+  build_kubectl || die "building kubectl v$K8S_VERSION failed"
 fi
 if [[ ! -x "$BIN/helm" ]]; then
   build_helm || die "building helm v$HELM_VERSION failed"

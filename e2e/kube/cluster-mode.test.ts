@@ -21,6 +21,9 @@ import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually } from '../embedded/harness.ts';
 import { createLogger } from '../../src/util/log.ts';
+import { kubeEventRecorder } from '../../src/controller/kube-events.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
 import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from './host-proxy.ts';
 import { NodeAgent, TEST_IMAGE } from './node-agent.ts';
@@ -60,7 +63,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     const addressing = loadRuntimeAddressing({ RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}` });
     const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url } });
     await runtime.checkStorageClass();
-    controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS, log: createLogger('cluster-controller', process.env.AGENTYARD_TEST_LOG ?? 'silent') });
+    controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS, log: createLogger('cluster-controller', process.env.AGENTYARD_TEST_LOG ?? 'silent'), recorder: kubeEventRecorder(cluster.kubeConfig, 'agentyard-controller') });
     await controller.start();
   }, 120_000);
 
@@ -176,5 +179,33 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     expect(conversations.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Start', 'Sandbox', 'Execution', 'Owner', 'Age']);
     // The execution status arrives from the agent server a moment after its last event.
     await eventually(async () => ((await table('conversations')).rows.some((r) => r.cells[1] === 'READY' && r.cells[3] === 'finished') ? true : undefined), 'a READY, finished row');
+  });
+
+  it('works with kubectl as people use it: apply the CRDs and the examples, get, describe', async () => {
+    const kubectl = async (...args: string[]) =>
+      (await promisify(execFile)(join(kubeBinDir()!, 'kubectl'), ['--kubeconfig', cluster.kubeconfigPath, ...args], { cwd: join(import.meta.dirname, '../..') })).stdout;
+    expect(await kubectl('apply', '-f', 'crds/')).toMatch(/sandboxes\.agentyard\.dev (unchanged|configured)/);
+    llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'echo "hello from kubectl" > hello.txt' } }] },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'hello.txt written' } }] },
+    );
+    await kubectl('apply', '-n', NS, '-f', 'examples/sandbox.yaml');
+    await eventually(async () => ((await kubectl('get', 'sb', 'example', '-n', NS, '-o', 'jsonpath={.status.phase}')) === 'RUNNING' ? true : undefined), 'kubectl: RUNNING', 60_000);
+    await kubectl('apply', '-n', NS, '-f', 'examples/conversation.yaml');
+    const conv = await eventually(async () => {
+      const out = await kubectl('get', 'conv', '-n', NS, 'example-conversation');
+      return /READY\s+example\s+finished/.test(out) ? out : undefined;
+    }, 'kubectl get conv: READY and finished', 90_000);
+    expect(conv).toMatch(/NAME\s+START\s+SANDBOX\s+EXECUTION\s+AGE/);
+    const sandboxes = await kubectl('get', 'sandboxes', '-n', NS);
+    expect(sandboxes).toMatch(/NAME\s+STATUS\s+CONVERSATIONS\s+LAST-ACTIVITY\s+AGE/);
+    expect(sandboxes).toMatch(/example\s+RUNNING\s+1\s/);
+    const described = await kubectl('describe', 'sandbox', 'example', '-n', NS);
+    expect(described).toMatch(/Conditions:[\s\S]*Reason:\s+Running\s+Status:\s+True\s+Type:\s+Ready/);
+    expect(described).toMatch(/Events:[\s\S]*Normal\s+Running\s/);
+    expect(await kubectl('describe', 'conversation', 'example-conversation', '-n', NS)).toMatch(/Normal\s+Ready\s/);
+    // The agent really ran in the sandbox's workspace, and its events reached the API.
+    expect(readFileSync(join(agent.volumeDir('example-workspace'), 'project', 'hello.txt'), 'utf8')).toBe('hello from kubectl\n');
+    expect(db.events.count('example-conversation', {})).toBeGreaterThan(3);
   });
 });

@@ -68,5 +68,7 @@ export interface ResourceKind<T extends KubeObject = KubeObject> {
 export const LABEL_OWNER = `${GROUP}/owner`;
 export const LABEL_SANDBOX = `${GROUP}/sandbox`;
 export const LABEL_START_TASK = `${GROUP}/start-task`;
+/** The id the agent server knows a conversation by, when its resource name is not a UUID (kubectl). */
+export const LABEL_AGENT_CONVERSATION = `${GROUP}/agent-conversation`;
 export const ANNOTATION_LAST_ACTIVITY = `${GROUP}/last-activity-time`;
 export const FINALIZER_RUNTIME = `${GROUP}/runtime`;

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
+import { kubeEventRecorder } from '../controller/kube-events.ts';
 import { LeaderElector } from '../controller/leader-election.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { AppDb, startApiServer } from '../facade/index.ts';
@@ -89,7 +90,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     {
       onStartedLeading: async (signal) => {
         process.stdout.write(`${JSON.stringify({ leading: identity })}\n`);
-        const controller = createController({ store, runtime, clock: systemClock, settings, namespace, log });
+        const controller = createController({ store, runtime, clock: systemClock, settings, namespace, log, recorder: kubeEventRecorder(kc, 'agentyard-controller', log) });
         await controller.start();
         await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
         await controller.stop();

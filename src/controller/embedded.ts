@@ -7,6 +7,7 @@ import type { SandboxRuntime } from '../runtime/types.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { Clock } from './clock.ts';
+import { logRecorder, type EventRecorder } from './events.ts';
 import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import { Controller, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
@@ -20,11 +21,14 @@ export interface ControllerDeps {
   namespace?: string;
   llm?: LlmConfig;
   log?: Logger;
+  /** Where the controller's events go; the log by default, core/v1 Events in a cluster. */
+  recorder?: EventRecorder;
 }
 
 export function createController(deps: ControllerDeps): Controller {
-  const sandboxes = new SandboxReconciler(deps);
-  const conversations = new ConversationReconciler(deps);
+  const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log) };
+  const sandboxes = new SandboxReconciler(withRecorder);
+  const conversations = new ConversationReconciler(withRecorder);
   const placements = new PlacementIndex();
   return new Controller({ store: deps.store, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) })
     .register({

@@ -10,7 +10,8 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { ActivityRecorder } from './activity.ts';
 import type { FacadeDeps } from './deps.ts';
 import { isoOf } from './paging.ts';
-import { conversationName, keyMatches, modify, normalizeName, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { conversationName, keyMatches, modify, normalizeId, normalizeName, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { LABEL_AGENT_CONVERSATION } from '../api/meta.ts';
 
 /** The sandbox whose session key was presented; 401 for anything else, unknown sandboxes included. */
 export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, presented: string): Promise<Sandbox> {
@@ -20,10 +21,20 @@ export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, pres
   return sb;
 }
 
+/** By resource name, or, for a conversation applied with kubectl under a free name, by the id label the controller set. */
+async function conversationByAgentId(d: FacadeDeps, conversationId: string): Promise<Conversation | undefined> {
+  const name = conversationName(conversationId);
+  const byName = name ? await d.store.get(ConversationKind, d.namespace, name) : undefined;
+  if (byName) return byName;
+  const hex = normalizeId(conversationId);
+  if (!hex) return undefined;
+  const { items } = await d.store.list(ConversationKind, d.namespace, { labelSelector: `${LABEL_AGENT_CONVERSATION}=${hex}` });
+  return items[0];
+}
+
 /** The conversation, if it exists; it must be attached to this sandbox and have the same owner. */
 async function attachedConversation(d: FacadeDeps, sb: Sandbox, conversationId: string): Promise<Conversation | undefined> {
-  const name = conversationName(conversationId);
-  const conv = name ? await d.store.get(ConversationKind, d.namespace, name) : undefined;
+  const conv = await conversationByAgentId(d, conversationId);
   if (!conv) return undefined;
   const attached = sandboxNameOf(conv);
   if (attached === undefined) throw new Conflict(`Conversation ${conversationId} is not placed on a sandbox yet`);

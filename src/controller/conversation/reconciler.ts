@@ -7,25 +7,27 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConditionType, Reason } from '../../api/conditions.ts';
 import { ConversationKind, START_TASK_STEPS, type Conversation, type ConversationStatus, type StartTaskStatus } from '../../api/conversation.ts';
 import { Conflict, isAgentyardError } from '../../api/errors.ts';
-import { API_VERSION, LABEL_OWNER, LABEL_SANDBOX } from '../../api/meta.ts';
+import { API_VERSION, LABEL_AGENT_CONVERSATION, LABEL_OWNER, LABEL_SANDBOX } from '../../api/meta.ts';
 import { SandboxKind, type Sandbox } from '../../api/sandbox.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import { AgentServerClient } from '../../runtime/agent-server-client.ts';
 import type { ResourceStore } from '../../store/types.ts';
 import type { Logger } from '../../util/log.ts';
 import type { Clock } from '../clock.ts';
+import type { EventRecorder } from '../events.ts';
 import { setCondition } from '../conditions.ts';
 import { splitKey } from '../keys.ts';
 import type { LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
 import { readSessionKey } from '../sandbox/session-secret.ts';
 import { chooseSandbox, holdsCapacity } from './placement.ts';
-import { agentServerStartRequest, readConversationSecrets } from './start-request.ts';
+import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
 
 export interface ConversationReconcilerDeps {
   store: ResourceStore;
+  recorder?: EventRecorder;
   clock: Clock;
   settings: LifecycleSettings;
   llm?: LlmConfig;
@@ -67,8 +69,20 @@ export class ConversationReconciler {
       this.#setStep(status, 'ERROR', conv, err.message, err.reason);
     }
     if (!status.startTask) this.#setStep(status, 'WORKING', conv);
-    if (!isDeepStrictEqual(status, conv.status)) await this.#writeStatus(conv, status);
+    if (!isDeepStrictEqual(status, conv.status)) {
+      await this.#writeStatus(conv, status);
+      const now = status.startTask?.status;
+      if (now !== step || !conv.status?.startTask) this.#recordStep(conv, status);
+    }
     return result;
+  }
+
+  #recordStep(conv: Conversation, status: ConversationStatus): void {
+    const task = status.startTask;
+    if (!this.#d.recorder || !task) return;
+    if (task.status === 'ERROR') this.#d.recorder.record(conv, 'Warning', Reason.StartFailed, task.detail ?? 'The start failed');
+    else if (task.status === 'WAITING_FOR_SANDBOX') this.#d.recorder.record(conv, 'Normal', Reason.Placed, `Placed on sandbox ${status.sandboxName}`);
+    else if (task.status === 'READY') this.#d.recorder.record(conv, 'Normal', Reason.Ready, 'The conversation runs on its agent server');
   }
 
   async #advance(conv: Conversation, step: StartTaskStatus, status: ConversationStatus): Promise<{ step?: StartTaskStatus; requeueAfterMs?: number }> {
@@ -143,8 +157,10 @@ export class ConversationReconciler {
     } else {
       sandboxName = await this.#chooseOrCreate(conv, namespace, owner);
     }
-    if (conv.metadata.labels?.[LABEL_SANDBOX] !== sandboxName) {
-      await this.#d.store.update(ConversationKind, { ...conv, metadata: { ...conv.metadata, labels: { ...conv.metadata.labels, [LABEL_SANDBOX]: sandboxName } } });
+    const agentId = agentConversationId(conv);
+    const labels = { ...conv.metadata.labels, [LABEL_SANDBOX]: sandboxName, ...(agentId !== conv.metadata.name ? { [LABEL_AGENT_CONVERSATION]: agentId } : {}) };
+    if (!isDeepStrictEqual(labels, conv.metadata.labels)) {
+      await this.#d.store.update(ConversationKind, { ...conv, metadata: { ...conv.metadata, labels } });
     }
     return sandboxName;
   }

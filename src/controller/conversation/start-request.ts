@@ -10,6 +10,15 @@ export function dashedUuid(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/**
+ * The id the agent server knows the conversation by: its name when that is a 32-hex UUID (API
+ * starts), else its uid (resources applied with kubectl carry free names).
+ */
+export function agentConversationId(conv: Conversation): string {
+  if (/^[0-9a-f]{32}$/.test(conv.metadata.name)) return conv.metadata.name;
+  return (conv.metadata.uid ?? '').replaceAll('-', '');
+}
+
 /** Per-conversation secrets from the Secret named by spec.secretsRef. Values never leave this call's result. */
 export async function readConversationSecrets(store: ResourceStore, conv: Conversation): Promise<Record<string, string>> {
   if (!conv.spec.secretsRef) return {};
@@ -22,7 +31,7 @@ export async function readConversationSecrets(store: ResourceStore, conv: Conver
 export function agentServerStartRequest(conv: Conversation, secrets: Record<string, string>, llm: LlmConfig | undefined): Record<string, unknown> {
   const { spec } = conv;
   return {
-    conversation_id: dashedUuid(conv.metadata.name),
+    conversation_id: dashedUuid(agentConversationId(conv)),
     // Relative to the agent server's workspace: every conversation of a sandbox shares it.
     workspace: { kind: 'LocalWorkspace', working_dir: '.' },
     agent: {

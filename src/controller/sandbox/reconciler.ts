@@ -11,6 +11,7 @@ import type { RuntimeState, SandboxRuntime } from '../../runtime/types.ts';
 import type { ResourceStore } from '../../store/types.ts';
 import type { Logger } from '../../util/log.ts';
 import type { Clock } from '../clock.ts';
+import type { EventRecorder } from '../events.ts';
 import { setCondition } from '../conditions.ts';
 import { splitKey } from '../keys.ts';
 import { decideLifecycle, lastActivity, type LifecycleSettings } from '../lifecycle.ts';
@@ -25,6 +26,7 @@ const STARTING_POLL_MS = 500;
 
 export interface SandboxReconcilerDeps {
   store: ResourceStore;
+  recorder?: EventRecorder;
   runtime: SandboxRuntime;
   clock: Clock;
   settings: LifecycleSettings;
@@ -77,11 +79,22 @@ export class SandboxReconciler {
     status.observedGeneration = sb.metadata.generation;
     status.conditions = computeConditions(status, nowIso, sb.metadata.generation);
     if (!isDeepStrictEqual(status, sb.status)) {
+      const previous = sb.status?.phase;
       sb = await this.#d.store.updateStatus(SandboxKind, { ...sb, status });
+      if (status.phase !== previous) this.#recordPhase(sb, status);
     }
     const next = decideLifecycle(sb, now, this.#d.settings);
     const deadline = next.action === 'none' ? next.requeueAfterMs : 0;
     return { requeueAfterMs: minDefined(requeueAfterMs, deadline) };
+  }
+
+  #recordPhase(sb: Sandbox, status: SandboxStatus): void {
+    const r = this.#d.recorder;
+    if (!r) return;
+    if (status.phase === 'RUNNING') r.record(sb, 'Normal', Reason.Running, `Agent server ready at ${status.url}`);
+    else if (status.phase === 'STARTING') r.record(sb, 'Normal', Reason.Starting, 'Starting the agent server');
+    else if (status.phase === 'PAUSED') r.record(sb, 'Normal', status.pauseReason ?? Reason.UserRequest, 'Paused: compute released, workspace kept');
+    else if (status.phase === 'ERROR') r.record(sb, 'Warning', Reason.RuntimeFailed, status.message ?? 'The sandbox failed');
   }
 
   async #converge(sb: Sandbox, status: SandboxStatus): Promise<RuntimeState> {
