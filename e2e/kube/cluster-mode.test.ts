@@ -2,7 +2,7 @@
 // shared controller into Pods, PVCs, Services and Ingresses (KubernetesRuntime), Pods run by the
 // test node agent, sandboxes reached through their `<id>-runtime.<base>` host, and a conversation
 // driven end to end through the REST API backed by KubeStore.
-import { mkdtempSync, rmSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, existsSync, readdirSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +115,8 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
 
     await store.delete(SandboxKind, NS, 'kubectl-sb');
     await eventually(async () => ((await store.get(SandboxKind, NS, 'kubectl-sb')) ? undefined : true), 'the Sandbox to be gone', 60_000);
+    // An internal archive of the workspace was taken first, onto the archive volume.
+    expect(readdirSync(agent.volumeDir('agentyard-archive')).some((f) => f.startsWith('kubectl-sb-') && f.endsWith('.tar.gz'))).toBe(true);
     // Deleted; the pvc-protection finalizer would be lifted by a controller this test cluster does not run.
     const pvc = await core.readNamespacedPersistentVolumeClaim({ name: 'kubectl-sb-workspace', namespace: NS }).catch(() => undefined);
     expect(pvc === undefined || pvc.metadata?.deletionTimestamp !== undefined).toBe(true);

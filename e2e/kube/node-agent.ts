@@ -97,6 +97,12 @@ export class NodeAgent {
       return this.#report(pod, { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${container.image}"` } }, false, 0);
     }
     let run = this.#pods.get(name);
+    if (pod.spec?.restartPolicy === 'Never') {
+      // A one-shot Pod (the workspace archive): run once, then Succeeded or Failed.
+      run ??= await this.#launch(pod, 0);
+      if (run.exitedWith === undefined) return this.#report(pod, { running: { startedAt: new Date() } }, false, 0);
+      return this.#report(pod, { terminated: { exitCode: run.exitedWith ?? 1, reason: run.exitedWith === 0 ? 'Completed' : 'Error' } }, false, 0, run.exitedWith === 0 ? 'Succeeded' : 'Failed');
+    }
     if (!run || (run.exitedWith !== undefined && run.restarts < 3)) {
       run = await this.#launch(pod, run?.restarts !== undefined ? run.restarts + 1 : 0);
     }
@@ -142,13 +148,14 @@ export class NodeAgent {
     return Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8');
   }
 
-  async #report(pod: V1Pod, state: NonNullable<V1Pod['status']>['containerStatuses'] extends (infer S)[] | undefined ? S extends { state?: infer T } ? T : never : never, ready: boolean, restarts: number): Promise<void> {
+  async #report(pod: V1Pod, state: NonNullable<V1Pod['status']>['containerStatuses'] extends (infer S)[] | undefined ? S extends { state?: infer T } ? T : never : never, ready: boolean, restarts: number, phase?: 'Succeeded' | 'Failed'): Promise<void> {
     const latest = await this.#core.readNamespacedPod({ name: pod.metadata!.name!, namespace: this.#namespace });
     const was = latest.status?.conditions?.find((c) => c.type === 'Ready')?.status;
     const waiting = (state as { waiting?: { reason?: string } }).waiting?.reason;
-    if (latest.status?.phase === 'Running' && was === (ready ? 'True' : 'False') && latest.status.containerStatuses?.[0]?.state?.waiting?.reason === waiting && latest.status.containerStatuses?.[0]?.restartCount === restarts) return;
+    if (phase && latest.status?.phase === phase) return;
+    if (!phase && latest.status?.phase === 'Running' && was === (ready ? 'True' : 'False') && latest.status.containerStatuses?.[0]?.state?.waiting?.reason === waiting && latest.status.containerStatuses?.[0]?.restartCount === restarts) return;
     latest.status = {
-      phase: waiting === 'ImagePullBackOff' ? 'Pending' : 'Running',
+      phase: phase ?? (waiting === 'ImagePullBackOff' ? 'Pending' : 'Running'),
       podIP: '127.0.0.1',
       hostIP: '127.0.0.1',
       startTime: latest.status?.startTime ?? new Date(),

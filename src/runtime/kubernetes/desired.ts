@@ -9,6 +9,7 @@ import { SINK_ENV } from '../../api/event-sink.ts';
 import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { RuntimeAddressing } from './addressing.ts';
+import type { Logger } from '../../util/log.ts';
 
 export const AGENT_PORT = 8000;
 export const WORKSPACE_MOUNT = '/workspace';
@@ -26,6 +27,8 @@ export interface KubeRuntimeSettings {
   /** Secret holding the wildcard certificate for `*.<base>`, when TLS is on. */
   tlsSecretName?: string;
   defaultStorage?: string;
+  archiveStorage?: string;
+  log?: Logger;
 }
 
 export const sessionSecretName = (sandbox: string) => `${sandbox}-session`;
@@ -88,6 +91,52 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
       ],
       volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: pvcName(sb.metadata.name) } }],
     },
+  };
+}
+
+export const ARCHIVE_PVC = 'agentyard-archive';
+export const archivePodName = (sandbox: string) => `${sandbox}-archive`;
+
+/**
+ * The internal workspace archive taken when a sandbox is deleted (spec part 3): a one-shot Pod that
+ * tars the workspace volume onto the archive volume, which no user can read.
+ */
+export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: archivePodName(sb.metadata.name), namespace: sb.metadata.namespace, labels: { ...labels(sb), 'app.kubernetes.io/component': 'sandbox-archive' } },
+    spec: {
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: 'Never',
+      securityContext: { runAsNonRoot: true, runAsUser: SANDBOX_UID, runAsGroup: SANDBOX_UID, fsGroup: SANDBOX_UID, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'archive',
+          image: sb.spec.image ?? s.image,
+          command: ['tar', '-czf', `/archive/${sb.metadata.name}-${stamp}.tar.gz`, '-C', WORKSPACE_MOUNT, '.'],
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          volumeMounts: [
+            { name: 'workspace', mountPath: WORKSPACE_MOUNT, readOnly: true },
+            { name: 'archive', mountPath: '/archive' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'workspace', persistentVolumeClaim: { claimName: pvcName(sb.metadata.name) } },
+        { name: 'archive', persistentVolumeClaim: { claimName: ARCHIVE_PVC } },
+      ],
+    },
+  };
+}
+
+export function archivePvc(namespace: string, s: KubeRuntimeSettings): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: ARCHIVE_PVC, namespace, labels: { 'app.kubernetes.io/managed-by': 'agentyard', 'app.kubernetes.io/component': 'sandbox-archive' } },
+    spec: { accessModes: ['ReadWriteOnce'], storageClassName: s.storageClass, resources: { requests: { storage: s.archiveStorage ?? '50Gi' } } },
   };
 }
 

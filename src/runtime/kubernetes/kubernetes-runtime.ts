@@ -1,11 +1,11 @@
 // KubernetesRuntime: a Sandbox as a Pod + PVC + Service + Ingress in the sandbox namespace. Pause
 // deletes the Pod and keeps the PVC (compute released, workspace kept); resume recreates the Pod.
 import { CoreV1Api, NetworkingV1Api, StorageV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { NotFound, Conflict } from '../../api/errors.ts';
+import { NotFound, Conflict, Unavailable } from '../../api/errors.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { fromKube } from '../../store/kube/errors.ts';
 import type { RuntimeState, SandboxRuntime } from '../types.ts';
-import { desiredIngress, desiredPod, desiredPvc, desiredService, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
+import { archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
 
 /** Container waiting reasons that will not heal without a change: the sandbox is ERROR. */
 const FATAL_WAITING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError']);
@@ -61,13 +61,40 @@ export class KubernetesRuntime implements SandboxRuntime {
     return pvc ? { phase: 'paused', runtimeId: sb.metadata.name } : { phase: 'absent' };
   }
 
+  /**
+   * Archives the workspace, then removes everything. Called again until it returns (it throws
+   * Unavailable while the archive is being taken), so it keeps no state of its own.
+   */
   async delete(sb: Sandbox): Promise<void> {
     const name = sb.metadata.name;
     const namespace = this.#ns(sb);
     await this.#ignoreMissing(() => this.#core.deleteNamespacedPod({ name, namespace }));
+    await this.#archive(sb);
     await this.#ignoreMissing(() => this.#net.deleteNamespacedIngress({ name, namespace }));
     await this.#ignoreMissing(() => this.#core.deleteNamespacedService({ name: serviceName(name), namespace }));
     await this.#ignoreMissing(() => this.#core.deleteNamespacedPersistentVolumeClaim({ name: pvcName(name), namespace }));
+  }
+
+  async #archive(sb: Sandbox): Promise<void> {
+    const namespace = this.#ns(sb);
+    const workspace = await this.#read(() => this.#core.readNamespacedPersistentVolumeClaim({ name: pvcName(sb.metadata.name), namespace }));
+    if (!workspace || workspace.metadata?.deletionTimestamp) return; // nothing (left) to archive
+    if (await this.#read(() => this.#core.readNamespacedPod({ name: sb.metadata.name, namespace }))) {
+      throw new Unavailable(`Waiting for the agent server of ${sb.metadata.name} to stop before archiving its workspace`);
+    }
+    await this.#ensure(() => this.#core.createNamespacedPersistentVolumeClaim({ namespace, body: archivePvc(namespace, this.#s) }), 'PersistentVolumeClaim');
+    const podName = archivePodName(sb.metadata.name);
+    const pod = await this.#read(() => this.#core.readNamespacedPod({ name: podName, namespace }));
+    if (!pod) {
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      await this.#ensure(() => this.#core.createNamespacedPod({ namespace, body: desiredArchivePod(sb, this.#s, stamp) }), 'Pod');
+      throw new Unavailable(`Archiving the workspace of ${sb.metadata.name}`);
+    }
+    const phase = pod.status?.phase;
+    if (phase !== 'Succeeded' && phase !== 'Failed') throw new Unavailable(`Archiving the workspace of ${sb.metadata.name} (${phase ?? 'Pending'})`);
+    // A failed archive must not keep a deleted sandbox alive forever; it is reported and deletion goes on.
+    if (phase === 'Failed') this.#s.log?.warn({ sandbox: sb.metadata.name, reason: pod.status?.reason }, 'the workspace archive failed; deleting anyway');
+    await this.#ignoreMissing(() => this.#core.deleteNamespacedPod({ name: podName, namespace }));
   }
 
   #ns(sb: Sandbox): string {
