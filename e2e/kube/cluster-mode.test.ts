@@ -131,12 +131,17 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
   });
 
   it('a conversation started through the REST API runs the agent in a Pod; its events are readable through the API', async () => {
-    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo cluster-ok > proof.txt && cat proof.txt' } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo cluster-ok > proof.txt && cat proof.txt && echo "token: $DEPLOY_TOKEN"' } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(api.url + path, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
       return (await res.json()) as any;
     };
-    const task = await call('POST', '/api/v1/app-conversations', { initial_message: { role: 'user', content: [{ type: 'text', text: 'prove it' }], run: true } });
+    const task = await call('POST', '/api/v1/app-conversations', {
+      initial_message: { role: 'user', content: [{ type: 'text', text: 'prove it' }], run: true },
+      secrets: { DEPLOY_TOKEN: 'tok-cluster-0123456789' },
+    });
+    // Per-conversation secrets become a Kubernetes Secret; responses only ever show them masked.
+    expect(JSON.stringify(task)).not.toContain('tok-cluster-0123456789');
     let last: unknown;
     const ready = await eventually(async () => {
       const [t] = await call('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
@@ -148,12 +153,17 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     });
     const conv = (await store.get(ConversationKind, NS, ready.app_conversation_id))!;
     expect(conv.status?.sandboxName).toBe(ready.sandbox_id);
+    const secret = await core.readNamespacedSecret({ name: conv.spec.secretsRef!, namespace: NS });
+    expect(Buffer.from(secret.data!.DEPLOY_TOKEN!, 'base64').toString()).toBe('tok-cluster-0123456789');
+    expect(JSON.stringify(conv)).not.toContain('tok-cluster-0123456789');
     const events = await eventually(async () => {
       const page = await call('GET', `/api/v1/conversation/${ready.app_conversation_id}/events/search`);
       return page.items?.some((e: { kind: string; tool_name?: string }) => e.kind === 'ObservationEvent' && e.tool_name === 'finish') ? page.items : undefined;
     }, 'the finish to reach the API', 90_000);
+    expect(JSON.stringify(events)).not.toContain('tok-cluster-0123456789');
     const obs = events.find((e: { kind: string }) => e.kind === 'ObservationEvent');
     expect(obs.observation.content[0].text).toContain('cluster-ok');
+    expect(obs.observation.content[0].text).toContain('token: <secret-hidden>'); // there before the first action, and masked
     const volume = agent.volumeDir(`${ready.sandbox_id}-workspace`);
     expect(existsSync(join(volume, 'project', 'proof.txt')) && readFileSync(join(volume, 'project', 'proof.txt'), 'utf8')).toBe('cluster-ok\n');
   });
