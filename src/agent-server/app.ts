@@ -6,7 +6,7 @@ import Koa from 'koa';
 import type { Logger } from '../util/log.ts';
 import type { ConversationService } from './conversation/service.ts';
 import { requireSessionKey, type SessionKeys } from './http/auth.ts';
-import { errorMiddleware } from './http/errors.ts';
+import { errorMiddleware } from '../facade/errors.ts';
 import { conversationRoutes } from './routes/conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
@@ -25,7 +25,7 @@ export interface AppDeps {
 export function createApp(d: AppDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
-  app.use(errorMiddleware(d.log));
+  app.use(errorMiddleware(d.log, { malformedJson: 'validation-error' }));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
 
   const health = healthRoutes(d.health);

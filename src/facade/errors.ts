@@ -28,7 +28,15 @@ interface HttpishError {
   message?: unknown;
 }
 
-export function errorMiddleware(log: Logger): Middleware {
+export interface ErrorMiddlewareOptions {
+  /**
+   * How a body that is not JSON is answered: `400 {detail}` (the application API), or a FastAPI-style
+   * `422` validation error at `loc: ['body']` (the agent server, as OpenHands clients expect).
+   */
+  malformedJson?: 'bad-request' | 'validation-error';
+}
+
+export function errorMiddleware(log: Logger, opts: ErrorMiddlewareOptions = {}): Middleware {
   return async function errors(ctx, next) {
     try {
       await next();
@@ -48,8 +56,13 @@ export function errorMiddleware(log: Logger): Middleware {
       const h = (err ?? {}) as HttpishError;
       // co-body rethrows JSON.parse's SyntaxError with status 400.
       if (h.status === 400 && (err instanceof SyntaxError || h.type === 'entity.parse.failed')) {
-        ctx.status = 400;
-        ctx.body = { detail: 'Malformed JSON in request body' };
+        if (opts.malformedJson === 'validation-error') {
+          ctx.status = 422;
+          ctx.body = { detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }] };
+        } else {
+          ctx.status = 400;
+          ctx.body = { detail: 'Malformed JSON in request body' };
+        }
         return;
       }
       // raw-body and body-parser errors (too large, bad encoding, unsupported type): safe messages.
