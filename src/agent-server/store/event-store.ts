@@ -1,5 +1,6 @@
 // Events of every conversation, in append order, each with a per-conversation sequence number
 // (1, 2, 3, ... without gaps). The sequence number is the order clients page, replay and resume by.
+import { eventFilterSql } from '../../util/event-filter-sql.ts';
 import type { Statement } from 'better-sqlite3';
 import { Conflict } from '../../api/errors.ts';
 import type { Event } from '../../api/events/index.ts';
@@ -157,26 +158,9 @@ export class EventStore {
   }
 
   #where(conversationId: string, f: EventFilter): { sql: string; args: unknown[] } {
-    const parts = ['conversation_id = ?'];
-    const args: unknown[] = [conversationId];
-    if (f.kind !== undefined) {
-      // Short name, OpenHands' dotted class path, or its namespaced discriminator key.
-      parts.push('kind = ?');
-      args.push(normalizeEventKind(f.kind) ?? f.kind);
-    }
-    if (f.source !== undefined) {
-      parts.push('source = ?');
-      args.push(f.source);
-    }
-    if (f.timestampGte !== undefined) {
-      parts.push('ts >= ?');
-      args.push(f.timestampGte);
-    }
-    if (f.timestampLt !== undefined) {
-      parts.push('ts < ?');
-      args.push(f.timestampLt);
-    }
-    return { sql: parts.join(' AND '), args };
+    // Short name, OpenHands' dotted class path, or its namespaced discriminator key.
+    const kind = f.kind === undefined ? undefined : (normalizeEventKind(f.kind) ?? f.kind);
+    return eventFilterSql(conversationId, { ...f, ...(kind !== undefined ? { kind } : {}) });
   }
 
   #stmt(sql: string): Statement {

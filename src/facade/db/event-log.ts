@@ -4,6 +4,7 @@
 import type Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import type { Event } from '../../api/events/index.ts';
+import { eventFilterSql } from '../../util/event-filter-sql.ts';
 import { normalizeTimestamp } from '../../agent-server/store/wire.ts';
 
 export interface EventFilter {
@@ -148,19 +149,5 @@ export class EventLog {
 }
 
 function where(conversationId: string, f: EventFilter): { sql: string; args: unknown[] } {
-  const parts = ['conversation_id = ?'];
-  const args: unknown[] = [conversationId];
-  if (f.kind !== undefined) {
-    parts.push('kind = ?');
-    args.push(f.kind);
-  }
-  if (f.timestampGte !== undefined) {
-    parts.push('ts >= ?');
-    args.push(f.timestampGte);
-  }
-  if (f.timestampLt !== undefined) {
-    parts.push('ts < ?');
-    args.push(f.timestampLt);
-  }
-  return { sql: parts.join(' AND '), args };
+  return eventFilterSql(conversationId, f);
 }
