@@ -23,5 +23,7 @@ export function generatedFiles(): GeneratedFile[] {
     const crd = buildCrd(source) as { metadata: { name: string } };
     return { path: `crds/${crd.metadata.name}.yaml`, content: yamlFile(crd) };
   });
-  return [...crds, { path: 'openapi.json', content: `${JSON.stringify(openApiDocument(packageVersion), null, 2)}\n` }];
+  // Helm installs CRDs from the chart's own crds/ directory: the same files.
+  const chartCrds = crds.map((f) => ({ path: `charts/agentyard/${f.path}`, content: f.content }));
+  return [...crds, ...chartCrds, { path: 'openapi.json', content: `${JSON.stringify(openApiDocument(packageVersion), null, 2)}\n` }];
 }
