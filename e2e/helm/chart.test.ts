@@ -82,9 +82,28 @@ describe.skipIf(!helmBin)('helm install into the real API server', () => {
 
   const kube = (args: string[]) => helm([...args, '--kubeconfig', cluster.kubeconfigPath]);
 
+  async function preflight(kubeconfig: string): Promise<{ code: number; out: string }> {
+    try {
+      const r = await run(process.execPath, [join(REPO, 'src/cli/main.ts'), 'preflight'], {
+        env: { PATH: process.env.PATH ?? '', KUBECONFIG: kubeconfig, STORAGE_CLASS: 'standard', RUNTIME_BASE_URL: 'agents.example.com', AGENTYARD_LOG_LEVEL: 'silent' },
+      });
+      return { code: 0, out: r.stdout };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: e.code ?? 1, out: (e.stdout ?? '') + (e.stderr ?? '') };
+    }
+  }
+
   it('fails early and clearly while a pre-created secret is missing, then installs, upgrades and uninstalls', async () => {
     const kubectl = (...args: string[]) => run(join(kubeBinDir()!, 'kubectl'), ['--kubeconfig', cluster.kubeconfigPath, ...args]);
     await expect(kubectl('get', 'crd', 'sandboxes.agentyard.dev')).rejects.toThrow(); // not there before the chart
+    // Before anything is installed, preflight says what is wrong and how to fix it.
+    const before = await preflight(cluster.kubeconfigPath);
+    expect(before.code).toBe(1);
+    expect(before.out).toMatch(/FAIL\s+CRDs installed: missing: sandboxes\.agentyard\.dev/);
+    expect(before.out).toMatch(/FAIL\s+namespace agentyard-sandboxes: does not exist\n\s+fix: kubectl create namespace agentyard-sandboxes/);
+    expect(before.out).toMatch(/FAIL\s+secret agentyard-api-key: missing in namespace agentyard/);
+
     const missing = await kube(['install', 'agentyard', CHART, '--namespace', 'agentyard', '-f', values]);
     expect(missing.ok).toBe(false);
     expect(missing.out).toMatch(/secrets\.apiKey: Secret "agentyard-api-key" is missing in namespace "agentyard"/);
@@ -106,10 +125,20 @@ describe.skipIf(!helmBin)('helm install into the real API server', () => {
     // The CRDs came with the chart.
     expect((await kubectl('get', 'crd', 'sandboxes.agentyard.dev')).stdout).toContain('sandboxes.agentyard.dev');
 
+    const after = await preflight(cluster.kubeconfigPath);
+    expect(after.out).toContain('all 8 checks passed');
+    expect(after.code).toBe(0);
+    // An identity without the controller's permissions is told so.
+    const nobody = join(dir, 'nobody.kubeconfig');
+    writeFileSync(nobody, (await cluster.userKubeConfig('nobody')).exportConfig());
+    const denied = await preflight(nobody);
+    expect(denied.code).toBe(1);
+    expect(denied.out).toMatch(/FAIL\s+RBAC for the controller: not allowed in agentyard-sandboxes: watch sandboxes\.agentyard\.dev/);
+
     const upgraded = await kube(['upgrade', 'agentyard', CHART, '--namespace', 'agentyard', '-f', values, '--set', 'lifecycle.idleTimeSeconds=600']);
     expect(upgraded.ok, upgraded.out).toBe(true);
-    const after = await apps.readNamespacedDeployment({ name: 'agentyard-controller', namespace: 'agentyard' });
-    expect(after.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'AGENTYARD_IDLE_TIME_SECONDS')?.value).toBe('600');
+    const upgradedController = await apps.readNamespacedDeployment({ name: 'agentyard-controller', namespace: 'agentyard' });
+    expect(upgradedController.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'AGENTYARD_IDLE_TIME_SECONDS')?.value).toBe('600');
 
     const removed = await kube(['uninstall', 'agentyard', '--namespace', 'agentyard']);
     expect(removed.ok, removed.out).toBe(true);

@@ -5,6 +5,8 @@ const USAGE = `Usage: agentyard <command> [options]
 Commands:
   up             Run everything on this machine: API, controller and sandboxes as local processes (SQLite).
                  --port <n> (AGENTYARD_PORT, default 3000)  --data-dir <dir> (AGENTYARD_DATA_DIR, default ./.data)
+  preflight      Check a cluster for what agentyard needs (CRDs, namespaces, storage class, URL settings,
+                 secrets, RBAC) and say how to fix what is missing. Exit 1 when a check fails.
   users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]
@@ -20,6 +22,10 @@ async function main(argv: string[]): Promise<number> {
     case 'up': {
       const { runUp } = await import('./up.ts');
       return runUp(rest);
+    }
+    case 'preflight': {
+      const { runPreflightCli } = await import('./preflight/main.ts');
+      return runPreflightCli(rest);
     }
     case 'users': {
       const { runUsersCli } = await import('./users.ts');
