@@ -128,6 +128,16 @@ describe.skipIf(!helmBin)('helm install into the real API server', () => {
     const after = await preflight(cluster.kubeconfigPath);
     expect(after.out).toContain('all 8 checks passed');
     expect(after.code).toBe(0);
+    // A support bundle has the resources and events, and no secret value.
+    const bundle = join(dir, 'bundle.tar.gz');
+    await run(process.execPath, [join(REPO, 'src/cli/main.ts'), 'support-bundle', '--output', bundle], { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cluster.kubeconfigPath } });
+    const listing = (await run('tar', ['-tzf', bundle])).stdout;
+    expect(listing).toContain('agentyard-support/versions.json');
+    expect(listing).toContain('agentyard-support/agentyard/secrets.json');
+    const plain = 'not-a-real-secret';
+    const encoded = Buffer.from(plain).toString('base64').replace(/=+$/, '');
+    expect((await run('sh', ['-c', `tar -xzOf ${bundle} | grep -c -e ${plain} -e ${encoded} || true`])).stdout.trim()).toBe('0');
+
     // An identity without the controller's permissions is told so.
     const nobody = join(dir, 'nobody.kubeconfig');
     writeFileSync(nobody, (await cluster.userKubeConfig('nobody')).exportConfig());

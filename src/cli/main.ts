@@ -7,6 +7,7 @@ Commands:
                  --port <n> (AGENTYARD_PORT, default 3000)  --data-dir <dir> (AGENTYARD_DATA_DIR, default ./.data)
   preflight      Check a cluster for what agentyard needs (CRDs, namespaces, storage class, URL settings,
                  secrets, RBAC) and say how to fix what is missing. Exit 1 when a check fails.
+  support-bundle Collect versions, resource states, events and logs (secrets redacted) into one archive.
   users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]
@@ -26,6 +27,10 @@ async function main(argv: string[]): Promise<number> {
     case 'preflight': {
       const { runPreflightCli } = await import('./preflight/main.ts');
       return runPreflightCli(rest);
+    }
+    case 'support-bundle': {
+      const { runSupportBundleCli } = await import('./support-bundle.ts');
+      return runSupportBundleCli(rest);
     }
     case 'users': {
       const { runUsersCli } = await import('./users.ts');

@@ -1,0 +1,77 @@
+// `agentyard support-bundle [--output <file>]`: one archive a support engineer can read — versions,
+// the state of every agentyard resource, recent events and container logs — with secrets redacted.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi } from '@kubernetes/client-node';
+
+const SENSITIVE = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
+export const REDACTED = '**********';
+
+/** Removes secret values: Secret data, and env values whose names look sensitive. */
+export function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (!value || typeof value !== 'object') return value;
+  const obj = value as Record<string, unknown>;
+  if (obj.kind === 'Secret') return { ...obj, data: Object.fromEntries(Object.keys((obj.data as object) ?? {}).map((k) => [k, REDACTED])), stringData: undefined };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'value' && typeof v === 'string' && typeof obj.name === 'string' && SENSITIVE.test(obj.name)) out[k] = REDACTED;
+    else out[k] = redact(v);
+  }
+  return out;
+}
+
+/** Masks things that look like keys in free text (logs). */
+export function redactText(text: string): string {
+  return text.replace(/\b(ay_[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{8,})\b/g, REDACTED).replace(/("?(?:api_?key|session_api_key|token|password)"?\s*[:=]\s*"?)[^",\s]+/gi, `$1${REDACTED}`);
+}
+
+export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { output: { type: 'string' }, namespace: { type: 'string' }, 'sandbox-namespace': { type: 'string' } }, strict: true });
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const namespaces = [...new Set([values.namespace ?? env.AGENTYARD_NAMESPACE ?? 'agentyard', values['sandbox-namespace'] ?? env.AGENTYARD_SANDBOX_NAMESPACE ?? 'agentyard-sandboxes'])];
+  const work = mkdtempSync(join(tmpdir(), 'agentyard-bundle-'));
+  const root = join(work, 'agentyard-support');
+  mkdirSync(root);
+  const write = (name: string, data: unknown) => {
+    mkdirSync(join(root, name, '..'), { recursive: true });
+    writeFileSync(join(root, name), typeof data === 'string' ? redactText(data) : `${JSON.stringify(redact(data), null, 2)}\n`);
+  };
+  const attempt = async (name: string, fn: () => Promise<unknown>) => {
+    try {
+      write(name, await fn());
+    } catch (err) {
+      write(`${name}.error.txt`, `could not collect: ${(err as Error).message}\n`);
+    }
+  };
+  try {
+    await attempt('versions.json', async () => ({ agentyard: process.env.npm_package_version ?? 'see package.json', node: process.version, kubernetes: await kc.makeApiClient(VersionApi).getCode() }));
+    for (const ns of namespaces) {
+      for (const plural of ['sandboxes', 'conversations']) {
+        await attempt(`${ns}/${plural}.json`, () => custom.listNamespacedCustomObject({ group: 'agentyard.dev', version: 'v1alpha1', namespace: ns, plural }));
+      }
+      await attempt(`${ns}/pods.json`, () => core.listNamespacedPod({ namespace: ns }));
+      await attempt(`${ns}/events.json`, () => core.listNamespacedEvent({ namespace: ns, limit: 500 }));
+      await attempt(`${ns}/secrets.json`, () => core.listNamespacedSecret({ namespace: ns })); // names and keys only: redacted
+      const pods = await core.listNamespacedPod({ namespace: ns }).catch(() => ({ items: [] }));
+      for (const pod of pods.items) {
+        for (const c of pod.spec?.containers ?? []) {
+          await attempt(`${ns}/logs/${pod.metadata?.name}-${c.name}.log`, () => core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: ns, container: c.name, tailLines: 2000 }));
+        }
+      }
+    }
+    const output = resolve(values.output ?? `agentyard-support-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+    await promisify(execFile)('tar', ['-czf', output, '-C', work, 'agentyard-support']);
+    out(`support bundle written to ${output}\n`);
+    return 0;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
