@@ -136,7 +136,8 @@ describe.skipIf(!helmBin)('helm install into the real API server', () => {
     expect(listing).toContain('agentyard-support/agentyard/secrets.json');
     const plain = 'not-a-real-secret';
     const encoded = Buffer.from(plain).toString('base64').replace(/=+$/, '');
-    expect((await run('sh', ['-c', `tar -xzOf ${bundle} | grep -c -e ${plain} -e ${encoded} || true`])).stdout.trim()).toBe('0');
+    const leaks = (await run('sh', ['-c', `tar -xzf ${bundle} -C ${dir} && grep -rn -e ${plain} -e ${encoded} ${dir}/agentyard-support || true`])).stdout;
+    expect(leaks).toBe('');
 
     // An identity without the controller's permissions is told so.
     const nobody = join(dir, 'nobody.kubeconfig');

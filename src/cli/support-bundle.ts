@@ -59,7 +59,10 @@ export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv
       }
       await attempt(`${ns}/pods.json`, () => core.listNamespacedPod({ namespace: ns }));
       await attempt(`${ns}/events.json`, () => core.listNamespacedEvent({ namespace: ns, limit: 500 }));
-      await attempt(`${ns}/secrets.json`, () => core.listNamespacedSecret({ namespace: ns })); // names and keys only: redacted
+      // Names, types and key names only: a Secret's values never enter the bundle.
+      await attempt(`${ns}/secrets.json`, async () =>
+        (await core.listNamespacedSecret({ namespace: ns })).items.map((sec) => ({ name: sec.metadata?.name, type: sec.type, keys: Object.keys(sec.data ?? {}) })),
+      );
       const pods = await core.listNamespacedPod({ namespace: ns }).catch(() => ({ items: [] }));
       for (const pod of pods.items) {
         for (const c of pod.spec?.containers ?? []) {
