@@ -6,7 +6,8 @@
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
 // Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
 import { parseArgs } from 'node:util';
-import type { CreateAgent, LlmConfig } from '../agent/types.ts';
+import { createAgent } from '../agent/agent.ts';
+import type { LlmConfig } from '../agent/types.ts';
 import { SINK_ENV } from '../api/event-sink.ts';
 import { createLogger } from '../util/log.ts';
 import { startAgentServer } from './server.ts';
@@ -27,13 +28,6 @@ export function llmDefaultsFromEnv(env: NodeJS.ProcessEnv): LlmConfig | undefine
     ...(env['LLM_BASE_URL'] ? { baseUrl: env['LLM_BASE_URL'] } : {}),
     ...(env['LLM_API_KEY'] ? { apiKey: env['LLM_API_KEY'] } : {}),
   };
-}
-
-/** The agent factory from src/agent, loaded at run time so this module has no hard dependency on it. */
-async function loadCreateAgent(): Promise<CreateAgent> {
-  const mod = (await import(new URL('../agent/agent.ts', import.meta.url).href)) as { createAgent?: CreateAgent };
-  if (typeof mod.createAgent !== 'function') throw new Error('src/agent/agent.ts does not export createAgent');
-  return mod.createAgent;
 }
 
 export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -59,15 +53,14 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     workspaceDir: values.workspace,
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     sessionKeys: sessionKeysFromEnv(env),
-    createAgent: await loadCreateAgent(),
+    createAgent,
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
     ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),
     log,
   });
-  process.stdout.write(JSON.stringify({ listening: server.url }) + '\n');
-
-  return new Promise<number>((resolveExit) => {
+  // Signal handlers first, then the announcement: a parent may signal as soon as it reads the line.
+  const stopped = new Promise<number>((resolveExit) => {
     const stop = (signal: NodeJS.Signals) => {
       log.info({ signal }, 'shutting down');
       process.off('SIGTERM', stop);
@@ -83,4 +76,6 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+  process.stdout.write(JSON.stringify({ listening: server.url }) + '\n');
+  return stopped;
 }

@@ -120,7 +120,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     keys,
     log,
     onActivity,
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: ['terminal', 'file_editor', 'task_tracker'] },
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: ['terminal', 'file_editor', 'think', 'finish'] },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());
