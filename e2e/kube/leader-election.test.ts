@@ -109,7 +109,7 @@ describe.skipIf(!kubeBinDir())('leader election on a real API server', () => {
     const name = `two-${++leaseSeq}`;
     const rs = [replica('a', name), replica('b', name)];
     await until(() => lead(rs).length > 0, 10_000);
-    await sleep(3 * LEASE); // several lease durations of renewals
+    await sleep(2 * LEASE); // two lease durations of renewals
     expect(lead(rs)).toHaveLength(1);
     expect(rs.filter((r) => r.startedAt !== undefined)).toHaveLength(1);
     const [leader] = lead(rs);

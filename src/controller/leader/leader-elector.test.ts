@@ -105,7 +105,7 @@ describe('LeaderElector', () => {
     expect(a.elector.isLeading() && !b.elector.isLeading()).toBe(true);
   });
 
-  it('resolves both candidates racing for a missing Lease with one create', async () => {
+  it('four candidates racing for a missing Lease: one create wins, one leader', async () => {
     fresh();
     const all = ['a', 'b', 'c', 'd'].map((id) => candidate(id));
     await vt.advance(5 * LEASE);

@@ -208,11 +208,16 @@ export class LeaderElector {
   /** One tryAcquireOrRenew, abandoned (and its request aborted) after `ms` or when `signal` aborts. */
   async #attemptWithin(ms: number, signal?: AbortSignal): Promise<Attempt> {
     const done = new AbortController();
-    const requestSignal = signal ? AbortSignal.any([signal, done.signal]) : done.signal;
+    // Forwarded by hand rather than AbortSignal.any: a standby makes an attempt every retry period
+    // for as long as it runs, and each would hang one more dependent signal on `signal`.
+    const forward = (): void => done.abort();
+    if (signal?.aborted) return 'failed';
+    signal?.addEventListener('abort', forward, { once: true });
     const timedOut = this.#sleep(ms, done.signal).then((): Attempt => 'failed');
     try {
-      return await Promise.race([this.#tryAcquireOrRenew(requestSignal), timedOut]);
+      return await Promise.race([this.#tryAcquireOrRenew(done.signal), timedOut]);
     } finally {
+      signal?.removeEventListener('abort', forward);
       done.abort();
     }
   }
