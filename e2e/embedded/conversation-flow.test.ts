@@ -81,7 +81,7 @@ describe('agentyard up: a conversation end to end', () => {
 
   it('runs the agent: a real command, a real file edit, the finish; then pause, resume and delete', async () => {
     llm.push(
-      { content: 'I will look around first.', toolCalls: [{ name: 'terminal', arguments: { command: 'pwd && echo hello-from-shell > greeting.txt && cat greeting.txt', summary: 'write a greeting' } }], usage: { prompt_tokens: 120, completion_tokens: 30 } },
+      { content: 'I will look around first.', toolCalls: [{ name: 'terminal', arguments: { command: 'pwd && git init -q && echo hello-from-shell > greeting.txt && cat greeting.txt', summary: 'write a greeting' } }], usage: { prompt_tokens: 120, completion_tokens: 30 } },
       (req) => {
         // The first command printed the working directory: the model writes the note next to it.
         const toolAnswer = req.messages.find((m) => m.role === 'tool');
@@ -133,6 +133,15 @@ describe('agentyard up: a conversation end to end', () => {
     expect(record.sandbox_id).toBe(sandboxId);
     expect(record.metrics?.accumulated_token_usage?.prompt_tokens).toBe(580);
 
+    // The workspace is readable through the API: a file, the Git changes and a file's diff.
+    const file = await svc.api<string>('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=${encodeURIComponent(join(workspace, 'greeting.txt'))}`);
+    expect(file).toMatchObject({ status: 200, body: 'hello-from-shell\n' });
+    const changes = await svc.api<{ status: string; path: string }[]>('GET', `/api/v1/app-conversations/${conversationId}/git/changes?path=${encodeURIComponent(workspace)}`);
+    expect(changes.body).toEqual(expect.arrayContaining([{ status: 'ADDED', path: 'greeting.txt' }, { status: 'ADDED', path: 'notes.md' }]));
+    const diff = await svc.api('GET', `/api/v1/app-conversations/${conversationId}/git/diff?path=${encodeURIComponent(join(workspace, 'notes.md'))}`);
+    expect(diff.body).toEqual({ original: null, modified: '# Notes\nwritten by the agent\n' });
+    expect((await svc.api('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=greeting.txt`)).status).toBe(400);
+
     // Pause: the process is stopped, the workspace stays.
     const runtime = JSON.parse(readFileSync(join(svc.dataDir, 'sandboxes', sandboxId, 'runtime.json'), 'utf8')) as { pid: number };
     expect((await svc.api('POST', `/api/v1/sandboxes/${sandboxId}/pause`)).status).toBe(200);
@@ -142,6 +151,9 @@ describe('agentyard up: a conversation end to end', () => {
     }, 'the sandbox to be PAUSED');
     await eventually(async () => (isAlive(runtime.pid) ? undefined : true), 'the agent server process to exit');
     expect(existsSync(join(workspace, 'greeting.txt'))).toBe(true);
+    const whilePaused = await svc.api<{ detail: string }>('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=${encodeURIComponent(join(workspace, 'greeting.txt'))}`);
+    expect(whilePaused.status).toBe(409);
+    expect(whilePaused.body.detail).toMatch(/resume/);
 
     // Resume: running again, workspace intact, and the conversation takes messages again.
     expect((await svc.api('POST', `/api/v1/sandboxes/${sandboxId}/resume`)).status).toBe(200);
@@ -162,6 +174,7 @@ describe('agentyard up: a conversation end to end', () => {
     expect(refused.status).toBeLessThan(500);
     expect(String(refused.body.detail)).toMatch(/read-only|MISSING|deleted/i);
     expect((await allEvents(svc, conversationId)).length).toBe(events.length);
+    expect((await svc.api('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=${encodeURIComponent(join(workspace, 'greeting.txt'))}`)).status).toBe(410);
     await eventually(async () => (existsSync(workspace) ? undefined : true), 'the workspace to be removed');
     expect(readdirSync(join(svc.dataDir, 'archive')).some((f) => f.startsWith(sandboxId))).toBe(true);
   });

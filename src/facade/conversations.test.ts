@@ -83,9 +83,6 @@ describe('app-conversation records', () => {
     const id = await start();
     const theirs = await start({}, h.bob.key);
     for (const [method, path] of [
-      ['GET', '/file'],
-      ['GET', '/git/changes'],
-      ['GET', '/git/diff'],
       ['GET', '/skills'],
       ['GET', '/hooks'],
     ] as const) {

@@ -1,6 +1,6 @@
 // A small client for the agent server API, used by the controller (start conversations) and by
 // anything else that must reach an agent server. HTTP failures become AgentyardError classes.
-import { BadGateway, Conflict, Invalid, NotFound, Unavailable, type ValidationIssue } from '../api/errors.ts';
+import { BadGateway, BadRequest, Conflict, Invalid, NotFound, Unavailable, type ValidationIssue } from '../api/errors.ts';
 
 export interface AgentServerClientOptions {
   timeoutMs?: number;
@@ -49,6 +49,18 @@ export class AgentServerClient {
     await this.#json('DELETE', `/api/conversations/${encodeURIComponent(id)}`);
   }
 
+  /** GET a JSON document (git changes, git diff, ...), errors mapped like every other call. */
+  async getJson(path: string, query: Record<string, string> = {}): Promise<unknown> {
+    return this.#json('GET', path, undefined, query);
+  }
+
+  /** GET a file's bytes as text. */
+  async getText(path: string, query: Record<string, string> = {}): Promise<string> {
+    const res = await this.request('GET', path, { query });
+    if (res.ok) return res.text();
+    return this.#fail(res, "GET", path);
+  }
+
   async request(method: string, path: string, opts: { query?: Record<string, string>; body?: unknown } = {}): Promise<Response> {
     const url = new URL(this.#baseUrl + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
@@ -67,12 +79,17 @@ export class AgentServerClient {
     }
   }
 
-  async #json(method: string, path: string, body?: unknown): Promise<unknown> {
-    const res = await this.request(method, path, body === undefined ? {} : { body });
+  async #json(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<unknown> {
+    const res = await this.request(method, path, { ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) });
+    if (!res.ok) return this.#fail(res, method, path);
     const text = await res.text();
-    const parsed = text === '' ? undefined : safeJson(text);
-    if (res.ok) return parsed;
+    return text === '' ? undefined : safeJson(text);
+  }
+
+  async #fail(res: Response, method: string, path: string): Promise<never> {
+    const parsed = safeJson(await res.text());
     const detail = (parsed as { detail?: unknown } | undefined)?.detail;
+    if (res.status === 400) throw new BadRequest(typeof detail === 'string' ? detail : `The agent server refused ${method} ${path}`);
     if (res.status === 404) throw new NotFound(typeof detail === 'string' ? detail : `Not found on the agent server: ${path}`);
     if (res.status === 409) throw new Conflict(typeof detail === 'string' ? detail : 'The agent server reported a conflict');
     if (res.status === 422 && Array.isArray(detail)) throw new Invalid(detail as ValidationIssue[]);

@@ -133,7 +133,7 @@ describe('errors', () => {
     const condense = await s.api(`/api/conversations/${c.id}/condense`, { method: 'POST', body: {} });
     expect(condense.status).toBe(501);
     expect(condense.body.detail).toMatch(/Forced condensation is not implemented/);
-    expect((await s.api('/api/git/changes?path=/x')).status).toBe(501);
+    expect((await s.api('/api/git/commits?path=/x')).status).toBe(501);
     expect((await s.api('/api/bash/start_bash_command', { method: 'POST', body: { command: 'ls' } })).status).toBe(501);
     expect((await s.api(`/api/conversations/${c.id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: true } })).status).toBe(501);
     expect(await s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });

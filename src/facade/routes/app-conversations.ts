@@ -22,6 +22,7 @@ import {
 } from '../../api/app/requests.ts';
 import { deleteConversation, downloadConversation, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
+import { readWorkspaceFile, workspaceGit } from '../workspace.ts';
 import { validate } from '../validate.ts';
 
 export function appConversationRoutes({ d, activity }: Facade): Router {
@@ -75,5 +76,21 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.body = body;
   });
 
+  r.get('/:conversation_id/file', async (ctx) => {
+    ctx.body = JSON.stringify(await readWorkspaceFile(d, userOf(ctx), ctx.params['conversation_id']!, query(ctx, 'file_path')));
+    ctx.type = 'application/json';
+  });
+
+  for (const what of ['changes', 'diff'] as const) {
+    r.get(`/:conversation_id/git/${what}`, async (ctx) => {
+      ctx.body = await workspaceGit(d, userOf(ctx), ctx.params['conversation_id']!, what, query(ctx, 'path'), query(ctx, 'ref'));
+    });
+  }
+
   return r;
+}
+
+function query(ctx: { query: Record<string, string | string[] | undefined> }, name: string): string | undefined {
+  const v = ctx.query[name];
+  return Array.isArray(v) ? v[0] : v;
 }

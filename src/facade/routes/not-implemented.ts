@@ -7,10 +7,7 @@ import { userOf, type Facade } from '../context.ts';
 import { getOwned } from '../resources.ts';
 
 const CONVERSATION_ROUTES: [method: 'get' | 'patch' | 'delete' | 'post', path: string, what: string][] = [
-  ['get', '/:conversation_id/file', 'Reading a workspace file'],
   ['get', '/:conversation_id/files', 'Listing workspace files'],
-  ['get', '/:conversation_id/git/changes', 'Listing Git changes'],
-  ['get', '/:conversation_id/git/diff', 'Reading a Git diff'],
   ['get', '/:conversation_id/skills', 'Listing loaded skills'],
   ['get', '/:conversation_id/hooks', 'Listing configured hooks'],
 ];

@@ -1,0 +1,88 @@
+// The file and git parts of the agent server API (OpenHands query-parameter forms):
+// GET /api/file/download?path=<abs>, GET /api/git/changes?path=<repo>&ref=, GET /api/git/diff?path=<file>&ref=.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, relative } from 'node:path';
+import { promisify } from 'node:util';
+import Router from '@koa/router';
+import { BadRequest, NotFound } from '../../api/errors.ts';
+
+const git = promisify(execFile);
+
+function absolutePath(raw: unknown): string {
+  if (typeof raw !== 'string' || !raw) throw new BadRequest('Query parameter `path` is required');
+  if (!isAbsolute(raw)) throw new BadRequest(`path must be absolute, got '${raw}'`);
+  return raw;
+}
+
+async function gitOut(cwd: string, args: string[]): Promise<string> {
+  try {
+    return (await git('git', ['-C', cwd, ...args], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+  } catch (err) {
+    throw new BadRequest(`git ${args[0]} failed: ${((err as { stderr?: string }).stderr ?? '').trim() || (err as Error).message}`);
+  }
+}
+
+async function repoRoot(dir: string): Promise<string | undefined> {
+  try {
+    return (await git('git', ['-C', dir, 'rev-parse', '--show-toplevel'])).stdout.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+const STATUS: Record<string, 'ADDED' | 'UPDATED' | 'DELETED' | 'MOVED'> = { A: 'ADDED', '?': 'ADDED', M: 'UPDATED', T: 'UPDATED', D: 'DELETED', R: 'MOVED', C: 'ADDED' };
+
+/** Changes of the working tree against HEAD (or `ref`), untracked files included. */
+export async function gitChanges(path: string, ref?: string): Promise<{ status: string; path: string }[]> {
+  if (!existsSync(path)) throw new NotFound(`${path} does not exist`);
+  const root = await repoRoot(path);
+  if (!root) return [];
+  const changes = new Map<string, string>();
+  const hasHead = await gitOut(root, ['rev-parse', '--verify', '--quiet', ref ?? 'HEAD']).then(() => true, () => false);
+  if (hasHead) {
+    const diff = (await gitOut(root, ['diff', '--name-status', '-z', '-M', ref ?? 'HEAD'])).split('\0').filter(Boolean);
+    for (let i = 0; i < diff.length; ) {
+      const code = diff[i]![0]!;
+      const file = code === 'R' || code === 'C' ? diff[i + 2]! : diff[i + 1]!;
+      changes.set(file, STATUS[code] ?? 'UPDATED');
+      i += code === 'R' || code === 'C' ? 3 : 2;
+    }
+  } else {
+    for (const file of (await gitOut(root, ['ls-files', '-z'])).split('\0').filter(Boolean)) changes.set(file, 'ADDED');
+  }
+  for (const file of (await gitOut(root, ['ls-files', '--others', '--exclude-standard', '-z'])).split('\0').filter(Boolean)) changes.set(file, 'ADDED');
+  return [...changes].map(([file, status]) => ({ status, path: file })).sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Whole file before (at HEAD or `ref`) and now, as OpenHands returns it. */
+export async function gitDiff(path: string, ref?: string): Promise<{ modified: string | null; original: string | null }> {
+  const modified = existsSync(path) && statSync(path).isFile() ? readFileSync(path, 'utf8') : null;
+  const root = await repoRoot(dirname(path));
+  if (!root) {
+    if (modified === null) throw new NotFound(`${path} does not exist`);
+    return { modified, original: null };
+  }
+  const rel = relative(root, path);
+  const original = await gitOut(root, ['show', `${ref ?? 'HEAD'}:${rel}`]).then((t) => t, () => null);
+  if (modified === null && original === null) throw new NotFound(`${path} does not exist`);
+  return { modified, original };
+}
+
+export function workspaceRoutes(): Router {
+  const r = new Router();
+  r.get('/file/download', (ctx) => {
+    const path = absolutePath(ctx.query.path);
+    if (!existsSync(path) || !statSync(path).isFile()) throw new NotFound(`${path} is not a file`);
+    ctx.type = 'application/octet-stream';
+    ctx.attachment(path.split('/').pop());
+    ctx.body = readFileSync(path);
+  });
+  r.get('/git/changes', async (ctx) => {
+    ctx.body = await gitChanges(absolutePath(ctx.query.path), typeof ctx.query.ref === 'string' ? ctx.query.ref : undefined);
+  });
+  r.get('/git/diff', async (ctx) => {
+    ctx.body = await gitDiff(absolutePath(ctx.query.path), typeof ctx.query.ref === 'string' ? ctx.query.ref : undefined);
+  });
+  return r;
+}
