@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { kubeEventRecorder } from '../controller/kube-events.ts';
-import { LeaderElector } from '../controller/leader-election.ts';
+import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { AppDb, startApiServer } from '../facade/index.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
