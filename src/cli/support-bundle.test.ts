@@ -16,3 +16,12 @@ describe('support bundle redaction', () => {
     expect(text).toContain('ok');
   });
 });
+
+describe('support bundle redaction of applied copies', () => {
+  it('drops managedFields and the last-applied copy of an object', () => {
+    const dep = { metadata: { managedFields: [{ manager: 'helm' }], annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"env":[{"name":"X_TOKEN","value":"t0ps3cret"}]}' } } };
+    const text = JSON.stringify(redact(dep));
+    expect(text).not.toContain('t0ps3cret');
+    expect(text).not.toContain('managedFields');
+  });
+});

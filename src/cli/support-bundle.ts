@@ -1,17 +1,20 @@
 // `agentyard support-bundle [--output <file>]`: one archive a support engineer can read — versions,
 // the state of every agentyard resource, recent events and container logs — with secrets redacted.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, VersionApi } from '@kubernetes/client-node';
 
 const SENSITIVE = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
 export const REDACTED = '**********';
 
-/** Removes secret values: Secret data, and env values whose names look sensitive. */
+/**
+ * Removes secret values: Secret data, env values whose names look sensitive, and the copies of
+ * whole objects that kubectl and server-side apply keep in metadata (they would carry both again).
+ */
 export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (!value || typeof value !== 'object') return value;
@@ -19,7 +22,9 @@ export function redact(value: unknown): unknown {
   if (obj.kind === 'Secret') return { ...obj, data: Object.fromEntries(Object.keys((obj.data as object) ?? {}).map((k) => [k, REDACTED])), stringData: undefined };
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (k === 'value' && typeof v === 'string' && typeof obj.name === 'string' && SENSITIVE.test(obj.name)) out[k] = REDACTED;
+    if (k === 'managedFields') continue;
+    if (k === 'kubectl.kubernetes.io/last-applied-configuration') out[k] = REDACTED;
+    else if (k === 'value' && typeof v === 'string' && typeof obj.name === 'string' && SENSITIVE.test(obj.name)) out[k] = REDACTED;
     else out[k] = redact(v);
   }
   return out;
@@ -30,18 +35,25 @@ export function redactText(text: string): string {
   return text.replace(/\b(ay_[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{8,})\b/g, REDACTED).replace(/("?(?:api_?key|session_api_key|token|password)"?\s*[:=]\s*"?)[^",\s]+/gi, `$1${REDACTED}`);
 }
 
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { output: { type: 'string' }, namespace: { type: 'string' }, 'sandbox-namespace': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ args: argv, options: { output: { type: 'string', short: 'o' }, namespace: { type: 'string', short: 'n' }, 'sandbox-namespace': { type: 'string' } }, strict: true });
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const networking = kc.makeApiClient(NetworkingV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const namespaces = [...new Set([values.namespace ?? env.AGENTYARD_NAMESPACE ?? 'agentyard', values['sandbox-namespace'] ?? env.AGENTYARD_SANDBOX_NAMESPACE ?? 'agentyard-sandboxes'])];
+  const namespace = values.namespace ?? env.AGENTYARD_NAMESPACE ?? 'agentyard';
+  const namespaces = [...new Set([namespace, values['sandbox-namespace'] ?? env.AGENTYARD_SANDBOX_NAMESPACE ?? 'agentyard-sandboxes'])];
   const work = mkdtempSync(join(tmpdir(), 'agentyard-bundle-'));
   const root = join(work, 'agentyard-support');
   mkdirSync(root);
   const write = (name: string, data: unknown) => {
-    mkdirSync(join(root, name, '..'), { recursive: true });
+    mkdirSync(dirname(join(root, name)), { recursive: true });
     writeFileSync(join(root, name), typeof data === 'string' ? redactText(data) : `${JSON.stringify(redact(data), null, 2)}\n`);
   };
   const attempt = async (name: string, fn: () => Promise<unknown>) => {
@@ -52,12 +64,21 @@ export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv
     }
   };
   try {
-    await attempt('versions.json', async () => ({ agentyard: process.env.npm_package_version ?? 'see package.json', node: process.version, kubernetes: await kc.makeApiClient(VersionApi).getCode() }));
+    await attempt('versions.json', async () => ({ agentyard: packageVersion(), node: process.version, kubernetes: await kc.makeApiClient(VersionApi).getCode() }));
+    await attempt('crds.json', async () => {
+      const crds = await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition();
+      return crds.items.filter((c) => c.metadata?.name?.endsWith('.agentyard.dev')).map((c) => ({ name: c.metadata?.name, versions: c.spec.versions.map((v) => v.name), status: c.status }));
+    });
     for (const ns of namespaces) {
       for (const plural of ['sandboxes', 'conversations']) {
         await attempt(`${ns}/${plural}.json`, () => custom.listNamespacedCustomObject({ group: 'agentyard.dev', version: 'v1alpha1', namespace: ns, plural }));
       }
+      await attempt(`${ns}/deployments.json`, () => apps.listNamespacedDeployment({ namespace: ns }));
       await attempt(`${ns}/pods.json`, () => core.listNamespacedPod({ namespace: ns }));
+      await attempt(`${ns}/persistentvolumeclaims.json`, () => core.listNamespacedPersistentVolumeClaim({ namespace: ns }));
+      await attempt(`${ns}/services.json`, () => core.listNamespacedService({ namespace: ns }));
+      await attempt(`${ns}/ingresses.json`, () => networking.listNamespacedIngress({ namespace: ns }));
+      await attempt(`${ns}/leases.json`, () => kc.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: ns }));
       await attempt(`${ns}/events.json`, () => core.listNamespacedEvent({ namespace: ns, limit: 500 }));
       // Names, types and key names only: a Secret's values never enter the bundle.
       await attempt(`${ns}/secrets.json`, async () =>

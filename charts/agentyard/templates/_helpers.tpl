@@ -1,4 +1,11 @@
-{{- define "agentyard.name" -}}agentyard{{- end -}}
+{{/* Names: the release name when it already says agentyard, else <release>-agentyard. */}}
+{{- define "agentyard.fullname" -}}
+{{- if contains "agentyard" .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-agentyard" .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
 
 {{- define "agentyard.labels" -}}
 app.kubernetes.io/name: agentyard
@@ -8,52 +15,77 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* Selector labels of one component: include with (list $ "api"). */}}
+{{- define "agentyard.selector" -}}
+{{- $ := index . 0 -}}
+app.kubernetes.io/name: agentyard
+app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end -}}
+
 {{- define "agentyard.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 
+{{- define "agentyard.sandboxImage" -}}
+{{- if .Values.sandbox.image.repository -}}
+{{ .Values.sandbox.image.repository }}:{{ .Values.sandbox.image.tag | default .Chart.AppVersion }}
+{{- else -}}
+{{ include "agentyard.image" . }}
+{{- end -}}
+{{- end -}}
+
 {{- define "agentyard.sandboxNamespace" -}}{{ .Values.sandboxNamespace.name }}{{- end -}}
 
-{{/* Install-time checks: fail early with a message that says what to change. */}}
-{{- define "agentyard.checks" -}}
-{{- if semverCompare "<4.0.0-0" .Capabilities.HelmVersion.Version }}
-{{- fail (printf "agentyard needs Helm 4 or later; this is Helm %s" .Capabilities.HelmVersion.Version) }}
+{{- define "agentyard.runtimeBaseUrl" -}}{{ .Values.runtime.baseUrl | default .Values.baseDomain }}{{- end -}}
+
+{{- define "agentyard.leaseName" -}}{{ .Values.controller.lease.name | default (printf "%s-controller" (include "agentyard.fullname" .)) }}{{- end -}}
+
+{{- define "agentyard.apiUrl" -}}{{ printf "http://%s-api.%s.svc" (include "agentyard.fullname" .) .Release.Namespace }}{{- end -}}
+
+{{/* Settings every agentyard process of this release shares (the API, the controller, preflight). */}}
+{{- define "agentyard.env" -}}
+- {name: AGENTYARD_NAMESPACE, value: {{ .Release.Namespace | quote }}}
+- {name: AGENTYARD_SANDBOX_NAMESPACE, value: {{ include "agentyard.sandboxNamespace" . | quote }}}
+- {name: AGENTYARD_IDLE_TIME_SECONDS, value: {{ .Values.lifecycle.idleTimeSeconds | quote }}}
+- {name: AGENTYARD_DELETION_TIME_SECONDS, value: {{ .Values.lifecycle.deletionTimeSeconds | quote }}}
+- {name: AGENTYARD_SANDBOX_CAPACITY, value: {{ .Values.lifecycle.sandboxCapacity | quote }}}
+{{- end -}}
+
+{{/* Sandbox address and storage settings (spec part 1 item 3), for the controller and preflight. */}}
+{{- define "agentyard.runtimeEnv" -}}
+- {name: STORAGE_CLASS, value: {{ .Values.runtime.storageClass | quote }}}
+- {name: RUNTIME_BASE_URL, value: {{ include "agentyard.runtimeBaseUrl" . | quote }}}
+- {name: RUNTIME_URL_SEPARATOR, value: {{ .Values.runtime.urlSeparator | quote }}}
+{{- with .Values.runtime.urlPattern }}
+- {name: RUNTIME_URL_PATTERN, value: {{ . | quote }}}
 {{- end }}
-{{- if not .Values.runtime.baseUrl }}
-{{- fail "runtime.baseUrl (RUNTIME_BASE_URL) is required: the domain sandbox hosts sit under, e.g. agents.example.com" }}
+- {name: RUNTIME_DISABLE_SSL, value: {{ .Values.runtime.disableSsl | quote }}}
+{{- with .Values.ingress.className }}
+- {name: RUNTIME_INGRESS_CLASS, value: {{ . | quote }}}
 {{- end }}
-{{- if not .Values.runtime.storageClass }}
-{{- fail "runtime.storageClass (STORAGE_CLASS) is required: a StorageClass of this cluster for sandbox workspaces" }}
-{{- end }}
-{{- $expected := printf "{runtime_id}%s%s" .Values.runtime.urlSeparator .Values.runtime.baseUrl }}
-{{- $pattern := .Values.runtime.urlPattern | default $expected }}
-{{- $host := regexReplaceAll "^[a-zA-Z]+://" $pattern "" | trimSuffix "/" }}
-{{- if ne $host $expected }}
-{{- fail (printf "runtime.urlPattern (RUNTIME_URL_PATTERN) %q disagrees with runtime.baseUrl (RUNTIME_BASE_URL) %q and runtime.urlSeparator (RUNTIME_URL_SEPARATOR) %q: the sandbox host would be %q" $pattern .Values.runtime.baseUrl .Values.runtime.urlSeparator $expected) }}
-{{- end }}
-{{- if .Values.database.external }}
-{{- fail "database.external: an external PostgreSQL database is not supported yet; use the bundled database (one API replica)" }}
-{{- end }}
-{{- if gt (int .Values.api.replicas) 1 }}
-{{- fail (printf "api.replicas is %d, but the bundled database (SQLite on a volume) serves one API replica only" (int .Values.api.replicas)) }}
-{{- end }}
-{{- if and .Values.secrets.verify (lookup "v1" "Namespace" "" .Release.Namespace) }}
-{{- range $what, $ref := dict "secrets.apiKey" .Values.secrets.apiKey "secrets.modelProvider" .Values.secrets.modelProvider }}
-{{- if not (lookup "v1" "Secret" $.Release.Namespace $ref.name) }}
-{{- fail (printf "%s: Secret %q is missing in namespace %q; create it before installing (kubectl create secret generic %s --from-literal=%s=...)" $what $ref.name $.Release.Namespace $ref.name $ref.key) }}
-{{- end }}
-{{- end }}
+{{- with .Values.ingress.tlsSecret }}
+- {name: RUNTIME_TLS_SECRET, value: {{ . | quote }}}
 {{- end }}
 {{- end -}}
 
-{{/* Settings shared by the API and the controller. */}}
-{{- define "agentyard.env" -}}
-- name: AGENTYARD_SANDBOX_NAMESPACE
-  value: {{ include "agentyard.sandboxNamespace" . | quote }}
-- name: AGENTYARD_IDLE_TIME_SECONDS
-  value: {{ .Values.lifecycle.idleTimeSeconds | quote }}
-- name: AGENTYARD_DELETION_TIME_SECONDS
-  value: {{ .Values.lifecycle.deletionTimeSeconds | quote }}
-- name: AGENTYARD_SANDBOX_CAPACITY
-  value: {{ .Values.lifecycle.sandboxCapacity | quote }}
+{{/* Pod placement and pull secrets of a component: include with (list $ .Values.api). */}}
+{{- define "agentyard.podPlacement" -}}
+{{- $ := index . 0 -}}
+{{- $c := index . 1 -}}
+{{- with $.Values.image.pullSecrets }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . }}
+{{- end }}
+{{- end }}
+{{- with $c.nodeSelector }}
+nodeSelector: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.tolerations }}
+tolerations: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.affinity }}
+affinity: {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}

@@ -1,7 +1,9 @@
 // `agentyard preflight`: checks a cluster for what agentyard needs, and says how to fix what is
 // missing. Each check is independent; all of them run, so one run shows every problem.
-import { ApiextensionsV1Api, AuthorizationV1Api, CoreV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { loadRuntimeAddressing } from '../../runtime/kubernetes/addressing.ts';
+import { apiAccess, controllerAccess, deniedAccess } from './access.ts';
+import type { PreflightSettings } from './settings.ts';
 
 export interface CheckResult {
   name: string;
@@ -10,99 +12,134 @@ export interface CheckResult {
   fix?: string;
 }
 
-export interface PreflightSettings {
-  namespace: string;
-  sandboxNamespace: string;
-  storageClass: string | undefined;
-  secrets: { name: string; key: string }[];
-  env: NodeJS.ProcessEnv;
+type Outcome = Omit<CheckResult, 'name'>;
+
+export const CRDS = ['sandboxes.agentyard.dev', 'conversations.agentyard.dev'];
+
+function statusOf(err: unknown): number | undefined {
+  return (err as { code?: number }).code;
 }
 
-const CRDS = ['sandboxes.agentyard.dev', 'conversations.agentyard.dev'];
+/** The API server's own message when there is one, not the client's whole dump. */
+function messageOf(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  try {
+    const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string } | undefined;
+    if (parsed?.message) return parsed.message;
+  } catch {
+    // not JSON: fall through
+  }
+  return err instanceof Error ? err.message.split('\n')[0]! : String(err);
+}
 
-/** What the controller must be allowed to do in the sandbox namespace. */
-const CONTROLLER_ACCESS: [group: string, resource: string, verb: string][] = [
-  ['agentyard.dev', 'sandboxes', 'watch'],
-  ['agentyard.dev', 'conversations', 'update'],
-  ['', 'pods', 'create'],
-  ['', 'persistentvolumeclaims', 'create'],
-  ['', 'services', 'create'],
-  ['', 'secrets', 'create'],
-  ['networking.k8s.io', 'ingresses', 'create'],
-  ['coordination.k8s.io', 'leases', 'update'],
-];
+/** Resolves to undefined on 404, so "missing" reads as a value, not an error. */
+async function orMissing<T>(p: Promise<T>): Promise<T | undefined> {
+  return p.catch((e: unknown) => (statusOf(e) === 404 ? undefined : Promise.reject(e)));
+}
 
-function status(err: unknown): number | undefined {
-  return (err as { code?: number }).code;
+async function attempt(name: string, fn: () => Promise<Outcome>): Promise<CheckResult> {
+  try {
+    return { name, ...(await fn()) };
+  } catch (err) {
+    const code = statusOf(err);
+    if (code === 401 || code === 403) {
+      return { name, ok: false, detail: `not allowed to look: ${messageOf(err)}`, fix: 'Run preflight as a cluster administrator, or through `helm test <release>` (its Pod has the rights it needs)' };
+    }
+    return { name, ok: false, detail: `could not check: ${messageOf(err)}`, fix: 'Check that the cluster is reachable with this kubeconfig (KUBECONFIG, or in-cluster credentials)' };
+  }
 }
 
 export async function runChecks(kc: KubeConfig, s: PreflightSettings): Promise<CheckResult[]> {
   const core = kc.makeApiClient(CoreV1Api);
-  const results: CheckResult[] = [];
-  const check = async (name: string, fn: () => Promise<Omit<CheckResult, 'name'>>) => {
-    try {
-      results.push({ name, ...(await fn()) });
-    } catch (err) {
-      results.push({ name, ok: false, detail: `could not check: ${(err as Error).message}`, fix: 'Check that the cluster is reachable with this kubeconfig' });
-    }
-  };
+  const checks: [string, () => Promise<Outcome>][] = [];
 
-  await check('CRDs installed', async () => {
-    const api = kc.makeApiClient(ApiextensionsV1Api);
-    const missing: string[] = [];
-    for (const name of CRDS) await api.readCustomResourceDefinition({ name }).catch((e: unknown) => (status(e) === 404 ? missing.push(name) : Promise.reject(e)));
-    return missing.length
-      ? { ok: false, detail: `missing: ${missing.join(', ')}`, fix: 'kubectl apply -f crds/ (or install the Helm chart, which ships them)' }
-      : { ok: true, detail: CRDS.join(', ') };
-  });
+  checks.push([
+    'CRDs installed',
+    async () => {
+      const api = kc.makeApiClient(ApiextensionsV1Api);
+      const missing: string[] = [];
+      for (const name of CRDS) if (!(await orMissing(api.readCustomResourceDefinition({ name })))) missing.push(name);
+      return missing.length
+        ? { ok: false, detail: `missing: ${missing.join(', ')}`, fix: 'kubectl apply --server-side -f charts/agentyard/crds/ (helm install applies them on first install)' }
+        : { ok: true, detail: CRDS.join(', ') };
+    },
+  ]);
 
-  for (const ns of [...new Set([s.namespace, s.sandboxNamespace])]) {
-    await check(`namespace ${ns}`, async () => {
-      const found = await core.readNamespace({ name: ns }).then(() => true, (e: unknown) => (status(e) === 404 ? false : Promise.reject(e)));
-      return found ? { ok: true, detail: 'exists' } : { ok: false, detail: 'does not exist', fix: `kubectl create namespace ${ns}` };
-    });
+  for (const [ns, role] of [[s.namespace, 'release'], [s.sandboxNamespace, 'sandbox']] as const) {
+    checks.push([
+      `${role} namespace ${ns}`,
+      async () => {
+        const found = await orMissing(core.readNamespace({ name: ns }));
+        if (!found) return { ok: false, detail: 'does not exist', fix: `kubectl create namespace ${ns}` };
+        const enforce = found.metadata?.labels?.['pod-security.kubernetes.io/enforce'];
+        return { ok: true, detail: role === 'sandbox' ? `exists (pod security: ${enforce ?? 'not enforced; restricted is recommended'})` : 'exists' };
+      },
+    ]);
   }
 
-  await check('storage class', async () => {
-    if (!s.storageClass) return { ok: false, detail: 'STORAGE_CLASS is not set', fix: 'Set STORAGE_CLASS (chart: runtime.storageClass) to one of `kubectl get storageclass`' };
-    const found = await kc
-      .makeApiClient(StorageV1Api)
-      .readStorageClass({ name: s.storageClass })
-      .then(() => true, (e: unknown) => (status(e) === 404 ? false : Promise.reject(e)));
-    return found
-      ? { ok: true, detail: `${s.storageClass} exists` }
-      : { ok: false, detail: `StorageClass '${s.storageClass}' does not exist; sandboxes would never start`, fix: 'Pick one of `kubectl get storageclass`' };
-  });
+  checks.push([
+    'storage class',
+    async () => {
+      if (!s.storageClass) return { ok: false, detail: 'STORAGE_CLASS (runtime.storageClass) is not set', fix: 'Set runtime.storageClass to one of `kubectl get storageclass`' };
+      const found = await orMissing(kc.makeApiClient(StorageV1Api).readStorageClass({ name: s.storageClass }));
+      return found
+        ? { ok: true, detail: `${s.storageClass} exists (provisioner ${found.provisioner})` }
+        : { ok: false, detail: `StorageClass '${s.storageClass}' does not exist; sandboxes would never start`, fix: 'Set runtime.storageClass to one of `kubectl get storageclass`' };
+    },
+  ]);
 
-  await check('sandbox URL settings', async () => {
-    try {
-      const a = loadRuntimeAddressing(s.env);
-      return { ok: true, detail: `sandbox hosts look like ${a.urlFor('<runtime_id>')}` };
-    } catch (err) {
-      return { ok: false, detail: (err as Error).message, fix: 'Make RUNTIME_URL_PATTERN equal {runtime_id}<RUNTIME_URL_SEPARATOR><RUNTIME_BASE_URL>, or leave it unset' };
-    }
-  });
+  checks.push([
+    'sandbox URL settings',
+    async () => {
+      try {
+        return { ok: true, detail: `sandbox URLs look like ${loadRuntimeAddressing(s.runtimeEnv).urlFor('<runtime_id>')}` };
+      } catch (err) {
+        return { ok: false, detail: (err as Error).message, fix: 'Leave runtime.urlPattern (RUNTIME_URL_PATTERN) empty, or make it {runtime_id}<runtime.urlSeparator><runtime.baseUrl>' };
+      }
+    },
+  ]);
 
   for (const ref of s.secrets) {
-    await check(`secret ${ref.name}`, async () => {
-      const secret = await core.readNamespacedSecret({ name: ref.name, namespace: s.namespace }).catch((e: unknown) => (status(e) === 404 ? undefined : Promise.reject(e)));
-      if (!secret) return { ok: false, detail: `missing in namespace ${s.namespace}`, fix: `kubectl -n ${s.namespace} create secret generic ${ref.name} --from-literal=${ref.key}=...` };
-      return secret.data?.[ref.key] ? { ok: true, detail: `has key ${ref.key}` } : { ok: false, detail: `has no key '${ref.key}'`, fix: `Add the key ${ref.key} to Secret ${ref.name}` };
-    });
+    checks.push([
+      `secret ${ref.namespace}/${ref.name} (${ref.what})`,
+      async () => {
+        const secret = await orMissing(core.readNamespacedSecret({ name: ref.name, namespace: ref.namespace }));
+        if (!secret) return { ok: false, detail: 'missing', fix: `kubectl -n ${ref.namespace} create secret generic ${ref.name} --from-literal=${ref.key}=...` };
+        return secret.data?.[ref.key] ? { ok: true, detail: `has key ${ref.key}` } : { ok: false, detail: `has no key '${ref.key}'`, fix: `Add the key ${ref.key} to Secret ${ref.namespace}/${ref.name}` };
+      },
+    ]);
   }
 
-  await check('RBAC for the controller', async () => {
-    const authz = kc.makeApiClient(AuthorizationV1Api);
-    const denied: string[] = [];
-    for (const [group, resource, verb] of CONTROLLER_ACCESS) {
-      const review = await authz.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { group, resource, verb, namespace: s.sandboxNamespace } } } });
-      if (!review.status?.allowed) denied.push(`${verb} ${resource}${group ? `.${group}` : ''}`);
+  if (s.tlsSecret) {
+    for (const ns of [...new Set([s.namespace, s.sandboxNamespace])]) {
+      checks.push([
+        `TLS secret ${ns}/${s.tlsSecret} (ingress.tlsSecret)`,
+        async () => {
+          const secret = await orMissing(core.readNamespacedSecret({ name: s.tlsSecret, namespace: ns }));
+          if (!secret) return { ok: false, detail: 'missing; an Ingress reads its certificate from its own namespace', fix: `kubectl -n ${ns} create secret tls ${s.tlsSecret} --cert=wildcard.crt --key=wildcard.key` };
+          return secret.data?.['tls.crt'] ? { ok: true, detail: 'has tls.crt' } : { ok: false, detail: 'has no tls.crt', fix: `Recreate it with kubectl -n ${ns} create secret tls` };
+        },
+      ]);
     }
-    return denied.length
-      ? { ok: false, detail: `not allowed in ${s.sandboxNamespace}: ${denied.join(', ')}`, fix: 'Bind the agentyard-controller Role (the Helm chart creates it) to this identity' }
-      : { ok: true, detail: `allowed in ${s.sandboxNamespace}` };
-  });
+  }
 
+  for (const [who, account, wanted] of [
+    ['controller', s.controllerServiceAccount, controllerAccess(s)],
+    ['API', s.apiServiceAccount, apiAccess(s)],
+  ] as const) {
+    checks.push([
+      `RBAC for the ${who}`,
+      async () => {
+        const denied = await deniedAccess(kc, s.namespace, account, wanted);
+        return denied.length
+          ? { ok: false, detail: `service account ${s.namespace}/${account} may not: ${denied.join(', ')}`, fix: `Install the chart (it binds these Roles to ${account}), or grant them as in charts/agentyard/templates/rbac-*.yaml` }
+          : { ok: true, detail: `service account ${s.namespace}/${account} has what it needs` };
+      },
+    ]);
+  }
+
+  const results: CheckResult[] = [];
+  for (const [name, fn] of checks) results.push(await attempt(name, fn));
   return results;
 }
 

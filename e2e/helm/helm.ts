@@ -1,0 +1,59 @@
+// Helm 4 (and, when present, Helm 3) from the cache hack/k8s-bin.sh fills, run with a throwaway home
+// so that no user configuration or repository cache leaks into the tests.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { kubeBinDir } from '../kube/cluster.ts';
+
+export const REPO = join(import.meta.dirname, '../..');
+export const CHART = join(REPO, 'charts/agentyard');
+export const CLI = join(REPO, 'src/cli/main.ts');
+export const run = promisify(execFile);
+
+function binary(name: string): string | undefined {
+  const dir = kubeBinDir();
+  return dir && existsSync(join(dir, name)) ? join(dir, name) : undefined;
+}
+
+export const helmBin = binary('helm');
+/** Helm 3, only to show that it is refused clearly (`go install helm.sh/helm/v3/cmd/helm@v3.19.0`). */
+export const helm3Bin = process.env.AGENTYARD_HELM3 ?? binary('helm3');
+export const kubectlBin = binary('kubectl');
+
+export interface Outcome {
+  ok: boolean;
+  out: string;
+}
+
+export async function helm(args: string[], bin = helmBin!): Promise<Outcome> {
+  const home = mkdtempSync(join(tmpdir(), 'helm-home-'));
+  const env = { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
+  try {
+    const r = await run(bin, args, { env, maxBuffer: 32 * 1024 * 1024 });
+    return { ok: true, out: r.stdout + r.stderr };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, out: (e.stdout ?? '') + (e.stderr ?? '') };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+export function writeValues(dir: string, name: string, yaml: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, yaml);
+  return path;
+}
+
+/** `agentyard <args>` as a child process; never throws, answers with the exit code and output. */
+export async function agentyard(args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
+  try {
+    const r = await run(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', AGENTYARD_LOG_LEVEL: 'silent', ...env }, maxBuffer: 8 * 1024 * 1024 });
+    return { code: 0, out: r.stdout + r.stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, out: (e.stdout ?? '') + (e.stderr ?? '') };
+  }
+}

@@ -1,0 +1,189 @@
+// The chart against the real test API server: rendered manifests accepted by a server-side dry
+// run; then a real install with preflight before and after, `helm test`, the controller and the API
+// running with exactly the RBAC the chart grants them, a support bundle, an upgrade and an uninstall.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, NetworkingV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConversationKind } from '../../src/api/conversation.ts';
+import { SandboxKind } from '../../src/api/sandbox.ts';
+import { KubeStore } from '../../src/store/kube/kube-store.ts';
+import { eventually } from '../embedded/harness.ts';
+import { startTestCluster, type TestCluster } from '../kube/cluster.ts';
+import { agentyard, CHART, helm, helmBin, kubectlBin, run, writeValues } from './helm.ts';
+import { runPodSpec, TestPodRunner, type PodProcess } from './pods.ts';
+
+const NS = 'agentyard';
+const SANDBOXES = 'agentyard-sandboxes';
+const VALUES = 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\ningress: {tlsSecret: wildcard-agents}\n';
+
+describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server', () => {
+  let cluster: TestCluster;
+  let core: CoreV1Api;
+  let runner: TestPodRunner;
+  const procs: PodProcess[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'agentyard-helm-install-'));
+  const values = writeValues(dir, 'values.yaml', VALUES);
+
+  beforeAll(async () => {
+    // No CRDs up front: the chart must bring them.
+    const noCrds = join(dir, 'no-crds');
+    mkdirSync(noCrds);
+    writeFileSync(join(noCrds, 'none.yaml'), 'apiVersion: v1\nkind: List\nitems: []\n');
+    cluster = await startTestCluster({ controllerManager: false, crdDir: noCrds });
+    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner' } });
+    runner = new TestPodRunner(cluster, dir, NS, 'app.kubernetes.io/component=preflight');
+    runner.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    await runner?.stop();
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const kube = (args: string[]) => helm([...args, '--kubeconfig', cluster.kubeconfigPath]);
+  const kubectl = (...args: string[]) => run(kubectlBin!, ['--kubeconfig', cluster.kubeconfigPath, ...args], { maxBuffer: 16 * 1024 * 1024 });
+  const preflight = (args: string[], kubeconfig = cluster.kubeconfigPath) => agentyard(['preflight', '-n', NS, ...args], { KUBECONFIG: kubeconfig });
+
+  it('every ci value file renders manifests the API server accepts (server-side apply, dry run)', async () => {
+    // Namespaces of their own (there is no namespace controller to delete them afterwards).
+    await core.createNamespace({ body: { metadata: { name: 'dry-run' } } });
+    for (const [i, file] of readdirSync(join(CHART, 'ci')).entries()) {
+      await core.createNamespace({ body: { metadata: { name: `dry-run-sandboxes-${i}` } } });
+      const rendered = await helm(['template', 'agentyard', CHART, '-n', 'dry-run', '--include-crds', '-f', join(CHART, 'ci', file), '--set', `sandboxNamespace.name=dry-run-sandboxes-${i}`]);
+      expect(rendered.ok, rendered.out).toBe(true);
+      const manifest = writeValues(dir, `rendered-${file}`, rendered.out);
+      const applied = await kubectl('apply', '--server-side', '--dry-run=server', '--field-manager=helm', '-f', manifest);
+      expect(applied.stdout, file).toMatch(/deployment\.apps\/agentyard-controller serverside-applied \(server dry run\)/);
+    }
+  });
+
+  it('preflight, before anything is installed, lists every problem with its fix', async () => {
+    const before = await preflight(['-f', values]);
+    expect(before.code).toBe(1);
+    expect(before.out).toMatch(/FAIL\s+CRDs installed: missing: sandboxes\.agentyard\.dev, conversations\.agentyard\.dev\n\s+fix: kubectl apply --server-side -f charts\/agentyard\/crds\//);
+    expect(before.out).toMatch(/FAIL\s+sandbox namespace agentyard-sandboxes: does not exist\n\s+fix: kubectl create namespace agentyard-sandboxes/);
+    expect(before.out).toMatch(/FAIL\s+secret agentyard\/agentyard-api-key \(secrets\.apiKey\): missing\n\s+fix: kubectl -n agentyard create secret generic agentyard-api-key --from-literal=api-key=\.\.\./);
+    expect(before.out).toMatch(/FAIL\s+RBAC for the controller: service account agentyard\/agentyard-controller may not: watch sandboxes\.agentyard\.dev in agentyard-sandboxes/);
+    expect(before.out).toMatch(/ok\s+storage class: standard exists/);
+    expect(before.out).toMatch(/ok\s+sandbox URL settings: sandbox URLs look like http:\/\/<runtime_id>-runtime\.agents\.example\.com/);
+    const inconsistent = await preflight(['-f', values, '-f', writeValues(dir, 'bad-pattern.yaml', 'runtime: {urlPattern: "{runtime_id}.elsewhere.example.com"}\n')]);
+    expect(inconsistent.out).toMatch(/FAIL\s+sandbox URL settings: RUNTIME_URL_PATTERN '\{runtime_id\}\.elsewhere\.example\.com' disagrees with RUNTIME_BASE_URL 'agents\.example\.com'/);
+  });
+
+  it('install fails early and clearly while the sandbox namespace or a pre-created secret is missing', async () => {
+    const noNamespace = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
+    expect(noNamespace.ok).toBe(false);
+    expect(noNamespace.out).toMatch(/sandboxNamespace\.name: namespace "agentyard-sandboxes" does not exist; create it first/);
+    await core.createNamespace({ body: { metadata: { name: SANDBOXES, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } });
+    const noSecret = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
+    expect(noSecret.ok).toBe(false);
+    expect(noSecret.out).toMatch(/secrets\.apiKey: Secret "agentyard-api-key" is missing in namespace "agentyard"; create it before installing: kubectl -n agentyard create secret generic agentyard-api-key --from-literal=api-key=\.\.\./);
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-api-key' }, stringData: { 'api-key': 'ay_helm_admin_key_0123456789' } } });
+    const noModelKey = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
+    expect(noModelKey.out).toMatch(/secrets\.modelProvider: Secret "agentyard-llm" is missing in namespace "agentyard-sandboxes"/);
+    await core.createNamespacedSecret({ namespace: SANDBOXES, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
+    const noCertificate = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
+    expect(noCertificate.out).toMatch(/ingress\.tlsSecret: TLS Secret "wildcard-agents" is missing in namespace "agentyard" \(an Ingress reads it from its own namespace\)/);
+    for (const namespace of [NS, SANDBOXES]) {
+      await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'wildcard-agents' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'not-a-real-certificate', 'tls.key': 'not-a-real-key' } } });
+    }
+  });
+
+  it('installs; preflight and helm test then pass', async () => {
+    const installed = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
+    expect(installed.ok, installed.out).toBe(true);
+    expect((await kubectl('get', 'crd', 'sandboxes.agentyard.dev', 'conversations.agentyard.dev')).stdout).toContain('conversations.agentyard.dev');
+    const after = await preflight(['-f', values]);
+    expect(after.out).toMatch(/all 11 checks passed/);
+    expect(after.code).toBe(0);
+
+    const tested = await kube(['test', 'agentyard', '-n', NS, '--timeout', '60s']);
+    expect(tested.ok, `${tested.out}\n${runner.outputs.join('\n')}`).toBe(true);
+    expect(runner.outputs.at(-1)).toMatch(/all 11 checks passed/);
+  });
+
+  it('helm test fails, saying how to fix it, when the cluster no longer has what the release needs', async () => {
+    await core.deleteNamespacedSecret({ name: 'agentyard-llm', namespace: SANDBOXES });
+    const tested = await kube(['test', 'agentyard', '-n', NS, '--timeout', '60s']);
+    expect(tested.ok).toBe(false);
+    expect(runner.outputs.at(-1)).toMatch(/FAIL\s+secret agentyard-sandboxes\/agentyard-llm \(--secret\): missing\n\s+fix: kubectl -n agentyard-sandboxes create secret generic agentyard-llm/);
+    await core.createNamespacedSecret({ namespace: SANDBOXES, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
+    // Someone without rights is told so, not given a false pass.
+    const nobody = join(dir, 'nobody.kubeconfig');
+    writeFileSync(nobody, (await cluster.userKubeConfig('nobody')).exportConfig());
+    const denied = await preflight(['-f', values], nobody);
+    expect(denied.code).toBe(1);
+    expect(denied.out).toMatch(/FAIL\s+CRDs installed: not allowed to look: .*forbidden.*\n\s+fix: Run preflight as a cluster administrator, or through `helm test <release>`/);
+  });
+
+  it('the controller and the API do their work with exactly the RBAC the chart grants them', async () => {
+    const apps = cluster.kubeConfig.makeApiClient(AppsV1Api);
+    const spec = async (name: string) => (await apps.readNamespacedDeployment({ name, namespace: NS })).spec!.template.spec!;
+    const controller = await runPodSpec(cluster, dir, NS, await spec('agentyard-controller'));
+    procs.push(controller);
+    const api = await runPodSpec(cluster, dir, NS, await spec('agentyard-api'), { AGENTYARD_PORT: '0', AGENTYARD_HOST: '127.0.0.1', AGENTYARD_DATA_DIR: join(dir, 'api-data') });
+    procs.push(api);
+    await eventually(async () => (controller.output().includes('"leading"') ? true : undefined), 'the controller to lead', 30_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${controller.output()}`);
+    });
+    const lease = await cluster.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'agentyard-controller', namespace: NS });
+    expect(lease.spec?.holderIdentity).toBeTruthy();
+    const url = await eventually(async () => /agentyard api is up at (\S+)/.exec(api.output())?.[1], 'the API to listen', 30_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${api.output()}`);
+    });
+
+    const res = await fetch(`${url}/api/v1/app-conversations`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer ay_helm_admin_key_0123456789', 'content-type': 'application/json' },
+      body: JSON.stringify({ secrets: { DEPLOY_TOKEN: 'tok-helm-0123456789' } }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const store = new KubeStore(cluster.kubeConfig);
+    const conv = await eventually(async () => (await store.list(ConversationKind, SANDBOXES)).items.find((c) => c.status?.sandboxName), 'the controller to place the conversation', 30_000);
+    const sandbox = conv.status!.sandboxName!;
+    await eventually(async () => ((await store.get(SandboxKind, SANDBOXES, sandbox))?.status?.phase === 'STARTING' ? true : undefined), 'the sandbox to start', 30_000);
+    // What the controller made of it, in the sandbox namespace, with its own identity.
+    const pod = await core.readNamespacedPod({ name: sandbox, namespace: SANDBOXES });
+    expect(pod.spec?.containers[0]?.env?.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'agentyard-llm', key: 'api-key' });
+    await core.readNamespacedService({ name: `sandbox-${sandbox}`, namespace: SANDBOXES });
+    const ingress = await cluster.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ name: sandbox, namespace: SANDBOXES });
+    expect(ingress.spec?.rules?.[0]?.host).toBe(`${sandbox}-runtime.agents.example.com`);
+    expect((await core.readNamespacedSecret({ name: conv.spec.secretsRef!, namespace: SANDBOXES })).data?.DEPLOY_TOKEN).toBeTruthy();
+    expect(controller.output() + api.output()).not.toMatch(/forbidden/i);
+  });
+
+  it('a support bundle holds versions, resources, events and logs, and no secret value', async () => {
+    const bundle = join(dir, 'bundle.tar.gz');
+    const made = await agentyard(['support-bundle', '-n', NS, '--output', bundle], { KUBECONFIG: cluster.kubeconfigPath });
+    expect(made.code, made.out).toBe(0);
+    const listing = (await run('tar', ['-tzf', bundle])).stdout;
+    for (const file of ['versions.json', 'agentyard/deployments.json', 'agentyard/secrets.json', 'agentyard-sandboxes/sandboxes.json', 'agentyard-sandboxes/events.json']) expect(listing).toContain(`agentyard-support/${file}`);
+    await run('tar', ['-xzf', bundle, '-C', dir]);
+    for (const plain of ['ay_helm_admin_key_0123456789', 'sk-not-a-real-model-key', 'tok-helm-0123456789']) {
+      const encoded = Buffer.from(plain).toString('base64').replace(/=+$/, '');
+      const leaks = (await run('sh', ['-c', `grep -rl -e '${plain}' -e '${encoded}' ${dir}/agentyard-support || true`])).stdout;
+      expect(leaks, plain).toBe('');
+    }
+  });
+
+  it('upgrades with a changed setting, and uninstalls keeping the data volume and the CRDs', async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    const upgraded = await kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values, '--set', 'lifecycle.idleTimeSeconds=600']);
+    expect(upgraded.ok, upgraded.out).toBe(true);
+    const apps = cluster.kubeConfig.makeApiClient(AppsV1Api);
+    const controller = await apps.readNamespacedDeployment({ name: 'agentyard-controller', namespace: NS });
+    expect(controller.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'AGENTYARD_IDLE_TIME_SECONDS')?.value).toBe('600');
+
+    const removed = await kube(['uninstall', 'agentyard', '-n', NS]);
+    expect(removed.ok, removed.out).toBe(true);
+    await expect(apps.readNamespacedDeployment({ name: 'agentyard-controller', namespace: NS })).rejects.toThrow();
+    await core.readNamespacedPersistentVolumeClaim({ name: 'agentyard-api-data', namespace: NS });
+    await kubectl('get', 'crd', 'sandboxes.agentyard.dev');
+  });
+});

@@ -1,0 +1,57 @@
+// The chart offline: strict lint, rendered manifests as golden files, and the install-time
+// refusals, each with a message that names the values to change.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CHART, helm, helm3Bin, helmBin, writeValues } from './helm.ts';
+
+const VALUE_FILES = readdirSync(join(CHART, 'ci')).filter((f) => f.endsWith('-values.yaml'));
+const OK = 'baseDomain: a.example.com\nruntime: {storageClass: standard}\n';
+
+describe.skipIf(!helmBin)('the Helm chart, offline', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentyard-helm-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('has a value file per shape worth keeping apart', () => {
+    expect(VALUE_FILES.sort()).toEqual(['external-db-values.yaml', 'minimal-values.yaml', 'no-ingress-values.yaml', 'tls-values.yaml']);
+  });
+
+  it.each(VALUE_FILES)('lints strictly and renders %s as the golden file says', async (file) => {
+    const lint = await helm(['lint', '--strict', CHART, '-f', join(CHART, 'ci', file)]);
+    expect(lint.ok, lint.out).toBe(true);
+    const rendered = await helm(['template', 'agentyard', CHART, '--namespace', 'agentyard', '-f', join(CHART, 'ci', file)]);
+    expect(rendered.ok, rendered.out).toBe(true);
+    await expect(rendered.out).toMatchFileSnapshot(`__snapshots__/${file.replace('-values.yaml', '')}.yaml`);
+  });
+
+  it.each([
+    ['an inconsistent URL pattern', `${OK}runtime: {storageClass: standard, urlPattern: "{runtime_id}.sandboxes.example.com"}\n`, /runtime\.urlPattern \(RUNTIME_URL_PATTERN\) "\{runtime_id\}\.sandboxes\.example\.com" disagrees with runtime\.baseUrl \(RUNTIME_BASE_URL\) "a\.example\.com" and runtime\.urlSeparator \(RUNTIME_URL_SEPARATOR\) "-runtime\."/],
+    ['an https pattern while SSL is disabled', `${OK}runtime: {storageClass: standard, urlPattern: "https://{runtime_id}-runtime.a.example.com"}\n`, /uses https, but runtime\.disableSsl \(RUNTIME_DISABLE_SSL\) true serves http: set runtime\.disableSsl=false/],
+    ['a pattern without the placeholder', `${OK}runtime: {storageClass: standard, urlPattern: "sandbox.a.example.com"}\n`, /urlPattern/],
+    ['two API replicas on the bundled database', `${OK}api: {replicas: 2}\n`, /api\.replicas is 2, but the bundled database \(SQLite on a volume\) serves one API replica only/],
+    ['the bundled database without its volume', `${OK}api: {persistence: {enabled: false}}\n`, /api\.persistence\.enabled is false, but the bundled database lives on that volume/],
+    ['API replicas sharing a ReadWriteOnce volume', `${OK}database: {external: true}\napi: {replicas: 3}\n`, /api\.replicas is 3, but they would share a ReadWriteOnce data volume/],
+    ['no storage class', 'baseDomain: a.example.com\n', /runtime\.storageClass \(STORAGE_CLASS\) is required/],
+    ['no base domain', 'runtime: {storageClass: standard}\n', /baseDomain is required/],
+    ['a value the schema does not know', `${OK}runtime: {storageClass: standard, storageclass: typo}\n`, /storageclass/],
+    ['a sandbox namespace that is no DNS label', `${OK}sandboxNamespace: {name: Agent_Work}\n`, /sandboxNamespace/],
+  ])('refuses %s, saying what to change', async (_what, yaml, message) => {
+    const r = await helm(['template', 'agentyard', CHART, '-f', writeValues(dir, `bad-${Math.random()}.yaml`, yaml)]);
+    expect(r.ok).toBe(false);
+    expect(r.out).toMatch(message);
+  });
+
+  it('names its objects after a release that does not say agentyard', async () => {
+    const r = await helm(['template', 'blue', CHART, '-n', 'apps', '-f', join(CHART, 'ci/minimal-values.yaml')]);
+    expect(r.ok, r.out).toBe(true);
+    expect(r.out).toContain('name: blue-agentyard-controller');
+    expect(r.out).toContain('- {name: AGENTYARD_API_URL, value: "http://blue-agentyard-api.apps.svc"}');
+  });
+
+  it.skipIf(!helm3Bin)('tells a Helm 3 user that Helm 4 is needed', async () => {
+    const r = await helm(['template', 'agentyard', CHART, '--kube-version', '1.34.0', '-f', join(CHART, 'ci/minimal-values.yaml')], helm3Bin);
+    expect(r.ok).toBe(false);
+    expect(r.out).toMatch(/agentyard needs Helm 4 or later; this is Helm v3\./);
+  });
+});

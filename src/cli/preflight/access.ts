@@ -1,0 +1,72 @@
+// What agentyard's service accounts must be allowed to do, asked of the API server with
+// SubjectAccessReviews for those accounts: so preflight answers for the identities that will act,
+// not for whoever runs it.
+import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { PreflightSettings } from './settings.ts';
+
+export interface Access {
+  group: string;
+  resource: string;
+  verb: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** A representative sample of what the controller does (chart: templates/rbac-controller.yaml). */
+export function controllerAccess(s: PreflightSettings): Access[] {
+  const ns = s.sandboxNamespace;
+  return [
+    { group: 'agentyard.dev', resource: 'sandboxes', verb: 'watch', namespace: ns },
+    { group: 'agentyard.dev', resource: 'sandboxes/status', verb: 'update', namespace: ns },
+    { group: 'agentyard.dev', resource: 'conversations', verb: 'update', namespace: ns },
+    { group: 'agentyard.dev', resource: 'conversations/status', verb: 'update', namespace: ns },
+    { group: '', resource: 'pods', verb: 'create', namespace: ns },
+    { group: '', resource: 'persistentvolumeclaims', verb: 'create', namespace: ns },
+    { group: '', resource: 'services', verb: 'create', namespace: ns },
+    { group: '', resource: 'secrets', verb: 'create', namespace: ns },
+    { group: 'networking.k8s.io', resource: 'ingresses', verb: 'create', namespace: ns },
+    { group: '', resource: 'events', verb: 'create', namespace: ns },
+    { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: s.namespace },
+    { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: s.namespace, name: s.leaseName },
+    ...(s.storageClass ? [{ group: 'storage.k8s.io', resource: 'storageclasses', verb: 'get', name: s.storageClass }] : []),
+  ];
+}
+
+/** What the API does (chart: templates/rbac-api.yaml). */
+export function apiAccess(s: PreflightSettings): Access[] {
+  const ns = s.sandboxNamespace;
+  return [
+    { group: 'agentyard.dev', resource: 'sandboxes', verb: 'create', namespace: ns },
+    { group: 'agentyard.dev', resource: 'conversations', verb: 'watch', namespace: ns },
+    { group: 'agentyard.dev', resource: 'conversations/status', verb: 'update', namespace: ns },
+    { group: '', resource: 'secrets', verb: 'create', namespace: ns },
+  ];
+}
+
+function describe(a: Access): string {
+  const [resource, sub] = a.resource.split('/');
+  const what = `${resource}${a.group ? `.${a.group}` : ''}${sub ? `/${sub}` : ''}${a.name ? ` '${a.name}'` : ''}`;
+  return `${a.verb} ${what}${a.namespace ? ` in ${a.namespace}` : ''}`;
+}
+
+/** The accesses the service account `namespace/name` is denied, described for people. */
+export async function deniedAccess(kc: KubeConfig, namespace: string, serviceAccount: string, wanted: Access[]): Promise<string[]> {
+  const authz = kc.makeApiClient(AuthorizationV1Api);
+  const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
+  const groups = ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
+  const denied: string[] = [];
+  for (const a of wanted) {
+    const [resource, subresource] = a.resource.split('/');
+    const review = await authz.createSubjectAccessReview({
+      body: {
+        spec: {
+          user,
+          groups,
+          resourceAttributes: { group: a.group, resource, verb: a.verb, ...(subresource ? { subresource } : {}), ...(a.namespace ? { namespace: a.namespace } : {}), ...(a.name ? { name: a.name } : {}) },
+        },
+      },
+    });
+    if (!review.status?.allowed) denied.push(describe(a));
+  }
+  return denied;
+}
