@@ -1,11 +1,17 @@
-# One image for every agentyard process: `api`, `controller` and `agent-server`.
-# Node 24 runs the TypeScript sources directly (type stripping): no build step.
-FROM node:24-bookworm-slim AS deps
+# One image for every agentyard process: `agentyard api`, `agentyard controller`, and
+# `agentyard agent-server` inside each sandbox. Node 24 runs the TypeScript sources directly
+# (native type stripping), so there is no build step, only production dependencies.
+#   docker build -t <registry>/agentyard:<version> .
+ARG NODE_IMAGE=node:24-slim
+
+FROM ${NODE_IMAGE} AS deps
+# better-sqlite3 is native: a prebuilt binary is used when one matches, else it compiles.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE}
 # git and tar for the agent's tools and workspace archives; bash for the terminal tool.
 RUN apt-get update && apt-get install -y --no-install-recommends git tar bash ca-certificates && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
@@ -13,6 +19,9 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY src ./src
+# Sandbox Pods run `agentyard agent-server ...` as their command.
 RUN ln -s /app/bin/agentyard /usr/local/bin/agentyard
+ENV NODE_ENV=production
+# uid 1000 (the image's `node` user): the chart's Pods run as 1000 with runAsNonRoot.
 USER 1000:1000
 ENTRYPOINT ["/app/bin/agentyard"]

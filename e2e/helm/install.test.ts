@@ -77,7 +77,8 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
   });
 
   it('install fails early and clearly while the sandbox namespace or a pre-created secret is missing', async () => {
-    const noNamespace = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
+    // A server-side dry run already looks things up.
+    const noNamespace = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--dry-run=server']);
     expect(noNamespace.ok).toBe(false);
     expect(noNamespace.out).toMatch(/sandboxNamespace\.name: namespace "agentyard-sandboxes" does not exist; create it first/);
     await core.createNamespace({ body: { metadata: { name: SANDBOXES, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } });
@@ -174,6 +175,9 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
 
   it('upgrades with a changed setting, and uninstalls keeping the data volume and the CRDs', async () => {
     await Promise.all(procs.map((p) => p.stop()));
+    // The documented upgrade: CRDs first (Helm never upgrades them), then the release.
+    const crds = await kubectl('apply', '--server-side', '--force-conflicts', '-f', join(CHART, 'crds'));
+    expect(crds.stdout).toMatch(/customresourcedefinition\.apiextensions\.k8s\.io\/sandboxes\.agentyard\.dev serverside-applied/);
     const upgraded = await kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values, '--set', 'lifecycle.idleTimeSeconds=600']);
     expect(upgraded.ok, upgraded.out).toBe(true);
     const apps = cluster.kubeConfig.makeApiClient(AppsV1Api);

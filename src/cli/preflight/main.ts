@@ -58,7 +58,12 @@ export async function runPreflightCli(argv: string[], env: NodeJS.ProcessEnv = p
     return 2;
   }
   const kc = new KubeConfig();
-  kc.loadFromDefault();
+  try {
+    kc.loadFromDefault();
+  } catch (err) {
+    out(`FAIL  kubeconfig: could not load it (${(err as Error).message})\n      fix: point KUBECONFIG at a kubeconfig file for the cluster, or run inside it (helm test)\n`);
+    return 1;
+  }
   out(`agentyard preflight: cluster ${kc.getCurrentCluster()?.server ?? '(none)'}, namespace ${settings.namespace}, sandbox namespace ${settings.sandboxNamespace}\n`);
   const results = await runChecks(kc, settings);
   out(formatResults(results));
