@@ -1,6 +1,8 @@
 // A de-duplicating work queue with client-go's guarantees: a key is queued at most once, is never
 // processed by two workers at once, and a key made dirty while it is processed runs once more.
-// Failed keys back off exponentially per key; deadlines are served by one timer for all keys.
+// Failed keys back off exponentially per key; deadlines of all keys are served by one timer over
+// a heap of due times.
+import { DeadlineHeap } from './deadline-heap.ts';
 
 export class TerminalError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -16,31 +18,49 @@ export interface Result {
 export type Reconcile = (key: string, signal: AbortSignal) => Promise<Result>;
 
 export interface QueueOptions {
+  /** First retry delay after an error; doubles per consecutive failure of the key. */
   baseDelayMs?: number;
+  /** Cap of the per-key backoff. */
   maxDelayMs?: number;
   /** Per-pass timeout; the pass's AbortSignal fires after it. */
   passTimeoutMs?: number;
-  onError?: (key: string, err: unknown, terminal: boolean) => void;
+  onError?: (key: string, err: Error, terminal: boolean) => void;
+  /** The wall clock deadlines are measured on (tests use fake timers, which fake Date.now too). */
+  now?: () => number;
 }
+
+/** setTimeout's limit (~24.8 days); a longer wait re-arms when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class WorkQueue {
   readonly #queue: string[] = [];
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #failures = new Map<string, number>();
-  /** key → due time (ms since epoch); the earliest wins. */
-  readonly #delayed = new Map<string, number>();
+  readonly #delayed = new DeadlineHeap();
   #timer: NodeJS.Timeout | undefined;
+  #timerDue: number | undefined;
   #waiters: (() => void)[] = [];
+  #idleWaiters: (() => void)[] = [];
   #shuttingDown = false;
   readonly #opts: Required<Omit<QueueOptions, 'onError'>> & Pick<QueueOptions, 'onError'>;
 
   constructor(opts: QueueOptions = {}) {
-    this.#opts = { baseDelayMs: 5, maxDelayMs: 1_000_000, passTimeoutMs: 60_000, ...opts };
+    this.#opts = { baseDelayMs: 5, maxDelayMs: 1_000_000, passTimeoutMs: 60_000, now: Date.now, ...opts };
   }
 
+  /** Keys waiting to be handed to a worker (not the delayed ones). */
   get length(): number {
     return this.#queue.length;
+  }
+
+  /** Keys waiting for a deadline or a backoff. */
+  get delayed(): number {
+    return this.#delayed.size;
+  }
+
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
   }
 
   add(key: string): void {
@@ -51,19 +71,15 @@ export class WorkQueue {
     this.#wake();
   }
 
+  /** Adds the key once `ms` have passed; an earlier pending deadline of the key wins. */
   addAfter(key: string, ms: number): void {
+    if (this.#shuttingDown) return;
     if (ms <= 0) return this.add(key);
-    const due = Date.now() + ms;
-    const current = this.#delayed.get(key);
-    if (current !== undefined && current <= due) return;
-    this.#delayed.set(key, due);
-    this.#armTimer();
+    if (this.#delayed.push(key, this.#opts.now() + ms)) this.#armTimer();
   }
 
   addRateLimited(key: string): void {
-    const failures = this.#failures.get(key) ?? 0;
-    this.#failures.set(key, failures + 1);
-    this.addAfter(key, Math.min(this.#opts.baseDelayMs * 2 ** failures, this.#opts.maxDelayMs));
+    this.addAfter(key, this.#nextBackoff(key));
   }
 
   forget(key: string): void {
@@ -74,7 +90,7 @@ export class WorkQueue {
     return this.#failures.get(key) ?? 0;
   }
 
-  /** Takes the next key, waiting for one; undefined once shut down. */
+  /** Takes the next key, waiting for one; undefined once shut down and drained. */
   async get(): Promise<string | undefined> {
     while (this.#queue.length === 0) {
       if (this.#shuttingDown) return undefined;
@@ -92,6 +108,11 @@ export class WorkQueue {
       this.#queue.push(key);
       this.#wake();
     }
+    if (this.#processing.size === 0 && this.#queue.length === 0) {
+      const idle = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const w of idle) w();
+    }
   }
 
   /** Runs `reconcile` for keys until shutdown, with the Result semantics of controller-runtime. */
@@ -105,14 +126,20 @@ export class WorkQueue {
 
   async #process(key: string, reconcile: Reconcile): Promise<void> {
     const controller = new AbortController();
-    const timeout = setTimeout(() => controller.abort(new Error(`reconcile of ${key} timed out`)), this.#opts.passTimeoutMs);
+    const timeout = setTimeout(() => controller.abort(new Error(`reconcile of ${key} timed out after ${this.#opts.passTimeoutMs} ms`)), this.#opts.passTimeoutMs);
     try {
+      // Called inside the try, so a reconciler that throws synchronously is handled like a rejection.
       const result = await reconcile(key, controller.signal);
       this.forget(key);
-      if (result.requeueAfterMs !== undefined && result.requeueAfterMs >= 0) this.addAfter(key, result.requeueAfterMs);
-    } catch (err) {
+      if (result?.requeueAfterMs !== undefined && result.requeueAfterMs >= 0) this.addAfter(key, result.requeueAfterMs);
+    } catch (thrown) {
+      const err = thrown instanceof Error ? thrown : new Error(`reconcile of ${key} threw ${String(thrown)}`, { cause: thrown });
       const terminal = err instanceof TerminalError;
-      this.#opts.onError?.(key, err, terminal);
+      try {
+        this.#opts.onError?.(key, err, terminal);
+      } catch {
+        // a failing error hook must not stop the worker
+      }
       if (terminal) this.forget(key);
       else this.addRateLimited(key);
     } finally {
@@ -121,12 +148,30 @@ export class WorkQueue {
     }
   }
 
+  /**
+   * Stops taking keys: add/addAfter become no-ops, pending deadlines are dropped, and workers
+   * return once the keys already queued and the passes in flight are done.
+   */
   shutdown(): void {
     this.#shuttingDown = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#timerDue = undefined;
     this.#delayed.clear();
     this.#wake();
+  }
+
+  /** shutdown(), then resolves when nothing is queued or in flight any more. */
+  async shutdownAndDrain(): Promise<void> {
+    this.shutdown();
+    if (this.#processing.size === 0 && this.#queue.length === 0) return;
+    await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #nextBackoff(key: string): number {
+    const failures = this.#failures.get(key) ?? 0;
+    this.#failures.set(key, failures + 1);
+    return Math.min(this.#opts.baseDelayMs * 2 ** Math.min(failures, 60), this.#opts.maxDelayMs);
   }
 
   #wake(): void {
@@ -135,27 +180,25 @@ export class WorkQueue {
     for (const w of waiters) w();
   }
 
+  /** One timer, for the earliest due key; re-armed only when that changes. */
   #armTimer(): void {
     if (this.#shuttingDown) return;
+    const due = this.#delayed.peek();
+    if (due === this.#timerDue) return;
     if (this.#timer) clearTimeout(this.#timer);
-    let earliest = Infinity;
-    for (const due of this.#delayed.values()) earliest = Math.min(earliest, due);
-    if (earliest === Infinity) return;
-    // setTimeout caps at ~24.8 days; a longer wait just re-arms.
-    const wait = Math.min(Math.max(0, earliest - Date.now()), 2 ** 31 - 1);
+    this.#timer = undefined;
+    this.#timerDue = due;
+    if (due === undefined) return;
+    const wait = Math.min(Math.max(0, due - this.#opts.now()), MAX_TIMER_MS);
     this.#timer = setTimeout(() => this.#fireDue(), wait);
+    // Deadlines alone must not keep the process alive; the workers' owner decides that.
     this.#timer.unref?.();
   }
 
   #fireDue(): void {
     this.#timer = undefined;
-    const now = Date.now();
-    for (const [key, due] of this.#delayed) {
-      if (due <= now) {
-        this.#delayed.delete(key);
-        this.add(key);
-      }
-    }
+    this.#timerDue = undefined;
+    for (const key of this.#delayed.popDue(this.#opts.now())) this.add(key);
     this.#armTimer();
   }
 }
