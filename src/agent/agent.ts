@@ -4,6 +4,7 @@
 import type { ActionEvent, Event } from '../api/events/index.ts';
 import { newEventBase } from '../api/events/index.ts';
 import { ModelClient, type Completion, type ToolCall } from './llm/client.ts';
+import { toModelCallError } from './llm/errors.ts';
 import { createMasker } from './mask.ts';
 import { buildMessages } from './messages.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
@@ -46,7 +47,13 @@ class Agent implements ConversationAgent {
     if (!host.llm) return this.#fail('LLMNotConfigured', LLM_NOT_CONFIGURED);
     host.setExecutionStatus('running');
     this.#ensureSystemPrompt();
-    const model = new ModelClient(host.llm);
+    let model: ModelClient;
+    try {
+      model = new ModelClient(host.llm);
+    } catch (err) {
+      const e = toModelCallError(err);
+      return this.#fail(e.code, this.#mask(e.message));
+    }
     for (let iteration = 0; !signal.aborted; iteration++) {
       if (iteration >= host.maxIterations) {
         return this.#fail('MaxIterationsReached', `The agent reached the maximum of ${host.maxIterations} iterations for one run`);
@@ -56,8 +63,8 @@ class Agent implements ConversationAgent {
         completion = await model.complete(buildMessages(host.events()), this.#tools.map(toChatTool), signal);
       } catch (err) {
         if (signal.aborted) return;
-        const e = err as Error & { status?: number };
-        return this.#fail(e.constructor?.name || 'LLMError', this.#mask(`The model call failed${e.status ? ` (HTTP ${e.status})` : ''}: ${e.message}`));
+        const e = toModelCallError(err);
+        return this.#fail(e.code, this.#mask(e.message));
       }
       this.#recordUsage(completion);
       if (completion.toolCalls.length === 0) {

@@ -1,8 +1,10 @@
 // The model client: OpenAI-compatible chat completions through the official SDK, which already does
-// retries with backoff on 429/5xx/connection errors and request timeouts.
+// retries with exponential backoff on 408/409/429/5xx, connection errors and request timeouts
+// (honouring retry-after headers). Failures leave as ModelCallError with an OpenHands-style code.
 import OpenAI from 'openai';
 import type { LlmConfig } from '../types.ts';
-import { endpointModelName } from './model-name.ts';
+import { ModelCallError, toModelCallError } from './errors.ts';
+import { resolveEndpoint } from './model-name.ts';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export type ChatTool = OpenAI.Chat.Completions.ChatCompletionTool;
@@ -13,54 +15,89 @@ export interface ToolCall {
   arguments: string;
 }
 
+export interface CallUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cacheReadTokens: number;
+  reasoningTokens: number;
+  /** What the endpoint reported in `usage.cost` (LiteLLM proxy, OpenRouter), else 0. */
+  cost: number;
+}
+
 export interface Completion {
   responseId: string;
   content: string | null;
+  /** `reasoning_content` of reasoning models (LiteLLM, DeepSeek), when the endpoint returns it. */
   reasoning: string | null;
   toolCalls: ToolCall[];
-  usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number; reasoningTokens: number; cost: number };
+  usage: CallUsage;
 }
 
 export interface ModelClientOptions {
+  /** Retries after the first attempt (OpenHands makes 5 attempts in all). */
   maxRetries?: number;
+  /** Per attempt (OpenHands: 300 s). */
   timeoutMs?: number;
 }
 
+export const DEFAULT_MAX_RETRIES = 4;
+export const DEFAULT_TIMEOUT_MS = 300_000;
+
 export class ModelClient {
   readonly #client: OpenAI;
+  /** The configured (litellm-style) name, as it appears in stats. */
   readonly model: string;
+  /** The name sent to the endpoint. */
+  readonly endpointModel: string;
 
+  /** Throws ModelCallError('LLMConfigError') when the configuration cannot work. */
   constructor(config: LlmConfig, opts: ModelClientOptions = {}) {
+    const { model, baseURL } = resolveEndpoint(config);
     this.model = config.model;
+    this.endpointModel = model;
     this.#client = new OpenAI({
+      // Local OpenAI-compatible servers often need no key; the SDK insists on one.
       apiKey: config.apiKey || 'not-needed',
-      ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
-      maxRetries: opts.maxRetries ?? 4,
-      timeout: opts.timeoutMs ?? 120_000,
+      ...(baseURL ? { baseURL } : {}),
+      maxRetries: opts.maxRetries ?? DEFAULT_MAX_RETRIES,
+      timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     });
   }
 
+  /**
+   * One completion. Rejects with ModelCallError after the retries, or with the SDK's
+   * APIUserAbortError when `signal` aborts (the caller knows it aborted).
+   */
   async complete(messages: ChatMessage[], tools: ChatTool[], signal?: AbortSignal): Promise<Completion> {
-    const response = await this.#client.chat.completions.create(
-      { model: endpointModelName(this.model), messages, ...(tools.length ? { tools } : {}) },
-      signal ? { signal } : {},
-    );
-    const choice = response.choices[0];
-    const message = choice?.message;
+    let response: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      response = await this.#client.chat.completions.create(
+        { model: this.endpointModel, messages, ...(tools.length ? { tools } : {}) },
+        signal ? { signal } : {},
+      );
+    } catch (err) {
+      if (err instanceof OpenAI.APIUserAbortError) throw err;
+      throw toModelCallError(err);
+    }
+    const message = response.choices?.[0]?.message;
+    if (!message) throw new ModelCallError('LLMNoResponseError', 'The model endpoint answered without a choice');
     const usage = response.usage as (OpenAI.CompletionUsage & { cost?: number }) | undefined;
+    const toolCalls = (message.tool_calls ?? [])
+      .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
+      .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+    const content = message.content ?? null;
+    if (!content && toolCalls.length === 0) throw new ModelCallError('LLMNoResponseError', 'The model answered with neither text nor tool calls');
     return {
       responseId: response.id,
-      content: message?.content ?? null,
-      reasoning: (message as { reasoning_content?: string } | undefined)?.reasoning_content ?? null,
-      toolCalls: (message?.tool_calls ?? [])
-        .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
-        .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+      content,
+      reasoning: (message as { reasoning_content?: string | null }).reasoning_content ?? null,
+      toolCalls,
       usage: {
         promptTokens: usage?.prompt_tokens ?? 0,
         completionTokens: usage?.completion_tokens ?? 0,
         cacheReadTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
         reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
-        cost: typeof usage?.cost === 'number' ? usage.cost : 0,
+        cost: typeof usage?.cost === 'number' && Number.isFinite(usage.cost) ? usage.cost : 0,
       },
     };
   }
