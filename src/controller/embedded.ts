@@ -45,3 +45,6 @@ export function createController(deps: ControllerDeps): Controller {
       watches: [{ kind: SandboxKind as ResourceKind, map: (sb) => placements.conversationsOf(sb) }],
     });
 }
+
+/** The name the `agentyard up` wiring was briefed with; the same controller. */
+export const createEmbeddedController = createController;

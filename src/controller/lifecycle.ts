@@ -17,6 +17,11 @@ export interface LifecycleSettings {
   capacity: number;
 }
 
+/**
+ * Defaults when the environment says nothing (the spec leaves them open): Idle Time 1800 s, between
+ * OpenHands' 1200 s backend default and its admin console's 3600 s; Deletion Time 7 days, time to
+ * come back after a week away; capacity 20 sandboxes, what one laptop or small VM holds.
+ */
 export const DEFAULT_LIFECYCLE: LifecycleSettings = {
   idleTimeMs: 30 * 60 * 1000,
   deletionTimeMs: 7 * 24 * 60 * 60 * 1000,
@@ -56,6 +61,33 @@ export function lastActivity(sb: Sandbox): DateTime | undefined {
   return annotated ?? session;
 }
 
+/** The three lifecycle deadlines of a sandbox; each is set only while it applies. */
+export interface LifecycleDeadlines {
+  /** Last activity + Idle Time (running, not already being paused). */
+  idleAt?: DateTime;
+  /** Session start + 12 hours (running, not already being paused). */
+  capAt?: DateTime;
+  /** Paused at + Deletion Time (paused and not being resumed). */
+  deleteAt?: DateTime;
+}
+
+export function lifecycleDeadlines(sb: Sandbox, settings: LifecycleSettings): LifecycleDeadlines {
+  const phase = sb.status?.phase;
+  if (phase === 'RUNNING' && !sb.spec.paused) {
+    const session = parse(sb.status?.sessionStartTime);
+    const activity = lastActivity(sb);
+    return {
+      ...(activity ? { idleAt: activity.plus({ milliseconds: settings.idleTimeMs }) } : {}),
+      ...(session ? { capAt: session.plus({ milliseconds: SESSION_CAP_MS }) } : {}),
+    };
+  }
+  if (phase === 'PAUSED' && sb.spec.paused) {
+    const pausedAt = parse(sb.status?.pausedAt);
+    return pausedAt ? { deleteAt: pausedAt.plus({ milliseconds: settings.deletionTimeMs }) } : {};
+  }
+  return {};
+}
+
 export type LifecycleDecision =
   | { action: 'none'; requeueAfterMs?: number }
   | { action: 'pause'; reason: 'IdleTimeout' | 'SessionCap' }
@@ -63,23 +95,17 @@ export type LifecycleDecision =
 
 /** What the lifecycle rules demand of a sandbox now, and when to look again. */
 export function decideLifecycle(sb: Sandbox, now: DateTime, settings: LifecycleSettings): LifecycleDecision {
-  const phase = sb.status?.phase;
-  if (phase === 'RUNNING' && !sb.spec.paused) {
-    const session = parse(sb.status?.sessionStartTime);
-    const activity = lastActivity(sb);
-    const capAt = session?.plus({ milliseconds: SESSION_CAP_MS });
-    const idleAt = activity?.plus({ milliseconds: settings.idleTimeMs });
-    if (capAt && now >= capAt) return { action: 'pause', reason: 'SessionCap' };
-    if (idleAt && now >= idleAt) return { action: 'pause', reason: 'IdleTimeout' };
-    const next = [capAt, idleAt].filter((t): t is DateTime => t !== undefined).map((t) => t.diff(now).as('milliseconds'));
-    return next.length ? { action: 'none', requeueAfterMs: Math.max(0, Math.min(...next)) } : { action: 'none' };
-  }
-  if (phase === 'PAUSED' && sb.spec.paused) {
-    const pausedAt = parse(sb.status?.pausedAt);
-    if (!pausedAt) return { action: 'none' };
-    const deleteAt = pausedAt.plus({ milliseconds: settings.deletionTimeMs });
-    if (now >= deleteAt) return { action: 'delete' };
-    return { action: 'none', requeueAfterMs: deleteAt.diff(now).as('milliseconds') };
-  }
-  return { action: 'none' };
+  const { idleAt, capAt, deleteAt } = lifecycleDeadlines(sb, settings);
+  // The cap wins over idleness when both passed: it is the reason that holds even while active.
+  if (capAt && now >= capAt) return { action: 'pause', reason: 'SessionCap' };
+  if (idleAt && now >= idleAt) return { action: 'pause', reason: 'IdleTimeout' };
+  if (deleteAt && now >= deleteAt) return { action: 'delete' };
+  const waits = [idleAt, capAt, deleteAt].filter((t): t is DateTime => t !== undefined).map((t) => t.diff(now).as('milliseconds'));
+  return waits.length ? { action: 'none', requeueAfterMs: Math.max(0, Math.min(...waits)) } : { action: 'none' };
+}
+
+/** Milliseconds until the nearest lifecycle deadline (0 when one has passed); undefined when none applies. */
+export function nextDeadline(sb: Sandbox, now: DateTime, settings: LifecycleSettings): number | undefined {
+  const decision = decideLifecycle(sb, now, settings);
+  return decision.action === 'none' ? decision.requeueAfterMs : 0;
 }

@@ -1,6 +1,7 @@
 // Runs reconcilers over a ResourceStore the way controller-runtime does: list+watch each kind into
 // a work queue of `namespace/name` keys, map related objects onto each other, and let workers
 // reconcile. After a restart everything is recomputed from the store and the runtime.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
 import { Gone } from '../api/errors.ts';
 import { LABEL_SANDBOX, type KubeObject, type ResourceKind } from '../api/meta.ts';
@@ -91,8 +92,10 @@ export class Controller {
         }
       } catch (err) {
         if (signal.aborted) return;
-        if (!(err instanceof Gone)) this.#log?.warn({ kind: kind.kind, err }, 'watch failed; relisting');
-        await new Promise((r) => setTimeout(r, RELIST_BACKOFF_MS));
+        // Gone is the normal end of a watch that fell behind: relist at once. Anything else waits a little.
+        if (err instanceof Gone) continue;
+        this.#log?.warn({ kind: kind.kind, err }, 'watch failed; relisting');
+        await sleep(RELIST_BACKOFF_MS, undefined, { signal }).catch(() => undefined);
       }
     }
   }

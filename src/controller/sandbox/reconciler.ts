@@ -14,7 +14,7 @@ import type { Clock } from '../clock.ts';
 import type { EventRecorder } from '../events.ts';
 import { setCondition } from '../conditions.ts';
 import { splitKey } from '../keys.ts';
-import { decideLifecycle, lastActivity, type LifecycleSettings } from '../lifecycle.ts';
+import { decideLifecycle, lastActivity, nextDeadline, type LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
 import { ensureSessionKey } from './session-secret.ts';
 
@@ -83,9 +83,7 @@ export class SandboxReconciler {
       sb = await this.#d.store.updateStatus(SandboxKind, { ...sb, status });
       if (status.phase !== previous) this.#recordPhase(sb, status);
     }
-    const next = decideLifecycle(sb, now, this.#d.settings);
-    const deadline = next.action === 'none' ? next.requeueAfterMs : 0;
-    return { requeueAfterMs: minDefined(requeueAfterMs, deadline) };
+    return { requeueAfterMs: minDefined(requeueAfterMs, nextDeadline(sb, now, this.#d.settings)) };
   }
 
   #recordPhase(sb: Sandbox, status: SandboxStatus): void {

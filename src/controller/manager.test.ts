@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConversationKind, type Conversation } from '../api/conversation.ts';
+import { Gone } from '../api/errors.ts';
+import { API_VERSION, LABEL_SANDBOX, type KubeObject, type ResourceKind } from '../api/meta.ts';
+import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
+import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { ResourceStore, WatchOptions } from '../store/types.ts';
+import { ManualClock } from './clock.ts';
+import { Controller, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
+
+const NS = 'default';
+const sandbox = (name: string): Sandbox => ({ apiVersion: API_VERSION, kind: 'Sandbox', metadata: { name, namespace: NS }, spec: { paused: false } });
+const conversation = (name: string, sandboxName?: string): Conversation => ({
+  apiVersion: API_VERSION,
+  kind: 'Conversation',
+  metadata: { name, namespace: NS, ...(sandboxName ? { labels: { [LABEL_SANDBOX]: sandboxName } } : {}) },
+  spec: {},
+});
+
+/** Records reconciled keys and lets a test wait for one without sleeping. */
+class Recorder {
+  readonly seen: string[] = [];
+  #waiters: { key: string; resolve: () => void }[] = [];
+  reconcile = async (key: string) => {
+    this.seen.push(key);
+    for (const w of this.#waiters.filter((w) => w.key === key)) w.resolve();
+    this.#waiters = this.#waiters.filter((w) => w.key !== key);
+    return {};
+  };
+  next(key: string): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push({ key, resolve }));
+  }
+}
+
+/** A store whose first `failures` watches of each kind throw Gone right away, as a compacted API server does. */
+function goneOnce(store: ResourceStore, failures = 1): ResourceStore & { watches: number } {
+  const left = new Map<string, number>();
+  const wrapped = Object.create(store) as ResourceStore & { watches: number };
+  wrapped.watches = 0;
+  wrapped.list = store.list.bind(store);
+  wrapped.watch = <T extends KubeObject>(kind: ResourceKind<T>, ns: string | undefined, opts?: WatchOptions) => {
+    wrapped.watches++;
+    const n = left.get(kind.kind) ?? failures;
+    left.set(kind.kind, n - 1);
+    if (n > 0) {
+      return {
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Gone('too old resource version')) }),
+      } as AsyncIterable<never>;
+    }
+    return store.watch(kind, ns, opts);
+  };
+  return wrapped;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function newStore(): SqliteStore {
+  const store = new SqliteStore(':memory:', { clock: new ManualClock() });
+  cleanups.push(() => store.close());
+  return store;
+}
+
+async function started(ctrl: Controller): Promise<Controller> {
+  cleanups.push(() => ctrl.stop());
+  await ctrl.start();
+  return ctrl;
+}
+
+describe('Controller', () => {
+  it('reconciles what exists at start, then every change, keyed namespace/name', async () => {
+    const store = newStore();
+    await store.create(SandboxKind, sandbox('before'));
+    const rec = new Recorder();
+    const first = rec.next('default/before');
+    await started(new Controller({ store }).register({ name: 'sandbox', kind: SandboxKind, reconcile: rec.reconcile }));
+    await first;
+    const later = rec.next('default/later');
+    await store.create(SandboxKind, sandbox('later'));
+    await later;
+    const deleted = rec.next('default/later');
+    await store.delete(SandboxKind, NS, 'later');
+    await deleted; // a deletion is a change too: the reconciler finds the object gone
+  });
+
+  it('maps a Conversation change onto its Sandbox and a Sandbox change onto its conversations', async () => {
+    const store = newStore();
+    const sandboxes = new Recorder();
+    const conversations = new Recorder();
+    const placements = new PlacementIndex();
+    await started(
+      new Controller({ store })
+        .register({ name: 'sandbox', kind: SandboxKind, reconcile: sandboxes.reconcile, workers: 1, watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOfConversation }] })
+        .register({
+          name: 'conversation',
+          kind: ConversationKind,
+          reconcile: conversations.reconcile,
+          observe: (obj: KubeObject, deleted: boolean) => placements.observe(obj, deleted),
+          watches: [{ kind: SandboxKind as ResourceKind, map: (sb) => placements.conversationsOf(sb) }],
+        }),
+    );
+    const sb = await store.create(SandboxKind, sandbox('sb1'));
+    const woken = sandboxes.next('default/sb1');
+    const c1 = conversations.next('default/c1');
+    await store.create(ConversationKind, conversation('c1', 'sb1'));
+    await Promise.all([woken, c1]);
+
+    const c1Again = conversations.next('default/c1');
+    await store.updateStatus(SandboxKind, { ...sb, status: { phase: 'RUNNING' } });
+    await c1Again; // the waiting start proceeds when its sandbox changes
+  });
+
+  it('relists after Gone and misses nothing written meanwhile', async () => {
+    const base = newStore();
+    const store = goneOnce(base);
+    const rec = new Recorder();
+    await base.create(SandboxKind, sandbox('a'));
+    const a = rec.next('default/a');
+    await started(new Controller({ store }).register({ name: 'sandbox', kind: SandboxKind, reconcile: rec.reconcile }));
+    await a;
+    const b = rec.next('default/b');
+    await base.create(SandboxKind, sandbox('b'));
+    await b;
+    expect(store.watches).toBe(2); // the Gone watch, then the one after the relist
+  });
+
+  it('stop() ends watches and workers: later changes reconcile nothing', async () => {
+    const store = newStore();
+    const rec = new Recorder();
+    const ctrl = new Controller({ store }).register({ name: 'sandbox', kind: SandboxKind, reconcile: rec.reconcile, workers: 3 });
+    await ctrl.start();
+    await ctrl.stop();
+    await store.create(SandboxKind, sandbox('after-stop'));
+    await store.get(SandboxKind, NS, 'after-stop');
+    expect(rec.seen).toEqual([]);
+  });
+});
+
+describe('PlacementIndex', () => {
+  it('follows conversations as they are placed, moved and deleted', () => {
+    const idx = new PlacementIndex();
+    const sb1 = sandbox('sb1');
+    const sb2 = sandbox('sb2');
+    idx.observe(conversation('c1', 'sb1'), false);
+    idx.observe(conversation('c2', 'sb1'), false);
+    idx.observe(conversation('c3'), false); // not placed yet
+    expect(idx.conversationsOf(sb1).sort()).toEqual(['default/c1', 'default/c2']);
+    idx.observe({ ...conversation('c2'), status: { sandboxName: 'sb2' } }, false);
+    expect(idx.conversationsOf(sb1)).toEqual(['default/c1']);
+    expect(idx.conversationsOf(sb2)).toEqual(['default/c2']);
+    idx.observe(conversation('c1', 'sb1'), true);
+    expect(idx.conversationsOf(sb1)).toEqual([]);
+  });
+});
