@@ -1,6 +1,14 @@
 // A small client for the agent server API, used by the controller (start conversations) and by
 // anything else that must reach an agent server. HTTP failures become AgentyardError classes.
+import type { ConversationInfo, StartConversationRequest } from '../api/agent-server/conversation.ts';
 import { BadGateway, BadRequest, Conflict, Invalid, NotFound, Unavailable, type ValidationIssue } from '../api/errors.ts';
+
+/** A user message as `POST /api/conversations/{id}/events` takes it. */
+export interface AgentMessage {
+  role: 'user';
+  content: unknown[];
+  run?: boolean;
+}
 
 export interface AgentServerClientOptions {
   timeoutMs?: number;
@@ -27,26 +35,39 @@ export class AgentServerClient {
     }
   }
 
-  /** POST /api/conversations; idempotent on conversation_id (200 when it already exists). */
-  async createConversation(request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return (await this.#json('POST', '/api/conversations', request)) as Record<string, unknown>;
+  /**
+   * POST /api/conversations; idempotent on conversation_id (200 when it already exists). The
+   * answer is the agent server's ConversationInfo, passed on as it came (not re-validated).
+   */
+  async createConversation(request: StartConversationRequest | Record<string, unknown>): Promise<ConversationInfo> {
+    return (await this.#json('POST', '/api/conversations', request)) as ConversationInfo;
   }
 
-  async getConversation(id: string): Promise<Record<string, unknown> | undefined> {
+  /** undefined when the agent server does not know the conversation. */
+  async getConversation(id: string): Promise<ConversationInfo | undefined> {
     try {
-      return (await this.#json('GET', `/api/conversations/${encodeURIComponent(id)}`)) as Record<string, unknown>;
+      return (await this.#json('GET', this.#conversationPath(id))) as ConversationInfo;
     } catch (err) {
       if (err instanceof NotFound) return undefined;
       throw err;
     }
   }
 
-  async sendMessage(id: string, message: { role: 'user'; content: unknown[]; run?: boolean }): Promise<void> {
-    await this.#json('POST', `/api/conversations/${encodeURIComponent(id)}/events`, message);
+  async sendMessage(id: string, message: AgentMessage): Promise<void> {
+    await this.#json('POST', `${this.#conversationPath(id)}/events`, message);
+  }
+
+  /** Starts the agent on what the conversation holds; Conflict when it is already running. */
+  async run(id: string): Promise<void> {
+    await this.#json('POST', `${this.#conversationPath(id)}/run`);
+  }
+
+  async pause(id: string): Promise<void> {
+    await this.#json('POST', `${this.#conversationPath(id)}/pause`);
   }
 
   async deleteConversation(id: string): Promise<void> {
-    await this.#json('DELETE', `/api/conversations/${encodeURIComponent(id)}`);
+    await this.#json('DELETE', this.#conversationPath(id));
   }
 
   /** GET a JSON document (git changes, git diff, ...), errors mapped like every other call. */
@@ -79,6 +100,10 @@ export class AgentServerClient {
     }
   }
 
+  #conversationPath(id: string): string {
+    return `/api/conversations/${encodeURIComponent(id)}`;
+  }
+
   async #json(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<unknown> {
     const res = await this.request(method, path, { ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) });
     if (!res.ok) return this.#fail(res, method, path);
@@ -92,7 +117,9 @@ export class AgentServerClient {
     if (res.status === 400) throw new BadRequest(typeof detail === 'string' ? detail : `The agent server refused ${method} ${path}`);
     if (res.status === 404) throw new NotFound(typeof detail === 'string' ? detail : `Not found on the agent server: ${path}`);
     if (res.status === 409) throw new Conflict(typeof detail === 'string' ? detail : 'The agent server reported a conflict');
-    if (res.status === 422 && Array.isArray(detail)) throw new Invalid(detail as ValidationIssue[]);
+    if (res.status === 422) {
+      throw new Invalid(Array.isArray(detail) ? (detail as ValidationIssue[]) : [{ loc: ['body'], msg: typeof detail === 'string' ? detail : 'Invalid request', type: 'value_error' }]);
+    }
     if (res.status === 503) throw new Unavailable('The agent server is not ready');
     throw new BadGateway(`The agent server answered ${res.status} to ${method} ${path}`);
   }
