@@ -7,6 +7,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { ResourceStore, WatchOptions } from '../store/types.ts';
 import { ManualClock } from './clock.ts';
 import { Controller, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
+import { interceptStore } from './testing/env.ts';
 
 const NS = 'default';
 const sandbox = (name: string): Sandbox => ({ apiVersion: API_VERSION, kind: 'Sandbox', metadata: { name, namespace: NS }, spec: { paused: false } });
@@ -35,21 +36,19 @@ class Recorder {
 /** A store whose first `failures` watches of each kind throw Gone right away, as a compacted API server does. */
 function goneOnce(store: ResourceStore, failures = 1): ResourceStore & { watches: number } {
   const left = new Map<string, number>();
-  const wrapped = Object.create(store) as ResourceStore & { watches: number };
-  wrapped.watches = 0;
-  wrapped.list = store.list.bind(store);
-  wrapped.watch = <T extends KubeObject>(kind: ResourceKind<T>, ns: string | undefined, opts?: WatchOptions) => {
-    wrapped.watches++;
-    const n = left.get(kind.kind) ?? failures;
-    left.set(kind.kind, n - 1);
-    if (n > 0) {
-      return {
-        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Gone('too old resource version')) }),
-      } as AsyncIterable<never>;
-    }
-    return store.watch(kind, ns, opts);
-  };
-  return wrapped;
+  const counter = { watches: 0 };
+  const wrapped = interceptStore(store, {
+    watch: <T extends KubeObject>(kind: ResourceKind<T>, ns: string | undefined, opts?: WatchOptions) => {
+      counter.watches++;
+      const n = left.get(kind.kind) ?? failures;
+      left.set(kind.kind, n - 1);
+      if (n > 0) {
+        return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Gone('too old resource version')) }) } as AsyncIterable<never>;
+      }
+      return store.watch(kind, ns, opts);
+    },
+  });
+  return Object.defineProperty(wrapped, 'watches', { get: () => counter.watches }) as ResourceStore & { watches: number };
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];

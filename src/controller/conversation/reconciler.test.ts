@@ -1,31 +1,19 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../../api/conversation.ts';
 import { SandboxKind } from '../../api/sandbox.ts';
 import { ConversationReconciler } from './reconciler.ts';
 import { controllerEnv, NS } from '../testing/env.ts';
+import { startFakeAgentServer, type FakeAgentServer } from '../testing/fake-agent-server.ts';
 
-/** A stand-in agent server on loopback that records the conversations it is asked to start. */
-let agentServer: Server;
+let agent: FakeAgentServer;
 let agentUrl: string;
-const started: Record<string, unknown>[] = [];
-
+let started: Record<string, unknown>[];
 beforeAll(async () => {
-  agentServer = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/api/conversations') {
-        started.push({ ...(JSON.parse(body) as Record<string, unknown>), key: req.headers['x-session-api-key'] });
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', execution_status: 'idle' }));
-      } else res.writeHead(404).end();
-    });
-  });
-  await new Promise<void>((r) => agentServer.listen(0, '127.0.0.1', r));
-  agentUrl = `http://127.0.0.1:${(agentServer.address() as AddressInfo).port}`;
+  agent = await startFakeAgentServer();
+  agentUrl = agent.url;
+  started = agent.started;
 });
-afterAll(() => new Promise<void>((r) => agentServer.close(() => r())));
+afterAll(() => agent.close());
 
 const hex = (n: number) => n.toString(16).padStart(32, '0');
 

@@ -142,32 +142,52 @@ export class ConversationReconciler {
     return run;
   }
 
-  /** Chooses (or creates) the sandbox, labels the conversation with it, and returns its name. */
+  /**
+   * Chooses the sandbox, records the choice on the conversation (label), and only then creates a
+   * new sandbox if one is needed: a pass that dies in between finds its choice again, and a new
+   * sandbox is named after its conversation, so a repeated create is a harmless Conflict.
+   */
   async #place(conv: Conversation): Promise<string> {
     const namespace = conv.metadata.namespace ?? 'default';
     const owner = conv.spec.owner;
-    let sandboxName = conv.spec.sandboxName;
-    if (sandboxName) {
-      const sb = await this.#d.store.get(SandboxKind, namespace, sandboxName);
-      if (!sb || sb.metadata.deletionTimestamp) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${sandboxName} does not exist`);
-      if (owner && sb.spec.owner && sb.spec.owner !== owner) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${sandboxName} does not exist`);
+    const explicit = conv.spec.sandboxName;
+    let placement: { name: string; create?: Sandbox };
+    if (explicit) {
+      const sb = await this.#d.store.get(SandboxKind, namespace, explicit);
+      if (!sb || sb.metadata.deletionTimestamp || !sameOwner(sb, owner)) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${explicit} does not exist`);
       if (sb.status?.phase !== 'RUNNING') {
-        throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${sandboxName} is ${sb.status?.phase ?? 'STARTING'}; an explicit sandbox_id must be RUNNING`);
+        throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${explicit} is ${sb.status?.phase ?? 'STARTING'}; an explicit sandbox_id must be RUNNING`);
       }
+      placement = { name: explicit };
     } else {
-      sandboxName = await this.#chooseOrCreate(conv, namespace, owner);
+      placement = (await this.#earlierChoice(conv, namespace, owner)) ?? (await this.#choose(conv, namespace, owner));
     }
     const agentId = agentConversationId(conv);
-    const labels = { ...conv.metadata.labels, [LABEL_SANDBOX]: sandboxName, ...(agentId !== conv.metadata.name ? { [LABEL_AGENT_CONVERSATION]: agentId } : {}) };
+    const labels = { ...conv.metadata.labels, [LABEL_SANDBOX]: placement.name, ...(agentId !== conv.metadata.name ? { [LABEL_AGENT_CONVERSATION]: agentId } : {}) };
     if (!isDeepStrictEqual(labels, conv.metadata.labels)) {
       await this.#d.store.update(ConversationKind, { ...conv, metadata: { ...conv.metadata, labels } });
     }
-    return sandboxName;
+    if (placement.create) {
+      try {
+        await this.#d.store.create(SandboxKind, placement.create);
+      } catch (err) {
+        if (!(err instanceof Conflict)) throw err;
+      }
+    }
+    return placement.name;
   }
 
-  async #chooseOrCreate(conv: Conversation, namespace: string, owner: string | undefined): Promise<string> {
+  /** A pass that labelled the conversation and died before its status write: keep that choice. */
+  async #earlierChoice(conv: Conversation, namespace: string, owner: string | undefined): Promise<{ name: string } | undefined> {
+    const labelled = conv.metadata.labels?.[LABEL_SANDBOX];
+    if (!labelled) return undefined;
+    const sb = await this.#d.store.get(SandboxKind, namespace, labelled);
+    return sb && !sb.metadata.deletionTimestamp && !sb.spec.paused && sameOwner(sb, owner) && sb.status?.phase !== 'ERROR' ? { name: labelled } : undefined;
+  }
+
+  async #choose(conv: Conversation, namespace: string, owner: string | undefined): Promise<{ name: string; create?: Sandbox }> {
     const { items: sandboxes } = await this.#d.store.list(SandboxKind, namespace);
-    const mine = sandboxes.filter((sb) => (sb.spec.owner ?? '') === (owner ?? ''));
+    const mine = sandboxes.filter((sb) => sameOwner(sb, owner));
     const { items: conversations } = await this.#d.store.list(ConversationKind, namespace);
     const counts = new Map<string, number>();
     for (const c of conversations) {
@@ -175,27 +195,20 @@ export class ConversationReconciler {
       if (placed) counts.set(placed, (counts.get(placed) ?? 0) + 1);
     }
     const chosen = chooseSandbox(conv.spec.sandboxGrouping ?? 'NO_GROUPING', mine, counts);
-    if (chosen) return chosen.metadata.name;
+    if (chosen) return { name: chosen.metadata.name };
 
-    // A new sandbox, named after the conversation so that a retried pass finds the same one.
     const name = conv.metadata.name;
-    if (sandboxes.some((sb) => sb.metadata.name === name)) return name;
     const active = sandboxes.filter(holdsCapacity).length;
     if (active >= this.#d.settings.capacity) {
       throw new StartFailure(Reason.CapacityExceeded, `The installation's sandbox capacity (${this.#d.settings.capacity}) is reached; try again when a sandbox is paused or deleted`);
     }
-    const sandbox: Sandbox = {
+    const create: Sandbox = {
       apiVersion: API_VERSION,
       kind: 'Sandbox',
       metadata: { name, namespace, labels: owner ? { [LABEL_OWNER]: owner } : {} },
       spec: { ...(owner ? { owner } : {}), paused: false },
     };
-    try {
-      await this.#d.store.create(SandboxKind, sandbox);
-    } catch (err) {
-      if (!(err instanceof Conflict)) throw err;
-    }
-    return name;
+    return { name, create };
   }
 
   #setStep(status: ConversationStatus, step: StartTaskStatus, conv: Conversation, detail?: string, reason?: string): void {
@@ -246,3 +259,8 @@ export class ConversationReconciler {
 }
 
 export { START_TASK_STEPS };
+
+/** Sandboxes created with kubectl have no owner and serve only owner-less conversations, and vice versa. */
+function sameOwner(sb: Sandbox, owner: string | undefined): boolean {
+  return (sb.spec.owner ?? '') === (owner ?? '');
+}

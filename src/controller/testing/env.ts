@@ -1,8 +1,10 @@
 // A controller test environment: a real SQLite store, a fake runtime, a clock tests move by hand.
+import type { LlmConfig } from '../../agent/types.ts';
 import { ConversationKind, type Conversation, type ConversationSpec } from '../../api/conversation.ts';
 import { API_VERSION, LABEL_OWNER } from '../../api/meta.ts';
 import { SandboxKind, type Sandbox } from '../../api/sandbox.ts';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.ts';
+import type { ResourceStore } from '../../store/types.ts';
 import { ManualClock } from '../clock.ts';
 import { ConversationReconciler } from '../conversation/reconciler.ts';
 import type { LifecycleSettings } from '../lifecycle.ts';
@@ -11,16 +13,17 @@ import { FakeRuntime } from './fake-runtime.ts';
 
 export const NS = 'default';
 
-export function controllerEnv(settings: Partial<LifecycleSettings> = {}) {
+export function controllerEnv(settings: Partial<LifecycleSettings> = {}, opts: { llm?: LlmConfig } = {}) {
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const store = new SqliteStore(':memory:', { clock });
   const runtime = new FakeRuntime();
   const full: LifecycleSettings = { idleTimeMs: 60_000, deletionTimeMs: 3_600_000, capacity: 10, ...settings };
   const sandboxes = new SandboxReconciler({ store, runtime, clock, settings: full });
-  const conversations = new ConversationReconciler({ store, clock, settings: full });
+  const conversations = new ConversationReconciler({ store, clock, settings: full, ...(opts.llm ? { llm: opts.llm } : {}) });
   return {
     clock,
     store,
+    settings: full,
     runtime,
     sandboxes,
     conversations,
@@ -51,4 +54,15 @@ export function controllerEnv(settings: Partial<LifecycleSettings> = {}) {
       return store.create(ConversationKind, conv);
     },
   };
+}
+
+/** A store whose methods are the real ones except those overridden: failures injected by wrapping, as agent-sandbox's interceptor does. */
+export function interceptStore(store: ResourceStore, overrides: Partial<ResourceStore>): ResourceStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop in overrides) return overrides[prop as keyof ResourceStore];
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
