@@ -2,26 +2,38 @@
 // process on a loopback port, with its workspace and state under <dataDir>/sandboxes/<name>/.
 // Children run detached in their own process group and are recorded in runtime.json, so a crashed
 // or restarted `agentyard up` finds them again instead of forgetting them.
+//
+// What observe() makes of a sandbox directory (nothing is remembered in memory):
+//   process alive, /health answers           → running (also after `agentyard up` crashed: re-adopted)
+//   process alive, not answering yet         → starting (failed once it never listened within startTimeoutMs)
+//   process gone, stopped by pause/stopAll   → paused (the reconciler restarts it unless the user paused it)
+//   process gone, the machine rebooted since → paused likewise: nobody stopped it, but nothing failed either
+//   process gone otherwise                   → failed: it exited on its own (see agent-server.log)
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SINK_ENV } from '../../api/event-sink.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRuntime } from '../types.ts';
 import { archiveWorkspace } from './archive.ts';
+import { bootId, isAgentServer, stopGroup } from './processes.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
-const STOP_GRACE_MS = 10_000;
+const LOG_FILE = 'agent-server.log';
 
 interface RuntimeRecord {
   pid?: number;
   url?: string;
   startedAt?: string;
-  /** 'pause': the user or the lifecycle paused it; 'shutdown': `agentyard up` stopped cleanly. */
-  stopped?: 'pause' | 'shutdown';
+  /** The machine boot the process was started in. */
+  bootId?: string;
+  /** Size of the log before this start: the `{"listening": url}` line of this run comes after it. */
+  logOffset?: number;
+  /** 'pause': the user or the lifecycle paused it; 'shutdown': `agentyard up` stopped cleanly; 'failed': it never came up. */
+  stopped?: 'pause' | 'shutdown' | 'failed';
+  message?: string;
 }
 
 export interface ProcessRuntimeOptions {
@@ -32,6 +44,10 @@ export interface ProcessRuntimeOptions {
   env?: Record<string, string>;
   /** The API's base URL: agent servers push events to `${sinkBaseUrl}/api/v1/webhooks/<sandbox>`. */
   sinkBaseUrl?: string;
+  /** An agent server that has not printed its listening line after this long has failed (default 120 s). */
+  startTimeoutMs?: number;
+  /** SIGTERM → SIGKILL grace when stopping (default 10 s). */
+  stopGraceMs?: number;
   log?: Logger;
 }
 
@@ -54,15 +70,21 @@ export class ProcessRuntime implements SandboxRuntime {
     const name = sb.metadata.name;
     if (!existsSync(this.dirOf(name))) return { phase: 'absent' };
     const rec = this.#read(name);
+    if (rec.stopped === 'failed') return { phase: 'failed', runtimeId: name, reason: 'AgentServerFailed', message: rec.message ?? 'The agent server failed' };
     if (!rec.pid || !isAgentServer(rec.pid)) {
-      if (rec.pid && !rec.stopped) {
-        return { phase: 'failed', runtimeId: name, reason: 'AgentServerExited', message: `The agent server process exited unexpectedly; see ${join(this.dirOf(name), 'agent-server.log')}` };
-      }
-      return { phase: 'paused', runtimeId: name };
+      const rebooted = rec.bootId !== undefined && rec.bootId !== bootId();
+      if (!rec.pid || rec.stopped || rebooted) return { phase: 'paused', runtimeId: name };
+      return { phase: 'failed', runtimeId: name, reason: 'AgentServerExited', message: `The agent server process exited unexpectedly; see ${join(this.dirOf(name), LOG_FILE)}` };
     }
-    const url = rec.url ?? this.#listeningUrl(name);
+    const url = rec.url ?? this.#listeningUrl(name, rec.logOffset ?? 0);
     if (url && !rec.url) this.#write(name, { ...rec, url });
     if (url && (await healthy(url))) return { phase: 'running', runtimeId: name, url };
+    const startedAt = Date.parse(rec.startedAt ?? '');
+    if (!url && Date.now() - startedAt > (this.#o.startTimeoutMs ?? 120_000)) {
+      const message = `The agent server did not start listening within ${Math.round((this.#o.startTimeoutMs ?? 120_000) / 1000)} s; see ${join(this.dirOf(name), LOG_FILE)}`;
+      await this.#stop(name, 'failed', message);
+      return { phase: 'failed', runtimeId: name, reason: 'AgentServerFailed', message };
+    }
     return { phase: 'starting', runtimeId: name, message: 'Waiting for the agent server to answer /health' };
   }
 
@@ -71,32 +93,30 @@ export class ProcessRuntime implements SandboxRuntime {
     if (current.phase === 'running' || current.phase === 'starting') return current;
     const name = sb.metadata.name;
     const dir = this.dirOf(name);
-    for (const sub of ['workspace', 'state']) mkdirSync(join(dir, sub), { recursive: true });
-    rmSync(join(dir, 'agent-server.out'), { force: true });
-    const out = openSync(join(dir, 'agent-server.out'), 'w');
-    const err = openSync(join(dir, 'agent-server.log'), 'a');
+    for (const sub of ['workspace', 'state', 'home']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
+    const logPath = join(dir, LOG_FILE);
+    const logOffset = existsSync(logPath) ? statSync(logPath).size : 0;
+    const logFd = openSync(logPath, 'a', 0o600);
     const [cmd, ...args] = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
-    const child = spawn(cmd!, [...args, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')], {
-      cwd: join(dir, 'workspace'),
-      detached: true,
-      stdio: ['ignore', out, err],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: process.env.HOME ?? dir,
-        ...this.#o.env,
-        OH_SESSION_API_KEYS_0: opts.sessionKey,
-        // Seals the conversation secrets the agent server persists; derived so it survives restarts.
-        OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${opts.sessionKey}`).digest('hex'),
-        ...(this.#o.sinkBaseUrl ? { [SINK_ENV.url]: `${this.#o.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${name}`, [SINK_ENV.key]: opts.sessionKey } : {}),
-      },
-    });
-    closeSync(out);
-    closeSync(err);
+    let child;
+    try {
+      child = spawn(cmd!, [...args, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')], {
+        cwd: join(dir, 'workspace'),
+        detached: true, // its own process group: pause stops the agent's tools with it
+        stdio: ['ignore', logFd, logFd],
+        env: this.#env(name, opts.sessionKey),
+      });
+    } finally {
+      closeSync(logFd);
+    }
     child.unref();
+    // A spawn failure (missing command) arrives as an event; without a listener it would crash us.
+    child.once('error', (err) => this.#o.log?.error({ sandbox: name, err }, 'agent server could not be spawned'));
     if (child.pid === undefined) {
       return { phase: 'failed', runtimeId: name, reason: 'SpawnFailed', message: `Could not start the agent server (${cmd})` };
     }
-    this.#write(name, { pid: child.pid, startedAt: new Date().toISOString() });
+    const boot = bootId();
+    this.#write(name, { pid: child.pid, startedAt: new Date().toISOString(), logOffset, ...(boot ? { bootId: boot } : {}) });
     this.#o.log?.info({ sandbox: name, pid: child.pid }, 'agent server started');
     return { phase: 'starting', runtimeId: name };
   }
@@ -115,35 +135,57 @@ export class ProcessRuntime implements SandboxRuntime {
     await this.#stop(name, 'pause');
     await archiveWorkspace(dir, join(this.#o.dataDir, 'archive'), name);
     rmSync(dir, { recursive: true, force: true });
+    this.#o.log?.info({ sandbox: name }, 'sandbox deleted; workspace archived');
   }
 
-  /** Stops every agent server for a clean shutdown; the next start of `agentyard up` resumes them. */
-  async stopAll(names: string[]): Promise<void> {
-    await Promise.all(names.filter((n) => existsSync(this.dirOf(n))).map((n) => this.#stop(n, 'shutdown')));
+  /**
+   * Stops agent servers for a clean shutdown of `agentyard up` (all of them by default); the next
+   * start of the service resumes them, since they were not paused by anyone.
+   */
+  async stopAll(names?: string[]): Promise<void> {
+    const root = join(this.#o.dataDir, 'sandboxes');
+    const all = names ?? (existsSync(root) ? readdirSync(root) : []);
+    await Promise.all(all.filter((n) => existsSync(this.dirOf(n))).map((n) => this.#stop(n, 'shutdown')));
   }
 
-  async #stop(name: string, why: 'pause' | 'shutdown'): Promise<void> {
+  /** Only what the agent server needs: the parent's environment (its own secrets) stays out. */
+  #env(name: string, sessionKey: string): Record<string, string> {
+    const dir = this.dirOf(name);
+    return {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      // Its own home: the agent's `git config --global` and dotfiles stay in the sandbox.
+      HOME: join(dir, 'home'),
+      ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
+      ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
+      ...this.#o.env,
+      OH_SESSION_API_KEYS_0: sessionKey,
+      // Seals the conversation secrets the agent server persists; derived so it survives restarts.
+      OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${sessionKey}`).digest('hex'),
+      ...(this.#o.sinkBaseUrl ? { [SINK_ENV.url]: `${this.#o.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${name}`, [SINK_ENV.key]: sessionKey } : {}),
+    };
+  }
+
+  async #stop(name: string, why: 'pause' | 'shutdown' | 'failed', message?: string): Promise<void> {
     const rec = this.#read(name);
     if (rec.pid && isAgentServer(rec.pid)) {
-      signalGroup(rec.pid, 'SIGTERM');
-      const deadline = Date.now() + STOP_GRACE_MS;
-      while (isAlive(rec.pid) && Date.now() < deadline) await sleep(50);
-      if (isAlive(rec.pid)) signalGroup(rec.pid, 'SIGKILL');
+      await stopGroup(rec.pid, this.#o.stopGraceMs ?? 10_000);
       this.#o.log?.info({ sandbox: name, pid: rec.pid, why }, 'agent server stopped');
     }
-    if (rec.stopped !== why || rec.url) this.#write(name, { ...(rec.pid ? { pid: rec.pid } : {}), stopped: why });
+    if (rec.stopped !== why || rec.url || rec.message !== message) {
+      this.#write(name, { ...(rec.pid ? { pid: rec.pid } : {}), stopped: why, ...(message ? { message } : {}) });
+    }
   }
 
-  #listeningUrl(name: string): string | undefined {
+  /** This run's `{"listening": url}` line; the agent server's log lines share the file. */
+  #listeningUrl(name: string, offset: number): string | undefined {
     let text: string;
     try {
-      text = readFileSync(join(this.dirOf(name), 'agent-server.out'), 'utf8');
+      text = readFrom(join(this.dirOf(name), LOG_FILE), offset);
     } catch {
       return undefined;
     }
-    // The agent server also logs to stdout; its `{"listening": url}` line is the one we need.
     for (const line of text.split('\n')) {
-      if (!line.includes('"listening"')) continue;
+      if (!line.startsWith('{"listening"')) continue;
       try {
         const url = (JSON.parse(line) as { listening?: unknown }).listening;
         if (typeof url === 'string') return url;
@@ -163,46 +205,19 @@ export class ProcessRuntime implements SandboxRuntime {
   }
 
   #write(name: string, rec: RuntimeRecord): void {
-    writeFileSync(join(this.dirOf(name), 'runtime.json'), JSON.stringify(rec));
+    writeFileSync(join(this.dirOf(name), 'runtime.json'), JSON.stringify(rec), { mode: 0o600 });
   }
 }
 
-function isAlive(pid: number): boolean {
+/** The file from `offset` on, at most 1 MiB: the listening line comes early. */
+function readFrom(path: string, offset: number): string {
+  const fd = openSync(path, 'r');
   try {
-    process.kill(pid, 0);
-    return !isZombie(pid);
-  } catch {
-    return false;
-  }
-}
-
-function isZombie(pid: number): boolean {
-  try {
-    return /\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** Alive and still our agent server (a recycled pid is not). */
-function isAgentServer(pid: number): boolean {
-  if (!isAlive(pid)) return false;
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('agent-server');
-  } catch {
-    return true; // no /proc: trust the pid
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
+    const buf = Buffer.alloc(1 << 20);
+    const n = readSync(fd, buf, 0, buf.length, offset);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,0 +1,236 @@
+// ProcessRuntime with real child processes: the real agent server for the lifecycle, a tiny
+// stand-in script for the failure cases. Every child is killed after each test.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { API_VERSION } from '../../api/meta.ts';
+import type { Sandbox } from '../../api/sandbox.ts';
+import type { RuntimeState } from '../types.ts';
+import { ProcessRuntime } from './process-runtime.ts';
+import { bootId, isAlive } from './processes.ts';
+
+const KEY = 'session-key-for-tests';
+
+/** A stand-in agent server; FAKE_MODE picks its behaviour. Its file name contains "agent-server" as the real one's command line does. */
+const FAKE = `
+import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+const arg = (n) => process.argv[process.argv.indexOf(n) + 1];
+const mode = process.env.FAKE_MODE ?? 'serve';
+writeFileSync(join(arg('--workspace'), 'env.json'), JSON.stringify(process.env));
+if (mode === 'exit') process.exit(3);
+if (mode === 'ignore-term') process.on('SIGTERM', () => {});
+if (mode === 'hang') setInterval(() => {}, 1000);
+else {
+  // A tool the agent left running: pause must stop it too.
+  const tool = spawn('sleep', ['1000'], { stdio: 'ignore' });
+  writeFileSync(join(arg('--workspace'), 'tool.pid'), String(tool.pid));
+  const server = createServer((req, res) => res.writeHead(req.url === '/health' ? 200 : 404).end());
+  server.listen(0, '127.0.0.1', () => {
+    console.log(JSON.stringify({ level: 30, msg: 'a log line before the announcement' }));
+    console.log(JSON.stringify({ listening: 'http://127.0.0.1:' + server.address().port }));
+  });
+}
+`;
+
+let dataDir: string;
+let fakeScript: string;
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'process-runtime-'));
+  fakeScript = join(dataDir, 'fake-agent-server.mjs');
+  writeFileSync(fakeScript, FAKE);
+});
+afterEach(() => {
+  // No leaks: whatever a test left running goes, with its process group.
+  const root = join(dataDir, 'sandboxes');
+  for (const name of existsSync(root) ? readdirSync(root) : []) {
+    for (const file of ['runtime.json', 'workspace/tool.pid']) {
+      try {
+        const text = readFileSync(join(root, name, file), 'utf8');
+        const pid = file.endsWith('.json') ? (JSON.parse(text) as { pid?: number }).pid : Number(text);
+        if (pid && pid !== process.pid) killQuietly(pid);
+      } catch {
+        // nothing recorded
+      }
+    }
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function killQuietly(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+function sandbox(name: string): Sandbox {
+  return { apiVersion: API_VERSION, kind: 'Sandbox', metadata: { name, namespace: 'default' }, spec: { paused: false } };
+}
+
+function fakeRuntime(mode: string, extra: Partial<ConstructorParameters<typeof ProcessRuntime>[0]> = {}): ProcessRuntime {
+  return new ProcessRuntime({ dataDir, command: [process.execPath, fakeScript], env: { FAKE_MODE: mode }, ...extra });
+}
+
+async function until(rt: ProcessRuntime, sb: Sandbox, phase: RuntimeState['phase'], ms = 15_000): Promise<RuntimeState> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const state = await rt.observe(sb);
+    if (state.phase === phase) return state;
+    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(state)}, wanted ${phase}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const record = (name: string) => JSON.parse(readFileSync(join(dataDir, 'sandboxes', name, 'runtime.json'), 'utf8')) as { pid: number; url?: string; stopped?: string };
+
+describe('ProcessRuntime with the real agent server', () => {
+  it('starts, serves with the session key, pauses keeping the workspace, resumes, is re-adopted, stops cleanly and is deleted into an archive', async () => {
+    const rt = new ProcessRuntime({ dataDir });
+    const sb = sandbox('sb1');
+    expect(await rt.observe(sb)).toEqual({ phase: 'absent' });
+    expect((await rt.start(sb, { sessionKey: KEY })).phase).toBe('starting');
+    const running = await until(rt, sb, 'running');
+    if (running.phase !== 'running') throw new Error('unreachable');
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${running.url}/api/conversations/count`)).status).toBe(401);
+    expect((await fetch(`${running.url}/api/conversations/count`, { headers: { 'x-session-api-key': KEY } })).status).toBe(200);
+    const first = record('sb1');
+    expect(await rt.start(sb, { sessionKey: KEY })).toEqual(running); // idempotent: no second process
+    expect(record('sb1').pid).toBe(first.pid);
+    writeFileSync(join(rt.workspaceOf('sb1'), 'notes.txt'), 'kept across pause');
+
+    expect(await rt.pause(sb)).toEqual({ phase: 'paused', runtimeId: 'sb1' });
+    expect(isAlive(first.pid)).toBe(false);
+    expect(await rt.observe(sb)).toEqual({ phase: 'paused', runtimeId: 'sb1' });
+
+    await rt.start(sb, { sessionKey: KEY });
+    const resumed = await until(rt, sb, 'running');
+    const second = record('sb1');
+    expect(second.pid).not.toBe(first.pid);
+    expect(readFileSync(join(rt.workspaceOf('sb1'), 'notes.txt'), 'utf8')).toBe('kept across pause');
+
+    // `agentyard up` crashed and came back: a new runtime finds the same process.
+    const again = new ProcessRuntime({ dataDir });
+    expect(await again.observe(sb)).toEqual(resumed);
+
+    // A clean stop of the service: stopped, and the next start resumes it (not paused by anyone).
+    await again.stopAll();
+    expect(isAlive(second.pid)).toBe(false);
+    expect(record('sb1').stopped).toBe('shutdown');
+    expect((await again.observe(sb)).phase).toBe('paused');
+
+    await again.delete(sb);
+    expect(existsSync(join(dataDir, 'sandboxes', 'sb1'))).toBe(false);
+    expect(await again.observe(sb)).toEqual({ phase: 'absent' });
+    const archives = readdirSync(join(dataDir, 'archive'));
+    expect(archives).toHaveLength(1);
+    expect(archives[0]).toMatch(/^sb1-.*\.tar\.gz$/);
+    const listing = execFileSync('tar', ['-tzf', join(dataDir, 'archive', archives[0]!)], { encoding: 'utf8' });
+    expect(listing).toContain('workspace/notes.txt');
+    await again.delete(sb); // idempotent
+  });
+});
+
+describe('ProcessRuntime with a stand-in agent server', () => {
+  it('hands the agent server only its own environment: session key, sink, model settings, its own HOME', async () => {
+    process.env.AGENTYARD_TEST_PARENT_SECRET = 'must-not-leak';
+    try {
+      const rt = fakeRuntime('serve', { env: { FAKE_MODE: 'serve', LLM_MODEL: 'openai/x', LLM_API_KEY: 'sk-llm' }, sinkBaseUrl: 'http://127.0.0.1:3000/' });
+      await rt.start(sandbox('sb1'), { sessionKey: KEY });
+      await until(rt, sandbox('sb1'), 'running');
+      const env = JSON.parse(readFileSync(join(rt.workspaceOf('sb1'), 'env.json'), 'utf8')) as Record<string, string>;
+      expect(env).toMatchObject({
+        OH_SESSION_API_KEYS_0: KEY,
+        AGENTYARD_EVENT_SINK_URL: 'http://127.0.0.1:3000/api/v1/webhooks/sb1',
+        AGENTYARD_EVENT_SINK_KEY: KEY,
+        LLM_MODEL: 'openai/x',
+        LLM_API_KEY: 'sk-llm',
+        HOME: join(dataDir, 'sandboxes', 'sb1', 'home'),
+      });
+      expect(env.OH_SECRET_KEY).toMatch(/^[0-9a-f]{64}$/);
+      expect(env.AGENTYARD_TEST_PARENT_SECRET).toBeUndefined();
+    } finally {
+      delete process.env.AGENTYARD_TEST_PARENT_SECRET;
+    }
+  });
+
+  it('pause stops the whole process group, also an agent server that ignores SIGTERM', async () => {
+    const rt = fakeRuntime('ignore-term', { stopGraceMs: 200 });
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    await until(rt, sb, 'running');
+    const toolPid = Number(readFileSync(join(rt.workspaceOf('sb1'), 'tool.pid'), 'utf8'));
+    const serverPid = record('sb1').pid;
+    expect(isAlive(toolPid)).toBe(true);
+    await rt.pause(sb);
+    expect(isAlive(serverPid)).toBe(false);
+    expect(isAlive(toolPid)).toBe(false);
+    expect(record('sb1').stopped).toBe('pause');
+  });
+
+  it('reports an agent server that exited on its own as failed, pointing at its log', async () => {
+    const rt = fakeRuntime('exit');
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    const state = await until(rt, sb, 'failed');
+    expect(state).toMatchObject({ reason: 'AgentServerExited' });
+    expect((state as { message: string }).message).toContain(join(dataDir, 'sandboxes', 'sb1', 'agent-server.log'));
+  });
+
+  it('fails and stops an agent server that never starts listening within the start timeout', async () => {
+    const rt = fakeRuntime('hang', { startTimeoutMs: 1 });
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    const pid = record('sb1').pid;
+    const state = await until(rt, sb, 'failed');
+    expect(state).toMatchObject({ reason: 'AgentServerFailed' });
+    expect(isAlive(pid)).toBe(false);
+    expect(await rt.observe(sb)).toEqual(state); // recorded, not re-derived from a dead pid
+  });
+
+  it('a record whose process died in an earlier boot of the machine is paused (restartable), not failed', async () => {
+    const rt = fakeRuntime('serve');
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    await until(rt, sb, 'running');
+    const rec = record('sb1');
+    killQuietly(rec.pid);
+    await until(rt, sb, 'failed'); // same boot: it died on its own
+    writeFileSync(join(dataDir, 'sandboxes', 'sb1', 'runtime.json'), JSON.stringify({ ...rec, bootId: 'an-earlier-boot' }));
+    expect(await rt.observe(sb)).toEqual({ phase: 'paused', runtimeId: 'sb1' });
+    await rt.start(sb, { sessionKey: KEY });
+    await until(rt, sb, 'running');
+    expect(bootId()).toBeTruthy();
+  });
+
+  it('never adopts or signals a recycled pid that is not an agent server', async () => {
+    const rt = fakeRuntime('serve');
+    const sb = sandbox('sb1');
+    const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
+    try {
+      await rt.start(sb, { sessionKey: KEY });
+      await until(rt, sb, 'running');
+      killQuietly(record('sb1').pid);
+      writeFileSync(join(dataDir, 'sandboxes', 'sb1', 'runtime.json'), JSON.stringify({ pid: sleeper.pid, url: 'http://127.0.0.1:1' }));
+      expect((await rt.observe(sb)).phase).toBe('failed');
+      await rt.pause(sb);
+      expect(isAlive(sleeper.pid!)).toBe(true);
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+  });
+
+  it('a command that cannot be spawned fails the start instead of crashing the service', async () => {
+    const rt = new ProcessRuntime({ dataDir, command: [join(dataDir, 'no-such-agent-server')] });
+    const state = await rt.start(sandbox('sb1'), { sessionKey: KEY });
+    expect(state.phase).toBe('failed');
+  });
+});
