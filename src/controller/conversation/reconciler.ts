@@ -94,7 +94,9 @@ export class ConversationReconciler {
     if (!sb || sb.metadata.deletionTimestamp) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${status.sandboxName} no longer exists`);
     if (sb.status?.phase === 'ERROR') throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${status.sandboxName} failed: ${sb.status.message ?? 'unknown error'}`);
     if (sb.status?.phase !== 'RUNNING') {
-      return step === 'WAITING_FOR_SANDBOX' ? { requeueAfterMs: WAIT_FOR_SANDBOX_MS } : { requeueAfterMs: WAIT_FOR_SANDBOX_MS };
+      // Waiting on a sandbox someone paused would never end: only an explicit resume wakes it.
+      if (sb.spec.paused) throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${status.sandboxName} was paused before this conversation started on it; resume it and start again`);
+      return { requeueAfterMs: WAIT_FOR_SANDBOX_MS };
     }
     switch (step) {
       case 'WORKING':

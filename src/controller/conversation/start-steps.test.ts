@@ -44,6 +44,10 @@ describe('start task failures', () => {
 
   it.each([
     ['its sandbox fails', async (env: Env, sb: string) => void env.runtime.states.set(sb, { phase: 'failed', reason: 'RuntimeFailed', message: 'no memory' }), 'SandboxNotRunning', /failed: no memory/],
+    ['its sandbox is paused', async (env: Env, sb: string) => {
+      const current = (await env.store.get(SandboxKind, NS, sb))!;
+      await env.store.update(SandboxKind, { ...current, spec: { ...current.spec, paused: true } });
+    }, 'SandboxNotRunning', /was paused before this conversation started/],
     ['its sandbox is deleted', async (env: Env, sb: string) => env.store.delete(SandboxKind, NS, sb), 'SandboxNotFound', /no longer exists/],
   ])('a start waiting for its sandbox ends in ERROR when %s', async (_name, act, reason, detail) => {
     const env = controllerEnv();
