@@ -1,181 +1,183 @@
-// The agent loop: ask the model, turn its tool calls into ActionEvents, execute them, record
-// ObservationEvents, until it finishes, errs, runs out of iterations or is aborted. Every outcome
-// is an event; run() never rejects for model or tool failures.
-import type { ActionEvent, Event } from '../api/events/index.ts';
+// The agent loop: ask the model, record its tool calls as ActionEvents, pass them through the gate,
+// execute them and record ObservationEvents, until it finishes, errs, runs out of iterations, waits
+// for confirmation or is aborted. Every outcome is an event; run() never rejects for model or tool
+// failures. The model's view is rebuilt from the host's events at every step, so the agent holds
+// no conversation state of its own beyond usage totals and the shell.
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import type { Action, Event } from '../api/events/index.ts';
 import { newEventBase } from '../api/events/index.ts';
-import { ModelClient, type Completion, type ToolCall } from './llm/client.ts';
+import { execute, plan, type ExecuteOutcome } from './act.ts';
+import { agentError, assistantMessage, conversationError, stateUpdate, userReject } from './events.ts';
+import type { ActionGate } from './gate.ts';
+import { ModelClient, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
-import { createMasker } from './mask.ts';
-import { buildMessages } from './messages.ts';
+import { createMasker, maskDeep } from './mask.ts';
+import { buildMessages, pendingActions } from './messages.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { fileEditorTool } from './tools/file-editor.ts';
 import { finishTool, thinkTool } from './tools/simple-tools.ts';
-import { TerminalSession, terminalTool } from './tools/terminal.ts';
-import { toChatTool, ToolArgumentError, type AgentTool } from './tools/tool.ts';
-import { addUsage, statsValue, usageFromEvents, type Usage } from './usage.ts';
+import { TerminalSession, type TerminalSessionOptions } from './tools/terminal-session.ts';
+import { terminalTool } from './tools/terminal.ts';
+import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
+import { addUsage, statsValue, usageFromEvents, type Usage } from './usage.ts';
 
 export const LLM_NOT_CONFIGURED =
   'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
 
-function maskDeep<T>(value: T, mask: (text: string) => string): T {
-  if (typeof value === 'string') return mask(value) as T;
-  if (Array.isArray(value)) return value.map((v) => maskDeep(v, mask)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v, mask)])) as T;
-  return value;
+export interface AgentOptions {
+  /** Runs between recording a response's actions and executing them (confirmation policies, hooks). */
+  beforeExecute?: ActionGate;
+  model?: ModelClientOptions;
+  terminal?: TerminalSessionOptions;
+  /** Where full texts of capped terminal outputs go (outside the workspace). Default: a temp dir per agent, removed by close(). */
+  outputDir?: string;
 }
 
-export const createAgent: CreateAgent = (host) => new Agent(host);
+export function createAgentWith(options: AgentOptions = {}): CreateAgent {
+  return (host) => new Agent(host, options);
+}
+
+export const createAgent: CreateAgent = createAgentWith();
 
 class Agent implements ConversationAgent {
   readonly #host: AgentHost;
+  readonly #opts: AgentOptions;
   readonly #mask: (text: string) => string;
   readonly #tools: AgentTool[];
+  /** The unmasked actions of calls this agent planned; events carry masked copies. */
+  readonly #real = new Map<string, Action>();
   #terminal: TerminalSession | undefined;
+  #ownOutputDir: string | undefined;
   #usage: Usage;
 
-  constructor(host: AgentHost) {
+  constructor(host: AgentHost, opts: AgentOptions) {
     this.#host = host;
+    this.#opts = opts;
     this.#mask = createMasker(host.secrets);
-    const terminal = () => (this.#terminal ??= new TerminalSession(host.workspaceDir, { ...host.secrets }));
-    this.#tools = [terminalTool(terminal), fileEditorTool(), thinkTool, finishTool];
+    this.#tools = [
+      terminalTool({
+        session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, { ...host.secrets }, opts.terminal)),
+        outputDir: () => opts.outputDir ?? (this.#ownOutputDir ??= join(tmpdir(), `agentyard-outputs-${randomBytes(6).toString('hex')}`)),
+      }),
+      fileEditorTool(),
+      thinkTool,
+      finishTool,
+    ];
     this.#usage = usageFromEvents(host.events());
   }
 
   async run(signal: AbortSignal): Promise<void> {
     const host = this.#host;
-    if (!host.llm) return this.#fail('LLMNotConfigured', LLM_NOT_CONFIGURED);
-    host.setExecutionStatus('running');
-    this.#ensureSystemPrompt();
+    if (!host.llm) return this.#fail('LLMNotConfigured', LLM_NOT_CONFIGURED, { kind: 'config', retryable: false, user_action: 'settings' });
     let model: ModelClient;
     try {
-      model = new ModelClient(host.llm);
+      model = new ModelClient(host.llm, this.#opts.model);
     } catch (err) {
       const e = toModelCallError(err);
-      return this.#fail(e.code, this.#mask(e.message));
+      return this.#fail(e.code, e.message, e.classification);
     }
-    for (let iteration = 0; !signal.aborted; iteration++) {
+    host.setExecutionStatus('running');
+    this.#ensureSystemPrompt();
+    const ctx: ToolContext & { signal: AbortSignal } = { workspaceDir: host.workspaceDir, signal, mask: this.#mask };
+
+    // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
+    // left unfinished) run first: running again confirms them.
+    const pending = pendingActions(host.events());
+    if (pending.length && (this.#finishIf(await execute(this.#tools, pending, ctx, (e) => this.#emit(e), this.#real)))) return;
+
+    for (let iteration = 0; ; iteration++) {
+      if (signal.aborted) return;
       if (iteration >= host.maxIterations) {
-        return this.#fail('MaxIterationsReached', `The agent reached the maximum of ${host.maxIterations} iterations for one run`);
+        return this.#fail('MaxIterationsReached', `The agent reached the maximum of ${host.maxIterations} iterations in one run. Send a message to continue.`);
       }
       let completion: Completion;
       try {
         completion = await model.complete(buildMessages(host.events()), this.#tools.map(toChatTool), signal);
       } catch (err) {
-        if (signal.aborted) return;
+        if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return;
         const e = toModelCallError(err);
-        return this.#fail(e.code, this.#mask(e.message));
+        return this.#fail(e.code, e.message, e.classification);
       }
-      this.#recordUsage(completion);
+      this.#recordUsage(model.model, completion);
+      // A response that arrived is recorded even if the run was stopped meanwhile: its actions stay pending.
       if (completion.toolCalls.length === 0) {
-        host.emit({
-          ...newEventBase('agent'),
-          kind: 'MessageEvent',
-          llm_message: { role: 'assistant', content: [{ type: 'text', text: this.#mask(completion.content ?? '') }] },
-          llm_response_id: completion.responseId,
-        } as Event);
+        this.#emit(assistantMessage(completion));
         host.setExecutionStatus('finished');
         return;
       }
-      const finished = await this.#act(completion, signal);
-      if (finished) {
-        host.setExecutionStatus('finished');
-        return;
+      const planned = plan(this.#tools, completion);
+      for (const p of planned) {
+        if (p.event.action) this.#real.set(p.event.id, p.event.action);
+        this.#emit(p.event);
       }
+      for (const p of planned) if (p.error) this.#emit(agentError(p.event.tool_name, p.event.tool_call_id, p.error));
+      let runnable = planned.filter((p) => !p.error).map((p) => p.event);
+      if (runnable.length && this.#opts.beforeExecute) {
+        const verdict = await this.#opts.beforeExecute(runnable, signal);
+        if (verdict.kind === 'wait_for_confirmation') {
+          host.setExecutionStatus('waiting_for_confirmation');
+          return;
+        }
+        if (verdict.kind === 'reject') {
+          for (const a of runnable) {
+            const r = verdict.rejected.get(a.id);
+            if (r) this.#emit(userReject(a, r.reason, r.source));
+          }
+          runnable = runnable.filter((a) => !verdict.rejected.has(a.id));
+        }
+      }
+      if (this.#finishIf(await execute(this.#tools, runnable, ctx, (e) => this.#emit(e), this.#real))) return;
     }
   }
 
   async close(): Promise<void> {
     await this.#terminal?.close();
     this.#terminal = undefined;
+    if (this.#ownOutputDir) rmSync(this.#ownOutputDir, { recursive: true, force: true });
+    this.#ownOutputDir = undefined;
   }
 
-  /** Emits one ActionEvent per call (sharing llm_response_id), then executes them in order. */
-  async #act(completion: Completion, signal: AbortSignal): Promise<boolean> {
-    const host = this.#host;
-    const thought = completion.content ? [{ type: 'text' as const, text: this.#mask(completion.content) }] : [];
-    const planned: { event: ActionEvent; action?: Record<string, unknown>; tool?: AgentTool; error?: string }[] = completion.toolCalls.map((call, i) => {
-      const { action, tool, error, summary } = this.#parse(call);
-      const event = {
-        ...newEventBase('agent'),
-        kind: 'ActionEvent',
-        thought: i === 0 ? thought : [],
-        // The event shows the action masked; the tool runs the real one.
-        action: action ? maskDeep(action, this.#mask) : null,
-        tool_name: call.name,
-        tool_call_id: call.id,
-        tool_call: { id: call.id, name: call.name, arguments: this.#mask(call.arguments), origin: 'completion' },
-        llm_response_id: completion.responseId,
-        security_risk: 'UNKNOWN',
-        summary: summary ?? null,
-      } as ActionEvent;
-      return { event, ...(action ? { action } : {}), ...(tool ? { tool } : {}), ...(error ? { error } : {}) };
-    });
-    for (const p of planned) host.emit(p.event);
-
-    let finished = false;
-    for (const { event, action, tool, error } of planned) {
-      if (signal.aborted) break;
-      if (!tool || error) {
-        host.emit({ ...newEventBase('agent'), kind: 'AgentErrorEvent', tool_name: event.tool_name, tool_call_id: event.tool_call_id, error: error ?? 'Unknown tool' } as Event);
-        continue;
-      }
-      try {
-        const result = await tool.execute(action!, { workspaceDir: host.workspaceDir, signal, mask: this.#mask });
-        host.emit({
-          ...newEventBase('environment'),
-          kind: 'ObservationEvent',
-          tool_name: event.tool_name,
-          tool_call_id: event.tool_call_id,
-          observation: result.observation,
-          action_id: event.id,
-        } as Event);
-        if (tool.name === 'finish') finished = true;
-      } catch (err) {
-        host.emit({ ...newEventBase('agent'), kind: 'AgentErrorEvent', tool_name: event.tool_name, tool_call_id: event.tool_call_id, error: this.#mask(`The tool failed: ${(err as Error).message}`) } as Event);
-      }
-    }
-    return finished;
+  #finishIf(outcome: ExecuteOutcome): boolean {
+    if (outcome !== 'finished') return false;
+    this.#host.setExecutionStatus('finished');
+    return true;
   }
 
-  #parse(call: ToolCall): { action?: Record<string, unknown> & { kind: string }; tool?: AgentTool; error?: string; summary?: string } {
-    const tool = this.#tools.find((t) => t.name === call.name);
-    if (!tool) return { error: `Tool '${call.name}' does not exist. Available tools: ${this.#tools.map((t) => t.name).join(', ')}` };
-    let args: Record<string, unknown>;
-    try {
-      const parsed = JSON.parse(call.arguments || '{}') as unknown;
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-      args = parsed as Record<string, unknown>;
-    } catch {
-      return { tool, error: `The arguments of '${call.name}' are not a JSON object: ${this.#mask(call.arguments)}` };
-    }
-    const summary = typeof args.summary === 'string' ? this.#mask(args.summary) : undefined;
-    try {
-      return { tool, action: tool.toAction(args), ...(summary ? { summary } : {}) };
-    } catch (err) {
-      if (err instanceof ToolArgumentError) return { tool, error: err.message, ...(summary ? { summary } : {}) };
-      throw err;
-    }
+  /** The one way out: every event is masked here, whatever a tool or the model put into it. */
+  #emit(event: Event): void {
+    this.#host.emit(maskDeep(event, this.#mask));
   }
 
   #ensureSystemPrompt(): void {
     if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
-    this.#host.emit({
+    this.#emit({
       ...newEventBase('agent'),
-      kind: 'SystemPromptEvent',
       system_prompt: { type: 'text', text: systemPrompt(this.#tools) },
-      tools: this.#tools.map((t) => ({ kind: t.definitionKind, title: t.name, description: t.description, action_type: t.actionKind, observation_type: t.observationKind })),
+      tools: this.#tools.map((t) => ({
+        description: t.description,
+        action_type: t.actionKind,
+        observation_type: t.observationKind,
+        annotations: { title: t.name, readOnlyHint: t.readOnly ?? false, destructiveHint: !t.readOnly, idempotentHint: false, openWorldHint: t.name === 'terminal' },
+        title: t.name,
+        kind: t.definitionKind,
+      })) as Extract<Event, { kind: 'SystemPromptEvent' }>['tools'],
       dynamic_context: { type: 'text', text: dynamicContext(this.#host.workspaceDir, Object.keys(this.#host.secrets)) },
-    } as Event);
+      kind: 'SystemPromptEvent',
+    });
   }
 
-  #recordUsage(completion: Completion): void {
+  #recordUsage(model: string, completion: Completion): void {
     this.#usage = addUsage(this.#usage, completion.usage);
-    this.#host.emit({ ...newEventBase('environment'), kind: 'ConversationStateUpdateEvent', key: 'stats', value: statsValue(this.#host.llm?.model ?? 'unknown', this.#usage) } as Event);
+    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, { usage: completion.usage, responseId: completion.responseId })));
   }
 
-  #fail(code: string, detail: string): void {
-    this.#host.emit({ ...newEventBase('environment'), kind: 'ConversationErrorEvent', code, detail } as Event);
+  #fail(code: string, detail: string, classification?: Parameters<typeof conversationError>[2]): void {
+    this.#emit(conversationError(code, detail, classification));
     this.#host.setExecutionStatus('error');
   }
 }

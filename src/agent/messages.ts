@@ -1,79 +1,90 @@
-// Builds the chat messages the model sees from the persisted events of a conversation.
-import type { Event } from '../api/events/index.ts';
+// Builds the chat messages the model sees from the persisted events of a conversation, so a
+// re-created agent (after a restart, or in a fork) continues from exactly the same view.
+import type { ActionEvent, Event } from '../api/events/index.ts';
 import type { ChatMessage } from './llm/client.ts';
+import { contentText, observationText } from './tools/output.ts';
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 
-function text(content: readonly { type?: string; text?: string }[] | undefined): string {
-  return (content ?? []).map((c) => (c.type === undefined || c.type === "text" ? (c.text ?? "") : "")).join('');
-}
-
-/** What the model reads for an observation: the output plus the shell state, as OpenHands renders it. */
-export function observationText(observation: Record<string, unknown>): string {
-  const body = text(observation.content as { type: string; text?: string }[] | undefined);
-  if (observation.kind !== 'TerminalObservation') return body;
-  if (observation.timeout) return `${body}\n[The command timed out and may still be running.]`;
-  const meta = observation.metadata as { working_dir?: string | null } | undefined;
-  const cwd = meta?.working_dir ? `\n[Current working directory: ${meta.working_dir}]` : '';
-  const exit = observation.exit_code;
-  return `${body}${cwd}${typeof exit === 'number' && exit !== -1 ? `\n[Command finished with exit code ${exit}]` : ''}`;
-}
+export const INTERRUPTED_CALL = 'ERROR: this tool call was interrupted before it produced a result.';
 
 export function buildMessages(events: readonly Event[]): ChatMessage[] {
   const messages: ChatMessage[] = [];
-  const answered = new Set<string>();
-  let openAssistant: { responseId: string; message: AssistantMessage } | undefined;
+  /** Tool answers by call id; they are placed right after the assistant message that made the call. */
+  const answers = new Map<string, string>();
+  let open: { responseId: string; message: AssistantMessage } | undefined;
+  const push = (m: ChatMessage) => {
+    open = undefined;
+    messages.push(m);
+  };
+  const answer = (toolCallId: string, text: string) => {
+    if (!answers.has(toolCallId)) answers.set(toolCallId, text);
+  };
   for (const e of events) {
     switch (e.kind) {
       case 'SystemPromptEvent':
-        messages.push({ role: 'system', content: [e.system_prompt.text, e.dynamic_context?.text].filter(Boolean).join('\n\n') });
+        push({ role: 'system', content: [e.system_prompt.text, e.dynamic_context?.text].filter(Boolean).join('\n\n') });
         break;
       case 'MessageEvent': {
-        openAssistant = undefined;
-        const body = [text(e.llm_message.content as { type: string; text?: string }[]), text(e.extended_content)].filter(Boolean).join('\n');
-        if (e.llm_message.role === 'assistant') messages.push({ role: 'assistant', content: body });
-        else messages.push({ role: 'user', content: body });
+        const body = [contentText(e.llm_message.content), contentText(e.extended_content)].filter(Boolean).join('\n');
+        push(e.llm_message.role === 'assistant' ? { role: 'assistant', content: body } : { role: 'user', content: body });
         break;
       }
       case 'ActionEvent': {
         const call = { id: e.tool_call.id, type: 'function' as const, function: { name: e.tool_call.name, arguments: e.tool_call.arguments } };
-        if (openAssistant && openAssistant.responseId === e.llm_response_id) {
-          openAssistant.message.tool_calls = [...(openAssistant.message.tool_calls ?? []), call];
+        // Actions of one response (parallel calls) are one assistant message with several tool calls.
+        if (open && open.responseId === e.llm_response_id) {
+          open.message.tool_calls = [...(open.message.tool_calls ?? []), call];
         } else {
-          const message: AssistantMessage = { role: 'assistant', content: text(e.thought) || null, tool_calls: [call] };
-          messages.push(message);
-          openAssistant = { responseId: e.llm_response_id, message };
+          const message: AssistantMessage = { role: 'assistant', content: contentText(e.thought) || null, tool_calls: [call] };
+          push(message);
+          open = { responseId: e.llm_response_id, message };
         }
         break;
       }
       case 'ObservationEvent':
-        answered.add(e.tool_call_id);
-        messages.push({ role: 'tool', tool_call_id: e.tool_call_id, content: observationText(e.observation as Record<string, unknown>) });
+        answer(e.tool_call_id, observationText(e.observation));
         break;
       case 'AgentErrorEvent':
-        answered.add(e.tool_call_id);
-        messages.push({ role: 'tool', tool_call_id: e.tool_call_id, content: `ERROR: ${e.error}` });
+        answer(e.tool_call_id, `ERROR: ${e.error}`);
         break;
       case 'UserRejectObservation':
-        answered.add(e.tool_call_id);
-        messages.push({ role: 'tool', tool_call_id: e.tool_call_id, content: `Action rejected: ${e.rejection_reason ?? 'User rejected the action'}` });
+        answer(e.tool_call_id, `Action rejected: ${e.rejection_reason ?? 'User rejected the action'}`);
         break;
       default:
+        // State updates, conversation errors, pauses, tokens: not part of what the model reads.
         break;
     }
   }
-  return withAnswersForEveryCall(messages, answered);
-}
-
-/** Chat APIs refuse a tool call without a tool answer; an interrupted call gets an explicit one. */
-function withAnswersForEveryCall(messages: ChatMessage[], answered: Set<string>): ChatMessage[] {
+  // Chat APIs want every tool call answered right after its assistant message, even when the
+  // answer was recorded later (a confirmed batch) or never (an interrupted call).
+  // The system prompt leads even when it was recorded after the first user message (the agent
+  // server creates the agent, and so records the prompt, at the first run).
+  const ordered = [...messages.filter((m) => m.role === 'system'), ...messages.filter((m) => m.role !== 'system')];
   const out: ChatMessage[] = [];
-  for (const m of messages) {
+  for (const m of ordered) {
+    const last = out.at(-1);
+    // OpenHands merges adjacent plain user messages; some chat templates require alternation.
+    if (m.role === 'user' && last?.role === 'user' && typeof last.content === 'string' && typeof m.content === 'string') {
+      last.content = `${last.content}\n\n${m.content}`;
+      continue;
+    }
     out.push(m);
-    if (m.role !== 'assistant' || !m.tool_calls) continue;
-    for (const call of m.tool_calls) {
-      if (!answered.has(call.id)) out.push({ role: 'tool', tool_call_id: call.id, content: 'ERROR: this tool call was interrupted before it produced a result.' });
+    if (m.role === 'assistant' && m.tool_calls?.length) {
+      for (const c of m.tool_calls) out.push({ role: 'tool', tool_call_id: c.id, content: answers.get(c.id) ?? INTERRUPTED_CALL });
     }
   }
   return out;
+}
+
+/**
+ * ActionEvents recorded but not answered by an observation, a rejection or an error: a batch that
+ * waited for confirmation, or one a stopped run did not finish. Running again executes them.
+ */
+export function pendingActions(events: readonly Event[]): ActionEvent[] {
+  const answered = new Set<string>();
+  for (const e of events) {
+    if (e.kind === 'ObservationEvent' || e.kind === 'AgentErrorEvent' || e.kind === 'UserRejectObservation') answered.add(e.tool_call_id);
+  }
+  return events.filter((e): e is ActionEvent => e.kind === 'ActionEvent' && e.action != null && !answered.has(e.tool_call_id));
 }

@@ -1,13 +1,9 @@
-// Usage and cost accumulated per conversation, in the OpenHands `stats` shape.
+// Usage and cost accumulated per conversation, in the OpenHands `stats` shape
+// (ConversationStats.usage_to_metrics, keyed by usage id; the agent's model is `agent`).
 import type { Event } from '../api/events/index.ts';
+import type { CallUsage } from './llm/client.ts';
 
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  cacheReadTokens: number;
-  reasoningTokens: number;
-  cost: number;
-}
+export type Usage = CallUsage;
 
 export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, cacheReadTokens: 0, reasoningTokens: 0, cost: 0 };
 
@@ -21,19 +17,46 @@ export function addUsage(a: Usage, b: Usage): Usage {
   };
 }
 
-export function statsValue(model: string, u: Usage) {
+export interface StatsValue {
+  usage_to_metrics: {
+    agent: {
+      model_name: string;
+      accumulated_cost: number;
+      max_budget_per_task: number | null;
+      accumulated_token_usage: {
+        model: string;
+        prompt_tokens: number;
+        completion_tokens: number;
+        cache_read_tokens: number;
+        cache_write_tokens: number;
+        reasoning_tokens: number;
+        context_window: number;
+        per_turn_token: number;
+        response_id: string;
+      };
+    };
+  };
+}
+
+/** The `stats` value after a call: totals so far, plus the last turn's size and response id. */
+export function statsValue(model: string, total: Usage, last?: { usage: Usage; responseId: string }): StatsValue {
   return {
     usage_to_metrics: {
       agent: {
         model_name: model,
-        accumulated_cost: u.cost,
+        accumulated_cost: total.cost,
+        max_budget_per_task: null,
         accumulated_token_usage: {
           model,
-          prompt_tokens: u.promptTokens,
-          completion_tokens: u.completionTokens,
-          cache_read_tokens: u.cacheReadTokens,
+          prompt_tokens: total.promptTokens,
+          completion_tokens: total.completionTokens,
+          cache_read_tokens: total.cacheReadTokens,
           cache_write_tokens: 0,
-          reasoning_tokens: u.reasoningTokens,
+          reasoning_tokens: total.reasoningTokens,
+          // Unknown for an arbitrary OpenAI-compatible endpoint.
+          context_window: 0,
+          per_turn_token: last ? last.usage.promptTokens + last.usage.completionTokens : 0,
+          response_id: last?.responseId ?? '',
         },
       },
     },
@@ -45,10 +68,16 @@ export function usageFromEvents(events: readonly Event[]): Usage {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (e.kind !== 'ConversationStateUpdateEvent' || e.key !== 'stats') continue;
-    const m = (e.value as ReturnType<typeof statsValue> | undefined)?.usage_to_metrics?.agent;
+    const m = (e.value as Partial<StatsValue> | undefined)?.usage_to_metrics?.agent;
     if (!m) break;
-    const t = m.accumulated_token_usage;
-    return { promptTokens: t.prompt_tokens ?? 0, completionTokens: t.completion_tokens ?? 0, cacheReadTokens: t.cache_read_tokens ?? 0, reasoningTokens: t.reasoning_tokens ?? 0, cost: m.accumulated_cost ?? 0 };
+    const t: Partial<StatsValue['usage_to_metrics']['agent']['accumulated_token_usage']> = m.accumulated_token_usage ?? {};
+    return {
+      promptTokens: t.prompt_tokens ?? 0,
+      completionTokens: t.completion_tokens ?? 0,
+      cacheReadTokens: t.cache_read_tokens ?? 0,
+      reasoningTokens: t.reasoning_tokens ?? 0,
+      cost: m.accumulated_cost ?? 0,
+    };
   }
   return ZERO_USAGE;
 }

@@ -1,173 +1,146 @@
-// `terminal`: a persistent bash session per conversation. cwd and exported variables survive
-// between calls because every command runs in the same shell; a random marker printed after each
-// command tells where its output ends and carries the exit code and working directory.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+// `terminal`: commands in the conversation's persistent shell, with the OpenHands
+// TerminalAction/TerminalObservation shapes and rules: one command at a time; a command that
+// outlives its wait keeps running and is reached with an empty command (more output) or
+// is_input (C-c, or a line of input); notes for the model go in metadata.prefix/suffix.
 import { randomBytes } from 'node:crypto';
-import { optional, requireString, textContent, ToolArgumentError, type AgentTool, type ToolContext, type ToolResult } from './tool.ts';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import type { TerminalAction, TerminalObservation } from '../../api/events/index.ts';
+import { capOutput, MAX_OUTPUT_CHARS } from './output.ts';
+import type { TerminalSession, WaitResult } from './terminal-session.ts';
+import { optional, requireString, textContent, ToolArgumentError, type AgentTool, type ToolContext } from './tool.ts';
 
-/** Output the model sees is capped; the middle is cut, keeping the start and the end. */
-export const MAX_OUTPUT_CHARS = 30_000;
-const DEFAULT_TIMEOUT_S = 120;
+export interface TerminalToolOptions {
+  /** The conversation's shell, created on first use. */
+  session(): TerminalSession;
+  /** A directory outside the workspace for the full text of capped outputs. */
+  outputDir(): string;
+}
 
-export class TerminalSession {
-  #shell: ChildProcessWithoutNullStreams | undefined;
-  #buffer = '';
-  #onData: (() => void) | undefined;
-  readonly #cwd: string;
-  readonly #env: NodeJS.ProcessEnv;
+const MORE_PREFIX = '[Below is the output of the previous command.]\n';
+const SPECIAL_KEY = /^(C-[a-z]|UP|DOWN|LEFT|RIGHT|HOME|END|PGUP|PGDN|TAB|ESC|BS|ENTER)$/i;
 
-  constructor(cwd: string, env: Record<string, string>) {
-    this.#cwd = cwd;
-    this.#env = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat', ...env };
+const who = (() => {
+  try {
+    return { username: userInfo().username, hostname: hostname() };
+  } catch {
+    return { username: null, hostname: hostname() };
   }
+})();
 
-  #ensure(): ChildProcessWithoutNullStreams {
-    if (this.#shell && this.#shell.exitCode === null) return this.#shell;
-    const shell = spawn('bash', ['--noprofile', '--norc'], { cwd: this.#cwd, env: this.#env, detached: true });
-    shell.stdout.setEncoding('utf8');
-    shell.stderr.setEncoding('utf8');
-    const take = (chunk: string) => {
-      this.#buffer += chunk;
-      this.#onData?.();
+export function terminalTool(opts: TerminalToolOptions): AgentTool<TerminalAction> {
+  const error = (command: string, text: string): TerminalObservation => ({
+    kind: 'TerminalObservation',
+    content: textContent(`ERROR: ${text}`),
+    is_error: true,
+    command,
+    exit_code: -1,
+    timeout: false,
+  });
+
+  /** The observation for a wait: masked and capped output, the full text kept on disk when capped. */
+  const observe = (command: string, r: WaitResult, ctx: ToolContext, note: { prefix?: string; timeoutS?: number; noChangeS: number }): TerminalObservation => {
+    const full = ctx.mask(r.output.replace(/\n$/, ''));
+    let suffix = '';
+    let saveDir: string | undefined;
+    if (full.length > MAX_OUTPUT_CHARS) {
+      saveDir = opts.outputDir();
+      mkdirSync(saveDir, { recursive: true, mode: 0o700 });
+      const file = join(saveDir, `terminal-${Date.now()}-${randomBytes(3).toString('hex')}.txt`);
+      writeFileSync(file, full, { mode: 0o600 });
+      suffix += `\n[Output truncated: the full output (${full.length} characters) is in ${file}]`;
+    }
+    if (r.end === 'no_change') {
+      suffix += `\n[The command has no new output after ${note.noChangeS} seconds. You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys ("C-c") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in terminal for future commands.]`;
+    } else if (r.end === 'hard_timeout') {
+      suffix += `\n[The command timed out after ${note.timeoutS} seconds. You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys to interrupt/kill the command, or use the timeout parameter in terminal for future commands.]`;
+    } else if (r.end === 'aborted') {
+      suffix += "\n[The run was stopped while the command was running; it may still be running. Send an empty command to see more of its output, or C-c with is_input=true to interrupt it.]";
+    } else if (r.end === 'exited') {
+      suffix += `\n[The shell exited with code ${r.exitCode}; the next command starts a new shell in the workspace, without the variables exported before.]`;
+    }
+    const finished = r.end === 'done' || r.end === 'exited';
+    const exitCode = finished ? r.exitCode : -1;
+    return {
+      kind: 'TerminalObservation',
+      content: textContent(capOutput(full)),
+      is_error: false,
+      command: ctx.mask(command),
+      exit_code: exitCode,
+      timeout: r.end === 'no_change' || r.end === 'hard_timeout',
+      metadata: { exit_code: exitCode, pid: -1, ...who, working_dir: r.cwd, py_interpreter_path: null, prefix: note.prefix ?? '', suffix },
+      ...(saveDir ? { full_output_save_dir: saveDir } : {}),
     };
-    shell.stdout.on('data', take);
-    shell.stderr.on('data', take);
-    shell.stdin.write('exec 2>&1; export PS1=""; stty -echo 2>/dev/null\n');
-    this.#shell = shell;
-    return shell;
-  }
+  };
 
-  /** Runs a command and waits for its marker, or for the timeout (the command then keeps running). */
-  async run(command: string, timeoutMs: number, signal?: AbortSignal): Promise<{ output: string; exitCode: number; cwd: string; timedOut: boolean }> {
-    const shell = this.#ensure();
-    const marker = `__AGENTYARD_${randomBytes(8).toString('hex')}__`;
-    this.#buffer = '';
-    shell.stdin.write(`${command}\n__ay_rc=$?; printf '\\n${marker} %s %s\\n' "$__ay_rc" "$PWD"\n`);
-    const pattern = new RegExp(`\\n?${marker} (\\d+) (.*)\\n`);
-    const found = await this.#waitFor(pattern, timeoutMs, signal);
-    if (!found) return { output: this.#drain(), exitCode: -1, cwd: this.#cwd, timedOut: true };
-    const output = this.#buffer.slice(0, found.index);
-    this.#buffer = this.#buffer.slice(found.index + found[0].length);
-    return { output, exitCode: Number(found[1]), cwd: found[2] ?? this.#cwd, timedOut: false };
-  }
-
-  /** Sends raw input to a running program (`is_input`); `C-c` interrupts it. */
-  async input(text: string, waitMs: number): Promise<string> {
-    const shell = this.#ensure();
-    if (text === 'C-c') {
-      spawn('pkill', ['-INT', '-P', String(shell.pid)]);
-    } else {
-      shell.stdin.write(text.endsWith('\n') ? text : `${text}\n`);
-    }
-    await new Promise((r) => setTimeout(r, waitMs));
-    return this.#drain();
-  }
-
-  async close(): Promise<void> {
-    const shell = this.#shell;
-    this.#shell = undefined;
-    if (!shell || shell.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => shell.once('exit', () => resolve()));
-    try {
-      process.kill(-shell.pid!, 'SIGKILL');
-    } catch {
-      shell.kill('SIGKILL');
-    }
-    await exited;
-  }
-
-  #drain(): string {
-    const out = this.#buffer;
-    this.#buffer = '';
-    return out;
-  }
-
-  #waitFor(pattern: RegExp, timeoutMs: number, signal?: AbortSignal): Promise<RegExpExecArray | undefined> {
-    return new Promise((resolve) => {
-      const check = () => {
-        const m = pattern.exec(this.#buffer);
-        if (m) finish(m);
-      };
-      const finish = (m: RegExpExecArray | undefined) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.#onData = undefined;
-        resolve(m);
-      };
-      const onAbort = () => finish(undefined);
-      const timer = setTimeout(() => finish(undefined), timeoutMs);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#onData = check;
-      check();
-    });
-  }
-}
-
-export function capOutput(text: string): string {
-  if (text.length <= MAX_OUTPUT_CHARS) return text;
-  const half = Math.floor(MAX_OUTPUT_CHARS / 2);
-  return `${text.slice(0, half)}\n<response clipped: ${text.length - MAX_OUTPUT_CHARS} characters omitted>\n${text.slice(-half)}`;
-}
-
-export function terminalTool(session: () => TerminalSession): AgentTool {
   return {
     name: 'terminal',
     definitionKind: 'TerminalTool',
     actionKind: 'TerminalAction',
     observationKind: 'TerminalObservation',
-    description:
-      'Execute a bash command in a persistent shell session (working directory and exported variables persist). ' +
-      'Long-running commands time out after `timeout` seconds and keep running; send input to them with is_input=true (C-c interrupts). reset=true starts a fresh shell.',
+    description: [
+      'Execute a bash command in a persistent shell session: the working directory and exported variables persist between calls.',
+      '* One command at a time; chain several with && or ;. For long-running programs, run them in the background: `cmd > out.log 2>&1 &`.',
+      '* A command that produces no new output for a while (or exceeds `timeout`) keeps running: send an empty command to see more output,',
+      '  send text with is_input=true to answer a prompt, or send `C-c` with is_input=true to interrupt it.',
+      '* reset=true starts a fresh shell (all variables and state are lost); use it when the terminal is unresponsive.',
+      `* Output longer than ${MAX_OUTPUT_CHARS} characters is cut in the middle; the full text is saved to a file named in the result.`,
+    ].join('\n'),
     parameters: {
       type: 'object',
       properties: {
-        command: { type: 'string', description: 'The bash command, or input text when is_input is true.' },
-        is_input: { type: 'boolean', description: 'Send the command as input to the running process.' },
-        timeout: { type: 'number', description: `Seconds to wait for the command (default ${DEFAULT_TIMEOUT_S}).` },
-        reset: { type: 'boolean', description: 'Restart the shell before running.' },
-        summary: { type: 'string', description: 'About 10 words describing the action.' },
+        command: { type: 'string', description: "The bash command to execute. Empty ('') to see more output of the running command. With is_input=true: text to send to it, or C-c to interrupt it." },
+        is_input: { type: 'boolean', description: 'If true, the command is input to the running process instead of a new command. Default false.' },
+        timeout: { type: 'number', minimum: 0, description: 'Optional. Seconds to wait before returning while the command keeps running. Without it, the call returns once the command has produced no new output for 30 seconds.' },
+        reset: { type: 'boolean', description: 'If true, start a fresh shell before running the command. Cannot be combined with is_input. Default false.' },
       },
       required: ['command'],
     },
-    toAction: (args) => ({
-      kind: 'TerminalAction',
-      command: requireString(args, 'command'),
-      is_input: optional<boolean>(args, 'is_input', 'boolean') ?? false,
-      timeout: optional<number>(args, 'timeout', 'number') ?? null,
-      reset: optional<boolean>(args, 'reset', 'boolean') ?? false,
-    }),
-    async execute(action, ctx: ToolContext): Promise<ToolResult> {
-      const command = String(action.command);
-      const s = session();
-      if (action.reset) await s.close();
-      if (action.is_input) {
-        if (!command) throw new ToolArgumentError('is_input needs the text to send');
-        const out = ctx.mask(capOutput(await s.input(command, 1_000)));
-        return result(ctx.mask(command), out, null, false, ctx.workspaceDir, `${out}\n[Input sent to the running process]`);
+    toAction(args) {
+      const action: TerminalAction = {
+        kind: 'TerminalAction',
+        command: requireString(args, 'command'),
+        is_input: optional<boolean>(args, 'is_input', 'boolean') ?? false,
+        timeout: optional<number>(args, 'timeout', 'number') ?? null,
+        reset: optional<boolean>(args, 'reset', 'boolean') ?? false,
+      };
+      if (action.timeout !== null && action.timeout !== undefined && action.timeout < 0) throw new ToolArgumentError('timeout must be a number of seconds >= 0');
+      if (action.reset && action.is_input) throw new ToolArgumentError('reset=true cannot be combined with is_input=true');
+      return action;
+    },
+    async execute(action, ctx) {
+      const s = opts.session();
+      const command = action.command;
+      const signal = ctx.signal;
+      const noChangeS = s.noChangeTimeoutMs / 1000;
+      const hardTimeoutMs = action.timeout === null || action.timeout === undefined ? undefined : action.timeout * 1000;
+      if (action.reset) {
+        await s.close();
+        if (!command.trim()) {
+          const text = 'Terminal session has been reset. All previous environment variables and session state have been cleared.';
+          return { kind: 'TerminalObservation', content: textContent(text), is_error: false, command: '', exit_code: -1, timeout: false };
+        }
       }
-      const timeoutMs = Math.max(1, Number(action.timeout ?? DEFAULT_TIMEOUT_S)) * 1000;
-      const run = await s.run(command, timeoutMs, ctx.signal);
-      const out = ctx.mask(capOutput(run.output.replace(/\n$/, '')));
-      const suffix = run.timedOut
-        ? `\n[The command did not finish within ${timeoutMs / 1000} s and is still running. Send input with is_input=true, C-c to interrupt, or reset=true.]`
-        : `\n[Current working directory: ${run.cwd}]\n[Command finished with exit code ${run.exitCode}]`;
-      return result(ctx.mask(command), out, run.timedOut ? null : run.exitCode, run.timedOut, run.cwd, out + suffix);
+      if (action.is_input) {
+        if (!s.busy) return error(ctx.mask(command), 'No previous running command to interact with.');
+        if (command.trim() === 'C-c') return observe(command, await s.interrupt(signal), ctx, { noChangeS });
+        if (SPECIAL_KEY.test(command.trim())) return error(ctx.mask(command), `The key ${command.trim()} is not supported by this terminal; send C-c to interrupt the command, or use reset=true.`);
+        return observe(command, await s.input(command, signal), ctx, { noChangeS });
+      }
+      if (!command.trim()) {
+        if (!s.busy) return error('', 'No previous running command to retrieve logs from.');
+        return observe(command, await s.more({ ...(hardTimeoutMs !== undefined ? { hardTimeoutMs } : {}), ...(signal ? { signal } : {}) }), ctx, { prefix: MORE_PREFIX, noChangeS, ...(action.timeout != null ? { timeoutS: action.timeout } : {}) });
+      }
+      if (s.busy) {
+        return error(
+          ctx.mask(command),
+          `Your command "${ctx.mask(command)}" is NOT executed. The previous command is still running - you CANNOT send new commands until the previous command is completed. ` +
+            "By setting is_input to true, you can interact with the current process: send an empty command '' to retrieve more output, text to answer it, or C-c to interrupt it.",
+        );
+      }
+      const r = await s.run(command, { ...(hardTimeoutMs !== undefined ? { hardTimeoutMs } : {}), ...(signal ? { signal } : {}) });
+      return observe(command, r, ctx, { noChangeS, ...(action.timeout != null ? { timeoutS: action.timeout } : {}) });
     },
-  };
-}
-
-function result(command: string, output: string, exitCode: number | null, timedOut: boolean, cwd: string, text: string): ToolResult {
-  return {
-    observation: {
-      kind: 'TerminalObservation',
-      content: textContent(output),
-      is_error: false,
-      command,
-      exit_code: exitCode,
-      timeout: timedOut,
-      metadata: { exit_code: exitCode ?? -1, pid: -1, working_dir: cwd, prefix: '', suffix: '' },
-    },
-    text,
-    isError: false,
   };
 }

@@ -1,40 +1,45 @@
 // What every tool of the agent looks like: a JSON-schema'd function for the model, an action it
 // parses the model's arguments into, and an observation it produces (OpenHands wire shapes).
+import type { Action, Observation } from '../../api/events/index.ts';
 import type { ChatTool } from '../llm/client.ts';
 
 export interface ToolContext {
   workspaceDir: string;
+  /** Aborts when the run is paused, interrupted or the conversation closes. */
   signal?: AbortSignal;
   /** Replaces every secret value in a text. */
   mask(text: string): string;
 }
 
-export interface ToolResult {
-  observation: Record<string, unknown> & { kind: string };
-  /** Text the model sees next. */
-  text: string;
-  isError: boolean;
-}
-
 /** The model called a tool with arguments it does not accept: an AgentErrorEvent, and the run goes on. */
 export class ToolArgumentError extends Error {}
 
-export interface AgentTool {
+export interface AgentTool<A extends Action = Action> {
   /** Name the model calls, e.g. `terminal`. */
   name: string;
   /** Tool definition kind in the SystemPromptEvent, e.g. `TerminalTool`. */
   definitionKind: string;
-  actionKind: string;
-  observationKind: string;
+  actionKind: A['kind'];
+  observationKind: Observation['kind'];
   description: string;
-  parameters: Record<string, unknown>;
-  toAction(args: Record<string, unknown>): Record<string, unknown> & { kind: string };
-  execute(action: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
-  close?(): Promise<void>;
+  /** JSON schema of the arguments (without `summary`, which the agent adds to every tool). */
+  parameters: { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  /** Throws ToolArgumentError for arguments it cannot act on. */
+  toAction(args: Record<string, unknown>): A;
+  /** Observations report tool-level failures with is_error; a throw is a scaffold failure (AgentErrorEvent). */
+  execute(action: A, ctx: ToolContext): Promise<Observation>;
+  /** Changes nothing outside the conversation (shown as readOnlyHint in the tool definition). */
+  readOnly?: boolean;
+  /** Ends the run as finished once its observation is recorded. */
+  finishes?: boolean;
 }
 
+const SUMMARY = { type: 'string', description: 'A concise summary (approximately 10 words) of what this action does, shown to the user.' };
+
+/** The function the model sees. OpenHands adds an optional `summary` to every tool, first in the properties. */
 export function toChatTool(tool: AgentTool): ChatTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  const properties = 'summary' in tool.parameters.properties ? tool.parameters.properties : { summary: SUMMARY, ...tool.parameters.properties };
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters, properties } } };
 }
 
 export function textContent(text: string) {

@@ -1,0 +1,77 @@
+// Turning a model response into recorded actions, and recorded actions into observations.
+import type { Action, ActionEvent, Event } from '../api/events/index.ts';
+import { actionEvent, agentError, observationEvent } from './events.ts';
+import type { Completion, ToolCall } from './llm/client.ts';
+import { ToolArgumentError, type AgentTool, type ToolContext } from './tools/tool.ts';
+
+export interface Planned {
+  event: ActionEvent;
+  /** Why the call cannot run (unknown tool, arguments that are not JSON or not accepted). */
+  error?: string;
+}
+
+/** Parses one tool call against the tools; never throws for what the model sent. */
+function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; summary?: string; error?: string } {
+  const tool = tools.find((t) => t.name === call.name);
+  if (!tool) return { error: `Tool '${call.name}' not found. Available tools: ${tools.map((t) => t.name).join(', ')}` };
+  let args: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(call.arguments.trim() || '{}') as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new SyntaxError('not a JSON object');
+    args = parsed as Record<string, unknown>;
+  } catch (err) {
+    return { error: `Error parsing the arguments of tool '${call.name}' as a JSON object (${(err as Error).message}): ${call.arguments}` };
+  }
+  // `summary` (and an LLM-predicted `security_risk`) belong to the event, not to the action.
+  const { summary, security_risk: _risk, ...rest } = args;
+  const s = typeof summary === 'string' && summary.trim() ? { summary } : {};
+  try {
+    return { action: tool.toAction(rest), ...s };
+  } catch (err) {
+    if (err instanceof ToolArgumentError) return { error: `Invalid arguments for tool '${call.name}': ${err.message}`, ...s };
+    throw err;
+  }
+}
+
+/** One ActionEvent per call, sharing the response's llm_response_id; calls that cannot run have action null. */
+export function plan(tools: readonly AgentTool[], completion: Completion): Planned[] {
+  return completion.toolCalls.map((call, i) => {
+    const { action, summary, error } = parse(tools, call);
+    return { event: actionEvent(completion, call, i, action ?? null, summary), ...(error ? { error } : {}) };
+  });
+}
+
+export type ExecuteOutcome = 'continue' | 'finished' | 'aborted';
+
+/**
+ * Runs recorded actions in order, each answered by an ObservationEvent (or an AgentErrorEvent when
+ * the tool itself failed). `real` holds the unmasked actions of this agent's own calls; an action
+ * read back from the log (after a restart) runs as recorded. Stops before the next action once
+ * `signal` aborts: those stay pending, and the next run executes them.
+ */
+export async function execute(
+  tools: readonly AgentTool[],
+  actions: readonly ActionEvent[],
+  ctx: ToolContext & { signal: AbortSignal },
+  emit: (event: Event) => void,
+  real: ReadonlyMap<string, Action>,
+): Promise<ExecuteOutcome> {
+  let finished = false;
+  for (const event of actions) {
+    if (ctx.signal.aborted) return 'aborted';
+    const tool = tools.find((t) => t.name === event.tool_name);
+    const action = real.get(event.id) ?? event.action;
+    if (!tool || !action) {
+      emit(agentError(event.tool_name, event.tool_call_id, `Tool '${event.tool_name}' cannot run this call.`));
+      continue;
+    }
+    try {
+      const observation = await tool.execute(action, ctx);
+      emit(observationEvent(event, observation));
+      if (tool.finishes && !observation.is_error) finished = true;
+    } catch (err) {
+      emit(agentError(event.tool_name, event.tool_call_id, `The tool '${event.tool_name}' failed: ${err instanceof Error ? err.message : String(err)}`));
+    }
+  }
+  return finished ? 'finished' : 'continue';
+}

@@ -1,0 +1,73 @@
+// The events the agent emits, built in one place so every producer fills the same fields.
+import type { ActionEvent, Event, ErrorClassification, Observation, ObservationEvent } from '../api/events/index.ts';
+import { newEventBase } from '../api/events/index.ts';
+import type { Completion, ToolCall } from './llm/client.ts';
+
+type Of<K extends Event['kind']> = Extract<Event, { kind: K }>;
+
+export function conversationError(code: string, detail: string, classification?: ErrorClassification): Of<'ConversationErrorEvent'> {
+  return { ...newEventBase('environment'), code, detail, ...(classification ? { classification } : {}), kind: 'ConversationErrorEvent' };
+}
+
+export function agentError(toolName: string, toolCallId: string, error: string): Of<'AgentErrorEvent'> {
+  return { ...newEventBase('agent'), tool_name: toolName, tool_call_id: toolCallId, error, kind: 'AgentErrorEvent' };
+}
+
+export function observationEvent(action: ActionEvent, observation: Observation): ObservationEvent {
+  return { ...newEventBase('environment'), tool_name: action.tool_name, tool_call_id: action.tool_call_id, observation, action_id: action.id, kind: 'ObservationEvent' };
+}
+
+export function userReject(action: ActionEvent, reason: string, source: 'user' | 'hook'): Of<'UserRejectObservation'> {
+  return {
+    ...newEventBase('environment'),
+    tool_name: action.tool_name,
+    tool_call_id: action.tool_call_id,
+    action_id: action.id,
+    rejection_reason: reason,
+    rejection_source: source,
+    kind: 'UserRejectObservation',
+  };
+}
+
+export function stateUpdate(key: string, value: unknown): Of<'ConversationStateUpdateEvent'> {
+  return { ...newEventBase('environment'), key, value, kind: 'ConversationStateUpdateEvent' };
+}
+
+/** The model's text-only answer. */
+export function assistantMessage(completion: Completion): Of<'MessageEvent'> {
+  return {
+    ...newEventBase('agent'),
+    llm_message: {
+      role: 'assistant',
+      content: [{ type: 'text', text: completion.content ?? '' }],
+      ...(completion.reasoning ? { reasoning_content: completion.reasoning } : {}),
+    },
+    llm_response_id: completion.responseId,
+    activated_skills: [],
+    extended_content: [],
+    kind: 'MessageEvent',
+  };
+}
+
+/**
+ * One ActionEvent per tool call of a response, sharing its llm_response_id. The first carries the
+ * response's text as thought (and its reasoning), as OpenHands does; `summary` is lifted from the
+ * arguments onto the event.
+ */
+export function actionEvent(completion: Completion, call: ToolCall, index: number, action: ActionEvent['action'], summary: string | undefined): ActionEvent {
+  const first = index === 0;
+  return {
+    ...newEventBase('agent'),
+    thought: first && completion.content ? [{ type: 'text', text: completion.content }] : [],
+    ...(first && completion.reasoning ? { reasoning_content: completion.reasoning } : {}),
+    thinking_blocks: [],
+    action: action ?? null,
+    tool_name: call.name,
+    tool_call_id: call.id,
+    tool_call: { id: call.id, name: call.name, arguments: call.arguments, origin: 'completion' },
+    llm_response_id: completion.responseId,
+    security_risk: 'UNKNOWN',
+    summary: summary ?? null,
+    kind: 'ActionEvent',
+  };
+}
