@@ -45,8 +45,8 @@ export type ExecuteOutcome = 'continue' | 'finished' | 'aborted';
 
 /**
  * Runs recorded actions in order, each answered by an ObservationEvent (or an AgentErrorEvent when
- * the tool itself failed). `real` holds the unmasked actions of this agent's own calls; an action
- * read back from the log (after a restart) runs as recorded. Stops before the next action once
+ * the tool itself failed). `real` holds the unmasked actions of this agent's own calls (each entry is
+ * dropped once it ran); an action read back from the log (after a restart) runs as recorded. Stops before the next action once
  * `signal` aborts: those stay pending, and the next run executes them.
  */
 export async function execute(
@@ -54,13 +54,14 @@ export async function execute(
   actions: readonly ActionEvent[],
   ctx: ToolContext & { signal: AbortSignal },
   emit: (event: Event) => void,
-  real: ReadonlyMap<string, Action>,
+  real: Map<string, Action>,
 ): Promise<ExecuteOutcome> {
   let finished = false;
   for (const event of actions) {
     if (ctx.signal.aborted) return 'aborted';
     const tool = tools.find((t) => t.name === event.tool_name);
     const action = real.get(event.id) ?? event.action;
+    real.delete(event.id);
     if (!tool || !action) {
       emit(agentError(event.tool_name, event.tool_call_id, `Tool '${event.tool_name}' cannot run this call.`));
       continue;

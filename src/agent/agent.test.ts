@@ -222,7 +222,7 @@ describe('agent loop', () => {
     const t = await setup({ secrets: { DEPLOY_KEY: 'dk-0123456789' } });
     t.say('use the key');
     t.llm.push(
-      { content: 'Using dk-0123456789 now', toolCalls: [{ name: 'terminal', arguments: { command: 'echo dk-0123456789 $DEPLOY_KEY', summary: 'print dk-0123456789' } }] },
+      { content: 'Using dk-0123456789 now, and the model key sk-test', toolCalls: [{ name: 'terminal', arguments: { command: 'echo dk-0123456789 $DEPLOY_KEY', summary: 'print dk-0123456789' } }] },
       (req) => {
         expect(JSON.stringify(req.messages)).not.toContain('dk-0123456789');
         return { toolCalls: [{ name: 'finish', arguments: { message: 'ok' } }] };
@@ -231,6 +231,7 @@ describe('agent loop', () => {
     await t.run();
     const all = JSON.stringify(t.events);
     expect(all).not.toContain('dk-0123456789');
+    expect(all).not.toContain('sk-test');
     expect(all).toContain('<secret-hidden> <secret-hidden>');
     expect(all).toContain('DEPLOY_KEY'); // the name is fine, the value is not
   });

@@ -58,7 +58,8 @@ class Agent implements ConversationAgent {
   constructor(host: AgentHost, opts: AgentOptions) {
     this.#host = host;
     this.#opts = opts;
-    this.#mask = createMasker(host.secrets);
+    // The model API key is a secret of the conversation too, should anything ever echo it.
+    this.#mask = createMasker(host.llm?.apiKey ? { ...host.secrets, '(llm api key)': host.llm.apiKey } : host.secrets);
     this.#tools = [
       terminalTool({
         session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, { ...host.secrets }, opts.terminal)),
