@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: deps run test test-unit test-e2e test-kube k8s-bin typecheck crds gen bench clean
+.PHONY: deps run test test-unit test-e2e test-kube k8s-bin test-deps typecheck crds gen bench clean
 
 deps: $(NPM_STAMP)
 
@@ -17,7 +17,7 @@ run: deps
 
 # The Kubernetes suites (e2e/kube, e2e/helm) run against a real control plane whenever its
 # binaries can be built; without them those suites are skipped, loudly.
-test: deps k8s-bin
+test: deps k8s-bin test-deps
 	npm test
 
 test-unit: deps
@@ -38,6 +38,10 @@ crds gen: deps
 # $${AGENTYARD_CACHE:-~/.cache/agentyard}/k8s/<version>/bin. The first build takes about 6 minutes.
 k8s-bin:
 	@hack/k8s-bin.sh || echo "WARNING: Kubernetes binaries could not be built; the Kubernetes suites will be skipped." >&2
+
+# Chromium, PostgreSQL and git from Debian's packages when they are missing (hack/test-deps.sh).
+test-deps:
+	@hack/test-deps.sh || echo "WARNING: some system packages are missing; the suites that need them will be skipped." >&2
 
 test-kube: deps k8s-bin
 	npx vitest run --project e2e e2e/kube

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# System packages some suites need beyond npm and Go, from Debian's packages:
+#   chromium  - the browser tools of the agent and the web-route tests (driven by playwright-core)
+#   postgresql - the external app store tests (a throwaway server started by the test harness)
+#   git       - repositories, clones and the local git HTTP server
+# Idempotent and quick when everything is present. Without root or apt it only reports what is
+# missing; the suites that need a missing program then skip with a message naming it.
+set -uo pipefail
+
+need=()
+command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
+[ -n "$(ls /usr/lib/postgresql/*/bin/postgres 2>/dev/null)" ] || need+=(postgresql)
+[ -x /usr/lib/git-core/git-http-backend ] || need+=(git)
+
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "test-deps: installing ${need[*]}" >&2
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+  echo "test-deps: cannot install ${need[*]} (needs root and apt-get)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null 2>&1 \
+  || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null; }
