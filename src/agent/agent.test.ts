@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { StartConversationRequest } from '../api/agent-server/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
 import { newEventBase, parseEvent, type ActionEvent, type Event } from '../api/events/index.ts';
 import { startScriptedLlm, type RecordedRequest, type ScriptStep } from '../testing/scripted-llm/server.ts';
@@ -16,7 +17,7 @@ afterEach(async () => {
 type Of<K extends Event['kind']> = Extract<Event, { kind: K }>;
 
 /** An in-memory host that validates every event against the strict schema, as the agent server's store does. */
-async function setup(opts: { secrets?: Record<string, string>; maxIterations?: number; llm?: Partial<LlmConfig> | null; agent?: AgentOptions; script?: ScriptStep[] } = {}) {
+async function setup(opts: { secrets?: Record<string, string>; maxIterations?: number; llm?: Partial<LlmConfig> | null; agent?: AgentOptions; script?: ScriptStep[]; request?: Partial<StartConversationRequest> } = {}) {
   const llm = await startScriptedLlm(opts.script ?? []);
   const dir = mkdtempSync(join(tmpdir(), 'agent-'));
   const events: Event[] = [];
@@ -28,6 +29,7 @@ async function setup(opts: { secrets?: Record<string, string>; maxIterations?: n
     llm: opts.llm === null ? undefined : { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-test', ...opts.llm },
     secrets: opts.secrets ?? {},
     maxIterations: opts.maxIterations ?? 50,
+    request: { agent: { llm: { model: 'openai/scripted' } }, ...opts.request } as StartConversationRequest,
     events: () => events,
     emit: (e) => events.push(parseEvent(e)),
     executionStatus: () => status,

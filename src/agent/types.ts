@@ -3,6 +3,7 @@
 // agent owns the loop, the model client and the tools. Neither holds the other's state.
 import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
+import type { StartConversationRequest } from '../api/agent-server/index.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
@@ -20,6 +21,11 @@ export interface AgentHost {
   /** Per-conversation secrets: exported to commands that name them, masked in every output. */
   readonly secrets: Readonly<Record<string, string>>;
   readonly maxIterations: number;
+  /**
+   * The stored start request (secret values and the model key removed): agent context (skills),
+   * MCP configuration, hook_config, plugins, confirmation policy, condenser and the like.
+   */
+  readonly request: StartConversationRequest;
   /** Every persisted event of this conversation, oldest first. */
   events(): readonly Event[];
   /** Persists (with the next sequence number) and broadcasts. Throws only when persistence fails. */

@@ -68,6 +68,10 @@ export class ConversationRuntime implements AgentHost {
     this.maxIterations = init.row.request.max_iterations ?? 500;
   }
 
+  get request() {
+    return this.#row.request;
+  }
+
   get row(): ConversationRow {
     return this.#row;
   }
