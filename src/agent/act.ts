@@ -1,5 +1,6 @@
 // Turning a model response into recorded actions, and recorded actions into observations.
-import type { Action, ActionEvent, Event } from '../api/events/index.ts';
+import type { Action, ActionEvent, Event, SecurityRisk } from '../api/events/index.ts';
+import { SECURITY_RISKS } from './confirmation/policy.ts';
 import { actionEvent, agentError, observationEvent } from './events.ts';
 import type { Completion, ToolCall } from './llm/client.ts';
 import { ToolArgumentError, type AgentTool, type ToolContext } from './tools/tool.ts';
@@ -11,7 +12,7 @@ export interface Planned {
 }
 
 /** Parses one tool call against the tools; never throws for what the model sent. */
-function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; summary?: string; error?: string } {
+function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; summary?: string; risk?: SecurityRisk; error?: string } {
   const tool = tools.find((t) => t.name === call.name);
   if (!tool) return { error: `Tool '${call.name}' not found. Available tools: ${tools.map((t) => t.name).join(', ')}` };
   let args: Record<string, unknown>;
@@ -23,8 +24,12 @@ function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; 
     return { error: `Error parsing the arguments of tool '${call.name}' as a JSON object (${(err as Error).message}): ${call.arguments}` };
   }
   // `summary` (and an LLM-predicted `security_risk`) belong to the event, not to the action.
-  const { summary, security_risk: _risk, ...rest } = args;
-  const s = typeof summary === 'string' && summary.trim() ? { summary } : {};
+  const { summary, security_risk: risk, ...rest } = args;
+  const s = {
+    ...(typeof summary === 'string' && summary.trim() ? { summary } : {}),
+    // A value outside the enum is ignored (UNKNOWN), not an error: the call itself may be fine.
+    ...(typeof risk === 'string' && (SECURITY_RISKS as readonly string[]).includes(risk.toUpperCase()) ? { risk: risk.toUpperCase() as SecurityRisk } : {}),
+  };
   try {
     return { action: tool.toAction(rest), ...s };
   } catch (err) {
@@ -36,8 +41,8 @@ function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; 
 /** One ActionEvent per call, sharing the response's llm_response_id; calls that cannot run have action null. */
 export function plan(tools: readonly AgentTool[], completion: Completion): Planned[] {
   return completion.toolCalls.map((call, i) => {
-    const { action, summary, error } = parse(tools, call);
-    return { event: actionEvent(completion, call, i, action ?? null, summary), ...(error ? { error } : {}) };
+    const { action, summary, risk, error } = parse(tools, call);
+    return { event: actionEvent(completion, call, i, action ?? null, summary, risk), ...(error ? { error } : {}) };
   });
 }
 

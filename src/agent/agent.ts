@@ -1,8 +1,9 @@
-// The agent loop: ask the model, record its tool calls as ActionEvents, pass them through the gate,
-// execute them and record ObservationEvents, until it finishes, errs, runs out of iterations, waits
-// for confirmation or is aborted. Every outcome is an event; run() never rejects for model or tool
-// failures. The model's view is rebuilt from the host's events at every step, so the agent holds
-// no conversation state of its own beyond usage totals and the shell.
+// The agent loop: ask the model, record its tool calls as ActionEvents, pass them through the gates,
+// execute them and record ObservationEvents, until it finishes, errs, runs out of iterations or
+// budget, gets stuck, waits for confirmation or is aborted. Every outcome is an event; run() never
+// rejects for model or tool failures. The model's view is rebuilt from the host's events at every
+// step (Condensations applied), so the agent holds no conversation state of its own beyond usage
+// totals and the shell.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,10 +12,14 @@ import OpenAI from 'openai';
 import type { Action, Event } from '../api/events/index.ts';
 import { newEventBase } from '../api/events/index.ts';
 import { execute, plan, type ExecuteOutcome } from './act.ts';
+import { condensationReason, condenserConfig, condensationEvent, CondenserConfigError, DEFAULT_CONDENSER, planCondensation, summaryMessages, type CondenserConfig } from './condenser/summarizing.ts';
+import { buildView } from './condenser/view.ts';
+import { confirmationGate } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, stateUpdate, userReject } from './events.ts';
-import type { ActionGate } from './gate.ts';
-import { ModelClient, type Completion, type ModelClientOptions } from './llm/client.ts';
-import { toModelCallError } from './llm/errors.ts';
+import { runGates, type ActionGate } from './gate.ts';
+import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
+import { ModelCallError, toModelCallError } from './llm/errors.ts';
+import { detectStuck } from './stuck/detector.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
@@ -30,7 +35,7 @@ export const LLM_NOT_CONFIGURED =
   'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
 
 export interface AgentOptions {
-  /** Runs between recording a response's actions and executing them (confirmation policies, hooks). */
+  /** An extra gate after the built-in ones (tests; embedders). */
   beforeExecute?: ActionGate;
   model?: ModelClientOptions;
   terminal?: TerminalSessionOptions;
@@ -51,6 +56,12 @@ class Agent implements ConversationAgent {
   readonly #tools: AgentTool[];
   /** The unmasked actions of calls this agent planned; events carry masked copies. */
   readonly #real = new Map<string, Action>();
+  /**
+   * Run in order over each batch of executable actions; the first gate that rejects an action wins
+   * for it (later gates do not see it), and a gate asking for confirmation holds what is left. Pre-tool
+   * hooks (rejection_source `hook`) go before the confirmation policy, so a blocked action never asks.
+   */
+  readonly #gates: ActionGate[];
   #terminal: TerminalSession | undefined;
   #ownOutputDir: string | undefined;
   #usage: Usage;
@@ -69,22 +80,30 @@ class Agent implements ConversationAgent {
       thinkTool,
       finishTool,
     ];
+    this.#gates = [
+      // pre-tool hooks go here (before the confirmation policy)
+      confirmationGate(() => host.request.confirmation_policy),
+      ...(opts.beforeExecute ? [opts.beforeExecute] : []),
+    ];
     this.#usage = usageFromEvents(host.events());
   }
 
   async run(signal: AbortSignal): Promise<void> {
     const host = this.#host;
-    if (!host.llm) return this.#fail('LLMNotConfigured', LLM_NOT_CONFIGURED, { kind: 'config', retryable: false, user_action: 'settings' });
-    let model: ModelClient;
+    const model = this.#model();
+    if (!model) return;
+    let condenser: CondenserConfig | undefined;
     try {
-      model = new ModelClient(host.llm, this.#opts.model);
+      condenser = condenserConfig(host.request.agent?.condenser);
     } catch (err) {
-      const e = toModelCallError(err);
-      return this.#fail(e.code, e.message, e.classification);
+      if (err instanceof CondenserConfigError) return this.#fail('CondenserConfigError', err.message, { kind: 'config', retryable: false, user_action: 'settings' });
+      throw err;
     }
     host.setExecutionStatus('running');
     this.#ensureSystemPrompt();
     const ctx: ToolContext & { signal: AbortSignal } = { workspaceDir: host.workspaceDir, signal, mask: this.#mask };
+    const costAtStart = this.#usage.cost;
+    const budget = host.request.max_budget_per_run ?? undefined;
 
     // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
     // left unfinished) run first: running again confirms them.
@@ -96,15 +115,36 @@ class Agent implements ConversationAgent {
       if (iteration >= host.maxIterations) {
         return this.#fail('MaxIterationsReached', `The agent reached the maximum of ${host.maxIterations} iterations in one run. Send a message to continue.`);
       }
-      let completion: Completion;
-      try {
-        completion = await model.complete(buildMessages(host.events()), this.#tools.map(toChatTool), signal);
-      } catch (err) {
-        if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return;
-        const e = toModelCallError(err);
-        return this.#fail(e.code, e.message, e.classification);
+      if (budget !== undefined && this.#usage.cost - costAtStart >= budget) {
+        return this.#fail('MaxBudgetReached', `The agent spent ${(this.#usage.cost - costAtStart).toFixed(4)} USD in this run, reaching max_budget_per_run (${budget}). Send a message to continue.`, { kind: 'quota', retryable: false, user_action: 'settings' });
       }
-      this.#recordUsage(model.model, completion);
+      if (host.request.stuck_detection !== false) {
+        const stuck = detectStuck(host.events());
+        if (stuck.kind === 'stuck') {
+          // OpenHands records only the status change; the log says which pattern.
+          host.setExecutionStatus('stuck');
+          return;
+        }
+        if (stuck.kind === 'nudge') this.#emit(environmentMessage(stuck.text));
+      }
+      const view = buildView(host.events());
+      // A request (POST /condense, a context-window error) condenses even without a configured condenser.
+      const cfg = condenser ?? (view.unhandledRequest ? DEFAULT_CONDENSER : undefined);
+      const reason = condensationReason(view, cfg);
+      const forget = reason && cfg ? planCondensation(view, cfg, reason) : undefined;
+      if (forget) {
+        const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, false);
+        if (!summary || summary === 'condense') return;
+        // The condensation is this step; the next one reads the condensed view.
+        this.#emit(condensationEvent(forget, summary));
+        continue;
+      }
+      const completion = await this.#call(model, buildMessages(view.events), this.#tools.map(toChatTool), signal, host.request.agent?.llm.stream === true, view.unhandledRequest || !cfg);
+      if (completion === 'condense') {
+        this.#emit({ ...newEventBase('environment'), kind: 'CondensationRequest' });
+        continue;
+      }
+      if (!completion) return;
       // A response that arrived is recorded even if the run was stopped meanwhile: its actions stay pending.
       if (completion.toolCalls.length === 0) {
         this.#emit(assistantMessage(completion));
@@ -118,22 +158,76 @@ class Agent implements ConversationAgent {
       }
       for (const p of planned) if (p.error) this.#emit(agentError(p.event.tool_name, p.event.tool_call_id, p.error));
       let runnable = planned.filter((p) => !p.error).map((p) => p.event);
-      if (runnable.length && this.#opts.beforeExecute) {
-        const verdict = await this.#opts.beforeExecute(runnable, signal);
-        if (verdict.kind === 'wait_for_confirmation') {
+      if (runnable.length) {
+        const verdict = await runGates(this.#gates, runnable, signal);
+        for (const a of runnable) {
+          const r = verdict.rejected.get(a.id);
+          if (r) this.#emit(userReject(a, r.reason, r.source));
+        }
+        runnable = runnable.filter((a) => !verdict.rejected.has(a.id));
+        if (verdict.wait && runnable.length) {
           host.setExecutionStatus('waiting_for_confirmation');
           return;
-        }
-        if (verdict.kind === 'reject') {
-          for (const a of runnable) {
-            const r = verdict.rejected.get(a.id);
-            if (r) this.#emit(userReject(a, r.reason, r.source));
-          }
-          runnable = runnable.filter((a) => !verdict.rejected.has(a.id));
         }
       }
       if (this.#finishIf(await execute(this.#tools, runnable, ctx, (e) => this.#emit(e), this.#real))) return;
     }
+  }
+
+  /**
+   * Forces one condensation now (POST /condense while no run is active), with the configured
+   * condenser or OpenHands' defaults. Emits a Condensation, or nothing when there is too little to forget.
+   */
+  async condense(signal: AbortSignal): Promise<void> {
+    const model = this.#model();
+    if (!model) return;
+    let cfg: CondenserConfig;
+    try {
+      cfg = condenserConfig(this.#host.request.agent?.condenser) ?? DEFAULT_CONDENSER;
+    } catch (err) {
+      if (err instanceof CondenserConfigError) return this.#fail('CondenserConfigError', err.message, { kind: 'config', retryable: false, user_action: 'settings' });
+      throw err;
+    }
+    const forget = planCondensation(buildView(this.#host.events()), cfg, 'request');
+    if (!forget) return;
+    const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, false);
+    if (summary && summary !== 'condense') this.#emit(condensationEvent(forget, summary));
+  }
+
+  /** The model client, or undefined after recording why there is none. */
+  #model(): ModelClient | undefined {
+    const llm = this.#host.llm;
+    if (!llm) {
+      this.#fail('LLMNotConfigured', LLM_NOT_CONFIGURED, { kind: 'config', retryable: false, user_action: 'settings' });
+      return undefined;
+    }
+    try {
+      return new ModelClient(llm, this.#opts.model);
+    } catch (err) {
+      const e = toModelCallError(err);
+      this.#fail(e.code, e.message, e.classification);
+      return undefined;
+    }
+  }
+
+  /**
+   * One model call with its usage recorded. Undefined when the run must end (aborted, or failed with
+   * a ConversationErrorEvent); 'condense' for a context-window error that a condensation may cure.
+   */
+  async #call(model: ModelClient, messages: ChatMessage[], tools: ChatTool[], signal: AbortSignal, stream: boolean, noCondense = true): Promise<Completion | 'condense' | undefined> {
+    let completion: Completion;
+    try {
+      const onDelta = this.#host.streamDelta?.bind(this.#host);
+      completion = await model.complete(messages, tools, signal, { stream, ...(stream && onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#mask)) } : {}) });
+    } catch (err) {
+      if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
+      const e = toModelCallError(err);
+      if (e instanceof ModelCallError && e.code === 'LLMContextWindowExceedError' && !noCondense) return 'condense';
+      this.#fail(e.code, e.message, e.classification);
+      return undefined;
+    }
+    this.#recordUsage(model.model, completion);
+    return completion;
   }
 
   async close(): Promise<void> {
@@ -174,11 +268,17 @@ class Agent implements ConversationAgent {
 
   #recordUsage(model: string, completion: Completion): void {
     this.#usage = addUsage(this.#usage, completion.usage);
-    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, { usage: completion.usage, responseId: completion.responseId })));
+    const budget = this.#host.request.max_budget_per_run ?? null;
+    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, { usage: completion.usage, responseId: completion.responseId }, budget)));
   }
 
   #fail(code: string, detail: string, classification?: Parameters<typeof conversationError>[2]): void {
     this.#emit(conversationError(code, detail, classification));
     this.#host.setExecutionStatus('error');
   }
+}
+
+/** The one-time stuck nudge: an environment message the model reads as user input. */
+function environmentMessage(text: string): Event {
+  return { ...newEventBase('environment'), llm_message: { role: 'user', content: [{ type: 'text', text }] }, activated_skills: [], extended_content: [], kind: 'MessageEvent' };
 }

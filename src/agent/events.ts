@@ -51,10 +51,17 @@ export function assistantMessage(completion: Completion): Of<'MessageEvent'> {
 
 /**
  * One ActionEvent per tool call of a response, sharing its llm_response_id. The first carries the
- * response's text as thought (and its reasoning), as OpenHands does; `summary` is lifted from the
- * arguments onto the event.
+ * response's text as thought (and its reasoning), as OpenHands does; `summary` and the predicted
+ * `security_risk` are lifted from the arguments onto the event.
  */
-export function actionEvent(completion: Completion, call: ToolCall, index: number, action: ActionEvent['action'], summary: string | undefined): ActionEvent {
+export function actionEvent(
+  completion: Completion,
+  call: ToolCall,
+  index: number,
+  action: ActionEvent['action'],
+  summary: string | undefined,
+  risk: ActionEvent['security_risk'] = 'UNKNOWN',
+): ActionEvent {
   const first = index === 0;
   return {
     ...newEventBase('agent'),
@@ -66,7 +73,7 @@ export function actionEvent(completion: Completion, call: ToolCall, index: numbe
     tool_call_id: call.id,
     tool_call: { id: call.id, name: call.name, arguments: call.arguments, origin: 'completion' },
     llm_response_id: completion.responseId,
-    security_risk: 'UNKNOWN',
+    security_risk: risk,
     summary: summary ?? null,
     kind: 'ActionEvent',
   };

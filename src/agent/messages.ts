@@ -48,6 +48,10 @@ export function buildMessages(events: readonly Event[]): ChatMessage[] {
       case 'AgentErrorEvent':
         answer(e.tool_call_id, `ERROR: ${e.error}`);
         break;
+      case 'CondensationSummaryEvent':
+        // What a condensation left of the forgotten events; the model reads it as user input (OpenHands).
+        push({ role: 'user', content: e.summary });
+        break;
       case 'UserRejectObservation':
         answer(e.tool_call_id, `Action rejected: ${e.rejection_reason ?? 'User rejected the action'}`);
         break;

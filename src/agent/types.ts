@@ -33,6 +33,11 @@ export interface AgentHost {
   executionStatus(): ExecutionStatus;
   /** Records the status and emits the matching ConversationStateUpdateEvent. */
   setExecutionStatus(status: ExecutionStatus): void;
+  /**
+   * Pieces of a streamed model answer (llm.stream: true), for live subscribers only: sent as
+   * StreamingDeltaEvent on the events socket, never persisted. Optional: a host may ignore them.
+   */
+  streamDelta?(delta: { content: string | null; reasoning: string | null }): void;
 }
 
 /** One per conversation; lives as long as the conversation is loaded in the agent server. */
@@ -42,6 +47,11 @@ export interface ConversationAgent {
    * (pause, interrupt, delete). Never rejects for model or tool failures: those become events.
    */
   run(signal: AbortSignal): Promise<void>;
+  /**
+   * Condenses the history once now (POST /condense while no run is active): a Condensation event,
+   * or nothing when there is too little to forget. Optional: a host answers 501 without it.
+   */
+  condense?(signal: AbortSignal): Promise<void>;
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
 }

@@ -39,13 +39,13 @@ export interface StatsValue {
 }
 
 /** The `stats` value after a call: totals so far, plus the last turn's size and response id. */
-export function statsValue(model: string, total: Usage, last?: { usage: Usage; responseId: string }): StatsValue {
+export function statsValue(model: string, total: Usage, last?: { usage: Usage; responseId: string }, budget: number | null = null): StatsValue {
   return {
     usage_to_metrics: {
       agent: {
         model_name: model,
         accumulated_cost: total.cost,
-        max_budget_per_task: null,
+        max_budget_per_task: budget,
         accumulated_token_usage: {
           model,
           prompt_tokens: total.promptTokens,

@@ -66,31 +66,42 @@ export class ModelClient {
 
   /**
    * One completion. Rejects with ModelCallError after the retries, or with the SDK's
-   * APIUserAbortError when `signal` aborts (the caller knows it aborted).
+   * APIUserAbortError when `signal` aborts (the caller knows it aborted). With `stream`, the answer
+   * is read as server-sent chunks (usage requested with include_usage) and `onDelta` sees each
+   * piece of text or reasoning as it arrives; the result is the same Completion either way.
    */
-  async complete(messages: ChatMessage[], tools: ChatTool[], signal?: AbortSignal): Promise<Completion> {
-    let response: OpenAI.Chat.Completions.ChatCompletion;
+  async complete(messages: ChatMessage[], tools: ChatTool[], signal?: AbortSignal, opts: CompleteOptions = {}): Promise<Completion> {
+    const body = { model: this.endpointModel, messages, ...(tools.length ? { tools } : {}) };
+    const reqOpts = signal ? { signal } : {};
+    let raw: RawAnswer;
     try {
-      response = await this.#client.chat.completions.create(
-        { model: this.endpointModel, messages, ...(tools.length ? { tools } : {}) },
-        signal ? { signal } : {},
-      );
+      if (opts.stream) {
+        const stream = await this.#client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, reqOpts);
+        raw = await collectStream(stream, opts.onDelta);
+      } else {
+        const response = await this.#client.chat.completions.create(body, reqOpts);
+        const message = response.choices?.[0]?.message;
+        if (!message) throw new ModelCallError('LLMNoResponseError', 'The model endpoint answered without a choice');
+        raw = {
+          id: response.id,
+          content: message.content ?? null,
+          reasoning: (message as { reasoning_content?: string | null }).reasoning_content ?? null,
+          toolCalls: (message.tool_calls ?? [])
+            .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
+            .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+          usage: response.usage as RawUsage | undefined,
+        };
+      }
     } catch (err) {
       if (err instanceof OpenAI.APIUserAbortError) throw err;
       throw toModelCallError(err);
     }
-    const message = response.choices?.[0]?.message;
-    if (!message) throw new ModelCallError('LLMNoResponseError', 'The model endpoint answered without a choice');
-    const usage = response.usage as (OpenAI.CompletionUsage & { cost?: number }) | undefined;
-    const toolCalls = (message.tool_calls ?? [])
-      .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
-      .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-    const content = message.content ?? null;
+    const { usage, content, toolCalls } = raw;
     if (!content && toolCalls.length === 0) throw new ModelCallError('LLMNoResponseError', 'The model answered with neither text nor tool calls');
     return {
-      responseId: response.id,
+      responseId: raw.id,
       content,
-      reasoning: (message as { reasoning_content?: string | null }).reasoning_content ?? null,
+      reasoning: raw.reasoning,
       toolCalls,
       usage: {
         promptTokens: usage?.prompt_tokens ?? 0,
@@ -101,4 +112,48 @@ export class ModelClient {
       },
     };
   }
+}
+
+export interface CompleteOptions {
+  stream?: boolean;
+  /** Streaming only: each piece of answer text or reasoning, in order. */
+  onDelta?: (delta: { content: string | null; reasoning: string | null }) => void;
+}
+
+type RawUsage = OpenAI.CompletionUsage & { cost?: number };
+
+interface RawAnswer {
+  id: string;
+  content: string | null;
+  reasoning: string | null;
+  toolCalls: ToolCall[];
+  usage: RawUsage | undefined;
+}
+
+/** Assembles a streamed answer: text and reasoning concatenated, tool calls by index, usage from the last chunk. */
+async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>, onDelta: CompleteOptions['onDelta']): Promise<RawAnswer> {
+  let id = '';
+  let content: string | null = null;
+  let reasoning: string | null = null;
+  let usage: RawUsage | undefined;
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  for await (const chunk of stream) {
+    id ||= chunk.id;
+    if (chunk.usage) usage = chunk.usage as RawUsage;
+    const delta = chunk.choices?.[0]?.delta as (OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null }) | undefined;
+    if (!delta) continue;
+    const text = delta.content || null;
+    const thought = delta.reasoning_content || null;
+    if (text) content = (content ?? '') + text;
+    if (thought) reasoning = (reasoning ?? '') + thought;
+    if ((text || thought) && onDelta) onDelta({ content: text, reasoning: thought });
+    for (const tc of delta.tool_calls ?? []) {
+      const call = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
+      if (tc.id) call.id = tc.id;
+      if (tc.function?.name) call.name += tc.function.name;
+      if (tc.function?.arguments) call.arguments += tc.function.arguments;
+    }
+  }
+  if (!id) throw new ModelCallError('LLMNoResponseError', 'The model endpoint ended the stream without a chunk');
+  return { id, content, reasoning, toolCalls: calls.filter(Boolean), usage };
 }

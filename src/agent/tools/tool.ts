@@ -36,9 +36,21 @@ export interface AgentTool<A extends Action = Action> {
 
 const SUMMARY = { type: 'string', description: 'A concise summary (approximately 10 words) of what this action does, shown to the user.' };
 
-/** The function the model sees. OpenHands adds an optional `summary` to every tool, first in the properties. */
+const SECURITY_RISK = {
+  type: 'string',
+  enum: ['LOW', 'MEDIUM', 'HIGH'],
+  description:
+    "The LLM's assessment of the safety risk of this action: LOW (read-only or easily undone), MEDIUM (changes the workspace), HIGH (destructive, irreversible, or reaching outside the workspace). Used by confirmation policies.",
+};
+
+/**
+ * The function the model sees. OpenHands adds an optional `summary` to every tool, first in the
+ * properties, and a `security_risk` prediction to tools that are not read-only (recorded on the
+ * ActionEvent; ConfirmRisky policies read it). Both are lifted off the arguments before toAction.
+ */
 export function toChatTool(tool: AgentTool): ChatTool {
-  const properties = 'summary' in tool.parameters.properties ? tool.parameters.properties : { summary: SUMMARY, ...tool.parameters.properties };
+  let properties = 'summary' in tool.parameters.properties ? tool.parameters.properties : { summary: SUMMARY, ...tool.parameters.properties };
+  if (!tool.readOnly && !('security_risk' in properties)) properties = { ...properties, security_risk: SECURITY_RISK };
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters, properties } } };
 }
 

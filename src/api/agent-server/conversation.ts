@@ -81,6 +81,8 @@ export const StartConversationRequest = Type.Object({
   security_analyzer: Nullable(JsonObject),
   initial_message: Nullable(SendMessageRequest),
   max_iterations: Type.Optional(Type.Integer({ minimum: 1, default: 500 })),
+  /** Model spend (USD, as the endpoint reports in usage.cost) allowed per run; then error MaxBudgetReached. */
+  max_budget_per_run: Nullable(Type.Number({ exclusiveMinimum: 0 })),
   stuck_detection: Type.Optional(Type.Boolean({ default: true })),
   secrets: Type.Optional(Type.Record(Type.String(), SecretInput, { default: {} })),
   secrets_encrypted: Type.Optional(Type.Boolean({ default: false })),

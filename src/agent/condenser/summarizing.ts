@@ -1,0 +1,141 @@
+// LLMSummarizingCondenser (OpenHands `context/condenser/llm_summarizing_condenser.py`): when the view
+// holds more than `max_size` events, or a CondensationRequest is unhandled, the events between the
+// first `keep_first` and a kept tail are replaced by a summary the model writes.
+import type { Event } from '../../api/events/index.ts';
+import { newEventBase } from '../../api/events/index.ts';
+import type { ChatMessage, Completion } from '../llm/client.ts';
+import { contentText, observationText } from '../tools/output.ts';
+import type { View } from './view.ts';
+
+export interface CondenserConfig {
+  maxSize: number;
+  keepFirst: number;
+}
+
+/** OpenHands class defaults; also what POST /condense uses when no condenser is configured. */
+export const DEFAULT_CONDENSER: CondenserConfig = { maxSize: 240, keepFirst: 2 };
+
+/** Thrown for a condenser configuration the agent cannot use (ends the run with a ConversationErrorEvent). */
+export class CondenserConfigError extends Error {}
+
+/** `agent.condenser` of the start request: undefined for none (null, NoOpCondenser). */
+export function condenserConfig(raw: Record<string, unknown> | null | undefined): CondenserConfig | undefined {
+  if (raw == null || raw['kind'] === 'NoOpCondenser') return undefined;
+  if (raw['kind'] !== 'LLMSummarizingCondenser') throw new CondenserConfigError(`Condenser kind ${JSON.stringify(raw['kind'])} is not supported; use LLMSummarizingCondenser or NoOpCondenser`);
+  const int = (name: string, dflt: number) => {
+    const v = raw[name] ?? dflt;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new CondenserConfigError(`agent.condenser.${name} must be a non-negative integer`);
+    return v;
+  };
+  const cfg = { maxSize: int('max_size', DEFAULT_CONDENSER.maxSize), keepFirst: int('keep_first', DEFAULT_CONDENSER.keepFirst) };
+  // OpenHands' validator: the kept tail must have room.
+  if (Math.floor(cfg.maxSize / 2) - cfg.keepFirst - 1 <= 0) throw new CondenserConfigError('agent.condenser: max_size // 2 - keep_first - 1 must be positive');
+  return cfg;
+}
+
+export type CondensationReason = 'events' | 'request';
+
+/** Why the view should be condensed now, if at all. */
+export function condensationReason(view: View, cfg: CondenserConfig | undefined): CondensationReason | undefined {
+  if (view.unhandledRequest) return 'request';
+  if (cfg && view.events.length > cfg.maxSize) return 'events';
+  return undefined;
+}
+
+export interface CondensationPlan {
+  forgotten: Event[];
+  offset: number;
+}
+
+/**
+ * Which events to forget: from `keep_first` up to a kept tail (half the target minus the head and
+ * the summary). A tool call and its answers, and the calls of one response, go together; the system
+ * prompt is never forgotten. Undefined when less than 10% of the view would go (nothing worth it).
+ */
+export function planCondensation(view: View, cfg: CondenserConfig, reason: CondensationReason): CondensationPlan | undefined {
+  const events = view.events;
+  const target = reason === 'events' ? Math.floor(cfg.maxSize / 2) : Math.floor(events.length / 2);
+  const tail = Math.max(0, target - cfg.keepFirst - 1);
+  const start = Math.min(cfg.keepFirst, events.length);
+  const end = Math.max(start, events.length - tail);
+  const forget = new Set(events.slice(start, end).filter((e) => e.kind !== 'SystemPromptEvent').map((e) => e.id));
+  // Keep tool calls atomic: grow the set until no call is split from its answers or its batch.
+  for (let changed = true; changed; ) {
+    changed = false;
+    const calls = new Set<string>();
+    const responses = new Set<string>();
+    for (const e of events) {
+      if (!forget.has(e.id)) continue;
+      if ('tool_call_id' in e) calls.add(e.tool_call_id);
+      if (e.kind === 'ActionEvent') responses.add(e.llm_response_id);
+    }
+    for (const e of events) {
+      if (forget.has(e.id)) continue;
+      if (('tool_call_id' in e && calls.has(e.tool_call_id)) || (e.kind === 'ActionEvent' && responses.has(e.llm_response_id))) {
+        forget.add(e.id);
+        changed = true;
+      }
+    }
+  }
+  const forgotten = events.filter((e) => forget.has(e.id));
+  if (forgotten.length === 0 || forgotten.length < events.length * 0.1) return undefined;
+  return { forgotten, offset: start };
+}
+
+/** One line per forgotten event, as the summarizer reads it. */
+function describe(e: Event): string {
+  switch (e.kind) {
+    case 'MessageEvent':
+      return `${e.source === 'user' ? 'USER' : e.source === 'agent' ? 'AGENT' : 'ENVIRONMENT'}: ${contentText(e.llm_message.content)}`;
+    case 'ActionEvent':
+      return `ACTION ${e.tool_name}${e.thought.length ? ` (thought: ${contentText(e.thought)})` : ''}: ${e.tool_call.arguments}`;
+    case 'ObservationEvent':
+      return `OBSERVATION of ${e.tool_name}: ${observationText(e.observation)}`;
+    case 'AgentErrorEvent':
+      return `ERROR of ${e.tool_name}: ${e.error}`;
+    case 'UserRejectObservation':
+      return `REJECTED ${e.tool_name}: ${e.rejection_reason ?? ''}`;
+    case 'CondensationSummaryEvent':
+      return `PREVIOUS SUMMARY: ${e.summary}`;
+    default:
+      return e.kind;
+  }
+}
+
+/** The summarizer's prompt, after OpenHands' `summarizing_prompt.j2`. */
+export function summaryMessages(forgotten: readonly Event[]): ChatMessage[] {
+  const prompt = [
+    'You are maintaining a context-aware state summary for an interactive software agent. The events below are about to be',
+    'removed from its memory. Write a concise summary that lets the agent continue the task without them. Track:',
+    'USER_CONTEXT: essential user requirements, goals and clarifications',
+    'TASK_TRACKING: active tasks, with ids and statuses',
+    'COMPLETED: tasks completed so far, with brief results',
+    'PENDING: tasks that still need to be done',
+    'CURRENT_STATE: current variables, data structures or relevant state',
+    'CODE_STATE: file paths, function signatures, data structures',
+    'TESTS: failing cases, error messages, outputs',
+    'CHANGES: code edits, variable updates',
+    'DEPS: dependencies, imports, external calls',
+    'VERSION_CONTROL_STATUS: repository state, current branch, PR status, commit history',
+    'Keep what a later step needs; drop chatter. A PREVIOUS SUMMARY among the events must be carried over.',
+    '',
+    '<EVENTS>',
+    ...forgotten.map(describe),
+    '</EVENTS>',
+    '',
+    'Now summarize the events using the rules above.',
+  ].join('\n');
+  return [{ role: 'user', content: prompt }];
+}
+
+/** The Condensation event for a plan and the model's summary. */
+export function condensationEvent(plan: CondensationPlan, completion: Completion): Extract<Event, { kind: 'Condensation' }> {
+  return {
+    ...newEventBase('environment'),
+    forgotten_event_ids: plan.forgotten.map((e) => e.id),
+    summary: completion.content ?? '',
+    summary_offset: plan.offset,
+    llm_response_id: completion.responseId,
+    kind: 'Condensation',
+  };
+}
