@@ -4,9 +4,10 @@
 //   idle|running --pause--> paused (the agent's signal aborts; it stops between steps)
 //   finished|stuck --user message--> idle
 import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig } from '../../agent/types.ts';
-import type { SendMessageRequest } from '../../api/agent-server/index.ts';
+import { pendingActions } from '../../agent/messages.ts';
+import type { ConfirmationPolicy, SendMessageRequest } from '../../api/agent-server/index.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
-import { Conflict } from '../../api/errors.ts';
+import { Conflict, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
@@ -125,7 +126,68 @@ export class ConversationRuntime implements AgentHost {
     this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
   }
 
+  /** Streamed answer pieces go to live subscribers only (StreamingDeltaEvent, never persisted). */
+  streamDelta(delta: { content: string | null; reasoning: string | null }): void {
+    if (this.#deleted) return;
+    const event = { ...newEventBase('agent'), content: delta.content, reasoning_content: delta.reasoning, kind: 'StreamingDeltaEvent' as const };
+    // Published carries persisted kinds; a socket-only kind rides along with seq null, like full_state.
+    this.#ctx.bus.publish(this.conversationId, new Published(null, event as unknown as Event, JSON.stringify(event)));
+  }
+
   // ---- operations behind the HTTP and WebSocket API ----
+
+  /** Persisted with the conversation and applied from the next batch of actions on. */
+  setConfirmationPolicy(policy: ConfirmationPolicy): void {
+    this.#update({ request: { ...this.#row.request, confirmation_policy: policy } });
+    this.emit({ ...newEventBase('environment'), key: 'confirmation_policy', value: policy, kind: 'ConversationStateUpdateEvent' });
+    this.#ctx.onChanged(this.conversationId);
+  }
+
+  /**
+   * Accept: run, which executes the pending actions first (a run already going is fine, as in
+   * OpenHands). Reject: a UserRejectObservation (source user) answers each pending action and a
+   * conversation waiting for confirmation becomes idle; the agent goes on at the next message or run.
+   */
+  respondToConfirmation(accept: boolean, reason: string): void {
+    if (accept) {
+      if (!this.#run) this.run();
+      return;
+    }
+    for (const a of pendingActions(this.events())) {
+      this.emit({
+        ...newEventBase('environment'),
+        tool_name: a.tool_name,
+        tool_call_id: a.tool_call_id,
+        action_id: a.id,
+        rejection_reason: reason,
+        rejection_source: 'user',
+        kind: 'UserRejectObservation',
+      });
+    }
+    if (this.#row.executionStatus === 'waiting_for_confirmation') this.setExecutionStatus('idle');
+  }
+
+  /**
+   * POST /condense: records a CondensationRequest. A running agent handles it at its next step;
+   * otherwise the agent condenses now and this resolves once the Condensation is recorded (or
+   * there was too little to forget). Runs are refused meanwhile, as while running.
+   */
+  async condense(): Promise<void> {
+    if (this.#closing) throw new Conflict('The conversation is closing');
+    this.emit({ ...newEventBase('environment'), kind: 'CondensationRequest' });
+    if (this.#run) return;
+    this.#agent ??= this.#ctx.createAgent(this);
+    const agent = this.#agent;
+    if (!agent.condense) throw new NotImplemented('This agent cannot condense its history');
+    const controller = new AbortController();
+    const active: ActiveRun = { controller, done: Promise.resolve() };
+    this.#run = active;
+    active.done = agent.condense(controller.signal).finally(() => {
+      this.#run = undefined;
+      if (this.#rerun && !this.#closing) this.run();
+    });
+    await active.done;
+  }
 
   /** Appends a user MessageEvent; `run` starts the agent, or queues one rerun if it is running. */
   sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Event {

@@ -130,12 +130,11 @@ describe('errors', () => {
 
   it('answers 501 with a message for parts not built yet, 404 JSON for unknown paths', async () => {
     const c = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'n')) })).body;
-    const condense = await s.api(`/api/conversations/${c.id}/condense`, { method: 'POST', body: {} });
-    expect(condense.status).toBe(501);
-    expect(condense.body.detail).toMatch(/Forced condensation is not implemented/);
+    const ask = await s.api(`/api/conversations/${c.id}/ask_agent`, { method: 'POST', body: { question: 'q' } });
+    expect(ask.status).toBe(501);
+    expect(ask.body.detail).toMatch(/ask_agent is not implemented/);
     expect((await s.api('/api/git/commits?path=/x')).status).toBe(501);
     expect((await s.api('/api/bash/start_bash_command', { method: 'POST', body: { command: 'ls' } })).status).toBe(501);
-    expect((await s.api(`/api/conversations/${c.id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: true } })).status).toBe(501);
     expect(await s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });
   });
 

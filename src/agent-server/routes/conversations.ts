@@ -1,6 +1,6 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
-import { ForkConversationRequest, parseStartConversationRequest, UpdateConversationRequest } from '../../api/agent-server/index.ts';
+import { ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, UpdateConversationRequest } from '../../api/agent-server/index.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import {
   ConversationBatchQuery,
@@ -83,6 +83,17 @@ export function conversationRoutes(service: ConversationService): Router {
   router.post('/:conversation_id/fork', validate({ body: ForkConversationRequest }), async (ctx) => {
     ctx.status = 201;
     ctx.body = service.fork(ctx.params['conversation_id']!, ctx.state['body'] as ForkConversationRequest);
+  });
+
+  router.post('/:conversation_id/confirmation_policy', validate({ body: SetConfirmationPolicyRequest }), async (ctx) => {
+    service.get(ctx.params['conversation_id']!).setConfirmationPolicy((ctx.state['body'] as SetConfirmationPolicyRequest).policy);
+    ctx.body = { success: true };
+  });
+
+  // Forces a condensation (OpenHands answers once it is done; a running agent does it at its next step).
+  router.post('/:conversation_id/condense', async (ctx) => {
+    await service.get(ctx.params['conversation_id']!).condense();
+    ctx.body = { success: true };
   });
 
   router.get('/:conversation_id/agent_final_response', async (ctx) => {

@@ -1,8 +1,8 @@
 // `/api/conversations/{id}/events`: send a message, search, count, read by id, batch read.
 // Paging cursors are sequence numbers: stable while new events are appended.
 import Router from '@koa/router';
-import { SendMessageRequest } from '../../api/agent-server/index.ts';
-import { Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
+import { ConfirmationResponseRequest, SendMessageRequest } from '../../api/agent-server/index.ts';
+import { Invalid, NotFound } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import { EventCountQuery, EventIdList, EventSearchQuery } from '../http/queries.ts';
 import { parseQuery, readJsonBody, validate } from '../http/validate.ts';
@@ -57,8 +57,10 @@ export function eventRoutes(service: ConversationService, events: EventStore): R
     ctx.body = events.count(rt.conversationId, filterOf(ctx.state['query'] as EventCountQuery));
   });
 
-  router.post('/respond_to_confirmation', async () => {
-    throw new NotImplemented('Confirmation mode is not implemented by this agent server yet');
+  router.post('/respond_to_confirmation', validate({ body: ConfirmationResponseRequest }), async (ctx) => {
+    const body = ctx.state['body'] as ConfirmationResponseRequest;
+    conversation(ctx.params).respondToConfirmation(body.accept, body.reason ?? 'User rejected the action.');
+    ctx.body = { success: true };
   });
 
   router.get('/:event_id', async (ctx) => {

@@ -66,7 +66,8 @@ export interface ConversationSearch {
   limit: number;
 }
 
-export type ConversationPatch = Partial<Pick<ConversationRow, 'executionStatus' | 'title' | 'tags' | 'stats' | 'lastUserMessageId' | 'sealedSecrets' | 'deletedAt'>>;
+/** `request` changes only for settings OpenHands lets a client change after start (the confirmation policy). */
+export type ConversationPatch = Partial<Pick<ConversationRow, 'executionStatus' | 'title' | 'tags' | 'stats' | 'lastUserMessageId' | 'sealedSecrets' | 'deletedAt' | 'request'>>;
 
 const COLUMN: Record<keyof ConversationPatch, string> = {
   executionStatus: 'execution_status',
@@ -76,6 +77,7 @@ const COLUMN: Record<keyof ConversationPatch, string> = {
   lastUserMessageId: 'last_user_message_id',
   sealedSecrets: 'sealed_secrets',
   deletedAt: 'deleted_at',
+  request: 'request',
 };
 
 export class ConversationStore {
@@ -133,7 +135,7 @@ export class ConversationStore {
     const args: unknown[] = [updatedAt];
     for (const [k, v] of Object.entries(patch) as [keyof ConversationPatch, unknown][]) {
       sets.push(`${COLUMN[k]} = ?`);
-      args.push(k === 'tags' || (k === 'stats' && v !== null) ? JSON.stringify(v) : v);
+      args.push(k === 'tags' || k === 'request' || (k === 'stats' && v !== null) ? JSON.stringify(v) : v);
     }
     this.#db.prepare(`UPDATE conversations SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
   }

@@ -57,8 +57,9 @@ export class SocketClient {
   #onPublished(p: Published): void {
     if (p.seq === null) {
       // Snapshots carry no sequence number; during replay keep the newest for when we go live.
+      // Streamed deltas (StreamingDeltaEvent) missed during replay are dropped: the persisted answer follows.
       if (this.#live) this.#send(p.wire);
-      else this.#snapshot = p;
+      else if (p.event.kind === 'ConversationStateUpdateEvent') this.#snapshot = p;
       return;
     }
     if (!this.#live || p.seq <= this.#cursor) return;
