@@ -52,6 +52,16 @@ describe('confirmation over HTTP', () => {
     await until(id, 'finished');
     expect(JSON.stringify((await events(id)).find((e) => e.kind === 'ObservationEvent'))).toContain('accepted-run');
 
+    // A new message sent with run:true while waiting is an implicit confirmation (OpenHands).
+    llm.push(terminal('echo implicit-run'), { content: 'ran it too' });
+    await say(id, 'one more');
+    await until(id, 'waiting_for_confirmation');
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('go ahead and also say hi', false) });
+    expect(await status(id)).toBe('waiting_for_confirmation');
+    await say(id, 'really, go ahead');
+    await until(id, 'finished');
+    expect(JSON.stringify((await events(id)).filter((e) => e.kind === 'ObservationEvent'))).toContain('implicit-run');
+
     llm.push(terminal('echo never'));
     await say(id, 'again');
     await until(id, 'waiting_for_confirmation');

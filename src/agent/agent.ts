@@ -9,16 +9,26 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import type { Action, Event } from '../api/events/index.ts';
+import type { Action, ActionEvent, Event } from '../api/events/index.ts';
 import { newEventBase } from '../api/events/index.ts';
 import { execute, plan, type ExecuteOutcome } from './act.ts';
-import { condensationReason, condenserConfig, condensationEvent, CondenserConfigError, DEFAULT_CONDENSER, planCondensation, summaryMessages, type CondenserConfig } from './condenser/summarizing.ts';
-import { buildView } from './condenser/view.ts';
+import {
+  condensationEvent,
+  condensationReason,
+  condenserConfig,
+  CondenserConfigError,
+  DEFAULT_CONDENSER,
+  planCondensation,
+  summaryMessages,
+  type CondensationReason,
+  type CondenserConfig,
+} from './condenser/summarizing.ts';
+import { buildView, type View } from './condenser/view.ts';
 import { confirmationGate } from './confirmation/policy.ts';
-import { agentError, assistantMessage, conversationError, stateUpdate, userReject } from './events.ts';
+import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
-import { ModelCallError, toModelCallError } from './llm/errors.ts';
+import { toModelCallError } from './llm/errors.ts';
 import { detectStuck } from './stuck/detector.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
@@ -29,7 +39,10 @@ import { TerminalSession, type TerminalSessionOptions } from './tools/terminal-s
 import { terminalTool } from './tools/terminal.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
-import { addUsage, statsValue, usageFromEvents, type Usage } from './usage.ts';
+import { addUsage, priced, statsValue, usageFromEvents, type Usage } from './usage.ts';
+import { createLogger } from '../util/log.ts';
+
+const log = createLogger('agent');
 
 export const LLM_NOT_CONFIGURED =
   'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
@@ -91,55 +104,35 @@ class Agent implements ConversationAgent {
   async run(signal: AbortSignal): Promise<void> {
     const host = this.#host;
     const model = this.#model();
-    if (!model) return;
-    let condenser: CondenserConfig | undefined;
-    try {
-      condenser = condenserConfig(host.request.agent?.condenser);
-    } catch (err) {
-      if (err instanceof CondenserConfigError) return this.#fail('CondenserConfigError', err.message, { kind: 'config', retryable: false, user_action: 'settings' });
-      throw err;
-    }
+    const condenser = model && this.#condenser();
+    if (!model || condenser === false) return;
     host.setExecutionStatus('running');
     this.#ensureSystemPrompt();
     const ctx: ToolContext & { signal: AbortSignal } = { workspaceDir: host.workspaceDir, signal, mask: this.#mask };
     const costAtStart = this.#usage.cost;
-    const budget = host.request.max_budget_per_run ?? undefined;
 
     // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
     // left unfinished) run first: running again confirms them.
     const pending = pendingActions(host.events());
-    if (pending.length && (this.#finishIf(await execute(this.#tools, pending, ctx, (e) => this.#emit(e), this.#real)))) return;
+    if (pending.length && this.#finishIf(await execute(this.#tools, pending, ctx, (e) => this.#emit(e), this.#real))) return;
 
     for (let iteration = 0; ; iteration++) {
-      if (signal.aborted) return;
-      if (iteration >= host.maxIterations) {
-        return this.#fail('MaxIterationsReached', `The agent reached the maximum of ${host.maxIterations} iterations in one run. Send a message to continue.`);
-      }
-      if (budget !== undefined && this.#usage.cost - costAtStart >= budget) {
-        return this.#fail('MaxBudgetReached', `The agent spent ${(this.#usage.cost - costAtStart).toFixed(4)} USD in this run, reaching max_budget_per_run (${budget}). Send a message to continue.`, { kind: 'quota', retryable: false, user_action: 'settings' });
-      }
-      if (host.request.stuck_detection !== false) {
-        const stuck = detectStuck(host.events());
-        if (stuck.kind === 'stuck') {
-          // OpenHands records only the status change; the log says which pattern.
-          host.setExecutionStatus('stuck');
-          return;
-        }
-        if (stuck.kind === 'nudge') this.#emit(environmentMessage(stuck.text));
-      }
+      if (signal.aborted || this.#limitReached(iteration, costAtStart) || this.#stuck()) return;
       const view = buildView(host.events());
       // A request (POST /condense, a context-window error) condenses even without a configured condenser.
       const cfg = condenser ?? (view.unhandledRequest ? DEFAULT_CONDENSER : undefined);
       const reason = condensationReason(view, cfg);
-      const forget = reason && cfg ? planCondensation(view, cfg, reason) : undefined;
-      if (forget) {
-        const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, false);
-        if (!summary || summary === 'condense') return;
+      if (reason && cfg) {
+        const outcome = await this.#condense(model, view, cfg, reason, signal);
+        if (outcome === 'stop') return;
         // The condensation is this step; the next one reads the condensed view.
-        this.#emit(condensationEvent(forget, summary));
-        continue;
+        if (outcome === 'condensed') continue;
       }
-      const completion = await this.#call(model, buildMessages(view.events), this.#tools.map(toChatTool), signal, host.request.agent?.llm.stream === true, view.unhandledRequest || !cfg);
+      const completion = await this.#call(model, buildMessages(view.events), this.#tools.map(toChatTool), signal, {
+        stream: host.request.agent?.llm.stream === true,
+        // Once: a context-window error right after an unanswered request is not cured by asking again.
+        condensable: condenser !== undefined && !view.unhandledRequest,
+      });
       if (completion === 'condense') {
         this.#emit({ ...newEventBase('environment'), kind: 'CondensationRequest' });
         continue;
@@ -151,24 +144,10 @@ class Agent implements ConversationAgent {
         host.setExecutionStatus('finished');
         return;
       }
-      const planned = plan(this.#tools, completion);
-      for (const p of planned) {
-        if (p.event.action) this.#real.set(p.event.id, p.event.action);
-        this.#emit(p.event);
-      }
-      for (const p of planned) if (p.error) this.#emit(agentError(p.event.tool_name, p.event.tool_call_id, p.error));
-      let runnable = planned.filter((p) => !p.error).map((p) => p.event);
-      if (runnable.length) {
-        const verdict = await runGates(this.#gates, runnable, signal);
-        for (const a of runnable) {
-          const r = verdict.rejected.get(a.id);
-          if (r) this.#emit(userReject(a, r.reason, r.source));
-        }
-        runnable = runnable.filter((a) => !verdict.rejected.has(a.id));
-        if (verdict.wait && runnable.length) {
-          host.setExecutionStatus('waiting_for_confirmation');
-          return;
-        }
+      const runnable = await this.#record(completion, signal);
+      if (runnable === 'wait') {
+        host.setExecutionStatus('waiting_for_confirmation');
+        return;
       }
       if (this.#finishIf(await execute(this.#tools, runnable, ctx, (e) => this.#emit(e), this.#real))) return;
     }
@@ -180,18 +159,77 @@ class Agent implements ConversationAgent {
    */
   async condense(signal: AbortSignal): Promise<void> {
     const model = this.#model();
-    if (!model) return;
-    let cfg: CondenserConfig;
-    try {
-      cfg = condenserConfig(this.#host.request.agent?.condenser) ?? DEFAULT_CONDENSER;
-    } catch (err) {
-      if (err instanceof CondenserConfigError) return this.#fail('CondenserConfigError', err.message, { kind: 'config', retryable: false, user_action: 'settings' });
-      throw err;
+    const cfg = model && this.#condenser();
+    if (!model || cfg === false) return;
+    await this.#condense(model, buildView(this.#host.events()), cfg ?? DEFAULT_CONDENSER, 'request', signal);
+  }
+
+  /** Records a response's actions and passes the executable ones through the gates: what may run now, or 'wait'. */
+  async #record(completion: Completion, signal: AbortSignal): Promise<ActionEvent[] | 'wait'> {
+    const planned = plan(this.#tools, completion);
+    for (const p of planned) {
+      if (p.event.action) this.#real.set(p.event.id, p.event.action);
+      this.#emit(p.event);
     }
-    const forget = planCondensation(buildView(this.#host.events()), cfg, 'request');
-    if (!forget) return;
-    const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, false);
-    if (summary && summary !== 'condense') this.#emit(condensationEvent(forget, summary));
+    for (const p of planned) if (p.error) this.#emit(agentError(p.event.tool_name, p.event.tool_call_id, p.error));
+    const executable = planned.filter((p) => !p.error).map((p) => p.event);
+    if (executable.length === 0) return [];
+    const verdict = await runGates(this.#gates, executable, signal);
+    for (const a of executable) {
+      const r = verdict.rejected.get(a.id);
+      if (r) this.#emit(userReject(a, r.reason, r.source));
+    }
+    const runnable = executable.filter((a) => !verdict.rejected.has(a.id));
+    return verdict.wait && runnable.length ? 'wait' : runnable;
+  }
+
+  /** Max iterations and max budget per run; true once the run ended with a ConversationErrorEvent. */
+  #limitReached(iteration: number, costAtStart: number): boolean {
+    const max = this.#host.maxIterations;
+    if (iteration >= max) {
+      this.#fail('MaxIterationsReached', `The agent reached the maximum of ${max} iterations in one run. Send a message to continue.`);
+      return true;
+    }
+    const budget = this.#host.request.max_budget_per_run;
+    const spent = this.#usage.cost - costAtStart;
+    if (budget != null && spent >= budget) {
+      this.#fail('MaxBudgetReached', `The agent spent ${spent.toFixed(4)} USD in this run, reaching max_budget_per_run (${budget}). Send a message to continue.`, { kind: 'quota', retryable: false, user_action: 'settings' });
+      return true;
+    }
+    return false;
+  }
+
+  /** True once the run ended as stuck; gives the one-time nudge for a repeated failing call. */
+  #stuck(): boolean {
+    if (this.#host.request.stuck_detection === false) return false;
+    const verdict = detectStuck(this.#host.events());
+    if (verdict.kind === 'nudge') this.#emit(environmentMessage(verdict.text));
+    if (verdict.kind !== 'stuck') return false;
+    // OpenHands records only the status change; the log says which pattern.
+    log.warn({ conversationId: this.#host.conversationId, pattern: verdict.pattern }, verdict.detail);
+    this.#host.setExecutionStatus('stuck');
+    return true;
+  }
+
+  /** The configured condenser; false once an unusable configuration ended the run with an error. */
+  #condenser(): CondenserConfig | undefined | false {
+    try {
+      return condenserConfig(this.#host.request.agent?.condenser);
+    } catch (err) {
+      if (!(err instanceof CondenserConfigError)) throw err;
+      this.#fail('CondenserConfigError', err.message, { kind: 'config', retryable: false, user_action: 'settings' });
+      return false;
+    }
+  }
+
+  /** One condensation: the model summarizes the forgotten events (not streamed), then a Condensation is recorded. */
+  async #condense(model: ModelClient, view: View, cfg: CondenserConfig, reason: CondensationReason, signal: AbortSignal): Promise<'condensed' | 'nothing' | 'stop'> {
+    const forget = planCondensation(view, cfg, reason);
+    if (!forget) return 'nothing';
+    const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, { stream: false, condensable: false });
+    if (!summary || summary === 'condense') return 'stop';
+    this.#emit(condensationEvent(forget, summary));
+    return 'condensed';
   }
 
   /** The model client, or undefined after recording why there is none. */
@@ -214,15 +252,15 @@ class Agent implements ConversationAgent {
    * One model call with its usage recorded. Undefined when the run must end (aborted, or failed with
    * a ConversationErrorEvent); 'condense' for a context-window error that a condensation may cure.
    */
-  async #call(model: ModelClient, messages: ChatMessage[], tools: ChatTool[], signal: AbortSignal, stream: boolean, noCondense = true): Promise<Completion | 'condense' | undefined> {
+  async #call(model: ModelClient, messages: ChatMessage[], tools: ChatTool[], signal: AbortSignal, o: { stream: boolean; condensable: boolean }): Promise<Completion | 'condense' | undefined> {
     let completion: Completion;
+    const onDelta = o.stream ? this.#host.streamDelta?.bind(this.#host) : undefined;
     try {
-      const onDelta = this.#host.streamDelta?.bind(this.#host);
-      completion = await model.complete(messages, tools, signal, { stream, ...(stream && onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#mask)) } : {}) });
+      completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#mask)) } : {}) });
     } catch (err) {
       if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
       const e = toModelCallError(err);
-      if (e instanceof ModelCallError && e.code === 'LLMContextWindowExceedError' && !noCondense) return 'condense';
+      if (e.code === 'LLMContextWindowExceedError' && o.condensable) return 'condense';
       this.#fail(e.code, e.message, e.classification);
       return undefined;
     }
@@ -267,9 +305,10 @@ class Agent implements ConversationAgent {
   }
 
   #recordUsage(model: string, completion: Completion): void {
-    this.#usage = addUsage(this.#usage, completion.usage);
+    const usage = priced(completion.usage, this.#host.request.agent?.llm);
+    this.#usage = addUsage(this.#usage, usage);
     const budget = this.#host.request.max_budget_per_run ?? null;
-    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, { usage: completion.usage, responseId: completion.responseId }, budget)));
+    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, { usage, responseId: completion.responseId }, budget)));
   }
 
   #fail(code: string, detail: string, classification?: Parameters<typeof conversationError>[2]): void {
@@ -278,7 +317,3 @@ class Agent implements ConversationAgent {
   }
 }
 
-/** The one-time stuck nudge: an environment message the model reads as user input. */
-function environmentMessage(text: string): Event {
-  return { ...newEventBase('environment'), llm_message: { role: 'user', content: [{ type: 'text', text }] }, activated_skills: [], extended_content: [], kind: 'MessageEvent' };
-}

@@ -78,3 +78,8 @@ export function actionEvent(
     kind: 'ActionEvent',
   };
 }
+
+/** An environment message the model reads as user input (the one-time stuck nudge). */
+export function environmentMessage(text: string): Of<'MessageEvent'> {
+  return { ...newEventBase('environment'), llm_message: { role: 'user', content: [{ type: 'text', text }] }, activated_skills: [], extended_content: [], kind: 'MessageEvent' };
+}

@@ -7,6 +7,7 @@ import { condenserConfig, planCondensation } from './condenser/summarizing.ts';
 import { batchNeedsConfirmation, riskNeedsConfirmation } from './confirmation/policy.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { detectStuck } from './stuck/detector.ts';
+import { priced } from './usage.ts';
 
 let n = 0;
 function action(tool: string, args: Record<string, unknown>, risk: ActionEvent['security_risk'] = 'UNKNOWN', response = `r${n}`): ActionEvent {
@@ -89,6 +90,15 @@ describe('stuck patterns', () => {
   });
 });
 
+describe('cost', () => {
+  it('uses the reported cost, else the per-token prices of the LLM settings', () => {
+    const u = { promptTokens: 1000, completionTokens: 100, cacheReadTokens: 0, reasoningTokens: 0, cost: 0 };
+    expect(priced(u, { input_cost_per_token: 0.000001, output_cost_per_token: 0.00001 }).cost).toBeCloseTo(0.002);
+    expect(priced({ ...u, cost: 0.5 }, { input_cost_per_token: 1 }).cost).toBe(0.5);
+    expect(priced(u, undefined).cost).toBe(0);
+  });
+});
+
 describe('condensed view', () => {
   it('applies condensations in order, inserts the summary at its offset, and keeps tool calls atomic', () => {
     const user = message('user', 'task');
@@ -115,6 +125,22 @@ describe('condensed view', () => {
     const split = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 2 }, 'request');
     expect(split?.forgotten.map((e) => e.id)).toEqual([a1, a2, o1, o2, a3, o3, a4, o4].map((e) => e.id));
     expect(planCondensation({ events: view.events.slice(0, 2), unhandledRequest: true }, { maxSize: 100, keepFirst: 2 }, 'request')).toBeUndefined();
+  });
+
+  it('never forgets an action still waiting for its answer, nor its batch', () => {
+    const user = message('user', 'task');
+    const events: Event[] = [user];
+    for (let i = 0; i < 4; i++) {
+      const a = action('think', { thought: `t${i}` });
+      events.push(a, observe(a, `o${i}`));
+    }
+    const w1 = action('terminal', { command: 'rm -rf x' }, 'HIGH', 'waiting');
+    const w2 = action('terminal', { command: 'ls' }, 'LOW', 'waiting');
+    events.push(w1, w2);
+    const plan = planCondensation({ events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1 }, 'request')!;
+    expect(plan.forgotten.length).toBeGreaterThan(0);
+    expect(plan.forgotten.map((e) => e.id)).not.toContain(w1.id);
+    expect(plan.forgotten.map((e) => e.id)).not.toContain(w2.id);
   });
 
   it('reads the condenser from the start request, refusing what it cannot use', () => {

@@ -17,6 +17,16 @@ export function addUsage(a: Usage, b: Usage): Usage {
   };
 }
 
+/**
+ * The cost the endpoint reported (LiteLLM proxy, OpenRouter), else one from the per-token prices of
+ * the request's LLM settings (`input_cost_per_token`, `output_cost_per_token`), else 0.
+ */
+export function priced(u: Usage, prices: { input_cost_per_token?: number | null; output_cost_per_token?: number | null } | undefined): Usage {
+  if (u.cost > 0 || !prices) return u;
+  const cost = u.promptTokens * (prices.input_cost_per_token ?? 0) + u.completionTokens * (prices.output_cost_per_token ?? 0);
+  return cost > 0 ? { ...u, cost } : u;
+}
+
 export interface StatsValue {
   usage_to_metrics: {
     agent: {

@@ -57,7 +57,14 @@ export function planCondensation(view: View, cfg: CondenserConfig, reason: Conde
   const target = reason === 'events' ? Math.floor(cfg.maxSize / 2) : Math.floor(events.length / 2);
   const tail = Math.max(0, target - cfg.keepFirst - 1);
   const start = Math.min(cfg.keepFirst, events.length);
-  const end = Math.max(start, events.length - tail);
+  let end = Math.max(start, events.length - tail);
+  // Actions still waiting (for confirmation, or left by a stopped run) stay, with their whole batch.
+  const answered = new Set(events.flatMap((e) => (e.kind === 'ObservationEvent' || e.kind === 'AgentErrorEvent' || e.kind === 'UserRejectObservation' ? [e.tool_call_id] : [])));
+  const waiting = events.findIndex((e, i) => i >= start && i < end && e.kind === 'ActionEvent' && !answered.has(e.tool_call_id));
+  if (waiting >= 0) {
+    const response = (events[waiting] as Extract<Event, { kind: 'ActionEvent' }>).llm_response_id;
+    end = events.findIndex((e) => e.kind === 'ActionEvent' && e.llm_response_id === response);
+  }
   const forget = new Set(events.slice(start, end).filter((e) => e.kind !== 'SystemPromptEvent').map((e) => e.id));
   // Keep tool calls atomic: grow the set until no call is split from its answers or its batch.
   for (let changed = true; changed; ) {
