@@ -44,6 +44,9 @@ describe('confirmation over HTTP', () => {
   it('waits; accept runs the action; reject answers with UserRejectObservation and goes idle; the policy changes and persists', async () => {
     const id = await create({ confirmation_policy: { kind: 'AlwaysConfirm' } });
     expect((await info(id)).confirmation_policy).toEqual({ kind: 'AlwaysConfirm' });
+    // Nothing waits yet: accepting starts no run (the script is empty; a model call would fail).
+    expect((await s.api(`/api/conversations/${id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: true } })).body).toEqual({ success: true });
+    expect(await status(id)).toBe('idle');
     llm.push(terminal('echo accepted-run'), { content: 'ran it' });
     await say(id, 'run something');
     await until(id, 'waiting_for_confirmation');
@@ -94,6 +97,22 @@ describe('confirmation over HTTP', () => {
     s = await start();
     expect((await info(id)).confirmation_policy).toMatchObject({ kind: 'ConfirmRisky', threshold: 'MEDIUM' });
     expect((await s.api('/api/conversations/00000000-0000-0000-0000-000000000000/confirmation_policy', { method: 'POST', body: { policy: { kind: 'NeverConfirm' } } })).status).toBe(404);
+  });
+
+  it('refuses a rejection while the agent runs (409): its actions execute, they do not wait', async () => {
+    const id = await create({ confirmation_policy: { kind: 'AlwaysConfirm' } });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    llm.push(async () => {
+      await held;
+      return { content: 'released' };
+    });
+    await say(id, 'think slowly');
+    await until(id, 'running');
+    const r = await s.api(`/api/conversations/${id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: false } });
+    expect(r.status).toBe(409);
+    release();
+    await until(id, 'finished');
   });
 });
 

@@ -147,12 +147,16 @@ export class ConversationRuntime implements AgentHost {
    * Accept: run, which executes the pending actions first (a run already going is fine, as in
    * OpenHands). Reject: a UserRejectObservation (source user) answers each pending action and a
    * conversation waiting for confirmation becomes idle; the agent goes on at the next message or run.
+   * With nothing waiting, accepting starts no run (it would ask the model again, unasked), and
+   * rejecting while the agent runs is refused: its actions are executing, not waiting.
    */
   respondToConfirmation(accept: boolean, reason: string): void {
+    const waiting = this.#row.executionStatus === 'waiting_for_confirmation';
     if (accept) {
-      if (!this.#run) this.run();
+      if (!this.#run && (waiting || pendingActions(this.events()).length > 0)) this.run();
       return;
     }
+    if (this.#run) throw new Conflict('The agent is running: no action is waiting for confirmation.');
     for (const a of pendingActions(this.events())) {
       this.emit({
         ...newEventBase('environment'),
@@ -164,7 +168,7 @@ export class ConversationRuntime implements AgentHost {
         kind: 'UserRejectObservation',
       });
     }
-    if (this.#row.executionStatus === 'waiting_for_confirmation') this.setExecutionStatus('idle');
+    if (waiting) this.setExecutionStatus('idle');
   }
 
   /**
