@@ -3,6 +3,8 @@
 //   idle/paused/error/stuck/finished --run--> running --agent--> finished | error | stuck | waiting
 //   idle|running --pause--> paused (the agent's signal aborts; it stops between steps)
 //   finished|stuck --user message--> idle
+//   waiting_for_confirmation --accept, or a message with run:true--> running (pending actions run first)
+//   waiting_for_confirmation --reject--> idle (each pending action answered by a UserRejectObservation)
 import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig } from '../../agent/types.ts';
 import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SendMessageRequest } from '../../api/agent-server/index.ts';

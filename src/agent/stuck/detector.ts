@@ -1,7 +1,7 @@
-// Stuck detection with OpenHands' StuckDetector semantics (`conversation/stuck_detector.py`): only
-// the events after the last user message count, at most the last 20 of them. Equality ignores ids
-// and timestamps: an action is its source, thought, action and tool; an observation its source,
-// observation (or error text) and tool.
+// Stuck detection with OpenHands' StuckDetector semantics (`conversation/stuck_detector.py`): of the
+// last 20 events, those after the last user message count. Equality ignores ids and timestamps: an
+// action is its source, thought, action (or raw arguments when unparsable) and tool; an observation
+// its source, observation (or error text) and tool.
 import type { Event } from '../../api/events/index.ts';
 
 export const STUCK_THRESHOLDS = { actionObservation: 4, actionError: 3, monologue: 3, alternatingPattern: 6 } as const;
@@ -41,20 +41,22 @@ export function nudgeText(toolName: string, times: number): string {
 }
 
 export function detectStuck(events: readonly Event[]): StuckVerdict {
+  // As OpenHands: the last 20 events of any kind (state updates included), then only those after
+  // the last user message among them.
+  const scanned = events.slice(-WINDOW);
   let start = 0;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
+  for (let i = scanned.length - 1; i >= 0; i--) {
+    const e = scanned[i]!;
     if (e.kind === 'MessageEvent' && e.source === 'user') {
       start = i + 1;
       break;
     }
   }
-  const recent = events.slice(start).filter((e) => e.kind === 'ActionEvent' || isAnswer(e) || e.kind === 'MessageEvent' || e.kind === 'CondensationSummaryEvent');
-  const window = recent.slice(-WINDOW);
+  const window = scanned.slice(start);
   const actions = window.filter((e): e is Act => e.kind === 'ActionEvent').reverse();
   const answers = window.filter(isAnswer).reverse();
   // The nudge is given once per user turn: it is the only environment message the agent sends.
-  const nudged = recent.some((ev) => ev.kind === 'MessageEvent' && ev.source === 'environment');
+  const nudged = window.some((ev) => ev.kind === 'MessageEvent' && ev.source === 'environment');
 
   // 1. The same action with the same observation, 4 times in a row.
   const n = STUCK_THRESHOLDS.actionObservation;
@@ -85,18 +87,20 @@ export function detectStuck(events: readonly Event[]): StuckVerdict {
   let said = 0;
   for (let i = window.length - 1; i >= 0; i--) {
     const ev = window[i]!;
-    if (ev.kind === 'CondensationSummaryEvent') continue;
-    if (ev.kind !== 'MessageEvent' || ev.source !== 'agent') break;
-    said++;
+    // State updates and summaries do not break a monologue; environment messages neither count nor break.
+    if (ev.kind === 'CondensationSummaryEvent' || ev.kind === 'ConversationStateUpdateEvent') continue;
+    if (ev.kind !== 'MessageEvent') break;
+    if (ev.source === 'agent') said++;
   }
   if (said >= m) return { kind: 'stuck', pattern: 'monologue', detail: `The agent sent ${said} messages in a row without user input.` };
 
   // 4. A/B/A/B/A/B over actions and observations.
   const p = STUCK_THRESHOLDS.alternatingPattern;
-  if (actions.length >= p && answers.length >= p) {
+  const results = answers.filter((o) => o.kind !== 'UserRejectObservation');
+  if (window.length >= p && actions.length >= p && results.length >= p) {
     const a = actions.slice(0, p).map(actionKey);
-    const o = answers.slice(0, p).map(answerKey);
-    const alternates = (k: string[]) => k.every((x, i) => x === k[i % 2]) && k[0] !== k[1];
+    const o = results.slice(0, p).map(answerKey);
+    const alternates = (k: string[]) => k.every((x, i) => x === k[i % 2]);
     if (alternates(a) && alternates(o)) return { kind: 'stuck', pattern: 'alternating_action_observation', detail: `The agent alternated between two actions with the same two observations over ${p} steps.` };
   }
   return { kind: 'ok' };
