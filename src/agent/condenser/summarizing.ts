@@ -54,8 +54,9 @@ export interface CondensationPlan {
  */
 export function planCondensation(view: View, cfg: CondenserConfig, reason: CondensationReason): CondensationPlan | undefined {
   const events = view.events;
-  const target = reason === 'events' ? Math.floor(cfg.maxSize / 2) : Math.floor(events.length / 2);
-  const tail = Math.max(0, target - cfg.keepFirst - 1);
+  // With several reasons the strictest wins (the shortest kept tail).
+  const targets = [reason === 'request' ? Math.floor(events.length / 2) : Infinity, events.length > cfg.maxSize ? Math.floor(cfg.maxSize / 2) : Infinity];
+  const tail = Math.max(0, Math.min(...targets) - cfg.keepFirst - 1);
   const start = Math.min(cfg.keepFirst, events.length);
   let end = Math.max(start, events.length - tail);
   // Actions still waiting (for confirmation, or left by a stopped run) stay, with their whole batch.
