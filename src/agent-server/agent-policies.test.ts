@@ -137,7 +137,9 @@ describe('stuck, budget, condensation and streaming over HTTP', () => {
   });
 
   it('persists a Condensation; the next model request shows the summary, not the forgotten events; POST /condense forces one', async () => {
-    const id = await create({}, { condenser: { kind: 'LLMSummarizingCondenser', max_size: 6, keep_first: 1 } });
+    const condenser = { kind: 'LLMSummarizingCondenser', max_size: 6, keep_first: 1, llm: { model: 'openai/other', api_key: 'sk-condenser-secret' } };
+    const id = await create({}, { condenser });
+    expect(JSON.stringify(await info(id))).not.toContain('sk-condenser-secret');
     llm.push(think('old-1'), think('old-2'), think('old-3'), { content: 'SUMMARY-ONE' }, (req) => {
       const text = JSON.stringify(req.messages);
       expect(text).toContain('SUMMARY-ONE');

@@ -115,16 +115,16 @@ describe('condensed view', () => {
     const events = [user, a1, a2, o1, o2, a3, o3, a4, o4, a5, o5];
     const view = buildView(events);
     // A request keeps half the view: the range ends at a4, and a4's answer goes with it.
-    const plan = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1 }, 'request')!;
+    const plan = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1, minimumProgress: 0.1 }, 'request')!;
     expect(plan.forgotten.map((e) => e.id)).toEqual([a1, a2, o1, o2, a3, o3, a4, o4].map((e) => e.id));
     const condensation = parseEvent({ ...newEventBase('environment'), forgotten_event_ids: plan.forgotten.map((e) => e.id), summary: 'S', summary_offset: plan.offset, llm_response_id: 'x', kind: 'Condensation' });
     const after = buildView([...events, parseEvent({ ...newEventBase('environment'), kind: 'CondensationRequest' }), condensation]);
     expect(after.unhandledRequest).toBe(false);
     expect(after.events.map((e) => (e.kind === 'CondensationSummaryEvent' ? `summary:${e.summary}` : e.id))).toEqual([user.id, 'summary:S', a5.id, o5.id]);
     // Starting inside a parallel batch pulls in its sibling call and both answers.
-    const split = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 2 }, 'request');
+    const split = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 2, minimumProgress: 0.1 }, 'request');
     expect(split?.forgotten.map((e) => e.id)).toEqual([a1, a2, o1, o2, a3, o3, a4, o4].map((e) => e.id));
-    expect(planCondensation({ events: view.events.slice(0, 2), unhandledRequest: true }, { maxSize: 100, keepFirst: 2 }, 'request')).toBeUndefined();
+    expect(planCondensation({ events: view.events.slice(0, 2), unhandledRequest: true }, { maxSize: 100, keepFirst: 2, minimumProgress: 0.1 }, 'request')).toBeUndefined();
   });
 
   it('never forgets an action still waiting for its answer, nor its batch', () => {
@@ -137,7 +137,7 @@ describe('condensed view', () => {
     const w1 = action('terminal', { command: 'rm -rf x' }, 'HIGH', 'waiting');
     const w2 = action('terminal', { command: 'ls' }, 'LOW', 'waiting');
     events.push(w1, w2);
-    const plan = planCondensation({ events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1 }, 'request')!;
+    const plan = planCondensation({ events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1, minimumProgress: 0.1 }, 'request')!;
     expect(plan.forgotten.length).toBeGreaterThan(0);
     expect(plan.forgotten.map((e) => e.id)).not.toContain(w1.id);
     expect(plan.forgotten.map((e) => e.id)).not.toContain(w2.id);
@@ -146,8 +146,10 @@ describe('condensed view', () => {
   it('reads the condenser from the start request, refusing what it cannot use', () => {
     expect(condenserConfig(null)).toBeUndefined();
     expect(condenserConfig({ kind: 'NoOpCondenser' })).toBeUndefined();
-    expect(condenserConfig({ kind: 'LLMSummarizingCondenser', max_size: 80, keep_first: 4 })).toEqual({ maxSize: 80, keepFirst: 4 });
-    expect(condenserConfig({ kind: 'LLMSummarizingCondenser' })).toEqual({ maxSize: 240, keepFirst: 2 });
+    expect(condenserConfig({ kind: 'LLMSummarizingCondenser', max_size: 80, keep_first: 4 })).toEqual({ maxSize: 80, keepFirst: 4, minimumProgress: 0.1 });
+    expect(condenserConfig({ kind: 'LLMSummarizingCondenser' })).toEqual({ maxSize: 240, keepFirst: 2, minimumProgress: 0.1 });
+    expect(condenserConfig({ kind: 'LLMSummarizingCondenser', minimum_progress: 0.5 })?.minimumProgress).toBe(0.5);
+    expect(() => condenserConfig({ kind: 'LLMSummarizingCondenser', minimum_progress: 2 })).toThrow(/minimum_progress/);
     expect(() => condenserConfig({ kind: 'LLMSummarizingCondenser', max_size: 4, keep_first: 1 })).toThrow(/max_size/);
     expect(() => condenserConfig({ kind: 'PipelineCondenser' })).toThrow(/not supported/);
   });

@@ -38,6 +38,16 @@ export function effectiveLlm(req: StartConversationRequest, apiKey: string | und
   return { model, ...(baseUrl ? { baseUrl } : {}), ...(key ? { apiKey: key } : {}) };
 }
 
+/**
+ * An OpenHands condenser carries its own `llm`; agentyard summarizes with the agent's model, and a
+ * key there must not be stored or shown like any other secret.
+ */
+function withoutCondenserKey(condenser: Record<string, unknown> | null | undefined): { condenser?: Record<string, unknown> | null } {
+  const llm = condenser?.['llm'];
+  if (!condenser || !llm || typeof llm !== 'object' || !('api_key' in llm)) return {};
+  return { condenser: { ...condenser, llm: { ...llm, api_key: null } } };
+}
+
 export class ConversationService {
   readonly #o: ServiceOptions;
   readonly #loaded = new Map<string, ConversationRuntime>();
@@ -99,7 +109,7 @@ export class ConversationService {
       ...req,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
-      agent: { ...req.agent, llm: { ...req.agent.llm, api_key: null } },
+      agent: { ...req.agent, llm: { ...req.agent.llm, api_key: null }, ...withoutCondenserKey(req.agent.condenser) },
       initial_message: null,
     };
     const now = new Date().toISOString();

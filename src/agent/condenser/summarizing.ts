@@ -10,15 +10,21 @@ import type { View } from './view.ts';
 export interface CondenserConfig {
   maxSize: number;
   keepFirst: number;
+  /** Condense only when at least this share of the view would go (OpenHands `minimum_progress`). */
+  minimumProgress: number;
 }
 
 /** OpenHands class defaults; also what POST /condense uses when no condenser is configured. */
-export const DEFAULT_CONDENSER: CondenserConfig = { maxSize: 240, keepFirst: 2 };
+export const DEFAULT_CONDENSER: CondenserConfig = { maxSize: 240, keepFirst: 2, minimumProgress: 0.1 };
 
 /** Thrown for a condenser configuration the agent cannot use (ends the run with a ConversationErrorEvent). */
 export class CondenserConfigError extends Error {}
 
-/** `agent.condenser` of the start request: undefined for none (null, NoOpCondenser). */
+/**
+ * `agent.condenser` of the start request: undefined for none (null, NoOpCondenser). The summary is
+ * written by the agent's own model (the condenser's `llm` is not used); `max_tokens` is not
+ * supported (no tokenizer for arbitrary endpoints): sizes count events.
+ */
 export function condenserConfig(raw: Record<string, unknown> | null | undefined): CondenserConfig | undefined {
   if (raw == null || raw['kind'] === 'NoOpCondenser') return undefined;
   if (raw['kind'] !== 'LLMSummarizingCondenser') throw new CondenserConfigError(`Condenser kind ${JSON.stringify(raw['kind'])} is not supported; use LLMSummarizingCondenser or NoOpCondenser`);
@@ -27,7 +33,9 @@ export function condenserConfig(raw: Record<string, unknown> | null | undefined)
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new CondenserConfigError(`agent.condenser.${name} must be a non-negative integer`);
     return v;
   };
-  const cfg = { maxSize: int('max_size', DEFAULT_CONDENSER.maxSize), keepFirst: int('keep_first', DEFAULT_CONDENSER.keepFirst) };
+  const progress = raw['minimum_progress'] ?? DEFAULT_CONDENSER.minimumProgress;
+  if (typeof progress !== 'number' || progress < 0 || progress >= 1) throw new CondenserConfigError('agent.condenser.minimum_progress must be a number in [0, 1)');
+  const cfg = { maxSize: int('max_size', DEFAULT_CONDENSER.maxSize), keepFirst: int('keep_first', DEFAULT_CONDENSER.keepFirst), minimumProgress: progress };
   // OpenHands' validator: the kept tail must have room.
   if (Math.floor(cfg.maxSize / 2) - cfg.keepFirst - 1 <= 0) throw new CondenserConfigError('agent.condenser: max_size // 2 - keep_first - 1 must be positive');
   return cfg;
@@ -50,7 +58,7 @@ export interface CondensationPlan {
 /**
  * Which events to forget: from `keep_first` up to a kept tail (half the target minus the head and
  * the summary). A tool call and its answers, and the calls of one response, go together; the system
- * prompt is never forgotten. Undefined when less than 10% of the view would go (nothing worth it).
+ * prompt is never forgotten. Undefined when less than `minimumProgress` of the view would go.
  */
 export function planCondensation(view: View, cfg: CondenserConfig, reason: CondensationReason): CondensationPlan | undefined {
   const events = view.events;
@@ -86,7 +94,7 @@ export function planCondensation(view: View, cfg: CondenserConfig, reason: Conde
     }
   }
   const forgotten = events.filter((e) => forget.has(e.id));
-  if (forgotten.length === 0 || forgotten.length < events.length * 0.1) return undefined;
+  if (forgotten.length === 0 || forgotten.length < events.length * cfg.minimumProgress) return undefined;
   return { forgotten, offset: start };
 }
 
