@@ -1,0 +1,64 @@
+// The published OpenHands TypeScript client, unmodified, drives confirmation mode and forced
+// condensation on this agent server, with the real agent and the scripted model.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// As in client-compat.test.ts: the client's module picks the browser WebSocket path in ESM.
+vi.hoisted(() => {
+  (globalThis as { window?: unknown }).window = { WebSocket: globalThis.WebSocket };
+});
+
+import { join } from 'node:path';
+import { RemoteConversation, RemoteWorkspace } from '@openhands/typescript-client';
+import { createAgent } from '../agent/agent.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
+import { eventually, startTestServer, tempDir, TEST_KEY, type TestServer } from './test-support.ts';
+
+let llm: ScriptedLlm;
+let dir: ReturnType<typeof tempDir>;
+let s: TestServer;
+
+beforeAll(async () => (llm = await startScriptedLlm()));
+afterAll(() => llm.close());
+beforeEach(async () => {
+  dir = tempDir();
+  s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
+});
+afterEach(async () => {
+  await s.close();
+  dir.remove();
+  expect(llm.failures).toEqual([]);
+});
+
+describe('@openhands/typescript-client: confirmation and condensation', () => {
+  it('sets a policy, rejects and accepts pending actions, and forces a condensation', async () => {
+    const workspace = new RemoteWorkspace({ host: s.url, workingDir: join(dir.path, 'w'), apiKey: TEST_KEY });
+    const conv = new RemoteConversation({ kind: 'Agent', llm: { model: 'openai/scripted', usage_id: 'agent' }, tools: [{ name: 'terminal', params: {} }] } as never, workspace);
+    await conv.start();
+    await conv.setConfirmationPolicy({ kind: 'AlwaysConfirm' } as never);
+    expect((await conv.state.refresh()).confirmation_policy).toEqual({ kind: 'AlwaysConfirm' });
+    const status = async () => (await conv.state.refresh(), await conv.state.getExecutionStatus());
+
+    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo first' } }] });
+    await conv.sendMessage('do it');
+    await conv.run();
+    await eventually(async () => (await status()) === 'waiting_for_confirmation', 10_000);
+    await conv.sendConfirmationResponse(false, 'no thanks');
+    await eventually(async () => (await status()) === 'idle');
+    const rejected = (await conv.state.events.search({ limit: 100 })).items.filter((e: { kind: string }) => e.kind === 'UserRejectObservation');
+    expect(rejected).toMatchObject([{ rejection_reason: 'no thanks', rejection_source: 'user' }]);
+
+    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo second' } }] }, { content: 'done' });
+    await conv.sendMessage('then this');
+    await conv.run();
+    await eventually(async () => (await status()) === 'waiting_for_confirmation', 10_000);
+    await conv.sendConfirmationResponse(true);
+    await eventually(async () => (await status()) === 'finished', 10_000);
+    expect(await conv.getAgentFinalResponse()).toBe('done');
+
+    llm.push({ content: 'the summary' });
+    await conv.condense();
+    const condensations = (await conv.state.events.search({ limit: 100 })).items.filter((e: { kind: string }) => e.kind === 'Condensation');
+    expect(condensations).toMatchObject([{ summary: 'the summary' }]);
+    await conv.close();
+  });
+});
