@@ -57,9 +57,12 @@ export class SocketClient {
   #onPublished(p: Published): void {
     if (p.seq === null) {
       // Snapshots carry no sequence number; during replay keep the newest for when we go live.
-      // Streamed deltas (StreamingDeltaEvent) missed during replay are dropped: the persisted answer follows.
+      // Streamed deltas (StreamingDeltaEvent) are a UX affordance: dropped during replay and for a
+      // client falling behind (never a reason to cut it off); the persisted answer follows.
+      const snapshot = p.event.kind === 'ConversationStateUpdateEvent';
+      if (!snapshot && (!this.#live || this.#pending >= this.#highWater)) return;
       if (this.#live) this.#send(p.wire);
-      else if (p.event.kind === 'ConversationStateUpdateEvent') this.#snapshot = p;
+      else this.#snapshot = p;
       return;
     }
     if (!this.#live || p.seq <= this.#cursor) return;
