@@ -160,6 +160,34 @@ describe('stuck, budget, condensation and streaming over HTTP', () => {
     expect(await status(id)).toBe('finished');
   });
 
+  it('POST /condense while the agent runs is handled at its next step, with the default condenser', async () => {
+    const id = await create();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    llm.push(
+      async () => {
+        await held;
+        return { toolCalls: [{ name: 'think', arguments: { thought: 'forget me' } }] };
+      },
+      (req) => {
+        expect(req.tools).toBeUndefined();
+        return { content: 'SUMMARY-RUNNING' };
+      },
+      (req) => {
+        expect(JSON.stringify(req.messages)).toContain('SUMMARY-RUNNING');
+        expect(JSON.stringify(req.messages)).not.toContain('forget me');
+        return { content: 'after' };
+      },
+    );
+    await say(id, 'work');
+    await until(id, 'running');
+    expect((await s.api(`/api/conversations/${id}/condense`, { method: 'POST' })).body).toEqual({ success: true });
+    release();
+    await until(id, 'finished');
+    const kinds = (await events(id)).map((e) => e.kind);
+    expect(kinds.indexOf('CondensationRequest')).toBeLessThan(kinds.indexOf('Condensation'));
+  });
+
   it('streams StreamingDeltaEvents on the socket (never persisted) when llm.stream is set', async () => {
     const id = await create({}, { llm: { model: 'openai/scripted', stream: true } });
     const ws = new FrameCollector(`${s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
