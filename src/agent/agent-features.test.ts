@@ -107,6 +107,10 @@ describe('condensation', () => {
     const actions = t.of('ActionEvent').map((a) => a.id);
     expect(c!.forgotten_event_ids).toEqual(expect.arrayContaining(actions));
     expect(c!.forgotten_event_ids).not.toContain(t.of('SystemPromptEvent')[0]!.id);
+    // The summary's usage goes to the `condenser` usage id, as in OpenHands.
+    const stats = t.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats');
+    expect(stats.at(-1)!.value).toMatchObject({ usage_to_metrics: { condenser: { accumulated_token_usage: { prompt_tokens: 3, completion_tokens: 2 } }, agent: {} } });
+    expect(Object.keys((stats[0]!.value as { usage_to_metrics: object }).usage_to_metrics)).toEqual(['agent']);
   });
 
   it('a context-window error records a CondensationRequest, condenses and retries; POST-style condense() forces one', async () => {

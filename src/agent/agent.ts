@@ -39,7 +39,7 @@ import { TerminalSession, type TerminalSessionOptions } from './tools/terminal-s
 import { terminalTool } from './tools/terminal.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
-import { addUsage, priced, statsValue, usageFromEvents, type Usage } from './usage.ts';
+import { addUsage, priced, statsValue, usageFromEvents, type BucketState, type UsageBucket } from './usage.ts';
 import { createLogger } from '../util/log.ts';
 
 const log = createLogger('agent');
@@ -77,7 +77,8 @@ class Agent implements ConversationAgent {
   readonly #gates: ActionGate[];
   #terminal: TerminalSession | undefined;
   #ownOutputDir: string | undefined;
-  #usage: Usage;
+  /** Usage per bucket (agent calls, condenser summaries), continued from the recorded stats. */
+  #usage: Record<UsageBucket, BucketState>;
 
   constructor(host: AgentHost, opts: AgentOptions) {
     this.#host = host;
@@ -98,7 +99,7 @@ class Agent implements ConversationAgent {
       confirmationGate(() => host.request.confirmation_policy),
       ...(opts.beforeExecute ? [opts.beforeExecute] : []),
     ];
-    this.#usage = usageFromEvents(host.events());
+    this.#usage = { agent: { total: usageFromEvents(host.events(), 'agent') }, condenser: { total: usageFromEvents(host.events(), 'condenser') } };
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -109,7 +110,7 @@ class Agent implements ConversationAgent {
     host.setExecutionStatus('running');
     this.#ensureSystemPrompt();
     const ctx: ToolContext & { signal: AbortSignal } = { workspaceDir: host.workspaceDir, signal, mask: this.#mask };
-    const costAtStart = this.#usage.cost;
+    const costAtStart = this.#spent();
 
     // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
     // left unfinished) run first: running again confirms them.
@@ -132,6 +133,7 @@ class Agent implements ConversationAgent {
         stream: host.request.agent?.llm.stream === true,
         // Once: a context-window error right after an unanswered request is not cured by asking again.
         condensable: condenser !== undefined && !view.unhandledRequest,
+        bucket: 'agent',
       });
       if (completion === 'condense') {
         this.#emit({ ...newEventBase('environment'), kind: 'CondensationRequest' });
@@ -191,7 +193,7 @@ class Agent implements ConversationAgent {
       return true;
     }
     const budget = this.#host.request.max_budget_per_run;
-    const spent = this.#usage.cost - costAtStart;
+    const spent = this.#spent() - costAtStart;
     if (budget != null && spent >= budget) {
       this.#fail('MaxBudgetReached', `The agent spent ${spent.toFixed(4)} USD in this run, reaching max_budget_per_run (${budget}). Send a message to continue.`, { kind: 'quota', retryable: false, user_action: 'settings' });
       return true;
@@ -226,7 +228,7 @@ class Agent implements ConversationAgent {
   async #condense(model: ModelClient, view: View, cfg: CondenserConfig, reason: CondensationReason, signal: AbortSignal): Promise<'condensed' | 'nothing' | 'stop'> {
     const forget = planCondensation(view, cfg, reason);
     if (!forget) return 'nothing';
-    const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, { stream: false, condensable: false });
+    const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, { stream: false, condensable: false, bucket: 'condenser' });
     if (!summary || summary === 'condense') return 'stop';
     this.#emit(condensationEvent(forget, summary));
     return 'condensed';
@@ -252,7 +254,7 @@ class Agent implements ConversationAgent {
    * One model call with its usage recorded. Undefined when the run must end (aborted, or failed with
    * a ConversationErrorEvent); 'condense' for a context-window error that a condensation may cure.
    */
-  async #call(model: ModelClient, messages: ChatMessage[], tools: ChatTool[], signal: AbortSignal, o: { stream: boolean; condensable: boolean }): Promise<Completion | 'condense' | undefined> {
+  async #call(model: ModelClient, messages: ChatMessage[], tools: ChatTool[], signal: AbortSignal, o: { stream: boolean; condensable: boolean; bucket: UsageBucket }): Promise<Completion | 'condense' | undefined> {
     let completion: Completion;
     const onDelta = o.stream ? this.#host.streamDelta?.bind(this.#host) : undefined;
     try {
@@ -264,7 +266,7 @@ class Agent implements ConversationAgent {
       this.#fail(e.code, e.message, e.classification);
       return undefined;
     }
-    this.#recordUsage(model.model, completion);
+    this.#recordUsage(model.model, completion, o.bucket);
     return completion;
   }
 
@@ -304,11 +306,15 @@ class Agent implements ConversationAgent {
     });
   }
 
-  #recordUsage(model: string, completion: Completion): void {
+  #recordUsage(model: string, completion: Completion, bucket: UsageBucket): void {
     const usage = priced(completion.usage, this.#host.request.agent?.llm);
-    this.#usage = addUsage(this.#usage, usage);
-    const budget = this.#host.request.max_budget_per_run ?? null;
-    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, { usage, responseId: completion.responseId }, budget)));
+    this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
+    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, this.#host.request.max_budget_per_run ?? null)));
+  }
+
+  /** What the model calls cost so far, summaries included (the budget counts both). */
+  #spent(): number {
+    return this.#usage.agent.total.cost + this.#usage.condenser.total.cost;
   }
 
   #fail(code: string, detail: string, classification?: Parameters<typeof conversationError>[2]): void {

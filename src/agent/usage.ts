@@ -1,5 +1,6 @@
 // Usage and cost accumulated per conversation, in the OpenHands `stats` shape
-// (ConversationStats.usage_to_metrics, keyed by usage id; the agent's model is `agent`).
+// (ConversationStats.usage_to_metrics, keyed by usage id: `agent` for the agent's calls,
+// `condenser` for summaries).
 import type { Event } from '../api/events/index.ts';
 import type { CallUsage } from './llm/client.ts';
 
@@ -27,60 +28,70 @@ export function priced(u: Usage, prices: { input_cost_per_token?: number | null;
   return cost > 0 ? { ...u, cost } : u;
 }
 
+/** Usage ids as OpenHands names them: the agent's calls, and the condenser's summaries. */
+export type UsageBucket = 'agent' | 'condenser';
+
+export interface BucketMetrics {
+  model_name: string;
+  accumulated_cost: number;
+  max_budget_per_task: number | null;
+  accumulated_token_usage: {
+    model: string;
+    prompt_tokens: number;
+    completion_tokens: number;
+    cache_read_tokens: number;
+    cache_write_tokens: number;
+    reasoning_tokens: number;
+    context_window: number;
+    per_turn_token: number;
+    response_id: string;
+  };
+}
+
 export interface StatsValue {
-  usage_to_metrics: {
-    agent: {
-      model_name: string;
-      accumulated_cost: number;
-      max_budget_per_task: number | null;
+  usage_to_metrics: Partial<Record<UsageBucket, BucketMetrics>>;
+}
+
+export interface BucketState {
+  total: Usage;
+  /** The bucket's last call: its size and response id (unknown after a restart). */
+  last?: { usage: Usage; responseId: string };
+}
+
+/** The `stats` value after a call: per bucket, totals so far plus its last turn; empty buckets are left out. */
+export function statsValue(model: string, buckets: Partial<Record<UsageBucket, BucketState>>, budget: number | null = null): StatsValue {
+  const usage_to_metrics: StatsValue['usage_to_metrics'] = {};
+  for (const [name, b] of Object.entries(buckets) as [UsageBucket, BucketState][]) {
+    if (name !== 'agent' && !b.last && Object.values(b.total).every((v) => v === 0)) continue;
+    usage_to_metrics[name] = {
+      model_name: model,
+      accumulated_cost: b.total.cost,
+      max_budget_per_task: budget,
       accumulated_token_usage: {
-        model: string;
-        prompt_tokens: number;
-        completion_tokens: number;
-        cache_read_tokens: number;
-        cache_write_tokens: number;
-        reasoning_tokens: number;
-        context_window: number;
-        per_turn_token: number;
-        response_id: string;
-      };
-    };
-  };
-}
-
-/** The `stats` value after a call: totals so far, plus the last turn's size and response id. */
-export function statsValue(model: string, total: Usage, last?: { usage: Usage; responseId: string }, budget: number | null = null): StatsValue {
-  return {
-    usage_to_metrics: {
-      agent: {
-        model_name: model,
-        accumulated_cost: total.cost,
-        max_budget_per_task: budget,
-        accumulated_token_usage: {
-          model,
-          prompt_tokens: total.promptTokens,
-          completion_tokens: total.completionTokens,
-          cache_read_tokens: total.cacheReadTokens,
-          cache_write_tokens: 0,
-          reasoning_tokens: total.reasoningTokens,
-          // Unknown for an arbitrary OpenAI-compatible endpoint.
-          context_window: 0,
-          per_turn_token: last ? last.usage.promptTokens + last.usage.completionTokens : 0,
-          response_id: last?.responseId ?? '',
-        },
+        model,
+        prompt_tokens: b.total.promptTokens,
+        completion_tokens: b.total.completionTokens,
+        cache_read_tokens: b.total.cacheReadTokens,
+        cache_write_tokens: 0,
+        reasoning_tokens: b.total.reasoningTokens,
+        // Unknown for an arbitrary OpenAI-compatible endpoint.
+        context_window: 0,
+        per_turn_token: b.last ? b.last.usage.promptTokens + b.last.usage.completionTokens : 0,
+        response_id: b.last?.responseId ?? '',
       },
-    },
-  };
+    };
+  }
+  return { usage_to_metrics };
 }
 
-/** Usage so far, from the last `stats` state update (the agent may be re-created after a restart). */
-export function usageFromEvents(events: readonly Event[]): Usage {
+/** A bucket's usage so far, from the last `stats` state update (the agent may be re-created after a restart). */
+export function usageFromEvents(events: readonly Event[], bucket: UsageBucket = 'agent'): Usage {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (e.kind !== 'ConversationStateUpdateEvent' || e.key !== 'stats') continue;
-    const m = (e.value as Partial<StatsValue> | undefined)?.usage_to_metrics?.agent;
+    const m = (e.value as Partial<StatsValue> | undefined)?.usage_to_metrics?.[bucket];
     if (!m) break;
-    const t: Partial<StatsValue['usage_to_metrics']['agent']['accumulated_token_usage']> = m.accumulated_token_usage ?? {};
+    const t: Partial<BucketMetrics['accumulated_token_usage']> = m.accumulated_token_usage ?? {};
     return {
       promptTokens: t.prompt_tokens ?? 0,
       completionTokens: t.completion_tokens ?? 0,
