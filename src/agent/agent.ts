@@ -25,7 +25,7 @@ import {
 } from './condenser/summarizing.ts';
 import { buildView, type View } from './condenser/view.ts';
 import { confirmationGate } from './confirmation/policy.ts';
-import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, userReject } from './events.ts';
+import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
@@ -290,20 +290,8 @@ class Agent implements ConversationAgent {
 
   #ensureSystemPrompt(): void {
     if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
-    this.#emit({
-      ...newEventBase('agent'),
-      system_prompt: { type: 'text', text: systemPrompt(this.#tools) },
-      tools: this.#tools.map((t) => ({
-        description: t.description,
-        action_type: t.actionKind,
-        observation_type: t.observationKind,
-        annotations: { title: t.name, readOnlyHint: t.readOnly ?? false, destructiveHint: !t.readOnly, idempotentHint: false, openWorldHint: t.name === 'terminal' },
-        title: t.name,
-        kind: t.definitionKind,
-      })) as Extract<Event, { kind: 'SystemPromptEvent' }>['tools'],
-      dynamic_context: { type: 'text', text: dynamicContext(this.#host.workspaceDir, Object.keys(this.#host.secrets)) },
-      kind: 'SystemPromptEvent',
-    });
+    const context = dynamicContext(this.#host.workspaceDir, Object.keys(this.#host.secrets));
+    this.#emit(systemPromptEvent(this.#tools, systemPrompt(this.#tools), context));
   }
 
   #recordUsage(model: string, completion: Completion, bucket: UsageBucket): void {

@@ -2,6 +2,7 @@
 import type { ActionEvent, Event, ErrorClassification, Observation, ObservationEvent } from '../api/events/index.ts';
 import { newEventBase } from '../api/events/index.ts';
 import type { Completion, ToolCall } from './llm/client.ts';
+import type { AgentTool } from './tools/tool.ts';
 
 type Of<K extends Event['kind']> = Extract<Event, { kind: K }>;
 
@@ -82,4 +83,22 @@ export function actionEvent(
 /** An environment message the model reads as user input (the one-time stuck nudge). */
 export function environmentMessage(text: string): Of<'MessageEvent'> {
   return { ...newEventBase('environment'), llm_message: { role: 'user', content: [{ type: 'text', text }] }, activated_skills: [], extended_content: [], kind: 'MessageEvent' };
+}
+
+/** The system prompt with the tool definitions, as OpenHands records it before the first step. */
+export function systemPromptEvent(tools: readonly AgentTool[], prompt: string, dynamicContext: string): Of<'SystemPromptEvent'> {
+  return {
+    ...newEventBase('agent'),
+    system_prompt: { type: 'text', text: prompt },
+    tools: tools.map((t) => ({
+      description: t.description,
+      action_type: t.actionKind,
+      observation_type: t.observationKind,
+      annotations: { title: t.name, readOnlyHint: t.readOnly ?? false, destructiveHint: !t.readOnly, idempotentHint: false, openWorldHint: t.name === 'terminal' },
+      title: t.name,
+      kind: t.definitionKind,
+    })) as Of<'SystemPromptEvent'>['tools'],
+    dynamic_context: { type: 'text', text: dynamicContext },
+    kind: 'SystemPromptEvent',
+  };
 }
