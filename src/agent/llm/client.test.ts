@@ -133,3 +133,27 @@ describe('model names', () => {
     expect(() => resolveEndpoint({ model: 'openai/' })).toThrow(ModelCallError);
   });
 });
+
+describe('model client, streaming', () => {
+  it('assembles a streamed answer into the same Completion, usage included, and hands text deltas out in order', async () => {
+    const reply = { content: 'thinking aloud in pieces', reasoning: 'why not', toolCalls: [{ id: 'call_s', name: 'think', arguments: { thought: 'a fairly long thought' } }, { id: 'call_t', name: 'think', arguments: { thought: 'second' } }], usage: { prompt_tokens: 9, completion_tokens: 4, cached_tokens: 5, reasoning_tokens: 2, cost: 0.5 } };
+    llm.push(reply, reply);
+    const plain = await client().complete(user, tools);
+    const deltas: { content: string | null; reasoning: string | null }[] = [];
+    const streamed = await client().complete(user, tools, undefined, { stream: true, onDelta: (d) => deltas.push(d) });
+    expect(llm.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect({ ...streamed, responseId: '' }).toEqual({ ...plain, responseId: '' });
+    expect(deltas.map((d) => d.reasoning ?? '').join('')).toBe('why not');
+    expect(deltas.map((d) => d.content ?? '').join('')).toBe('thinking aloud in pieces');
+    expect(deltas.length).toBeGreaterThan(3);
+  });
+
+  it('an abort mid-stream rejects with the SDK abort error; an empty streamed answer is LLMNoResponseError', async () => {
+    const abort = new AbortController();
+    llm.push({ content: 'x'.repeat(400) });
+    const p = client().complete(user, [], abort.signal, { stream: true, onDelta: () => abort.abort() });
+    await expect(p).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
+    llm.push({});
+    expect((await failure(client().complete(user, [], undefined, { stream: true }))).code).toBe('LLMNoResponseError');
+  });
+});

@@ -77,7 +77,7 @@ export class ModelClient {
     try {
       if (opts.stream) {
         const stream = await this.#client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, reqOpts);
-        raw = await collectStream(stream, opts.onDelta);
+        raw = await collectStream(stream, opts.onDelta, signal);
       } else {
         const response = await this.#client.chat.completions.create(body, reqOpts);
         const message = response.choices?.[0]?.message;
@@ -131,13 +131,15 @@ interface RawAnswer {
 }
 
 /** Assembles a streamed answer: text and reasoning concatenated, tool calls by index, usage from the last chunk. */
-async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>, onDelta: CompleteOptions['onDelta']): Promise<RawAnswer> {
+async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
   let id = '';
   let content: string | null = null;
   let reasoning: string | null = null;
   let usage: RawUsage | undefined;
   const calls: { id: string; name: string; arguments: string }[] = [];
   for await (const chunk of stream) {
+    // Chunks already buffered would still be read after an abort: stop as a non-streamed call does.
+    if (signal?.aborted) throw new OpenAI.APIUserAbortError();
     id ||= chunk.id;
     if (chunk.usage) usage = chunk.usage as RawUsage;
     const delta = chunk.choices?.[0]?.delta as (OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null }) | undefined;
