@@ -131,6 +131,25 @@ describe('condensation', () => {
     expect(t.of('Condensation').map((c) => c.summary)).toEqual(['S1', 'S2']);
   });
 
+  it('a summary request that does not fit is retried with shorter event texts', async () => {
+    const t = await setup({ request: { agent: { llm: { model: 'openai/scripted' }, condenser: { kind: 'LLMSummarizingCondenser', max_size: 6, keep_first: 1 } } } });
+    t.say('start');
+    const long = (i: number) => ({ toolCalls: [{ name: 'think', arguments: { thought: `${i} ${'long '.repeat(400)}` } }] });
+    const sizes: number[] = [];
+    t.llm.push(long(1), long(2), long(3), (req) => {
+      sizes.push(String(req.messages[0]!.content).length);
+      return { status: 400, errorCode: 'context_length_exceeded' };
+    }, (req) => {
+      sizes.push(String(req.messages[0]!.content).length);
+      expect(String(req.messages[0]!.content)).toContain('[truncated]');
+      return { content: 'short summary' };
+    }, { content: 'done' });
+    await t.run();
+    expect(t.of('Condensation').map((c) => c.summary)).toEqual(['short summary']);
+    expect(sizes[1]).toBeLessThan(sizes[0]!);
+    expect(t.status()).toBe('finished');
+  });
+
   it('without a condenser a context-window error ends the run', async () => {
     const t = await setup();
     t.say('go');

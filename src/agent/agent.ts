@@ -19,6 +19,8 @@ import {
   CondenserConfigError,
   DEFAULT_CONDENSER,
   planCondensation,
+  shrinkLimit,
+  SUMMARY_RETRIES,
   summaryMessages,
   type CondensationReason,
   type CondenserConfig,
@@ -228,10 +230,17 @@ class Agent implements ConversationAgent {
   async #condense(model: ModelClient, view: View, cfg: CondenserConfig, reason: CondensationReason, signal: AbortSignal): Promise<'condensed' | 'nothing' | 'stop'> {
     const forget = planCondensation(view, cfg, reason);
     if (!forget) return 'nothing';
-    const summary = await this.#call(model, summaryMessages(forget.forgotten), [], signal, { stream: false, condensable: false, bucket: 'condenser' });
-    if (!summary || summary === 'condense') return 'stop';
-    this.#emit(condensationEvent(forget, summary));
-    return 'condensed';
+    // A summary request that does not fit is retried with shorter event texts (OpenHands' hard reset scaling).
+    for (let attempt = 0, limit = Infinity; ; attempt++) {
+      const summary = await this.#call(model, summaryMessages(forget.forgotten, limit), [], signal, { stream: false, condensable: attempt < SUMMARY_RETRIES, bucket: 'condenser' });
+      if (summary === 'condense') {
+        limit = shrinkLimit(forget.forgotten, limit);
+        continue;
+      }
+      if (!summary) return 'stop';
+      this.#emit(condensationEvent(forget, summary));
+      return 'condensed';
+    }
   }
 
   /** The model client, or undefined after recording why there is none. */

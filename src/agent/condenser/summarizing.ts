@@ -118,8 +118,22 @@ function describe(e: Event): string {
   }
 }
 
-/** The summarizer's prompt, after OpenHands' `summarizing_prompt.j2`. */
-export function summaryMessages(forgotten: readonly Event[]): ChatMessage[] {
+/** How often a summary that does not fit the context is retried with shorter event texts, and by how much. */
+export const SUMMARY_RETRIES = 5;
+export const SUMMARY_SCALING = 0.8;
+
+/** The per-event text limit for the next attempt after a summary request did not fit. */
+export function shrinkLimit(forgotten: readonly Event[], limit: number): number {
+  const longest = Math.max(0, ...forgotten.map((e) => describe(e).length));
+  return Math.max(1, Math.floor(SUMMARY_SCALING * Math.min(limit, longest)));
+}
+
+/**
+ * The summarizer's prompt, after OpenHands' `summarizing_prompt.j2`. `maxEventChars` shortens each
+ * event's text (after a context-window error on the summary request itself).
+ */
+export function summaryMessages(forgotten: readonly Event[], maxEventChars = Infinity): ChatMessage[] {
+  const clip = (line: string) => (line.length > maxEventChars ? `${line.slice(0, maxEventChars)} [truncated]` : line);
   const prompt = [
     'You are maintaining a context-aware state summary for an interactive software agent. The events below are about to be',
     'removed from its memory. Write a concise summary that lets the agent continue the task without them. Track:',
@@ -136,7 +150,7 @@ export function summaryMessages(forgotten: readonly Event[]): ChatMessage[] {
     'Keep what a later step needs; drop chatter. A PREVIOUS SUMMARY among the events must be carried over.',
     '',
     '<EVENTS>',
-    ...forgotten.map(describe),
+    ...forgotten.map((e) => clip(describe(e))),
     '</EVENTS>',
     '',
     'Now summarize the events using the rules above.',
