@@ -180,11 +180,11 @@ export class ConversationRuntime implements AgentHost {
    */
   async condense(): Promise<void> {
     if (this.#closing) throw new Conflict('The conversation is closing');
-    this.emit({ ...newEventBase('environment'), kind: 'CondensationRequest' });
-    if (this.#run) return;
     this.#agent ??= this.#ctx.createAgent(this);
     const agent = this.#agent;
     if (!agent.condense) throw new NotImplemented('This agent cannot condense its history');
+    this.emit({ ...newEventBase('environment'), kind: 'CondensationRequest' });
+    if (this.#run) return;
     const controller = new AbortController();
     const active: ActiveRun = { controller, done: Promise.resolve() };
     this.#run = active;

@@ -133,6 +133,10 @@ describe('errors', () => {
     const ask = await s.api(`/api/conversations/${c.id}/ask_agent`, { method: 'POST', body: { question: 'q' } });
     expect(ask.status).toBe(501);
     expect(ask.body.detail).toMatch(/ask_agent is not implemented/);
+    // An agent without condense() (the fake one here) cannot honour POST /condense: 501, nothing recorded.
+    const condense = await s.api(`/api/conversations/${c.id}/condense`, { method: 'POST' });
+    expect(condense.status).toBe(501);
+    expect((await s.api(`/api/conversations/${c.id}/events/count`)).body).toBe(0);
     expect((await s.api('/api/git/commits?path=/x')).status).toBe(501);
     expect((await s.api('/api/bash/start_bash_command', { method: 'POST', body: { command: 'ls' } })).status).toBe(501);
     expect(await s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });
