@@ -150,6 +150,21 @@ describe('condensation', () => {
     expect(t.status()).toBe('finished');
   });
 
+  it('condenses when the last call reported more prompt tokens than max_tokens', async () => {
+    const t = await setup({ request: { agent: { llm: { model: 'openai/scripted' }, condenser: { kind: 'LLMSummarizingCondenser', max_size: 100, keep_first: 1, max_tokens: 1000 } } } });
+    t.say('start');
+    t.llm.push({ ...think('small'), usage: { prompt_tokens: 900 } }, { ...think('big'), usage: { prompt_tokens: 5000 } }, (req) => {
+      expect(req.tools).toBeUndefined();
+      return { content: 'TOKENS-SUMMARY' };
+    }, (req) => {
+      expect(JSON.stringify(req.messages)).toContain('TOKENS-SUMMARY');
+      return { content: 'done', usage: { prompt_tokens: 300 } };
+    });
+    await t.run();
+    expect(t.of('Condensation')).toHaveLength(1);
+    expect(t.status()).toBe('finished');
+  });
+
   it('without a condenser a context-window error ends the run', async () => {
     const t = await setup();
     t.say('go');

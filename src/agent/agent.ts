@@ -14,7 +14,7 @@ import { newEventBase } from '../api/events/index.ts';
 import { execute, plan, type ExecuteOutcome } from './act.ts';
 import {
   condensationEvent,
-  condensationReason,
+  condensationNeed,
   condenserConfig,
   CondenserConfigError,
   DEFAULT_CONDENSER,
@@ -22,7 +22,7 @@ import {
   shrinkLimit,
   SUMMARY_RETRIES,
   summaryMessages,
-  type CondensationReason,
+  type CondensationNeed,
   type CondenserConfig,
 } from './condenser/summarizing.ts';
 import { buildView, type View } from './condenser/view.ts';
@@ -79,6 +79,8 @@ class Agent implements ConversationAgent {
   readonly #gates: ActionGate[];
   #terminal: TerminalSession | undefined;
   #ownOutputDir: string | undefined;
+  /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
+  #viewTokens: number | undefined;
   /** Usage per bucket (agent calls, condenser summaries), continued from the recorded stats. */
   #usage: Record<UsageBucket, BucketState>;
 
@@ -124,9 +126,9 @@ class Agent implements ConversationAgent {
       const view = buildView(host.events());
       // A request (POST /condense, a context-window error) condenses even without a configured condenser.
       const cfg = condenser ?? (view.unhandledRequest ? DEFAULT_CONDENSER : undefined);
-      const reason = condensationReason(view, cfg);
-      if (reason && cfg) {
-        const outcome = await this.#condense(model, view, cfg, reason, signal);
+      const need = condensationNeed(view, cfg, { ...(this.#viewTokens !== undefined ? { promptTokens: this.#viewTokens } : {}), ...(host.request.agent?.llm.max_input_tokens ? { maxInputTokens: host.request.agent.llm.max_input_tokens } : {}) });
+      if (need && cfg) {
+        const outcome = await this.#condense(model, view, cfg, need, signal);
         if (outcome === 'stop') return;
         // The condensation is this step; the next one reads the condensed view.
         if (outcome === 'condensed') continue;
@@ -165,7 +167,7 @@ class Agent implements ConversationAgent {
     const model = this.#model();
     const cfg = model && this.#condenser();
     if (!model || cfg === false) return;
-    await this.#condense(model, buildView(this.#host.events()), cfg ?? DEFAULT_CONDENSER, 'request', signal);
+    await this.#condense(model, buildView(this.#host.events()), cfg ?? DEFAULT_CONDENSER, { request: true, events: false }, signal);
   }
 
   /** Records a response's actions and passes the executable ones through the gates: what may run now, or 'wait'. */
@@ -227,8 +229,8 @@ class Agent implements ConversationAgent {
   }
 
   /** One condensation: the model summarizes the forgotten events (not streamed), then a Condensation is recorded. */
-  async #condense(model: ModelClient, view: View, cfg: CondenserConfig, reason: CondensationReason, signal: AbortSignal): Promise<'condensed' | 'nothing' | 'stop'> {
-    const forget = planCondensation(view, cfg, reason);
+  async #condense(model: ModelClient, view: View, cfg: CondenserConfig, need: CondensationNeed, signal: AbortSignal): Promise<'condensed' | 'nothing' | 'stop'> {
+    const forget = planCondensation(view, cfg, need);
     if (!forget) return 'nothing';
     // A summary request that does not fit is retried with shorter event texts (OpenHands' hard reset scaling).
     for (let attempt = 0, limit = Infinity; ; attempt++) {
@@ -239,6 +241,7 @@ class Agent implements ConversationAgent {
       }
       if (!summary) return 'stop';
       this.#emit(condensationEvent(forget, summary));
+      this.#viewTokens = undefined;
       return 'condensed';
     }
   }
@@ -306,6 +309,7 @@ class Agent implements ConversationAgent {
   #recordUsage(model: string, completion: Completion, bucket: UsageBucket): void {
     const usage = priced(completion.usage, this.#host.request.agent?.llm);
     this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
+    if (bucket === 'agent' && usage.promptTokens > 0) this.#viewTokens = usage.promptTokens;
     this.#emit(stateUpdate('stats', statsValue(model, this.#usage, this.#host.request.max_budget_per_run ?? null)));
   }
 

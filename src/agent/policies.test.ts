@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { newEventBase, parseEvent, type ActionEvent, type Event } from '../api/events/index.ts';
 import { buildView } from './condenser/view.ts';
-import { condenserConfig, planCondensation } from './condenser/summarizing.ts';
+import { condensationNeed, condenserConfig, planCondensation } from './condenser/summarizing.ts';
 import { batchNeedsConfirmation, riskNeedsConfirmation } from './confirmation/policy.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { detectStuck } from './stuck/detector.ts';
@@ -115,16 +115,16 @@ describe('condensed view', () => {
     const events = [user, a1, a2, o1, o2, a3, o3, a4, o4, a5, o5];
     const view = buildView(events);
     // A request keeps half the view: the range ends at a4, and a4's answer goes with it.
-    const plan = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1, minimumProgress: 0.1 }, 'request')!;
+    const plan = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1, minimumProgress: 0.1 }, { request: true, events: false })!;
     expect(plan.forgotten.map((e) => e.id)).toEqual([a1, a2, o1, o2, a3, o3, a4, o4].map((e) => e.id));
     const condensation = parseEvent({ ...newEventBase('environment'), forgotten_event_ids: plan.forgotten.map((e) => e.id), summary: 'S', summary_offset: plan.offset, llm_response_id: 'x', kind: 'Condensation' });
     const after = buildView([...events, parseEvent({ ...newEventBase('environment'), kind: 'CondensationRequest' }), condensation]);
     expect(after.unhandledRequest).toBe(false);
     expect(after.events.map((e) => (e.kind === 'CondensationSummaryEvent' ? `summary:${e.summary}` : e.id))).toEqual([user.id, 'summary:S', a5.id, o5.id]);
     // Starting inside a parallel batch pulls in its sibling call and both answers.
-    const split = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 2, minimumProgress: 0.1 }, 'request');
+    const split = planCondensation({ events: view.events, unhandledRequest: true }, { maxSize: 100, keepFirst: 2, minimumProgress: 0.1 }, { request: true, events: false });
     expect(split?.forgotten.map((e) => e.id)).toEqual([a1, a2, o1, o2, a3, o3, a4, o4].map((e) => e.id));
-    expect(planCondensation({ events: view.events.slice(0, 2), unhandledRequest: true }, { maxSize: 100, keepFirst: 2, minimumProgress: 0.1 }, 'request')).toBeUndefined();
+    expect(planCondensation({ events: view.events.slice(0, 2), unhandledRequest: true }, { maxSize: 100, keepFirst: 2, minimumProgress: 0.1 }, { request: true, events: false })).toBeUndefined();
   });
 
   it('never forgets an action still waiting for its answer, nor its batch', () => {
@@ -137,10 +137,29 @@ describe('condensed view', () => {
     const w1 = action('terminal', { command: 'rm -rf x' }, 'HIGH', 'waiting');
     const w2 = action('terminal', { command: 'ls' }, 'LOW', 'waiting');
     events.push(w1, w2);
-    const plan = planCondensation({ events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1, minimumProgress: 0.1 }, 'request')!;
+    const plan = planCondensation({ events, unhandledRequest: true }, { maxSize: 100, keepFirst: 1, minimumProgress: 0.1 }, { request: true, events: false })!;
     expect(plan.forgotten.length).toBeGreaterThan(0);
     expect(plan.forgotten.map((e) => e.id)).not.toContain(w1.id);
     expect(plan.forgotten.map((e) => e.id)).not.toContain(w2.id);
+  });
+
+  it('tokens over the limit keep the share of the view that halves them; the strictest reason wins', () => {
+    const user = message('user', 'task');
+    const events: Event[] = [user];
+    for (let i = 0; i < 10; i++) {
+      const a = action('think', { thought: `t${i}` });
+      events.push(a, observe(a, `o${i}`));
+    }
+    const view = { events, unhandledRequest: false };
+    const cfg = { maxSize: 100, keepFirst: 1, minimumProgress: 0.1, maxTokens: 1000 };
+    expect(condensationNeed(view, cfg, { promptTokens: 900 })).toBeUndefined();
+    expect(condensationNeed(view, cfg, { promptTokens: 900, maxInputTokens: 800 })).toEqual({ request: false, events: false, tokens: { prompt: 900, limit: 800 } });
+    const need = condensationNeed(view, cfg, { promptTokens: 4000 })!;
+    // 20 events after the first; tokens 4x the limit: keep 20 * 500 / 4000 = 2 (one call and its answer).
+    const plan = planCondensation(view, cfg, need)!;
+    expect(events.length - 1 - plan.forgotten.length).toBe(2);
+    expect(planCondensation(view, cfg, { ...need, request: true })!.forgotten).toEqual(plan.forgotten);
+    expect(condensationNeed(view, undefined, { promptTokens: 4000, maxInputTokens: 10 })).toBeUndefined();
   });
 
   it('reads the condenser from the start request, refusing what it cannot use', () => {
@@ -149,6 +168,7 @@ describe('condensed view', () => {
     expect(condenserConfig({ kind: 'LLMSummarizingCondenser', max_size: 80, keep_first: 4 })).toEqual({ maxSize: 80, keepFirst: 4, minimumProgress: 0.1 });
     expect(condenserConfig({ kind: 'LLMSummarizingCondenser' })).toEqual({ maxSize: 240, keepFirst: 2, minimumProgress: 0.1 });
     expect(condenserConfig({ kind: 'LLMSummarizingCondenser', minimum_progress: 0.5 })?.minimumProgress).toBe(0.5);
+    expect(condenserConfig({ kind: 'LLMSummarizingCondenser', max_tokens: 5000 })?.maxTokens).toBe(5000);
     expect(() => condenserConfig({ kind: 'LLMSummarizingCondenser', minimum_progress: 2 })).toThrow(/minimum_progress/);
     expect(() => condenserConfig({ kind: 'LLMSummarizingCondenser', max_size: 4, keep_first: 1 })).toThrow(/max_size/);
     expect(() => condenserConfig({ kind: 'PipelineCondenser' })).toThrow(/not supported/);

@@ -1,6 +1,7 @@
 // LLMSummarizingCondenser (OpenHands `context/condenser/llm_summarizing_condenser.py`): when the view
-// holds more than `max_size` events, or a CondensationRequest is unhandled, the events between the
-// first `keep_first` and a kept tail are replaced by a summary the model writes.
+// holds more than `max_size` events, its tokens exceed the limit, or a CondensationRequest is
+// unhandled, the events between the first `keep_first` and a kept tail are replaced by a summary the
+// model writes.
 import type { Event } from '../../api/events/index.ts';
 import { newEventBase } from '../../api/events/index.ts';
 import type { ChatMessage, Completion } from '../llm/client.ts';
@@ -12,6 +13,8 @@ export interface CondenserConfig {
   keepFirst: number;
   /** Condense only when at least this share of the view would go (OpenHands `minimum_progress`). */
   minimumProgress: number;
+  /** Token limit of the view (`max_tokens`); the agent's `llm.max_input_tokens` applies too. */
+  maxTokens?: number;
 }
 
 /** OpenHands class defaults; also what POST /condense uses when no condenser is configured. */
@@ -22,8 +25,7 @@ export class CondenserConfigError extends Error {}
 
 /**
  * `agent.condenser` of the start request: undefined for none (null, NoOpCondenser). The summary is
- * written by the agent's own model (the condenser's `llm` is not used); `max_tokens` is not
- * supported (no tokenizer for arbitrary endpoints): sizes count events.
+ * written by the agent's own model (the condenser's `llm` is not used).
  */
 export function condenserConfig(raw: Record<string, unknown> | null | undefined): CondenserConfig | undefined {
   if (raw == null || raw['kind'] === 'NoOpCondenser') return undefined;
@@ -35,19 +37,45 @@ export function condenserConfig(raw: Record<string, unknown> | null | undefined)
   };
   const progress = raw['minimum_progress'] ?? DEFAULT_CONDENSER.minimumProgress;
   if (typeof progress !== 'number' || progress < 0 || progress >= 1) throw new CondenserConfigError('agent.condenser.minimum_progress must be a number in [0, 1)');
-  const cfg = { maxSize: int('max_size', DEFAULT_CONDENSER.maxSize), keepFirst: int('keep_first', DEFAULT_CONDENSER.keepFirst), minimumProgress: progress };
+  const maxTokens = raw['max_tokens'] == null ? undefined : int('max_tokens', 0);
+  const cfg = {
+    maxSize: int('max_size', DEFAULT_CONDENSER.maxSize),
+    keepFirst: int('keep_first', DEFAULT_CONDENSER.keepFirst),
+    minimumProgress: progress,
+    ...(maxTokens ? { maxTokens } : {}),
+  };
   // OpenHands' validator: the kept tail must have room.
   if (Math.floor(cfg.maxSize / 2) - cfg.keepFirst - 1 <= 0) throw new CondenserConfigError('agent.condenser: max_size // 2 - keep_first - 1 must be positive');
   return cfg;
 }
 
-export type CondensationReason = 'events' | 'request';
+/**
+ * Why the view should be condensed now. Tokens are measured without a tokenizer (arbitrary
+ * endpoints): `promptTokens` is what the endpoint counted for the last agent call on this view.
+ */
+export interface CondensationNeed {
+  request: boolean;
+  events: boolean;
+  tokens?: { prompt: number; limit: number };
+}
 
-/** Why the view should be condensed now, if at all. */
-export function condensationReason(view: View, cfg: CondenserConfig | undefined): CondensationReason | undefined {
-  if (view.unhandledRequest) return 'request';
-  if (cfg && view.events.length > cfg.maxSize) return 'events';
-  return undefined;
+export interface ViewTokens {
+  /** Prompt tokens of the last agent call, if it was made on the current view. */
+  promptTokens?: number;
+  /** The model's `max_input_tokens`, if configured. */
+  maxInputTokens?: number;
+}
+
+export function condensationNeed(view: View, cfg: CondenserConfig | undefined, measured: ViewTokens = {}): CondensationNeed | undefined {
+  const limits = [cfg?.maxTokens, cfg ? measured.maxInputTokens : undefined].filter((n): n is number => typeof n === 'number' && n > 0);
+  const limit = limits.length ? Math.min(...limits) : undefined;
+  const prompt = measured.promptTokens;
+  const need: CondensationNeed = {
+    request: view.unhandledRequest,
+    events: cfg !== undefined && view.events.length > cfg.maxSize,
+    ...(limit !== undefined && prompt !== undefined && prompt > limit ? { tokens: { prompt, limit } } : {}),
+  };
+  return need.request || need.events || need.tokens ? need : undefined;
 }
 
 export interface CondensationPlan {
@@ -57,14 +85,18 @@ export interface CondensationPlan {
 
 /**
  * Which events to forget: from `keep_first` up to a kept tail (half the target minus the head and
- * the summary). A tool call and its answers, and the calls of one response, go together; the system
- * prompt is never forgotten. Undefined when less than `minimumProgress` of the view would go.
+ * the summary; for tokens, the share of the view that brings them under half the limit; with
+ * several reasons the shortest tail wins). A tool call and its answers, and the calls of one
+ * response, go together; the system prompt and actions still waiting are never forgotten.
+ * Undefined when less than `minimumProgress` of the view would go.
  */
-export function planCondensation(view: View, cfg: CondenserConfig, reason: CondensationReason): CondensationPlan | undefined {
+export function planCondensation(view: View, cfg: CondenserConfig, need: CondensationNeed): CondensationPlan | undefined {
   const events = view.events;
-  // With several reasons the strictest wins (the shortest kept tail).
-  const targets = [reason === 'request' ? Math.floor(events.length / 2) : Infinity, events.length > cfg.maxSize ? Math.floor(cfg.maxSize / 2) : Infinity];
-  const tail = Math.max(0, Math.min(...targets) - cfg.keepFirst - 1);
+  const tails: number[] = [];
+  if (need.request) tails.push(Math.floor(events.length / 2) - cfg.keepFirst - 1);
+  if (need.events) tails.push(Math.floor(cfg.maxSize / 2) - cfg.keepFirst - 1);
+  if (need.tokens) tails.push(Math.floor(((events.length - cfg.keepFirst) * need.tokens.limit) / 2 / need.tokens.prompt));
+  const tail = Math.max(0, Math.min(...tails));
   const start = Math.min(cfg.keepFirst, events.length);
   let end = Math.max(start, events.length - tail);
   // Actions still waiting (for confirmation, or left by a stopped run) stay, with their whole batch.
