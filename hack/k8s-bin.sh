@@ -12,6 +12,7 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-1.34.4}    # k8s.io/kubernetes; staging modules are v0.<minor>.<patch>
 ETCD_VERSION=${ETCD_VERSION:-3.6.16}  # only used when Debian's etcd-server is unavailable
 HELM_VERSION=${HELM_VERSION:-4.3.1}
+HELM3_VERSION=${HELM3_VERSION:-3.19.0} # only to test that the chart refuses Helm < 4 clearly
 ETCD_FROM=${ETCD_FROM:-debian}        # debian (etcd-server package, Go build as fallback) or go
 
 CACHE=${AGENTYARD_CACHE:-$HOME/.cache/agentyard}
@@ -121,6 +122,18 @@ build_helm() {
     "helm.sh/helm/v4/cmd/helm@v$HELM_VERSION" >&2
 }
 
+# Helm 3 as bin/helm3. Optional: without it the version-refusal test skips naming the binary.
+build_helm3() {
+  local tmp
+  tmp=$(mktemp -d)
+  GOBIN="$tmp" go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM3_VERSION" \
+    "helm.sh/helm/v3/cmd/helm@v$HELM3_VERSION" >&2 && mv "$tmp/helm" "$BIN/helm3"
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
 start=$SECONDS
 if [[ ! -x "$BIN/kube-apiserver" || ! -x "$BIN/kube-controller-manager" ]]; then
   build_kube || die "building kube-apiserver/kube-controller-manager v$K8S_VERSION failed"
@@ -133,6 +146,9 @@ if [[ ! -x "$BIN/kubectl" ]]; then
 fi
 if [[ ! -x "$BIN/helm" ]]; then
   build_helm || die "building helm v$HELM_VERSION failed"
+fi
+if [[ ! -x "$BIN/helm3" ]]; then
+  build_helm3 || log "warning: building helm v$HELM3_VERSION failed; the Helm 3 refusal test will skip"
 fi
 
 "$BIN/kube-apiserver" --version >/dev/null 2>&1 || die "$BIN/kube-apiserver does not run"
