@@ -10,12 +10,15 @@ describe.skipIf(!bin)(`throwaway PostgreSQL server${bin ? '' : ' (skipped: Debia
   afterAll(async () => { await server?.stop(); });
 
   it('serves the created database on loopback', async () => {
-    const pool = new pg.Pool({ connectionString: server.url, max: 1 });
+    // A Client rather than a Pool: Client.end() resolves only once the socket closed, so the
+    // server's shutdown in afterAll cannot reach a half-closed connection as an uncaught error.
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
     try {
-      const r = await pool.query<{ db: string }>('select current_database() as db');
+      const r = await client.query<{ db: string }>('select current_database() as db');
       expect(r.rows[0]?.db).toBe('agentyard');
     } finally {
-      await pool.end();
+      await client.end();
     }
   });
 });
