@@ -67,7 +67,7 @@ export const createAgent: CreateAgent = createAgentWith();
 class Agent implements ConversationAgent {
   readonly #host: AgentHost;
   readonly #opts: AgentOptions;
-  readonly #mask: (text: string) => string;
+  #mask: (text: string) => string;
   readonly #tools: AgentTool[];
   /** The unmasked actions of calls this agent planned; events carry masked copies. */
   readonly #real = new Map<string, Action>();
@@ -87,8 +87,7 @@ class Agent implements ConversationAgent {
   constructor(host: AgentHost, opts: AgentOptions) {
     this.#host = host;
     this.#opts = opts;
-    // The model API key is a secret of the conversation too, should anything ever echo it.
-    this.#mask = createMasker(host.llm?.apiKey ? { ...host.secrets, '(llm api key)': host.llm.apiKey } : host.secrets);
+    this.#mask = this.#createMask();
     this.#tools = [
       terminalTool({
         session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, { ...host.secrets }, opts.terminal)),
@@ -280,6 +279,17 @@ class Agent implements ConversationAgent {
     }
     this.#recordUsage(model.model, completion, o.bucket);
     return completion;
+  }
+
+  secretsChanged(): void {
+    this.#mask = this.#createMask();
+    this.#terminal?.setVariables({ ...this.#host.secrets });
+  }
+
+  #createMask(): (text: string) => string {
+    // The model API key is a secret of the conversation too, should anything ever echo it.
+    const host = this.#host;
+    return createMasker(host.llm?.apiKey ? { ...host.secrets, '(llm api key)': host.llm.apiKey } : host.secrets);
   }
 
   async close(): Promise<void> {

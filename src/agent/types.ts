@@ -52,6 +52,8 @@ export interface ConversationAgent {
    * or nothing when there is too little to forget. Optional: a host answers 501 without it.
    */
   condense?(signal: AbortSignal): Promise<void>;
+  /** `host.secrets` changed (secrets added after start): mask the new values, export them to later commands. */
+  secretsChanged?(): void;
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
 }

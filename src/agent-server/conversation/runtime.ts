@@ -50,7 +50,7 @@ export class ConversationRuntime implements AgentHost {
   readonly conversationId: string;
   readonly workspaceDir: string;
   readonly llm: LlmConfig | undefined;
-  readonly secrets: Readonly<Record<string, string>>;
+  #secrets: Readonly<Record<string, string>>;
   readonly maxIterations: number;
   readonly #ctx: RuntimeContext;
   #row: ConversationRow;
@@ -67,8 +67,19 @@ export class ConversationRuntime implements AgentHost {
     this.conversationId = init.row.id;
     this.workspaceDir = init.workspaceDir;
     this.llm = init.llm;
-    this.secrets = Object.freeze({ ...init.secrets });
+    this.#secrets = Object.freeze({ ...init.secrets });
     this.maxIterations = init.row.request.max_iterations ?? 500;
+  }
+
+  get secrets(): Readonly<Record<string, string>> {
+    return this.#secrets;
+  }
+
+  /** Secrets added or replaced after start; `patch` persists them (sealed) with the stored request. */
+  setSecrets(secrets: Record<string, string>, patch: ConversationPatch): void {
+    this.#secrets = Object.freeze({ ...secrets });
+    this.#update(patch);
+    this.#agent?.secretsChanged?.();
   }
 
   get request() {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { LlmConfig } from '../../agent/types.ts';
-import { toSecretSource, type ConversationInfo, type ForkConversationRequest, type StartConversationRequest } from '../../api/agent-server/index.ts';
+import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
@@ -46,6 +46,17 @@ function withoutCondenserKey(condenser: Record<string, unknown> | null | undefin
   const llm = condenser?.['llm'];
   if (!condenser || !llm || typeof llm !== 'object' || !('api_key' in llm)) return {};
   return { condenser: { ...condenser, llm: { ...llm, api_key: null } } };
+}
+
+/** The values of StaticSecrets; other secret sources are refused rather than silently dropped. */
+function secretValues(input: Record<string, SecretInput>): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  for (const [name, value] of Object.entries(input)) {
+    const src = toSecretSource(value);
+    if (src.kind !== 'StaticSecret') throw new NotImplemented(`secret ${name}: ${src.kind} is not supported yet; send the value`);
+    if (src.value != null) secrets[name] = src.value;
+  }
+  return secrets;
 }
 
 export class ConversationService {
@@ -91,12 +102,7 @@ export class ConversationService {
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
 
-    const secrets: Record<string, string> = {};
-    for (const [name, input] of Object.entries(req.secrets ?? {})) {
-      const src = toSecretSource(input);
-      if (src.kind !== 'StaticSecret') throw new NotImplemented(`secret ${name}: ${src.kind} is not supported yet; send the value`);
-      if (src.value != null) secrets[name] = src.value;
-    }
+    const secrets = secretValues(req.secrets ?? {});
     const apiKey = req.agent.llm.api_key ?? undefined;
     const workspaceDir = this.#workingDir(req);
     try {
@@ -180,6 +186,23 @@ export class ConversationService {
     this.#o.ctx.onAppended(id);
     this.#o.ctx.onChanged(id);
     return rt.info();
+  }
+
+  /**
+   * Adds or replaces secrets of a live conversation: masked from now on and exported to the next
+   * command. Persisted sealed like the start request's (and forgotten at a restart without a key).
+   */
+  updateSecrets(id: string, req: UpdateSecretsRequest): void {
+    const rt = this.get(id);
+    const added = secretValues(req.secrets);
+    const secrets = { ...rt.secrets, ...added };
+    const row = rt.row;
+    const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
+    const llmApiKey = opened?.llmApiKey ?? row.request.agent?.llm.api_key ?? undefined;
+    rt.setSecrets(secrets, {
+      request: { ...row.request, secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])) },
+      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}) }, row.id) : null,
+    });
   }
 
   find(id: string): ConversationRuntime | undefined {

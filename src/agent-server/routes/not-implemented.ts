@@ -5,7 +5,6 @@ import { NotImplemented } from '../../api/errors.ts';
 
 const LATER: [method: 'post' | 'all', path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/security_analyzer', 'Security analyzers'],
-  ['post', '/conversations/:conversation_id/secrets', 'Updating secrets after start'],
   ['post', '/conversations/:conversation_id/ask_agent', 'ask_agent'],
   ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
   ['post', '/conversations/:conversation_id/switch_llm', 'Switching the LLM'],

@@ -50,6 +50,8 @@ export function ansiCQuote(text: string): string {
 export class TerminalSession {
   readonly #initialCwd: string;
   readonly #env: NodeJS.ProcessEnv;
+  /** Variables set after the shell started: exported on the line of the next command. */
+  #pendingExports: Record<string, string> = {};
   readonly #noChangeMs: number;
   readonly #inputSettleMs: number;
   #shell: ChildProcessWithoutNullStreams | undefined;
@@ -69,6 +71,18 @@ export class TerminalSession {
     this.#env = { ...Object.fromEntries(Object.entries(base).filter(([, v]) => v !== undefined)), ...env };
     this.#noChangeMs = opts.noChangeTimeoutMs ?? DEFAULT_NO_CHANGE_TIMEOUT_MS;
     this.#inputSettleMs = opts.inputSettleMs ?? DEFAULT_INPUT_SETTLE_MS;
+  }
+
+  /**
+   * Sets environment variables for every later command (secrets added after start). A running
+   * shell gets them with the next command rather than at once: writing to its stdin now would feed
+   * whatever program is in the foreground.
+   */
+  setVariables(vars: Record<string, string>): void {
+    // A name that is no shell identifier cannot be exported, nor named by a command.
+    const exportable = Object.fromEntries(Object.entries(vars).filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)));
+    Object.assign(this.#env, exportable);
+    if (this.#shell) Object.assign(this.#pendingExports, exportable);
   }
 
   /** A command is still running from an earlier call. */
@@ -91,8 +105,10 @@ export class TerminalSession {
     const marker = `__AGENTYARD_${randomBytes(8).toString('hex')}__`;
     this.#take();
     this.#pending = { pattern: new RegExp(`\\n?${marker} (\\d+) ([^\\n]*)\\n`, 'g') };
+    const exports = Object.entries(this.#pendingExports).map(([k, v]) => `export ${k}=${ansiCQuote(v)}; `).join('');
+    this.#pendingExports = {};
     // One line: bash has read all of it before the command starts, so stdin holds only later input.
-    shell.stdin.write(`eval ${ansiCQuote(command)}; __ay_rc=$?; printf '\\n${marker} %s %s\\n' "$__ay_rc" "$PWD"\n`);
+    shell.stdin.write(`${exports}eval ${ansiCQuote(command)}; __ay_rc=$?; printf '\\n${marker} %s %s\\n' "$__ay_rc" "$PWD"\n`);
     return this.#wait(opts.hardTimeoutMs, opts.signal);
   }
 
@@ -146,6 +162,7 @@ export class TerminalSession {
   #ensure(): ChildProcessWithoutNullStreams {
     if (this.#shell && this.#alive()) return this.#shell;
     this.#pending = undefined;
+    this.#pendingExports = {}; // a new shell starts with the whole #env
     this.#drained = false;
     this.#cwd = this.#initialCwd;
     const shell = spawn('bash', ['--noprofile', '--norc'], { cwd: this.#initialCwd, env: this.#env, detached: true });

@@ -1,0 +1,80 @@
+// POST /api/conversations/{id}/secrets over HTTP with the real agent: a secret added after the
+// shell started reaches the next command, is masked in what the model and the events see, and is
+// kept (sealed) across a restart of the agent server.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { createAgent } from '../agent/agent.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
+import { eventually, startTestServer, tempDir, userText, type TestServer } from './test-support.ts';
+
+let llm: ScriptedLlm;
+let dir: ReturnType<typeof tempDir>;
+let s: TestServer;
+
+beforeAll(async () => (llm = await startScriptedLlm()));
+afterAll(() => llm.close());
+beforeEach(async () => {
+  dir = tempDir();
+  s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
+});
+afterEach(async () => {
+  await s.close();
+  dir.remove();
+});
+
+const finished = async (id: string) =>
+  eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+
+describe('POST /api/conversations/{id}/secrets', () => {
+  it('exports a secret added after start to the next command and masks it everywhere', async () => {
+    const body = {
+      workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') },
+      agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] },
+      secrets: { FIRST: 'first-value-1' },
+    };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+
+    // The shell starts before the new secret exists.
+    llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'echo "before=[$LATE_TOKEN]"' } }] },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'one' } }] },
+    );
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('first', true) });
+    await finished(id);
+
+    const res = await s.api(`/api/conversations/${id}/secrets`, { method: 'POST', body: { secrets: { LATE_TOKEN: 'late-token-77', THIRD: { kind: 'StaticSecret', value: 'third-value-3' } } } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true });
+
+    llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'echo "after=[$LATE_TOKEN] $THIRD $FIRST" | tee seen.txt' } }] },
+      (req) => {
+        const tool = req.messages.findLast((m) => m.role === 'tool');
+        expect(JSON.stringify(tool?.content)).toContain('after=[<secret-hidden>] <secret-hidden> <secret-hidden>');
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'two' } }] };
+      },
+    );
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('second', true) });
+    await finished(id);
+
+    const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
+    const outputs = JSON.stringify(events.filter((e: any) => e.kind === 'ObservationEvent'));
+    expect(outputs).toContain('before=[]');
+    expect(outputs).not.toContain('late-token-77');
+    expect(outputs).not.toContain('third-value-3');
+    const info = (await s.api(`/api/conversations/${id}`)).body;
+    expect(Object.keys(info.secret_registry.secret_sources).sort()).toEqual(['FIRST', 'LATE_TOKEN', 'THIRD']);
+    expect(info.secret_registry.secret_sources.LATE_TOKEN.value).toBe('**********');
+    expect(JSON.stringify(info)).not.toContain('late-token-77');
+  });
+
+  it('answers 422 with the field path for a bad body and 404 for an unknown conversation', async () => {
+    const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p2') }, agent: { llm: { model: 'openai/scripted' } } };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+    const bad = await s.api(`/api/conversations/${id}/secrets`, { method: 'POST', body: { secrets: { X: 42 } } });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body)).toContain('secrets');
+    const missing = await s.api('/api/conversations/00000000-0000-4000-8000-000000000000/secrets', { method: 'POST', body: { secrets: {} } });
+    expect(missing.status).toBe(404);
+  });
+});
