@@ -35,6 +35,8 @@ import { detectStuck } from './stuck/detector.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
+import { BrowserSession } from './tools/browser/session.ts';
+import { browserTools, wantsBrowser } from './tools/browser/tools.ts';
 import { fileEditorTool } from './tools/file-editor.ts';
 import { finishTool, thinkTool } from './tools/simple-tools.ts';
 import { TerminalSession, type TerminalSessionOptions } from './tools/terminal-session.ts';
@@ -78,6 +80,7 @@ class Agent implements ConversationAgent {
    */
   readonly #gates: ActionGate[];
   #terminal: TerminalSession | undefined;
+  #browser: BrowserSession | undefined;
   #ownOutputDir: string | undefined;
   /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
   #viewTokens: number | undefined;
@@ -96,6 +99,7 @@ class Agent implements ConversationAgent {
       fileEditorTool(),
       thinkTool,
       finishTool,
+      ...(wantsBrowser(host.request.agent?.tools) ? browserTools(() => (this.#browser ??= new BrowserSession())) : []),
     ];
     this.#gates = [
       // pre-tool hooks go here (before the confirmation policy)
@@ -295,6 +299,8 @@ class Agent implements ConversationAgent {
   async close(): Promise<void> {
     await this.#terminal?.close();
     this.#terminal = undefined;
+    await this.#browser?.close();
+    this.#browser = undefined;
     if (this.#ownOutputDir) rmSync(this.#ownOutputDir, { recursive: true, force: true });
     this.#ownOutputDir = undefined;
   }

@@ -1,0 +1,123 @@
+// The browser tools through the agent server over HTTP: the scripted model drives the system's
+// headless Chromium through a real form on a loopback web server.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createAgent } from '../../agent.ts';
+import { eventually, startTestServer, tempDir, userText, type TestServer } from '../../../agent-server/test-support.ts';
+import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../../../testing/scripted-llm/server.ts';
+import { BrowserSession, findChromium } from './session.ts';
+
+const chromium = findChromium();
+
+const FORM = `<!doctype html><title>Search</title><h1>Find things</h1>
+<form action="/result"><input name="q" placeholder="query"><button type="submit">Go</button></form>
+<a href="/about">About us</a><div style="display:none"><button>hidden</button></div>`;
+
+function site(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    res.setHeader('content-type', 'text/html');
+    if (url.pathname === '/result') res.end(`<!doctype html><title>Result</title><p>You searched: <b>${url.searchParams.get('q')}</b></p>`);
+    else if (url.pathname === '/about') res.end('<!doctype html><title>About</title><p>About page</p>');
+    else res.end(FORM);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
+}
+
+const lastToolText = (req: RecordedRequest) => JSON.stringify(req.messages.findLast((m) => m.role === 'tool')?.content);
+
+describe.skipIf(!chromium)(`browser tools${chromium ? '' : ' (skipped: chromium not installed)'}`, () => {
+  let llm: ScriptedLlm;
+  let web: { url: string; server: Server };
+  let dir: ReturnType<typeof tempDir>;
+  let s: TestServer;
+
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    web = await site();
+  });
+  afterAll(async () => {
+    await llm.close();
+    web.server.close();
+  });
+  beforeEach(async () => {
+    dir = tempDir();
+    s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
+  });
+  afterEach(async () => {
+    await s.close();
+    dir.remove();
+  });
+
+  it('navigates, types into a field, clicks, reads the content and lists tabs', async () => {
+    const seen: string[] = [];
+    llm.push(
+      { toolCalls: [{ name: 'browser_navigate', arguments: { url: web.url } }] },
+      (req) => {
+        seen.push(lastToolText(req));
+        return { toolCalls: [{ name: 'browser_type', arguments: { index: 0, text: 'otters' } }] };
+      },
+      { toolCalls: [{ name: 'browser_click', arguments: { index: 1 } }] },
+      { toolCalls: [{ name: 'browser_get_content', arguments: {} }] },
+      (req) => {
+        seen.push(lastToolText(req));
+        return { toolCalls: [{ name: 'browser_navigate', arguments: { url: `${web.url}/about`, new_tab: true } }] };
+      },
+      { toolCalls: [{ name: 'browser_list_tabs', arguments: {} }] },
+      (req) => {
+        seen.push(lastToolText(req));
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] };
+      },
+    );
+    const body = {
+      workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') },
+      agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'TerminalTool' }, { name: 'BrowserToolSet' }] },
+    };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('search for otters', true) });
+    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
+
+    // The page state numbers visible interactive elements only.
+    expect(seen[0]).toContain('Current URL: ' + web.url);
+    expect(seen[0]).toContain('[0]<input name=\\"q\\" placeholder=\\"query\\">');
+    expect(seen[0]).toContain('[1]<button type=\\"submit\\">Go</button>');
+    expect(seen[0]).toContain('[2]<a href=\\"/about\\">About us</a>');
+    expect(seen[0]).not.toContain('hidden');
+    expect(seen[1]).toContain('You searched: **otters**');
+    expect(seen[2]).toMatch(/[0-9a-f]{4}: Result .*\/result\?q=otters\\n[0-9a-f]{4}: About .*\/about/);
+
+    const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
+    const system = events.find((e: any) => e.kind === 'SystemPromptEvent');
+    expect(system.tools.map((t: any) => t.title ?? t.name)).toEqual(expect.arrayContaining(['browser_navigate', 'browser_click', 'browser_get_content']));
+    const actions = events.filter((e: any) => e.kind === 'ActionEvent').map((e: any) => e.action.kind);
+    expect(actions).toEqual(['BrowserNavigateAction', 'BrowserTypeAction', 'BrowserClickAction', 'BrowserGetContentAction', 'BrowserNavigateAction', 'BrowserListTabsAction', 'FinishAction']);
+    const observations = events.filter((e: any) => e.kind === 'ObservationEvent' && e.observation.kind === 'BrowserObservation');
+    expect(observations).toHaveLength(6);
+    expect(observations.every((o: any) => o.observation.is_error === false)).toBe(true);
+  });
+
+  it('reports a bad element index as an error observation and the run goes on', async () => {
+    llm.push(
+      { toolCalls: [{ name: 'browser_navigate', arguments: { url: web.url } }] },
+      { toolCalls: [{ name: 'browser_click', arguments: { index: 99 } }] },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+    );
+    const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p2') }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'BrowserToolSet' }] } };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('click', true) });
+    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
+    const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
+    const failed = events.find((e: any) => e.kind === 'ObservationEvent' && e.observation.is_error);
+    expect(failed.observation.content[0].text).toContain('No element with index 99');
+  });
+});
+
+describe('browser session without Chromium', () => {
+  it('says the browser is not available instead of pretending', async () => {
+    const session = new BrowserSession(null);
+    await expect(session.page()).rejects.toThrow(/not available: no Chromium found/);
+    await session.close();
+  });
+});
