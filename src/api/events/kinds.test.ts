@@ -64,3 +64,12 @@ describe('newEventBase', () => {
     expect(newEventBase('user').timestamp).toMatch(/Z$/);
   });
 });
+
+describe('the Event union', () => {
+  it('holds exactly the kinds of EVENT_SCHEMAS, in the same order (the two lists are written out twice)', async () => {
+    const { Event, EVENT_SCHEMAS } = await import('./events.ts');
+    const unionKinds = (Event as unknown as { anyOf: { properties: { kind: { const: string } } }[] }).anyOf.map((s) => s.properties.kind.const);
+    expect(unionKinds).toEqual(Object.keys(EVENT_SCHEMAS));
+    expect(unionKinds).toEqual([...EVENT_KINDS]);
+  });
+});
