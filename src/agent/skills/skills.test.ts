@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StartConversationRequest } from '../../api/agent-server/index.ts';
+import { availableSkillsPrompt, loadSkillsFromDir, matchTriggers, renderSkill, resolveSkills, skillsPromptSection } from './index.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'skills-'));
+  dirs.push(root);
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+  return root;
+}
+
+const request = (ctx: Record<string, unknown> = {}) => ({ agent: { llm: { model: 'x' }, agent_context: { load_user_skills: false, ...ctx } } }) as unknown as StartConversationRequest;
+
+describe('loadSkillsFromDir', () => {
+  it('loads AgentSkills folders and legacy files, skipping invalid names and READMEs', async () => {
+    const dir = tree({
+      'pdf-tools/SKILL.md': '---\nname: pdf-tools\ndescription: Extract text from PDFs.\ntriggers: [pdf]\n---\n# PDF\nUse ${SKILL_ROOT}/scripts/x.sh\n',
+      'pdf-tools/references/more.md': 'not a skill on its own',
+      'Bad_Name/SKILL.md': '---\ndescription: nope\n---\nbody',
+      'mismatch/SKILL.md': '---\nname: other\n---\nbody',
+      'deploy.md': '---\ntriggers:\n  - deploy\n  - /ship\n---\nHow to deploy.',
+      'nested/style.md': 'Always use tabs.',
+      'README.md': 'ignored',
+    });
+    const skills = await loadSkillsFromDir(dir, 'project');
+    expect(skills.map((s) => [s.name, s.type, s.triggers])).toEqual([
+      ['pdf-tools', 'agentskills', ['pdf']],
+      ['deploy', 'knowledge', ['deploy', '/ship']],
+      ['nested/style', 'repo', []],
+    ]);
+    const pdf = skills[0]!;
+    expect(pdf).toMatchObject({ source: join(dir, 'pdf-tools/SKILL.md'), description: 'Extract text from PDFs.', is_agentskills_format: true, root: join(dir, 'pdf-tools'), origin: 'project' });
+    expect(renderSkill(pdf)).toContain(`${join(dir, 'pdf-tools')}/scripts/x.sh`);
+    expect(await loadSkillsFromDir(join(dir, 'absent'), 'user')).toEqual([]);
+  });
+});
+
+describe('resolveSkills', () => {
+  it('reads third-party files at the workspace and the git root, project skill dirs, request skills; later sources win', async () => {
+    const repo = tree({
+      'AGENTS.md': 'Root agents file',
+      'Claude.md': 'claude rules',
+      '.cursorrules': 'cursor rules',
+      'sub/agents.md': 'Sub agents file',
+      '.agents/skills/x/SKILL.md': '---\nname: x\ndescription: The x skill\n---\nX body',
+      '.openhands/microagents/legacy.md': '---\ntriggers: [banana]\n---\nBanana facts',
+      '.openhands/skills/x.md': 'shadowed by .agents/skills/x',
+    });
+    execFileSync('git', ['init', '-q', repo]);
+    const skills = await resolveSkills({
+      workspaceDir: join(repo, 'sub'),
+      request: request({ skills: [{ name: 'legacy', content: 'from request', trigger: { type: 'keyword', keywords: ['apple'] } }] }),
+    });
+    const byName = Object.fromEntries(skills.map((s) => [s.name, s]));
+    // The workspace's own agents.md wins over the git root's AGENTS.md.
+    expect(byName['agents']!.content).toBe('Sub agents file');
+    expect(byName['claude']!.type).toBe('repo');
+    expect(byName['cursorrules']!.content).toBe('cursor rules');
+    expect(byName['x']!.content).toBe('X body');
+    expect(byName['legacy']).toMatchObject({ content: 'from request', triggers: ['apple'], origin: 'request', type: 'knowledge' });
+    const extra = await resolveSkills({ workspaceDir: repo, request: request() }, [{ ...byName['x']!, content: 'plugin x', origin: 'plugin:p' }]);
+    expect(extra.find((s) => s.name === 'x')!.content).toBe('plugin x');
+  });
+
+  it('loads user skills from HOME unless load_user_skills is false', async () => {
+    const home = tree({ '.agents/skills/mine/SKILL.md': '---\nname: mine\ndescription: user skill\n---\nmine' });
+    const ws = tree({});
+    const old = process.env['HOME'];
+    process.env['HOME'] = home;
+    try {
+      const on = await resolveSkills({ workspaceDir: ws, request: { agent: { llm: { model: 'x' } } } as unknown as StartConversationRequest });
+      expect(on.map((s) => [s.name, s.origin])).toEqual([['mine', 'user']]);
+      expect(await resolveSkills({ workspaceDir: ws, request: request() })).toEqual([]);
+    } finally {
+      process.env['HOME'] = old;
+    }
+  });
+});
+
+describe('prompt and triggers', () => {
+  it('lists summaries with a truncation note and puts repo skills in full into REPO_CONTEXT', async () => {
+    const dir = tree({ 'AGENTS.md': 'Use pnpm.', '.agents/skills/nodesc/SKILL.md': '# Title\n\nFirst line.\nSecond line here.\n', '.openhands/microagents/k.md': '---\ntriggers: [kiwi]\n---\nKiwi' });
+    const skills = await resolveSkills({ workspaceDir: dir, request: request() });
+    const prompt = skillsPromptSection(skills, 'openai/gpt-4o');
+    expect(prompt).toContain('<REPO_CONTEXT>');
+    expect(prompt).toContain('[BEGIN context from [agents]]\nUse pnpm.\n[END Context]');
+    expect(prompt).toContain('<name>nodesc</name>');
+    expect(prompt).toContain('<description>First line.... [19 characters truncated. Call invoke_skill(name="nodesc") to load the full skill]</description>');
+    expect(prompt).toContain('<name>k</name>');
+    expect(availableSkillsPrompt([])).toContain('no available skills');
+  });
+
+  it('matches keywords as whole tokens in any case, once per skill', () => {
+    const base = { content: 'c', source: null, description: null, is_agentskills_format: false, disable_model_invocation: false, root: null, origin: 'request', type: 'knowledge' as const };
+    const skills = [
+      { ...base, name: 'git', triggers: ['git'] },
+      { ...base, name: 'lin', triggers: ['/linear'] },
+    ];
+    expect(matchTriggers(skills, 'Push to GitHub', new Set())).toEqual([]);
+    expect(matchTriggers(skills, 'use GIT please, then /linear', new Set()).map((m) => [m.skill.name, m.trigger])).toEqual([
+      ['git', 'git'],
+      ['lin', '/linear'],
+    ]);
+    expect(matchTriggers(skills, 'git', new Set(['git']))).toEqual([]);
+  });
+});
