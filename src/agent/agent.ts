@@ -9,7 +9,8 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import type { Action, ActionEvent, Event } from '../api/events/index.ts';
+import type { Action, ActionEvent, Event, ObservationEvent } from '../api/events/index.ts';
+import { Invalid } from '../api/errors.ts';
 import { newEventBase } from '../api/events/index.ts';
 import { execute, plan, type ExecuteOutcome } from './act.ts';
 import {
@@ -29,6 +30,7 @@ import { buildView, type View } from './condenser/view.ts';
 import { confirmationGate } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
+import { HookRunner, resolveHooks, STOP_FEEDBACK_PREFIX } from './hooks/index.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
 import { detectStuck } from './stuck/detector.ts';
@@ -82,6 +84,8 @@ class Agent implements ConversationAgent {
   #terminal: TerminalSession | undefined;
   #browser: BrowserSession | undefined;
   #ownOutputDir: string | undefined;
+  /** Loaded at the first run (project hooks file, hook_config, plugins); SessionStart runs then. */
+  #hooks: HookRunner | undefined;
   /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
   #viewTokens: number | undefined;
   /** Usage per bucket (agent calls, condenser summaries), continued from the recorded stats. */
@@ -102,7 +106,7 @@ class Agent implements ConversationAgent {
       ...(wantsBrowser(host.request.agent?.tools) ? browserTools(() => (this.#browser ??= new BrowserSession())) : []),
     ];
     this.#gates = [
-      // pre-tool hooks go here (before the confirmation policy)
+      (batch, signal) => (this.#hooks ? this.#hooks.preToolUseGate()(batch, signal) : Promise.resolve({ kind: 'execute' })),
       confirmationGate(() => host.request.confirmation_policy),
       ...(opts.beforeExecute ? [opts.beforeExecute] : []),
     ];
@@ -116,13 +120,19 @@ class Agent implements ConversationAgent {
     if (!model || condenser === false) return;
     host.setExecutionStatus('running');
     this.#ensureSystemPrompt();
+    const hooks = await this.#loadHooks();
+    if (!hooks) return;
+    if (await this.#submitPrompts(hooks)) {
+      host.setExecutionStatus('finished');
+      return;
+    }
     const ctx: ToolContext & { signal: AbortSignal } = { workspaceDir: host.workspaceDir, signal, mask: this.#mask };
     const costAtStart = this.#spent();
 
     // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
     // left unfinished) run first: running again confirms them.
     const pending = pendingActions(host.events());
-    if (pending.length && this.#finishIf(await execute(this.#tools, pending, ctx, (e) => this.#emit(e), this.#real))) return;
+    if (pending.length && (await this.#finishIf(await this.#execute(pending, ctx)))) return;
 
     for (let iteration = 0; ; iteration++) {
       if (signal.aborted || this.#limitReached(iteration, costAtStart) || this.#stuck()) return;
@@ -136,7 +146,7 @@ class Agent implements ConversationAgent {
         // The condensation is this step; the next one reads the condensed view.
         if (outcome === 'condensed') continue;
       }
-      const completion = await this.#call(model, buildMessages(view.events), this.#tools.map(toChatTool), signal, {
+      const completion = await this.#call(model, buildMessages(this.#visible(view.events)), this.#tools.map(toChatTool), signal, {
         stream: host.request.agent?.llm.stream === true,
         // Once: a context-window error right after an unanswered request is not cured by asking again.
         condensable: condenser !== undefined && !view.unhandledRequest,
@@ -150,15 +160,15 @@ class Agent implements ConversationAgent {
       // A response that arrived is recorded even if the run was stopped meanwhile: its actions stay pending.
       if (completion.toolCalls.length === 0) {
         this.#emit(assistantMessage(completion));
-        host.setExecutionStatus('finished');
-        return;
+        if (await this.#finish()) return;
+        continue;
       }
       const runnable = await this.#record(completion, signal);
       if (runnable === 'wait') {
         host.setExecutionStatus('waiting_for_confirmation');
         return;
       }
-      if (this.#finishIf(await execute(this.#tools, runnable, ctx, (e) => this.#emit(e), this.#real))) return;
+      if (await this.#finishIf(await this.#execute(runnable, ctx))) return;
     }
   }
 
@@ -297,6 +307,12 @@ class Agent implements ConversationAgent {
   }
 
   async close(): Promise<void> {
+    if (this.#hooks) {
+      const hooks = this.#hooks;
+      this.#hooks = undefined;
+      // The conversation may be gone (deleted): its SessionEnd record has nowhere to go then.
+      await hooks.sessionEnd().catch((err: unknown) => log.warn({ err, conversationId: this.#host.conversationId }, 'SessionEnd hooks could not be recorded'));
+    }
     await this.#terminal?.close();
     this.#terminal = undefined;
     await this.#browser?.close();
@@ -305,10 +321,76 @@ class Agent implements ConversationAgent {
     this.#ownOutputDir = undefined;
   }
 
-  #finishIf(outcome: ExecuteOutcome): boolean {
-    if (outcome !== 'finished') return false;
+  async #finishIf(outcome: ExecuteOutcome): Promise<boolean> {
+    return outcome === 'finished' && this.#finish();
+  }
+
+  /** The agent wants to stop: Stop hooks may deny it (their feedback goes to the model, the run goes on). */
+  async #finish(): Promise<boolean> {
+    const verdict = this.#hooks ? await this.#hooks.stop() : { stop: true, feedback: null };
+    if (!verdict.stop) {
+      if (verdict.feedback) this.#emit(environmentMessage(`${STOP_FEEDBACK_PREFIX} ${verdict.feedback}`));
+      return false;
+    }
     this.#host.setExecutionStatus('finished');
     return true;
+  }
+
+  /** Runs actions; PostToolUse hooks see each observation once the batch ran. */
+  async #execute(actions: readonly ActionEvent[], ctx: ToolContext & { signal: AbortSignal }): Promise<ExecuteOutcome> {
+    const observed: ObservationEvent[] = [];
+    const outcome = await execute(this.#tools, actions, ctx, (e) => {
+      this.#emit(e);
+      if (e.kind === 'ObservationEvent') observed.push(e);
+    }, this.#real);
+    for (const o of observed) {
+      const action = actions.find((a) => a.id === o.action_id);
+      if (action && this.#hooks) await this.#hooks.postToolUse(action, o);
+    }
+    return outcome;
+  }
+
+  /** The conversation's hooks, loaded once (SessionStart runs then); undefined after a bad configuration ended the run. */
+  async #loadHooks(): Promise<HookRunner | undefined> {
+    if (this.#hooks) return this.#hooks;
+    let config;
+    try {
+      // Plugin hooks (src/agent/plugins) are passed as the extra configs.
+      config = await resolveHooks(this.#host, []);
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      this.#fail('HookConfigError', `Invalid hook configuration: ${err.detail.map((i) => i.msg).join('; ')}`, { kind: 'config', retryable: false, user_action: 'settings' });
+      return undefined;
+    }
+    const hooks = (this.#hooks = new HookRunner(config, this.#host, (e) => this.#emit(e)));
+    const start = await hooks.sessionStart();
+    if (start.additionalContext) this.#emit(environmentMessage(start.additionalContext));
+    return hooks;
+  }
+
+  /**
+   * UserPromptSubmit hooks for user messages they have not seen yet. True when one blocked: the
+   * run ends as finished without a model call (the blocked message stays out of the model's view).
+   */
+  async #submitPrompts(hooks: HookRunner): Promise<boolean> {
+    if (!hooks.has('UserPromptSubmit')) return false;
+    const events = this.#host.events();
+    const seen = hooks.submittedMessages(events);
+    const fresh = events.filter((e): e is Extract<Event, { kind: 'MessageEvent' }> => e.kind === 'MessageEvent' && e.source === 'user' && !seen.has(e.id));
+    let blocked = false;
+    for (const m of fresh) {
+      const o = await hooks.userPromptSubmit(m);
+      if (o.blocked) blocked = true;
+      else if (o.additionalContext) this.#emit(environmentMessage(o.additionalContext));
+    }
+    return blocked;
+  }
+
+  /** The events the model sees: without user messages a UserPromptSubmit hook blocked. */
+  #visible(events: readonly Event[]): readonly Event[] {
+    if (!this.#hooks?.has('UserPromptSubmit')) return events;
+    const blocked = this.#hooks.blockedMessages(this.#host.events());
+    return blocked.size ? events.filter((e) => !blocked.has(e.id)) : events;
   }
 
   /** The one way out: every event is masked here, whatever a tool or the model put into it. */
