@@ -36,7 +36,9 @@ import { toModelCallError } from './llm/errors.ts';
 import { detectStuck } from './stuck/detector.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
+import { ConversationSkills } from './skills/conversation.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
+import { optionalTools } from './tools/optional-tools.ts';
 import { BrowserSession } from './tools/browser/session.ts';
 import { browserTools, wantsBrowser } from './tools/browser/tools.ts';
 import { fileEditorTool } from './tools/file-editor.ts';
@@ -84,6 +86,8 @@ class Agent implements ConversationAgent {
   #terminal: TerminalSession | undefined;
   #browser: BrowserSession | undefined;
   #ownOutputDir: string | undefined;
+  /** Loaded when the agent is created: keyword triggers apply as user messages are recorded. */
+  readonly #skills: ConversationSkills;
   /** Loaded at the first run (project hooks file, hook_config, plugins); SessionStart runs then. */
   #hooks: HookRunner | undefined;
   /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
@@ -95,6 +99,7 @@ class Agent implements ConversationAgent {
     this.#host = host;
     this.#opts = opts;
     this.#mask = this.#createMask();
+    this.#skills = new ConversationSkills(host);
     this.#tools = [
       terminalTool({
         session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, { ...host.secrets }, opts.terminal)),
@@ -104,6 +109,8 @@ class Agent implements ConversationAgent {
       thinkTool,
       finishTool,
       ...(wantsBrowser(host.request.agent?.tools) ? browserTools(() => (this.#browser ??= new BrowserSession())) : []),
+      ...optionalTools(host),
+      ...this.#skills.tools(),
     ];
     this.#gates = [
       (batch, signal) => (this.#hooks ? this.#hooks.preToolUseGate()(batch, signal) : Promise.resolve({ kind: 'execute' })),
@@ -295,6 +302,10 @@ class Agent implements ConversationAgent {
     return completion;
   }
 
+  userMessageSkills(text: string) {
+    return this.#skills.forUserMessage(text, this.#host.events());
+  }
+
   secretsChanged(): void {
     this.#mask = this.#createMask();
     this.#terminal?.setVariables({ ...this.#host.secrets });
@@ -400,7 +411,7 @@ class Agent implements ConversationAgent {
 
   #ensureSystemPrompt(): void {
     if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
-    const context = dynamicContext(this.#host.workspaceDir, Object.keys(this.#host.secrets));
+    const context = [dynamicContext(this.#host.workspaceDir, Object.keys(this.#host.secrets)), this.#skills.promptSection(this.#host.llm?.model)].filter(Boolean).join('\n\n');
     this.#emit(systemPromptEvent(this.#tools, systemPrompt(this.#tools), context));
   }
 

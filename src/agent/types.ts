@@ -54,8 +54,18 @@ export interface ConversationAgent {
   condense?(signal: AbortSignal): Promise<void>;
   /** `host.secrets` changed (secrets added after start): mask the new values, export them to later commands. */
   secretsChanged?(): void;
+  /**
+   * A user message is about to be recorded: the skills its keywords trigger (their text for the
+   * MessageEvent's extended_content, their names for activated_skills). Optional.
+   */
+  userMessageSkills?(text: string): UserMessageSkills;
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
+}
+
+export interface UserMessageSkills {
+  extended_content: { type: 'text'; text: string }[];
+  activated_skills: string[];
 }
 
 export type CreateAgent = (host: AgentHost) => ConversationAgent;

@@ -208,11 +208,16 @@ export class ConversationRuntime implements AgentHost {
 
   /** Appends a user MessageEvent; `run` starts the agent, or queues one rerun if it is running. */
   sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Event {
+    const content = msg.content ?? [];
+    // Keyword-triggered skills go into the recorded message itself (OpenHands), so the agent exists from here on.
+    const agent = this.#closing ? this.#agent : (this.#agent ??= this.#ctx.createAgent(this));
+    const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
+    const skills = agent?.userMessageSkills?.(text);
     const event: Event = {
       ...newEventBase('user'),
-      llm_message: { role: 'user', content: msg.content ?? [] },
-      activated_skills: [],
-      extended_content: [],
+      llm_message: { role: 'user', content },
+      activated_skills: skills?.activated_skills ?? [],
+      extended_content: skills?.extended_content ?? [],
       kind: 'MessageEvent',
     };
     this.emit(event);
