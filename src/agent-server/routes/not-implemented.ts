@@ -14,7 +14,6 @@ const LATER: [method: 'post' | 'all', path: string, what: string][] = [
   ['all', '/file/upload{/*rest}', 'File upload'],
   ['all', '/git/commits{/*rest}', 'Git history'],
   ['all', '/bash{/*rest}', 'The bash API'],
-  ['all', '/skills{/*rest}', 'The skills API'],
   ['all', '/hooks{/*rest}', 'The hooks API'],
   ['all', '/plugins{/*rest}', 'The plugins API'],
 ];

@@ -3,4 +3,5 @@ export * from './agent.ts';
 export * from './policy.ts';
 export * from './conversation.ts';
 export * from './server.ts';
+export * from './skills.ts';
 export * from './parse.ts';

@@ -1,0 +1,63 @@
+// Every skill a workspace would load, by source, for POST /api/skills (OpenHands
+// skills_service.load_all_skills): sandbox < registered marketplaces < public < user < org < project,
+// later overriding earlier by name. Public skills live on github.com (OpenHands/extensions), which
+// a sandbox without internet cannot reach, and marketplaces belong to the app: both count 0 here.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { SkillsRequest } from '../../api/agent-server/skills.ts';
+import { createLogger } from '../../util/log.ts';
+import { loadProjectSkillsSync, loadSkillsDirSync, loadUserSkillsSync } from './load.ts';
+import { mergeByName, type Skill } from './types.ts';
+
+const log = createLogger('skills');
+const run = promisify(execFile);
+const CLONE_TIMEOUT_MS = 120_000;
+
+/** Exposed URLs named WORKER_* tell the agent where its web apps are reachable (OpenHands work_hosts). */
+export function sandboxSkill(urls: readonly { name: string; url: string; port: number }[]): Skill | undefined {
+  const workers = urls.filter((u) => u.name.startsWith('WORKER_'));
+  if (!workers.length) return undefined;
+  const hosts = workers.map((u) => `* ${u.url} (port ${u.port})`).join('\n');
+  return {
+    name: 'work_hosts',
+    type: 'repo',
+    content: `The user can reach a web application through each of these hosts, one per port:\n${hosts}`,
+    triggers: [],
+    source: null,
+    description: null,
+    is_agentskills_format: false,
+    disable_model_invocation: false,
+    root: null,
+    origin: 'sandbox',
+  };
+}
+
+/** Shallow clone of an organization configuration repository: `skills/`, then legacy `microagents/`. */
+export async function loadOrgSkills(url: string, orgName: string): Promise<Skill[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'org-skills-'));
+  try {
+    await run('git', ['clone', '--depth', '1', '--quiet', url, join(dir, 'repo')], { timeout: CLONE_TIMEOUT_MS, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    const skills = mergeByName(loadSkillsDirSync(join(dir, 'repo', 'microagents'), 'org'), loadSkillsDirSync(join(dir, 'repo', 'skills'), 'org'));
+    // The clone goes away: these skills have no directory to point to.
+    return skills.map((s) => ({ ...s, root: null }));
+  } catch (err) {
+    // The URL carries credentials: name the organization, never the URL or git's message quoting it.
+    log.warn({ org: orgName, code: (err as { code?: unknown }).code }, 'organization skills could not be cloned');
+    return [];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function loadAllSkills(req: SkillsRequest): Promise<{ skills: Skill[]; sources: Record<string, number> }> {
+  const sandbox = [sandboxSkill(req.sandbox_config?.exposed_urls ?? [])].filter((s): s is Skill => !!s);
+  const user = req.load_user !== false ? loadUserSkillsSync() : [];
+  const orgs = req.org_configs ?? (req.org_config ? [req.org_config] : []);
+  const org = req.load_org !== false ? mergeByName(...(await Promise.all(orgs.map((o) => loadOrgSkills(o.org_repo_url, o.org_name))))) : [];
+  const project = req.load_project !== false && req.project_dir ? loadProjectSkillsSync(req.project_dir) : [];
+  const skills = mergeByName(sandbox, user, org, project);
+  return { skills, sources: { sandbox: sandbox.length, registered_marketplaces: 0, public: 0, user: user.length, org: org.length, project: project.length } };
+}

@@ -1,0 +1,55 @@
+// POST /api/skills (OpenHands agent_server/skills_router.py): every skill a workspace would load,
+// with a count per source. Schema and type share a name.
+import Type, { type Static } from 'typebox';
+import { Nullable, STRICT } from '../events/common.ts';
+
+export const ExposedUrl = Type.Object({ name: Type.String(), url: Type.String(), port: Type.Integer() });
+export type ExposedUrl = Static<typeof ExposedUrl>;
+
+export const OrgConfig = Type.Object({
+  /** The selected repository, e.g. `owner/repo`. */
+  repository: Type.String(),
+  /** github, gitlab, azure, bitbucket. */
+  provider: Type.String(),
+  /** Pre-authenticated clone URL of the organization's configuration repository (never logged). */
+  org_repo_url: Type.String({ minLength: 1 }),
+  org_name: Type.String(),
+});
+export type OrgConfig = Static<typeof OrgConfig>;
+
+export const SkillsRequest = Type.Object({
+  load_public: Type.Optional(Type.Boolean({ default: true })),
+  load_user: Type.Optional(Type.Boolean({ default: true })),
+  load_project: Type.Optional(Type.Boolean({ default: true })),
+  load_org: Type.Optional(Type.Boolean({ default: true })),
+  marketplace_path: Nullable(Type.String()),
+  /** Marketplace registrations (OpenHands MarketplaceRegistration); accepted, not loaded by this server. */
+  registered_marketplaces: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { default: [] })),
+  /** Workspace directory whose project skills load (absolute). */
+  project_dir: Nullable(Type.String()),
+  org_configs: Nullable(Type.Array(OrgConfig)),
+  /** Deprecated single form of org_configs. */
+  org_config: Nullable(OrgConfig),
+  sandbox_config: Nullable(Type.Object({ exposed_urls: Type.Optional(Type.Array(ExposedUrl, { default: [] })) })),
+});
+export type SkillsRequest = Static<typeof SkillsRequest>;
+
+export const SkillInfo = Type.Object({
+  name: Type.String(),
+  type: Type.Union([Type.Literal('repo'), Type.Literal('knowledge'), Type.Literal('agentskills')]),
+  content: Type.String(),
+  triggers: Type.Array(Type.String()),
+  /** Path of the file it came from; null for generated skills. */
+  source: Type.Union([Type.String(), Type.Null()]),
+  description: Type.Union([Type.String(), Type.Null()]),
+  is_agentskills_format: Type.Boolean(),
+  disable_model_invocation: Type.Boolean(),
+}, STRICT);
+export type SkillInfo = Static<typeof SkillInfo>;
+
+export const SkillsResponse = Type.Object({
+  skills: Type.Array(SkillInfo),
+  /** Skills loaded per source: sandbox, registered_marketplaces, public, user, org, project. */
+  sources: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
+}, STRICT);
+export type SkillsResponse = Static<typeof SkillsResponse>;
