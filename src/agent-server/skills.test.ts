@@ -161,6 +161,11 @@ describe('POST /api/skills', () => {
     expect(byName['agents']).toMatchObject({ type: 'repo', content: 'Run the tests with make check.' });
     expect(byName['work_hosts'].content).toContain('* http://127.0.0.1:12000 (port 12000)');
 
+    // A relative project_dir is taken inside the server's workspace, as a conversation's working dir is.
+    write(join(dir.path, 'workspace', 'rel'), { 'CLAUDE.md': 'claude rules' });
+    const rel = await s.api('/api/skills', { method: 'POST', body: { load_user: false, project_dir: 'rel' } });
+    expect(rel.body.skills.map((x: any) => x.name)).toEqual(['claude']);
+
     const none = await s.api('/api/skills', { method: 'POST', body: { load_user: false, load_project: false, project_dir: wd } });
     expect(none.body).toEqual({ skills: [], sources: { sandbox: 0, registered_marketplaces: 0, public: 0, user: 0, org: 0, project: 0 } });
   });
@@ -180,12 +185,13 @@ describe('POST /api/skills', () => {
   });
 
   it('answers 422 with field paths for a bad request, 501 for the install routes', async () => {
-    const bad = await s.api('/api/skills', { method: 'POST', body: { load_user: 'maybe', project_dir: 'relative/dir' } });
+    const bad = await s.api('/api/skills', { method: 'POST', body: { load_user: 'maybe' } });
     expect(bad.status).toBe(422);
     expect(JSON.stringify(bad.body)).toContain('load_user');
-    const rel = await s.api('/api/skills', { method: 'POST', body: { project_dir: 'relative/dir' } });
-    expect(rel.status).toBe(422);
-    expect(JSON.stringify(rel.body)).toContain('"project_dir"');
+    const typed = await s.api('/api/skills', { method: 'POST', body: { project_dir: 5, org_configs: [{ repository: 'o/r' }] } });
+    expect(typed.status).toBe(422);
+    expect(JSON.stringify(typed.body)).toContain('"project_dir"');
+    expect(JSON.stringify(typed.body)).toContain('"org_repo_url"');
     expect((await s.api('/api/skills/sync', { method: 'POST' })).status).toBe(501);
   });
 });

@@ -67,6 +67,11 @@ export class ConversationService {
     this.#o = o;
   }
 
+  /** The server's workspace root: relative working (and project) directories are taken inside it. */
+  get workspaceDir(): string {
+    return this.#o.workspaceDir;
+  }
+
   /** Loads every live conversation and moves those left `running` by a previous process to error. */
   recover(): void {
     for (const row of this.#o.conversations.all()) {

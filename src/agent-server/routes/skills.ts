@@ -1,20 +1,19 @@
 // POST /api/skills: the skills a workspace would load, with counts per source (OpenHands
 // skills_router.py). The other /api/skills routes (sync, install, marketplace) answer 501.
 import Router from '@koa/router';
-import { isAbsolute } from 'node:path';
-import { Invalid, NotImplemented } from '../../api/errors.ts';
+import { isAbsolute, resolve } from 'node:path';
+import { NotImplemented } from '../../api/errors.ts';
 import { parseBody } from '../../api/agent-server/parse.ts';
 import { SkillsRequest, type SkillsResponse } from '../../api/agent-server/skills.ts';
 import { loadAllSkills } from '../../agent/skills/sources.ts';
 import { skillInfo } from '../../agent/skills/types.ts';
 
-export function skillRoutes(): Router {
+/** `workspaceDir`: the server's workspace root; a relative project_dir is taken inside it, as conversations' working dirs are. */
+export function skillRoutes(workspaceDir: string): Router {
   const r = new Router();
   r.post('/skills', async (ctx) => {
     const req = parseBody(SkillsRequest, ctx.request.body);
-    if (req.project_dir && !isAbsolute(req.project_dir)) {
-      throw new Invalid([{ loc: ['body', 'project_dir'], msg: `project_dir must be an absolute path, got '${req.project_dir}'`, type: 'value_error' }]);
-    }
+    if (req.project_dir && !isAbsolute(req.project_dir)) req.project_dir = resolve(workspaceDir, req.project_dir);
     const { skills, sources } = await loadAllSkills(req);
     const body: SkillsResponse = { skills: skills.map(skillInfo), sources };
     ctx.body = body;
