@@ -9,7 +9,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { conversationSandboxStatus, getOwned, sandboxNameOf, sessionKeyOf } from './resources.ts';
 
-async function agentFor(d: FacadeDeps, user: AppUser, id: string): Promise<{ conv: Conversation; client: AgentServerClient }> {
+export async function agentFor(d: FacadeDeps, user: AppUser, id: string): Promise<{ conv: Conversation; client: AgentServerClient }> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
   if (!conv || conv.metadata.deletionTimestamp) throw new NotFound(`Conversation ${id} not found`);
   const name = sandboxNameOf(conv);
