@@ -15,6 +15,7 @@ import { eventRoutes } from './routes/events.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
 import { sandboxRoutes } from './routes/sandboxes.ts';
 import { settingsRoutes } from './routes/settings.ts';
+import { skillRoutes } from './routes/skills.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -54,7 +55,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApiRoutes().routes());
 
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {
     api.use(routes(facade).routes());
   }
   app.use(api.routes());

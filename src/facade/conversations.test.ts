@@ -83,7 +83,7 @@ describe('app-conversation records', () => {
     const id = await start();
     const theirs = await start({}, h.bob.key);
     for (const [method, path] of [
-      ['GET', '/skills'],
+      ['GET', '/files'],
       ['GET', '/hooks'],
     ] as const) {
       const r = await h.call(method, `/api/v1/app-conversations/${id}${path}`);
