@@ -7,11 +7,16 @@ import type { Logger } from '../util/log.ts';
 import type { ConversationService } from './conversation/service.ts';
 import { requireSessionKey, type SessionKeys } from './http/auth.ts';
 import { errorMiddleware } from '../facade/errors.ts';
+import type { BashService } from './bash/service.ts';
+import type { BashEventStore } from './bash/store.ts';
+import { bashRoutes } from './routes/bash.ts';
 import { conversationRoutes } from './routes/conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
+import { hookRoutes } from './routes/hooks.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { uploadRoutes } from './routes/upload.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
 import type { EventStore } from './store/event-store.ts';
 
@@ -21,6 +26,7 @@ export interface AppDeps {
   keys: SessionKeys;
   log: Logger;
   health: HealthDeps;
+  bash: { service: BashService; store: BashEventStore };
   onActivity(): void;
 }
 
@@ -40,7 +46,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

@@ -8,6 +8,8 @@ import type { CreateAgent, LlmConfig } from '../agent/types.ts';
 import type { SinkConversationUpdate } from '../api/event-sink.ts';
 import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
+import { BashService } from './bash/service.ts';
+import { BashEventStore } from './bash/store.ts';
 import { EventBus } from './conversation/bus.ts';
 import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
@@ -17,6 +19,7 @@ import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
 import { EventStore } from './store/event-store.ts';
+import { BashSockets } from './ws/bash-socket.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
 
 export interface AgentServerOptions {
@@ -38,6 +41,8 @@ export interface AgentServerOptions {
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
     sink?: { batchSize?: number; retryInitialMs?: number; retryMaxMs?: number };
+    /** One-shot commands (/api/bash): chunk size and SIGTERM-to-SIGKILL grace. */
+    bash?: { maxChunkChars?: number; killGraceMs?: number };
     /** How long close() waits for a running agent to stop. Default 10 s. */
     runGraceMs?: number;
   };
@@ -114,17 +119,30 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);
 
   const keys = new SessionKeys(opts.sessionKeys);
+  const bashStore = new BashEventStore(db);
+  const conversationService = service;
+  const bash = new BashService({
+    store: bashStore,
+    workspaceDir,
+    // One-shot commands belong to no conversation: every loaded conversation's secrets are masked.
+    secrets: () => Object.assign({}, ...conversationService.all().map((rt) => rt.secrets)) as Record<string, string>,
+    log: log.child({ part: 'bash' }),
+    ...opts.tuning?.bash,
+  });
   const app = createApp({
     service,
     events,
     keys,
     log,
     onActivity,
+    bash: { service: bash, store: bashStore },
     health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: ['terminal', 'file_editor', 'think', 'finish'] },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());
   sockets.attach(server);
+  const bashSockets = new BashSockets({ service: bash, store: bashStore, keys, log, onActivity, ...(opts.tuning?.sockets?.authTimeoutMs ? { authTimeoutMs: opts.tuning.sockets.authTimeoutMs } : {}) });
+  bashSockets.attach(server);
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
@@ -142,6 +160,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     (closing ??= (async () => {
       const stopped = new Promise<void>((ok) => server.close(() => ok()));
       await sockets.close();
+      await bashSockets.close();
+      await bash.close();
       await service.close(opts.tuning?.runGraceMs ?? 10_000);
       await pusher?.close();
       server.closeAllConnections();

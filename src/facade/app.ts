@@ -12,6 +12,7 @@ import type { FacadeDeps } from './deps.ts';
 import { errorMiddleware } from './errors.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
+import { hookRoutes } from './routes/hooks.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
 import { sandboxRoutes } from './routes/sandboxes.ts';
 import { settingsRoutes } from './routes/settings.ts';
@@ -55,7 +56,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApiRoutes().routes());
 
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {
     api.use(routes(facade).routes());
   }
   app.use(api.routes());

@@ -84,7 +84,6 @@ describe('app-conversation records', () => {
     const theirs = await start({}, h.bob.key);
     for (const [method, path] of [
       ['GET', '/files'],
-      ['GET', '/hooks'],
     ] as const) {
       const r = await h.call(method, `/api/v1/app-conversations/${id}${path}`);
       expect(r.status, `${method} ${path}`).toBe(501);

@@ -75,6 +75,11 @@ export class AgentServerClient {
     return this.#json('GET', path, undefined, query);
   }
 
+  /** POST a JSON body, read a JSON answer (POST /api/hooks, ...), errors mapped like every other call. */
+  async postJson(path: string, body: unknown): Promise<unknown> {
+    return this.#json('POST', path, body);
+  }
+
   /** GET a file's bytes as text. */
   async getText(path: string, query: Record<string, string> = {}): Promise<string> {
     const res = await this.request('GET', path, { query });

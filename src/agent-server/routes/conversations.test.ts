@@ -138,7 +138,6 @@ describe('errors', () => {
     expect(condense.status).toBe(501);
     expect((await s.api(`/api/conversations/${c.id}/events/count`)).body).toBe(0);
     expect((await s.api('/api/git/commits?path=/x')).status).toBe(501);
-    expect((await s.api('/api/bash/start_bash_command', { method: 'POST', body: { command: 'ls' } })).status).toBe(501);
     expect(await s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });
   });
 

@@ -1,6 +1,7 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
 import { ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import {
   ConversationBatchQuery,
@@ -15,6 +16,7 @@ export function conversationRoutes(service: ConversationService): Router {
   router.post('/', async (ctx) => {
     const raw = ctx.request.body as { initial_message?: { run?: unknown } } | undefined;
     const req = parseStartConversationRequest(raw);
+    checkRequestHookConfig(req.hook_config);
     // OpenHands always runs an initial message; we honour an explicit run:false.
     const { info, created } = service.create(req, raw?.initial_message?.run !== false);
     ctx.status = created ? 201 : 200;

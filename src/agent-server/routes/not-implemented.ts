@@ -11,10 +11,7 @@ const LATER: [method: 'post' | 'all', path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
   ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
-  ['all', '/file/upload{/*rest}', 'File upload'],
   ['all', '/git/commits{/*rest}', 'Git history'],
-  ['all', '/bash{/*rest}', 'The bash API'],
-  ['all', '/hooks{/*rest}', 'The hooks API'],
   ['all', '/plugins{/*rest}', 'The plugins API'],
 ];
 

@@ -15,6 +15,7 @@ import type { ConversationService } from '../conversation/service.ts';
 import { SESSION_HEADER, type SessionKeys } from '../http/auth.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { normalizeTimestamp } from '../store/wire.ts';
+import { BASH_SOCKET_PATH } from './bash-socket.ts';
 import { SocketClient, type ClientLimits } from './client.ts';
 
 export interface EventSocketOptions extends Partial<ClientLimits> {
@@ -82,8 +83,8 @@ export class EventSockets {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const m = PATH.exec(url.pathname);
       if (!m) {
-        const status = url.pathname.startsWith('/sockets/bash-events') ? '501 Not Implemented' : '404 Not Found';
-        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+        if (BASH_SOCKET_PATH.test(url.pathname)) return; // BashSockets answers it
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
       this.#wss.handleUpgrade(req, socket, head, (ws) => this.#authenticate(ws, req, url, decodeURIComponent(m[1]!)));

@@ -140,3 +140,13 @@ export function matcherMatches(matcher: string | undefined, toolName: string | n
 export function hooksFor(config: HookConfig, event: HookEventType, toolName: string | null = null): HookDefinition[] {
   return (config[FIELD_OF[event]] ?? []).filter((m) => matcherMatches(m.matcher, toolName)).flatMap((m) => m.hooks ?? []);
 }
+
+/** A start request's `hook_config`, checked at POST /api/conversations so a bad one is a 422 there, not a failed run later. */
+export function checkRequestHookConfig(raw: unknown): void {
+  try {
+    parseHookConfig(raw, 'hook_config');
+  } catch (err) {
+    if (!(err instanceof Invalid)) throw err;
+    throw new Invalid(err.detail.map((i) => ({ ...i, loc: ['body', ...i.loc] })));
+  }
+}

@@ -9,7 +9,7 @@ import type { AgentHost } from '../types.ts';
 import { loadHookConfigFile, mergeHookConfigs, parseHookConfig, PROJECT_HOOKS_FILE, type HookConfig } from './config.ts';
 
 export { HookConfig, type HookDefinition, type HookMatcher } from '../../api/agent-server/hooks.ts';
-export { emptyHookConfig, hooksFor, isEmptyHookConfig, loadHookConfigFile, matcherMatches, mergeHookConfigs, parseHookConfig, PROJECT_HOOKS_FILE } from './config.ts';
+export { checkRequestHookConfig, emptyHookConfig, hooksFor, isEmptyHookConfig, loadHookConfigFile, matcherMatches, mergeHookConfigs, parseHookConfig, PROJECT_HOOKS_FILE } from './config.ts';
 export { HookRunner, STOP_FEEDBACK_PREFIX, type HookOutcome } from './runner.ts';
 export { runCommandHook, type HookEventInput, type HookResult } from './executor.ts';
 

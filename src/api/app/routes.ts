@@ -21,6 +21,7 @@ import {
   StartTaskCountQuery,
   StartTaskSearchQuery,
 } from './requests.ts';
+import { ConversationHooksResponse } from './hooks.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
 
@@ -59,7 +60,7 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace (query path: repository, ref optional)', response: Type.Array(Type.Object({ status: Type.String(), path: Type.String() })) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Whole file before and after (query path: file, ref optional)', response: Type.Object({ modified: Nullable(Type.String()), original: Nullable(Type.String()) }) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/skills', tag: 'conversations', summary: 'Skills the workspace loads, read live from the agent server. 409 while paused, 409/410 when read-only', response: ConversationSkillsResponse },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/hooks', tag: 'conversations', summary: 'Configured hooks', notImplemented: true },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/hooks', tag: 'conversations', summary: "Hooks configured in the conversation's workspace (.openhands/hooks.json, read live), grouped by event type. 409 while paused, 409/410 when read-only", response: ConversationHooksResponse },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/search', tag: 'events', summary: 'Search the events of a conversation (readable after its sandbox is gone)', query: EventSearchQuery, response: Page(Event) },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/count', tag: 'events', summary: 'Count events', query: EventCountQuery, response: Count },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events', tag: 'events', summary: 'Get events by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(Event)) },

@@ -8,7 +8,6 @@ import { getOwned } from '../resources.ts';
 
 const CONVERSATION_ROUTES: [method: 'get' | 'patch' | 'delete' | 'post', path: string, what: string][] = [
   ['get', '/:conversation_id/files', 'Listing workspace files'],
-  ['get', '/:conversation_id/hooks', 'Listing configured hooks'],
 ];
 
 export function notImplementedRoutes({ d }: Facade): Router {

@@ -1,0 +1,57 @@
+// `/api/bash/*`: start a command, run one to its end, search / read / clear the recorded events.
+import Router from '@koa/router';
+import { BashEventIds, BashEventSearchQuery, ExecuteBashRequest, type ClearBashEventsResponse } from '../../api/agent-server/bash.ts';
+import { parseBody } from '../../api/agent-server/index.ts';
+import { Invalid, NotFound } from '../../api/errors.ts';
+import type { BashService } from '../bash/service.ts';
+import type { BashEventStore } from '../bash/store.ts';
+import { readJsonBody, validate } from '../http/validate.ts';
+import { timestampParam } from '../store/wire.ts';
+
+/** OpenHands accepts UUIDs with or without dashes; ids are stored without. */
+const normalizeId = (id: string) => id.replace(/-/g, '').toLowerCase();
+
+export function bashRoutes(service: BashService, store: BashEventStore): Router {
+  const r = new Router({ prefix: '/bash' });
+
+  r.post('/start_bash_command', validate({ body: ExecuteBashRequest }), (ctx) => {
+    ctx.body = service.start(ctx.state['body'] as ExecuteBashRequest).command;
+  });
+
+  r.post('/execute_bash_command', validate({ body: ExecuteBashRequest }), async (ctx) => {
+    ctx.body = await service.execute(ctx.state['body'] as ExecuteBashRequest);
+  });
+
+  r.get('/bash_events/search', validate({ query: BashEventSearchQuery }), (ctx) => {
+    const q = ctx.state['query'] as BashEventSearchQuery;
+    if (q.page_id !== undefined && !/^\d+$/.test(q.page_id)) throw new Invalid([{ loc: ['query', 'page_id'], msg: 'Unknown page_id: pass next_page_id of an earlier page', type: 'value_error' }]);
+    ctx.body = store.search({
+      ...(q.kind__eq ? { kind: q.kind__eq } : {}),
+      ...(q.command_id__eq ? { commandId: normalizeId(q.command_id__eq) } : {}),
+      ...(q.timestamp__gte ? { timestampGte: timestampParam(q.timestamp__gte, ['query', 'timestamp__gte'])! } : {}),
+      ...(q.timestamp__lt ? { timestampLt: timestampParam(q.timestamp__lt, ['query', 'timestamp__lt'])! } : {}),
+      ...(q.order__gt !== undefined ? { orderGt: q.order__gt } : {}),
+      ...(q.page_id !== undefined ? { pageId: q.page_id } : {}),
+      descending: q.sort_order === 'TIMESTAMP_DESC',
+      limit: q.limit ?? 100,
+    });
+  });
+
+  // Batch read: a GET with a JSON array of ids as its body; null for an unknown id.
+  r.get('/bash_events/', async (ctx) => {
+    const ids = parseBody(BashEventIds, await readJsonBody(ctx));
+    ctx.body = ids.map((id) => store.get(normalizeId(id)) ?? null);
+  });
+
+  r.get('/bash_events/:event_id', (ctx) => {
+    const event = store.get(normalizeId(ctx.params['event_id']!));
+    if (!event) throw new NotFound(`Bash event ${ctx.params['event_id']} not found`);
+    ctx.body = event;
+  });
+
+  r.delete('/bash_events', (ctx) => {
+    const body: ClearBashEventsResponse = { cleared_count: store.clear() };
+    ctx.body = body;
+  });
+  return r;
+}
