@@ -40,7 +40,8 @@ function repo(): string {
   const wd = join(dir.path, 'project');
   write(wd, {
     'AGENTS.md': 'Run the tests with make check.',
-    '.agents/skills/release-notes/SKILL.md': '---\nname: release-notes\ndescription: How to write release notes.\n---\n# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\n',
+    '.agents/skills/release-notes/SKILL.md': '---\nname: release-notes\ndescription: How to write release notes.\n---\n# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\nVersion: !`cat VERSION`\n',
+    VERSION: '1.2.3',
     '.agents/skills/release-notes/references/template.md': 'template',
     '.openhands/microagents/banana.md': '---\ntriggers:\n  - banana\n---\nBananas are berries.',
     'src/app.ts': 'export const answer = 42;\n',
@@ -105,6 +106,8 @@ describe('skills in a conversation', () => {
     expect(invoked.skill_name).toBe('release-notes');
     expect(invoked.content[0].text).toContain(`Use the template in ${join(wd, '.agents/skills/release-notes')}/references/template.md.`);
     expect(invoked.content[0].text).toContain('.agents/skills/release-notes; resolve relative paths');
+    // Inline commands run in the workspace when the skill is invoked.
+    expect(invoked.content[0].text).toContain('Version: 1.2.3');
     expect(obs('TaskTrackerObservation')).toMatchObject({ command: 'plan', task_list: [{ title: 'Write notes', notes: '', status: 'in_progress' }] });
     expect(obs('GlobObservation')).toMatchObject({ files: [join(wd, 'src/app.ts')], pattern: '**/*.ts', search_path: wd });
     expect(obs('GrepObservation')).toMatchObject({ matches: [join(wd, 'src/app.ts')], include_pattern: '*.ts' });
@@ -124,7 +127,15 @@ describe('skills in a conversation', () => {
     llm.push({ content: 'hi' });
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: wd },
-      agent: { llm: { model: 'openai/scripted' }, agent_context: { load_user_skills: false, skills: [{ name: 'deploy', content: 'Deploy with make ship.', trigger: { type: 'keyword', keywords: ['/deploy'] } }] } },
+      agent: {
+        llm: { model: 'openai/scripted' },
+        agent_context: {
+          load_user_skills: false,
+          skills: [{ name: 'deploy', content: 'Deploy with make ship.', trigger: { type: 'keyword', keywords: ['/deploy'] } }],
+          system_message_suffix: 'Answer in French.',
+          user_message_suffix: 'Be brief.',
+        },
+      },
       initial_message: userText('please /deploy now', true),
     };
     const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
@@ -132,6 +143,8 @@ describe('skills in a conversation', () => {
     const req = llm.requests.at(-1)!;
     expect(req.tools!.map((t) => t.function.name)).toEqual(['terminal', 'file_editor', 'think', 'finish']);
     expect(systemText(req)).toContain('<name>deploy</name>');
+    expect(systemText(req)).toMatch(/Answer in French\.$/);
+    expect(String(req.messages.find((m) => m.role === 'user')?.content)).toMatch(/please \/deploy now\n<EXTRA_INFO>[\s\S]*Deploy with make ship\.[\s\S]*<\/EXTRA_INFO>\n\nBe brief\.$/);
     const message = (await events(id)).find((e) => e.kind === 'MessageEvent' && e.source === 'user');
     expect(message.activated_skills).toEqual(['deploy']);
     expect(message.extended_content[0].text).toContain('Deploy with make ship.');
@@ -150,7 +163,7 @@ describe('POST /api/skills', () => {
     expect(byName['release-notes']).toEqual({
       name: 'release-notes',
       type: 'agentskills',
-      content: '# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\n',
+      content: '# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\nVersion: !`cat VERSION`\n',
       triggers: [],
       source: join(wd, '.agents/skills/release-notes/SKILL.md'),
       description: 'How to write release notes.',

@@ -11,18 +11,30 @@ import { mergeByName, type Skill } from './types.ts';
 
 export class ConversationSkills {
   #skills: Skill[];
+  readonly #systemSuffix: string | undefined;
+  readonly #userSuffix: string | undefined;
 
   constructor(host: Pick<AgentHost, 'workspaceDir' | 'request'>) {
     this.#skills = resolveSkillsSync(host);
+    const ctx = host.request.agent?.agent_context;
+    this.#systemSuffix = ctx?.system_message_suffix?.trim() || undefined;
+    this.#userSuffix = ctx?.user_message_suffix?.trim() || undefined;
   }
 
   get all(): readonly Skill[] {
     return this.#skills;
   }
 
-  /** Plugin skills (override by name). Call before the system prompt is recorded to have them listed. */
+  /**
+   * Plugin skills (override by name). Call before the system prompt is recorded to have them listed,
+   * then add `toolsMissingFrom(tools)` to the agent's tools (invoke_skill, if plugins brought the first AgentSkills).
+   */
   addExtra(extra: readonly Skill[]): void {
     this.#skills = mergeByName(this.#skills, extra);
+  }
+
+  toolsMissingFrom(tools: readonly AgentTool[]): AgentTool[] {
+    return this.tools().filter((t) => !tools.some((x) => x.name === t.name));
   }
 
   /** invoke_skill when AgentSkills-format skills exist (OpenHands attaches it only then). */
@@ -30,8 +42,9 @@ export class ConversationSkills {
     return wantsInvokeSkill(this.#skills) ? [invokeSkillTool(() => this.#skills) as AgentTool] : [];
   }
 
+  /** Skills, then agent_context.system_message_suffix as given (OpenHands' custom suffix). */
   promptSection(model?: string): string {
-    return skillsPromptSection(this.#skills, model);
+    return [skillsPromptSection(this.#skills, model), this.#systemSuffix].filter(Boolean).join('\n\n');
   }
 
   /** Skills the message's keywords trigger, skipping those already activated in this conversation. */
@@ -39,7 +52,9 @@ export class ConversationSkills {
     const activated = new Set<string>();
     for (const e of events) if (e.kind === 'MessageEvent') for (const n of e.activated_skills ?? []) activated.add(n);
     const matches = matchTriggers(this.#skills, text, activated);
-    if (!matches.length) return { extended_content: [], activated_skills: [] };
-    return { extended_content: [{ type: 'text', text: triggeredSkillsText(matches) }], activated_skills: matches.map((m) => m.skill.name) };
+    // agent_context.user_message_suffix goes with every user message (OpenHands). One text item: the
+    // model reads extended content joined without separators.
+    const extra = [matches.length ? triggeredSkillsText(matches) : '', this.#userSuffix ?? ''].filter(Boolean).join('\n\n');
+    return { extended_content: extra ? [{ type: 'text', text: extra }] : [], activated_skills: matches.map((m) => m.skill.name) };
   }
 }

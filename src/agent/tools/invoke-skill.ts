@@ -3,6 +3,7 @@
 // The invocation is recorded by its observation (skill_name, not an error).
 import { relative } from 'node:path';
 import type { InvokeSkillAction, InvokeSkillObservation } from '../../api/events/index.ts';
+import { renderCommands } from '../skills/execute.ts';
 import { renderSkill, type Skill } from '../skills/index.ts';
 import { requireString, textContent, type AgentTool } from './tool.ts';
 
@@ -34,7 +35,7 @@ export function invokeSkillTool(skills: () => readonly Skill[]): AgentTool<Invok
         return fail(`Unknown skill '${name}'. Available skills: ${available}.`);
       }
       if (skill.disable_model_invocation) return fail(`Skill '${name}' cannot be invoked directly. It can only be activated by trigger matching.`);
-      let text = ctx.mask(renderSkill(skill));
+      let text = ctx.mask(await renderCommands(renderSkill(skill), ctx.workspaceDir, ctx.signal));
       // Skills may ship scripts/ and references/ next to SKILL.md: say where, relative to the workspace when inside it.
       if (skill.root && skill.source) {
         const rel = relative(ctx.workspaceDir, skill.root);
