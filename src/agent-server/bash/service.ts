@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import type { BashCommand, BashEvent, BashOutput, ExecuteBashRequest } from '../../api/agent-server/bash.ts';
+import type { BashCommand, BashOutput, ExecuteBashRequest, StoredBashEvent as BashEvent } from '../../api/agent-server/bash.ts';
 import { baseEnv } from '../../agent/hooks/executor.ts';
 import { createMasker } from '../../agent/mask.ts';
 import type { Logger } from '../../util/log.ts';
@@ -53,11 +53,13 @@ export class BashService {
   /** Records the command and starts it; its output follows as events. */
   start(req: ExecuteBashRequest): { command: BashCommand; done: Promise<BashOutput> } {
     const command: BashCommand = { id: hexId(), timestamp: new Date().toISOString(), command: req.command, cwd: req.cwd ?? null, timeout: req.timeout ?? 300, kind: 'BashCommand' };
-    this.#publish(command);
+    // Recorded with secrets masked; run as given.
+    const recorded: BashCommand = { ...command, command: createMasker(this.#o.secrets())(command.command) };
+    this.#publish(recorded);
     const run: Running = { pid: undefined, done: Promise.resolve(undefined as unknown as BashOutput) };
     run.done = this.#run(command, run).finally(() => this.#running.delete(command.id));
     this.#running.set(command.id, run);
-    return { command, done: run.done };
+    return { command: recorded, done: run.done };
   }
 
   /** Runs a command to the end; the final output (the one with the exit code), whatever the number of chunks before it. */
@@ -102,7 +104,7 @@ export class BashService {
   #run(command: BashCommand, run: Running): Promise<BashOutput> {
     const mask = createMasker(this.#o.secrets());
     const max = this.#o.maxChunkChars ?? MAX_CHUNK_CHARS;
-    const cwd = command.cwd === null ? this.#o.workspaceDir : isAbsolute(command.cwd) ? command.cwd : resolve(this.#o.workspaceDir, command.cwd);
+    const cwd = command.cwd == null ? this.#o.workspaceDir : isAbsolute(command.cwd) ? command.cwd : resolve(this.#o.workspaceDir, command.cwd);
     let order = 0;
     return new Promise<BashOutput>((done) => {
       const fail = (message: string) => done(this.#output(command, order, { stdout: null, stderr: mask(`Error executing command: ${message}`), exit_code: -1 }));

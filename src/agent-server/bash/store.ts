@@ -1,7 +1,7 @@
 // Bash events (BashCommand, BashOutput) in the agent server's SQLite file, beside the conversation
 // events: they survive a restart like everything else the server answers about, and search,
 // paging and filters are one indexed query instead of a directory scan.
-import type { BashEvent, BashEventPage } from '../../api/agent-server/bash.ts';
+import type { StoredBashEvent as BashEvent, StoredBashEventPage as BashEventPage } from '../../api/agent-server/bash.ts';
 import type { Db } from '../store/db.ts';
 
 const DDL = `

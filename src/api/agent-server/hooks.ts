@@ -12,7 +12,7 @@ export const HookDefinition = Type.Object(
     type: Type.Optional(LiteralUnion(HOOK_TYPES, { default: 'command' })),
     name: Nullable(Type.String()),
     /** A shell command, run by /bin/sh in the workspace. Empty for prompt and agent hooks. */
-    command: Type.Optional(Type.String({ default: '' })),
+    command: Type.String({ default: '' }),
     prompt: Nullable(Type.String()),
     system_prompt: Nullable(Type.String()),
     tools: Type.Optional(Type.Array(Type.String(), { default: [] })),
