@@ -112,6 +112,10 @@ describe('skills in a conversation', () => {
     expect(obs('GlobObservation')).toMatchObject({ files: [join(wd, 'src/app.ts')], pattern: '**/*.ts', search_path: wd });
     expect(obs('GrepObservation')).toMatchObject({ matches: [join(wd, 'src/app.ts')], include_pattern: '*.ts' });
 
+    const info = (await s.api(`/api/conversations/${id}`)).body;
+    expect(info.activated_knowledge_skills).toEqual(['banana']);
+    expect(info.invoked_skills).toEqual(['release-notes']);
+
     // A skill fires once per conversation.
     llm.push({ content: 'ok' });
     await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('banana again', true) });
@@ -119,6 +123,12 @@ describe('skills in a conversation', () => {
     const again = (await events(id)).filter((e) => e.kind === 'MessageEvent' && e.source === 'user')[1];
     expect(again.activated_skills).toEqual([]);
     expect(again.extended_content).toEqual([]);
+
+    // After a restart the info is rebuilt from the stored events.
+    await s.close();
+    s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
+    const restarted = (await s.api(`/api/conversations/${id}`)).body;
+    expect([restarted.activated_knowledge_skills, restarted.invoked_skills]).toEqual([['banana'], ['release-notes']]);
   });
 
   it('attaches no invoke_skill without AgentSkills, and takes skills from the start request', async () => {

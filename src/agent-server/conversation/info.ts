@@ -10,9 +10,10 @@ export interface InfoInputs {
   llm: LlmConfig | undefined;
   secretNames: string[];
   persistenceDir: string;
+  skills?: { activated: readonly string[]; invoked: readonly string[] };
 }
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir }: InfoInputs): ConversationInfo {
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills }: InfoInputs): ConversationInfo {
   const req = row.request;
   const agent = req.agent ?? { llm: {} };
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
@@ -28,11 +29,11 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir }: Info
     persistence_dir: persistenceDir,
     execution_status: row.executionStatus,
     confirmation_policy: req.confirmation_policy ?? { kind: 'NeverConfirm' },
-    activated_knowledge_skills: [],
+    activated_knowledge_skills: [...(skills?.activated ?? [])],
     max_iterations: req.max_iterations ?? 500,
     stuck_detection: req.stuck_detection ?? true,
     security_analyzer: req.security_analyzer ?? null,
-    invoked_skills: [],
+    invoked_skills: [...(skills?.invoked ?? [])],
     blocked_actions: {},
     blocked_messages: {},
     last_user_message_id: row.lastUserMessageId,

@@ -17,6 +17,7 @@ import type { EventStore } from '../store/event-store.ts';
 import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo } from './info.ts';
+import { SkillState } from './skill-state.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -60,6 +61,8 @@ export class ConversationRuntime implements AgentHost {
   #deleted = false;
   #closing = false;
   #cache: Event[] | undefined;
+  /** Activated and invoked skills, loaded from the events at the first info(). */
+  #skills: SkillState | undefined;
 
   constructor(ctx: RuntimeContext, init: RuntimeInit) {
     this.#ctx = ctx;
@@ -100,6 +103,7 @@ export class ConversationRuntime implements AgentHost {
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.#ctx.persistenceDir,
+      skills: (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId)),
     });
   }
 
@@ -119,6 +123,7 @@ export class ConversationRuntime implements AgentHost {
     const parsed = parseEvent(this.#mask(event));
     const stored = this.#ctx.events.append(this.conversationId, parsed);
     this.#cache?.push(parsed);
+    this.#skills?.add(parsed);
     this.#ctx.onActivity();
     if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'stats') {
       this.#update({ stats: parsed.value as ConversationRow['stats'] });
