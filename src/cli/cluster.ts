@@ -11,6 +11,7 @@ import { kubeEventRecorder } from '../controller/kube-events.ts';
 import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { AppDb, startApiServer } from '../facade/index.ts';
+import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
 import { KubeStore } from '../store/kube/kube-store.ts';
@@ -118,10 +119,12 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   if (env.AGENTYARD_API_KEY) db.addApiKey('admin', env.AGENTYARD_API_KEY);
   const port = Number(env.AGENTYARD_PORT ?? 3000);
   const settings = loadLifecycleSettings(env);
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log });
+  const telemetry = await telemetryFromEnv(env, 'agentyard', log);
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, ...(telemetry ? { telemetry } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();
+  await telemetry?.shutdown();
   db.close();
   return 0;
 }

@@ -9,6 +9,7 @@ import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { AppDb, startApiServer } from '../facade/index.ts';
+import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { createLogger } from '../util/log.ts';
@@ -57,7 +58,8 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const apiKey = adminApiKey(dataDir, env);
   db.addApiKey(ADMIN_USER_ID, apiKey);
 
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, port, host, log });
+  const telemetry = await telemetryFromEnv(env, 'agentyard', log);
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, port, host, log, ...(telemetry ? { telemetry } : {}) });
   const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log });
   await controller.start();
@@ -78,6 +80,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
         const { items } = await store.list(SandboxKind, NAMESPACE);
         await runtime.stopAll(items.map((sb) => sb.metadata.name));
         await api.close();
+        await telemetry?.shutdown();
         store.close();
         db.close();
         resolveExit(0);

@@ -6,6 +6,7 @@ import { createApiApp, createFacade } from './app.ts';
 import { ConversationCleanup } from './cleanup.ts';
 import { PendingDelivery } from './delivery.ts';
 import type { FacadeDeps } from './deps.ts';
+import type { StartTracing, Telemetry } from './telemetry/index.ts';
 
 export interface ApiServer {
   url: string;
@@ -17,6 +18,8 @@ export interface ApiServerOptions extends FacadeDeps {
   host: string;
   /** Retry interval for queued messages the agent server did not take. Default 5000 ms. */
   deliveryRetryMs?: number;
+  /** Trace export (telemetryFromEnv); start tasks become traces. Absent: no tracing code runs. */
+  telemetry?: Telemetry;
 }
 
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
@@ -34,6 +37,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   });
   delivery.start();
   cleanup.start();
+  // Loaded only when tracing is on, so an installation without it imports no OpenTelemetry code.
+  const tracing: StartTracing | undefined = o.telemetry ? (await import('./telemetry/index.ts')).traceStartTasks(facade.d, o.telemetry) : undefined;
   const { port } = server.address() as AddressInfo;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   let closing: Promise<void> | undefined;
@@ -45,7 +50,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        await Promise.all([delivery.close(), cleanup.close()]);
+        await Promise.all([delivery.close(), cleanup.close(), tracing?.close()]);
       })()),
   };
 }
