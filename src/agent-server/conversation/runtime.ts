@@ -214,10 +214,8 @@ export class ConversationRuntime implements AgentHost {
   /** Appends a user MessageEvent; `run` starts the agent, or queues one rerun if it is running. */
   sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Event {
     const content = msg.content ?? [];
-    // Keyword-triggered skills go into the recorded message itself (OpenHands), so the agent exists from here on.
-    const agent = this.#closing ? this.#agent : (this.#agent ??= this.#ctx.createAgent(this));
     const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
-    const skills = agent?.userMessageSkills?.(text);
+    const skills = this.#agentForMessage()?.userMessageSkills?.(text);
     const event: Event = {
       ...newEventBase('user'),
       llm_message: { role: 'user', content },
@@ -234,6 +232,20 @@ export class ConversationRuntime implements AgentHost {
       else this.run();
     }
     return event;
+  }
+
+  /**
+   * Keyword-triggered skills go into the recorded message itself (OpenHands), so the agent exists
+   * from the first message on. One that cannot be created is left to the run, which reports why.
+   */
+  #agentForMessage(): ConversationAgent | undefined {
+    if (this.#closing || this.#agent) return this.#agent;
+    try {
+      return (this.#agent = this.#ctx.createAgent(this));
+    } catch (err) {
+      this.#ctx.log.warn({ conversationId: this.conversationId, errName: (err as Error).name }, 'agent not created for a user message; the run will report it');
+      return undefined;
+    }
   }
 
   /** Starts the agent in the background. Conflict (409) while a run is alive. */
