@@ -36,6 +36,27 @@ function modelEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
+/**
+ * AGENTYARD_AGENT_SERVER_COMMAND: a JSON array that runs the agent server instead of this CLI, e.g.
+ * through a wrapper (nice, a sandboxing tool). The runtime appends `--port ... --workspace ...`; the
+ * command line must contain "agent-server" (how a restarted `up` recognises its sandboxes' processes).
+ */
+function agentServerCommand(env: NodeJS.ProcessEnv): string[] | undefined {
+  const raw = env.AGENTYARD_AGENT_SERVER_COMMAND;
+  if (!raw) return undefined;
+  let cmd: unknown;
+  try {
+    cmd = JSON.parse(raw);
+  } catch {
+    cmd = undefined;
+  }
+  if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((a) => typeof a === 'string')) {
+    throw new Error('AGENTYARD_AGENT_SERVER_COMMAND must be a JSON array of strings, e.g. ["nice", "agentyard", "agent-server"]');
+  }
+  if (!cmd.join(' ').includes('agent-server')) throw new Error('AGENTYARD_AGENT_SERVER_COMMAND must contain "agent-server" (a restarted service recognises its agent servers by it)');
+  return cmd as string[];
+}
+
 export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -49,6 +70,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
   const settings = loadLifecycleSettings(env);
+  const command = agentServerCommand(env);
   const log = createLogger('agentyard');
 
   const clock = systemClock;
@@ -60,7 +82,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
   const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, port, host, log, ...(telemetry ? { telemetry } : {}) });
-  const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log });
+  const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log });
   await controller.start();
 
