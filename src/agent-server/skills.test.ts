@@ -45,6 +45,7 @@ function repo(): string {
     '.agents/skills/release-notes/references/template.md': 'template',
     '.openhands/microagents/banana.md': '---\ntriggers:\n  - banana\n---\nBananas are berries.',
     'src/app.ts': 'export const answer = 42;\n',
+    'src/AGENTS.md': 'Source files use 2-space indent.',
   });
   execFileSync('git', ['init', '-q', wd]);
   return wd;
@@ -67,6 +68,8 @@ describe('skills in a conversation', () => {
             { name: 'task_tracker', arguments: { command: 'plan', task_list: [{ title: 'Write notes', status: 'in_progress' }] } },
             { name: 'glob', arguments: { pattern: '**/*.ts' } },
             { name: 'grep', arguments: { pattern: 'answer', include: '*.ts' } },
+            { name: 'file_editor', arguments: { command: 'view', path: join(wd, 'src/app.ts') } },
+            { name: 'file_editor', arguments: { command: 'view', path: join(wd, 'src/app.ts') } },
           ],
         };
       },
@@ -111,6 +114,12 @@ describe('skills in a conversation', () => {
     expect(obs('TaskTrackerObservation')).toMatchObject({ command: 'plan', task_list: [{ title: 'Write notes', notes: '', status: 'in_progress' }] });
     expect(obs('GlobObservation')).toMatchObject({ files: [join(wd, 'src/app.ts')], pattern: '**/*.ts', search_path: wd });
     expect(obs('GrepObservation')).toMatchObject({ matches: [join(wd, 'src/app.ts')], include_pattern: '*.ts' });
+    // src/AGENTS.md is a rule for files under src/: added to the first observation touching one, once.
+    const views = items.filter((e) => e.kind === 'ObservationEvent' && e.observation.kind === 'FileEditorObservation');
+    expect(views[0].extended_content[0].text).toContain(`matches "src/**"`);
+    expect(views[0].extended_content[0].text).toContain('Source files use 2-space indent.');
+    expect(views[1].extended_content).toEqual([]);
+    expect(system).not.toContain('2-space indent');
 
     const info = (await s.api(`/api/conversations/${id}`)).body;
     expect(info.activated_knowledge_skills).toEqual(['banana']);
@@ -167,9 +176,10 @@ describe('POST /api/skills', () => {
     write(home, { '.openhands/microagents/kiwi.md': '---\ntriggers: [kiwi]\n---\nKiwi.' });
     const res = await s.api('/api/skills', { method: 'POST', body: { project_dir: wd, sandbox_config: { exposed_urls: [{ name: 'WORKER_1', url: 'http://127.0.0.1:12000', port: 12000 }, { name: 'VSCODE', url: 'http://x', port: 1 }] } } });
     expect(res.status).toBe(200);
-    expect(res.body.sources).toEqual({ sandbox: 1, registered_marketplaces: 0, public: 0, user: 1, org: 0, project: 3 });
+    expect(res.body.sources).toEqual({ sandbox: 1, registered_marketplaces: 0, public: 0, user: 1, org: 0, project: 4 });
     const byName = Object.fromEntries(res.body.skills.map((x: any) => [x.name, x]));
-    expect(Object.keys(byName).sort()).toEqual(['agents', 'banana', 'kiwi', 'release-notes', 'work_hosts']);
+    expect(Object.keys(byName).sort()).toEqual(['agents', 'agents:src', 'banana', 'kiwi', 'release-notes', 'work_hosts']);
+    expect(byName['agents:src']).toMatchObject({ type: 'knowledge', triggers: [], disable_model_invocation: true, content: 'Source files use 2-space indent.' });
     expect(byName['release-notes']).toEqual({
       name: 'release-notes',
       type: 'agentskills',

@@ -406,7 +406,15 @@ class Agent implements ConversationAgent {
 
   /** The one way out: every event is masked here, whatever a tool or the model put into it. */
   #emit(event: Event): void {
+    if (event.kind === 'ObservationEvent') event = this.#withPathRules(event);
     this.#host.emit(maskDeep(event, this.#mask));
+  }
+
+  /** Path rules (nested AGENTS.md, `paths:` skills) for the file the observed action touched. */
+  #withPathRules(event: ObservationEvent): ObservationEvent {
+    const events = this.#host.events();
+    const action = this.#real.get(event.action_id) ?? events.find((e): e is ActionEvent => e.kind === 'ActionEvent' && e.id === event.action_id)?.action;
+    return this.#skills.withPathRules(event, action, events);
   }
 
   #ensureSystemPrompt(): void {

@@ -1,11 +1,12 @@
 // The skills of one conversation as the agent uses them: loaded once when the agent is created
 // (plugins add theirs with addExtra), the invoke_skill tool when AgentSkills exist, the prompt
 // section, and keyword triggers for a user message about to be recorded.
-import type { Event } from '../../api/events/index.ts';
+import type { Event, ObservationEvent } from '../../api/events/index.ts';
 import { invokeSkillTool, wantsInvokeSkill } from '../tools/invoke-skill.ts';
 import type { AgentTool } from '../tools/tool.ts';
 import type { AgentHost, UserMessageSkills } from '../types.ts';
 import { resolveSkillsSync } from './index.ts';
+import { firedPathRules, matchPathRule, pathRulesText, touchedPath } from './path-rules.ts';
 import { matchTriggers, skillsPromptSection, triggeredSkillsText } from './prompt.ts';
 import { mergeByName, type Skill } from './types.ts';
 
@@ -14,7 +15,10 @@ export class ConversationSkills {
   readonly #systemSuffix: string | undefined;
   readonly #userSuffix: string | undefined;
 
+  readonly #workspaceDir: string;
+
   constructor(host: Pick<AgentHost, 'workspaceDir' | 'request'>) {
+    this.#workspaceDir = host.workspaceDir;
     this.#skills = resolveSkillsSync(host);
     const ctx = host.request.agent?.agent_context;
     this.#systemSuffix = ctx?.system_message_suffix?.trim() || undefined;
@@ -56,5 +60,23 @@ export class ConversationSkills {
     // model reads extended content joined without separators.
     const extra = [matches.length ? triggeredSkillsText(matches) : '', this.#userSuffix ?? ''].filter(Boolean).join('\n\n');
     return { extended_content: extra ? [{ type: 'text', text: extra }] : [], activated_skills: matches.map((m) => m.skill.name) };
+  }
+
+  /**
+   * An observation of an action that touched a file (its `path`) gets the path rules matching that
+   * file and not yet fired in this conversation, in extended_content (OpenHands path rules).
+   */
+  withPathRules(event: ObservationEvent, action: unknown, events: readonly Event[]): ObservationEvent {
+    const rules = this.#skills.filter((s) => s.paths?.length);
+    if (!rules.length) return event;
+    const rel = touchedPath(action, this.#workspaceDir);
+    if (!rel) return event;
+    const fired = firedPathRules(rules, events);
+    const matches = rules.flatMap((skill) => {
+      const pattern = fired.has(skill.name) ? undefined : matchPathRule(skill, rel);
+      return pattern ? [{ skill, pattern }] : [];
+    });
+    if (!matches.length) return event;
+    return { ...event, extended_content: [...(event.extended_content ?? []), { type: 'text', text: pathRulesText(matches) }] };
   }
 }

@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createLogger } from '../../util/log.ts';
 import { agentSkill, legacySkill, SkillFileError, THIRD_PARTY_FILES, thirdPartySkill } from './parse.ts';
+import { nestedRuleSkills } from './path-rules.ts';
 import type { Skill, SkillType } from './types.ts';
 
 const log = createLogger('skills');
@@ -100,6 +101,8 @@ export function loadProjectSkillsSync(workDir: string, origin = 'project'): Skil
   if (git && git !== roots[0]) roots.push(git);
   const found: Skill[] = [];
   for (const root of roots) found.push(...thirdPartyFiles(root, origin));
+  // sub/dir/AGENTS.md and friends: rules for files under their directory (relative to the working directory).
+  found.push(...nestedRuleSkills(roots[0]!, origin));
   for (const root of roots) {
     for (const sub of ['.agents/skills', '.openhands/skills', '.openhands/microagents']) found.push(...loadSkillsDirSync(join(root, sub), origin));
   }

@@ -82,7 +82,7 @@ function fromMeta(name: string, content: string, path: string, meta: Record<stri
   if (inputs !== undefined && inputs !== null && !Array.isArray(inputs)) throw new SkillFileError('inputs must be a list');
   // A task skill (inputs) also answers to `/name`, as OpenHands' TaskTrigger does.
   if (Array.isArray(inputs) && inputs.length && !triggers.includes(`/${name}`)) triggers.push(`/${name}`);
-  const paths = meta['paths'];
+  const paths = parsePaths(meta['paths']);
   const disable = meta['disable-model-invocation'] ?? meta['disable_model_invocation'];
   let description = meta['description'] != null ? String(meta['description']) : null;
   if (description && description.length > MAX_DESCRIPTION_LENGTH) {
@@ -96,11 +96,20 @@ function fromMeta(name: string, content: string, path: string, meta: Record<stri
     source: path,
     description,
     is_agentskills_format: agentskills,
-    // Path-scoped rules are injected on file access only (not built yet): never offered to the model.
+    // Path rules are injected when a matching file is touched only: never offered to the model.
     disable_model_invocation: disable === true || disable === 'true' || paths != null,
     root: dirname(path),
     origin,
+    ...(paths ? { paths } : {}),
   };
+}
+
+/** `paths: "a/**,b/*.ts"` or a list; none when empty. */
+function parsePaths(v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' && !Array.isArray(v)) throw new SkillFileError('paths must be a string or list');
+  const list = (typeof v === 'string' ? v.split(',') : v).map((p) => String(p).trim()).filter(Boolean);
+  return list.length ? list : undefined;
 }
 
 function stringList(v: unknown, field: string): string[] | undefined {

@@ -5,6 +5,8 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StartConversationRequest } from '../../api/agent-server/index.ts';
 import { availableSkillsPrompt, loadSkillsFromDir, matchTriggers, renderSkill, resolveSkills, skillsPromptSection } from './index.ts';
+import { ConversationSkills } from './conversation.ts';
+import { pathGlobRegex, touchedPath } from './path-rules.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -114,5 +116,43 @@ describe('prompt and triggers', () => {
       ['lin', '/linear'],
     ]);
     expect(matchTriggers(skills, 'git', new Set(['git']))).toEqual([]);
+  });
+});
+
+describe('path rules', () => {
+  it('matches gitignore-style globs', () => {
+    expect(pathGlobRegex('src/**').test('src/a/b.ts')).toBe(true);
+    expect(pathGlobRegex('src/**').test('srcx/a.ts')).toBe(false);
+    expect(pathGlobRegex('*.py').test('a/b/c.py')).toBe(true);
+    expect(pathGlobRegex('*.py').test('c.py')).toBe(true);
+    expect(pathGlobRegex('docs/*.md').test('docs/a/b.md')).toBe(false);
+    expect(pathGlobRegex('a?c').test('abc')).toBe(true);
+    expect(touchedPath({ path: '/w/src/x.ts' }, '/w')).toBe('src/x.ts');
+    expect(touchedPath({ path: '/elsewhere/x.ts' }, '/w')).toBeUndefined();
+    expect(touchedPath({ command: 'ls' }, '/w')).toBeUndefined();
+  });
+
+  it('loads nested instruction files and paths: skills as rules, injected once into an observation touching a match', async () => {
+    const ws = tree({
+      'server/AGENTS.md': 'Server rules.',
+      'node_modules/x/AGENTS.md': 'ignored',
+      '.openhands/microagents/py.md': '---\npaths: "*.py, scripts/**"\n---\nPython rules.',
+    });
+    const host = { workspaceDir: ws, request: request() };
+    const skills = await resolveSkills(host);
+    expect(skills.map((s) => [s.name, s.paths, s.disable_model_invocation])).toEqual([
+      ['agents:server', ['server/**'], true],
+      ['py', ['*.py', 'scripts/**'], true],
+    ]);
+    expect(skillsPromptSection(skills)).toBe('');
+    const conv = new ConversationSkills(host);
+    const obs = { kind: 'ObservationEvent', id: 'o', timestamp: 't', source: 'environment', tool_name: 'file_editor', tool_call_id: 'c', action_id: 'a', observation: { kind: 'ThinkObservation' }, extended_content: [] } as never;
+    const first = conv.withPathRules(obs, { path: join(ws, 'server/app/main.py') }, []);
+    const text = first.extended_content![0]!.text;
+    expect(text).toContain('Server rules.');
+    expect(text).toContain('Python rules.');
+    expect(text).toContain(`Rule location: ${join(ws, 'server/AGENTS.md')}`);
+    expect(conv.withPathRules(obs, { path: join(ws, 'server/other.txt') }, [first as never]).extended_content).toEqual([]);
+    expect(conv.withPathRules(obs, { path: join(ws, 'README.md') }, []).extended_content).toEqual([]);
   });
 });

@@ -21,6 +21,8 @@ export interface Skill {
   root: string | null;
   /** Where it was loaded from: `user`, `project`, `request`, `org`, `plugin:<name>`, ... (not on the wire). */
   origin: string;
+  /** A path rule: workspace-relative globs; touching a matching file injects it (not on the wire). */
+  paths?: string[];
 }
 
 /** SkillInfo as POST /api/skills answers it (OpenHands `skills_router.py`). */
