@@ -1,5 +1,6 @@
 // GET /api/v1/app-conversations/{id}/skills against a real agent server: the skills of the
-// conversation's workspace, read live, under the workspace read rules (paused 409, foreign 404).
+// conversation's workspace, read live, plus the skills of its start request, under the workspace
+// read rules (paused 409, foreign 404).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +42,10 @@ describe('conversation skills', () => {
     const created = await fetch(`${agent.url}/api/conversations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-session-api-key': 'sk-1' },
-      body: JSON.stringify(startRequest('project', { conversation_id: id })),
+      body: JSON.stringify({
+        ...startRequest('project', { conversation_id: id }),
+        agent: { llm: { model: 'test/model' }, agent_context: { skills: [{ name: 'deploy', content: 'Ship it.', trigger: { type: 'keyword', keywords: ['/deploy'] } }] } },
+      }),
     });
     expect(created.status).toBeLessThan(300);
     await setStartTask(h.store, id, 'READY', 'sb-1');
@@ -52,6 +56,7 @@ describe('conversation skills', () => {
     expect(res.body.skills).toEqual([
       { name: 'agents', type: 'repo', content: 'Use tabs.', triggers: [] },
       { name: 'lint', type: 'agentskills', content: 'Run the linter.', triggers: ['lint'] },
+      { name: 'deploy', type: 'knowledge', content: 'Ship it.', triggers: ['/deploy'] },
     ]);
 
     expect((await h.call('GET', `/api/v1/app-conversations/${id}/skills`, { key: h.bob.key })).status).toBe(404);

@@ -1,19 +1,37 @@
-// The skills of a conversation's workspace, read live from its agent server (POST /api/skills with
-// the conversation's working directory), under the same paused / read-only rules as workspace files.
+// The skills of a conversation, read live from its agent server under the same paused / read-only
+// rules as workspace files: what POST /api/skills finds for the conversation's working directory
+// (user skills unless the conversation turned them off), with the skills its start request carried
+// (agent.agent_context.skills) on top, as the agent merges them. Plugin skills are not listed.
 import type { SkillsResponse } from '../api/agent-server/skills.ts';
-import type { ConversationSkillsResponse } from '../api/app/skills.ts';
+import type { ConversationSkill, ConversationSkillsResponse } from '../api/app/skills.ts';
 import { BadGateway, NotFound } from '../api/errors.ts';
 import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { agentFor } from './workspace.ts';
 
+/** A skill object of a start request (OpenHands Skill: `trigger: {keywords|triggers}`, or SkillInfo: `triggers`). */
+function requestSkill(raw: Record<string, unknown>): ConversationSkill | undefined {
+  if (typeof raw['name'] !== 'string' || !raw['name'] || typeof raw['content'] !== 'string') return undefined;
+  const trigger = raw['trigger'] as Record<string, unknown> | null | undefined;
+  const list = trigger && typeof trigger === 'object' ? (trigger['keywords'] ?? trigger['triggers']) : raw['triggers'];
+  const triggers = Array.isArray(list) ? list.map(String) : [];
+  const agentskills = raw['is_agentskills_format'] === true || raw['type'] === 'agentskills';
+  return { name: raw['name'], type: agentskills ? 'agentskills' : triggers.length ? 'knowledge' : 'repo', content: raw['content'], triggers };
+}
+
 export async function conversationSkills(d: FacadeDeps, user: AppUser, id: string): Promise<ConversationSkillsResponse> {
   const { conv, client } = await agentFor(d, user, id);
   const info = await client.getConversation(conv.metadata.name);
   if (!info) throw new NotFound(`Conversation ${id} is not known to its agent server`);
+  const ctx = info.agent.agent_context;
   // A relative working dir is taken inside the agent server's workspace, there as here.
-  const res = await client.request('POST', '/api/skills', { body: { project_dir: info.workspace.working_dir } });
+  const res = await client.request('POST', '/api/skills', { body: { project_dir: info.workspace.working_dir, load_user: ctx?.load_user_skills !== false } });
   if (!res.ok) throw new BadGateway(`The agent server answered ${res.status} to POST /api/skills`);
-  const { skills } = (await res.json()) as SkillsResponse;
-  return { skills: skills.map((s) => ({ name: s.name, type: s.type, content: s.content, triggers: s.triggers })) };
+  const byName = new Map<string, ConversationSkill>();
+  for (const s of ((await res.json()) as SkillsResponse).skills) byName.set(s.name, { name: s.name, type: s.type, content: s.content, triggers: s.triggers });
+  for (const raw of ctx?.skills ?? []) {
+    const s = requestSkill(raw);
+    if (s) byName.set(s.name, s);
+  }
+  return { skills: [...byName.values()] };
 }
