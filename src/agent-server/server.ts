@@ -136,7 +136,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     log,
     onActivity,
     bash: { service: bash, store: bashStore },
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: ['terminal', 'file_editor', 'think', 'finish'] },
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: ['terminal', 'file_editor', 'think', 'finish', 'task_tracker', 'glob', 'grep', 'invoke_skill'] },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());
