@@ -35,6 +35,8 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
     ['no storage class', 'baseDomain: a.example.com\n', /runtime\.storageClass \(STORAGE_CLASS\) is required/],
     ['no base domain', 'runtime: {storageClass: standard}\n', /baseDomain is required/],
     ['a value the schema does not know', `${OK}runtime: {storageClass: standard, storageclass: typo}\n`, /storageclass/],
+    ['a sandbox memory that is no quantity', `${OK}sandbox: {resources: {limits: {memory: 4GB}}}\n`, /\/sandbox\/resources\/limits\/memory.*4GB/],
+    ['a sandbox resource Kubernetes does not know', `${OK}sandbox: {resources: {limits: {gpu: 1}}}\n`, /gpu/],
     ['a sandbox namespace that is no DNS label', `${OK}sandboxNamespace: {name: Agent_Work}\n`, /sandboxNamespace/],
   ])('refuses %s, saying what to change', async (_what, yaml, message) => {
     const r = await helm(['template', 'agentyard', CHART, '-f', writeValues(dir, `bad-${Math.random()}.yaml`, yaml)]);

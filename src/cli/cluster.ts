@@ -12,6 +12,7 @@ import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { AppDb, startApiServer } from '../facade/index.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
+import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
 import { KubeStore } from '../store/kube/kube-store.ts';
@@ -68,6 +69,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     llm: { ...(env.LLM_MODEL ? { model: env.LLM_MODEL } : {}), ...(env.LLM_BASE_URL ? { baseUrl: env.LLM_BASE_URL } : {}), ...(apiKeySecret ? { apiKeySecret } : {}) },
     ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
+    ...loadSandboxPodSettings(env),
   });
   await runtime.checkStorageClass();
   const store = new KubeStore(kc);

@@ -10,12 +10,13 @@ import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { RuntimeAddressing } from './addressing.ts';
 import type { Logger } from '../../util/log.ts';
+import { sandboxContainerResources, type SandboxPodSettings } from './pod-settings.ts';
 
 export const AGENT_PORT = 8000;
 export const WORKSPACE_MOUNT = '/workspace';
 const SANDBOX_UID = 1000;
 
-export interface KubeRuntimeSettings {
+export interface KubeRuntimeSettings extends SandboxPodSettings {
   namespace: string;
   image: string;
   storageClass: string;
@@ -64,9 +65,12 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
   return vars;
 }
 
+function pullSecrets(s: KubeRuntimeSettings): { imagePullSecrets?: { name: string }[] } {
+  return s.imagePullSecrets?.length ? { imagePullSecrets: s.imagePullSecrets.map((name) => ({ name })) } : {};
+}
+
 export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
-  const res = sb.spec.resources;
-  const limits = { ...(res?.cpu ? { cpu: res.cpu } : {}), ...(res?.memory ? { memory: res.memory } : {}) };
+  const resources = sandboxContainerResources(s.resources, sb.spec.resources);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -75,6 +79,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       restartPolicy: 'Always',
+      ...pullSecrets(s),
       securityContext: { runAsNonRoot: true, runAsUser: SANDBOX_UID, runAsGroup: SANDBOX_UID, fsGroup: SANDBOX_UID, seccompProfile: { type: 'RuntimeDefault' } },
       containers: [
         {
@@ -85,7 +90,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           env: env(sb, s),
           readinessProbe: { httpGet: { path: '/health', port: AGENT_PORT }, periodSeconds: 2 },
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          ...(Object.keys(limits).length ? { resources: { requests: limits, limits } } : {}),
+          ...(resources ? { resources } : {}),
           volumeMounts: [{ name: 'workspace', mountPath: WORKSPACE_MOUNT }],
         },
       ],
@@ -110,6 +115,7 @@ export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: st
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       restartPolicy: 'Never',
+      ...pullSecrets(s),
       securityContext: { runAsNonRoot: true, runAsUser: SANDBOX_UID, runAsGroup: SANDBOX_UID, fsGroup: SANDBOX_UID, seccompProfile: { type: 'RuntimeDefault' } },
       containers: [
         {
