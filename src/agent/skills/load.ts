@@ -3,7 +3,7 @@
 // .openhands/microagents), the user's home, and skills sent in the start request. Reads are
 // synchronous: they are a handful of small local files, and the agent needs them before it answers
 // a user message (trigger matching happens while the message is recorded).
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createLogger } from '../../util/log.ts';
@@ -82,11 +82,16 @@ export function gitRoot(dir: string): string | undefined {
 function thirdPartyFiles(root: string, origin: string): Skill[] {
   if (!isDir(root)) return [];
   const out: Skill[] = [];
-  for (const name of readdirSync(root).sort()) {
-    if (!THIRD_PARTY_FILES[name.toLowerCase()]) continue;
-    const path = join(root, name);
+  const real = new Set<string>();
+  // Real files before symlinks, so CLAUDE.md -> AGENTS.md loads once, under the real file's name.
+  const names = readdirSync(root, { withFileTypes: true }).filter((e) => THIRD_PARTY_FILES[e.name.toLowerCase()]);
+  for (const e of names.sort((a, b) => Number(a.isSymbolicLink()) - Number(b.isSymbolicLink()) || a.name.localeCompare(b.name))) {
+    const path = join(root, e.name);
     const s = tryLoad(path, () => {
       if (!statSync(path).isFile()) throw new SkillFileError('not a file');
+      const target = realpathSync(path);
+      if (real.has(target)) throw new SkillFileError('same file as another instruction file');
+      real.add(target);
       return thirdPartySkill(path, readFileSync(path, 'utf8'), origin)!;
     });
     if (s) out.push(s);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -102,6 +102,13 @@ describe('prompt and triggers', () => {
     expect(prompt).toContain('<description>First line.... [19 characters truncated. Call invoke_skill(name="nodesc") to load the full skill]</description>');
     expect(prompt).toContain('<name>k</name>');
     expect(availableSkillsPrompt([])).toContain('no available skills');
+  });
+
+  it('loads an instruction file reached through a symlink once', async () => {
+    const dir = tree({ 'AGENTS.md': 'shared rules' });
+    symlinkSync(join(dir, 'AGENTS.md'), join(dir, 'CLAUDE.md'));
+    const skills = await resolveSkills({ workspaceDir: dir, request: request() });
+    expect(skills.map((s) => [s.name, s.content])).toEqual([['agents', 'shared rules']]);
   });
 
   it('matches keywords as whole tokens in any case, once per skill', () => {
