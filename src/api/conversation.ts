@@ -27,6 +27,8 @@ export const PluginSpec = Type.Object(
     source: Type.String({ minLength: 1 }),
     ref: Type.Optional(Type.String()),
     repo_path: Type.Optional(Type.String()),
+    /** Values for the plugin's parameters (from a launch link or the Plugin Directory), by name. */
+    parameters: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Union([Type.String({ maxLength: 4096 }), Type.Number(), Type.Boolean()]))),
   },
   { additionalProperties: false },
 );

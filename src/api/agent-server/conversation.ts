@@ -44,6 +44,8 @@ export const PluginSource = Type.Object({
   source: Type.String({ minLength: 1 }),
   ref: Nullable(Type.String()),
   repo_path: Nullable(Type.String()),
+  /** Values for the plugin's parameters, by name (agentyard; from the app's launch link). */
+  parameters: Nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
 });
 export type PluginSource = Static<typeof PluginSource>;
 
