@@ -12,6 +12,7 @@ import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { AppDb, startApiServer } from '../facade/index.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
+import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
@@ -122,7 +123,7 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   const port = Number(env.AGENTYARD_PORT ?? 3000);
   const settings = loadLifecycleSettings(env);
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, ...(telemetry ? { telemetry } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

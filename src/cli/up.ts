@@ -10,6 +10,7 @@ import { createController } from '../controller/embedded.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { AppDb, startApiServer } from '../facade/index.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
+import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { createLogger } from '../util/log.ts';
@@ -81,7 +82,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   db.addApiKey(ADMIN_USER_ID, apiKey);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, port, host, log, ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host, log, ...(telemetry ? { telemetry } : {}) });
   const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log });
   await controller.start();

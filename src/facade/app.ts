@@ -18,6 +18,7 @@ import { sandboxRoutes } from './routes/sandboxes.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
+import { webRoutes } from './web/routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -62,5 +63,6 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(api.routes());
   app.use(api.allowedMethods());
   app.use(healthRoutes().routes());
+  app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
   return app;
 }

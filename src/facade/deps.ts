@@ -4,6 +4,7 @@ import type { Clock } from '../controller/clock.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { AppDb } from './db/app-db.ts';
+import type { CatalogPlugin } from './web/catalog.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -39,4 +40,6 @@ export interface FacadeDeps {
   log?: Logger;
   /** How to reach an agent server; default: AgentServerClient from src/runtime. */
   agentClient?: AgentClientFactory;
+  /** The instance plugin catalog the Plugin Directory (/plugins) shows; none by default. */
+  pluginCatalog?: CatalogPlugin[];
 }
