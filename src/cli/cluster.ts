@@ -73,6 +73,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     ...loadSandboxPodSettings(env),
   });
   await runtime.checkStorageClass();
+  const telemetry = await telemetryFromEnv(env, 'agentyard', log);
   const store = new KubeStore(kc);
   const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
   const elector = new LeaderElector({
@@ -96,7 +97,10 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
         process.stdout.write(`${JSON.stringify({ leading: identity })}\n`);
         const controller = createController({ store, runtime, clock: systemClock, settings, namespace, log, recorder: kubeEventRecorder(kc, 'agentyard-controller', log) });
         await controller.start();
+        // Start traces come from the leader only: one export per start, however many API replicas run.
+        const tracing = telemetry ? (await import('../facade/telemetry/index.ts')).traceStartTasks({ store, namespace, log }, telemetry) : undefined;
         await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        await tracing?.close();
         await controller.stop();
       },
       onStoppedLeading: () => {
@@ -105,6 +109,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     },
     stop.signal,
   );
+  await telemetry?.shutdown();
   if (lost) log.error({ identity }, 'lost the lease: exiting so that only one controller acts');
   return lost ? 1 : 0;
 }
@@ -122,12 +127,10 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   if (env.AGENTYARD_API_KEY) db.addApiKey('admin', env.AGENTYARD_API_KEY);
   const port = Number(env.AGENTYARD_PORT ?? 3000);
   const settings = loadLifecycleSettings(env);
-  const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();
-  await telemetry?.shutdown();
   db.close();
   return 0;
 }

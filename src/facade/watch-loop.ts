@@ -24,7 +24,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-export async function watchLoop<T extends KubeObject>(d: FacadeDeps, kind: ResourceKind<T>, o: WatchLoopOptions<T>): Promise<void> {
+export async function watchLoop<T extends KubeObject>(d: Pick<FacadeDeps, 'store' | 'namespace' | 'log'>, kind: ResourceKind<T>, o: WatchLoopOptions<T>): Promise<void> {
   while (!o.signal.aborted) {
     try {
       const list = await d.store.list(kind, d.namespace);

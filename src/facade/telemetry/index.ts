@@ -12,8 +12,12 @@ export interface StartTracing {
   close(): Promise<void>;
 }
 
-/** Watches Conversations and exports their start tasks as traces until close(). */
-export function traceStartTasks(d: FacadeDeps, telemetry: Telemetry): StartTracing {
+/**
+ * Watches Conversations and exports their start tasks as traces until close(). Exactly one process
+ * of an installation should run it: `agentyard up` (in its API server), or the leading controller
+ * in a cluster (API replicas may be several).
+ */
+export function traceStartTasks(d: Pick<FacadeDeps, 'store' | 'namespace' | 'log'>, telemetry: Telemetry): StartTracing {
   const traces = new StartTraces(telemetry);
   const abort = new AbortController();
   const loop = watchLoop<Conversation>(d, ConversationKind, {
