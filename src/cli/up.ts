@@ -72,6 +72,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   chmodSync(dataDir, 0o700);
   const settings = loadLifecycleSettings(env);
   const command = agentServerCommand(env);
+  const pluginCatalog = loadPluginCatalog(env);
   const log = createLogger('agentyard');
 
   const clock = systemClock;
@@ -82,7 +83,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   db.addApiKey(ADMIN_USER_ID, apiKey);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host, log, ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, port, host, log, ...(telemetry ? { telemetry } : {}) });
   const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log });
   await controller.start();
