@@ -17,6 +17,7 @@ import type { Controller } from '../../src/controller/manager.ts';
 import { AppDb, startApiServer, type ApiServer } from '../../src/facade/index.ts';
 import { loadRuntimeAddressing } from '../../src/runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.ts';
+import { loadSandboxPodSettings } from '../../src/runtime/kubernetes/pod-settings.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually } from '../embedded/harness.ts';
@@ -29,6 +30,11 @@ import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from './host
 import { NodeAgent, TEST_IMAGE } from './node-agent.ts';
 
 const NS = 'agentyard-sandboxes';
+/** As the chart passes sandbox.resources and sandbox.imagePullSecrets to the controller. */
+const POD_SETTINGS = loadSandboxPodSettings({
+  AGENTYARD_SANDBOX_RESOURCES: JSON.stringify({ requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: 1, memory: '1Gi' } }),
+  AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS: 'sandbox-registry',
+});
 const DOMAIN = 'sandboxes.test';
 
 describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
@@ -61,7 +67,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     apiKey = db.createApiKey(user.id);
     api = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
     const addressing = loadRuntimeAddressing({ RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}` });
-    const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url } });
+    const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url }, ...POD_SETTINGS });
     await runtime.checkStorageClass();
     controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS, log: createLogger('cluster-controller', process.env.AGENTYARD_TEST_LOG ?? 'silent'), recorder: kubeEventRecorder(cluster.kubeConfig, 'agentyard-controller') });
     await controller.start();
@@ -84,9 +90,12 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
 
   it('a kubectl-applied Sandbox becomes a running Pod with a PVC, Service and Ingress host; pause keeps the PVC; delete removes all', async () => {
     await store.create(SandboxKind, sandboxCr('kubectl-sb'));
-    await store.create(SandboxKind, sandboxCr('0digit-first')); // ids may start with a digit; Service names may not
+    await store.create(SandboxKind, sandboxCr('0digit-first', { resources: { memory: '512Mi' } })); // ids may start with a digit; Service names may not
     await eventually(async () => ((await phase('kubectl-sb')) === 'RUNNING' ? true : undefined), 'RUNNING', 60_000);
     await eventually(async () => ((await phase('0digit-first')) === 'RUNNING' ? true : undefined), 'RUNNING with a leading digit', 60_000);
+    // A sandbox's own memory replaces the installation's request and limit.
+    const own = await core.readNamespacedPod({ name: '0digit-first', namespace: NS });
+    expect(own.spec?.containers[0]?.resources).toEqual({ requests: { cpu: '50m', memory: '512Mi' }, limits: { cpu: '1', memory: '512Mi' } });
     await store.delete(SandboxKind, NS, '0digit-first');
     const sb = (await store.get(SandboxKind, NS, 'kubectl-sb'))!;
     expect(sb.status?.url).toBe(`http://kubectl-sb-runtime.${DOMAIN}:${proxy.port}`);
@@ -95,6 +104,9 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     const pod = await core.readNamespacedPod({ name: 'kubectl-sb', namespace: NS });
     expect(pod.spec?.automountServiceAccountToken).toBe(false);
     expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+    // The installation's sandbox resources and pull secrets, as the API server stored them.
+    expect(pod.spec?.containers[0]?.resources).toEqual({ requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '1Gi' } });
+    expect(pod.spec?.imagePullSecrets).toEqual([{ name: 'sandbox-registry' }]);
     expect(JSON.stringify(pod.spec?.containers[0]?.env)).not.toMatch(/"value":"[A-Za-z0-9_-]{40,}"/); // keys by secretKeyRef only
     const ingress = await cluster.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ name: 'kubectl-sb', namespace: NS });
     expect(ingress.spec?.rules?.[0]?.host).toBe(`kubectl-sb-runtime.${DOMAIN}`);
