@@ -11,7 +11,7 @@ import { SandboxKind, type Sandbox } from '../src/api/sandbox.ts';
 import { ConversationKind } from '../src/api/conversation.ts';
 import { SecretKind } from '../src/api/secret.ts';
 import { systemClock } from '../src/controller/clock.ts';
-import { AppDb, startApiServer } from '../src/facade/index.ts';
+import { SqliteAppStore, startApiServer } from '../src/facade/index.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 
 const rows: [string, string, string][] = [];
@@ -69,8 +69,8 @@ async function benchStore(dir: string): Promise<void> {
 
 async function benchSink(dir: string): Promise<void> {
   const store = new SqliteStore(join(dir, 'sink.db'), { clock: systemClock });
-  const db = new AppDb(join(dir, 'app.db'));
-  const user = db.createUser('bench');
+  const db = new SqliteAppStore(join(dir, 'app.db'));
+  const user = await db.createUser('bench');
   const api = await startApiServer({ store, db, clock: systemClock, namespace: 'default', settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
   await store.create(SandboxKind, { ...sandbox('sb'), spec: { owner: user.id, paused: false } });
   await store.create(SecretKind, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sb-session', namespace: 'default' }, data: { key: Buffer.from('k').toString('base64') } });
@@ -90,7 +90,7 @@ async function benchSink(dir: string): Promise<void> {
   });
   record('sink: ingest over HTTP', total / (took / 1000), 'events/s', `${total} events, batches of ${batch}`);
 
-  const key = db.createApiKey(user.id);
+  const key = await db.createApiKey(user.id);
   const get = async (path: string) => (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
   const [, page] = await time(() => get(`/api/v1/conversation/${conv}/events/search?limit=100&page_id=15000`));
   record('events: one search page', page, 'ms', `page of 100 at seq 15000 of ${total}`);
@@ -98,7 +98,7 @@ async function benchSink(dir: string): Promise<void> {
   record('events: count by kind', count, 'ms');
   await api.close();
   store.close();
-  db.close();
+  await db.close();
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));

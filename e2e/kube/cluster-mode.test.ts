@@ -14,7 +14,7 @@ import { SandboxKind, type Sandbox } from '../../src/api/sandbox.ts';
 import { systemClock } from '../../src/controller/clock.ts';
 import { createController } from '../../src/controller/embedded.ts';
 import type { Controller } from '../../src/controller/manager.ts';
-import { AppDb, startApiServer, type ApiServer } from '../../src/facade/index.ts';
+import { SqliteAppStore, startApiServer, type ApiServer } from '../../src/facade/index.ts';
 import { loadRuntimeAddressing } from '../../src/runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.ts';
 import { loadSandboxPodSettings } from '../../src/runtime/kubernetes/pod-settings.ts';
@@ -45,7 +45,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
   let store: KubeStore;
   let controller: Controller;
   let api: ApiServer;
-  let db: AppDb;
+  let db: SqliteAppStore;
   let llm: ScriptedLlm;
   let apiKey: string;
   let core: CoreV1Api;
@@ -62,9 +62,9 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     undoRouting = routeTestHostsToLoopback(DOMAIN);
     llm = await startScriptedLlm();
     store = new KubeStore(cluster.kubeConfig);
-    db = new AppDb(join(work, 'app.db'));
-    const user = db.createUser('alice', 'alice');
-    apiKey = db.createApiKey(user.id);
+    db = new SqliteAppStore(join(work, 'app.db'));
+    const user = await db.createUser('alice', 'alice');
+    apiKey = await db.createApiKey(user.id);
     api = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
     const addressing = loadRuntimeAddressing({ RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}` });
     const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url }, ...POD_SETTINGS });
@@ -230,6 +230,6 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     expect(await kubectl('describe', 'conversation', 'example-conversation', '-n', NS)).toMatch(/Normal\s+Ready\s/);
     // The agent really ran in the sandbox's workspace, and its events reached the API.
     expect(readFileSync(join(agent.volumeDir('example-workspace'), 'project', 'hello.txt'), 'utf8')).toBe('hello from kubectl\n');
-    expect(db.events.count('example-conversation', {})).toBeGreaterThan(3);
+    expect(await db.events.count('example-conversation', {})).toBeGreaterThan(3);
   });
 });

@@ -10,7 +10,7 @@ import { createController } from '../controller/embedded.ts';
 import { kubeEventRecorder } from '../controller/kube-events.ts';
 import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
-import { AppDb, startApiServer } from '../facade/index.ts';
+import { openAppStore, startApiServer } from '../facade/index.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
@@ -115,22 +115,25 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
 }
 
 export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  if (env.AGENTYARD_DATABASE_URL) {
-    throw new Error('AGENTYARD_DATABASE_URL (external PostgreSQL) is not supported yet; unset it to use the bundled SQLite database (one API replica)');
-  }
   const log = createLogger('api');
   const store = new KubeStore(kubeConfig());
+  // External PostgreSQL (several replicas) when AGENTYARD_DATABASE_URL is set, else the bundled SQLite file (one replica).
+  const databaseUrl = env.AGENTYARD_DATABASE_URL || undefined;
   const dataDir = resolve(env.AGENTYARD_DATA_DIR ?? '/var/lib/agentyard');
-  mkdirSync(dataDir, { recursive: true });
-  const db = new AppDb(join(dataDir, 'app.db'));
-  if (!db.getUser('admin')) db.createUser('admin', 'admin');
-  if (env.AGENTYARD_API_KEY) db.addApiKey('admin', env.AGENTYARD_API_KEY);
+  if (!databaseUrl) mkdirSync(dataDir, { recursive: true });
+  const db = await openAppStore({ databaseUrl, sqlitePath: join(dataDir, 'app.db'), log });
+  log.info({ appStore: databaseUrl ? 'postgresql' : 'sqlite' }, 'app database opened');
+  // Replicas may start together: creating the admin twice is a harmless conflict.
+  if (!(await db.getUser('admin'))) await db.createUser('admin', 'admin').catch(async (err: unknown) => {
+    if (!(await db.getUser('admin'))) throw err;
+  });
+  if (env.AGENTYARD_API_KEY) await db.addApiKey('admin', env.AGENTYARD_API_KEY);
   const port = Number(env.AGENTYARD_PORT ?? 3000);
   const settings = loadLifecycleSettings(env);
   const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();
-  db.close();
+  await db.close();
   return 0;
 }

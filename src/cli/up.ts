@@ -8,7 +8,7 @@ import { SandboxKind } from '../api/sandbox.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
-import { AppDb, startApiServer } from '../facade/index.ts';
+import { SqliteAppStore, startApiServer } from '../facade/index.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
@@ -77,10 +77,10 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
 
   const clock = systemClock;
   const store = new SqliteStore(join(dataDir, 'resources.db'), { clock });
-  const db = new AppDb(join(dataDir, 'app.db'), { clock });
-  if (!db.getUser(ADMIN_USER_ID)) db.createUser('admin', ADMIN_USER_ID);
+  const db = new SqliteAppStore(join(dataDir, 'app.db'), { clock });
+  if (!(await db.getUser(ADMIN_USER_ID))) await db.createUser('admin', ADMIN_USER_ID);
   const apiKey = adminApiKey(dataDir, env);
-  db.addApiKey(ADMIN_USER_ID, apiKey);
+  await db.addApiKey(ADMIN_USER_ID, apiKey);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
   const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, port, host, log, ...(telemetry ? { telemetry } : {}) });
@@ -106,7 +106,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
         await api.close();
         await telemetry?.shutdown();
         store.close();
-        db.close();
+        await db.close();
         resolveExit(0);
       } catch (err) {
         log.error({ err }, 'shutdown failed');

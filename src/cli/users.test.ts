@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppDb } from '../facade/index.ts';
+import { SqliteAppStore } from '../facade/index.ts';
 import { runUsersCli } from './users.ts';
 
 const dirs: string[] = [];
@@ -12,14 +12,14 @@ describe('agentyard users', () => {
   it('creates a user whose printed key authenticates, and issues more keys', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'users-'));
     dirs.push(dir);
-    new AppDb(join(dir, 'app.db')).close();
+    await new SqliteAppStore(join(dir, 'app.db')).close();
     let out = '';
     expect(await runUsersCli(['create', 'carol', '--data-dir', dir], {}, (s) => (out += s))).toBe(0);
     const userId = /user: (\S+)/.exec(out)![1]!;
     const key = /API key: (\S+)/.exec(out)![1]!;
-    const db = new AppDb(join(dir, 'app.db'));
-    expect(db.findUserByApiKey(key)?.name).toBe('carol');
-    db.close();
+    const db = new SqliteAppStore(join(dir, 'app.db'));
+    expect((await db.findUserByApiKey(key))?.name).toBe('carol');
+    await db.close();
     out = '';
     expect(await runUsersCli(['add-key', userId, '--data-dir', dir], {}, (s) => (out += s))).toBe(0);
     out = '';

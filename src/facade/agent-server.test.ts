@@ -58,6 +58,6 @@ describe('facade with a real agent server', () => {
     expect(rec).toMatchObject({ execution_status: 'finished', sandbox_status: 'RUNNING', conversation_url: `${agent.url}/api/conversations/${id}` });
     const count = (await h.call('GET', `/api/v1/conversation/${id}/events/count`)).body;
     expect(count).toBeGreaterThanOrEqual(2);
-    expect(h.db.events.acknowledgedSeq(id)).toBe(count);
+    expect(await h.db.events.acknowledgedSeq(id)).toBe(count);
   });
 });

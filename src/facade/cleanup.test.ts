@@ -16,26 +16,26 @@ describe('conversation cleanup', () => {
     id = await startConversationId(h, { sandbox_id: 'sb-1', secrets: { TOKEN: 't' } });
     await setStartTask(h.store, id, 'READY', 'sb-1');
     await h.call('POST', `/api/v1/webhooks/sb-1/events/${id}`, { key: null, headers: { 'x-session-api-key': 'sk-1' }, body: { items: [{ seq: 1, event: pauseEvent('e1') }] } });
-    h.db.pending.add(id, { role: 'user', content: [], run: true }, 'now');
+    await h.db.pending.add(id, { role: 'user', content: [], run: true }, 'now');
   });
   afterEach(() => h.close());
 
   it('purges events, queued messages and the secrets Secret when the Conversation is deleted', async () => {
-    expect(h.db.conversationIds()).toEqual([id]);
+    expect(await h.db.conversationIds()).toEqual([id]);
     await h.store.delete(ConversationKind, NS, id);
-    await eventually(() => h.db.conversationIds().length === 0, 'purge');
+    await eventually(async () => (await h.db.conversationIds()).length === 0, 'purge');
     expect(await h.store.get(SecretKind, NS, `${id}-secrets`)).toBeUndefined();
-    expect(h.db.events.count(id, {})).toBe(0);
+    expect(await h.db.events.count(id, {})).toBe(0);
   });
 
   it('purges on start what was deleted while it was not watching, and keeps the rest', async () => {
     const keep = await startConversationId(h, { sandbox_id: 'sb-1' });
-    h.db.setConversationMeta(keep, { title: 'kept', updatedAt: null });
-    h.db.setConversationMeta('00000000000000000000000000000000', { title: 'orphan', updatedAt: null });
+    await h.db.setConversationMeta(keep, { title: 'kept', updatedAt: null });
+    await h.db.setConversationMeta('00000000000000000000000000000000', { title: 'orphan', updatedAt: null });
     const cleanup = new ConversationCleanup({ store: h.store, db: h.db, clock: h.clock, namespace: NS, settings: { capacity: 1 }, log: createLogger('t') });
     cleanup.start();
-    await eventually(() => !h.db.conversationIds().includes('00000000000000000000000000000000'), 'sweep');
+    await eventually(async () => !(await h.db.conversationIds()).includes('00000000000000000000000000000000'), 'sweep');
     await cleanup.close();
-    expect(h.db.conversationIds().sort()).toEqual([id, keep].sort());
+    expect((await h.db.conversationIds()).sort()).toEqual([id, keep].sort());
   });
 });

@@ -28,7 +28,7 @@ export class ConversationCleanup {
   }
 
   async forget(conversationId: string): Promise<void> {
-    this.#d.db.purgeConversation(conversationId);
+    await this.#d.db.purgeConversation(conversationId);
     try {
       await this.#d.store.delete(SecretKind, this.#d.namespace, `${conversationId}-secrets`);
     } catch (err) {
@@ -38,7 +38,7 @@ export class ConversationCleanup {
 
   async #sweep(items: Conversation[]): Promise<void> {
     const live = new Set(items.map((c) => c.metadata.name));
-    for (const id of this.#d.db.conversationIds()) {
+    for (const id of await this.#d.db.conversationIds()) {
       if (live.has(id)) continue;
       // Created after the list was taken? Then it is not gone.
       if (await this.#d.store.get(ConversationKind, this.#d.namespace, id)) continue;

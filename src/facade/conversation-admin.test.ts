@@ -66,7 +66,7 @@ describe('conversation metadata, deletion and download', () => {
     expect((await h.call('DELETE', `/api/v1/app-conversations/${first}`, { key: h.bob.key })).status).toBe(404);
     expect((await h.call('DELETE', `/api/v1/app-conversations/${first}`)).body).toEqual({ success: true });
     expect((await h.call('GET', `/api/v1/app-conversations?ids=${first}`)).body).toEqual([null]);
-    expect(h.db.events.count(first, {})).toBe(0);
+    expect(await h.db.events.count(first, {})).toBe(0);
     expect(await h.store.get(SandboxKind, NS, 'sb-1')).toBeDefined(); // still has `second`
     expect((await h.call('DELETE', `/api/v1/app-conversations/${first}`)).status).toBe(404);
 

@@ -32,7 +32,7 @@ export async function updateConversation(d: FacadeDeps, user: AppUser, id: strin
       c.spec = patch.title === null || patch.title === undefined ? spec : { ...spec, title: patch.title };
       return c;
     });
-    d.db.setConversationMeta(conv.metadata.name, { ...d.db.getConversationMeta(conv.metadata.name), title: patch.title ?? null });
+    await d.db.setConversationMeta(conv.metadata.name, { ...(await d.db.getConversationMeta(conv.metadata.name)), title: patch.title ?? null });
   }
   return record(d, user, conv.metadata.name);
 }
@@ -53,7 +53,7 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
     });
   }
   await ignoreNotFound(d.store.delete(ConversationKind, d.namespace, name));
-  d.db.purgeConversation(name);
+  await d.db.purgeConversation(name);
   await ignoreNotFound(d.store.delete(SecretKind, d.namespace, `${name}-secrets`));
   if (sb && !sb.metadata.deletionTimestamp) {
     const { items } = await d.store.list(ConversationKind, d.namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
@@ -72,7 +72,7 @@ export async function downloadConversation(d: FacadeDeps, user: AppUser, id: str
   let fromSeq: number | undefined;
   let index = 0;
   do {
-    const page = d.db.events.search(name, { limit: 500, ...(fromSeq !== undefined ? { fromSeq } : {}) });
+    const page = await d.db.events.search(name, { limit: 500, ...(fromSeq !== undefined ? { fromSeq } : {}) });
     for (const json of page.items) {
       const eventId = (JSON.parse(json) as { id: string }).id;
       files[`event_${String(++index).padStart(6, '0')}_${eventId}.json`] = strToU8(json);

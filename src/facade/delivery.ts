@@ -9,6 +9,9 @@ import { deliver, isDeliverable } from './messages.ts';
 import { conversationSandboxStatus, sandboxNameOf } from './resources.ts';
 import { watchLoop } from './watch-loop.ts';
 
+/** How long a claimed message stays with the replica delivering it should that replica die. */
+const CLAIM_LEASE_MS = 120_000;
+
 /** Failures worth another try: the agent server is unreachable, not ready, or busy. */
 function isTransient(err: unknown): boolean {
   return err instanceof BadGateway || err instanceof Unavailable || err instanceof Conflict || !(err instanceof Error && 'code' in err);
@@ -38,7 +41,15 @@ export class PendingDelivery {
   }
 
   kickAll(): void {
-    for (const id of this.#d.db.pending.conversationIds()) this.kick(id);
+    this.#d.db.pending.conversationIds().then(
+      (ids) => {
+        for (const id of ids) this.kick(id);
+      },
+      (err: unknown) => {
+        this.#d.log?.error({ err }, 'listing queued messages failed; retrying');
+        this.#scheduleRetry();
+      },
+    );
   }
 
   kick(conversationId: string): void {
@@ -71,33 +82,36 @@ export class PendingDelivery {
   async #drain(id: string): Promise<void> {
     const d = this.#d;
     for (;;) {
-      const next = d.db.pending.list(id)[0];
+      const next = (await d.db.pending.list(id))[0];
       if (!next || this.#abort.signal.aborted) return;
       const conv = await d.store.get(ConversationKind, d.namespace, id);
       if (!conv) {
-        d.db.pending.purge(id);
+        await d.db.pending.purge(id);
         return;
       }
       const name = sandboxNameOf(conv);
       const sb = name ? await d.store.get(SandboxKind, d.namespace, name) : undefined;
       const status = conversationSandboxStatus(conv, sb);
       if (status === 'ERROR' || status === 'MISSING' || conv.status?.startTask?.status === 'ERROR') {
-        d.log?.warn({ conversation: id, dropped: d.db.pending.count(id), sandboxStatus: status }, 'conversation became read-only or failed to start; dropping its queued messages');
-        d.db.pending.purge(id);
+        d.log?.warn({ conversation: id, dropped: await d.db.pending.count(id), sandboxStatus: status }, 'conversation became read-only or failed to start; dropping its queued messages');
+        await d.db.pending.purge(id);
         return;
       }
       if (!isDeliverable(conv, sb)) return; // a later Sandbox/Conversation change wakes us
+      // Another API replica holds it (sharing a PostgreSQL store): that one delivers it and the rest.
+      if (!(await d.db.pending.claim(next.id, CLAIM_LEASE_MS))) return;
       try {
         await deliver(d, conv, sb, next.body);
-        d.db.pending.remove(next.id);
+        await d.db.pending.remove(next.id);
       } catch (err) {
         if (isTransient(err)) {
+          await d.db.pending.release(next.id);
           d.log?.warn({ err, conversation: id }, 'queued message not delivered yet; retrying');
           this.#scheduleRetry();
           return;
         }
         d.log?.error({ err, conversation: id, message: next.id }, 'the agent server refused a queued message; dropping it');
-        d.db.pending.remove(next.id);
+        await d.db.pending.remove(next.id);
       }
     }
   }

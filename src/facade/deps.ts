@@ -3,7 +3,7 @@
 import type { Clock } from '../controller/clock.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
-import type { AppDb } from './db/app-db.ts';
+import type { AppStore } from './db/types.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
 
 export interface AgentMessage {
@@ -32,7 +32,7 @@ export interface FacadeSettings {
 
 export interface FacadeDeps {
   store: ResourceStore;
-  db: AppDb;
+  db: AppStore;
   clock: Clock;
   /** Namespace of Sandbox and Conversation resources ('default' embedded). */
   namespace: string;

@@ -1,7 +1,10 @@
 // The facade's public surface.
 export { API_PREFIX, createApiApp, createFacade } from './app.ts';
 export { startApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
-export { AppDb, type AppUser, type UserSettings } from './db/app-db.ts';
+export { SqliteAppStore } from './db/app-db.ts';
+export { PostgresAppStore } from './db/postgres/app-store.ts';
+export { openAppStore, isPostgresUrl } from './db/open.ts';
+export type { AppStore, AppUser, UserSettings } from './db/types.ts';
 export { errorMiddleware, STATUS_BY_CODE } from './errors.ts';
 export { validate, parseQuery } from './validate.ts';
 export { eventSinkUrl } from './routes/webhooks.ts';

@@ -71,7 +71,7 @@ describe('send-message', () => {
     await setSandboxPhase(h.store, 'sb-1', 'RUNNING');
     await eventually(() => agent.received.length === 2, 'queued messages delivered');
     expect(agent.received.map((m) => m.body.content[0].text)).toEqual(['one', 'two']);
-    expect(h.db.pending.count(id)).toBe(0);
+    expect(await h.db.pending.count(id)).toBe(0);
     // Later messages go straight through, once.
     await send('three');
     expect(agent.received.map((m) => m.body.content[0].text)).toEqual(['one', 'two', 'three']);
@@ -83,7 +83,7 @@ describe('send-message', () => {
     expect(r.body).toMatchObject({ success: true, message: expect.stringContaining('queued') });
     agent.failWith = 503;
     await setStartTask(h.store, starting, 'READY', 'sb-1');
-    await eventually(() => h.db.pending.count(starting) === 1, 'an attempt');
+    await eventually(async () => (await h.db.pending.count(starting)) === 1, 'an attempt');
     agent.failWith = undefined;
     await eventually(() => agent.received.length === 1, 'delivery after the agent server recovers');
     expect(agent.received[0]!.path).toBe(`/api/conversations/${starting}/events`);

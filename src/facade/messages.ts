@@ -62,13 +62,13 @@ export async function sendMessage(
   const message: AgentMessage = { role: 'user', content: req.content, run: req.run ?? true };
   if (sandboxName) await activity.record(sandboxName);
 
-  if (isDeliverable(conv, sb) && d.db.pending.count(conv.metadata.name) === 0) {
+  if (isDeliverable(conv, sb) && (await d.db.pending.count(conv.metadata.name)) === 0) {
     await deliver(d, conv, sb, message);
     return { success: true, sandbox_status: 'RUNNING', message: null };
   }
 
   const max = d.settings.maxPendingMessages ?? 10;
-  if (d.db.pending.count(conv.metadata.name) >= max) {
+  if ((await d.db.pending.count(conv.metadata.name)) >= max) {
     throw new TooManyRequests(`Conversation ${conv.metadata.name} already has ${max} messages waiting for its sandbox`, 5);
   }
   if (sb && sb.spec.paused === true) {
@@ -82,6 +82,6 @@ export async function sendMessage(
       : status === 'STARTING'
         ? 'queued until the sandbox is running'
         : 'queued until the conversation is ready';
-  d.db.pending.add(conv.metadata.name, { role: 'user', content: req.content, run: req.run ?? true }, d.clock.now().toUTC().toISO()!);
+  await d.db.pending.add(conv.metadata.name, { role: 'user', content: req.content, run: req.run ?? true }, d.clock.now().toUTC().toISO()!);
   return { success: true, sandbox_status: status, message: note };
 }

@@ -3,7 +3,7 @@
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
 import { LABEL_START_TASK } from '../api/meta.ts';
 import type { Sandbox } from '../api/sandbox.ts';
-import type { AppUser } from './db/app-db.ts';
+import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
 import { pageOf, timeParam, isoOf, type Page } from './paging.ts';
 import { appConversationRecord, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
@@ -11,6 +11,12 @@ import { listOwned, normalizeId, sandboxesByName, sandboxNameOf, sessionKeyOf } 
 import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQuery, StartTaskSearchQuery } from '../api/app/requests.ts';
 
 type Rec = Record<string, unknown>;
+
+async function filterAsync<T>(items: T[], keep: (item: T) => Promise<boolean>): Promise<T[]> {
+  const out: T[] = [];
+  for (const item of items) if (await keep(item)) out.push(item);
+  return out;
+}
 
 async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
   const sandboxes = await sandboxesByName(d, user.id);
@@ -25,8 +31,8 @@ async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversa
       appConversationRecord({
         conv,
         sandbox,
-        meta: d.db.getConversationMeta(id),
-        lastEventAt: d.db.events.lastTimestamp(id),
+        meta: await d.db.getConversationMeta(id),
+        lastEventAt: await d.db.events.lastTimestamp(id),
         sessionKey: sandbox ? keys.get(sandbox.metadata.name) : undefined,
       }),
     );
@@ -46,21 +52,21 @@ export async function batchConversations(d: FacadeDeps, user: AppUser, ids: stri
   return wanted.map((c) => (c ? recs[i++]! : null));
 }
 
-function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conversation) => boolean {
+function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conversation) => Promise<boolean> {
   const createdGte = timeParam(q.created_at__gte, 'created_at__gte');
   const createdLt = timeParam(q.created_at__lt, 'created_at__lt');
   const updatedGte = timeParam(q.updated_at__gte, 'updated_at__gte');
   const updatedLt = timeParam(q.updated_at__lt, 'updated_at__lt');
   const title = q.title__contains?.toLowerCase();
-  return (c) => {
+  return async (c) => {
     const id = c.metadata.name;
     const created = isoOf(c.metadata.creationTimestamp);
     if (createdGte !== undefined && created < createdGte) return false;
     if (createdLt !== undefined && created >= createdLt) return false;
     if (q.sandbox_id__eq !== undefined && sandboxNameOf(c) !== q.sandbox_id__eq) return false;
-    if (title !== undefined && !(c.spec.title ?? d.db.getConversationMeta(id).title ?? '').toLowerCase().includes(title)) return false;
+    if (title !== undefined && !(c.spec.title ?? (await d.db.getConversationMeta(id)).title ?? '').toLowerCase().includes(title)) return false;
     if (updatedGte !== undefined || updatedLt !== undefined) {
-      const updated = isoOf(conversationUpdatedAt({ conv: c, meta: d.db.getConversationMeta(id), lastEventAt: d.db.events.lastTimestamp(id) }));
+      const updated = isoOf(conversationUpdatedAt({ conv: c, meta: await d.db.getConversationMeta(id), lastEventAt: await d.db.events.lastTimestamp(id) }));
       if (updatedGte !== undefined && updated < updatedGte) return false;
       if (updatedLt !== undefined && updated >= updatedLt) return false;
     }
@@ -70,7 +76,7 @@ function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conve
 
 export async function searchConversations(d: FacadeDeps, user: AppUser, q: ConversationSearchQuery): Promise<Page<Rec>> {
   const matches = conversationFilter(d, q);
-  const convs = (await listOwned(d, ConversationKind, user.id)).filter(matches);
+  const convs = await filterAsync(await listOwned(d, ConversationKind, user.id), matches);
   // Newest first (OpenHands' CREATED_AT_DESC); the cursor is (creationTimestamp, name).
   const page = pageOf(
     convs.map((c) => ({ key: isoOf(c.metadata.creationTimestamp), name: c.metadata.name, item: c })),
@@ -80,7 +86,7 @@ export async function searchConversations(d: FacadeDeps, user: AppUser, q: Conve
 }
 
 export async function countConversations(d: FacadeDeps, user: AppUser, q: ConversationCountQuery): Promise<number> {
-  return (await listOwned(d, ConversationKind, user.id)).filter(conversationFilter(d, q)).length;
+  return (await filterAsync(await listOwned(d, ConversationKind, user.id), conversationFilter(d, q))).length;
 }
 
 async function startTaskRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {

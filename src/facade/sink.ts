@@ -65,13 +65,13 @@ export async function ingestEvents(d: FacadeDeps, activity: ActivityRecorder, sb
   if (!conv) {
     const name = conversationName(conversationId);
     // Unknown: refuse, so the agent server keeps them and retries (nothing is lost to a race).
-    if (!name || !d.db.wasDeleted(name)) throw new NotFound(`Conversation ${conversationId} not found`);
+    if (!name || !(await d.db.wasDeleted(name))) throw new NotFound(`Conversation ${conversationId} not found`);
     // Deleted for good: nobody can read these any more; acknowledging lets the agent server purge them.
     const last = Math.max(0, ...items.map((i) => i.seq));
     d.log?.info({ conversation: name, sandbox: sb.metadata.name, lastSeq: last }, 'events for a deleted conversation: discarded');
     return { acknowledged_seq: last };
   }
-  const result = d.db.events.ingest(conv.metadata.name, items);
+  const result = await d.db.events.ingest(conv.metadata.name, items);
   if (result.mismatched.length > 0) {
     d.log?.warn({ conversation: conv.metadata.name, seqs: result.mismatched }, 'event sink: a seq arrived again with a different event id; kept the first');
   }
@@ -99,8 +99,8 @@ export async function updateConversation(d: FacadeDeps, sb: Sandbox, update: Sin
       { status: true },
     );
   }
-  const prev = d.db.getConversationMeta(id);
-  d.db.setConversationMeta(id, {
+  const prev = await d.db.getConversationMeta(id);
+  await d.db.setConversationMeta(id, {
     title: update.title === undefined ? prev.title : update.title,
     updatedAt: isoOf(update.updated_at) || prev.updatedAt,
   });

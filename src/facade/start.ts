@@ -75,7 +75,7 @@ export async function startConversation(d: FacadeDeps, user: AppUser, req: AppCo
   const issues = secretIssues(secrets);
   if (issues.length > 0) throw new Invalid(issues);
 
-  const grouping = d.db.getSettings(user.id).sandbox_grouping_strategy;
+  const grouping = (await d.db.getSettings(user.id)).sandbox_grouping_strategy;
   if (req.sandbox_id) {
     const sb = await getOwned(d, SandboxKind, user.id, req.sandbox_id);
     if (!sb) throw new NotFound(`Sandbox ${req.sandbox_id} not found`);

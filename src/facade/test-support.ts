@@ -13,7 +13,8 @@ import { ConversationKind } from '../api/conversation.ts';
 import { ManualClock } from '../controller/clock.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { createLogger } from '../util/log.ts';
-import { AppDb, type AppUser } from './db/app-db.ts';
+import { SqliteAppStore } from './db/app-db.ts';
+import type { AppUser } from './db/types.ts';
 import type { FacadeSettings } from './deps.ts';
 import { startApiServer, type ApiServer } from './server.ts';
 
@@ -22,7 +23,7 @@ export const NS = 'default';
 export interface Harness {
   dir: string;
   store: SqliteStore;
-  db: AppDb;
+  db: SqliteAppStore;
   clock: ManualClock;
   server: ApiServer;
   alice: { user: AppUser; key: string };
@@ -36,13 +37,13 @@ export async function startHarness(settings: Partial<FacadeSettings> = {}, opts:
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
   const store = new SqliteStore(join(dir, 'store.db'), { clock });
-  const db = new AppDb(join(dir, 'app.db'), { clock });
-  const mk = (name: string) => {
-    const user = db.createUser(name);
-    return { user, key: db.createApiKey(user.id) };
+  const db = new SqliteAppStore(join(dir, 'app.db'), { clock });
+  const mk = async (name: string) => {
+    const user = await db.createUser(name);
+    return { user, key: await db.createApiKey(user.id) };
   };
-  const alice = mk('alice');
-  const bob = mk('bob');
+  const alice = await mk('alice');
+  const bob = await mk('bob');
   const server = await startApiServer({
     store,
     db,
@@ -83,7 +84,7 @@ export async function startHarness(settings: Partial<FacadeSettings> = {}, opts:
     async close() {
       await server.close();
       store.close();
-      db.close();
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

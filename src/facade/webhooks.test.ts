@@ -54,7 +54,7 @@ describe('event sink', () => {
     await h.store.delete(ConversationKind, NS, id);
     await eventually(() => h.db.wasDeleted(id), 'cleanup');
     expect((await push([{ seq: 4, event: pauseEvent('y') }, { seq: 5, event: pauseEvent('z') }])).body).toEqual({ acknowledged_seq: 5 });
-    expect(h.db.events.count(id, {})).toBe(0);
+    expect(await h.db.events.count(id, {})).toBe(0);
   });
 
   it('records activity on the Sandbox, at most once per 15 seconds', async () => {

@@ -1,40 +1,16 @@
-// The application database (one better-sqlite3 file): users, hashed API keys, user settings, the
-// durable event log, conversation metadata reported by agent servers, and queued messages.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+// The bundled app store: one better-sqlite3 file (evaluation installs, one API replica). Work is
+// synchronous inside; the AppStore interface is async so callers also fit the PostgreSQL store.
 import Database from 'better-sqlite3';
-import type { SandboxGrouping } from '../../api/conversation.ts';
 import { systemClock, type Clock } from '../../controller/clock.ts';
 import { EventLog } from './event-log.ts';
+import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
 import { PendingMessages } from './pending-messages.ts';
+import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
 
-export interface AppUser {
-  id: string;
-  name: string;
-}
+export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
 
-export interface UserSettings {
-  sandbox_grouping_strategy: SandboxGrouping;
-}
-
-export interface ApiKeyInfo {
-  prefix: string;
-  created_at: string;
-}
-
-export interface ConversationMeta {
-  title: string | null;
-  updatedAt: string | null;
-}
-
-const KEY_PREFIX = 'ay_';
-const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 6;
-
-function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
-
-export class AppDb {
+export class SqliteAppStore implements AppStore {
   readonly db: Database.Database;
   readonly events: EventLog;
   readonly pending: PendingMessages;
@@ -53,55 +29,52 @@ export class AppDb {
       throw err;
     }
     this.events = new EventLog(this.db);
-    this.pending = new PendingMessages(this.db);
+    this.pending = new PendingMessages(this.db, this.#clock);
   }
 
   #now(): string {
     return this.#clock.now().toUTC().toISO()!;
   }
 
-  createUser(name: string, id: string = randomUUID().replaceAll('-', '')): AppUser {
+  async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
     this.db.prepare('INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)').run(id, name, this.#now());
     return { id, name };
   }
 
-  getUser(id: string): AppUser | undefined {
+  async getUser(id: string): Promise<AppUser | undefined> {
     return this.db.prepare('SELECT id, name FROM users WHERE id = ?').get(id) as AppUser | undefined;
   }
 
-  /** Issues a new key. The plaintext is returned once; only its hash is kept. */
-  createApiKey(userId: string): string {
-    const key = KEY_PREFIX + randomBytes(32).toString('base64url');
-    this.addApiKey(userId, key);
+  async createApiKey(userId: string): Promise<string> {
+    const key = newApiKey();
+    await this.addApiKey(userId, key);
     return key;
   }
 
-  /** Registers a key chosen by the operator (AGENTYARD_API_KEY); idempotent. Only its hash is kept. */
-  addApiKey(userId: string, key: string): void {
-    if (this.findUserByApiKey(key)) return;
+  async addApiKey(userId: string, key: string): Promise<void> {
     this.db
-      .prepare('INSERT INTO api_keys (hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?)')
-      .run(hashKey(key), key.slice(0, DISPLAY_PREFIX_LENGTH), userId, this.#now());
+      .prepare('INSERT INTO api_keys (hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING')
+      .run(hashKey(key), displayPrefix(key), userId, this.#now());
   }
 
-  listApiKeys(userId: string): ApiKeyInfo[] {
+  async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
     return this.db.prepare('SELECT prefix, created_at FROM api_keys WHERE user_id = ? ORDER BY created_at').all(userId) as ApiKeyInfo[];
   }
 
-  findUserByApiKey(key: string): AppUser | undefined {
+  async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
     return this.db
       .prepare('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?')
       .get(hashKey(key)) as AppUser | undefined;
   }
 
-  getSettings(userId: string): UserSettings {
+  async getSettings(userId: string): Promise<UserSettings> {
     const row = this.db.prepare('SELECT sandbox_grouping_strategy FROM user_settings WHERE user_id = ?').get(userId) as UserSettings | undefined;
     return row ?? { sandbox_grouping_strategy: 'NO_GROUPING' };
   }
 
-  setSettings(userId: string, patch: Partial<UserSettings>): UserSettings {
-    const next = { ...this.getSettings(userId), ...patch };
+  async setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings> {
+    const next = { ...(await this.getSettings(userId)), ...patch };
     this.db
       .prepare(
         'INSERT INTO user_settings (user_id, sandbox_grouping_strategy) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy',
@@ -110,15 +83,14 @@ export class AppDb {
     return next;
   }
 
-  /** Title and last update as the agent server reported them. */
-  getConversationMeta(conversationId: string): ConversationMeta {
+  async getConversationMeta(conversationId: string): Promise<ConversationMeta> {
     const row = this.db.prepare('SELECT title, updated_at FROM conversation_meta WHERE conversation_id = ?').get(conversationId) as
       | { title: string | null; updated_at: string | null }
       | undefined;
     return { title: row?.title ?? null, updatedAt: row?.updated_at ?? null };
   }
 
-  setConversationMeta(conversationId: string, meta: ConversationMeta): void {
+  async setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void> {
     this.db
       .prepare(
         'INSERT INTO conversation_meta (conversation_id, title, updated_at) VALUES (?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at',
@@ -126,28 +98,26 @@ export class AppDb {
       .run(conversationId, meta.title, meta.updatedAt);
   }
 
-  /** Everything the app keeps about a conversation that no longer exists; remembers that it existed. */
-  purgeConversation(conversationId: string): void {
+  async purgeConversation(conversationId: string): Promise<void> {
     this.db.transaction(() => {
-      this.events.purge(conversationId);
-      this.pending.purge(conversationId);
+      this.events.purgeSync(conversationId);
+      this.pending.purgeSync(conversationId);
       this.db.prepare('DELETE FROM conversation_meta WHERE conversation_id = ?').run(conversationId);
       this.db.prepare('INSERT OR IGNORE INTO deleted_conversations (conversation_id, deleted_at) VALUES (?, ?)').run(conversationId, this.#now());
     })();
   }
 
-  wasDeleted(conversationId: string): boolean {
+  async wasDeleted(conversationId: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM deleted_conversations WHERE conversation_id = ?').get(conversationId) !== undefined;
   }
 
-  /** Conversation ids the app holds any data for. */
-  conversationIds(): string[] {
-    const ids = new Set([...this.events.conversationIds(), ...this.pending.conversationIds()]);
+  async conversationIds(): Promise<string[]> {
+    const ids = new Set([...(await this.events.conversationIds()), ...(await this.pending.conversationIds())]);
     for (const r of this.db.prepare('SELECT conversation_id FROM conversation_meta').all() as { conversation_id: string }[]) ids.add(r.conversation_id);
     return [...ids];
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

@@ -3,43 +3,13 @@
 // which stay stable while events are appended.
 import type Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import type { Event } from '../../api/events/index.ts';
 import { eventFilterSql } from '../../util/event-filter-sql.ts';
 import { normalizeTimestamp } from '../../agent-server/store/wire.ts';
+import type { EventFilter, EventPage, EventQuery, EventStore, IngestItem, IngestResult } from './types.ts';
 
-export interface EventFilter {
-  /** Short kind name (already normalised from any OpenHands spelling). */
-  kind?: string;
-  /** Normalised UTC ISO timestamps. */
-  timestampGte?: string;
-  timestampLt?: string;
-}
+export type { EventFilter, EventPage, EventQuery, IngestItem, IngestResult } from './types.ts';
 
-export interface EventQuery extends EventFilter {
-  /** Inclusive cursor: the seq of the first event of the page. */
-  fromSeq?: number;
-  limit: number;
-  descending?: boolean;
-}
-
-export interface EventPage {
-  items: string[];
-  /** Seq of the first event of the next page, or null on the last page. */
-  nextSeq: number | null;
-}
-
-export interface IngestItem {
-  seq: number;
-  event: Event;
-}
-
-export interface IngestResult {
-  acknowledgedSeq: number;
-  /** Seqs already held with a different event id (kept as first stored). */
-  mismatched: number[];
-}
-
-export class EventLog {
+export class EventLog implements EventStore {
   readonly #db: Database.Database;
   readonly #stmts = new Map<string, Statement>();
 
@@ -47,8 +17,7 @@ export class EventLog {
     this.#db = db;
   }
 
-  /** Stores a batch idempotently (by seq and by event id) and returns the gap-free high mark. */
-  ingest(conversationId: string, items: readonly IngestItem[]): IngestResult {
+  async ingest(conversationId: string, items: readonly IngestItem[]): Promise<IngestResult> {
     return this.#db
       .transaction((): IngestResult => {
         const mismatched: number[] = [];
@@ -72,7 +41,7 @@ export class EventLog {
             JSON.stringify(event),
           );
         }
-        let acked = this.acknowledgedSeq(conversationId);
+        let acked = this.#acked(conversationId);
         const has = this.#st('SELECT 1 FROM events WHERE conversation_id = ? AND seq = ?');
         while (has.get(conversationId, acked + 1) !== undefined) acked++;
         this.#st('INSERT INTO event_cursors (conversation_id, acked_seq) VALUES (?, ?) ON CONFLICT (conversation_id) DO UPDATE SET acked_seq = excluded.acked_seq').run(
@@ -84,18 +53,21 @@ export class EventLog {
       .immediate();
   }
 
-  acknowledgedSeq(conversationId: string): number {
+  async acknowledgedSeq(conversationId: string): Promise<number> {
+    return this.#acked(conversationId);
+  }
+
+  #acked(conversationId: string): number {
     const row = this.#st('SELECT acked_seq FROM event_cursors WHERE conversation_id = ?').get(conversationId) as { acked_seq: number } | undefined;
     return row?.acked_seq ?? 0;
   }
 
-  /** Stored JSON of each id, aligned with the input; undefined where the conversation has none. */
-  getMany(conversationId: string, ids: readonly string[]): (string | undefined)[] {
+  async getMany(conversationId: string, ids: readonly string[]): Promise<(string | undefined)[]> {
     const get = this.#st('SELECT json FROM events WHERE conversation_id = ? AND event_id = ?');
     return ids.map((id) => (get.get(conversationId, id) as { json: string } | undefined)?.json);
   }
 
-  search(conversationId: string, q: EventQuery): EventPage {
+  async search(conversationId: string, q: EventQuery): Promise<EventPage> {
     const { sql, args } = where(conversationId, q);
     const desc = q.descending === true;
     let cursor = '';
@@ -112,26 +84,29 @@ export class EventLog {
     return { items: rows.slice(0, q.limit).map((r) => r.json), nextSeq: next };
   }
 
-  count(conversationId: string, f: EventFilter): number {
+  async count(conversationId: string, f: EventFilter): Promise<number> {
     const { sql, args } = where(conversationId, f);
     return (this.#st(`SELECT COUNT(*) AS n FROM events WHERE ${sql}`).get(...args) as { n: number }).n;
   }
 
-  /** Timestamp of the newest event, or undefined when there is none. */
-  lastTimestamp(conversationId: string): string | undefined {
+  async lastTimestamp(conversationId: string): Promise<string | undefined> {
     const row = this.#st('SELECT MAX(ts) AS ts FROM events WHERE conversation_id = ?').get(conversationId) as { ts: string | null };
     return row.ts ?? undefined;
   }
 
-  /** Every conversation id with stored events or a cursor. */
-  conversationIds(): string[] {
+  async conversationIds(): Promise<string[]> {
     const rows = this.#st('SELECT conversation_id FROM event_cursors UNION SELECT DISTINCT conversation_id FROM events').all() as {
       conversation_id: string;
     }[];
     return rows.map((r) => r.conversation_id);
   }
 
-  purge(conversationId: string): void {
+  async purge(conversationId: string): Promise<void> {
+    this.purgeSync(conversationId);
+  }
+
+  /** For SqliteAppStore.purgeConversation's transaction. */
+  purgeSync(conversationId: string): void {
     this.#db.transaction(() => {
       this.#st('DELETE FROM events WHERE conversation_id = ?').run(conversationId);
       this.#st('DELETE FROM event_cursors WHERE conversation_id = ?').run(conversationId);

@@ -60,6 +60,11 @@ const MIGRATIONS: readonly string[] = [
     deleted_at TEXT NOT NULL
   );
   `,
+  // 2 → 3: a delivery claim (epoch ms) on queued messages, the same contract as the PostgreSQL
+  // store's; the SQLite store voids claims when it opens (one process owns the file).
+  `
+  ALTER TABLE pending_messages ADD COLUMN claimed_until INTEGER;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -54,7 +54,7 @@ export function eventRoutes({ d }: Facade): Router {
     const f = filterOf(q);
     const fromSeq = pageStart(q.page_id);
     const page = f
-      ? d.db.events.search(ctx.state.conversationId!, { ...f, limit: q.limit ?? 100, descending: q.sort_order === 'TIMESTAMP_DESC', ...(fromSeq !== undefined ? { fromSeq } : {}) })
+      ? await d.db.events.search(ctx.state.conversationId!, { ...f, limit: q.limit ?? 100, descending: q.sort_order === 'TIMESTAMP_DESC', ...(fromSeq !== undefined ? { fromSeq } : {}) })
       : { items: [], nextSeq: null };
     ctx.type = 'application/json';
     ctx.body = `{"items":${itemsJson(page.items)},"next_page_id":${page.nextSeq === null ? 'null' : `"${page.nextSeq}"`}}`;
@@ -62,12 +62,12 @@ export function eventRoutes({ d }: Facade): Router {
 
   r.get('/count', validate({ query: EventCountQuery }), async (ctx) => {
     const f = filterOf(input<EventCountQuery>(ctx).query);
-    ctx.body = f ? d.db.events.count(ctx.state.conversationId!, f) : 0;
+    ctx.body = f ? await d.db.events.count(ctx.state.conversationId!, f) : 0;
   });
 
   r.get('/', validate({ query: IdQuery }), async (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = itemsJson(d.db.events.getMany(ctx.state.conversationId!, input<IdQuery>(ctx).query.id));
+    ctx.body = itemsJson(await d.db.events.getMany(ctx.state.conversationId!, input<IdQuery>(ctx).query.id));
   });
 
   return r;

@@ -8,11 +8,11 @@ export function settingsRoutes({ d }: Facade): Router {
   const r = new Router();
 
   r.get('/settings', async (ctx) => {
-    ctx.body = d.db.getSettings(userOf(ctx).id);
+    ctx.body = await d.db.getSettings(userOf(ctx).id);
   });
 
   r.post('/settings', validate({ body: SettingsUpdate }), async (ctx) => {
-    ctx.body = d.db.setSettings(userOf(ctx).id, input<unknown, SettingsUpdate>(ctx).body);
+    ctx.body = await d.db.setSettings(userOf(ctx).id, input<unknown, SettingsUpdate>(ctx).body);
   });
 
   r.get('/users/me', async (ctx) => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../controller/clock.ts';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.ts';
 import { createLogger } from '../../util/log.ts';
-import { AppDb } from '../db/app-db.ts';
+import { SqliteAppStore } from '../db/app-db.ts';
 import { startApiServer, type ApiServer } from '../server.ts';
 import type { CatalogPlugin } from './catalog.ts';
 import { encodeLaunchPlugins } from './launch-link.ts';
@@ -28,7 +28,7 @@ interface StartTask {
 describe('web pages: Plugin Directory and launch links', () => {
   let dir: string;
   let store: SqliteStore;
-  let db: AppDb;
+  let db: SqliteAppStore;
   let server: ApiServer;
   let key: string;
 
@@ -36,15 +36,15 @@ describe('web pages: Plugin Directory and launch links', () => {
     dir = mkdtempSync(join(tmpdir(), 'web-'));
     const clock = new ManualClock('2026-03-01T10:00:00Z');
     store = new SqliteStore(join(dir, 'store.db'), { clock });
-    db = new AppDb(join(dir, 'app.db'), { clock });
-    key = db.createApiKey(db.createUser('alice').id);
+    db = new SqliteAppStore(join(dir, 'app.db'), { clock });
+    key = await db.createApiKey((await db.createUser('alice')).id);
     server = await startApiServer({ store, db, clock, namespace: 'default', settings: { capacity: 10 }, log: createLogger('web-test'), port: 0, host: '127.0.0.1', pluginCatalog: catalog });
   });
 
   afterAll(async () => {
     await server?.close();
     store?.close();
-    db?.close();
+    await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,0 +1,213 @@
+// One suite, both app stores: a real SQLite file, and a real PostgreSQL server started by the test
+// (Debian's postgresql; skipped with a message when its binaries are absent).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Event } from '../../api/events/index.ts';
+import { ManualClock } from '../../controller/clock.ts';
+import { postgresBinDir, startPostgres, type PgServer } from '../../testing/postgres/server.ts';
+import { SqliteAppStore } from './app-db.ts';
+import { PostgresAppStore } from './postgres/app-store.ts';
+import type { AppStore } from './types.ts';
+
+const ev = (id: string, kind = 'PauseEvent', ts = '2026-03-01T10:00:00.000Z') => ({ id, timestamp: ts, source: 'user', kind }) as unknown as Event;
+
+interface Backend {
+  name: string;
+  skip?: string;
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  open(clock: ManualClock): Promise<AppStore>;
+}
+
+let dbCounter = 0;
+let server: PgServer | undefined;
+
+/** A fresh database on the shared test server. */
+async function freshPgUrl(): Promise<string> {
+  const name = `t${process.pid}_${++dbCounter}`;
+  const admin = new pg.Client({ connectionString: server!.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return server!.url.replace(/\/[^/]*$/, `/${name}`);
+}
+
+const backends: Backend[] = [
+  (() => {
+    let dir = '';
+    return {
+      name: 'sqlite',
+      async setup() {
+        dir = mkdtempSync(join(tmpdir(), 'appstore-'));
+      },
+      async teardown() {
+        rmSync(dir, { recursive: true, force: true });
+      },
+      async open(clock) {
+        return new SqliteAppStore(join(dir, `app-${++dbCounter}.db`), { clock });
+      },
+    };
+  })(),
+  {
+    name: 'postgresql',
+    ...(postgresBinDir() ? {} : { skip: 'PostgreSQL server binaries not found under /usr/lib/postgresql (install Debian postgresql)' }),
+    async setup() {
+      server = await startPostgres();
+    },
+    async teardown() {
+      await server?.stop();
+      server = undefined;
+    },
+    async open(clock) {
+      return PostgresAppStore.open(await freshPgUrl(), { clock });
+    },
+  },
+];
+
+for (const b of backends) {
+  if (b.skip) {
+    describe.skip(`app store on ${b.name}: ${b.skip}`, () => it('skipped', () => {}));
+    continue;
+  }
+  describe(`app store on ${b.name}`, () => {
+    let db: AppStore;
+    let clock: ManualClock;
+    beforeAll(() => b.setup(), 30_000);
+    afterAll(() => b.teardown());
+    beforeEach(async () => {
+      clock = new ManualClock('2026-03-01T10:00:00Z');
+      db = await b.open(clock);
+    });
+    afterEach(() => db.close());
+
+    it('keeps users and API keys; finds users by key only', async () => {
+      const u = await db.createUser('alice');
+      expect(await db.getUser(u.id)).toEqual(u);
+      expect(await db.getUser('nobody')).toBeUndefined();
+      const key = await db.createApiKey(u.id);
+      expect(key).toMatch(/^ay_/);
+      expect(await db.findUserByApiKey(key)).toEqual(u);
+      expect(await db.findUserByApiKey(key + 'x')).toBeUndefined();
+      expect(await db.findUserByApiKey('')).toBeUndefined();
+      await db.addApiKey(u.id, 'operator-key');
+      await db.addApiKey(u.id, 'operator-key');
+      expect(await db.findUserByApiKey('operator-key')).toEqual(u);
+      expect(await db.listApiKeys(u.id)).toEqual([
+        { prefix: key.slice(0, 9), created_at: '2026-03-01T10:00:00.000Z' },
+        { prefix: 'operator-', created_at: '2026-03-01T10:00:00.000Z' },
+      ]);
+      await expect(db.createUser('again', u.id)).rejects.toThrow();
+    });
+
+    it('stores settings per user with the NO_GROUPING default', async () => {
+      const u = await db.createUser('alice');
+      expect(await db.getSettings(u.id)).toEqual({ sandbox_grouping_strategy: 'NO_GROUPING' });
+      expect(await db.setSettings(u.id, { sandbox_grouping_strategy: 'GROUP_BY_NEWEST' })).toEqual({ sandbox_grouping_strategy: 'GROUP_BY_NEWEST' });
+      expect((await db.getSettings(u.id)).sandbox_grouping_strategy).toBe('GROUP_BY_NEWEST');
+    });
+
+    it('acknowledges the gap-free prefix and stores events past a gap', async () => {
+      expect((await db.events.ingest('c1', [{ seq: 1, event: ev('a') }, { seq: 3, event: ev('c') }])).acknowledgedSeq).toBe(1);
+      expect(await db.events.count('c1', {})).toBe(2);
+      expect((await db.events.ingest('c1', [{ seq: 2, event: ev('b') }])).acknowledgedSeq).toBe(3);
+      expect(await db.events.acknowledgedSeq('c1')).toBe(3);
+      expect(await db.events.acknowledgedSeq('other')).toBe(0);
+      expect(await db.events.ingest('c1', [])).toEqual({ acknowledgedSeq: 3, mismatched: [] });
+    });
+
+    it('is idempotent by seq and by event id', async () => {
+      await db.events.ingest('c1', [{ seq: 1, event: ev('a') }, { seq: 2, event: ev('b') }]);
+      const again = await db.events.ingest('c1', [{ seq: 1, event: ev('a') }, { seq: 2, event: ev('other') }]);
+      expect(again).toEqual({ acknowledgedSeq: 2, mismatched: [2] });
+      expect(await db.events.count('c1', {})).toBe(2);
+      expect(await db.events.getMany('c1', ['b', 'other', 'a'])).toEqual([expect.stringContaining('"b"'), undefined, expect.stringContaining('"a"')]);
+      // The same id at another seq is a replay already held: not stored twice, and it leaves a gap.
+      expect((await db.events.ingest('c1', [{ seq: 3, event: ev('a') }])).acknowledgedSeq).toBe(2);
+      expect(await db.events.count('c1', {})).toBe(2);
+    });
+
+    it('takes concurrent batches of one conversation in any order', async () => {
+      const batches = [0, 1, 2, 3].map((k) => Array.from({ length: 25 }, (_, i) => ({ seq: k * 25 + i + 1, event: ev(`e${k * 25 + i + 1}`) })));
+      await Promise.all([...batches].reverse().map((items) => db.events.ingest('c1', items)));
+      expect(await db.events.acknowledgedSeq('c1')).toBe(100);
+      expect(await db.events.count('c1', {})).toBe(100);
+    });
+
+    it('keeps event ids per conversation (forks copy ids)', async () => {
+      await db.events.ingest('c1', [{ seq: 1, event: ev('a') }]);
+      expect((await db.events.ingest('c2', [{ seq: 1, event: ev('a') }])).acknowledgedSeq).toBe(1);
+    });
+
+    it('pages by seq in both directions and filters by kind and time', async () => {
+      const items = Array.from({ length: 5 }, (_, i) => ({
+        seq: i + 1,
+        event: ev(`e${i + 1}`, i % 2 ? 'PauseEvent' : 'CondensationRequest', `2026-03-01T10:00:0${i}.000Z`),
+      }));
+      await db.events.ingest('c1', items);
+      const ids = (p: { items: string[] }) => p.items.map((j) => (JSON.parse(j) as { id: string }).id);
+      const p1 = await db.events.search('c1', { limit: 2 });
+      expect(ids(p1)).toEqual(['e1', 'e2']);
+      expect(p1.nextSeq).toBe(3);
+      const p2 = await db.events.search('c1', { limit: 10, fromSeq: 3 });
+      expect(ids(p2)).toEqual(['e3', 'e4', 'e5']);
+      expect(p2.nextSeq).toBeNull();
+      const desc = await db.events.search('c1', { limit: 2, descending: true });
+      expect(ids(desc)).toEqual(['e5', 'e4']);
+      expect(desc.nextSeq).toBe(3);
+      expect(ids(await db.events.search('c1', { limit: 2, descending: true, fromSeq: 3 }))).toEqual(['e3', 'e2']);
+      const kinds = await db.events.search('c1', { limit: 1, kind: 'PauseEvent' });
+      expect(ids(kinds)).toEqual(['e2']);
+      expect(kinds.nextSeq).toBe(4);
+      expect(ids(await db.events.search('c1', { limit: 10, timestampGte: '2026-03-01T10:00:01.000Z', timestampLt: '2026-03-01T10:00:03.000Z' }))).toEqual(['e2', 'e3']);
+      expect(await db.events.count('c1', { kind: 'PauseEvent' })).toBe(2);
+      expect(await db.events.count('c1', { timestampGte: '2026-03-01T10:00:01.000Z', timestampLt: '2026-03-01T10:00:03.000Z' })).toBe(2);
+      expect(await db.events.lastTimestamp('c1')).toBe('2026-03-01T10:00:04.000Z');
+      expect(await db.events.lastTimestamp('none')).toBeUndefined();
+      expect(await db.events.getMany('c1', [])).toEqual([]);
+    });
+
+    it('queues messages in order and lets one deliverer claim each', async () => {
+      const body = (n: number) => ({ role: 'user' as const, content: [{ type: 'text', text: `m${n}` }], run: true });
+      const a = await db.pending.add('c1', body(1), '2026-03-01T10:00:00.000Z');
+      const b = await db.pending.add('c1', body(2), '2026-03-01T10:00:01.000Z');
+      expect(b).toBeGreaterThan(a);
+      expect((await db.pending.list('c1')).map((m) => [m.id, m.conversationId, m.body, m.createdAt])).toEqual([
+        [a, 'c1', body(1), '2026-03-01T10:00:00.000Z'],
+        [b, 'c1', body(2), '2026-03-01T10:00:01.000Z'],
+      ]);
+      expect(await db.pending.count('c1')).toBe(2);
+      expect(await db.pending.conversationIds()).toEqual(['c1']);
+      const claims = await Promise.all([db.pending.claim(a, 60_000), db.pending.claim(a, 60_000), db.pending.claim(a, 60_000)]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      await db.pending.release(a);
+      expect(await db.pending.claim(a, 60_000)).toBe(true);
+      await db.pending.remove(a);
+      expect(await db.pending.claim(a, 60_000)).toBe(false);
+      expect((await db.pending.list('c1')).map((m) => m.id)).toEqual([b]);
+      await db.pending.purge('c1');
+      expect(await db.pending.count('c1')).toBe(0);
+    });
+
+    it('purges everything of a conversation and remembers it was deleted', async () => {
+      await db.events.ingest('c1', [{ seq: 1, event: ev('a') }]);
+      await db.pending.add('c1', { role: 'user', content: [], run: true }, 'now');
+      await db.setConversationMeta('c1', { title: 't', updatedAt: '2026-03-01T10:00:00.000Z' });
+      expect(await db.getConversationMeta('c1')).toEqual({ title: 't', updatedAt: '2026-03-01T10:00:00.000Z' });
+      await db.setConversationMeta('c2', { title: null, updatedAt: null });
+      expect((await db.conversationIds()).sort()).toEqual(['c1', 'c2']);
+      expect(await db.wasDeleted('c1')).toBe(false);
+      await db.purgeConversation('c1');
+      await db.purgeConversation('c1');
+      expect(await db.conversationIds()).toEqual(['c2']);
+      expect(await db.wasDeleted('c1')).toBe(true);
+      expect(await db.events.acknowledgedSeq('c1')).toBe(0);
+      expect(await db.getConversationMeta('c1')).toEqual({ title: null, updatedAt: null });
+    });
+  });
+}

@@ -1,0 +1,140 @@
+// The external app store: PostgreSQL through a pg Pool (production installs; the API scales out
+// because every replica shares it). Same behaviour as SqliteAppStore; the shared suite
+// (../app-store.test.ts) runs against both.
+import pg from 'pg';
+import { systemClock, type Clock } from '../../../controller/clock.ts';
+import type { Logger } from '../../../util/log.ts';
+import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
+import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from '../types.ts';
+import { PgEventLog } from './event-log.ts';
+import { migratePostgres } from './migrations.ts';
+import { PgPendingMessages } from './pending.ts';
+import { inTransaction } from './sql.ts';
+
+export interface PostgresAppStoreOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** Pool size per API replica. */
+  maxConnections?: number;
+}
+
+export class PostgresAppStore implements AppStore {
+  readonly pool: pg.Pool;
+  readonly events: PgEventLog;
+  readonly pending: PgPendingMessages;
+  readonly #clock: Clock;
+  #closed = false;
+
+  private constructor(pool: pg.Pool, clock: Clock) {
+    this.pool = pool;
+    this.#clock = clock;
+    this.events = new PgEventLog(pool);
+    this.pending = new PgPendingMessages(pool);
+  }
+
+  /** Connects and brings the schema up to date (safe when several replicas start at once). */
+  static async open(url: string, opts: PostgresAppStoreOptions = {}): Promise<PostgresAppStore> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.maxConnections ?? 10 });
+    // Idle clients get server-side errors (restart, admin shutdown) here; unhandled they would crash the process.
+    pool.on('error', (err) => opts.log?.warn({ err }, 'app database: idle connection failed'));
+    try {
+      await migratePostgres(pool);
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return new PostgresAppStore(pool, opts.clock ?? systemClock);
+  }
+
+  #now(): string {
+    return this.#clock.now().toUTC().toISO()!;
+  }
+
+  async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
+    await this.pool.query('INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)', [id, name, this.#now()]);
+    return { id, name };
+  }
+
+  async getUser(id: string): Promise<AppUser | undefined> {
+    return (await this.pool.query<AppUser>('SELECT id, name FROM users WHERE id = $1', [id])).rows[0];
+  }
+
+  async createApiKey(userId: string): Promise<string> {
+    const key = newApiKey();
+    await this.addApiKey(userId, key);
+    return key;
+  }
+
+  async addApiKey(userId: string, key: string): Promise<void> {
+    await this.pool.query('INSERT INTO api_keys (hash, prefix, user_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING', [
+      hashKey(key),
+      displayPrefix(key),
+      userId,
+      this.#now(),
+    ]);
+  }
+
+  async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
+    return (await this.pool.query<ApiKeyInfo>('SELECT prefix, created_at FROM api_keys WHERE user_id = $1 ORDER BY created_at', [userId])).rows;
+  }
+
+  async findUserByApiKey(key: string): Promise<AppUser | undefined> {
+    if (key === '') return undefined;
+    return (await this.pool.query<AppUser>('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = $1', [hashKey(key)])).rows[0];
+  }
+
+  async getSettings(userId: string): Promise<UserSettings> {
+    const r = await this.pool.query<UserSettings>('SELECT sandbox_grouping_strategy FROM user_settings WHERE user_id = $1', [userId]);
+    return r.rows[0] ?? { sandbox_grouping_strategy: 'NO_GROUPING' };
+  }
+
+  async setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings> {
+    const next = { ...(await this.getSettings(userId)), ...patch };
+    await this.pool.query(
+      'INSERT INTO user_settings (user_id, sandbox_grouping_strategy) VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy',
+      [userId, next.sandbox_grouping_strategy],
+    );
+    return next;
+  }
+
+  async getConversationMeta(conversationId: string): Promise<ConversationMeta> {
+    const r = await this.pool.query<{ title: string | null; updated_at: string | null }>('SELECT title, updated_at FROM conversation_meta WHERE conversation_id = $1', [
+      conversationId,
+    ]);
+    return { title: r.rows[0]?.title ?? null, updatedAt: r.rows[0]?.updated_at ?? null };
+  }
+
+  async setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO conversation_meta (conversation_id, title, updated_at) VALUES ($1, $2, $3) ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at',
+      [conversationId, meta.title, meta.updatedAt],
+    );
+  }
+
+  async purgeConversation(conversationId: string): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      await c.query('DELETE FROM events WHERE conversation_id = $1', [conversationId]);
+      await c.query('DELETE FROM event_cursors WHERE conversation_id = $1', [conversationId]);
+      await c.query('DELETE FROM pending_messages WHERE conversation_id = $1', [conversationId]);
+      await c.query('DELETE FROM conversation_meta WHERE conversation_id = $1', [conversationId]);
+      await c.query('INSERT INTO deleted_conversations (conversation_id, deleted_at) VALUES ($1, $2) ON CONFLICT DO NOTHING', [conversationId, this.#now()]);
+    });
+  }
+
+  async wasDeleted(conversationId: string): Promise<boolean> {
+    return ((await this.pool.query('SELECT 1 FROM deleted_conversations WHERE conversation_id = $1', [conversationId])).rowCount ?? 0) > 0;
+  }
+
+  async conversationIds(): Promise<string[]> {
+    const r = await this.pool.query<{ conversation_id: string }>(
+      'SELECT conversation_id FROM event_cursors UNION SELECT conversation_id FROM events UNION SELECT conversation_id FROM pending_messages UNION SELECT conversation_id FROM conversation_meta',
+    );
+    return r.rows.map((row) => row.conversation_id);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,101 @@
+// The PostgreSQL app store's schema, versioned in a one-row schema_version table. Migration n brings
+// the database from version n to n+1 in one transaction. Several API replicas may start at once, so
+// the whole run holds a session advisory lock: the first migrates, the others wait and find it done.
+// Text columns that are compared or ordered use the "C" collation, so order is byte order, as in SQLite.
+// Never edit a released migration; append a new one.
+import type { Pool } from 'pg';
+
+const MIGRATIONS: readonly string[] = [
+  // 0 → 1: the SQLite store's schema at its version 3.
+  `
+  CREATE TABLE users (
+    id text PRIMARY KEY,
+    name text NOT NULL,
+    created_at text COLLATE "C" NOT NULL
+  );
+  CREATE TABLE api_keys (
+    hash text PRIMARY KEY,            -- sha256 hex of the key; the key itself is never stored
+    prefix text NOT NULL,             -- first characters, for display
+    user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at text COLLATE "C" NOT NULL
+  );
+  CREATE INDEX api_keys_user ON api_keys (user_id);
+  CREATE TABLE user_settings (
+    user_id text PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+    sandbox_grouping_strategy text NOT NULL DEFAULT 'NO_GROUPING'
+  );
+  CREATE TABLE events (
+    conversation_id text COLLATE "C" NOT NULL,
+    seq integer NOT NULL,
+    event_id text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    source text COLLATE "C" NOT NULL,
+    ts text COLLATE "C" NOT NULL,     -- UTC ISO with milliseconds: byte order is time order
+    json text NOT NULL,               -- as received (jsonb would reorder keys)
+    PRIMARY KEY (conversation_id, seq)
+  );
+  -- Unique per conversation, not globally: a fork copies its source's events with their ids.
+  CREATE UNIQUE INDEX events_event_id ON events (conversation_id, event_id);
+  CREATE INDEX events_kind ON events (conversation_id, kind, seq);
+  CREATE INDEX events_ts ON events (conversation_id, ts);
+  CREATE TABLE event_cursors (
+    conversation_id text COLLATE "C" PRIMARY KEY,
+    acked_seq integer NOT NULL        -- highest seq held without a gap
+  );
+  CREATE TABLE conversation_meta (
+    conversation_id text COLLATE "C" PRIMARY KEY,
+    title text,
+    updated_at text
+  );
+  CREATE TABLE pending_messages (
+    id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    conversation_id text COLLATE "C" NOT NULL,
+    body text NOT NULL,
+    created_at text NOT NULL,
+    claimed_until timestamptz         -- a replica is delivering it until then
+  );
+  CREATE INDEX pending_messages_conversation ON pending_messages (conversation_id, id);
+  CREATE TABLE deleted_conversations (
+    conversation_id text COLLATE "C" PRIMARY KEY,
+    deleted_at text NOT NULL
+  );
+  `,
+];
+
+export const PG_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Arbitrary constant naming the app store's migration lock among advisory locks. */
+const MIGRATION_LOCK = 7_301_845_112;
+
+export async function migratePostgres(pool: Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+      let current = (await client.query<{ version: number }>('SELECT version FROM schema_version')).rows[0]?.version;
+      if (current === undefined) {
+        await client.query('INSERT INTO schema_version (version) VALUES (0)');
+        current = 0;
+      }
+      if (current > PG_SCHEMA_VERSION) {
+        throw new Error(`app database is at schema version ${current}, newer than this build understands (${PG_SCHEMA_VERSION})`);
+      }
+      for (let v = current; v < PG_SCHEMA_VERSION; v++) {
+        await client.query('BEGIN');
+        try {
+          await client.query(MIGRATIONS[v]!);
+          await client.query('UPDATE schema_version SET version = $1', [v + 1]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}

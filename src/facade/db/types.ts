@@ -1,0 +1,122 @@
+// The app store: what the API keeps besides resources (users, hashed API keys, settings, the durable
+// event log, conversation metadata, queued messages). Two implementations with one behaviour:
+// SQLite (bundled, one API replica) and PostgreSQL (external, several replicas). Every method is
+// async so callers do not care which one they hold.
+import type { SandboxGrouping } from '../../api/conversation.ts';
+import type { Event } from '../../api/events/index.ts';
+
+export interface AppUser {
+  id: string;
+  name: string;
+}
+
+export interface UserSettings {
+  sandbox_grouping_strategy: SandboxGrouping;
+}
+
+export interface ApiKeyInfo {
+  prefix: string;
+  created_at: string;
+}
+
+export interface ConversationMeta {
+  title: string | null;
+  updatedAt: string | null;
+}
+
+export interface EventFilter {
+  /** Short kind name (already normalised from any OpenHands spelling). */
+  kind?: string;
+  /** Normalised UTC ISO timestamps. */
+  timestampGte?: string;
+  timestampLt?: string;
+}
+
+export interface EventQuery extends EventFilter {
+  /** Inclusive cursor: the seq of the first event of the page. */
+  fromSeq?: number;
+  limit: number;
+  descending?: boolean;
+}
+
+export interface EventPage {
+  items: string[];
+  /** Seq of the first event of the next page, or null on the last page. */
+  nextSeq: number | null;
+}
+
+export interface IngestItem {
+  seq: number;
+  event: Event;
+}
+
+export interface IngestResult {
+  acknowledgedSeq: number;
+  /** Seqs already held with a different event id (kept as first stored). */
+  mismatched: number[];
+}
+
+/** The app's durable copy of every conversation's events. Cursors are sequence numbers. */
+export interface EventStore {
+  /** Stores a batch idempotently (by seq and by event id) and returns the gap-free high mark. */
+  ingest(conversationId: string, items: readonly IngestItem[]): Promise<IngestResult>;
+  acknowledgedSeq(conversationId: string): Promise<number>;
+  /** Stored JSON of each id, aligned with the input; undefined where the conversation has none. */
+  getMany(conversationId: string, ids: readonly string[]): Promise<(string | undefined)[]>;
+  search(conversationId: string, q: EventQuery): Promise<EventPage>;
+  count(conversationId: string, f: EventFilter): Promise<number>;
+  /** Timestamp of the newest event, or undefined when there is none. */
+  lastTimestamp(conversationId: string): Promise<string | undefined>;
+  /** Every conversation id with stored events or a cursor. */
+  conversationIds(): Promise<string[]>;
+  purge(conversationId: string): Promise<void>;
+}
+
+export interface PendingMessage {
+  id: number;
+  conversationId: string;
+  body: { role: 'user'; content: unknown[]; run: boolean };
+  createdAt: string;
+}
+
+/** Messages waiting for their conversation's sandbox, delivered in order. */
+export interface PendingStore {
+  add(conversationId: string, body: PendingMessage['body'], createdAt: string): Promise<number>;
+  /** Oldest first. */
+  list(conversationId: string): Promise<PendingMessage[]>;
+  count(conversationId: string): Promise<number>;
+  /**
+   * Takes the message for delivery: true when this caller now holds it (nobody else holds an
+   * unexpired claim and it is still queued). With several API replicas only one delivers it.
+   */
+  claim(id: number, leaseMs: number): Promise<boolean>;
+  /** Gives a claimed message back (delivery failed and will be retried). */
+  release(id: number): Promise<void>;
+  remove(id: number): Promise<void>;
+  purge(conversationId: string): Promise<void>;
+  conversationIds(): Promise<string[]>;
+}
+
+export interface AppStore {
+  readonly events: EventStore;
+  readonly pending: PendingStore;
+  createUser(name: string, id?: string): Promise<AppUser>;
+  getUser(id: string): Promise<AppUser | undefined>;
+  /** Issues a new key. The plaintext is returned once; only its hash is kept. */
+  createApiKey(userId: string): Promise<string>;
+  /** Registers a key chosen by the operator (AGENTYARD_API_KEY); idempotent. Only its hash is kept. */
+  addApiKey(userId: string, key: string): Promise<void>;
+  listApiKeys(userId: string): Promise<ApiKeyInfo[]>;
+  findUserByApiKey(key: string): Promise<AppUser | undefined>;
+  getSettings(userId: string): Promise<UserSettings>;
+  setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings>;
+  /** Title and last update as the agent server reported them. */
+  getConversationMeta(conversationId: string): Promise<ConversationMeta>;
+  setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void>;
+  /** Everything the app keeps about a conversation that no longer exists; remembers that it existed. */
+  purgeConversation(conversationId: string): Promise<void>;
+  wasDeleted(conversationId: string): Promise<boolean>;
+  /** Conversation ids the app holds any data for. */
+  conversationIds(): Promise<string[]>;
+  close(): Promise<void>;
+}
