@@ -2,6 +2,8 @@
 //   store      SqliteStore create / updateStatus / list / watch delivery
 //   sink       event ingestion through the API's event sink over HTTP (what agent servers push)
 //   events     app events search (one page) and count over a large transcript
+// sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
+// installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +13,8 @@ import { SandboxKind, type Sandbox } from '../src/api/sandbox.ts';
 import { ConversationKind } from '../src/api/conversation.ts';
 import { SecretKind } from '../src/api/secret.ts';
 import { systemClock } from '../src/controller/clock.ts';
-import { SqliteAppStore, startApiServer } from '../src/facade/index.ts';
+import { PostgresAppStore, SqliteAppStore, startApiServer, type AppStore } from '../src/facade/index.ts';
+import { postgresBinDir, startPostgres } from '../src/testing/postgres/server.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 
 const rows: [string, string, string][] = [];
@@ -67,9 +70,8 @@ async function benchStore(dir: string): Promise<void> {
   store.close();
 }
 
-async function benchSink(dir: string): Promise<void> {
-  const store = new SqliteStore(join(dir, 'sink.db'), { clock: systemClock });
-  const db = new SqliteAppStore(join(dir, 'app.db'));
+async function benchSink(dir: string, backend: string, db: AppStore): Promise<void> {
+  const store = new SqliteStore(join(dir, `sink-${backend}.db`), { clock: systemClock });
   const user = await db.createUser('bench');
   const api = await startApiServer({ store, db, clock: systemClock, namespace: 'default', settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
   await store.create(SandboxKind, { ...sandbox('sb'), spec: { owner: user.id, paused: false } });
@@ -88,14 +90,14 @@ async function benchSink(dir: string): Promise<void> {
       if (!res.ok) throw new Error(`sink answered ${res.status}: ${await res.text()}`);
     }
   });
-  record('sink: ingest over HTTP', total / (took / 1000), 'events/s', `${total} events, batches of ${batch}`);
+  record(`sink (${backend}): ingest over HTTP`, total / (took / 1000), 'events/s', `${total} events, batches of ${batch}`);
 
   const key = await db.createApiKey(user.id);
   const get = async (path: string) => (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
   const [, page] = await time(() => get(`/api/v1/conversation/${conv}/events/search?limit=100&page_id=15000`));
-  record('events: one search page', page, 'ms', `page of 100 at seq 15000 of ${total}`);
+  record(`events (${backend}): one search page`, page, 'ms', `page of 100 at seq 15000 of ${total}`);
   const [, count] = await time(() => get(`/api/v1/conversation/${conv}/events/count?kind__eq=MessageEvent`));
-  record('events: count by kind', count, 'ms');
+  record(`events (${backend}): count by kind`, count, 'ms');
   await api.close();
   store.close();
   await db.close();
@@ -104,7 +106,17 @@ async function benchSink(dir: string): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
 try {
   await benchStore(dir);
-  await benchSink(dir);
+  await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
+  if (postgresBinDir()) {
+    const pg = await startPostgres();
+    try {
+      await benchSink(dir, 'postgresql', await PostgresAppStore.open(pg.url));
+    } finally {
+      await pg.stop();
+    }
+  } else {
+    rows.push(['sink/events (postgresql)', 'skipped', 'PostgreSQL server binaries not found under /usr/lib/postgresql']);
+  }
   const width = Math.max(...rows.map((r) => r[0].length));
   console.log(`agentyard bench (node ${process.version}, ${new Date().toISOString()})`);
   for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(16)}  ${note}`);
