@@ -99,7 +99,11 @@ export class PendingDelivery {
       }
       if (!isDeliverable(conv, sb)) return; // a later Sandbox/Conversation change wakes us
       // Another API replica holds it (sharing a PostgreSQL store): that one delivers it and the rest.
-      if (!(await d.db.pending.claim(next.id, CLAIM_LEASE_MS))) return;
+      // Look again later in case that replica dies and its claim lapses.
+      if (!(await d.db.pending.claim(next.id, CLAIM_LEASE_MS))) {
+        this.#scheduleRetry();
+        return;
+      }
       try {
         await deliver(d, conv, sb, next.body);
         await d.db.pending.remove(next.id);

@@ -14,7 +14,7 @@ import { ManualClock } from '../controller/clock.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { createLogger } from '../util/log.ts';
 import { SqliteAppStore } from './db/app-db.ts';
-import type { AppUser } from './db/types.ts';
+import type { AppStore, AppUser } from './db/types.ts';
 import type { FacadeSettings } from './deps.ts';
 import { startApiServer, type ApiServer } from './server.ts';
 
@@ -23,7 +23,7 @@ export const NS = 'default';
 export interface Harness {
   dir: string;
   store: SqliteStore;
-  db: SqliteAppStore;
+  db: AppStore;
   clock: ManualClock;
   server: ApiServer;
   alice: { user: AppUser; key: string };
@@ -33,11 +33,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(settings: Partial<FacadeSettings> = {}, opts: { deliveryRetryMs?: number } = {}): Promise<Harness> {
+export async function startHarness(
+  settings: Partial<FacadeSettings> = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore> } = {},
+): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
   const store = new SqliteStore(join(dir, 'store.db'), { clock });
-  const db = new SqliteAppStore(join(dir, 'app.db'), { clock });
+  const db = opts.appStore ? await opts.appStore(clock) : new SqliteAppStore(join(dir, 'app.db'), { clock });
   const mk = async (name: string) => {
     const user = await db.createUser(name);
     return { user, key: await db.createApiKey(user.id) };
