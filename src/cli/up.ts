@@ -8,7 +8,7 @@ import { SandboxKind } from '../api/sandbox.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
-import { SqliteAppStore, startApiServer } from '../facade/index.ts';
+import { openAppStore, startApiServer } from '../facade/index.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
@@ -77,7 +77,8 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
 
   const clock = systemClock;
   const store = new SqliteStore(join(dataDir, 'resources.db'), { clock });
-  const db = new SqliteAppStore(join(dataDir, 'app.db'), { clock });
+  // The app store follows AGENTYARD_DATABASE_URL as `agentyard api` and `agentyard users` do; resources stay in SQLite.
+  const db = await openAppStore({ databaseUrl: env.AGENTYARD_DATABASE_URL || undefined, sqlitePath: join(dataDir, 'app.db'), clock, log });
   if (!(await db.getUser(ADMIN_USER_ID))) await db.createUser('admin', ADMIN_USER_ID);
   const apiKey = adminApiKey(dataDir, env);
   await db.addApiKey(ADMIN_USER_ID, apiKey);

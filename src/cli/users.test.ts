@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteAppStore } from '../facade/index.ts';
+import { PostgresAppStore, SqliteAppStore } from '../facade/index.ts';
+import { postgresBinDir, startPostgres } from '../testing/postgres/server.ts';
 import { runUsersCli } from './users.ts';
 
 const dirs: string[] = [];
@@ -31,5 +32,19 @@ describe('agentyard users', () => {
 
   it('refuses a data dir with no installation', async () => {
     expect(await runUsersCli(['create', 'x', '--data-dir', '/nonexistent/agentyard'], {}, () => {})).toBe(2);
+  });
+
+  it.skipIf(!postgresBinDir())(`manages users in an external PostgreSQL with --database-url${postgresBinDir() ? '' : ' (skipped: PostgreSQL server binaries not found; install Debian postgresql)'}`, async () => {
+    const pg = await startPostgres();
+    try {
+      let out = '';
+      expect(await runUsersCli(['create', 'dave', '--database-url', pg.url, '--data-dir', '/nonexistent/agentyard'], {}, (s) => (out += s))).toBe(0);
+      const key = /API key: (\S+)/.exec(out)![1]!;
+      const db = await PostgresAppStore.open(pg.url);
+      expect((await db.findUserByApiKey(key))?.name).toBe('dave');
+      await db.close();
+    } finally {
+      await pg.stop();
+    }
   });
 });
