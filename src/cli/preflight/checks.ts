@@ -3,6 +3,7 @@
 import { ApiextensionsV1Api, CoreV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { loadRuntimeAddressing } from '../../runtime/kubernetes/addressing.ts';
 import { apiAccess, controllerAccess, deniedAccess } from './access.ts';
+import { checkAppDatabase } from './database.ts';
 import type { PreflightSettings } from './settings.ts';
 
 export interface CheckResult {
@@ -108,6 +109,11 @@ export async function runChecks(kc: KubeConfig, s: PreflightSettings): Promise<C
         return secret.data?.[ref.key] ? { ok: true, detail: `has key ${ref.key}` } : { ok: false, detail: `has no key '${ref.key}'`, fix: `Add the key ${ref.key} to Secret ${ref.namespace}/${ref.name}` };
       },
     ]);
+  }
+
+  if (s.databaseUrl) {
+    const url = s.databaseUrl;
+    checks.push(['app database (AGENTYARD_DATABASE_URL)', () => checkAppDatabase(url)]);
   }
 
   if (s.tlsSecret) {

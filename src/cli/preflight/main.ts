@@ -8,7 +8,7 @@ import { resolveSettings } from './settings.ts';
 export const PREFLIGHT_USAGE = `Usage: agentyard preflight [options]
 
 Checks what an agentyard install needs: CRDs, both namespaces, the storage class, the sandbox URL
-settings, the pre-created secrets, and the RBAC of the controller's and the API's service accounts.
+settings, the pre-created secrets, the external app database, and the RBAC of the controller's and the API's service accounts.
 Uses KUBECONFIG (or in-cluster credentials).
 
   -n, --namespace <ns>   release namespace (AGENTYARD_NAMESPACE, default agentyard)
@@ -18,6 +18,7 @@ Uses KUBECONFIG (or in-cluster credentials).
 Settings also come from the environment a release's Pods have: STORAGE_CLASS, RUNTIME_BASE_URL,
 RUNTIME_URL_SEPARATOR, RUNTIME_URL_PATTERN, RUNTIME_DISABLE_SSL, RUNTIME_TLS_SECRET,
 AGENTYARD_SANDBOX_NAMESPACE, AGENTYARD_LEASE_NAME; values files and flags win over it.
+With AGENTYARD_DATABASE_URL set (external PostgreSQL), it also connects to that database.
 `;
 
 export async function runPreflightCli(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {

@@ -25,6 +25,8 @@ export interface PreflightSettings {
   controllerServiceAccount: string;
   apiServiceAccount: string;
   leaseName: string;
+  /** External PostgreSQL app database to try (AGENTYARD_DATABASE_URL); absent with the bundled one. */
+  databaseUrl?: string;
 }
 
 type Values = Record<string, unknown>;
@@ -129,5 +131,6 @@ export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, r
     controllerServiceAccount: `${name}-controller`,
     apiServiceAccount: `${name}-api`,
     leaseName: str(v.controller.lease.name) || `${name}-controller`,
+    ...(env.AGENTYARD_DATABASE_URL ? { databaseUrl: env.AGENTYARD_DATABASE_URL } : {}),
   };
 }
