@@ -44,6 +44,14 @@ export const SandboxGrouping = Type.Union([
 ]);
 export type SandboxGrouping = Static<typeof SandboxGrouping>;
 
+/** Git hosts a selected repository can be cloned from (OpenHands `git_provider`, the ones agentyard clones over HTTPS). */
+export const GitProvider = Type.Union([Type.Literal('github'), Type.Literal('gitlab'), Type.Literal('bitbucket'), Type.Literal('forgejo')]);
+export type GitProvider = Static<typeof GitProvider>;
+
+/** Commit author configured in a cloned repository (separate from the push credential, spec part 2 rule 5). */
+export const GitAuthorName = Type.String({ minLength: 1, maxLength: 255 });
+export const GitAuthorEmail = Type.String({ minLength: 3, maxLength: 255, pattern: '^[^\\s<>]+@[^\\s<>]+$' });
+
 export const ScalarValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 /** Scalars or homogeneous scalar arrays (spec part 8). */
 export const ObservabilityMetadata = Type.Record(
@@ -69,6 +77,10 @@ export const ConversationSpec = Type.Object(
     initialMessage: Type.Optional(InitialMessage),
     selectedRepository: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$' })),
     selectedBranch: Type.Optional(Type.String()),
+    /** Host of selectedRepository; github when absent. */
+    gitProvider: Type.Optional(GitProvider),
+    gitUserName: Type.Optional(GitAuthorName),
+    gitUserEmail: Type.Optional(GitAuthorEmail),
     /** Name of a Secret (same namespace) holding per-conversation secrets. Never the values. */
     secretsRef: Type.Optional(Type.String()),
     plugins: Type.Optional(Type.Array(PluginSpec)),

@@ -61,6 +61,9 @@ function specOf(req: AppConversationStartRequest, user: AppUser, grouping: Conve
   if (req.initial_message) spec.initialMessage = req.initial_message;
   if (req.selected_repository) spec.selectedRepository = req.selected_repository;
   if (req.selected_branch) spec.selectedBranch = req.selected_branch;
+  if (req.git_provider) spec.gitProvider = req.git_provider;
+  if (req.git_user_name) spec.gitUserName = req.git_user_name;
+  if (req.git_user_email) spec.gitUserEmail = req.git_user_email;
   if (req.plugins) spec.plugins = req.plugins;
   const obs: NonNullable<ConversationSpec['observability']> = {};
   if (req.observability_span_name) obs.spanName = req.observability_span_name;

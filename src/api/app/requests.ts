@@ -1,7 +1,7 @@
 // Request bodies and query parameters of the /api/v1 routes (OpenHands V1 names). Responses
 // are in responses.ts; the facade validates with these and the OpenAPI document shows them.
 import Type, { type Static } from 'typebox';
-import { InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../conversation.ts';
+import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../conversation.ts';
 import { ImageContent, TextContent } from '../events/index.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
@@ -16,7 +16,12 @@ export const AppConversationStartRequest = Type.Object(
   {
     initial_message: Nullable(InitialMessage),
     selected_repository: Nullable(Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$' })),
-    selected_branch: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
+    selected_branch: Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!-)[^\\s~^:?*\\[\\\\]+$' })),
+    /** Host of selected_repository (default github); the clone uses the secret `<PROVIDER>_TOKEN`. */
+    git_provider: Nullable(GitProvider),
+    /** Commit author set in the cloned repository (agentyard addition; the push credential does not set authorship). */
+    git_user_name: Nullable(GitAuthorName),
+    git_user_email: Nullable(GitAuthorEmail),
     sandbox_id: Nullable(Type.String({ minLength: 1 })),
     secrets: Nullable(Type.Record(Type.String(), Type.String())),
     plugins: Nullable(Type.Array(PluginSpec)),

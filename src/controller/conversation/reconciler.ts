@@ -21,6 +21,7 @@ import type { LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
 import { readSessionKey } from '../sandbox/session-secret.ts';
 import { chooseSandbox, holdsCapacity } from './placement.ts';
+import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_HOSTS, type GitHosts } from './repository.ts';
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
@@ -32,6 +33,8 @@ export interface ConversationReconcilerDeps {
   settings: LifecycleSettings;
   llm?: LlmConfig;
   log?: Logger;
+  /** Base URL per Git provider for selected_repository (default: the public hosts). */
+  gitHosts?: GitHosts;
 }
 
 class StartFailure extends Error {
@@ -103,9 +106,7 @@ export class ConversationReconciler {
       case 'WAITING_FOR_SANDBOX':
         return { step: 'PREPARING_REPOSITORY' };
       case 'PREPARING_REPOSITORY':
-        if (conv.spec.selectedRepository) {
-          throw new StartFailure(Reason.StartFailed, 'Cloning selected_repository is not implemented yet; start without it and clone in the conversation');
-        }
+        if (conv.spec.selectedRepository) await this.#cloneRepository(conv, sb);
         return { step: 'RUNNING_SETUP_SCRIPT' };
       case 'RUNNING_SETUP_SCRIPT':
         return { step: 'SETTING_UP_GIT_HOOKS' };
@@ -136,6 +137,30 @@ export class ConversationReconciler {
       }
       throw err;
     }
+  }
+
+  /** Clones in the sandbox; a refused clone ends the start, an unreachable agent server is retried. */
+  async #cloneRepository(conv: Conversation, sb: Sandbox): Promise<void> {
+    const namespace = conv.metadata.namespace ?? 'default';
+    const secrets = await readConversationSecrets(this.#d.store, conv);
+    const made = cloneRequest(conv, secrets, this.#d.gitHosts ?? DEFAULT_GIT_HOSTS);
+    if ('error' in made) throw new StartFailure(Reason.StartFailed, made.error);
+    const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
+    const client = new AgentServerClient(sb.status!.url!, sessionKey, { timeoutMs: 180_000 });
+    let res;
+    try {
+      res = await cloneInSandbox(client, made.request);
+    } catch (err) {
+      if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {
+        throw new StartFailure(Reason.StartFailed, `The sandbox refused to clone ${conv.spec.selectedRepository}: ${err.message}`);
+      }
+      if (isAgentyardError(err) && err.code === 'NotFound') {
+        throw new StartFailure(Reason.StartFailed, `The sandbox's agent server cannot clone repositories (it has no POST /api/agentyard/git/clone); update its image`);
+      }
+      throw err;
+    }
+    const failure = cloneFailure(conv, res);
+    if (failure) throw new StartFailure(Reason.StartFailed, failure);
   }
 
   async #serialised<T>(fn: () => Promise<T>): Promise<T> {

@@ -29,7 +29,8 @@ const readyReason = async (env: Env, name: string) => (await env.store.get(Conve
 
 describe('start task failures', () => {
   it.each([
-    ['a selected repository (cloning is not built yet)', { selectedRepository: 'octo/repo' }, 'StartFailed', /selected_repository is not implemented yet/],
+    ['a selected repository on a Git host with no configured URL', { selectedRepository: 'octo/repo', gitProvider: 'forgejo' as const }, 'StartFailed', /No Git host is configured for forgejo/],
+    ['a selected repository on an agent server that cannot clone', { selectedRepository: 'octo/repo' }, 'StartFailed', /cannot clone repositories/],
   ])('%s ends in ERROR with a clear detail', async (_name, spec, reason, detail) => {
     const env = controllerEnv();
     await runningSandbox(env, 'warm');

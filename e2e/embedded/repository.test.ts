@@ -1,0 +1,138 @@
+// Repository cloning end to end: `agentyard up` as a child process, a real Git smart-HTTP server
+// on loopback standing in for the Git host (AGENTYARD_GIT_BASE_URL), real sandboxes. The selected
+// repository is cloned in the sandbox during PREPARING_REPOSITORY with the user's token, which
+// ends up nowhere: not in .git/config, the workspace, events, start tasks or the service's log.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGitHttpServer, type GitHttpServer } from '../../src/testing/git-http/server.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import { eventually, removeDataDir, startService, type RunningService } from './harness.ts';
+
+interface StartTask {
+  id: string;
+  status: string;
+  detail?: string | null;
+  app_conversation_id?: string | null;
+  sandbox_id?: string | null;
+}
+
+const TOKEN = 'ghp_e2eOwnTokenValue0001';
+const OTHER_TOKEN = 'ghp_e2eOtherUsersToken0002';
+
+async function startAndSettle(svc: RunningService, body: Record<string, unknown>): Promise<StartTask> {
+  const started = await svc.api<StartTask>('POST', '/api/v1/app-conversations', body);
+  expect(started.status, JSON.stringify(started.body)).toBeLessThan(300);
+  return eventually(async () => {
+    const { body: tasks } = await svc.api<(StartTask | null)[]>('GET', `/api/v1/app-conversations/start-tasks?ids=${started.body.id}`);
+    const task = tasks[0];
+    return task?.status === 'READY' || task?.status === 'ERROR' ? task : undefined;
+  }, 'the start task to settle');
+}
+
+function grepTree(dir: string, needle: string): string {
+  try {
+    return execFileSync('grep', ['-r', '-l', '-a', needle, dir], { encoding: 'utf8' });
+  } catch {
+    return ''; // grep exits 1 when nothing matches
+  }
+}
+
+describe('agentyard up: selected_repository is cloned in the sandbox', () => {
+  let git: GitHttpServer;
+  let llm: ScriptedLlm;
+  let svc: RunningService;
+
+  beforeAll(async () => {
+    git = await startGitHttpServer();
+    git.createRepo('acme/widgets', { main: { 'README.md': '# widgets\n' }, 'release/2.0': { 'CHANGELOG.md': '2.0\n' } }, { token: TOKEN });
+    git.createRepo('other/tools', { main: { 'tool.sh': 'echo tool\n' } }, { token: OTHER_TOKEN });
+    llm = await startScriptedLlm();
+    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret', AGENTYARD_GIT_BASE_URL: git.url } });
+  });
+
+  afterAll(async () => {
+    await svc?.stop();
+    await llm?.close();
+    await git?.close();
+    if (svc) removeDataDir(svc.dataDir);
+  });
+
+  it('clones a private repository on the selected branch with the token from secrets; the token is stored nowhere', async () => {
+    const task = await startAndSettle(svc, {
+      selected_repository: 'acme/widgets',
+      selected_branch: 'release/2.0',
+      secrets: { GITHUB_TOKEN: TOKEN },
+      git_user_name: 'Grace Hopper',
+      git_user_email: 'grace@example.com',
+    });
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const repo = join(svc.dataDir, 'sandboxes', task.sandbox_id!, 'workspace', 'widgets');
+    expect(readFileSync(join(repo, 'CHANGELOG.md'), 'utf8')).toBe('2.0\n');
+    expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# widgets\n');
+    expect(readFileSync(join(repo, '.git', 'HEAD'), 'utf8').trim()).toBe('ref: refs/heads/release/2.0');
+    const config = readFileSync(join(repo, '.git', 'config'), 'utf8');
+    expect(config).toContain('name = Grace Hopper');
+    expect(config).toContain('email = grace@example.com');
+    expect(config).not.toContain(TOKEN);
+    // Nowhere in the sandbox's workspace, nor in the events the API serves, nor in the log.
+    expect(grepTree(join(svc.dataDir, 'sandboxes', task.sandbox_id!, 'workspace'), TOKEN)).toBe('');
+    const { body: events } = await svc.api<{ items: unknown[] }>('GET', `/api/v1/conversation/${task.app_conversation_id}/events/search?limit=100`);
+    expect(JSON.stringify(events)).not.toContain(TOKEN);
+    expect(JSON.stringify(task)).not.toContain(TOKEN);
+    expect(svc.output.join('')).not.toContain(TOKEN);
+    // The Git host saw authenticated requests (the scheme only is recorded).
+    expect(git.requests.some((r) => r.path.startsWith('/acme/widgets.git') && r.auth === 'Basic' && r.status === 200)).toBe(true);
+  });
+
+  it('ends the start in ERROR with a clear, secret-free reason for a wrong token, an unknown repository and an unknown branch', async () => {
+    const wrong = await startAndSettle(svc, { selected_repository: 'acme/widgets', secrets: { GITHUB_TOKEN: 'ghp_wrongWrongWrong' } });
+    expect(wrong.status).toBe('ERROR');
+    expect(wrong.detail).toContain('refused the credentials');
+    expect(wrong.detail).not.toContain('ghp_wrongWrongWrong');
+
+    const missing = await startAndSettle(svc, { selected_repository: 'acme/gadgets', secrets: { GITHUB_TOKEN: TOKEN } });
+    expect(missing.status).toBe('ERROR');
+    expect(missing.detail).toContain('does not exist');
+
+    const branch = await startAndSettle(svc, { selected_repository: 'acme/widgets', selected_branch: 'no-such-branch', secrets: { GITHUB_TOKEN: TOKEN } });
+    expect(branch.status).toBe('ERROR');
+    expect(branch.detail).toBe('Cloning acme/widgets failed: branch no-such-branch does not exist');
+
+    const noToken = await startAndSettle(svc, { selected_repository: 'acme/widgets' });
+    expect(noToken.status).toBe('ERROR');
+    expect(noToken.detail).toContain('GITHUB_TOKEN');
+    expect(svc.output.join('')).not.toContain(TOKEN);
+  });
+
+  it("another user's token (rule 5): no selected_repository; the agent clones after start with the token from secrets", async () => {
+    const url = `${git.url}/other/tools.git`;
+    llm.push(
+      {
+        toolCalls: [
+          {
+            name: 'terminal',
+            arguments: {
+              command: `git -c http.extraHeader="Authorization: Bearer $OTHER_GIT_TOKEN" clone -q ${url} tools && git -C tools config user.name "Agent Author" && cat tools/tool.sh`,
+              summary: 'clone with the other token',
+            },
+          },
+        ],
+      },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'cloned' } }] },
+    );
+    const task = await startAndSettle(svc, { secrets: { OTHER_GIT_TOKEN: OTHER_TOKEN }, initial_message: { role: 'user', content: [{ type: 'text', text: 'clone other/tools' }], run: true } });
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const repo = join(svc.dataDir, 'sandboxes', task.sandbox_id!, 'workspace', 'tools');
+    await eventually(async () => (existsSync(join(repo, 'tool.sh')) ? true : undefined), 'the agent to clone');
+    expect(readFileSync(join(repo, '.git', 'config'), 'utf8')).not.toContain(OTHER_TOKEN);
+    const events = await eventually(async () => {
+      const { body } = await svc.api<{ items: { kind: string; tool_name?: string }[] }>('GET', `/api/v1/conversation/${task.app_conversation_id}/events/search?limit=100`);
+      return body.items.some((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish') ? body.items : undefined;
+    }, 'the finish to reach the app');
+    const text = JSON.stringify(events);
+    expect(text).toContain('echo tool');
+    expect(text).not.toContain(OTHER_TOKEN);
+  });
+});

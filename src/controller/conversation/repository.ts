@@ -1,0 +1,98 @@
+// PREPARING_REPOSITORY: the selected repository is cloned in the sandbox (POST
+// /api/agentyard/git/clone on its agent server) over HTTPS with the user's token for the host,
+// the secret `<PROVIDER>_TOKEN` (stored secret or per-conversation secret, the latter winning).
+// Which base URL serves each provider is installation configuration, so tests can point it at a
+// local Git server. Spec part 2 rule 5: a token of another user goes in `secrets` without
+// selected_repository, and the agent clones after the start.
+import type { GitCloneRequest, GitCloneResponse } from '../../api/agent-server/git.ts';
+import type { Conversation, GitProvider } from '../../api/conversation.ts';
+import type { AgentServerClient } from '../../runtime/agent-server-client.ts';
+
+export type GitHosts = Record<GitProvider, string | undefined>;
+
+export const DEFAULT_GIT_HOSTS: GitHosts = {
+  github: 'https://github.com',
+  gitlab: 'https://gitlab.com',
+  bitbucket: 'https://bitbucket.org',
+  forgejo: undefined,
+};
+
+/** The user name each host expects with a token as the password of HTTP basic auth. */
+const BASIC_USER: Record<GitProvider, string> = { github: 'x-access-token', gitlab: 'oauth2', bitbucket: 'x-token-auth', forgejo: 'oauth2' };
+
+/**
+ * AGENTYARD_GIT_BASE_URL: the github base URL (default https://github.com);
+ * AGENTYARD_GIT_HOSTS: JSON object provider → base URL, for any provider. Bad values throw.
+ */
+export function gitHostsFromEnv(env: NodeJS.ProcessEnv): GitHosts {
+  const hosts: GitHosts = { ...DEFAULT_GIT_HOSTS };
+  const check = (name: string, url: unknown): string => {
+    if (typeof url !== 'string' || !/^https?:\/\/[^/@\s]+(\/[^\s]*)?$/.test(url)) throw new Error(`${name}: expected an http(s) base URL without credentials, got ${JSON.stringify(url)}`);
+    return url.replace(/\/+$/, '');
+  };
+  if (env.AGENTYARD_GIT_BASE_URL) hosts.github = check('AGENTYARD_GIT_BASE_URL', env.AGENTYARD_GIT_BASE_URL);
+  if (env.AGENTYARD_GIT_HOSTS) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(env.AGENTYARD_GIT_HOSTS);
+    } catch {
+      throw new Error('AGENTYARD_GIT_HOSTS: expected a JSON object mapping github/gitlab/bitbucket/forgejo to base URLs');
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('AGENTYARD_GIT_HOSTS: expected a JSON object');
+    for (const [provider, url] of Object.entries(parsed)) {
+      if (!(provider in DEFAULT_GIT_HOSTS)) throw new Error(`AGENTYARD_GIT_HOSTS: unknown provider ${provider}`);
+      hosts[provider as GitProvider] = check(`AGENTYARD_GIT_HOSTS.${provider}`, url);
+    }
+  }
+  return hosts;
+}
+
+export function tokenSecretName(provider: GitProvider): string {
+  return `${provider.toUpperCase()}_TOKEN`;
+}
+
+/** The clone request for a conversation, or a reason it cannot be made. */
+export function cloneRequest(conv: Conversation, secrets: Record<string, string>, hosts: GitHosts): { request: GitCloneRequest } | { error: string } {
+  const { spec } = conv;
+  const repo = spec.selectedRepository!;
+  const provider = spec.gitProvider ?? 'github';
+  const base = hosts[provider];
+  if (!base) return { error: `No Git host is configured for ${provider}; the administrator sets it in AGENTYARD_GIT_HOSTS` };
+  const token = secrets[tokenSecretName(provider)];
+  const directory = repo.split('/')[1]!.replace(/\.git$/, '');
+  return {
+    request: {
+      url: `${base}/${repo.replace(/\.git$/, '')}.git`,
+      directory,
+      ...(spec.selectedBranch ? { branch: spec.selectedBranch } : {}),
+      ...(token ? { authorization: `Basic ${Buffer.from(`${BASIC_USER[provider]}:${token}`).toString('base64')}` } : {}),
+      ...(spec.gitUserName ? { author_name: spec.gitUserName } : {}),
+      ...(spec.gitUserEmail ? { author_email: spec.gitUserEmail } : {}),
+    },
+  };
+}
+
+/** A clear, credential-free reason for a clone that did not happen; undefined when it did. */
+export function cloneFailure(conv: Conversation, res: GitCloneResponse): string | undefined {
+  const repo = conv.spec.selectedRepository!;
+  const provider = conv.spec.gitProvider ?? 'github';
+  switch (res.status) {
+    case 'CLONED':
+    case 'EXISTS':
+      return undefined;
+    case 'AUTH_FAILED':
+      return `Cloning ${repo} failed: the Git host refused the credentials (${res.detail ?? 'authentication failed'}); store a valid ${tokenSecretName(provider)} secret or pass it in secrets`;
+    case 'REPOSITORY_NOT_FOUND':
+      return `Cloning ${repo} failed: the repository does not exist or ${tokenSecretName(provider)} has no access to it`;
+    case 'BRANCH_NOT_FOUND':
+      return `Cloning ${repo} failed: branch ${conv.spec.selectedBranch} does not exist`;
+    case 'DIRECTORY_TAKEN':
+      return `Cloning ${repo} failed: ${res.detail ?? 'the target directory is taken'}`;
+    default:
+      return `Cloning ${repo} failed: ${res.detail ?? 'unknown error'}`;
+  }
+}
+
+export async function cloneInSandbox(client: AgentServerClient, request: GitCloneRequest): Promise<GitCloneResponse> {
+  return (await client.postJson('/api/agentyard/git/clone', request)) as GitCloneResponse;
+}
