@@ -106,6 +106,22 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     expect(svc.output.join('')).not.toContain(TOKEN);
   });
 
+  it('clones with the stored GITHUB_TOKEN (Settings > Secrets) when the request carries none', async () => {
+    const stored = await svc.api('POST', '/api/v1/secrets', { name: 'GITHUB_TOKEN', value: TOKEN, description: 'e2e' });
+    expect(stored.status).toBe(201);
+    const task = await startAndSettle(svc, { selected_repository: 'acme/widgets' });
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const repo = join(svc.dataDir, 'sandboxes', task.sandbox_id!, 'workspace', 'widgets');
+    expect(readFileSync(join(repo, '.git', 'HEAD'), 'utf8').trim()).toBe('ref: refs/heads/main');
+    expect(readFileSync(join(repo, '.git', 'config'), 'utf8')).not.toContain(TOKEN);
+    // A per-conversation secret of the same name wins over the stored one (here: a wrong one).
+    const overridden = await startAndSettle(svc, { selected_repository: 'acme/widgets', secrets: { GITHUB_TOKEN: 'ghp_requestWinsWrong' } });
+    expect(overridden.status).toBe('ERROR');
+    expect(overridden.detail).toContain('refused the credentials');
+    expect(svc.output.join('')).not.toContain(TOKEN);
+    await svc.api('DELETE', '/api/v1/secrets/GITHUB_TOKEN');
+  });
+
   it("another user's token (rule 5): no selected_repository; the agent clones after start with the token from secrets", async () => {
     const url = `${git.url}/other/tools.git`;
     llm.push(

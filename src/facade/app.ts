@@ -15,6 +15,7 @@ import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
 import { sandboxRoutes } from './routes/sandboxes.ts';
+import { secretRoutes } from './routes/secrets.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
@@ -57,7 +58,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApiRoutes().routes());
 
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes]) {
     api.use(routes(facade).routes());
   }
   app.use(api.routes());

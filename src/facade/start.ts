@@ -38,6 +38,11 @@ export function newId(): string {
   return randomUUID().replaceAll('-', '');
 }
 
+/** Names the service keeps for itself: no conversation or stored secret may take them. */
+export function isReservedSecretName(name: string): boolean {
+  return RESERVED_NAMES.has(name) || RESERVED_PREFIXES.some((p) => name.startsWith(p));
+}
+
 function secretIssues(secrets: Record<string, string>): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const names = Object.keys(secrets);
@@ -45,7 +50,7 @@ function secretIssues(secrets: Record<string, string>): ValidationIssue[] {
   for (const name of names) {
     const loc = ['body', 'secrets', name];
     if (!SECRET_NAME.test(name)) issues.push({ loc, msg: 'Secret names may contain only letters, digits, "-", "_" and "."', type: 'string_pattern_mismatch' });
-    else if (RESERVED_NAMES.has(name) || RESERVED_PREFIXES.some((p) => name.startsWith(p))) {
+    else if (isReservedSecretName(name)) {
       issues.push({ loc, msg: 'This name is reserved for the service and cannot be a conversation secret', type: 'value_error' });
     }
     if (Buffer.byteLength(secrets[name]!, 'utf8') > MAX_SECRET_VALUE_BYTES) issues.push({ loc, msg: 'Secret values are limited to 64 KiB', type: 'too_long' });

@@ -113,3 +113,18 @@ export type SandboxCreateQuery = Static<typeof SandboxCreateQuery>;
 
 export const SandboxDeleteQuery = Type.Object({ sandbox_id: Type.Optional(Type.String()) });
 export type SandboxDeleteQuery = Static<typeof SandboxDeleteQuery>;
+
+/** Stored secrets (Settings > Secrets). Values are write-only: no response ever carries one. */
+export const MAX_STORED_SECRETS = 50;
+export const MAX_STORED_SECRETS_BYTES = 512 * 1024;
+const SecretName = Type.String({ minLength: 1, maxLength: 253, pattern: '^[-._a-zA-Z0-9]+$' });
+const SecretDescription = Type.String({ maxLength: 1000 });
+export const StoredSecretCreate = Type.Object(
+  { name: SecretName, value: Type.String({ maxLength: MAX_SECRET_VALUE_BYTES }), description: Nullable(SecretDescription) },
+  STRICT,
+);
+export type StoredSecretCreate = Static<typeof StoredSecretCreate>;
+export const StoredSecretUpdate = Type.Object({ value: Type.Optional(Type.String({ maxLength: MAX_SECRET_VALUE_BYTES })), description: Nullable(SecretDescription) }, STRICT);
+export type StoredSecretUpdate = Static<typeof StoredSecretUpdate>;
+export const StoredSecretParams = Type.Object({ name: SecretName });
+export type StoredSecretParams = Static<typeof StoredSecretParams>;

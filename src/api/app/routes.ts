@@ -18,6 +18,8 @@ import {
   SandboxCreateQuery,
   SandboxDeleteQuery,
   SettingsUpdate,
+  StoredSecretCreate,
+  StoredSecretUpdate,
   StartTaskCountQuery,
   StartTaskSearchQuery,
 } from './requests.ts';
@@ -43,6 +45,8 @@ export interface AppRoute {
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
 const Settings = Type.Object({ sandbox_grouping_strategy: SandboxGrouping });
+
+const StoredSecretInfo = Type.Object({ name: Type.String(), description: Nullable(Type.String()) });
 
 export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/app-conversations', tag: 'conversations', summary: 'Start a conversation (asynchronous; returns a start task)', body: AppConversationStartRequest, response: AppConversationStartTask },
@@ -72,6 +76,11 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'delete', path: '/api/v1/sandboxes/{sandbox_id}', tag: 'sandboxes', summary: 'Delete the sandbox; its conversations become read-only (MISSING)', query: SandboxDeleteQuery, response: Success },
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
+  { method: 'get', path: '/api/v1/secrets/search', tag: 'settings', summary: "The caller's stored secrets: names and descriptions, never values (by name)", query: PageQuery, response: Page(StoredSecretInfo) },
+  { method: 'post', path: '/api/v1/secrets', tag: 'settings', summary: 'Store a secret (201; 409 when the name exists). Given to each new conversation of the caller; a per-conversation secret of the same name wins', body: StoredSecretCreate, response: StoredSecretInfo },
+  { method: 'get', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "A stored secret's name and description (never the value)", response: StoredSecretInfo },
+  { method: 'patch', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "Replace a stored secret's value and/or description; running conversations keep what they started with", body: StoredSecretUpdate, response: StoredSecretInfo },
+  { method: 'delete', path: '/api/v1/secrets/{name}', tag: 'settings', summary: 'Delete a stored secret', response: Success },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}', tag: 'webhooks', summary: 'Event sink for agent servers (in order, idempotent)', body: SinkEventBatch, response: SinkAck, sandboxAuth: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/conversations', tag: 'webhooks', summary: 'Conversation status from agent servers', body: SinkConversationUpdate, response: Success, sandboxAuth: true },
 ];

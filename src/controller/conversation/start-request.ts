@@ -1,6 +1,7 @@
 // The agent server's StartConversationRequest for a Conversation resource.
 import type { Conversation } from '../../api/conversation.ts';
-import { SecretKind } from '../../api/secret.ts';
+import { LABEL_OWNER } from '../../api/meta.ts';
+import { SecretKind, userSecretsName } from '../../api/secret.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import type { ResourceStore } from '../../store/types.ts';
 
@@ -19,12 +20,23 @@ export function agentConversationId(conv: Conversation): string {
   return (conv.metadata.uid ?? '').replaceAll('-', '');
 }
 
-/** Per-conversation secrets from the Secret named by spec.secretsRef. Values never leave this call's result. */
+/**
+ * The conversation's secrets: its owner's stored secrets, then the per-conversation ones from the
+ * Secret named by spec.secretsRef, which win on a shared name (spec part 2, rule 2). Values never
+ * leave this call's result.
+ */
 export async function readConversationSecrets(store: ResourceStore, conv: Conversation): Promise<Record<string, string>> {
-  if (!conv.spec.secretsRef) return {};
-  const secret = await store.get(SecretKind, conv.metadata.namespace ?? 'default', conv.spec.secretsRef);
+  const namespace = conv.metadata.namespace ?? 'default';
   const out: Record<string, string> = {};
-  for (const [name, encoded] of Object.entries(secret?.data ?? {})) out[name] = Buffer.from(encoded, 'base64').toString('utf8');
+  const decode = (data: Record<string, string> | undefined) => {
+    for (const [name, encoded] of Object.entries(data ?? {})) out[name] = Buffer.from(encoded, 'base64').toString('utf8');
+  };
+  const owner = conv.spec.owner;
+  if (owner) {
+    const stored = await store.get(SecretKind, namespace, userSecretsName(owner));
+    if (stored?.metadata.labels?.[LABEL_OWNER] === owner) decode(stored.data);
+  }
+  if (conv.spec.secretsRef) decode((await store.get(SecretKind, namespace, conv.spec.secretsRef))?.data);
   return out;
 }
 
