@@ -31,6 +31,7 @@ import { confirmationGate } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { HookRunner, resolveHooks, STOP_FEEDBACK_PREFIX } from './hooks/index.ts';
+import { ConversationMcp, McpConfigError, McpConnectError, requestMcpSource } from './mcp/index.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
 import { detectStuck } from './stuck/detector.ts';
@@ -85,6 +86,8 @@ class Agent implements ConversationAgent {
   readonly #gates: ActionGate[];
   #terminal: TerminalSession | undefined;
   #browser: BrowserSession | undefined;
+  /** MCP servers: connected at a run's start, closed when a run is aborted (pause, interrupt, delete) or the agent closes. */
+  readonly #mcp: ConversationMcp;
   #ownOutputDir: string | undefined;
   /** Loaded when the agent is created: keyword triggers apply as user messages are recorded. */
   readonly #skills: ConversationSkills;
@@ -100,6 +103,7 @@ class Agent implements ConversationAgent {
     this.#opts = opts;
     this.#mask = this.#createMask();
     this.#skills = new ConversationSkills(host);
+    this.#mcp = new ConversationMcp({ cwd: host.workspaceDir, secrets: () => host.secrets });
     this.#tools = [
       terminalTool({
         session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, { ...host.secrets }, opts.terminal)),
@@ -126,6 +130,7 @@ class Agent implements ConversationAgent {
     const condenser = model && this.#condenser();
     if (!model || condenser === false) return;
     host.setExecutionStatus('running');
+    if (!(await this.#connectMcp(signal))) return;
     this.#ensureSystemPrompt();
     const hooks = await this.#loadHooks();
     if (!hooks) return;
@@ -188,6 +193,27 @@ class Agent implements ConversationAgent {
     const cfg = model && this.#condenser();
     if (!model || cfg === false) return;
     await this.#condense(model, buildView(this.#host.events()), cfg ?? DEFAULT_CONDENSER, { request: true, events: false }, signal);
+  }
+
+  /** Opens the MCP servers (once per run that finds them closed) and adds their tools; false once a failure ended the run. */
+  async #connectMcp(signal: AbortSignal): Promise<boolean> {
+    if (this.#mcp.connected) return true;
+    try {
+      const sources = requestMcpSource(this.#host.request.agent?.mcp_config);
+      if (sources.length === 0) return true;
+      const tools = await this.#mcp.connect(sources, signal);
+      for (let i = this.#tools.length - 1; i >= 0; i--) if (this.#tools[i]!.definitionKind === 'MCPToolDefinition') this.#tools.splice(i, 1);
+      this.#tools.push(...tools);
+    } catch (err) {
+      if (!(err instanceof McpConfigError) && !(err instanceof McpConnectError)) throw err;
+      if (signal.aborted) return false;
+      const code = err instanceof McpConfigError ? 'MCPConfigError' : 'MCPConnectionError';
+      this.#fail(code, this.#mask(err.message), { kind: 'config', retryable: err instanceof McpConnectError, user_action: 'settings' });
+      return false;
+    }
+    // A paused or interrupted run lets its servers go; the next run opens them again.
+    signal.addEventListener('abort', () => void this.#mcp.close(), { once: true });
+    return true;
   }
 
   /** Records a response's actions and passes the executable ones through the gates: what may run now, or 'wait'. */
@@ -324,6 +350,7 @@ class Agent implements ConversationAgent {
       // The conversation may be gone (deleted): its SessionEnd record has nowhere to go then.
       await hooks.sessionEnd().catch((err: unknown) => log.warn({ err, conversationId: this.#host.conversationId }, 'SessionEnd hooks could not be recorded'));
     }
+    await this.#mcp.close();
     await this.#terminal?.close();
     this.#terminal = undefined;
     await this.#browser?.close();

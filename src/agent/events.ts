@@ -96,6 +96,7 @@ export function systemPromptEvent(tools: readonly AgentTool[], prompt: string, d
       observation_type: t.observationKind,
       annotations: { title: t.name, readOnlyHint: t.readOnly ?? false, destructiveHint: !t.readOnly, idempotentHint: false, openWorldHint: t.name === 'terminal' },
       title: t.name,
+      ...t.definition,
       kind: t.definitionKind,
     })) as Of<'SystemPromptEvent'>['tools'],
     dynamic_context: { type: 'text', text: dynamicContext },

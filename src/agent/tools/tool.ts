@@ -32,6 +32,8 @@ export interface AgentTool<A extends Action = Action> {
   readOnly?: boolean;
   /** Ends the run as finished once its observation is recorded. */
   finishes?: boolean;
+  /** Extra fields of its SystemPromptEvent definition (MCPToolDefinition's `mcp_tool`, server annotations). */
+  definition?: Record<string, unknown>;
 }
 
 const SUMMARY = { type: 'string', description: 'A concise summary (approximately 10 words) of what this action does, shown to the user.' };
