@@ -48,8 +48,14 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     git = await startGitHttpServer();
     git.createRepo('acme/widgets', { main: { 'README.md': '# widgets\n' }, 'release/2.0': { 'CHANGELOG.md': '2.0\n' } }, { token: TOKEN });
     git.createRepo('other/tools', { main: { 'tool.sh': 'echo tool\n' } }, { token: OTHER_TOKEN });
+    // Organization configuration repositories: `.agents`, or `service-config` where leading periods are forbidden (gitlab).
+    const skill = (name: string) => ({ [`skills/${name}/SKILL.md`]: `---\nname: ${name}\ndescription: ${name} rules\n---\nAlways follow the ${name} rules.\n` });
+    git.createRepo('acme/.agents', { main: skill('acme-style') }, { token: TOKEN });
+    git.createRepo('beta/app', { main: { 'app.txt': 'beta\n' } }, { token: TOKEN });
+    git.createRepo('beta/service-config', { main: skill('beta-conventions') }, { token: TOKEN });
+    git.createRepo('beta/.agents', { main: skill('not-for-gitlab') }, { token: TOKEN });
     llm = await startScriptedLlm();
-    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret', AGENTYARD_GIT_BASE_URL: git.url } });
+    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret', AGENTYARD_GIT_BASE_URL: git.url, AGENTYARD_GIT_HOSTS: JSON.stringify({ gitlab: git.url }) } });
   });
 
   afterAll(async () => {
@@ -82,8 +88,22 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     expect(JSON.stringify(events)).not.toContain(TOKEN);
     expect(JSON.stringify(task)).not.toContain(TOKEN);
     expect(svc.output.join('')).not.toContain(TOKEN);
+    // The organization's `.agents` repository gave its skills to the conversation.
+    const skills = await svc.api<{ skills: { name: string }[] }>('GET', `/api/v1/app-conversations/${task.app_conversation_id}/skills`);
+    expect(skills.body.skills.map((k) => k.name)).toContain('acme-style');
     // The Git host saw authenticated requests (the scheme only is recorded).
     expect(git.requests.some((r) => r.path.startsWith('/acme/widgets.git') && r.auth === 'Basic' && r.status === 200)).toBe(true);
+  });
+
+  it('on a host that forbids leading periods (gitlab here) the configuration repository is service-config', async () => {
+    const task = await startAndSettle(svc, { selected_repository: 'beta/app', git_provider: 'gitlab', secrets: { GITLAB_TOKEN: TOKEN } });
+    expect(task.status, task.detail ?? '').toBe('READY');
+    expect(readFileSync(join(svc.dataDir, 'sandboxes', task.sandbox_id!, 'workspace', 'app', 'app.txt'), 'utf8')).toBe('beta\n');
+    const skills = await svc.api<{ skills: { name: string }[] }>('GET', `/api/v1/app-conversations/${task.app_conversation_id}/skills`);
+    const names = skills.body.skills.map((k) => k.name);
+    expect(names).toContain('beta-conventions');
+    expect(names).not.toContain('not-for-gitlab');
+    expect(svc.output.join('')).not.toContain(TOKEN);
   });
 
   it('ends the start in ERROR with a clear, secret-free reason for a wrong token, an unknown repository and an unknown branch', async () => {

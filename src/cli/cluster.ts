@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
-import { gitHostsFromEnv } from '../controller/conversation/repository.ts';
+import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { kubeEventRecorder } from '../controller/kube-events.ts';
 import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
@@ -96,7 +96,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     {
       onStartedLeading: async (signal) => {
         process.stdout.write(`${JSON.stringify({ leading: identity })}\n`);
-        const controller = createController({ store, runtime, clock: systemClock, settings, namespace, log, gitHosts: gitHostsFromEnv(process.env), recorder: kubeEventRecorder(kc, 'agentyard-controller', log) });
+        const controller = createController({ store, runtime, clock: systemClock, settings, namespace, log, git: gitSettingsFromEnv(process.env), recorder: kubeEventRecorder(kc, 'agentyard-controller', log) });
         await controller.start();
         // Start traces come from the leader only: one export per start, however many API replicas run.
         const tracing = telemetry ? (await import('../facade/telemetry/index.ts')).traceStartTasks({ store, namespace, log }, telemetry) : undefined;

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { SandboxKind } from '../api/sandbox.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
-import { gitHostsFromEnv } from '../controller/conversation/repository.ts';
+import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { openAppStore, startApiServer } from '../facade/index.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
@@ -87,7 +87,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
   const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, port, host, log, ...(telemetry ? { telemetry } : {}) });
   const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
-  const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, gitHosts: gitHostsFromEnv(process.env) });
+  const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 
   process.stdout.write(`agentyard is up at ${api.url}\n`);

@@ -9,7 +9,7 @@ import type { Logger } from '../util/log.ts';
 import type { Clock } from './clock.ts';
 import { logRecorder, type EventRecorder } from './events.ts';
 import { ConversationReconciler } from './conversation/reconciler.ts';
-import type { GitHosts } from './conversation/repository.ts';
+import type { GitSettings } from './conversation/repository.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import { Controller, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
@@ -24,8 +24,8 @@ export interface ControllerDeps {
   log?: Logger;
   /** Where the controller's events go; the log by default, core/v1 Events in a cluster. */
   recorder?: EventRecorder;
-  /** Base URL per Git provider for cloning selected repositories (gitHostsFromEnv). */
-  gitHosts?: GitHosts;
+  /** Git hosts and configuration repository naming (gitSettingsFromEnv). */
+  git?: GitSettings;
 }
 
 export function createController(deps: ControllerDeps): Controller {

@@ -21,7 +21,8 @@ import type { LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
 import { readSessionKey } from '../sandbox/session-secret.ts';
 import { chooseSandbox, holdsCapacity } from './placement.ts';
-import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_HOSTS, type GitHosts } from './repository.ts';
+import { orgConfigSkills } from './org-config.ts';
+import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type GitSettings } from './repository.ts';
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
@@ -33,8 +34,8 @@ export interface ConversationReconcilerDeps {
   settings: LifecycleSettings;
   llm?: LlmConfig;
   log?: Logger;
-  /** Base URL per Git provider for selected_repository (default: the public hosts). */
-  gitHosts?: GitHosts;
+  /** Git hosts per provider and configuration repository naming (default: the public hosts). */
+  git?: GitSettings;
 }
 
 class StartFailure extends Error {
@@ -129,7 +130,8 @@ export class ConversationReconciler {
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = new AgentServerClient(sb.status!.url!, sessionKey);
     try {
-      await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm));
+      const skills = await orgConfigSkills(client, conv, secrets, this.#d.git ?? DEFAULT_GIT_SETTINGS, this.#d.log);
+      await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm, { skills }));
     } catch (err) {
       // 4xx from the agent server will not heal by retrying; anything else is retried.
       if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {
@@ -143,7 +145,7 @@ export class ConversationReconciler {
   async #cloneRepository(conv: Conversation, sb: Sandbox): Promise<void> {
     const namespace = conv.metadata.namespace ?? 'default';
     const secrets = await readConversationSecrets(this.#d.store, conv);
-    const made = cloneRequest(conv, secrets, this.#d.gitHosts ?? DEFAULT_GIT_HOSTS);
+    const made = cloneRequest(conv, secrets, (this.#d.git ?? DEFAULT_GIT_SETTINGS).hosts);
     if ('error' in made) throw new StartFailure(Reason.StartFailed, made.error);
     const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
     const client = new AgentServerClient(sb.status!.url!, sessionKey, { timeoutMs: 180_000 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Conversation } from '../../api/conversation.ts';
-import { cloneRequest, DEFAULT_GIT_HOSTS, gitHostsFromEnv } from './repository.ts';
+import { authenticatedUrl, cloneRequest, configRepository, DEFAULT_GIT_HOSTS, DEFAULT_GIT_SETTINGS, gitHostsFromEnv, gitSettingsFromEnv } from './repository.ts';
 
 const conv = (spec: Conversation['spec']): Conversation => ({ apiVersion: 'agentyard.dev/v1alpha1', kind: 'Conversation', metadata: { name: 'c' }, spec }) as Conversation;
 
@@ -21,5 +21,16 @@ describe('Git hosts and clone requests', () => {
     });
     expect(cloneRequest(conv({ selectedRepository: 'acme/api.git' }), {}, DEFAULT_GIT_HOSTS)).toEqual({ request: { url: 'https://github.com/acme/api.git', directory: 'api' } });
     expect(cloneRequest(conv({ selectedRepository: 'acme/api', gitProvider: 'forgejo' }), {}, DEFAULT_GIT_HOSTS)).toHaveProperty('error');
+  });
+
+  it('names configuration repositories .agents, or service-config where leading periods are forbidden', () => {
+    expect(configRepository('acme', 'github', DEFAULT_GIT_SETTINGS)).toBe('acme/.agents');
+    expect(configRepository('acme', 'gitlab', DEFAULT_GIT_SETTINGS)).toBe('acme/service-config');
+    const custom = gitSettingsFromEnv({ AGENTYARD_GIT_NO_LEADING_PERIOD: 'forgejo' });
+    expect(configRepository('acme', 'forgejo', custom)).toBe('acme/service-config');
+    expect(configRepository('acme', 'gitlab', custom)).toBe('acme/.agents');
+    expect(() => gitSettingsFromEnv({ AGENTYARD_GIT_NO_LEADING_PERIOD: 'cvs' })).toThrow(/unknown provider cvs/);
+    expect(authenticatedUrl('https://gitlab.com', 'acme/service-config', 'gitlab', 't0k')).toBe('https://oauth2:t0k@gitlab.com/acme/service-config.git');
+    expect(authenticatedUrl('https://github.com', 'acme/.agents', 'github', undefined)).toBe('https://github.com/acme/.agents.git');
   });
 });

@@ -20,6 +20,39 @@ export const DEFAULT_GIT_HOSTS: GitHosts = {
 /** The user name each host expects with a token as the password of HTTP basic auth. */
 const BASIC_USER: Record<GitProvider, string> = { github: 'x-access-token', gitlab: 'oauth2', bitbucket: 'x-token-auth', forgejo: 'oauth2' };
 
+/** Where repositories are cloned from, and what organization configuration repositories are called. */
+export interface GitSettings {
+  hosts: GitHosts;
+  /** Providers whose hosts forbid a leading period in repository names: `service-config` there, `.agents` elsewhere (spec part 4). */
+  noLeadingPeriod: ReadonlySet<GitProvider>;
+}
+
+export const DEFAULT_GIT_SETTINGS: GitSettings = { hosts: DEFAULT_GIT_HOSTS, noLeadingPeriod: new Set(['gitlab']) };
+
+/** AGENTYARD_GIT_NO_LEADING_PERIOD: comma-separated providers (default gitlab); plus the hosts below. */
+export function gitSettingsFromEnv(env: NodeJS.ProcessEnv): GitSettings {
+  const hosts = gitHostsFromEnv(env);
+  if (env.AGENTYARD_GIT_NO_LEADING_PERIOD === undefined) return { hosts, noLeadingPeriod: DEFAULT_GIT_SETTINGS.noLeadingPeriod };
+  const list = env.AGENTYARD_GIT_NO_LEADING_PERIOD.split(',').map((p) => p.trim()).filter(Boolean);
+  for (const p of list) if (!(p in DEFAULT_GIT_HOSTS)) throw new Error(`AGENTYARD_GIT_NO_LEADING_PERIOD: unknown provider ${p}`);
+  return { hosts, noLeadingPeriod: new Set(list as GitProvider[]) };
+}
+
+/** The organization (or user) configuration repository of a repository owner on a provider. */
+export function configRepository(owner: string, provider: GitProvider, settings: GitSettings): string {
+  return `${owner}/${settings.noLeadingPeriod.has(provider) ? 'service-config' : '.agents'}`;
+}
+
+/** A clone URL carrying the token, for the agent server's org skill loader (which never logs it). */
+export function authenticatedUrl(base: string, repo: string, provider: GitProvider, token: string | undefined): string {
+  const url = new URL(`${base}/${repo}.git`);
+  if (token) {
+    url.username = BASIC_USER[provider];
+    url.password = token;
+  }
+  return url.toString();
+}
+
 /**
  * AGENTYARD_GIT_BASE_URL: the github base URL (default https://github.com);
  * AGENTYARD_GIT_HOSTS: JSON object provider → base URL, for any provider. Bad values throw.

@@ -1,5 +1,5 @@
 // The agent server's StartConversationRequest for a Conversation resource.
-import type { Conversation } from '../../api/conversation.ts';
+import type { Conversation, PluginSpec } from '../../api/conversation.ts';
 import { LABEL_OWNER } from '../../api/meta.ts';
 import { SecretKind, userSecretsName } from '../../api/secret.ts';
 import type { LlmConfig } from '../../agent/types.ts';
@@ -40,8 +40,15 @@ export async function readConversationSecrets(store: ResourceStore, conv: Conver
   return out;
 }
 
-export function agentServerStartRequest(conv: Conversation, secrets: Record<string, string>, llm: LlmConfig | undefined): Record<string, unknown> {
+/** What the controller adds at start: organization skills, Auto-Load marketplace plugins. */
+export interface StartExtras {
+  skills?: Record<string, unknown>[];
+  plugins?: PluginSpec[];
+}
+
+export function agentServerStartRequest(conv: Conversation, secrets: Record<string, string>, llm: LlmConfig | undefined, extras: StartExtras = {}): Record<string, unknown> {
   const { spec } = conv;
+  const plugins = [...(spec.plugins ?? []), ...(extras.plugins ?? [])];
   return {
     conversation_id: dashedUuid(agentConversationId(conv)),
     // Relative to the agent server's workspace: every conversation of a sandbox shares it.
@@ -49,10 +56,11 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
     agent: {
       kind: 'Agent',
       llm: llm ? { model: llm.model, ...(llm.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm.apiKey ? { api_key: llm.apiKey } : {}) } : {},
+      ...(extras.skills?.length ? { agent_context: { skills: extras.skills } } : {}),
     },
     ...(spec.initialMessage ? { initial_message: { ...spec.initialMessage, run: spec.initialMessage.run ?? true } } : {}),
     ...(Object.keys(secrets).length ? { secrets } : {}),
-    ...(spec.plugins ? { plugins: spec.plugins } : {}),
+    ...(plugins.length ? { plugins } : {}),
     ...(spec.title ? { tags: { title: spec.title } } : {}),
     ...(spec.observability?.spanName ? { observability_span_name: spec.observability.spanName } : {}),
     ...(spec.observability?.tags ? { observability_tags: spec.observability.tags } : {}),
