@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import type { GitCloneRequest, GitCloneResponse } from '../../api/agent-server/git.ts';
 
 const run = promisify(execFile);
-const CLONE_TIMEOUT_MS = 120_000;
+export const CLONE_TIMEOUT_MS = 120_000;
 const PREFLIGHT_TIMEOUT_MS = 30_000;
 
 type Outcome = Pick<GitCloneResponse, 'status' | 'detail'>;
@@ -30,13 +30,13 @@ function gitEnv(authorization: string | undefined): NodeJS.ProcessEnv {
   };
 }
 
-async function git(args: string[], cwd: string, authorization?: string, timeout = 30_000): Promise<string> {
+export async function git(args: string[], cwd: string, authorization?: string, timeout = 30_000): Promise<string> {
   const { stdout } = await run('git', args, { cwd, env: gitEnv(authorization), timeout, maxBuffer: 4 * 1024 * 1024 });
   return stdout.trim();
 }
 
 /** Removes any trace of the credential from text that goes back to the caller. */
-function scrub(text: string, authorization: string | undefined): string {
+export function scrub(text: string, authorization: string | undefined): string {
   let out = text;
   if (authorization) {
     const value = authorization.split(' ').slice(1).join(' ');
@@ -49,7 +49,7 @@ function scrub(text: string, authorization: string | undefined): string {
   return out.replace(/\/\/[^/@\s]+@/g, '//');
 }
 
-async function preflight(req: GitCloneRequest): Promise<Outcome | undefined> {
+export async function preflight(req: Pick<GitCloneRequest, 'url' | 'branch' | 'authorization'>): Promise<Outcome | undefined> {
   const url = `${req.url.replace(/\/+$/, '')}/info/refs?service=git-upload-pack`;
   let res: Response;
   try {

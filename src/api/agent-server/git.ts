@@ -39,3 +39,29 @@ export const GitCloneResponse = Type.Object({
   detail: Type.Union([Type.String(), Type.Null()]),
 });
 export type GitCloneResponse = Static<typeof GitCloneResponse>;
+
+/** POST /api/agentyard/marketplaces/plugins: the plugins a marketplace repository lists (read in the sandbox). */
+export const MarketplacePluginsRequest = Type.Object({
+  url: GitCloneRequest.properties.url,
+  ref: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!-)[^\\s~^:?*\\[\\\\]+$' })),
+  /** Directory of the marketplace inside the repository ('' or absent: the root). */
+  path: Type.Optional(Type.String({ maxLength: 1024, pattern: '^(?!/)(?!.*(?:^|/)\\.\\.(?:/|$))[^\\0]*$' })),
+  authorization: GitCloneRequest.properties.authorization,
+});
+export type MarketplacePluginsRequest = Static<typeof MarketplacePluginsRequest>;
+
+export const MarketplacePlugin = Type.Object({
+  name: Type.String(),
+  /** A PluginSpec as the start request takes it. */
+  source: Type.String(),
+  ref: Type.Optional(Type.String()),
+  repo_path: Type.Optional(Type.String()),
+});
+export type MarketplacePlugin = Static<typeof MarketplacePlugin>;
+
+export const MarketplacePluginsResponse = Type.Object({
+  status: Type.Union([Type.Literal('OK'), Type.Literal('AUTH_FAILED'), Type.Literal('REPOSITORY_NOT_FOUND'), Type.Literal('BRANCH_NOT_FOUND'), Type.Literal('NO_MANIFEST'), Type.Literal('FAILED')]),
+  plugins: Type.Array(MarketplacePlugin),
+  detail: Type.Union([Type.String(), Type.Null()]),
+});
+export type MarketplacePluginsResponse = Static<typeof MarketplacePluginsResponse>;
