@@ -32,6 +32,7 @@ import { agentError, assistantMessage, conversationError, environmentMessage, st
 import { runGates, type ActionGate } from './gate.ts';
 import { HookRunner, resolveHooks, STOP_FEEDBACK_PREFIX } from './hooks/index.ts';
 import { ConversationMcp, McpConfigError, McpConnectError, requestMcpSource } from './mcp/index.ts';
+import { ConversationPlugins } from './plugins/index.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
 import { detectStuck } from './stuck/detector.ts';
@@ -88,6 +89,8 @@ class Agent implements ConversationAgent {
   #browser: BrowserSession | undefined;
   /** MCP servers: connected at a run's start, closed when a run is aborted (pause, interrupt, delete) or the agent closes. */
   readonly #mcp: ConversationMcp;
+  /** The start request's plugins, fetched when the agent is created (their commands trigger on the first message). */
+  readonly #plugins: ConversationPlugins;
   #ownOutputDir: string | undefined;
   /** Loaded when the agent is created: keyword triggers apply as user messages are recorded. */
   readonly #skills: ConversationSkills;
@@ -103,6 +106,8 @@ class Agent implements ConversationAgent {
     this.#opts = opts;
     this.#mask = this.#createMask();
     this.#skills = new ConversationSkills(host);
+    this.#plugins = new ConversationPlugins(host);
+    this.#skills.addExtra(this.#plugins.skills());
     this.#mcp = new ConversationMcp({ cwd: host.workspaceDir, secrets: () => host.secrets });
     this.#tools = [
       terminalTool({
@@ -130,6 +135,10 @@ class Agent implements ConversationAgent {
     const condenser = model && this.#condenser();
     if (!model || condenser === false) return;
     host.setExecutionStatus('running');
+    if (this.#plugins.error) {
+      this.#fail('PluginLoadError', this.#mask(`A plugin could not be loaded: ${this.#plugins.error}`), { kind: 'config', retryable: false, user_action: 'settings' });
+      return;
+    }
     if (!(await this.#connectMcp(signal))) return;
     this.#ensureSystemPrompt();
     const hooks = await this.#loadHooks();
@@ -199,7 +208,7 @@ class Agent implements ConversationAgent {
   async #connectMcp(signal: AbortSignal): Promise<boolean> {
     if (this.#mcp.connected) return true;
     try {
-      const sources = requestMcpSource(this.#host.request.agent?.mcp_config);
+      const sources = [...requestMcpSource(this.#host.request.agent?.mcp_config), ...this.#plugins.mcpSources(this.#host.request)];
       if (sources.length === 0) return true;
       const tools = await this.#mcp.connect(sources, signal);
       for (let i = this.#tools.length - 1; i >= 0; i--) if (this.#tools[i]!.definitionKind === 'MCPToolDefinition') this.#tools.splice(i, 1);
@@ -351,6 +360,7 @@ class Agent implements ConversationAgent {
       await hooks.sessionEnd().catch((err: unknown) => log.warn({ err, conversationId: this.#host.conversationId }, 'SessionEnd hooks could not be recorded'));
     }
     await this.#mcp.close();
+    this.#plugins.close();
     await this.#terminal?.close();
     this.#terminal = undefined;
     await this.#browser?.close();
@@ -394,7 +404,7 @@ class Agent implements ConversationAgent {
     let config;
     try {
       // Plugin hooks (src/agent/plugins) are passed as the extra configs.
-      config = await resolveHooks(this.#host, []);
+      config = await resolveHooks(this.#host, await this.#plugins.hookConfigs());
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       this.#fail('HookConfigError', `Invalid hook configuration: ${err.detail.map((i) => i.msg).join('; ')}`, { kind: 'config', retryable: false, user_action: 'settings' });

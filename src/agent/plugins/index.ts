@@ -1,0 +1,108 @@
+// The plugins of one conversation (start request `plugins`), public face of src/agent/plugins:
+//   ConversationPlugins   fetched and read when the agent is created; skills, MCP sources, hook configs
+//   fetchPlugin / loadPluginDir / pluginInfo   for the plugins API
+// Merge rules (OpenHands load_plugins): skills override by name (later plugin wins), MCP servers
+// override by key (plugins after agent.mcp_config), hooks are concatenated after hook_config.
+import { rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PluginSource } from '../../api/agent-server/index.ts';
+import { createLogger } from '../../util/log.ts';
+import { loadHookConfigFile, type HookConfig } from '../hooks/index.ts';
+import type { McpSource } from '../mcp/index.ts';
+import { mergeByName, type Skill } from '../skills/index.ts';
+import type { AgentHost } from '../types.ts';
+import { loadPluginDir, PluginLoadError, type LoadedPlugin } from './load.ts';
+import { fetchPlugin, PluginFetchError } from './source.ts';
+
+export { checkRepoPath, fetchPlugin, parseSource, PluginFetchError, redactUrl, type FetchedPlugin, type PluginSourceSpec } from './source.ts';
+export { commandSkill, loadPluginDir, PluginLoadError, type LoadedPlugin, type PluginAgent } from './load.ts';
+
+const log = createLogger('plugins');
+
+/** At most this many skills from plugins (OpenHands). */
+export const MAX_PLUGIN_SKILLS = 100;
+
+/** PluginsResponse item (OpenHands): name, version, description, path, skills, files; plus the agents found. */
+export function pluginInfo(p: LoadedPlugin) {
+  return {
+    name: p.name,
+    version: p.version,
+    description: p.description,
+    path: p.dir,
+    skills: p.skills.map((s) => s.name),
+    files: p.files,
+    agents: p.agents.map((a) => ({ name: a.name, description: a.description })),
+  };
+}
+
+/** Hook commands may name their scripts by `${CLAUDE_PLUGIN_ROOT}` / `${PLUGIN_ROOT}` (Claude Code plugins); they run in the workspace. */
+function withPluginRoot(cfg: HookConfig, dir: string): HookConfig {
+  // Raw, so both `${CLAUDE_PLUGIN_ROOT}/x.sh` and `"${CLAUDE_PLUGIN_ROOT}/x.sh"` work (the clone path has no spaces).
+  const fill = (c: string) => c.replace(/\$\{(CLAUDE_PLUGIN_ROOT|PLUGIN_ROOT)\}/g, dir);
+  return Object.fromEntries(
+    Object.entries(cfg).map(([field, matchers]) => [field, (matchers ?? []).map((m) => ({ ...m, hooks: (m.hooks ?? []).map((h) => ({ ...h, command: fill(h.command) })) }))]),
+  ) as HookConfig;
+}
+
+export class ConversationPlugins {
+  readonly plugins: LoadedPlugin[] = [];
+  /** Why the plugins could not be loaded; the run reports it (ConversationErrorEvent PluginLoadError). */
+  readonly error: string | undefined;
+  readonly #cacheDir: string;
+
+  /** Fetches (git clone) and reads every plugin of the start request, in order. Never throws for a bad plugin: see `error`. */
+  constructor(host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId'>, opts: { cacheDir?: string } = {}) {
+    this.#cacheDir = opts.cacheDir ?? join(tmpdir(), `agentyard-plugins-${randomBytes(6).toString('hex')}`);
+    const sources: readonly PluginSource[] = host.request.plugins ?? [];
+    try {
+      for (const [i, src] of sources.entries()) {
+        try {
+          const fetched = fetchPlugin(src, { cacheDir: this.#cacheDir, baseDir: host.workspaceDir });
+          const plugin = loadPluginDir(fetched.dir);
+          this.plugins.push(plugin);
+          log.info({ conversationId: host.conversationId, plugin: plugin.name, commit: fetched.commit }, 'plugin loaded');
+          if (plugin.agents.length) log.warn({ conversationId: host.conversationId, plugin: plugin.name, agents: plugin.agents.map((a) => a.name) }, 'plugin agents are listed but cannot run: agentyard has no subagents');
+        } catch (err) {
+          if (err instanceof PluginFetchError || err instanceof PluginLoadError) throw new PluginFetchError(`plugins[${i}] (${src.source}${src.ref ? `@${src.ref}` : ''}): ${err.message}`);
+          throw err;
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof PluginFetchError)) throw err;
+      this.error = err.message;
+      this.plugins.length = 0;
+    }
+  }
+
+  /** Their skills and commands, later plugins overriding earlier ones by name, at most MAX_PLUGIN_SKILLS. */
+  skills(): Skill[] {
+    return mergeByName(...this.plugins.map((p) => p.skills)).slice(0, MAX_PLUGIN_SKILLS);
+  }
+
+  /** Their MCP servers; `${CLAUDE_PLUGIN_ROOT}` / `${PLUGIN_ROOT}` and the plugin's launch parameters fill placeholders before secrets. */
+  mcpSources(request: Pick<AgentHost['request'], 'plugins'>): McpSource[] {
+    return this.plugins.flatMap((p, i) => {
+      if (!Object.keys(p.mcpServers).length) return [];
+      const params = Object.fromEntries(Object.entries(request.plugins?.[i]?.parameters ?? {}).map(([k, v]) => [k, String(v)]));
+      return [{ origin: `plugin '${p.name}' .mcp.json`, servers: p.mcpServers, vars: { ...params, CLAUDE_PLUGIN_ROOT: p.dir, PLUGIN_ROOT: p.dir } }];
+    });
+  }
+
+  /** Their hooks/hooks.json files, in plugin order (throws Invalid naming the file for a bad one). */
+  async hookConfigs(): Promise<HookConfig[]> {
+    const out: HookConfig[] = [];
+    for (const p of this.plugins) {
+      if (!p.hooksFile) continue;
+      const cfg = await loadHookConfigFile(p.hooksFile);
+      if (cfg) out.push(withPluginRoot(cfg, p.dir));
+    }
+    return out;
+  }
+
+  /** Removes the clones. */
+  close(): void {
+    rmSync(this.#cacheDir, { recursive: true, force: true });
+  }
+}
