@@ -16,6 +16,7 @@ import { gitRoutes } from './routes/git.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
+import { pluginRoutes } from './routes/plugins.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { uploadRoutes } from './routes/upload.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
@@ -47,7 +48,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), pluginRoutes(d.service.workspaceDir), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

@@ -12,7 +12,6 @@ const LATER: [method: 'post' | 'all', path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
   ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
   ['all', '/git/commits{/*rest}', 'Git history'],
-  ['all', '/plugins{/*rest}', 'The plugins API'],
 ];
 
 export function notImplementedRoutes(): Router {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PluginSource } from '../../api/agent-server/index.ts';
+import type { PluginInfo } from '../../api/agent-server/plugins.ts';
 import { createLogger } from '../../util/log.ts';
 import { loadHookConfigFile, type HookConfig } from '../hooks/index.ts';
 import type { McpSource } from '../mcp/index.ts';
@@ -17,6 +18,7 @@ import { loadPluginDir, PluginLoadError, type LoadedPlugin } from './load.ts';
 import { fetchPlugin, PluginFetchError } from './source.ts';
 
 export { checkRepoPath, fetchPlugin, parseSource, PluginFetchError, redactUrl, type FetchedPlugin, type PluginSourceSpec } from './source.ts';
+export { availablePlugins, projectPlugins, userPlugins } from './discovery.ts';
 export { commandSkill, loadPluginDir, PluginLoadError, type LoadedPlugin, type PluginAgent } from './load.ts';
 
 const log = createLogger('plugins');
@@ -24,16 +26,16 @@ const log = createLogger('plugins');
 /** At most this many skills from plugins (OpenHands). */
 export const MAX_PLUGIN_SKILLS = 100;
 
-/** PluginsResponse item (OpenHands): name, version, description, path, skills, files; plus the agents found. */
-export function pluginInfo(p: LoadedPlugin) {
+/** PluginsResponse item (OpenHands PluginInfo), plus the subagent definitions found (never runnable here). */
+export function pluginInfo(p: LoadedPlugin): PluginInfo {
   return {
     name: p.name,
-    version: p.version,
-    description: p.description,
+    version: p.version ?? '',
+    description: p.description ?? '',
     path: p.dir,
-    skills: p.skills.map((s) => s.name),
+    skills: p.skills.map((s) => ({ name: s.name, description: s.description })),
     files: p.files,
-    agents: p.agents.map((a) => ({ name: a.name, description: a.description })),
+    agents: p.agents.map((a) => ({ name: a.name, description: a.description, runnable: false as const })),
   };
 }
 
