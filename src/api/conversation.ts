@@ -48,6 +48,18 @@ export type SandboxGrouping = Static<typeof SandboxGrouping>;
 export const GitProvider = Type.Union([Type.Literal('github'), Type.Literal('gitlab'), Type.Literal('bitbucket'), Type.Literal('forgejo')]);
 export type GitProvider = Static<typeof GitProvider>;
 
+/** A registered marketplace with Auto-Load on, as snapshotted into a conversation at start (spec part 4). */
+export const AutoLoadMarketplace = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    url: Type.String({ pattern: '^https?://[^/@\\s]+/\\S+$' }),
+    ref: Type.Optional(Type.String()),
+    path: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type AutoLoadMarketplace = Static<typeof AutoLoadMarketplace>;
+
 /** Commit author configured in a cloned repository (separate from the push credential, spec part 2 rule 5). */
 export const GitAuthorName = Type.String({ minLength: 1, maxLength: 255 });
 export const GitAuthorEmail = Type.String({ minLength: 3, maxLength: 255, pattern: '^[^\\s<>]+@[^\\s<>]+$' });
@@ -84,6 +96,8 @@ export const ConversationSpec = Type.Object(
     /** Name of a Secret (same namespace) holding per-conversation secrets. Never the values. */
     secretsRef: Type.Optional(Type.String()),
     plugins: Type.Optional(Type.Array(PluginSpec)),
+    /** The owner's Auto-Load marketplaces at start; their plugins are added to `plugins` when the conversation starts. */
+    autoLoadMarketplaces: Type.Optional(Type.Array(AutoLoadMarketplace)),
     observability: Type.Optional(
       Type.Object(
         {

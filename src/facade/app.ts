@@ -15,6 +15,7 @@ import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
 import { sandboxRoutes } from './routes/sandboxes.ts';
+import { marketplaceRoutes } from './routes/marketplaces.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
@@ -58,7 +59,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApiRoutes().routes());
 
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
     api.use(routes(facade).routes());
   }
   app.use(api.routes());

@@ -8,6 +8,7 @@ import { Conflict, Invalid, NotFound, type ValidationIssue } from '../api/errors
 import { SandboxKind } from '../api/sandbox.ts';
 import { SecretKind, type Secret } from '../api/secret.ts';
 import { admit, needsNewSandbox } from './admission.ts';
+import { autoLoadFor } from './marketplaces.ts';
 import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { ANNOTATION_SECRET_NAMES, startTaskRecord } from './records.ts';
@@ -99,6 +100,8 @@ export async function startConversation(d: FacadeDeps, user: AppUser, req: AppCo
   const names = Object.keys(secrets);
   const labels = { [LABEL_OWNER]: user.id };
   const spec = specOf(req, user, grouping);
+  const autoLoad = await autoLoadFor(d, user, req.selected_repository);
+  if (autoLoad.length > 0) spec.autoLoadMarketplaces = autoLoad;
   let secret: Secret | undefined;
   if (names.length > 0) {
     spec.secretsRef = `${id}-secrets`;

@@ -128,3 +128,31 @@ export const StoredSecretUpdate = Type.Object({ value: Type.Optional(Type.String
 export type StoredSecretUpdate = Static<typeof StoredSecretUpdate>;
 export const StoredSecretParams = Type.Object({ name: SecretName });
 export type StoredSecretParams = Static<typeof StoredSecretParams>;
+
+/** Registered skill marketplaces (Settings > Skills, spec part 4). */
+export const MAX_MARKETPLACES = 20;
+const MarketplaceUrl = Type.String({ pattern: '^https?://[^/@\\s]+/\\S+$', maxLength: 2048, description: 'Repository URL, without credentials' });
+const MarketplaceRef = Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!-)[^\\s~^:?*\\[\\\\]+$', description: 'Branch, tag or commit' });
+const MarketplacePath = Type.String({ maxLength: 1024, pattern: '^(?!/)(?!.*(?:^|/)\\.\\.(?:/|$))[^\\0]*$', description: 'Directory of the marketplace inside the repository' });
+export const MarketplaceScope = Type.Union([Type.Literal('personal'), Type.Literal('organization')]);
+export const MarketplaceRegistrationCreate = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }),
+    url: MarketplaceUrl,
+    ref: Nullable(MarketplaceRef),
+    path: Nullable(MarketplacePath),
+    scope: Type.Optional(Type.Union(MarketplaceScope.anyOf, { default: 'personal' })),
+    /** Required with scope organization: the Git organization whose repositories' conversations it applies to. */
+    organization: Nullable(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,100}$' })),
+    auto_load: Type.Optional(Type.Boolean({ default: false })),
+  },
+  STRICT,
+);
+export type MarketplaceRegistrationCreate = Static<typeof MarketplaceRegistrationCreate>;
+export const MarketplaceRegistrationUpdate = Type.Object(
+  { url: Type.Optional(MarketplaceUrl), ref: Nullable(MarketplaceRef), path: Nullable(MarketplacePath), auto_load: Type.Optional(Type.Boolean()) },
+  STRICT,
+);
+export type MarketplaceRegistrationUpdate = Static<typeof MarketplaceRegistrationUpdate>;
+export const MarketplaceParams = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }) });
+export type MarketplaceParams = Static<typeof MarketplaceParams>;

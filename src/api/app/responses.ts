@@ -80,3 +80,15 @@ export const ValidationError = Type.Object({
 });
 export const HTTPValidationError = Type.Object({ detail: Type.Array(ValidationError) });
 export const ErrorDetail = Type.Object({ detail: Type.Unknown() });
+
+/** A registered marketplace (Settings > Skills). */
+export const MarketplaceRegistration = Type.Object({
+  name: Type.String(),
+  url: Type.String(),
+  ref: Type.Union([Type.String(), Type.Null()]),
+  path: Type.Union([Type.String(), Type.Null()]),
+  scope: Type.Union([Type.Literal('personal'), Type.Literal('organization')]),
+  organization: Type.Union([Type.String(), Type.Null()]),
+  auto_load: Type.Boolean(),
+});
+export type MarketplaceRegistration = Static<typeof MarketplaceRegistration>;

@@ -17,6 +17,8 @@ import {
   PageQuery,
   SandboxCreateQuery,
   SandboxDeleteQuery,
+  MarketplaceRegistrationCreate,
+  MarketplaceRegistrationUpdate,
   SettingsUpdate,
   StoredSecretCreate,
   StoredSecretUpdate,
@@ -24,7 +26,7 @@ import {
   StartTaskSearchQuery,
 } from './requests.ts';
 import { ConversationHooksResponse } from './hooks.ts';
-import { AppConversation, AppConversationStartTask, AppSendMessageResponse, Page, SandboxInfo, Success } from './responses.ts';
+import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
 
 export interface AppRoute {
@@ -81,6 +83,10 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "A stored secret's name and description (never the value)", response: StoredSecretInfo },
   { method: 'patch', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "Replace a stored secret's value and/or description; running conversations keep what they started with", body: StoredSecretUpdate, response: StoredSecretInfo },
   { method: 'delete', path: '/api/v1/secrets/{name}', tag: 'settings', summary: 'Delete a stored secret', response: Success },
+  { method: 'get', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: "The caller's registered skill marketplaces", response: Type.Object({ items: Type.Array(MarketplaceRegistration) }) },
+  { method: 'post', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: 'Register a marketplace (URL, optional ref and path, personal or organization scope, Auto-Load); 201, 409 when the name is taken. Registering alone loads nothing', body: MarketplaceRegistrationCreate, response: MarketplaceRegistration },
+  { method: 'patch', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Change a registration (Auto-Load, URL, ref, path); applies to conversations started afterwards, never to running ones', body: MarketplaceRegistrationUpdate, response: MarketplaceRegistration },
+  { method: 'delete', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Unregister a marketplace', response: Success },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}', tag: 'webhooks', summary: 'Event sink for agent servers (in order, idempotent)', body: SinkEventBatch, response: SinkAck, sandboxAuth: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/conversations', tag: 'webhooks', summary: 'Conversation status from agent servers', body: SinkConversationUpdate, response: Success, sandboxAuth: true },
 ];

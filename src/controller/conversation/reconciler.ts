@@ -21,6 +21,7 @@ import type { LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
 import { readSessionKey } from '../sandbox/session-secret.ts';
 import { chooseSandbox, holdsCapacity } from './placement.ts';
+import { autoLoadPlugins } from './marketplaces.ts';
 import { orgConfigSkills } from './org-config.ts';
 import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type GitSettings } from './repository.ts';
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
@@ -130,8 +131,10 @@ export class ConversationReconciler {
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = new AgentServerClient(sb.status!.url!, sessionKey);
     try {
-      const skills = await orgConfigSkills(client, conv, secrets, this.#d.git ?? DEFAULT_GIT_SETTINGS, this.#d.log);
-      await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm, { skills }));
+      const git = this.#d.git ?? DEFAULT_GIT_SETTINGS;
+      const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log);
+      const plugins = await autoLoadPlugins(client, conv, secrets, git, { ...(this.#d.log ? { log: this.#d.log } : {}), ...(this.#d.recorder ? { recorder: this.#d.recorder } : {}) });
+      await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm, { skills, plugins }));
     } catch (err) {
       // 4xx from the agent server will not heal by retrying; anything else is retried.
       if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {

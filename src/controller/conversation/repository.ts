@@ -80,6 +80,19 @@ export function gitHostsFromEnv(env: NodeJS.ProcessEnv): GitHosts {
   return hosts;
 }
 
+/** HTTP basic credentials for a token on a provider's host. */
+export function basicAuthorization(provider: GitProvider, token: string): string {
+  return `Basic ${Buffer.from(`${BASIC_USER[provider]}:${token}`).toString('base64')}`;
+}
+
+/** The configured provider whose base URL a repository URL is under, if any (tokens go only there). */
+export function providerOfUrl(url: string, hosts: GitHosts): GitProvider | undefined {
+  for (const [provider, base] of Object.entries(hosts) as [GitProvider, string | undefined][]) {
+    if (base && url.startsWith(`${base}/`)) return provider;
+  }
+  return undefined;
+}
+
 export function tokenSecretName(provider: GitProvider): string {
   return `${provider.toUpperCase()}_TOKEN`;
 }
