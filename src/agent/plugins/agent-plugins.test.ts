@@ -129,6 +129,8 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
 
   it('sources and repo_path rules', () => {
     expect(parseSource('github:acme/tools', '/w')).toEqual({ kind: 'git', url: 'https://github.com/acme/tools.git' });
+    expect(parseSource('github:acme/tools/plugins/lint', '/w')).toEqual({ kind: 'git', url: 'https://github.com/acme/tools.git', subdir: 'plugins/lint' });
+    expect(() => parseSource('github:acme', '/w')).toThrow(PluginFetchError);
     expect(parseSource('https://git.example/x.git', '/w')).toEqual({ kind: 'git', url: 'https://git.example/x.git' });
     expect(parseSource('git@host:team/repo.git', '/w').kind).toBe('git');
     expect(parseSource('./plugins/p', '/w')).toEqual({ kind: 'local', path: '/w/plugins/p' });

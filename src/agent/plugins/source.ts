@@ -18,17 +18,18 @@ export interface PluginSourceSpec {
   repo_path?: string | null | undefined;
 }
 
-export type ParsedSource = { kind: 'local'; path: string } | { kind: 'git'; url: string };
+export type ParsedSource = { kind: 'local'; path: string } | { kind: 'git'; url: string; subdir?: string };
 
 /** How long one git command may take (a clone of an unreachable host fails sooner). */
 const GIT_TIMEOUT_MS = 120_000;
 
 /** `github:owner/repo` → its HTTPS clone URL; a git URL as is; anything else is a local path. */
 export function parseSource(source: string, baseDir: string): ParsedSource {
-  const gh = /^github:([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?$/.exec(source);
+  // `github:owner/repo/sub/dir` names a plugin inside a repository (OpenHands examples use it).
+  const gh = /^github:([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?(?:\/(.+))?$/.exec(source);
   if (source.startsWith('github:')) {
     if (!gh) throw new PluginFetchError(`Plugin source '${source}' is not of the form github:owner/repo`);
-    return { kind: 'git', url: `https://github.com/${gh[1]}/${gh[2]}.git` };
+    return { kind: 'git', url: `https://github.com/${gh[1]}/${gh[2]}.git`, ...(gh[3] ? { subdir: gh[3] } : {}) };
   }
   if (/^(https?|ssh|git|file):\/\//.test(source) || /^[\w.-]+@[\w.-]+:/.test(source)) return { kind: 'git', url: source };
   const path = source.startsWith('~/') ? join(homedir(), source.slice(2)) : resolve(baseDir, source);
@@ -93,8 +94,8 @@ export interface FetchedPlugin {
  * `cacheDir` (one directory per source and ref) and `ref` checked out. Throws PluginFetchError.
  */
 export function fetchPlugin(spec: PluginSourceSpec, opts: { cacheDir: string; baseDir: string }): FetchedPlugin {
-  const sub = checkRepoPath(spec.repo_path);
   const parsed = parseSource(spec.source, opts.baseDir);
+  const sub = checkRepoPath(spec.repo_path || (parsed.kind === 'git' ? parsed.subdir : undefined));
   let root: string;
   let commit: string | null = null;
   if (parsed.kind === 'local') {
