@@ -46,7 +46,7 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
 
   beforeAll(async () => {
     git = await startGitHttpServer();
-    git.createRepo('acme/widgets', { main: { 'README.md': '# widgets\n' }, 'release/2.0': { 'CHANGELOG.md': '2.0\n' } }, { token: TOKEN });
+    git.createRepo('acme/widgets', { main: { 'README.md': '# widgets\n' }, 'release/2.0': { 'CHANGELOG.md': '2.0\n', '.agents/skills/widget-release/SKILL.md': '---\nname: widget-release\ndescription: how widgets are released\n---\nTag the release.\n' } }, { token: TOKEN });
     git.createRepo('other/tools', { main: { 'tool.sh': 'echo tool\n' } }, { token: OTHER_TOKEN });
     // Organization configuration repositories: `.agents`, or `service-config` where leading periods are forbidden (gitlab).
     const skill = (name: string) => ({ [`skills/${name}/SKILL.md`]: `---\nname: ${name}\ndescription: ${name} rules\n---\nAlways follow the ${name} rules.\n` });
@@ -91,6 +91,8 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     // The organization's `.agents` repository gave its skills to the conversation.
     const skills = await svc.api<{ skills: { name: string }[] }>('GET', `/api/v1/app-conversations/${task.app_conversation_id}/skills`);
     expect(skills.body.skills.map((k) => k.name)).toContain('acme-style');
+    // The conversation works in the clone: the repository's own skills load too.
+    expect(skills.body.skills.map((k) => k.name)).toContain('widget-release');
     // The Git host saw authenticated requests (the scheme only is recorded).
     expect(git.requests.some((r) => r.path.startsWith('/acme/widgets.git') && r.auth === 'Basic' && r.status === 200)).toBe(true);
   });

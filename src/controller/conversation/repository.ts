@@ -97,6 +97,11 @@ export function tokenSecretName(provider: GitProvider): string {
   return `${provider.toUpperCase()}_TOKEN`;
 }
 
+/** Where a selected repository is cloned, relative to the sandbox workspace; the conversation works there. */
+export function repositoryDirectory(repo: string): string {
+  return repo.split('/')[1]!.replace(/\.git$/, '');
+}
+
 /** The clone request for a conversation, or a reason it cannot be made. */
 export function cloneRequest(conv: Conversation, secrets: Record<string, string>, hosts: GitHosts): { request: GitCloneRequest } | { error: string } {
   const { spec } = conv;
@@ -105,7 +110,7 @@ export function cloneRequest(conv: Conversation, secrets: Record<string, string>
   const base = hosts[provider];
   if (!base) return { error: `No Git host is configured for ${provider}; the administrator sets it in AGENTYARD_GIT_HOSTS` };
   const token = secrets[tokenSecretName(provider)];
-  const directory = repo.split('/')[1]!.replace(/\.git$/, '');
+  const directory = repositoryDirectory(repo);
   return {
     request: {
       url: `${base}/${repo.replace(/\.git$/, '')}.git`,

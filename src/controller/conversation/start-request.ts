@@ -4,6 +4,7 @@ import { LABEL_OWNER } from '../../api/meta.ts';
 import { SecretKind, userSecretsName } from '../../api/secret.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import type { ResourceStore } from '../../store/types.ts';
+import { repositoryDirectory } from './repository.ts';
 
 /** `0123abcd…` (32 hex, the resource name) → the dashed UUID form the agent server also accepts. */
 export function dashedUuid(hex: string): string {
@@ -51,8 +52,9 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
   const plugins = [...(spec.plugins ?? []), ...(extras.plugins ?? [])];
   return {
     conversation_id: dashedUuid(agentConversationId(conv)),
-    // Relative to the agent server's workspace: every conversation of a sandbox shares it.
-    workspace: { kind: 'LocalWorkspace', working_dir: '.' },
+    // Relative to the agent server's workspace, which every conversation of a sandbox shares; with a
+    // selected repository the conversation works in its clone (project skills, hooks, git changes).
+    workspace: { kind: 'LocalWorkspace', working_dir: spec.selectedRepository ? repositoryDirectory(spec.selectedRepository) : '.' },
     agent: {
       kind: 'Agent',
       llm: llm ? { model: llm.model, ...(llm.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm.apiKey ? { api_key: llm.apiKey } : {}) } : {},
