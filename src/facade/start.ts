@@ -9,6 +9,7 @@ import { SandboxKind } from '../api/sandbox.ts';
 import { SecretKind, type Secret } from '../api/secret.ts';
 import { admit, needsNewSandbox } from './admission.ts';
 import { autoLoadFor } from './marketplaces.ts';
+import { storedSecretValues } from './user-secrets.ts';
 import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { ANNOTATION_SECRET_NAMES, startTaskRecord } from './records.ts';
@@ -59,6 +60,20 @@ function secretIssues(secrets: Record<string, string>): ValidationIssue[] {
   return issues;
 }
 
+/** Values this short are too common to tell a secret from ordinary text. */
+const MIN_CHECKED_SECRET_LENGTH = 8;
+
+/** Spec part 2, rule 4: no secret value in the initial message (it is stored and shown as typed). */
+function initialMessageIssues(req: AppConversationStartRequest, secrets: Record<string, string>): ValidationIssue[] {
+  const texts = (req.initial_message?.content ?? []).map((c) => c.text);
+  const leaked = Object.entries(secrets).filter(([, v]) => v.length >= MIN_CHECKED_SECRET_LENGTH && texts.some((t) => t.includes(v)));
+  return leaked.map(([name]) => ({
+    loc: ['body', 'initial_message', 'content'],
+    msg: `The initial message contains the value of secret ${name}; refer to it by name (the agent has it as $${name})`,
+    type: 'value_error',
+  }));
+}
+
 function specOf(req: AppConversationStartRequest, user: AppUser, grouping: ConversationSpec['sandboxGrouping']): ConversationSpec {
   const spec: ConversationSpec = { owner: user.id };
   if (req.title) spec.title = req.title;
@@ -81,7 +96,7 @@ function specOf(req: AppConversationStartRequest, user: AppUser, grouping: Conve
 
 export async function startConversation(d: FacadeDeps, user: AppUser, req: AppConversationStartRequest): Promise<Record<string, unknown>> {
   const secrets = req.secrets ?? {};
-  const issues = secretIssues(secrets);
+  const issues = [...secretIssues(secrets), ...initialMessageIssues(req, { ...(await storedSecretValues(d, user)), ...secrets })];
   if (issues.length > 0) throw new Invalid(issues);
 
   const grouping = (await d.db.getSettings(user.id)).sandbox_grouping_strategy;

@@ -78,4 +78,16 @@ describe('/api/v1/secrets', () => {
     const bobs = (await h.store.get(ConversationKind, NS, await startConversationId(h, {}, h.bob.key)))!;
     expect(await readConversationSecrets(h.store, bobs)).toEqual({ GITHUB_TOKEN: 'ghp_bob_value' });
   });
+
+  it('refuses an initial message carrying a secret value, per-conversation or stored (rule 4), naming the secret only', async () => {
+    const text = (t: string) => ({ initial_message: { role: 'user', content: [{ type: 'text', text: t }] } });
+    const stored = await h.call('POST', '/api/v1/app-conversations', { body: text('use ghp_alice_value to push') });
+    expect(stored.status).toBe(422);
+    expect(stored.body.detail[0]).toMatchObject({ loc: ['body', 'initial_message', 'content'], msg: expect.stringContaining('GITHUB_TOKEN') });
+    expect(JSON.stringify(stored.body)).not.toContain('ghp_alice_value');
+    const inline = await h.call('POST', '/api/v1/app-conversations', { body: { ...text('the key is sk-live-12345678'), secrets: { API_KEY: 'sk-live-12345678' } } });
+    expect(inline.status).toBe(422);
+    expect(JSON.stringify(inline.body)).not.toContain('sk-live-12345678');
+    expect((await h.call('POST', '/api/v1/app-conversations', { body: text('use $GITHUB_TOKEN to push') })).status).toBe(200);
+  });
 });

@@ -47,6 +47,12 @@ export async function listStoredSecrets(d: FacadeDeps, user: AppUser): Promise<S
   return infos(await read(d, user));
 }
 
+/** The values, for checks inside the API only (never a response). */
+export async function storedSecretValues(d: FacadeDeps, user: AppUser): Promise<Record<string, string>> {
+  const data = (await read(d, user))?.data ?? {};
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
 export async function getStoredSecret(d: FacadeDeps, user: AppUser, name: string): Promise<StoredSecretInfo> {
   const found = infos(await read(d, user)).find((s) => s.name === name);
   if (!found) throw new NotFound(`Secret ${name} not found`);
