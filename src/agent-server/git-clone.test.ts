@@ -54,9 +54,18 @@ describe('POST /api/agentyard/git/clone', () => {
     expect(JSON.stringify(res.body)).not.toContain(TOKEN);
   });
 
-  it('a repeated request for the same clone answers EXISTS', async () => {
+  it('a repeated request for the same clone answers EXISTS; another branch of it is refused, not switched', async () => {
     const res = await clone({ url: `${git.url}/acme/private.git`, directory: 'private', authorization: basic(TOKEN) });
     expect(res.body).toMatchObject({ status: 'EXISTS', branch: 'feature/x' });
+    const other = await clone({ url: `${git.url}/acme/private.git`, directory: 'private', branch: 'main', authorization: basic(TOKEN) });
+    expect(other.body).toMatchObject({ status: 'DIRECTORY_TAKEN', branch: 'feature/x', detail: 'private is already cloned in this sandbox on branch feature/x, not main' });
+  });
+
+  it('two concurrent clones into one directory both succeed, one of them as EXISTS', async () => {
+    const body = { url: `${git.url}/acme/private.git`, directory: 'twice', authorization: basic(TOKEN) };
+    const results = await Promise.all([clone(body), clone(body)]);
+    expect(results.map((r) => r.body.status).sort()).toEqual(['CLONED', 'EXISTS']);
+    expect(readdirSync(ws()).filter((n) => n.startsWith('.agentyard-clone-'))).toEqual([]);
   });
 
   it('a wrong or missing token, an unknown repository and an unknown branch are told apart', async () => {

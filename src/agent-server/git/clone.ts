@@ -99,13 +99,19 @@ async function currentBranch(path: string): Promise<string | null> {
 export async function cloneRepository(workspaceDir: string, req: GitCloneRequest): Promise<GitCloneResponse> {
   const path = resolve(workspaceDir, req.directory);
   const answer = (o: Outcome, branch: string | null = null): GitCloneResponse => ({ status: o.status, path, branch, detail: o.detail });
-  if (existsSync(path)) {
+  const existing = async (): Promise<GitCloneResponse> => {
     if (existsSync(join(path, '.git')) && (await originOf(path)) === req.url) {
+      const branch = await currentBranch(path);
+      // Another conversation of this sandbox works on that clone: never switch its branch.
+      if (req.branch && branch !== req.branch) {
+        return answer({ status: 'DIRECTORY_TAKEN', detail: `${req.directory} is already cloned in this sandbox on branch ${branch ?? '(detached)'}, not ${req.branch}` }, branch);
+      }
       await configureAuthor(path, req);
-      return answer({ status: 'EXISTS', detail: null }, await currentBranch(path));
+      return answer({ status: 'EXISTS', detail: null }, branch);
     }
     return answer({ status: 'DIRECTORY_TAKEN', detail: `${req.directory} already exists in the workspace and is not a clone of the repository` });
-  }
+  };
+  if (existsSync(path)) return existing();
   const refused = await preflight(req);
   if (refused) return answer(refused);
 
@@ -114,12 +120,18 @@ export async function cloneRepository(workspaceDir: string, req: GitCloneRequest
   const tmp = join(workspaceDir, `.agentyard-clone-${randomBytes(6).toString('hex')}`);
   try {
     await git(['clone', '--quiet', ...(req.branch ? ['--branch', req.branch] : []), '--', req.url, tmp], workspaceDir, req.authorization, CLONE_TIMEOUT_MS);
-    await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
     const e = err as { stderr?: string; killed?: boolean };
     const why = e.killed ? `git clone did not finish within ${CLONE_TIMEOUT_MS / 1000} s` : scrub(String(e.stderr ?? '').trim().split('\n').slice(-3).join(' '), req.authorization);
     return answer({ status: 'FAILED', detail: `git clone failed: ${why || 'unknown error'}` });
+  }
+  try {
+    await rename(tmp, path);
+  } catch {
+    // A concurrent clone of the same directory finished first.
+    await rm(tmp, { recursive: true, force: true });
+    return existing();
   }
   await configureAuthor(path, req);
   return answer({ status: 'CLONED', detail: null }, await currentBranch(path));
