@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { createAgent } from '../agent.ts';
+import { parseEvent } from '../../api/events/parse.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
 import { startHttpMcpServer, STDIO_SERVER, type HttpMcpServer } from '../../testing/mcp/server.ts';
 import { eventually, startTestServer, tempDir, userText, type TestServer } from '../../agent-server/test-support.ts';
@@ -127,11 +128,45 @@ describe('MCP servers of a conversation', () => {
 
     expect(JSON.stringify(items)).not.toContain(TOKEN);
     expect(logText).not.toContain(TOKEN);
+    // Every event is valid on the wire (what the app ingests).
+    for (const e of items) expect(() => parseEvent(e)).not.toThrow();
 
     // Deleting the conversation stops the stdio server.
     expect(alive(started[0].pid)).toBe(true);
     expect((await s.api(`/api/conversations/${id}`, { method: 'DELETE' })).status).toBe(200);
     await eventually(() => !alive(started[0].pid), 5000);
+  });
+
+  it('pausing a run stops the stdio server; the next run starts it again', async () => {
+    const record = join(dir.path, 'record.jsonl');
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    llm.push(
+      { toolCalls: [{ name: 'echo', arguments: { text: 'one' } }] },
+      // Held until the pause hangs up on the model call.
+      (req) => {
+        held();
+        return new Promise((resolve) => req.signal.addEventListener('abort', () => resolve({ content: 'never seen' })));
+      },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'back' } }] },
+    );
+    const body = {
+      workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p') },
+      agent: { llm: { model: 'openai/scripted' }, mcp_config: { mcpServers: { only: { command: process.execPath, args: [STDIO_SERVER, record] } } } },
+    };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('go', true) });
+    await holding;
+    const first = JSON.parse(readFileSync(record, 'utf8').trim()).pid as number;
+    expect(alive(first)).toBe(true);
+    expect((await s.api(`/api/conversations/${id}/pause`, { method: 'POST' })).status).toBe(200);
+    await eventually(() => !alive(first), 5000);
+
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('continue', true) });
+    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 20_000);
+    const starts = readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l).pid as number);
+    expect(starts).toHaveLength(2);
+    expect(starts[1]).not.toBe(first);
   });
 
   it('a server that dies mid-call answers with an error observation and the conversation goes on', async () => {
