@@ -212,7 +212,8 @@ class Agent implements ConversationAgent {
       if (sources.length === 0) return true;
       const tools = await this.#mcp.connect(sources, signal);
       for (let i = this.#tools.length - 1; i >= 0; i--) if (this.#tools[i]!.definitionKind === 'MCPToolDefinition') this.#tools.splice(i, 1);
-      this.#tools.push(...tools);
+      // A built-in tool keeps its name; an MCP tool of the same name is left out.
+      this.#tools.push(...tools.filter((t) => !this.#tools.some((b) => b.name === t.name)));
     } catch (err) {
       if (!(err instanceof McpConfigError) && !(err instanceof McpConnectError)) throw err;
       if (signal.aborted) return false;

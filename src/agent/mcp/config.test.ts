@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { STDIO_SERVER } from '../../testing/mcp/server.ts';
 import { tempDir } from '../../agent-server/test-support.ts';
-import { ConversationMcp, expandSecrets, fillPlaceholders, McpConfigError, McpConnectError, requestMcpSource, resolveServer, resolveSources } from './index.ts';
+import { ConversationMcp, expandSecrets, modelToolName, fillPlaceholders, McpConfigError, McpConnectError, requestMcpSource, resolveServer, resolveSources } from './index.ts';
 
 const none = () => undefined;
 let dir: ReturnType<typeof tempDir> | undefined;
@@ -34,6 +34,11 @@ describe('MCP configuration', () => {
     const merged = resolveSources([{ origin: 'agent.mcp_config', servers: { a: { command: 'one' } } }, { origin: "plugin 'p' .mcp.json", servers: { a: { command: 'two' } } }], {});
     expect(merged.get('a')).toMatchObject({ command: 'two' });
     expect(() => resolveSources([{ origin: "plugin 'p' .mcp.json", servers: { a: { command: '${X}' } } }], {})).toThrow(/^plugin 'p' .mcp.json: mcpServers.a.command/);
+  });
+
+  it('model tool names keep to what model APIs accept', () => {
+    expect(modelToolName('my.server_get-item')).toBe('my_server_get-item');
+    expect(modelToolName('x'.repeat(80))).toHaveLength(64);
   });
 
   it('expands $NAME and ${NAME} in call arguments from secrets only', () => {

@@ -49,6 +49,11 @@ export function resolveSources(sources: readonly McpSource[], secrets: Readonly<
   return out;
 }
 
+/** Model APIs accept function names of [A-Za-z0-9_-], at most 64 long (OpenAI); the call still uses the MCP name. */
+export function modelToolName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}
+
 export class ConversationMcp {
   readonly #secrets: () => Readonly<Record<string, string>>;
   readonly #cwd: string;
@@ -89,7 +94,7 @@ export class ConversationMcp {
     const tools: AgentTool[] = [];
     for (const conn of ok) {
       for (const tool of conn.tools) {
-        const name = prefixed ? `${conn.name}_${tool.name}` : tool.name;
+        const name = modelToolName(prefixed ? `${conn.name}_${tool.name}` : tool.name);
         if (tools.some((t) => t.name === name)) {
           log.warn({ server: conn.name, tool: name }, 'MCP tool name already taken; skipped');
           continue;
