@@ -74,6 +74,9 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
       git_user_email: 'grace@example.com',
     });
     expect(task.status, task.detail ?? '').toBe('READY');
+    expect((task as unknown as { request: Record<string, unknown> }).request).toMatchObject({ selected_branch: 'release/2.0', git_user_name: 'Grace Hopper', secrets: { GITHUB_TOKEN: '**********' } });
+    const { body: records } = await svc.api<{ git_provider: string | null; selected_repository: string }[]>('GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`);
+    expect(records[0]).toMatchObject({ selected_repository: 'acme/widgets', git_provider: 'github' });
     const repo = join(svc.dataDir, 'sandboxes', task.sandbox_id!, 'workspace', 'widgets');
     expect(readFileSync(join(repo, 'CHANGELOG.md'), 'utf8')).toBe('2.0\n');
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# widgets\n');
