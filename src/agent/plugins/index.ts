@@ -67,8 +67,9 @@ export class ConversationPlugins {
           log.info({ conversationId: host.conversationId, plugin: plugin.name, commit: fetched.commit }, 'plugin loaded');
           if (plugin.agents.length) log.warn({ conversationId: host.conversationId, plugin: plugin.name, agents: plugin.agents.map((a) => a.name) }, 'plugin agents are listed but cannot run: agentyard has no subagents');
         } catch (err) {
-          if (err instanceof PluginFetchError || err instanceof PluginLoadError) throw new PluginFetchError(`plugins[${i}] (${src.source}${src.ref ? `@${src.ref}` : ''}): ${err.message}`);
-          throw err;
+          // Anything else (an unreadable file) is reported the same way: the agent must still be created.
+          const why = err instanceof PluginFetchError || err instanceof PluginLoadError ? err.message : `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;
+          throw new PluginFetchError(`plugins[${i}] (${src.source}${src.ref ? `@${src.ref}` : ''}): ${why}`);
         }
       }
     } catch (err) {
