@@ -15,7 +15,7 @@ import type { McpSource } from '../mcp/index.ts';
 import { mergeByName, type Skill } from '../skills/index.ts';
 import type { AgentHost } from '../types.ts';
 import { loadPluginDir, PluginLoadError, type LoadedPlugin } from './load.ts';
-import { fetchPlugin, PluginFetchError } from './source.ts';
+import { fetchPlugin, PluginFetchError, redactUrl } from './source.ts';
 
 export { checkRepoPath, fetchPlugin, parseSource, PluginFetchError, redactUrl, type FetchedPlugin, type PluginSourceSpec } from './source.ts';
 export { availablePlugins, projectPlugins, userPlugins } from './discovery.ts';
@@ -69,7 +69,7 @@ export class ConversationPlugins {
         } catch (err) {
           // Anything else (an unreadable file) is reported the same way: the agent must still be created.
           const why = err instanceof PluginFetchError || err instanceof PluginLoadError ? err.message : `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;
-          throw new PluginFetchError(`plugins[${i}] (${src.source}${src.ref ? `@${src.ref}` : ''}): ${why}`);
+          throw new PluginFetchError(`plugins[${i}] (${redactUrl(src.source)}${src.ref ? `@${src.ref}` : ''}): ${why}`);
         }
       }
     } catch (err) {
