@@ -6,7 +6,7 @@ import { EventLog } from './event-log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
 import { PendingMessages } from './pending-messages.ts';
-import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
+import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, TombstoneKind, UserSettings } from './types.ts';
 
 export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
 
@@ -109,6 +109,19 @@ export class SqliteAppStore implements AppStore {
 
   async wasDeleted(conversationId: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM deleted_conversations WHERE conversation_id = ?').get(conversationId) !== undefined;
+  }
+
+  async recordDeletion(kind: TombstoneKind, name: string, ownerId: string): Promise<void> {
+    this.db
+      .prepare(
+        'INSERT INTO deleted_resources (kind, name, owner_id, deleted_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, name) DO UPDATE SET owner_id = excluded.owner_id, deleted_at = excluded.deleted_at',
+      )
+      .run(kind, name, ownerId, this.#now());
+  }
+
+  async deletedBy(kind: TombstoneKind, name: string): Promise<string | undefined> {
+    const row = this.db.prepare('SELECT owner_id FROM deleted_resources WHERE kind = ? AND name = ?').get(kind, name) as { owner_id: string } | undefined;
+    return row?.owner_id;
   }
 
   async conversationIds(): Promise<string[]> {

@@ -209,5 +209,19 @@ for (const b of backends) {
       expect(await db.events.acknowledgedSeq('c1')).toBe(0);
       expect(await db.getConversationMeta('c1')).toEqual({ title: null, updatedAt: null });
     });
+
+    it('keeps tombstones per kind and name; the latest deletion of a reused name wins', async () => {
+      expect(await db.deletedBy('Sandbox', 's1')).toBeUndefined();
+      await db.recordDeletion('Sandbox', 's1', 'u1');
+      await db.recordDeletion('Sandbox', 's1', 'u1');
+      expect(await db.deletedBy('Sandbox', 's1')).toBe('u1');
+      // Another kind under the same name is another resource.
+      expect(await db.deletedBy('Conversation', 's1')).toBeUndefined();
+      await db.recordDeletion('Conversation', 's1', 'u2');
+      expect(await db.deletedBy('Conversation', 's1')).toBe('u2');
+      await db.recordDeletion('Sandbox', 's1', 'u3');
+      expect(await db.deletedBy('Sandbox', 's1')).toBe('u3');
+      expect(await db.deletedBy('Conversation', 's1')).toBe('u2');
+    });
   });
 }

@@ -65,6 +65,17 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE pending_messages ADD COLUMN claimed_until INTEGER;
   `,
+  // 3 → 4: what a user deleted through the API (tombstones), so a repeated DELETE answers 200 to
+  // that user while everyone else still gets 404. A few bytes per deletion, kept like the above.
+  `
+  CREATE TABLE deleted_resources (
+    kind TEXT NOT NULL,               -- Conversation or Sandbox
+    name TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    deleted_at TEXT NOT NULL,
+    PRIMARY KEY (kind, name)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

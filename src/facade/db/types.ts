@@ -97,6 +97,9 @@ export interface PendingStore {
   conversationIds(): Promise<string[]>;
 }
 
+/** Resources a user can delete through the API, and so have a tombstone. */
+export type TombstoneKind = 'Conversation' | 'Sandbox';
+
 export interface AppStore {
   readonly events: EventStore;
   readonly pending: PendingStore;
@@ -116,6 +119,10 @@ export interface AppStore {
   /** Everything the app keeps about a conversation that no longer exists; remembers that it existed. */
   purgeConversation(conversationId: string): Promise<void>;
   wasDeleted(conversationId: string): Promise<boolean>;
+  /** Remembers that `ownerId` deleted the resource (the latest deletion of a reused name wins). */
+  recordDeletion(kind: TombstoneKind, name: string, ownerId: string): Promise<void>;
+  /** Who deleted the resource through the API, or undefined when nobody did. */
+  deletedBy(kind: TombstoneKind, name: string): Promise<string | undefined>;
   /** Conversation ids the app holds any data for. */
   conversationIds(): Promise<string[]>;
   close(): Promise<void>;

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { systemClock, type Clock } from '../../../controller/clock.ts';
 import type { Logger } from '../../../util/log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
-import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from '../types.ts';
+import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, TombstoneKind, UserSettings } from '../types.ts';
 import { PgEventLog } from './event-log.ts';
 import { migratePostgres } from './migrations.ts';
 import { PgPendingMessages } from './pending.ts';
@@ -123,6 +123,17 @@ export class PostgresAppStore implements AppStore {
 
   async wasDeleted(conversationId: string): Promise<boolean> {
     return ((await this.pool.query('SELECT 1 FROM deleted_conversations WHERE conversation_id = $1', [conversationId])).rowCount ?? 0) > 0;
+  }
+
+  async recordDeletion(kind: TombstoneKind, name: string, ownerId: string): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO deleted_resources (kind, name, owner_id, deleted_at) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, name) DO UPDATE SET owner_id = excluded.owner_id, deleted_at = excluded.deleted_at',
+      [kind, name, ownerId, this.#now()],
+    );
+  }
+
+  async deletedBy(kind: TombstoneKind, name: string): Promise<string | undefined> {
+    return (await this.pool.query<{ owner_id: string }>('SELECT owner_id FROM deleted_resources WHERE kind = $1 AND name = $2', [kind, name])).rows[0]?.owner_id;
   }
 
   async conversationIds(): Promise<string[]> {

@@ -60,6 +60,16 @@ const MIGRATIONS: readonly string[] = [
     deleted_at text NOT NULL
   );
   `,
+  // 1 → 2: the SQLite store's version 4 (tombstones of what a user deleted through the API).
+  `
+  CREATE TABLE deleted_resources (
+    kind text COLLATE "C" NOT NULL,   -- Conversation or Sandbox
+    name text COLLATE "C" NOT NULL,
+    owner_id text NOT NULL,
+    deleted_at text NOT NULL,
+    PRIMARY KEY (kind, name)
+  );
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
