@@ -140,7 +140,9 @@ describe('agentyard up: a conversation end to end', () => {
     expect(changes.body).toEqual(expect.arrayContaining([{ status: 'ADDED', path: 'greeting.txt' }, { status: 'ADDED', path: 'notes.md' }]));
     const diff = await svc.api('GET', `/api/v1/app-conversations/${conversationId}/git/diff?path=${encodeURIComponent(join(workspace, 'notes.md'))}`);
     expect(diff.body).toEqual({ original: null, modified: '# Notes\nwritten by the agent\n' });
-    expect((await svc.api('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=greeting.txt`)).status).toBe(400);
+    const relative = await svc.api<{ detail: { loc: string[] }[] }>('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=greeting.txt`);
+    expect(relative.status).toBe(422);
+    expect(relative.body.detail[0]!.loc).toEqual(['query', 'file_path']);
 
     // Pause: the process is stopped, the workspace stays.
     const runtime = JSON.parse(readFileSync(join(svc.dataDir, 'sandboxes', sandboxId, 'runtime.json'), 'utf8')) as { pid: number };
@@ -151,11 +153,15 @@ describe('agentyard up: a conversation end to end', () => {
     }, 'the sandbox to be PAUSED');
     await eventually(async () => (isAlive(runtime.pid) ? undefined : true), 'the agent server process to exit');
     expect(existsSync(join(workspace, 'greeting.txt'))).toBe(true);
-    const whilePaused = await svc.api<{ detail: string }>('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=${encodeURIComponent(join(workspace, 'greeting.txt'))}`);
-    expect(whilePaused.status).toBe(409);
-    expect(whilePaused.body.detail).toMatch(/resume/);
+    // The next access resumes it (spec part 3): a workspace read waits for the new agent server.
+    const whilePaused = await svc.api<string>('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=${encodeURIComponent(join(workspace, 'greeting.txt'))}`);
+    expect(whilePaused).toMatchObject({ status: 200, body: 'hello-from-shell\n' });
+    const { body: resumed } = await svc.api<({ status: string } | null)[]>('GET', `/api/v1/sandboxes?id=${sandboxId}`);
+    expect(resumed[0]?.status).toBe('RUNNING');
+    const again = JSON.parse(readFileSync(join(svc.dataDir, 'sandboxes', sandboxId, 'runtime.json'), 'utf8')) as { pid: number };
+    expect(again.pid).not.toBe(runtime.pid);
 
-    // Resume: running again, workspace intact, and the conversation takes messages again.
+    // Resume is idempotent: running again, workspace intact, and the conversation takes messages again.
     expect((await svc.api('POST', `/api/v1/sandboxes/${sandboxId}/resume`)).status).toBe(200);
     await eventually(async () => {
       const { body } = await svc.api<({ status: string } | null)[]>('GET', `/api/v1/sandboxes?id=${sandboxId}`);

@@ -73,8 +73,14 @@ export class NotImplemented extends AgentyardError {
 export class BadGateway extends AgentyardError {
   readonly code = 'BadGateway' as const;
 }
+/** Try again later; `retryAfterSeconds`, when known, becomes the Retry-After header. */
 export class Unavailable extends AgentyardError {
   readonly code = 'Unavailable' as const;
+  readonly retryAfterSeconds: number | undefined;
+  constructor(detail: unknown, options?: ErrorOptions & { retryAfterSeconds?: number }) {
+    super(detail, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
 }
 
 export function isAgentyardError(err: unknown): err is AgentyardError {

@@ -26,6 +26,8 @@ export interface FacadeSettings {
   retryAfterSeconds?: number;
   /** At most one last-activity write per sandbox per this many ms. Default 15 000. */
   activityCoalesceMs?: number;
+  /** How long a workspace read waits for the paused sandbox it resumed. Default 30. */
+  resumeWaitSeconds?: number;
   /** Queued messages per conversation before send-message answers 429. Default 10. */
   maxPendingMessages?: number;
 }

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
-import { AgentyardError, TooManyRequests, type ErrorCode } from '../api/errors.ts';
+import { AgentyardError, TooManyRequests, Unavailable, type ErrorCode } from '../api/errors.ts';
 import type { Logger } from '../util/log.ts';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -50,7 +50,8 @@ export function errorMiddleware(log: Logger, opts: ErrorMiddlewareOptions = {}):
       if (err instanceof AgentyardError) {
         ctx.status = STATUS_BY_CODE[err.code];
         ctx.body = { detail: err.detail };
-        if (err instanceof TooManyRequests) ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
+        const retryAfter = err instanceof TooManyRequests || err instanceof Unavailable ? err.retryAfterSeconds : undefined;
+        if (retryAfter !== undefined) ctx.set('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
         return;
       }
       const h = (err ?? {}) as HttpishError;

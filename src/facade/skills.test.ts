@@ -1,6 +1,6 @@
 // GET /api/v1/app-conversations/{id}/skills against a real agent server: the skills of the
 // conversation's workspace, read live, plus the skills of its start request, under the workspace
-// read rules (paused 409, foreign 404).
+// read rules (ERROR 409, foreign 404; a paused sandbox is resumed by the read, see hooks.test.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ describe('conversation skills', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('lists the skills of the workspace, 409 while paused, 404 for another user', async () => {
+  it('lists the skills of the workspace, 409 once its sandbox failed, 404 for another user', async () => {
     const wd = join(dir, 'ws', 'project');
     mkdirSync(join(wd, '.agents/skills/lint'), { recursive: true });
     writeFileSync(join(wd, 'AGENTS.md'), 'Use tabs.');
@@ -60,9 +60,9 @@ describe('conversation skills', () => {
     ]);
 
     expect((await h.call('GET', `/api/v1/app-conversations/${id}/skills`, { key: h.bob.key })).status).toBe(404);
-    await setSandboxPhase(h.store, 'sb-1', 'PAUSED');
-    const paused = await h.call('GET', `/api/v1/app-conversations/${id}/skills`);
-    expect(paused.status).toBe(409);
-    expect(paused.body.detail).toMatch(/resume/);
+    await setSandboxPhase(h.store, 'sb-1', 'ERROR');
+    const failed = await h.call('GET', `/api/v1/app-conversations/${id}/skills`);
+    expect(failed.status).toBe(409);
+    expect(failed.body.detail).toMatch(/read-only/);
   });
 });

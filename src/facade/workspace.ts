@@ -1,29 +1,55 @@
-// Workspace reads of a conversation (spec part 4: file, git changes, git diff), proxied to the
-// agent server of its sandbox. Read-only rules (spec part 3): no workspace access when the sandbox
-// is in ERROR or gone; a paused sandbox has to be resumed first.
+// Workspace reads of a conversation (spec part 4: file, git changes, git diff, skills, hooks),
+// proxied to the agent server of its sandbox. Read-only rules (spec part 3): no workspace access
+// when the sandbox is in ERROR or gone. A PAUSED sandbox keeps its workspace and is resumed by the
+// next access (spec part 3, "pause-resume request or next access"), so a read resumes it and waits
+// for it, up to FacadeSettings.resumeWaitSeconds; past that the caller gets 503 with Retry-After.
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
-import { BadRequest, Conflict, Gone, NotFound } from '../api/errors.ts';
-import { SandboxKind } from '../api/sandbox.ts';
+import { Conflict, Gone, Invalid, NotFound, Unavailable } from '../api/errors.ts';
+import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import { AgentServerClient } from '../runtime/agent-server-client.ts';
 import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
-import { conversationSandboxStatus, getOwned, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { conversationSandboxStatus, getOwned, sandboxNameOf, sandboxPhase, sessionKeyOf } from './resources.ts';
+import { awaitSandbox } from './sandbox-wait.ts';
+import { resumeSandbox } from './sandboxes.ts';
+
+const DEFAULT_RESUME_WAIT_SECONDS = 30;
 
 export async function agentFor(d: FacadeDeps, user: AppUser, id: string): Promise<{ conv: Conversation; client: AgentServerClient }> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
   if (!conv || conv.metadata.deletionTimestamp) throw new NotFound(`Conversation ${id} not found`);
   const name = sandboxNameOf(conv);
-  const sb = name ? await d.store.get(SandboxKind, d.namespace, name) : undefined;
-  const status = conversationSandboxStatus(conv, sb);
+  let sb = name ? await d.store.get(SandboxKind, d.namespace, name) : undefined;
+  refuseReadOnly(id, conversationSandboxStatus(conv, sb));
+  if (!sb) throw new Conflict(`Conversation ${id} has no sandbox yet (STARTING); read its workspace once its start task is READY`);
+  if (!serving(sb)) sb = await resumeForRead(d, user, id, sb);
+  return { conv, client: new AgentServerClient(sb.status!.url!, await sessionKeyOf(d, sb.metadata.name)) };
+}
+
+function serving(sb: Sandbox | undefined): sb is Sandbox {
+  return sandboxPhase(sb) === 'RUNNING' && !!sb?.status?.url;
+}
+
+function refuseReadOnly(id: string, status: ReturnType<typeof sandboxPhase>): void {
   if (status === 'MISSING') throw new Gone(`Conversation ${id} is read-only: its sandbox is gone, and workspace files went with it`);
   if (status === 'ERROR') throw new Conflict(`Conversation ${id} is read-only: its sandbox failed, so its workspace cannot be read`);
-  if (status !== 'RUNNING' || !sb?.status?.url) throw new Conflict(`The sandbox of conversation ${id} is ${status}; resume it (POST /api/v1/sandboxes/${name}/resume) to read its workspace`);
-  return { conv, client: new AgentServerClient(sb.status.url, await sessionKeyOf(d, sb.metadata.name)) };
+}
+
+/** Resumes a paused (or still starting) sandbox and waits until its agent server serves. */
+async function resumeForRead(d: FacadeDeps, user: AppUser, id: string, sb: Sandbox): Promise<Sandbox> {
+  await resumeSandbox(d, user, sb.metadata.name); // idempotent; 429 past the capacity
+  const waitSeconds = d.settings.resumeWaitSeconds ?? DEFAULT_RESUME_WAIT_SECONDS;
+  const ready = await awaitSandbox(d, sb, (s) => serving(s) || sandboxPhase(s) === 'ERROR' || sandboxPhase(s) === 'MISSING', waitSeconds * 1000);
+  if (ready === null) {
+    throw new Unavailable(`The sandbox of conversation ${id} is resuming and did not answer within ${waitSeconds} s; try again shortly`, { retryAfterSeconds: 5 });
+  }
+  refuseReadOnly(id, sandboxPhase(ready));
+  return ready as Sandbox;
 }
 
 function absolute(path: string | undefined, param: string): string {
-  if (!path) throw new BadRequest(`Query parameter ${param} is required (an absolute path in the sandbox)`);
-  if (!path.startsWith('/')) throw new BadRequest(`${param} must be an absolute path in the sandbox, got '${path}'`);
+  if (!path) throw new Invalid([{ loc: ['query', param], msg: 'Field required (an absolute path in the sandbox)', type: 'missing' }]);
+  if (!path.startsWith('/')) throw new Invalid([{ loc: ['query', param], msg: `Must be an absolute path in the sandbox, got '${path}'`, type: 'value_error' }]);
   return path;
 }
 
