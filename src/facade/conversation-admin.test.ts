@@ -68,10 +68,31 @@ describe('conversation metadata, deletion and download', () => {
     expect((await h.call('GET', `/api/v1/app-conversations?ids=${first}`)).body).toEqual([null]);
     expect(await h.db.events.count(first, {})).toBe(0);
     expect(await h.store.get(SandboxKind, NS, 'sb-1')).toBeDefined(); // still has `second`
-    expect((await h.call('DELETE', `/api/v1/app-conversations/${first}`)).status).toBe(404);
 
     await h.call('DELETE', `/api/v1/app-conversations/${second}`);
     const sb = await h.store.get(SandboxKind, NS, 'sb-1');
     expect(sb === undefined || sb.metadata.deletionTimestamp !== undefined).toBe(true);
+  });
+
+  it('answers a repeated DELETE by the same user with 200; a foreign or never-known id stays 404', async () => {
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { key: 'sk-1' });
+    const id = await readyOn('sb-1');
+    expect((await h.call('DELETE', `/api/v1/app-conversations/${id}`)).body).toEqual({ success: true });
+    expect(await h.store.get(ConversationKind, NS, id)).toBeUndefined();
+    for (const spelling of [id, id.toUpperCase(), `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}`]) {
+      expect(await h.call('DELETE', `/api/v1/app-conversations/${spelling}`)).toMatchObject({ status: 200, body: { success: true } });
+    }
+    // The last conversation took its sandbox along: deleting that too is a repeat, not a 404.
+    expect(await h.store.get(SandboxKind, NS, 'sb-1')).toBeUndefined();
+    expect((await h.call('DELETE', '/api/v1/sandboxes/sb-1')).body).toEqual({ success: true });
+    // Nothing else reads the deleted conversation.
+    expect((await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: 'x' } })).status).toBe(404);
+    expect((await h.call('GET', `/api/v1/conversation/${id}/events/search`)).status).toBe(404);
+    // Another user learns nothing: the same answer as for an id nobody ever had.
+    const foreign = await h.call('DELETE', `/api/v1/app-conversations/${id}`, { key: h.bob.key });
+    const never = await h.call('DELETE', '/api/v1/app-conversations/ffffffffffffffffffffffffffffffff', { key: h.bob.key });
+    expect(foreign).toMatchObject({ status: 404, body: { detail: `Conversation ${id} not found` } });
+    expect(never).toMatchObject({ status: 404, body: { detail: 'Conversation ffffffffffffffffffffffffffffffff not found' } });
+    expect((await h.call('DELETE', '/api/v1/sandboxes/sb-1', { key: h.bob.key })).status).toBe(404);
   });
 });

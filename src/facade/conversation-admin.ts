@@ -9,7 +9,7 @@ import { AgentServerClient } from '../runtime/agent-server-client.ts';
 import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { batchConversations } from './queries.ts';
-import { getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { deletedByUser, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
 
 async function owned(d: FacadeDeps, user: AppUser, id: string): Promise<Conversation> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
@@ -42,8 +42,16 @@ export async function updateConversation(d: FacadeDeps, user: AppUser, id: strin
  * removes the sandbox too (spec part 4 rule 4).
  */
 export async function deleteConversation(d: FacadeDeps, user: AppUser, id: string): Promise<{ success: true }> {
-  const conv = await owned(d, user, id);
+  const conv = await getOwned(d, ConversationKind, user.id, id);
+  if (!conv) {
+    // Idempotent: the caller deleted it before. Never seen, or someone else's: unknown.
+    if (await deletedByUser(d, 'Conversation', user.id, id)) return { success: true };
+    throw new NotFound(`Conversation ${id} not found`);
+  }
+  // Every step below tolerates an earlier, interrupted attempt (a conversation already being deleted).
   const name = conv.metadata.name;
+  // Written first, so a DELETE retried after a failure part-way still answers 200 once it is gone.
+  await d.db.recordDeletion('Conversation', name, user.id);
   const sandboxName = sandboxNameOf(conv);
   const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
   if (sb?.status?.phase === 'RUNNING' && sb.status.url) {
@@ -58,6 +66,8 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
   if (sb && !sb.metadata.deletionTimestamp) {
     const { items } = await d.store.list(ConversationKind, d.namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
     if (items.every((c) => c.metadata.name === name || c.metadata.deletionTimestamp)) {
+      // The caller's delete took the sandbox with it: a later DELETE of the sandbox is a repeat too.
+      await d.db.recordDeletion('Sandbox', sb.metadata.name, user.id);
       await ignoreNotFound(d.store.delete(SandboxKind, d.namespace, sb.metadata.name));
     }
   }

@@ -6,6 +6,7 @@ import { Conflict } from '../api/errors.ts';
 import { LABEL_OWNER, LABEL_SANDBOX, type KubeObject, type ResourceKind } from '../api/meta.ts';
 import { SandboxKind, type Sandbox, type SandboxPhase } from '../api/sandbox.ts';
 import { SecretKind } from '../api/secret.ts';
+import type { TombstoneKind } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
 
 /** Ids are 32-char lowercase hex UUIDs; dashed or upper-case input is accepted. Undefined when not a UUID. */
@@ -34,6 +35,16 @@ export async function getOwned<T extends KubeObject>(d: FacadeDeps, kind: Resour
   if (n === undefined) return undefined;
   const obj = await d.store.get(kind, d.namespace, n);
   return obj && isOwnedBy(obj, userId) ? obj : undefined;
+}
+
+/**
+ * True when `userId` itself deleted this resource through the API (a tombstone in the app store).
+ * Only a repeated DELETE (idempotent) and pause/resume (410) look at it; every other route answers
+ * 404, and so does everything for any other user.
+ */
+export async function deletedByUser(d: FacadeDeps, kind: TombstoneKind, userId: string, id: string): Promise<boolean> {
+  const n = kind === 'Conversation' ? conversationName(id) : normalizeName(id);
+  return n !== undefined && (await d.db.deletedBy(kind, n)) === userId;
 }
 
 export async function listOwned<T extends KubeObject>(d: FacadeDeps, kind: ResourceKind<T>, userId: string, extra?: string): Promise<T[]> {

@@ -94,12 +94,46 @@ describe('sandboxes', () => {
     expect((await h.call('DELETE', '/api/v1/sandboxes/sb-1?sandbox_id=sb-2')).status).toBe(400);
     expect((await h.call('DELETE', '/api/v1/sandboxes/sb-1')).body).toEqual({ success: true });
     expect(await h.store.get(SandboxKind, NS, 'sb-1')).toBeUndefined();
-    expect((await h.call('DELETE', '/api/v1/sandboxes/sb-1')).status).toBe(404);
     expect((await h.call('DELETE', '/api/v1/sandboxes/%7Bid%7D?sandbox_id=sb-2')).body).toEqual({ success: true });
 
     const sb = await makeSandbox(h.store, h.alice.user, 'sb-3', 'RUNNING');
     await h.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, finalizers: [FINALIZER_RUNTIME] } });
     expect((await h.call('DELETE', '/api/v1/sandboxes/sb-3')).status).toBe(200);
     expect((await h.call('DELETE', '/api/v1/sandboxes/sb-3')).status).toBe(200); // still being deleted
+  });
+
+  it('answers a repeated DELETE of a sandbox the caller deleted with 200; other ids stay 404', async () => {
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING');
+    expect((await h.call('DELETE', '/api/v1/sandboxes/sb-1')).body).toEqual({ success: true });
+    expect(await h.store.get(SandboxKind, NS, 'sb-1')).toBeUndefined();
+    for (let i = 0; i < 2; i++) {
+      expect(await h.call('DELETE', '/api/v1/sandboxes/sb-1')).toMatchObject({ status: 200, body: { success: true } });
+    }
+    expect((await h.call('DELETE', '/api/v1/sandboxes/%7Bid%7D?sandbox_id=sb-1')).body).toEqual({ success: true });
+    // Deleted, yet never readable again: only DELETE looks at the tombstone.
+    expect((await h.call('GET', '/api/v1/sandboxes?id=sb-1')).body).toEqual([null]);
+    // Another user, or an id nobody owned, learns nothing.
+    expect(await h.call('DELETE', '/api/v1/sandboxes/sb-1', { key: h.bob.key })).toMatchObject({ status: 404, body: { detail: 'Sandbox sb-1 not found' } });
+    expect(await h.call('DELETE', '/api/v1/sandboxes/sb-never')).toMatchObject({ status: 404, body: { detail: 'Sandbox sb-never not found' } });
+  });
+
+  it('refuses pause and resume of a deleted sandbox with 410 (404 for anyone else)', async () => {
+    const sb = await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING');
+    await h.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, finalizers: [FINALIZER_RUNTIME] } });
+    expect((await h.call('DELETE', '/api/v1/sandboxes/sb-1')).status).toBe(200);
+    // Being deleted (the finalizer still holds it), then gone.
+    for (const stage of ['deleting', 'gone']) {
+      if (stage === 'gone') {
+        const cur = (await h.store.get(SandboxKind, NS, 'sb-1'))!;
+        await h.store.update(SandboxKind, { ...cur, metadata: { ...cur.metadata, finalizers: [] } });
+        expect(await h.store.get(SandboxKind, NS, 'sb-1')).toBeUndefined();
+      }
+      for (const action of ['pause', 'resume']) {
+        const r = await h.call('POST', `/api/v1/sandboxes/sb-1/${action}`);
+        expect(r.status, `${action} while ${stage}`).toBe(410);
+        expect(r.body.detail).toMatch(new RegExp(`sb-1 .*(deleted|being deleted).*cannot be ${action}d`));
+        expect((await h.call('POST', `/api/v1/sandboxes/sb-1/${action}`, { key: h.bob.key })).status).toBe(404);
+      }
+    }
   });
 });

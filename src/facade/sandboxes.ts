@@ -8,7 +8,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { pageOf, isoOf, type Page } from './paging.ts';
 import { sandboxInfoRecord } from './records.ts';
-import { getOwned, listOwned, modify, normalizeName, sandboxPhase, sessionKeyOf } from './resources.ts';
+import { deletedByUser, getOwned, listOwned, modify, normalizeName, sandboxPhase, sessionKeyOf } from './resources.ts';
 import { newId } from './start.ts';
 
 type Rec = Record<string, unknown>;
@@ -18,10 +18,12 @@ async function info(d: FacadeDeps, sb: Sandbox): Promise<Rec> {
   return sandboxInfoRecord(sb, key);
 }
 
-async function owned(d: FacadeDeps, user: AppUser, id: string): Promise<Sandbox> {
+/** Pause and resume of a sandbox the caller deleted: 410, as while it is being deleted. */
+async function ownedForLifecycle(d: FacadeDeps, user: AppUser, id: string, action: string): Promise<Sandbox> {
   const sb = await getOwned(d, SandboxKind, user.id, id);
-  if (!sb) throw new NotFound(`Sandbox ${id} not found`);
-  return sb;
+  if (sb) return sb;
+  if (await deletedByUser(d, 'Sandbox', user.id, id)) throw new Gone(`Sandbox ${id} was deleted and cannot be ${action}`);
+  throw new NotFound(`Sandbox ${id} not found`);
 }
 
 export async function createSandbox(d: FacadeDeps, user: AppUser, specId: string | undefined): Promise<Rec> {
@@ -66,13 +68,13 @@ function refuseTerminal(sb: Sandbox, action: string): void {
 
 /** Idempotent: pausing a paused (or pausing) sandbox succeeds without a write. */
 export async function pauseSandbox(d: FacadeDeps, user: AppUser, id: string): Promise<void> {
-  refuseTerminal(await owned(d, user, id), 'paused');
+  refuseTerminal(await ownedForLifecycle(d, user, id, 'paused'), 'paused');
   await modify(d, SandboxKind, normalizeName(id)!, (s) => (s.spec.paused === true ? undefined : ((s.spec.paused = true), s)));
 }
 
 /** Idempotent: resuming a running (or resuming) sandbox succeeds without a write. */
 export async function resumeSandbox(d: FacadeDeps, user: AppUser, id: string): Promise<void> {
-  const sb = await owned(d, user, id);
+  const sb = await ownedForLifecycle(d, user, id, 'resumed');
   refuseTerminal(sb, 'resumed');
   if (sb.spec.paused !== true) return;
   if (sb.status?.phase === 'PAUSED') await admit(d, 'Resuming this sandbox');
@@ -81,7 +83,8 @@ export async function resumeSandbox(d: FacadeDeps, user: AppUser, id: string): P
 
 /**
  * Deletes by the path id; `?sandbox_id=` is accepted for OpenHands clients (which send the id
- * there). Deleting a sandbox that is already being deleted succeeds; once it is gone it is unknown (404).
+ * there). Idempotent: deleting a sandbox that is being deleted, or that the caller deleted before
+ * (a tombstone), succeeds; an id the caller never owned is 404.
  */
 export async function deleteSandbox(d: FacadeDeps, user: AppUser, pathId: string, queryId: string | undefined): Promise<void> {
   let id = pathId;
@@ -90,7 +93,12 @@ export async function deleteSandbox(d: FacadeDeps, user: AppUser, pathId: string
     if (normalizeName(pathId) !== undefined) throw new BadRequest(`The sandbox id in the path (${pathId}) and in ?sandbox_id= (${queryId}) differ`);
     id = queryId;
   }
-  const sb = await owned(d, user, id);
+  const sb = await getOwned(d, SandboxKind, user.id, id);
+  if (!sb) {
+    if (await deletedByUser(d, 'Sandbox', user.id, id)) return;
+    throw new NotFound(`Sandbox ${id} not found`);
+  }
+  await d.db.recordDeletion('Sandbox', sb.metadata.name, user.id);
   if (sb.metadata.deletionTimestamp) return;
   try {
     await d.store.delete(SandboxKind, d.namespace, sb.metadata.name);
