@@ -8,6 +8,7 @@ import { newEventBase, parseEvent, type ActionEvent, type Event } from '../api/e
 import { startScriptedLlm, type RecordedRequest, type ScriptStep } from '../testing/scripted-llm/server.ts';
 import { createAgentWith, LLM_NOT_CONFIGURED, type AgentOptions } from './agent.ts';
 import type { AgentHost, LlmConfig } from './types.ts';
+import { lastStats } from './usage.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -30,6 +31,7 @@ async function setup(opts: { secrets?: Record<string, string>; maxIterations?: n
     secrets: opts.secrets ?? {},
     maxIterations: opts.maxIterations ?? 50,
     request: { agent: { llm: { model: 'openai/scripted' } }, ...opts.request } as StartConversationRequest,
+    stats: () => lastStats(events),
     events: () => events,
     emit: (e) => events.push(parseEvent(e)),
     executionStatus: () => status,

@@ -49,7 +49,7 @@ import { TerminalSession, type TerminalSessionOptions } from './tools/terminal-s
 import { terminalTool } from './tools/terminal.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
-import { addUsage, priced, statsValue, usageFromEvents, type BucketState, type UsageBucket } from './usage.ts';
+import { addUsage, priced, statsValue, usageFromStats, type BucketState, type UsageBucket } from './usage.ts';
 import { createLogger } from '../util/log.ts';
 
 const log = createLogger('agent');
@@ -126,7 +126,8 @@ class Agent implements ConversationAgent {
       confirmationGate(() => host.request.confirmation_policy),
       ...(opts.beforeExecute ? [opts.beforeExecute] : []),
     ];
-    this.#usage = { agent: { total: usageFromEvents(host.events(), 'agent') }, condenser: { total: usageFromEvents(host.events(), 'condenser') } };
+    const recorded = host.stats();
+    this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') } };
   }
 
   async run(signal: AbortSignal): Promise<void> {

@@ -9,6 +9,7 @@ import { newEventBase, parseEvent, type Event } from '../api/events/index.ts';
 import { startScriptedLlm, type ScriptStep } from '../testing/scripted-llm/server.ts';
 import { createAgentWith, type AgentOptions } from './agent.ts';
 import type { AgentHost, ConversationAgent, LlmConfig } from './types.ts';
+import { lastStats } from './usage.ts';
 
 type Of<K extends Event['kind']> = Extract<Event, { kind: K }>;
 
@@ -37,6 +38,7 @@ export async function setupHost(opts: HostSetup, cleanup: (fn: () => Promise<voi
     secrets: opts.secrets ?? {},
     maxIterations: opts.maxIterations ?? 50,
     request,
+    stats: () => lastStats(events),
     events: () => events,
     emit: (e) => events.push(parseEvent(e)),
     executionStatus: () => status,

@@ -3,7 +3,7 @@
 // agent owns the loop, the model client and the tools. Neither holds the other's state.
 import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
-import type { StartConversationRequest } from '../api/agent-server/index.ts';
+import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
@@ -26,6 +26,11 @@ export interface AgentHost {
    * MCP configuration, hook_config, plugins, confirmation policy, condenser and the like.
    */
   readonly request: StartConversationRequest;
+  /**
+   * The conversation's recorded usage (`stats`, as the last stats update set it); null for a new
+   * conversation or a fork that reset its metrics. The agent's totals continue from it.
+   */
+  stats(): ConversationStats | null;
   /** Every persisted event of this conversation, oldest first. */
   events(): readonly Event[];
   /** Persists (with the next sequence number) and broadcasts. Throws only when persistence fails. */

@@ -1,6 +1,7 @@
 // Usage and cost accumulated per conversation, in the OpenHands `stats` shape
 // (ConversationStats.usage_to_metrics, keyed by usage id: `agent` for the agent's calls,
 // `condenser` for summaries).
+import type { ConversationStats } from '../api/agent-server/index.ts';
 import type { Event } from '../api/events/index.ts';
 import type { CallUsage } from './llm/client.ts';
 
@@ -84,21 +85,28 @@ export function statsValue(model: string, buckets: Partial<Record<UsageBucket, B
   return { usage_to_metrics };
 }
 
-/** A bucket's usage so far, from the last `stats` state update (the agent may be re-created after a restart). */
-export function usageFromEvents(events: readonly Event[], bucket: UsageBucket = 'agent'): Usage {
+/**
+ * A bucket's usage so far, from the conversation's recorded `stats` (the agent may be re-created
+ * after a restart; a fork starts from zero or from its source's totals, whatever its copied events say).
+ */
+export function usageFromStats(stats: ConversationStats | null | undefined, bucket: UsageBucket = 'agent'): Usage {
+  const m = stats?.usage_to_metrics?.[bucket];
+  if (!m) return ZERO_USAGE;
+  const t = m.accumulated_token_usage ?? {};
+  return {
+    promptTokens: t.prompt_tokens ?? 0,
+    completionTokens: t.completion_tokens ?? 0,
+    cacheReadTokens: t.cache_read_tokens ?? 0,
+    reasoningTokens: t.reasoning_tokens ?? 0,
+    cost: m.accumulated_cost ?? 0,
+  };
+}
+
+/** The value of the last `stats` state update: what a host that keeps no stats of its own records (test hosts). */
+export function lastStats(events: readonly Event[]): StatsValue | null {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
-    if (e.kind !== 'ConversationStateUpdateEvent' || e.key !== 'stats') continue;
-    const m = (e.value as Partial<StatsValue> | undefined)?.usage_to_metrics?.[bucket];
-    if (!m) break;
-    const t: Partial<BucketMetrics['accumulated_token_usage']> = m.accumulated_token_usage ?? {};
-    return {
-      promptTokens: t.prompt_tokens ?? 0,
-      completionTokens: t.completion_tokens ?? 0,
-      cacheReadTokens: t.cache_read_tokens ?? 0,
-      reasoningTokens: t.reasoning_tokens ?? 0,
-      cost: m.accumulated_cost ?? 0,
-    };
+    if (e.kind === 'ConversationStateUpdateEvent' && e.key === 'stats') return (e.value as StatsValue | undefined) ?? null;
   }
-  return ZERO_USAGE;
+  return null;
 }

@@ -109,6 +109,10 @@ export class ConversationRuntime implements AgentHost {
 
   // ---- AgentHost ----
 
+  stats(): ConversationRow['stats'] {
+    return this.#row.stats;
+  }
+
   events(): readonly Event[] {
     this.#cache ??= this.#ctx.events.all(this.conversationId);
     return this.#cache;
