@@ -47,6 +47,18 @@ export function createFacade(deps: FacadeDeps): Facade {
   return { d, activity: new ActivityRecorder(d) };
 }
 
+/**
+ * Every router that serves /api/v1. The route table in src/api/app/routes.ts (and so the OpenAPI
+ * document) describes exactly these routes; src/facade/openapi.test.ts compares the two.
+ */
+export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
+  const api = new Router({ prefix: API_PREFIX });
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
+    api.use(routes(facade).routes());
+  }
+  return { openApi: openApiRoutes(), api };
+}
+
 export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(deps)): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
@@ -56,12 +68,8 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
   const isApi = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
   app.use(requireApiKey(deps.db, { except: (path) => !isApi(path) || path.startsWith(webhooks) || path === OPENAPI_PATH }));
-  app.use(openApiRoutes().routes());
-
-  const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
-    api.use(routes(facade).routes());
-  }
+  const { openApi, api } = apiRouters(facade);
+  app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
   app.use(healthRoutes().routes());

@@ -34,7 +34,7 @@ export interface AppRoute {
   /** OpenAPI path template under the base URL. */
   path: string;
   summary: string;
-  tag: 'conversations' | 'events' | 'sandboxes' | 'settings' | 'webhooks';
+  tag: 'conversations' | 'events' | 'sandboxes' | 'settings' | 'users' | 'webhooks' | 'meta';
   query?: TSchema;
   body?: TSchema;
   response?: TSchema;
@@ -42,6 +42,8 @@ export interface AppRoute {
   notImplemented?: true;
   /** Authenticated with the sandbox session key instead of a user API key. */
   sandboxAuth?: true;
+  /** Readable without any key. */
+  public?: true;
 }
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
@@ -65,6 +67,7 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file (query file_path: absolute path in the sandbox); the content as a JSON string. 409 while paused, 409/410 when read-only', response: Type.String() },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace (query path: repository, ref optional)', response: Type.Array(Type.Object({ status: Type.String(), path: Type.String() })) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Whole file before and after (query path: file, ref optional)', response: Type.Object({ modified: Nullable(Type.String()), original: Nullable(Type.String()) }) },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/files', tag: 'conversations', summary: 'List workspace files (404 for an unknown or foreign id)', notImplemented: true },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/skills', tag: 'conversations', summary: 'Skills the workspace loads, read live from the agent server. 409 while paused, 409/410 when read-only', response: ConversationSkillsResponse },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/hooks', tag: 'conversations', summary: "Hooks configured in the conversation's workspace (.openhands/hooks.json, read live), grouped by event type. 409 while paused, 409/410 when read-only", response: ConversationHooksResponse },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/search', tag: 'events', summary: 'Search the events of a conversation (readable after its sandbox is gone)', query: EventSearchQuery, response: Page(Event) },
@@ -78,6 +81,7 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'delete', path: '/api/v1/sandboxes/{sandbox_id}', tag: 'sandboxes', summary: 'Delete the sandbox; its conversations become read-only (MISSING). Idempotent: a repeat by the same user answers 200; pause or resume afterwards answers 410', query: SandboxDeleteQuery, response: Success },
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
+  { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to', response: Type.Object({ id: Type.String(), name: Type.String() }) },
   { method: 'get', path: '/api/v1/secrets/search', tag: 'settings', summary: "The caller's stored secrets: names and descriptions, never values (by name)", query: PageQuery, response: Page(StoredSecretInfo) },
   { method: 'post', path: '/api/v1/secrets', tag: 'settings', summary: 'Store a secret (201; 409 when the name exists). Given to each new conversation of the caller; a per-conversation secret of the same name wins', body: StoredSecretCreate, response: StoredSecretInfo },
   { method: 'get', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "A stored secret's name and description (never the value)", response: StoredSecretInfo },
@@ -87,6 +91,7 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: 'Register a marketplace (URL, optional ref and path, personal or organization scope, Auto-Load); 201, 409 when the name is taken. Registering alone loads nothing', body: MarketplaceRegistrationCreate, response: MarketplaceRegistration },
   { method: 'patch', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Change a registration (Auto-Load, URL, ref, path); applies to conversations started afterwards, never to running ones', body: MarketplaceRegistrationUpdate, response: MarketplaceRegistration },
   { method: 'delete', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Unregister a marketplace', response: Success },
+  { method: 'get', path: '/api/v1/openapi.json', tag: 'meta', summary: 'This OpenAPI 3.1 document (no key needed)', public: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}', tag: 'webhooks', summary: 'Event sink for agent servers (in order, idempotent)', body: SinkEventBatch, response: SinkAck, sandboxAuth: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/conversations', tag: 'webhooks', summary: 'Conversation status from agent servers', body: SinkConversationUpdate, response: Success, sandboxAuth: true },
 ];

@@ -48,7 +48,8 @@ export function openApiDocument(version: string): Json {
           '200': { description: 'OK', ...(route.response ? { content: jsonContent(plain(route.response)) } : {}) },
           ...(route.body || route.query ? { '422': { description: 'Validation error', content: jsonContent({ $ref: '#/components/schemas/HTTPValidationError' }) } } : {}),
         };
-    responses['401'] = { description: 'Missing or wrong key', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
+    if (route.path.includes('{')) responses['404'] = { description: 'Unknown id (or one of another user)', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
+    if (!route.public) responses['401'] = { description: 'Missing or wrong key', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
     paths[route.path] = {
       ...paths[route.path],
       [route.method]: {
@@ -58,7 +59,7 @@ export function openApiDocument(version: string): Json {
         parameters: [...pathParameters(route.path), ...queryParameters(route.query)],
         ...(route.body ? { requestBody: { required: true, content: jsonContent(plain(route.body)) } } : {}),
         responses,
-        security: [route.sandboxAuth ? { sandboxKey: [] } : { bearer: [] }],
+        security: route.public ? [] : [route.sandboxAuth ? { sandboxKey: [] } : { bearer: [] }],
       },
     };
   }
