@@ -12,7 +12,7 @@ const root = join(import.meta.dirname, '..', '..');
 /** `GET /api/v1/x/{id}` for each route a router serves (HEAD is implied by GET). */
 function registered(router: ReturnType<typeof apiRouters>['api']): string[] {
   return router.stack.flatMap((layer) =>
-    layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/:(\w+)/g, '{$1}')}`),
+    layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`),
   );
 }
 
