@@ -49,6 +49,36 @@ describe('cross-user isolation', () => {
     expect((await asBob('POST', '/api/v1/app-conversations', { sandbox_id: 'sb-a' })).status).toBe(404);
   });
 
+  it('answers a foreign id exactly like an unknown one on every conversation route, and changes nothing', async () => {
+    const unknown = 'ffffffffffffffffffffffffffffffff';
+    const before = (await h.call('GET', `/api/v1/app-conversations?ids=${conv}`)).body;
+    const routes: [method: string, path: (id: string) => string, body?: unknown][] = [
+      ['GET', (id) => `/api/v1/app-conversations/${id}/file?file_path=/etc/hostname`],
+      ['GET', (id) => `/api/v1/app-conversations/${id}/git/changes?path=/workspace`],
+      ['GET', (id) => `/api/v1/app-conversations/${id}/git/diff?path=/workspace/a.txt`],
+      ['GET', (id) => `/api/v1/app-conversations/${id}/download`],
+      ['GET', (id) => `/api/v1/app-conversations/${id}/skills`],
+      ['GET', (id) => `/api/v1/app-conversations/${id}/hooks`],
+      ['GET', (id) => `/api/v1/app-conversations/${id}/files`],
+      ['PATCH', (id) => `/api/v1/app-conversations/${id}`, { title: 'taken over' }],
+      ['DELETE', (id) => `/api/v1/app-conversations/${id}`],
+    ];
+    for (const [method, path, body] of routes) {
+      const foreign = await h.call(method, path(conv), { key: h.bob.key, ...(body !== undefined ? { body } : {}) });
+      const none = await h.call(method, path(unknown), { key: h.bob.key, ...(body !== undefined ? { body } : {}) });
+      const what = `${method} ${path('{id}')}`;
+      expect(foreign.status, what).toBe(404);
+      expect(foreign.body, what).toEqual({ detail: `Conversation ${conv} not found` });
+      // Same status, same shape, same headers that matter: nothing tells the two apart.
+      expect(JSON.stringify(foreign.body).replaceAll(conv, 'ID'), what).toBe(JSON.stringify(none.body).replaceAll(unknown, 'ID'));
+      expect(foreign.headers.get('content-type'), what).toBe(none.headers.get('content-type'));
+      expect(foreign.headers.get('content-disposition'), what).toBeNull();
+    }
+    // Bob's PATCH and DELETE touched nothing of Alice's.
+    expect((await h.call('GET', `/api/v1/app-conversations?ids=${conv}`)).body).toEqual(before);
+    expect((await h.call('GET', `/api/v1/conversation/${conv}/events/count`)).body).toBe(1);
+  });
+
   it('does not let one sandbox key write into another user’s conversation', async () => {
     await makeSandbox(h.store, h.bob.user, 'sb-b', 'RUNNING', { key: 'sk-b' });
     const r = await h.call('POST', `/api/v1/webhooks/sb-b/events/${conv}`, { key: null, headers: { 'x-session-api-key': 'sk-b' }, body: { items: [{ seq: 2, event: pauseEvent('x') }] } });
