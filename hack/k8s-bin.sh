@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes control plane the e2e suites run against: kube-apiserver and
 # kube-controller-manager (owner-reference garbage collection) from the Go module proxy, etcd from
-# Debian's etcd-server package (built from Go modules when apt cannot provide it), and helm v4.
+# Debian's etcd-server package (built from Go modules when apt cannot provide it), helm v4, and
+# helm v3 (as helm3, only to test that the chart refuses it). Exits non-zero when any is missing.
 #
 # The cache lives outside the repository so a fresh clone on the same machine (CI) reuses it:
 #   ${AGENTYARD_CACHE:-$HOME/.cache/agentyard}/k8s/<version>/bin
@@ -122,7 +123,7 @@ build_helm() {
     "helm.sh/helm/v4/cmd/helm@v$HELM_VERSION" >&2
 }
 
-# Helm 3 as bin/helm3. Optional: without it the version-refusal test skips naming the binary.
+# Helm 3 as bin/helm3, only for the test that the chart refuses Helm < 4 with a clear message.
 build_helm3() {
   local tmp
   tmp=$(mktemp -d)
@@ -148,7 +149,7 @@ if [[ ! -x "$BIN/helm" ]]; then
   build_helm || die "building helm v$HELM_VERSION failed"
 fi
 if [[ ! -x "$BIN/helm3" ]]; then
-  build_helm3 || log "warning: building helm v$HELM3_VERSION failed; the Helm 3 refusal test will skip"
+  build_helm3 || die "building helm v$HELM3_VERSION (bin/helm3, for the Helm < 4 refusal test) failed"
 fi
 
 "$BIN/kube-apiserver" --version >/dev/null 2>&1 || die "$BIN/kube-apiserver does not run"

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { requiredForTests } from '../../src/testing/required/required.ts';
 import { kubeBinDir } from '../kube/cluster.ts';
 
 export const REPO = join(import.meta.dirname, '../..');
@@ -14,7 +15,8 @@ export const run = promisify(execFile);
 
 function binary(name: string): string | undefined {
   const dir = kubeBinDir();
-  return dir && existsSync(join(dir, name)) ? join(dir, name) : undefined;
+  const found = dir && existsSync(join(dir, name)) ? join(dir, name) : undefined;
+  return requiredForTests(found, `${name} beside kube-apiserver${dir ? ` in ${dir}` : ''}`, 'run `make k8s-bin` (hack/k8s-bin.sh; needs Go)');
 }
 
 export const helmBin = binary('helm');

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { requiredForTests } from '../../src/testing/required/required.ts';
 import { makeClientCert, makePki, type ClientCert, type Pki } from './certs.ts';
 import { freePort, ManagedProcess, waitFor } from './processes.ts';
 
@@ -24,11 +25,15 @@ export function pinnedKubeVersion(): string {
   return m[1];
 }
 
-/** The directory holding etcd, kube-apiserver and kube-controller-manager, or undefined if not built. */
+/**
+ * The directory holding etcd, kube-apiserver and kube-controller-manager, or undefined if not built
+ * (a failure instead under AGENTYARD_REQUIRE_CLUSTER_TESTS=1, see src/testing/required).
+ */
 export function kubeBinDir(): string | undefined {
   const cache = process.env.AGENTYARD_CACHE ?? join(homedir(), '.cache/agentyard');
   const dir = process.env.AGENTYARD_KUBE_BIN ?? join(cache, 'k8s', process.env.K8S_VERSION ?? pinnedKubeVersion(), 'bin');
-  return BINARIES.every((b) => existsSync(join(dir, b))) ? dir : undefined;
+  const missing = BINARIES.filter((b) => !existsSync(join(dir, b)));
+  return requiredForTests(missing.length ? undefined : dir, `${missing.join(', ')} in ${dir}`, 'run `make k8s-bin` (hack/k8s-bin.sh; needs Go)');
 }
 
 export interface TestClusterOptions {

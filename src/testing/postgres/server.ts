@@ -6,6 +6,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requiredForTests } from '../required/required.ts';
 
 export interface PgServer {
   /** postgres://… URL of the created database (no password: trust auth on loopback). */
@@ -13,12 +14,14 @@ export interface PgServer {
   stop(): Promise<void>;
 }
 
-/** The bin dir of the newest installed PostgreSQL, or undefined when Debian's postgresql is absent. */
+/**
+ * The bin dir of the newest installed PostgreSQL, or undefined when Debian's postgresql is absent
+ * (a failure instead under AGENTYARD_REQUIRE_CLUSTER_TESTS=1, see src/testing/required).
+ */
 export function postgresBinDir(): string | undefined {
   const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin/postgres'))).sort((a, b) => Number(b) - Number(a));
-  return versions[0] ? join(root, versions[0], 'bin') : undefined;
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin/postgres'))).sort((a, b) => Number(b) - Number(a)) : [];
+  return requiredForTests(versions[0] ? join(root, versions[0], 'bin') : undefined, `PostgreSQL (${root}/<version>/bin/postgres)`, 'run hack/test-deps.sh as root (installs Debian postgresql)');
 }
 
 async function freePort(): Promise<number> {
