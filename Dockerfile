@@ -11,9 +11,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM ${NODE_IMAGE}
-# git and tar for the agent's tools and workspace archives; bash for the terminal tool.
-RUN apt-get update && apt-get install -y --no-install-recommends git tar bash ca-certificates && rm -rf /var/lib/apt/lists/*
+FROM ${NODE_IMAGE} AS runtime
+# git and tar for the agent's tools and workspace archives; bash for the terminal tool; Debian's
+# chromium (with a font, so pages render text) for the agent's browser tools, which drive it
+# through playwright-core headless and without its own sandbox (the Pod is the sandbox).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git tar bash ca-certificates chromium fonts-liberation \
+ && rm -rf /var/lib/apt/lists/*
+# Where src/agent/tools/browser/session.ts finds the browser (also its default guess).
+ENV AGENTYARD_CHROMIUM=/usr/bin/chromium
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
