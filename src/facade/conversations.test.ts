@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../api/conversation.ts';
 import { SandboxKind } from '../api/sandbox.ts';
-import { makeSandbox, NS, setSandboxPhase, setStartTask, startConversationId, startHarness, type Harness } from './test-support.ts';
+import { makeSandbox, messageEvent, NS, setSandboxPhase, setStartTask, startConversationId, startHarness, type Harness } from './test-support.ts';
 
 describe('app-conversation records', () => {
   let h: Harness;
@@ -77,6 +77,61 @@ describe('app-conversation records', () => {
     await makeSandbox(h.store, h.alice.user, 'sb-x', 'RUNNING');
     await setStartTask(h.store, ids[2]!, 'READY', 'sb-x');
     expect((await h.call('GET', '/api/v1/app-conversations/search?sandbox_id__eq=sb-x')).body.items.map((x: { id: string }) => x.id)).toEqual([ids[2]]);
+  });
+
+  it('filters search and count by updated_at (events, start task, agent server summary), >= inclusive and < exclusive', async () => {
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:9', key: 'sk-1' });
+    const sink = { key: null, headers: { 'x-session-api-key': 'sk-1' } };
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(await start());
+      h.clock.advance(60_000);
+    }
+    const [a, b, c, d] = ids as [string, string, string, string];
+    for (const id of [a, b, d]) await setStartTask(h.store, id, 'READY', 'sb-1', '2026-03-01T10:05:00Z');
+    // a: its newest event; b: its start task; d: the agent server's summary; c: only its creation.
+    expect((await h.call('POST', `/api/v1/webhooks/sb-1/events/${a}`, { ...sink, body: { items: [{ seq: 1, event: messageEvent('e1', 'hi', '2026-03-01T10:30:00.000Z') }] } })).status).toBe(200);
+    await setStartTask(h.store, b, 'READY', 'sb-1', '2026-03-01T10:10:00Z');
+    expect((await h.call('POST', '/api/v1/webhooks/sb-1/conversations', { ...sink, body: { id: d, execution_status: 'idle', updated_at: '2026-03-01T10:20:00Z' } })).status).toBe(200);
+    await start({}, h.bob.key); // Bob's (updated 10:04, inside the __lt windows): never in Alice's results
+
+    const search = async (q: string) => {
+      const r = await h.call('GET', `/api/v1/app-conversations/search?${q}`);
+      expect(r.status, q).toBe(200);
+      return r.body.items.map((x: { id: string; updated_at: string }) => [x.id, x.updated_at]);
+    };
+    const count = async (q: string) => (await h.call('GET', `/api/v1/app-conversations/count?${q}`)).body;
+    expect(await search('')).toEqual([
+      [d, '2026-03-01T10:20:00.000Z'],
+      [c, '2026-03-01T10:02:00.000Z'],
+      [b, '2026-03-01T10:10:00.000Z'],
+      [a, '2026-03-01T10:30:00.000Z'],
+    ]);
+    expect((await search('updated_at__gte=2026-03-01T10:10:00Z')).map(([id]: string[]) => id)).toEqual([d, b, a]);
+    expect((await search('updated_at__lt=2026-03-01T10:10:00Z')).map(([id]: string[]) => id)).toEqual([c]);
+    expect((await search('updated_at__gte=2026-03-01T10:10:00Z&updated_at__lt=2026-03-01T10:30:00Z')).map(([id]: string[]) => id)).toEqual([d, b]);
+    expect((await search('updated_at__gte=2026-03-01T10:30:00Z')).map(([id]: string[]) => id)).toEqual([a]);
+    expect(await search('updated_at__gte=2026-03-01T10:30:00.001Z')).toEqual([]);
+    // Any zone spelling names the same instant.
+    expect((await search(`updated_at__gte=${encodeURIComponent('2026-03-01T11:20:00+01:00')}`)).map(([id]: string[]) => id)).toEqual([d, a]);
+    // With the other filters and a cursor.
+    expect((await search('updated_at__gte=2026-03-01T10:10:00Z&created_at__lt=2026-03-01T10:03:00Z')).map(([id]: string[]) => id)).toEqual([b, a]);
+    const p1 = await h.call('GET', '/api/v1/app-conversations/search?updated_at__gte=2026-03-01T10:10:00Z&limit=2');
+    expect(p1.body.items.map((x: { id: string }) => x.id)).toEqual([d, b]);
+    const p2 = await h.call('GET', `/api/v1/app-conversations/search?updated_at__gte=2026-03-01T10:10:00Z&limit=2&page_id=${encodeURIComponent(p1.body.next_page_id)}`);
+    expect(p2.body).toEqual({ items: [expect.objectContaining({ id: a })], next_page_id: null });
+
+    expect(await count('updated_at__gte=2026-03-01T10:10:00Z')).toBe(3);
+    expect(await count('updated_at__lt=2026-03-01T10:10:00Z')).toBe(1);
+    expect(await count('updated_at__gte=2026-03-01T10:10:00Z&updated_at__lt=2026-03-01T10:30:00Z')).toBe(2);
+    expect(await count('updated_at__lt=2026-03-01T10:02:00Z')).toBe(0);
+    for (const name of ['updated_at__gte', 'updated_at__lt']) {
+      for (const route of ['search', 'count']) {
+        const r = await h.call('GET', `/api/v1/app-conversations/${route}?${name}=last-tuesday`);
+        expect(r.status).toBe(422);
+        expect(r.body.detail).toEqual([expect.objectContaining({ loc: ['query', name], type: 'datetime_parsing' })]);
+      }
+    }
   });
 
   it('answers 501 for routes a later issue builds, after the ownership check', async () => {
