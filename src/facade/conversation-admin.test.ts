@@ -39,6 +39,33 @@ describe('conversation metadata, deletion and download', () => {
     expect((await h.call('PATCH', `/api/v1/app-conversations/${id}`, { key: h.bob.key, body: { title: 'x' } })).status).toBe(404);
   });
 
+  it('PATCH refuses selected_repository, selected_branch and git_provider with a 422 naming each (fixed at start)', async () => {
+    const id = await startConversationId(h, { selected_repository: 'acme/api', selected_branch: 'main' });
+    const before = (await h.store.get(ConversationKind, NS, id))!.spec;
+    for (const [field, value] of [
+      ['selected_repository', 'acme/web'],
+      ['selected_repository', null],
+      ['selected_branch', 'dev'],
+      ['git_provider', 'gitlab'],
+    ] as const) {
+      const r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { [field]: value } });
+      expect(r.status, field).toBe(422);
+      expect(r.body.detail).toEqual([{ loc: ['body', field], msg: expect.stringMatching(new RegExp(`^${field} is fixed when the conversation starts.*start a new conversation`)), type: 'value_error' }]);
+    }
+    // Every issue at once, and nothing applied: not even the valid title next to them.
+    const r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: 'ok', selected_branch: 'dev', git_provider: 'nope', public: 3 } });
+    expect(r.status).toBe(422);
+    expect(r.body.detail.map((e: { loc: string[]; type: string }) => `${e.loc.join('.')}:${e.type}`).sort()).toEqual([
+      'body.git_provider:value_error',
+      'body.public:extra_forbidden',
+      'body.selected_branch:value_error',
+    ]);
+    const both = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: '', selected_repository: 'x/y' } });
+    expect(both.body.detail.map((e: { loc: string[] }) => e.loc.join('.')).sort()).toEqual(['body.selected_repository', 'body.title']);
+    expect((await h.store.get(ConversationKind, NS, id))!.spec).toEqual(before);
+    expect((await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0]).toMatchObject({ title: null, selected_repository: 'acme/api', selected_branch: 'main', git_provider: 'github' });
+  });
+
   it('download is a zip of every event in order plus meta.json', async () => {
     await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:9', key: 'sk-1' });
     const id = await readyOn('sb-1');

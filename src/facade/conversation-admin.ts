@@ -1,7 +1,9 @@
 // PATCH, DELETE and download of one conversation (spec part 4).
 import { zipSync, strToU8 } from 'fflate';
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
-import { NotFound } from '../api/errors.ts';
+import { AppConversationUpdateRequest } from '../api/app/requests.ts';
+import { Invalid, NotFound, type ValidationIssue } from '../api/errors.ts';
+import { parseValue } from '../api/events/validate.ts';
 import { LABEL_SANDBOX } from '../api/meta.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import { SecretKind } from '../api/secret.ts';
@@ -21,6 +23,35 @@ async function record(d: FacadeDeps, user: AppUser, name: string): Promise<Recor
   const [rec] = await batchConversations(d, user, [name]);
   if (!rec) throw new NotFound(`Conversation ${name} not found`);
   return rec;
+}
+
+/**
+ * OpenHands' PATCH also takes selected_repository, selected_branch and git_provider and only
+ * records them. agentyard does not: here they decide what the controller clones, the agent's
+ * working directory, the organization configuration repository and which organization
+ * marketplaces apply, all fixed when the conversation starts. A recorded new value would make the
+ * record name one repository while the agent works in another (or, mid-start, race the clone), so
+ * they are refused with a 422 naming each field, together with any other issue of the body.
+ */
+export const FIXED_AT_START = ['selected_repository', 'selected_branch', 'git_provider'] as const;
+
+export function refuseFixedAtStart(body: unknown): void {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+  const present = FIXED_AT_START.filter((f) => f in body);
+  if (present.length === 0) return;
+  const issues: ValidationIssue[] = present.map((f) => ({
+    loc: ['body', f],
+    msg: `${f} is fixed when the conversation starts (it decides what is cloned and where the agent works) and cannot be changed; start a new conversation for another repository`,
+    type: 'value_error',
+  }));
+  const rest = Object.fromEntries(Object.entries(body).filter(([k]) => !present.includes(k as (typeof FIXED_AT_START)[number])));
+  try {
+    parseValue(AppConversationUpdateRequest, rest, { prefix: ['body'] });
+  } catch (err) {
+    if (!(err instanceof Invalid)) throw err;
+    issues.push(...err.detail);
+  }
+  throw new Invalid(issues);
 }
 
 /** Only the fields present are applied; `title: null` clears it. */

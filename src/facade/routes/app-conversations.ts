@@ -20,7 +20,7 @@ import {
   StartTaskCountQuery,
   StartTaskSearchQuery,
 } from '../../api/app/requests.ts';
-import { deleteConversation, downloadConversation, updateConversation } from '../conversation-admin.ts';
+import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
 import { readWorkspaceFile, workspaceGit } from '../workspace.ts';
 import { validate } from '../validate.ts';
@@ -61,7 +61,11 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.body = await sendMessage(d, activity, userOf(ctx), ctx.params['conversation_id']!, body);
   });
 
-  r.patch('/:conversation_id', validate({ body: AppConversationUpdateRequest }), async (ctx) => {
+  const fixedAtStart = async (ctx: { request: { body?: unknown } }, next: () => Promise<unknown>) => {
+    refuseFixedAtStart(ctx.request.body);
+    await next();
+  };
+  r.patch('/:conversation_id', fixedAtStart, validate({ body: AppConversationUpdateRequest }), async (ctx) => {
     ctx.body = await updateConversation(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppConversationUpdateRequest>(ctx).body);
   });
 
