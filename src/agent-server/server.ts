@@ -4,6 +4,8 @@ import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { findChromium } from '../agent/tools/browser/session.ts';
+import { toolCatalog } from '../agent/tools/catalog.ts';
 import type { CreateAgent, LlmConfig } from '../agent/types.ts';
 import type { SinkConversationUpdate } from '../api/event-sink.ts';
 import { createLogger, type Logger } from '../util/log.ts';
@@ -136,7 +138,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     log,
     onActivity,
     bash: { service: bash, store: bashStore },
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: ['terminal', 'file_editor', 'think', 'finish', 'task_tracker', 'glob', 'grep', 'invoke_skill'] },
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: toolCatalog({ browser: findChromium() !== undefined }) },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());

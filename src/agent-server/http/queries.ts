@@ -45,3 +45,22 @@ export const ConversationBatchQuery = Type.Object({
 export type ConversationBatchQuery = Static<typeof ConversationBatchQuery>;
 
 export const EventIdList = Type.Array(Type.String());
+
+/** `?path=` of the file and git routes: required (422 with loc ['query','path'] when missing). */
+export const PathQuery = Type.Object({
+  path: Type.String({ minLength: 1 }),
+  ref: Type.Optional(Type.String()),
+});
+export type PathQuery = Static<typeof PathQuery>;
+
+export const HomeQuery = Type.Object({ include_hidden: Type.Optional(Type.Boolean({ default: false })) });
+export type HomeQuery = Static<typeof HomeQuery>;
+
+export const SubdirsQuery = Type.Object({
+  path: Type.String({ minLength: 1 }),
+  /** The name of the first subdirectory of the page, as returned in `next_page_id`. */
+  page_id: Type.Optional(Type.String()),
+  limit: Limit,
+  include_hidden: Type.Optional(Type.Boolean({ default: false })),
+});
+export type SubdirsQuery = Static<typeof SubdirsQuery>;

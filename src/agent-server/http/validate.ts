@@ -1,12 +1,30 @@
 // Request input checked against TypeBox schemas before a handler runs. Parsed values (defaults
 // applied, unknown fields dropped) go to ctx.state.body / ctx.state.query; failures are 422 with
 // FastAPI-shaped issues located under `body` or `query`.
+import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseBody } from '../../api/agent-server/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import { parseValue } from '../../api/events/validate.ts';
+import { normalizeConversationId } from '../conversation/service.ts';
+
+/** OpenHands types conversation ids as UUIDs (dashed or 32 hex digits): anything else is a 422, never a lookup. */
+export function uuidIssue(value: string, loc: (string | number)[]): Invalid | undefined {
+  if (normalizeConversationId(value) !== undefined) return undefined;
+  return new Invalid([{ loc, msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
+}
+
+/** Checks `:conversation_id` on every route of `router` that has it, before the route's own middleware. */
+export function withConversationIdParam<R extends Router>(router: R): R {
+  router.param('conversation_id', (id, _ctx, next) => {
+    const bad = uuidIssue(id, ['path', 'conversation_id']);
+    if (bad) throw bad;
+    return next();
+  });
+  return router;
+}
 
 /** Koa query values as a schema expects them: repeated keys stay arrays, numbers get converted. */
 export function parseQuery<T extends TSchema>(schema: T, query: Context['query']): ReturnType<typeof parseValue<T>> {

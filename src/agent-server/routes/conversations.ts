@@ -8,10 +8,10 @@ import {
   ConversationCountQuery,
   ConversationSearchQuery,
 } from '../http/queries.ts';
-import { validate } from '../http/validate.ts';
+import { uuidIssue, validate, withConversationIdParam } from '../http/validate.ts';
 
 export function conversationRoutes(service: ConversationService): Router {
-  const router = new Router({ prefix: '/conversations' });
+  const router = withConversationIdParam(new Router({ prefix: '/conversations' }));
 
   router.post('/', async (ctx) => {
     const raw = ctx.request.body as { initial_message?: { run?: unknown } } | undefined;
@@ -25,6 +25,10 @@ export function conversationRoutes(service: ConversationService): Router {
 
   router.get('/', validate({ query: ConversationBatchQuery }), async (ctx) => {
     const { ids } = ctx.state['query'] as ConversationBatchQuery;
+    ids.forEach((id, i) => {
+      const bad = uuidIssue(id, ['query', 'ids', i]);
+      if (bad) throw bad;
+    });
     ctx.body = ids.map((id) => service.find(id)?.info() ?? null);
   });
 

@@ -5,7 +5,7 @@ import { ConfirmationResponseRequest, SendMessageRequest } from '../../api/agent
 import { Invalid, NotFound } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import { EventCountQuery, EventIdList, EventSearchQuery } from '../http/queries.ts';
-import { parseQuery, readJsonBody, validate } from '../http/validate.ts';
+import { parseQuery, readJsonBody, validate, withConversationIdParam } from '../http/validate.ts';
 import { parseValue } from '../../api/events/validate.ts';
 import type { EventFilter, EventStore } from '../store/event-store.ts';
 import { timestampParam, toWireJson } from '../store/wire.ts';
@@ -23,7 +23,7 @@ function filterOf(q: EventCountQuery): EventFilter {
 }
 
 export function eventRoutes(service: ConversationService, events: EventStore): Router {
-  const router = new Router({ prefix: '/conversations/:conversation_id/events' });
+  const router = withConversationIdParam(new Router({ prefix: '/conversations/:conversation_id/events' }));
   const conversation = (params: Record<string, string | undefined>) => service.get(params['conversation_id']!);
 
   router.post('/', validate({ body: SendMessageRequest }), async (ctx) => {

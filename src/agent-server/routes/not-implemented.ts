@@ -1,27 +1,46 @@
-// Parts of the OpenHands agent-server API that agentyard has not built yet. They answer 501 with
-// a clear message (never 404, which would read as "wrong URL", and never a fake success).
+// Parts of the OpenHands agent-server API (the 1.44 client schema) that agentyard has not built.
+// They answer 501 with a clear message (never 404, which would read as "wrong URL", and never a
+// fake success). Conversation routes still check the id first (422 for a non-UUID), as every route does.
 import Router from '@koa/router';
 import { NotImplemented } from '../../api/errors.ts';
+import { withConversationIdParam } from '../http/validate.ts';
 
-const LATER: [method: 'post' | 'all', path: string, what: string][] = [
+type Method = 'get' | 'post' | 'all';
+
+const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/security_analyzer', 'Security analyzers'],
   ['post', '/conversations/:conversation_id/ask_agent', 'ask_agent'],
   ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
   ['post', '/conversations/:conversation_id/switch_llm', 'Switching the LLM'],
   ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
+  ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
   ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
+  ['get', '/conversations/:conversation_id/workspace{/*file_path}', 'Serving the conversation workspace as static files (use /api/file/download)'],
+  ['get', '/file/download-trajectory/:conversation_id', 'Trajectory downloads (read the events with /api/conversations/{id}/events/search)'],
+  ['get', '/file/archive', 'Workspace archives'],
   ['all', '/git/commits{/*rest}', 'Git history'],
+  ['post', '/sub-agents', 'Sub-agent definitions'],
+  ['all', '/vscode{/*rest}', 'VS Code in the sandbox'],
+  ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
+  ['all', '/workspaces{/*rest}', 'Workspace management'],
+  ['all', '/settings{/*rest}', 'Agent server settings (configure the conversation in its start request)'],
+  ['all', '/profiles{/*rest}', 'LLM profiles'],
+  ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
+  ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
+  ['all', '/mcp{/*rest}', 'MCP server tests and OAuth (give MCP servers in agent.mcp_config)'],
+  ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
+  ['all', '/auth/workspace-session', 'Workspace session cookies'],
+  ['all', '/init', 'Deferred initialization'],
 ];
 
 export function notImplementedRoutes(): Router {
-  const router = new Router();
-  for (const [method, path, what] of LATER) {
+  const router = withConversationIdParam(new Router());
+  for (const [method, path, what] of NOT_BUILT) {
     const handler = async () => {
-      throw new NotImplemented(`${what} is not implemented by this agent server yet`);
+      throw new NotImplemented(`${what} is not implemented by this agent server`);
     };
-    if (method === 'all') router.all(path, handler);
-    else router.post(path, handler);
+    router[method](path, handler);
   }
   return router;
 }

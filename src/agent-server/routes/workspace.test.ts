@@ -59,4 +59,19 @@ describe('file and git API', () => {
     expect((await s.api(`/api/file/download?path=${encodeURIComponent(join(repo, 'missing'))}`)).status).toBe(404);
     expect((await s.api(`/api/file/download?path=${encodeURIComponent(join(repo, 'kept.txt'))}`, { key: null })).status).toBe(401);
   });
+
+  it('serves the path-style forms older clients call, with the same answers', async () => {
+    const res = await fetch(`${s.url}/api/file/download${join(repo, 'kept.txt')}`, { headers: { 'x-session-api-key': TEST_KEY } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('one\n');
+    // Doubled slash (the path appended to a trailing slash) and an encoded path both work.
+    expect((await s.api(`/api/file/download/${join(repo, 'kept.txt')}`)).body).toBe('one\n');
+    expect((await s.api(`/api/file/download/${encodeURIComponent(join(repo, 'kept.txt'))}`)).body).toBe('one\n');
+    expect((await s.api(`/api/file/download${join(repo, 'missing')}`)).status).toBe(404);
+    expect((await s.api(`/api/git/changes${repo}`)).body).toEqual((await s.api(`/api/git/changes?path=${encodeURIComponent(repo)}`)).body);
+    expect((await s.api(`/api/git/changes${repo}`)).body).toHaveLength(4);
+    expect((await s.api(`/api/git/diff${join(repo, 'edited.txt')}`)).body).toEqual({ original: 'before\n', modified: 'after\n' });
+    expect((await s.api(`/api/git/diff${join(repo, 'edited.txt')}?ref=HEAD`)).body).toEqual({ original: 'before\n', modified: 'after\n' });
+    expect((await s.api(`/api/git/diff${join(repo, 'kept.txt')}`, { key: null })).status).toBe(401);
+  });
 });

@@ -1,18 +1,31 @@
 // The file and git parts of the agent server API (OpenHands query-parameter forms):
-// GET /api/file/download?path=<abs>, GET /api/git/changes?path=<repo>&ref=, GET /api/git/diff?path=<file>&ref=.
+// GET /api/file/download?path=<abs>, GET /api/git/changes?path=<repo>&ref=, GET /api/git/diff?path=<file>&ref=,
+// and the path-style forms older clients still call (/api/file/download/<abs>, /api/git/changes/<abs>, /api/git/diff/<abs>).
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative } from 'node:path';
 import { promisify } from 'node:util';
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import { BadRequest, NotFound } from '../../api/errors.ts';
+import { PathQuery } from '../http/queries.ts';
+import { parseQuery } from '../http/validate.ts';
 
 const git = promisify(execFile);
 
-function absolutePath(raw: unknown): string {
-  if (typeof raw !== 'string' || !raw) throw new BadRequest('Query parameter `path` is required');
-  if (!isAbsolute(raw)) throw new BadRequest(`path must be absolute, got '${raw}'`);
-  return raw;
+/** The absolute path (422 when missing, 400 when relative, as OpenHands) and `ref` of a request. */
+export function pathOf(ctx: Context, legacy: boolean): { path: string; ref: string | undefined } {
+  let path: string;
+  if (legacy) {
+    // A URL path is rooted either way: /api/file/download//workspace/a.txt and /api/file/download/workspace/a.txt.
+    const raw = ctx.params['path'] ?? '';
+    path = raw.startsWith('/') ? raw : `/${raw}`;
+  } else {
+    path = parseQuery(PathQuery, ctx.query).path;
+  }
+  if (!isAbsolute(path)) throw new BadRequest(`path must be absolute, got '${path}'`);
+  const ref = typeof ctx.query['ref'] === 'string' && ctx.query['ref'] !== '' ? ctx.query['ref'] : undefined;
+  return { path, ref };
 }
 
 async function gitOut(cwd: string, args: string[]): Promise<string> {
@@ -71,18 +84,23 @@ export async function gitDiff(path: string, ref?: string): Promise<{ modified: s
 
 export function workspaceRoutes(): Router {
   const r = new Router();
-  r.get('/file/download', (ctx) => {
-    const path = absolutePath(ctx.query.path);
-    if (!existsSync(path) || !statSync(path).isFile()) throw new NotFound(`${path} is not a file`);
-    ctx.type = 'application/octet-stream';
-    ctx.attachment(path.split('/').pop());
-    ctx.body = readFileSync(path);
-  });
-  r.get('/git/changes', async (ctx) => {
-    ctx.body = await gitChanges(absolutePath(ctx.query.path), typeof ctx.query.ref === 'string' ? ctx.query.ref : undefined);
-  });
-  r.get('/git/diff', async (ctx) => {
-    ctx.body = await gitDiff(absolutePath(ctx.query.path), typeof ctx.query.ref === 'string' ? ctx.query.ref : undefined);
-  });
+  for (const legacy of [false, true]) {
+    const suffix = legacy ? '/*path' : '';
+    r.get(`/file/download${suffix}`, (ctx) => {
+      const { path } = pathOf(ctx, legacy);
+      if (!existsSync(path) || !statSync(path).isFile()) throw new NotFound(`${path} is not a file`);
+      ctx.type = 'application/octet-stream';
+      ctx.attachment(path.split('/').pop());
+      ctx.body = readFileSync(path);
+    });
+    r.get(`/git/changes${suffix}`, async (ctx) => {
+      const { path, ref } = pathOf(ctx, legacy);
+      ctx.body = await gitChanges(path, ref);
+    });
+    r.get(`/git/diff${suffix}`, async (ctx) => {
+      const { path, ref } = pathOf(ctx, legacy);
+      ctx.body = await gitDiff(path, ref);
+    });
+  }
   return r;
 }

@@ -279,6 +279,9 @@ function toTool(spec: BrowserToolSpec<BrowserKind>, session: () => BrowserSessio
 }
 
 /** Every browser tool over one lazily started session (the browser starts on the first call). */
+/** The names of the browser tools, for listings (no browser is started). */
+export const BROWSER_TOOL_NAMES: readonly string[] = SPECS.map((s) => s.name);
+
 export function browserTools(session: () => BrowserSession): AgentTool[] {
   return SPECS.map((spec) => toTool(spec as unknown as BrowserToolSpec<BrowserKind>, session));
 }

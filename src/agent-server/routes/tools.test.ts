@@ -1,0 +1,45 @@
+// /server_info usable_tools and GET /api/tools/: the same list, with the browser tools only when a
+// Chromium is there to drive (AGENTYARD_CHROMIUM names it here, so the test controls both cases).
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
+
+const BROWSER = ['browser_tool_set', 'browser_navigate', 'browser_click', 'browser_type', 'browser_get_state', 'browser_get_content', 'browser_scroll', 'browser_go_back', 'browser_list_tabs', 'browser_switch_tab', 'browser_close_tab', 'browser_get_storage', 'browser_set_storage'];
+const BASE = ['terminal', 'file_editor', 'think', 'finish', 'task_tracker', 'glob', 'grep', 'invoke_skill'];
+
+const saved = process.env['AGENTYARD_CHROMIUM'];
+let dir: ReturnType<typeof tempDir> | undefined;
+let s: TestServer | undefined;
+afterEach(async () => {
+  await s?.close();
+  dir?.remove();
+  if (saved === undefined) delete process.env['AGENTYARD_CHROMIUM'];
+  else process.env['AGENTYARD_CHROMIUM'] = saved;
+});
+
+async function listings(chromium: string): Promise<{ info: string[]; tools: string[] }> {
+  process.env['AGENTYARD_CHROMIUM'] = chromium;
+  dir = tempDir();
+  s = await startTestServer(dir.path);
+  const info = (await s.api('/server_info', { key: null })).body.usable_tools;
+  const tools = await s.api('/api/tools/');
+  expect(tools.status).toBe(200);
+  expect((await s.api('/api/tools/', { key: null })).status).toBe(401);
+  return { info, tools: tools.body };
+}
+
+describe('usable tools', () => {
+  it('lists the browser tools when a browser is available', async () => {
+    // Any existing executable stands for the browser: only its presence is checked at start-up.
+    const { info, tools } = await listings(process.execPath);
+    expect(info).toEqual([...BASE, ...BROWSER]);
+    expect(tools).toEqual(info);
+  });
+
+  it('leaves them out when none is found, and never lists MCP tools (they are per conversation)', async () => {
+    const { info, tools } = await listings(join('/nonexistent', 'chromium'));
+    expect(info).toEqual(BASE);
+    expect(tools).toEqual(BASE);
+    expect(info.some((t) => t.startsWith('browser'))).toBe(false);
+  });
+});
