@@ -39,6 +39,7 @@ import { detectStuck } from './stuck/detector.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
 import { ConversationSkills } from './skills/conversation.ts';
+import { skillInfo } from './skills/types.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { optionalTools } from './tools/optional-tools.ts';
 import { BrowserSession } from './tools/browser/session.ts';
@@ -341,6 +342,10 @@ class Agent implements ConversationAgent {
 
   userMessageSkills(text: string) {
     return this.#skills.forUserMessage(text, this.#host.events());
+  }
+
+  pluginSkills(): Record<string, unknown>[] {
+    return this.#plugins.skills().map(skillInfo);
   }
 
   secretsChanged(): void {

@@ -64,6 +64,8 @@ export interface ConversationAgent {
    * MessageEvent's extended_content, their names for activated_skills). Optional.
    */
   userMessageSkills?(text: string): UserMessageSkills;
+  /** The skills its plugins brought (fetched when the agent was created), as SkillInfo objects. Optional. */
+  pluginSkills?(): Record<string, unknown>[];
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
 }

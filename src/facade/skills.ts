@@ -1,7 +1,8 @@
 // The skills of a conversation, read live from its agent server under the same paused / read-only
 // rules as workspace files: what POST /api/skills finds for the conversation's working directory
 // (user skills unless the conversation turned them off), with the skills its start request carried
-// (agent.agent_context.skills) on top, as the agent merges them. Plugin skills are not listed.
+// (agent.agent_context.skills) on top, as the agent merges them. The agent server adds the skills
+// of the conversation's plugins there once its agent has loaded them (from its first message on).
 import type { SkillsResponse } from '../api/agent-server/skills.ts';
 import type { ConversationSkill, ConversationSkillsResponse } from '../api/app/skills.ts';
 import { BadGateway, NotFound } from '../api/errors.ts';

@@ -11,11 +11,24 @@ export interface InfoInputs {
   secretNames: string[];
   persistenceDir: string;
   skills?: { activated: readonly string[]; invoked: readonly string[] };
+  /**
+   * Skills of the conversation's plugins, once its agent has loaded them (at its first message):
+   * merged into agent.agent_context.skills as OpenHands does after loading plugins, over request
+   * skills of the same name, so clients (the app's skills route) list them.
+   */
+  pluginSkills?: readonly Record<string, unknown>[];
 }
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir, skills }: InfoInputs): ConversationInfo {
+function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']>, plugin: readonly Record<string, unknown>[]): typeof agent {
+  if (plugin.length === 0) return agent;
+  const names = new Set(plugin.map((s) => s['name']));
+  const own = (agent.agent_context?.skills ?? []).filter((s) => !names.has(s['name']));
+  return { ...agent, agent_context: { ...agent.agent_context, skills: [...own, ...plugin] } };
+}
+
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [] }: InfoInputs): ConversationInfo {
   const req = row.request;
-  const agent = req.agent ?? { llm: {} };
+  const agent = withPluginSkills(req.agent ?? { llm: {} }, pluginSkills);
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
   // No model configured anywhere: '' (the run then ends with an error event saying what to set).
   const maskedLlm: LLMInfo = { ...rest, model: llm?.model ?? agent.llm.model ?? '' };

@@ -104,6 +104,7 @@ export class ConversationRuntime implements AgentHost {
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.#ctx.persistenceDir,
       skills: (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId)),
+      pluginSkills: this.#agent?.pluginSkills?.() ?? [],
     });
   }
 

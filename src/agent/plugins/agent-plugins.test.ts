@@ -110,6 +110,11 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
     expect(obs.observation.content[1].text).toBe('token=<secret-hidden>');
     expect(JSON.stringify(items)).not.toContain(TOKEN);
     expect(logText).not.toContain(TOKEN);
+    // The conversation info lists the plugin's skills in agent_context.skills (as OpenHands merges them).
+    const info = (await s.api(`/api/conversations/${id}`)).body;
+    const listed = info.agent.agent_context.skills as { name: string; type: string; content: string }[];
+    expect(listed.find((k) => k.name === 'release-notes')).toMatchObject({ type: 'agentskills', content: expect.stringContaining('bullet lists') });
+    expect(listed.map((k) => k.name)).toContain('acme-tools:greet');
   });
 
   it('a plugin that cannot be fetched ends the run with a clear error', async () => {
