@@ -38,8 +38,15 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
     ['a sandbox memory that is no quantity', `${OK}sandbox: {resources: {limits: {memory: 4GB}}}\n`, /\/sandbox\/resources\/limits\/memory.*4GB/],
     ['a sandbox resource Kubernetes does not know', `${OK}sandbox: {resources: {limits: {gpu: 1}}}\n`, /gpu/],
     ['a sandbox namespace that is no DNS label', `${OK}sandboxNamespace: {name: Agent_Work}\n`, /sandboxNamespace/],
+    ['sandboxes in the release namespace', `${OK}sandboxNamespace: {name: apps}\n`, /sandboxNamespace\.name is "apps", the release namespace: sandboxes run agent-written code and must live apart from the application.*Set sandboxNamespace\.name to another namespace, e\.g\. apps-sandboxes/],
+    ['https sandbox URLs without a certificate', `${OK}runtime: {storageClass: standard, disableSsl: false}\n`, /runtime\.disableSsl \(RUNTIME_DISABLE_SSL\) is false.*but ingress\.tlsSecret \(RUNTIME_TLS_SECRET\) is empty: set ingress\.tlsSecret/],
+    ['a pod range that is no CIDR', `${OK}networkPolicy: {podCidrs: [10.244.0.0]}\n`, /networkPolicy\/podCidrs\/0/],
+    ['a service range with a bad prefix', `${OK}networkPolicy: {serviceCidrs: [10.96.0.0/33]}\n`, /networkPolicy\/serviceCidrs\/0/],
+    ['a denied range that is no address', `${OK}networkPolicy: {deniedCidrs: [metadata.internal/32]}\n`, /networkPolicy\/deniedCidrs\/0/],
+    // Helm merges a map into the default, so emptying the selector takes a null.
+    ['an ingress controller selector matching every namespace', `${OK}networkPolicy: {ingressController: {namespaceSelector: {matchLabels: null}}}\n`, /networkPolicy\/ingressController\/namespaceSelector.*minProperties/],
   ])('refuses %s, saying what to change', async (_what, yaml, message) => {
-    const r = await helm(['template', 'agentyard', CHART, '-f', writeValues(dir, `bad-${Math.random()}.yaml`, yaml)]);
+    const r = await helm(['template', 'agentyard', CHART, '-n', 'apps', '-f', writeValues(dir, `bad-${Math.random()}.yaml`, yaml)]);
     expect(r.ok).toBe(false);
     expect(r.out).toMatch(message);
   });

@@ -21,6 +21,12 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- if and .Values.ingress.enabled (not .Values.baseDomain) }}
 {{- fail "baseDomain is required when ingress.enabled: the application, login and runtime API hosts sit one label under it" }}
 {{- end }}
+{{- if eq (include "agentyard.sandboxNamespace" .) .Release.Namespace }}
+{{- fail (printf "sandboxNamespace.name is %q, the release namespace: sandboxes run agent-written code and must live apart from the application (their NetworkPolicy, RBAC and Pod Security are per namespace). Set sandboxNamespace.name to another namespace, e.g. %s-sandboxes" .Release.Namespace .Release.Namespace) }}
+{{- end }}
+{{- if and (not .Values.runtime.disableSsl) (not .Values.ingress.tlsSecret) }}
+{{- fail "runtime.disableSsl (RUNTIME_DISABLE_SSL) is false, so sandbox URLs are served over https, but ingress.tlsSecret (RUNTIME_TLS_SECRET) is empty: set ingress.tlsSecret to the kubernetes.io/tls Secret holding the *.<baseDomain> wildcard certificate (in the release and the sandbox namespace), or set runtime.disableSsl=true" }}
+{{- end }}
 {{- if not .Values.runtime.storageClass }}
 {{- fail "runtime.storageClass (STORAGE_CLASS) is required: a StorageClass of this cluster for sandbox workspaces (kubectl get storageclass)" }}
 {{- end }}

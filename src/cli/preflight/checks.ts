@@ -70,6 +70,9 @@ export async function runChecks(kc: KubeConfig, s: PreflightSettings): Promise<C
     checks.push([
       `${role} namespace ${ns}`,
       async () => {
+        if (role === 'sandbox' && ns === s.namespace) {
+          return { ok: false, detail: 'is the release namespace; sandboxes run agent-written code and must live apart from the application', fix: `Set sandboxNamespace.name to another namespace, e.g. ${ns}-sandboxes` };
+        }
         const found = await orMissing(core.readNamespace({ name: ns }));
         if (!found) return { ok: false, detail: 'does not exist', fix: `kubectl create namespace ${ns}` };
         const enforce = found.metadata?.labels?.['pod-security.kubernetes.io/enforce'];
@@ -93,7 +96,11 @@ export async function runChecks(kc: KubeConfig, s: PreflightSettings): Promise<C
     'sandbox URL settings',
     async () => {
       try {
-        return { ok: true, detail: `sandbox URLs look like ${loadRuntimeAddressing(s.runtimeEnv).urlFor('<runtime_id>')}` };
+        const url = loadRuntimeAddressing(s.runtimeEnv).urlFor('<runtime_id>');
+        if (url.startsWith('https:') && !s.tlsSecret) {
+          return { ok: false, detail: `sandbox URLs look like ${url}, but no wildcard TLS Secret is set (ingress.tlsSecret, RUNTIME_TLS_SECRET)`, fix: 'Set ingress.tlsSecret to the kubernetes.io/tls Secret of *.<baseDomain>, or runtime.disableSsl=true' };
+        }
+        return { ok: true, detail: `sandbox URLs look like ${url}` };
       } catch (err) {
         return { ok: false, detail: (err as Error).message, fix: 'Leave runtime.urlPattern (RUNTIME_URL_PATTERN) empty, or make it {runtime_id}<runtime.urlSeparator><runtime.baseUrl>' };
       }
