@@ -1,13 +1,14 @@
 // The chart against the real test API server: rendered manifests accepted by a server-side dry
 // run; then a real install with preflight before and after, `helm test`, the controller and the API
 // running with exactly the RBAC the chart grants them, a support bundle, an upgrade and an uninstall.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, NetworkingV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, NetworkingV1Api, StorageV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../../src/api/conversation.ts';
 import { SandboxKind } from '../../src/api/sandbox.ts';
+import { eventTime } from '../../src/cli/support-bundle.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { eventually } from '../embedded/harness.ts';
 import { startTestCluster, type TestCluster } from '../kube/cluster.ts';
@@ -74,6 +75,11 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     expect(before.out).toMatch(/ok\s+sandbox URL settings: sandbox URLs look like http:\/\/<runtime_id>-runtime\.agents\.example\.com/);
     const inconsistent = await preflight(['-f', values, '-f', writeValues(dir, 'bad-pattern.yaml', 'runtime: {urlPattern: "{runtime_id}.elsewhere.example.com"}\n')]);
     expect(inconsistent.out).toMatch(/FAIL\s+sandbox URL settings: RUNTIME_URL_PATTERN '\{runtime_id\}\.elsewhere\.example\.com' disagrees with RUNTIME_BASE_URL 'agents\.example\.com'/);
+    const wrong = await preflight(['-f', values, '-f', writeValues(dir, 'wrong.yaml', 'runtime: {storageClass: nosuch, disableSsl: false}\ningress: {tlsSecret: ""}\nsandboxNamespace: {name: agentyard}\n')]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.out).toMatch(/FAIL\s+storage class: StorageClass 'nosuch' does not exist; sandboxes would never start\n\s+fix: Set runtime\.storageClass to one of `kubectl get storageclass`/);
+    expect(wrong.out).toMatch(/FAIL\s+sandbox namespace agentyard: is the release namespace; sandboxes run agent-written code and must live apart from the application\n\s+fix: Set sandboxNamespace\.name to another namespace, e\.g\. agentyard-sandboxes/);
+    expect(wrong.out).toMatch(/FAIL\s+sandbox URL settings: sandbox URLs look like https:\/\/<runtime_id>-runtime\.agents\.example\.com, but no wildcard TLS Secret is set \(ingress\.tlsSecret, RUNTIME_TLS_SECRET\)\n\s+fix: Set ingress\.tlsSecret/);
   });
 
   it('install fails early and clearly while the sandbox namespace or a pre-created secret is missing', async () => {
@@ -94,6 +100,21 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     for (const namespace of [NS, SANDBOXES]) {
       await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'wildcard-agents' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'not-a-real-certificate', 'tls.key': 'not-a-real-key' } } });
     }
+  });
+
+  it('install fails early and clearly for a StorageClass the cluster lacks or a missing database Secret', async () => {
+    const noStorageClass = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--set', 'runtime.storageClass=nosuch', '--dry-run=server']);
+    expect(noStorageClass.ok).toBe(false);
+    expect(noStorageClass.out).toMatch(/runtime\.storageClass \(STORAGE_CLASS\): StorageClass "nosuch" does not exist in this cluster, so sandboxes would never start; pick one of `kubectl get storageclass`/);
+    const external = ['--set', 'database.external=true', '--dry-run=server'];
+    const noDatabase = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, ...external]);
+    expect(noDatabase.ok).toBe(false);
+    expect(noDatabase.out).toMatch(/secrets\.database: Secret "agentyard-database" is missing in namespace "agentyard"; create it before installing: kubectl -n agentyard create secret generic agentyard-database --from-literal=url=\.\.\./);
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-database' }, stringData: { uri: 'postgres://agentyard@db.example.com/agentyard' } } });
+    const wrongKey = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, ...external]);
+    expect(wrongKey.ok).toBe(false);
+    expect(wrongKey.out).toMatch(/secrets\.database: Secret "agentyard-database" in namespace "agentyard" has no key "url"/);
+    await core.deleteNamespacedSecret({ name: 'agentyard-database', namespace: NS });
   });
 
   it('installs; preflight and helm test then pass', async () => {
@@ -166,6 +187,11 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     const listing = (await run('tar', ['-tzf', bundle])).stdout;
     for (const file of ['versions.json', 'agentyard/deployments.json', 'agentyard/secrets.json', 'agentyard-sandboxes/sandboxes.json', 'agentyard-sandboxes/events.json']) expect(listing).toContain(`agentyard-support/${file}`);
     await run('tar', ['-xzf', bundle, '-C', dir]);
+    // The controller's events about the sandbox above, newest first.
+    const events = JSON.parse(readFileSync(join(dir, 'agentyard-support/agentyard-sandboxes/events.json'), 'utf8')) as { items: CoreV1Event[] };
+    expect(events.items.length).toBeGreaterThan(0);
+    const times = events.items.map(eventTime);
+    expect(times).toEqual([...times].sort((a, b) => b - a));
     for (const plain of ['ay_helm_admin_key_0123456789', 'sk-not-a-real-model-key', 'tok-helm-0123456789']) {
       const encoded = Buffer.from(plain).toString('base64').replace(/=+$/, '');
       const leaks = (await run('sh', ['-c', `grep -rl -e '${plain}' -e '${encoded}' ${dir}/agentyard-support || true`])).stdout;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, VersionApi } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, VersionApi, type CoreV1Event } from '@kubernetes/client-node';
 
 const SENSITIVE = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
 export const REDACTED = '**********';
@@ -33,6 +33,37 @@ export function redact(value: unknown): unknown {
 /** Masks things that look like keys in free text (logs). */
 export function redactText(text: string): string {
   return text.replace(/\b(ay_[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{8,})\b/g, REDACTED).replace(/("?(?:api_?key|session_api_key|token|password)"?\s*[:=]\s*"?)[^",\s]+/gi, `$1${REDACTED}`);
+}
+
+/** Events kept per namespace, newest first; a busy namespace has thousands within the event TTL. */
+export const EVENTS_KEPT = 500;
+// Events listed per namespace before choosing the newest: the API server lists in name order, not
+// time order, so a limit on the list itself would keep arbitrary events.
+const EVENTS_SCANNED = 20_000;
+
+/** When an event last happened: the series, lastTimestamp or eventTime, else its creation. */
+export function eventTime(e: CoreV1Event): number {
+  for (const t of [e.series?.lastObservedTime, e.lastTimestamp, e.eventTime, e.metadata?.creationTimestamp]) {
+    const ms = t ? new Date(t).getTime() : NaN;
+    if (!Number.isNaN(ms)) return ms;
+  }
+  return 0;
+}
+
+/** The `limit` most recent events, newest first. */
+export function recentEvents(events: CoreV1Event[], limit = EVENTS_KEPT): CoreV1Event[] {
+  return [...events].sort((a, b) => eventTime(b) - eventTime(a)).slice(0, limit);
+}
+
+async function namespaceEvents(core: CoreV1Api, namespace: string): Promise<{ order: string; scanned: number; truncated: boolean; items: CoreV1Event[] }> {
+  const all: CoreV1Event[] = [];
+  let next: string | undefined;
+  do {
+    const page = await core.listNamespacedEvent({ namespace, limit: 1000, ...(next ? { _continue: next } : {}) });
+    all.push(...page.items);
+    next = page.metadata?._continue || undefined;
+  } while (next && all.length < EVENTS_SCANNED);
+  return { order: `newest first, at most ${EVENTS_KEPT}`, scanned: all.length, truncated: next !== undefined, items: recentEvents(all) };
 }
 
 function packageVersion(): string {
@@ -79,7 +110,7 @@ export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv
       await attempt(`${ns}/services.json`, () => core.listNamespacedService({ namespace: ns }));
       await attempt(`${ns}/ingresses.json`, () => networking.listNamespacedIngress({ namespace: ns }));
       await attempt(`${ns}/leases.json`, () => kc.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: ns }));
-      await attempt(`${ns}/events.json`, () => core.listNamespacedEvent({ namespace: ns, limit: 500 }));
+      await attempt(`${ns}/events.json`, () => namespaceEvents(core, ns));
       // Names, types and key names only: a Secret's values never enter the bundle.
       await attempt(`${ns}/secrets.json`, async () =>
         (await core.listNamespacedSecret({ namespace: ns })).items.map((sec) => ({ name: sec.metadata?.name, type: sec.type, keys: Object.keys(sec.data ?? {}) })),
