@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conflict, TooManyRequests } from '../api/errors.ts';
 import { createLogger } from '../util/log.ts';
 import { errorMiddleware } from './errors.ts';
-import { startHarness, type Harness } from './test-support.ts';
+import { APP_ROUTES, type AppRoute } from '../api/app/routes.ts';
+import { makeSandbox, setStartTask, startConversationId, startHarness, type Harness } from './test-support.ts';
 import { validate } from './validate.ts';
 
 describe('facade HTTP conventions', () => {
@@ -50,6 +51,117 @@ describe('facade HTTP conventions', () => {
     const q = await h.call('GET', `/api/v1/sandboxes?${Array.from({ length: 101 }, (_, i) => `id=s${i}`).join('&')}`);
     expect(q.status).toBe(422);
     expect(q.body.detail[0].loc[0]).toBe('query');
+  });
+});
+
+// Every route of the table, tried as a new user would: a broken body, a wrong field type, an id
+// that does not exist. Walked from APP_ROUTES, so a new route is tried without touching this file.
+describe('every /api/v1 route, tried as a new user', () => {
+  let h: Harness;
+  let conv: string;
+  const UNKNOWN = { conversation_id: 'ffffffffffffffffffffffffffffffff', sandbox_id: 'sb-unknown', name: 'unknown-name' };
+  let known: typeof UNKNOWN;
+  beforeAll(async () => {
+    h = await startHarness();
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:1', key: 'sk-1' });
+    conv = await startConversationId(h);
+    await setStartTask(h.store, conv, 'READY', 'sb-1');
+    expect((await h.call('POST', '/api/v1/secrets', { body: { name: 'tok', value: 'v' } })).status).toBe(201);
+    expect((await h.call('POST', '/api/v1/settings/marketplaces', { body: { name: 'mp', url: 'https://git.example.com/acme/mp' } })).status).toBe(201);
+    known = { conversation_id: conv, sandbox_id: 'sb-1', name: 'tok' };
+  });
+  afterAll(() => h.close());
+
+  /** A body each route with a body accepts, for trying its ids. */
+  const validBody = (r: AppRoute): unknown => {
+    const bodies: Record<string, unknown> = {
+      'POST /api/v1/app-conversations/{conversation_id}/send-message': { content: [{ type: 'text', text: 'hi' }] },
+      'PATCH /api/v1/app-conversations/{conversation_id}': { title: 'x' },
+      'PATCH /api/v1/secrets/{name}': { value: 'w' },
+      'PATCH /api/v1/settings/marketplaces/{name}': { auto_load: true },
+      'POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}': { items: [] },
+      'POST /api/v1/webhooks/{sandbox_id}/conversations': { id: UNKNOWN.conversation_id, execution_status: 'idle', updated_at: '2026-03-01T10:00:00Z' },
+    };
+    const key = `${r.method.toUpperCase()} ${r.path}`;
+    if (!(key in bodies)) throw new Error(`add a valid body for ${key} to this test`);
+    return bodies[key];
+  };
+  const pathOf = (r: AppRoute, ids: typeof UNKNOWN) =>
+    r.path.replace(/\{(\w+)\}/g, (_m, p: keyof typeof UNKNOWN) => (p === 'name' && r.path.includes('marketplaces') && ids === known ? 'mp' : ids[p]));
+  const send = (r: AppRoute, path: string, o: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) =>
+    h.call(r.method.toUpperCase(), path, { ...o, headers: { ...(r.sandboxAuth ? { 'x-session-api-key': 'sk-1' } : {}), ...o.headers } });
+  const where = (r: AppRoute) => `${r.method.toUpperCase()} ${r.path}`;
+  const locs = (body: { detail: { loc: unknown[] }[] }) => body.detail.map((i) => i.loc.join('.'));
+  const typesOf = (s: Record<string, unknown>): string[] =>
+    s['anyOf'] ? (s['anyOf'] as Record<string, unknown>[]).flatMap(typesOf) : s['const'] !== undefined ? [typeof s['const']] : [s['type'] ?? []].flat() as string[];
+  const props = (s: unknown) => Object.entries(((s as { properties?: object } | undefined)?.properties ?? {}) as Record<string, Record<string, unknown>>);
+
+  it('answers malformed JSON with 400 on every route that reads a body', async () => {
+    const routes = APP_ROUTES.filter((r) => r.method === 'post' || r.method === 'patch');
+    expect(routes.length).toBeGreaterThan(10);
+    for (const r of routes) {
+      expect(await send(r, pathOf(r, known), { rawBody: '{"title": ' }), where(r)).toMatchObject({ status: 400, body: { detail: 'Malformed JSON in request body' } });
+    }
+  });
+
+  it('answers a body that is not a JSON object, or not JSON at all, with 422 at loc body', async () => {
+    for (const r of APP_ROUTES.filter((x) => x.body)) {
+      for (const [rawBody, type] of [['[1]', 'application/json'], ['title=x', 'application/x-www-form-urlencoded'], ['hello', 'text/plain']]) {
+        const res = await send(r, pathOf(r, known), { rawBody: rawBody!, headers: { 'content-type': type! } });
+        expect(res.status, `${where(r)} ${type}`).toBe(422);
+        expect(locs(res.body), `${where(r)} ${type}`).toEqual(['body']);
+      }
+    }
+    // Nothing was started by the form-encoded start requests.
+    expect((await h.call('GET', '/api/v1/app-conversations/count')).body).toBe(1);
+  });
+
+  it('answers a wrong field type with 422 naming the field, in bodies and queries', async () => {
+    let tried = 0;
+    for (const r of APP_ROUTES) {
+      for (const [name, schema] of props(r.body)) {
+        const types = typesOf(schema);
+        if (types.length === 0) continue; // takes anything
+        const res = await send(r, pathOf(r, known), { body: { [name]: types.some((t) => t === 'number' || t === 'integer') ? 'text' : 12345 } });
+        expect(res.status, `${where(r)} body.${name}`).toBe(422);
+        expect(locs(res.body), `${where(r)} body.${name}`).toContain(`body.${name}`);
+        tried++;
+      }
+      for (const [name, schema] of props(r.query)) {
+        const types = typesOf(schema);
+        const wrong = types.includes('integer') ? 'many' : types.includes('boolean') ? 'maybe' : schema['anyOf'] ? 'SIDEWAYS' : /__(gte|lt)$/.test(name) ? 'last-tuesday' : name === 'page_id' ? '!!' : undefined;
+        if (wrong === undefined) continue; // a free string (a title filter, an id)
+        const res = await send(r, `${pathOf(r, known)}?${name}=${wrong}`);
+        expect(res.status, `${where(r)} query.${name}`).toBe(422);
+        expect(locs(res.body), `${where(r)} query.${name}`).toEqual([`query.${name}`]);
+        tried++;
+      }
+    }
+    expect(tried).toBeGreaterThan(40);
+  });
+
+  it('answers an unknown id with 404 and a detail naming it (401 for an unknown sandbox behind a webhook)', async () => {
+    for (const r of APP_ROUTES.filter((x) => x.path.includes('{'))) {
+      const body = r.body ? validBody(r) : undefined;
+      const res = await send(r, pathOf(r, UNKNOWN), body !== undefined ? { body } : {});
+      if (r.sandboxAuth) {
+        expect(res, where(r)).toMatchObject({ status: 401, body: { detail: 'Invalid session API key for this sandbox' } });
+        if (!r.path.includes('{conversation_id}')) continue;
+        // A known sandbox, an unknown conversation.
+        const inner = await send(r, r.path.replace('{sandbox_id}', 'sb-1').replace('{conversation_id}', UNKNOWN.conversation_id), { body });
+        expect(inner, where(r)).toMatchObject({ status: 404, body: { detail: `Conversation ${UNKNOWN.conversation_id} not found` } });
+        continue;
+      }
+      expect(res.status, where(r)).toBe(404);
+      const id = r.path.includes('{conversation_id}') ? UNKNOWN.conversation_id : r.path.includes('{sandbox_id}') ? UNKNOWN.sandbox_id : UNKNOWN.name;
+      expect(res.body.detail, where(r)).toEqual(expect.stringContaining(id));
+    }
+    for (const r of APP_ROUTES.filter((x) => x.method === 'get' && props(x.query).some(([n]) => n === 'ids' || n === 'id'))) {
+      const param = props(r.query).find(([n]) => n === 'ids' || n === 'id')![0];
+      const res = await send(r, `${pathOf(r, known)}?${param}=${UNKNOWN.conversation_id}&${param}=not-an-id&${param}=${conv}`);
+      expect(res.status, where(r)).toBe(200);
+      expect(res.body.slice(0, 2), where(r)).toEqual([null, null]);
+    }
   });
 });
 

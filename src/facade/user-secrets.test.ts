@@ -24,8 +24,9 @@ describe('/api/v1/secrets', () => {
     const list = await h.call('GET', '/api/v1/secrets/search');
     expect(list.body).toEqual({ items: [{ name: 'GITHUB_TOKEN', description: 'my GitHub' }, { name: 'NPM_TOKEN', description: null }], next_page_id: null });
     const page = await h.call('GET', '/api/v1/secrets/search?limit=1');
-    expect(page.body).toEqual({ items: [{ name: 'GITHUB_TOKEN', description: 'my GitHub' }], next_page_id: 'GITHUB_TOKEN' });
-    expect((await h.call('GET', '/api/v1/secrets/search?limit=1&page_id=GITHUB_TOKEN')).body.items).toEqual([{ name: 'NPM_TOKEN', description: null }]);
+    expect(page.body).toEqual({ items: [{ name: 'GITHUB_TOKEN', description: 'my GitHub' }], next_page_id: expect.any(String) });
+    expect((await h.call('GET', `/api/v1/secrets/search?limit=1&page_id=${page.body.next_page_id}`)).body).toEqual({ items: [{ name: 'NPM_TOKEN', description: null }], next_page_id: null });
+    expect((await h.call('GET', '/api/v1/secrets/search?page_id=GITHUB_TOKEN')).body.detail).toEqual([expect.objectContaining({ loc: ['query', 'page_id'] })]);
     expect((await h.call('GET', '/api/v1/secrets/NPM_TOKEN')).body).toEqual({ name: 'NPM_TOKEN', description: null });
 
     const patched = await h.call('PATCH', '/api/v1/secrets/NPM_TOKEN', { body: { value: 'npm_alice_2', description: 'npm' } });

@@ -5,6 +5,7 @@
 import type { Context, Middleware } from 'koa';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
+import { Invalid } from '../api/errors.ts';
 import { parseValue } from '../api/events/validate.ts';
 
 type Props = Record<string, { type?: string; anyOf?: { type?: string }[] }>;
@@ -25,6 +26,18 @@ export function parseQuery<T extends TSchema>(schema: T, query: Context['query']
   return parseValue(schema, Value.Convert(schema, raw), { prefix: ['query'], clean: true });
 }
 
+/**
+ * A body the JSON parser skipped (form-encoded, plain text) would otherwise read as `{}`: `curl -d`
+ * sends form encoding unless told otherwise, and a start request would silently lose its message.
+ * No body at all is still `{}`.
+ */
+function refuseUnparsedBody(ctx: Context): void {
+  const sent = (ctx.request.length ?? 0) > 0 || ctx.get('transfer-encoding') !== '';
+  if (!sent || (ctx.request as { rawBody?: string }).rawBody !== undefined) return;
+  const type = ctx.request.type || 'no Content-Type';
+  throw new Invalid([{ loc: ['body'], msg: `The body must be JSON (Content-Type: application/json), got ${type}`, type: 'content_type' }]);
+}
+
 export function validate(schemas: { body?: TSchema; query?: TSchema; params?: TSchema }): Middleware {
   return async function validateInput(ctx, next) {
     if (schemas.params) {
@@ -32,7 +45,10 @@ export function validate(schemas: { body?: TSchema; query?: TSchema; params?: TS
       ctx.state.params = parseValue(schemas.params, Value.Convert(schemas.params, { ...params }), { prefix: ['path'] });
     }
     if (schemas.query) ctx.state.query = parseQuery(schemas.query, ctx.query);
-    if (schemas.body) ctx.state.body = parseValue(schemas.body, ctx.request.body ?? {}, { prefix: ['body'] });
+    if (schemas.body) {
+      refuseUnparsedBody(ctx);
+      ctx.state.body = parseValue(schemas.body, ctx.request.body ?? {}, { prefix: ['body'] });
+    }
     await next();
   };
 }

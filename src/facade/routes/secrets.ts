@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { PageQuery, StoredSecretCreate, StoredSecretParams, StoredSecretUpdate } from '../../api/app/requests.ts';
 import { createStoredSecret, deleteStoredSecret, getStoredSecret, listStoredSecrets, updateStoredSecret } from '../user-secrets.ts';
+import { pageOf } from '../paging.ts';
 import { validate } from '../validate.ts';
 
 export function secretRoutes({ d }: Facade): Router {
@@ -11,10 +12,8 @@ export function secretRoutes({ d }: Facade): Router {
   r.get('/search', validate({ query: PageQuery }), async (ctx) => {
     const { page_id, limit = 100 } = input<PageQuery>(ctx).query;
     const all = await listStoredSecrets(d, userOf(ctx));
-    const start = page_id ? all.findIndex((s) => s.name > page_id) : 0;
-    const items = start < 0 ? [] : all.slice(start, start + limit);
-    const more = start >= 0 && start + limit < all.length;
-    ctx.body = { items, next_page_id: more ? items[items.length - 1]!.name : null };
+    // By name, with the same opaque cursor as every other search (a bad one is a 422).
+    ctx.body = pageOf(all.map((s) => ({ key: s.name, name: s.name, item: s })), { pageId: page_id, limit, descending: false });
   });
 
   r.post('/', validate({ body: StoredSecretCreate }), async (ctx) => {
