@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { conversationLlm } from '../../agent/llm/model-name.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
@@ -29,13 +30,10 @@ export function normalizeConversationId(id: string): string | undefined {
   return m ? m.slice(1).join('-').toLowerCase() : undefined;
 }
 
-/** The model config: the request's, with missing base URL and key taken from the server's defaults. */
+/** The model config: the request's `agent.llm` over the server's defaults (rules in conversationLlm). */
 export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined): LlmConfig | undefined {
-  const model = req.agent?.llm.model;
-  if (!model) return defaults;
-  const baseUrl = req.agent?.llm.base_url ?? defaults?.baseUrl;
-  const key = apiKey ?? defaults?.apiKey;
-  return { model, ...(baseUrl ? { baseUrl } : {}), ...(key ? { apiKey: key } : {}) };
+  const llm = req.agent?.llm;
+  return conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
 }
 
 /**

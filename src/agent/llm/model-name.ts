@@ -42,3 +42,34 @@ export function resolveEndpoint(config: LlmConfig): { model: string; baseURL: st
   }
   return { model: rest, baseURL: prefix ? PROVIDER_BASE_URLS[prefix] : undefined };
 }
+
+/** The base URL a config's calls go to (undefined: the SDK's default, api.openai.com); null when it cannot work. */
+function endpointOf(config: LlmConfig): string | undefined | null {
+  try {
+    return resolveEndpoint(config).baseURL?.replace(/\/+$/, '');
+  } catch (err) {
+    if (err instanceof ModelCallError) return null;
+    throw err;
+  }
+}
+
+/**
+ * The model of a conversation from what its start request sends in `agent.llm` and the server's
+ * LLM_MODEL / LLM_BASE_URL / LLM_API_KEY defaults:
+ * - no model in the request: the defaults as they are;
+ * - the request's `base_url` when it has one; else LLM_BASE_URL when set (a deployment's gateway
+ *   serves every model it is asked for); else the endpoint the model's litellm provider prefix names
+ *   (`anthropic/…`, `gemini/…`, `openrouter/…`: the provider's OpenAI-compatible API; `openai/…` or
+ *   no prefix: api.openai.com; `litellm_proxy/…` without any base URL is a config error at the run);
+ * - the request's `api_key`; else LLM_API_KEY, but only when the calls go to the endpoint the
+ *   defaults themselves name: the server's key never follows a request to a base URL or provider
+ *   the request chose.
+ */
+export function conversationLlm(request: { model?: string | null; base_url?: string | null; api_key?: string | null }, defaults: LlmConfig | undefined): LlmConfig | undefined {
+  if (!request.model) return defaults;
+  const baseUrl = request.base_url || defaults?.baseUrl;
+  const resolved: LlmConfig = { model: request.model, ...(baseUrl ? { baseUrl } : {}) };
+  const sameEndpoint = defaults !== undefined && endpointOf(resolved) !== null && endpointOf(resolved) === endpointOf(defaults);
+  const apiKey = request.api_key || (sameEndpoint ? defaults.apiKey : undefined);
+  return { ...resolved, ...(apiKey ? { apiKey } : {}) };
+}
