@@ -32,13 +32,6 @@ export CGO_ENABLED=0
 log() { echo "k8s-bin: $*" >&2; }
 die() { echo "k8s-bin: error: $*" >&2; exit 1; }
 
-command -v go >/dev/null || die "Go toolchain not found (Go >= 1.25 needed to build Kubernetes $K8S_VERSION)"
-mkdir -p "$BIN" "$WORK"
-
-# One build at a time per cache: CI and a developer may start this together.
-exec 9>"$ROOT/.lock"
-flock 9
-
 minor=$(cut -d. -f2 <<<"$K8S_VERSION")
 staging="0.${K8S_VERSION#*.}"
 
@@ -135,23 +128,36 @@ build_helm3() {
   return $rc
 }
 
-start=$SECONDS
-if [[ ! -x "$BIN/kube-apiserver" || ! -x "$BIN/kube-controller-manager" ]]; then
-  build_kube || die "building kube-apiserver/kube-controller-manager v$K8S_VERSION failed"
-fi
-if [[ ! -x "$BIN/etcd" ]]; then
-  { [[ $ETCD_FROM == debian ]] && etcd_from_debian; } || etcd_from_go || die "could not get etcd (Debian etcd-server or go.etcd.io v$ETCD_VERSION)"
-fi
-if [[ ! -x "$BIN/kubectl" ]]; then
-  build_kubectl || die "building kubectl v$K8S_VERSION failed"
-fi
-if [[ ! -x "$BIN/helm" ]]; then
-  build_helm || die "building helm v$HELM_VERSION failed"
-fi
-if [[ ! -x "$BIN/helm3" ]]; then
-  build_helm3 || die "building helm v$HELM3_VERSION (bin/helm3, for the Helm < 4 refusal test) failed"
-fi
+# Everything runs from main, called on the last line: bash reads a script as it goes, so a
+# checkout that changes this file during a long build must not change what the rest of it does.
+main() {
+  command -v go >/dev/null || die "Go toolchain not found (Go >= 1.25 needed to build Kubernetes $K8S_VERSION)"
+  mkdir -p "$BIN" "$WORK"
 
-"$BIN/kube-apiserver" --version >/dev/null 2>&1 || die "$BIN/kube-apiserver does not run"
-(( SECONDS - start > 1 )) && log "done in $((SECONDS - start)) s"
-echo "$BIN"
+  # One build at a time per cache: CI and a developer may start this together.
+  exec 9>"$ROOT/.lock"
+  flock 9
+
+  local start=$SECONDS
+  if [[ ! -x "$BIN/kube-apiserver" || ! -x "$BIN/kube-controller-manager" ]]; then
+    build_kube || die "building kube-apiserver/kube-controller-manager v$K8S_VERSION failed"
+  fi
+  if [[ ! -x "$BIN/etcd" ]]; then
+    { [[ $ETCD_FROM == debian ]] && etcd_from_debian; } || etcd_from_go || die "could not get etcd (Debian etcd-server or go.etcd.io v$ETCD_VERSION)"
+  fi
+  if [[ ! -x "$BIN/kubectl" ]]; then
+    build_kubectl || die "building kubectl v$K8S_VERSION failed"
+  fi
+  if [[ ! -x "$BIN/helm" ]]; then
+    build_helm || die "building helm v$HELM_VERSION failed"
+  fi
+  if [[ ! -x "$BIN/helm3" ]]; then
+    build_helm3 || die "building helm v$HELM3_VERSION (bin/helm3, for the Helm < 4 refusal test) failed"
+  fi
+
+  "$BIN/kube-apiserver" --version >/dev/null 2>&1 || die "$BIN/kube-apiserver does not run"
+  if (( SECONDS - start > 1 )); then log "done in $((SECONDS - start)) s"; fi
+  echo "$BIN"
+}
+
+main "$@"; exit

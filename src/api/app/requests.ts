@@ -48,7 +48,18 @@ export type AppSendMessageRequest = Static<typeof AppSendMessageRequest>;
 export const AppConversationUpdateRequest = Type.Object({ title: Nullable(Type.String({ minLength: 1, maxLength: 200 })) }, STRICT);
 export type AppConversationUpdateRequest = Static<typeof AppConversationUpdateRequest>;
 
-export const SettingsUpdate = Type.Object({ sandbox_grouping_strategy: Type.Optional(SandboxGrouping) }, STRICT);
+/** A user's login on a Git host: its configuration repository `<login>/.agents` (or `/service-config`) gives user skills. */
+export const GitLogin = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', description: "The user's login on the Git host" });
+export const SettingsUpdate = Type.Object(
+  {
+    sandbox_grouping_strategy: Type.Optional(SandboxGrouping),
+    /** null clears it: no user skills. */
+    git_login: Nullable(GitLogin),
+    /** The Git host of git_login (github when never set). */
+    git_login_provider: Type.Optional(GitProvider),
+  },
+  STRICT,
+);
 export type SettingsUpdate = Static<typeof SettingsUpdate>;
 
 const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100 }));

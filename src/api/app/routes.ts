@@ -3,7 +3,7 @@
 import Type, { type TSchema } from 'typebox';
 import { Event } from '../events/index.ts';
 import { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../event-sink.ts';
-import { SandboxGrouping } from '../conversation.ts';
+import { GitProvider, SandboxGrouping } from '../conversation.ts';
 import {
   AppConversationStartRequest,
   AppConversationUpdateRequest,
@@ -19,6 +19,7 @@ import {
   SandboxDeleteQuery,
   MarketplaceRegistrationCreate,
   MarketplaceRegistrationUpdate,
+  GitLogin,
   SettingsUpdate,
   StoredSecretCreate,
   StoredSecretUpdate,
@@ -48,7 +49,7 @@ export interface AppRoute {
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
-const Settings = Type.Object({ sandbox_grouping_strategy: SandboxGrouping });
+const Settings = Type.Object({ sandbox_grouping_strategy: SandboxGrouping, git_login: Nullable(GitLogin), git_login_provider: GitProvider });
 
 const StoredSecretInfo = Type.Object({ name: Type.String(), description: Nullable(Type.String()) });
 
