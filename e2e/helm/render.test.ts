@@ -45,6 +45,8 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
     ['a denied range that is no address', `${OK}networkPolicy: {deniedCidrs: [metadata.internal/32]}\n`, /networkPolicy\/deniedCidrs\/0/],
     // Helm merges a map into the default, so emptying the selector takes a null.
     ['an ingress controller selector matching every namespace', `${OK}networkPolicy: {ingressController: {namespaceSelector: {matchLabels: null}}}\n`, /networkPolicy\/ingressController\/namespaceSelector.*minProperties/],
+    // What --reuse-values from a chart without these values leaves.
+    ['no ingress controller selector', `${OK}networkPolicy: {ingressController: null}\n`, /networkPolicy\.ingressController\.namespaceSelector is required.*--reset-then-reuse-values/],
   ])('refuses %s, saying what to change', async (_what, yaml, message) => {
     const r = await helm(['template', 'agentyard', CHART, '-n', 'apps', '-f', writeValues(dir, `bad-${Math.random()}.yaml`, yaml)]);
     expect(r.ok).toBe(false);
