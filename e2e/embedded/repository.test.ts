@@ -8,28 +8,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../../src/testing/git-http/server.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import { createUser, startAndSettle } from './flows.ts';
 import { eventually, removeDataDir, startService, type RunningService } from './harness.ts';
-
-interface StartTask {
-  id: string;
-  status: string;
-  detail?: string | null;
-  app_conversation_id?: string | null;
-  sandbox_id?: string | null;
-}
 
 const TOKEN = 'ghp_e2eOwnTokenValue0001';
 const OTHER_TOKEN = 'ghp_e2eOtherUsersToken0002';
-
-async function startAndSettle(svc: RunningService, body: Record<string, unknown>): Promise<StartTask> {
-  const started = await svc.api<StartTask>('POST', '/api/v1/app-conversations', body);
-  expect(started.status, JSON.stringify(started.body)).toBeLessThan(300);
-  return eventually(async () => {
-    const { body: tasks } = await svc.api<(StartTask | null)[]>('GET', `/api/v1/app-conversations/start-tasks?ids=${started.body.id}`);
-    const task = tasks[0];
-    return task?.status === 'READY' || task?.status === 'ERROR' ? task : undefined;
-  }, 'the start task to settle');
-}
 
 function grepTree(dir: string, needle: string): string {
   try {
@@ -145,6 +128,36 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     expect(overridden.detail).toContain('refused the credentials');
     expect(svc.output.join('')).not.toContain(TOKEN);
     await svc.api('DELETE', '/api/v1/secrets/GITHUB_TOKEN');
+  });
+
+  it("the user's configuration repository (git_login setting): organization < user < repository skills, also without a repository", async () => {
+    const key = await createUser(svc, 'grace');
+    const bad = await svc.api<{ detail: { loc: string[] }[] }>('POST', '/api/v1/settings', { git_login: '.grace' }, key);
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]!.loc).toEqual(['body', 'git_login']);
+    const saved = await svc.api('POST', '/api/v1/settings', { git_login: 'grace', sandbox_grouping_strategy: 'ADD_TO_ANY' }, key);
+    expect(saved).toMatchObject({ status: 200, body: { git_login: 'grace', git_login_provider: 'github', sandbox_grouping_strategy: 'ADD_TO_ANY' } });
+    expect((await svc.api('GET', '/api/v1/settings')).body).toMatchObject({ git_login: null }); // per user
+    const skill = (name: string, text: string) => ({ [`skills/${name}/SKILL.md`]: `---\nname: ${name}\ndescription: ${text}\n---\n${text}\n` });
+    git.createRepo('grace/.agents', { main: { ...skill('acme-style', 'Grace overrides the house style'), ...skill('widget-release', 'Grace releases differently'), ...skill('grace-notes', 'Grace keeps notes') } }, { token: TOKEN });
+    const contents = async (id: string) => {
+      const { body } = await svc.api<{ skills: { name: string; content: string }[] }>('GET', `/api/v1/app-conversations/${id}/skills`, undefined, key);
+      return Object.fromEntries(body.skills.map((k) => [k.name, k.content.trim()]));
+    };
+
+    const withRepo = await startAndSettle(svc, { selected_repository: 'acme/widgets', selected_branch: 'release/2.0', secrets: { GITHUB_TOKEN: TOKEN } }, key);
+    expect(withRepo.status, withRepo.detail ?? '').toBe('READY');
+    expect(await contents(withRepo.app_conversation_id!)).toMatchObject({
+      'acme-style': 'Grace overrides the house style', // user over organization
+      'widget-release': 'Tag the release.', // repository over user
+      'grace-notes': 'Grace keeps notes',
+    });
+    const alone = await startAndSettle(svc, { secrets: { GITHUB_TOKEN: TOKEN } }, key);
+    expect(alone.status, alone.detail ?? '').toBe('READY');
+    const skills = await contents(alone.app_conversation_id!);
+    expect(skills).toMatchObject({ 'acme-style': 'Grace overrides the house style', 'widget-release': 'Grace releases differently', 'grace-notes': 'Grace keeps notes' });
+    expect(git.requests.some((r) => r.path.startsWith('/grace/.agents.git') && r.auth === 'Basic' && r.status === 200)).toBe(true);
+    expect(svc.output.join('')).not.toContain(TOKEN);
   });
 
   it("another user's token (rule 5): no selected_repository; the agent clones after start with the token from secrets", async () => {

@@ -98,6 +98,10 @@ export const ConversationSpec = Type.Object(
     plugins: Type.Optional(Type.Array(PluginSpec)),
     /** The owner's Auto-Load marketplaces at start; their plugins are added to `plugins` when the conversation starts. */
     autoLoadMarketplaces: Type.Optional(Type.Array(AutoLoadMarketplace)),
+    /** The owner's login on a Git host at start: its configuration repository (`<login>/.agents` or `/service-config`) gives user skills. */
+    ownerGitLogin: Type.Optional(
+      Type.Object({ login: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$' }), provider: GitProvider }, { additionalProperties: false }),
+    ),
     observability: Type.Optional(
       Type.Object(
         {

@@ -99,7 +99,8 @@ export async function startConversation(d: FacadeDeps, user: AppUser, req: AppCo
   const issues = [...secretIssues(secrets), ...initialMessageIssues(req, { ...(await storedSecretValues(d, user)), ...secrets })];
   if (issues.length > 0) throw new Invalid(issues);
 
-  const grouping = (await d.db.getSettings(user.id)).sandbox_grouping_strategy;
+  const settings = await d.db.getSettings(user.id);
+  const grouping = settings.sandbox_grouping_strategy;
   if (req.sandbox_id) {
     const sb = await getOwned(d, SandboxKind, user.id, req.sandbox_id);
     if (!sb) throw new NotFound(`Sandbox ${req.sandbox_id} not found`);
@@ -115,6 +116,7 @@ export async function startConversation(d: FacadeDeps, user: AppUser, req: AppCo
   const names = Object.keys(secrets);
   const labels = { [LABEL_OWNER]: user.id };
   const spec = specOf(req, user, grouping);
+  if (settings.git_login) spec.ownerGitLogin = { login: settings.git_login, provider: settings.git_login_provider };
   const autoLoad = await autoLoadFor(d, user, req.selected_repository);
   if (autoLoad.length > 0) spec.autoLoadMarketplaces = autoLoad;
   let secret: Secret | undefined;

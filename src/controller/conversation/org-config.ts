@@ -1,14 +1,37 @@
-// Organization (or user) configuration repository (spec part 4): `<owner>/.agents` of the selected
-// repository's owner, or `<owner>/service-config` on a host that forbids leading periods. Its
-// skills are read by the sandbox's agent server (POST /api/skills with org_configs, the clone URL
-// carrying the user's token) and handed to the new conversation in agent.agent_context.skills.
+// Organization and user configuration repositories (spec part 2, skill sources): `<owner>/.agents`
+// of the selected repository's owner, and `<login>/.agents` of the owner's Git login (user setting
+// git_login, also without a selected repository); `service-config` instead of `.agents` on hosts
+// that forbid leading periods. Their skills are read by the sandbox's agent server (POST
+// /api/skills with org_configs, each clone URL carrying the user's token for that configured host
+// only) and handed to the new conversation in agent.agent_context.skills.
+// Precedence for one name: organization < user < repository. The agent puts request skills over
+// the project's own, so a name the conversation's working directory defines is left out here.
 // A missing configuration repository is normal and gives no skills.
-import type { SkillsResponse } from '../../api/agent-server/skills.ts';
-import type { Conversation } from '../../api/conversation.ts';
+import type { OrgConfig, SkillsResponse } from '../../api/agent-server/skills.ts';
+import type { Conversation, GitProvider } from '../../api/conversation.ts';
 import { isAgentyardError } from '../../api/errors.ts';
 import type { AgentServerClient } from '../../runtime/agent-server-client.ts';
 import type { Logger } from '../../util/log.ts';
 import { authenticatedUrl, configRepository, tokenSecretName, type GitSettings } from './repository.ts';
+import { conversationWorkingDir } from './start-request.ts';
+
+/** The configuration repositories of a conversation, lowest precedence first (the agent server merges later over earlier). */
+export function configRepositories(conv: Conversation, secrets: Record<string, string>, git: GitSettings): OrgConfig[] {
+  const out: OrgConfig[] = [];
+  const add = (owner: string, provider: GitProvider) => {
+    const base = git.hosts[provider];
+    if (!base) return; // no configured host: nothing is cloned, no token goes anywhere
+    const repo = configRepository(owner, provider, git);
+    const url = authenticatedUrl(base, repo, provider, secrets[tokenSecretName(provider)]);
+    if (out.some((c) => c.org_repo_url === url)) return; // the user's own repository selected: one clone
+    out.push({ repository: conv.spec.selectedRepository ?? repo, provider, org_repo_url: url, org_name: owner });
+  };
+  const repo = conv.spec.selectedRepository;
+  if (repo) add(repo.split('/')[0]!, conv.spec.gitProvider ?? 'github');
+  const login = conv.spec.ownerGitLogin;
+  if (login) add(login.login, login.provider);
+  return out;
+}
 
 export async function orgConfigSkills(
   client: AgentServerClient,
@@ -17,25 +40,18 @@ export async function orgConfigSkills(
   git: GitSettings,
   log?: Logger,
 ): Promise<Record<string, unknown>[]> {
-  const repo = conv.spec.selectedRepository;
-  if (!repo) return [];
-  const provider = conv.spec.gitProvider ?? 'github';
-  const base = git.hosts[provider];
-  if (!base) return [];
-  const owner = repo.split('/')[0]!;
-  const body = {
-    load_public: false,
-    load_user: false,
-    load_project: false,
-    load_org: true,
-    org_configs: [{ repository: repo, provider, org_repo_url: authenticatedUrl(base, configRepository(owner, provider, git), provider, secrets[tokenSecretName(provider)]), org_name: owner }],
-  };
+  const configs = configRepositories(conv, secrets, git);
+  if (configs.length === 0) return [];
+  const only = { load_public: false, load_user: false, load_project: false, load_org: false };
   try {
-    const res = (await client.postJson('/api/skills', body)) as SkillsResponse;
-    return res.skills;
+    const { skills } = (await client.postJson('/api/skills', { ...only, load_org: true, org_configs: configs })) as SkillsResponse;
+    if (skills.length === 0) return [];
+    const project = (await client.postJson('/api/skills', { ...only, load_project: true, project_dir: conversationWorkingDir(conv) })) as SkillsResponse;
+    const own = new Set(project.skills.map((s) => s.name));
+    return skills.filter((s) => !own.has(s.name));
   } catch (err) {
     if (isAgentyardError(err) && err.code === 'Unavailable') throw err; // retried with the start step
-    log?.warn({ conversation: conv.metadata.name, org: owner, code: isAgentyardError(err) ? err.code : 'error' }, 'organization skills could not be read; starting without them');
+    log?.warn({ conversation: conv.metadata.name, configs: configs.map((c) => c.org_name), code: isAgentyardError(err) ? err.code : 'error' }, 'configuration repository skills could not be read; starting without them');
     return [];
   }
 }

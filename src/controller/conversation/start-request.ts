@@ -41,6 +41,14 @@ export async function readConversationSecrets(store: ResourceStore, conv: Conver
   return out;
 }
 
+/**
+ * Relative to the agent server's workspace, which every conversation of a sandbox shares; with a
+ * selected repository the conversation works in its clone (project skills, hooks, git changes).
+ */
+export function conversationWorkingDir(conv: Conversation): string {
+  return conv.spec.selectedRepository ? repositoryDirectory(conv.spec.selectedRepository) : '.';
+}
+
 /** What the controller adds at start: organization skills, Auto-Load marketplace plugins. */
 export interface StartExtras {
   skills?: Record<string, unknown>[];
@@ -52,9 +60,7 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
   const plugins = [...(spec.plugins ?? []), ...(extras.plugins ?? [])];
   return {
     conversation_id: dashedUuid(agentConversationId(conv)),
-    // Relative to the agent server's workspace, which every conversation of a sandbox shares; with a
-    // selected repository the conversation works in its clone (project skills, hooks, git changes).
-    workspace: { kind: 'LocalWorkspace', working_dir: spec.selectedRepository ? repositoryDirectory(spec.selectedRepository) : '.' },
+    workspace: { kind: 'LocalWorkspace', working_dir: conversationWorkingDir(conv) },
     agent: {
       kind: 'Agent',
       llm: llm ? { model: llm.model, ...(llm.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm.apiKey ? { api_key: llm.apiKey } : {}) } : {},

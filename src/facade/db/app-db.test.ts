@@ -35,6 +35,18 @@ describe('SqliteAppStore', () => {
     expect(db.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
   });
 
+  it('upgrades settings saved before Git logins existed (version 4) without losing them', async () => {
+    const u = await db.createUser('early');
+    await db.setSettings(u.id, { sandbox_grouping_strategy: 'ADD_TO_ANY' });
+    await db.close();
+    const raw = new Database(join(dir, 'app.db'));
+    raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider;');
+    raw.pragma('user_version = 4');
+    raw.close();
+    db = new SqliteAppStore(join(dir, 'app.db'));
+    expect(await db.getSettings(u.id)).toEqual({ sandbox_grouping_strategy: 'ADD_TO_ANY', git_login: null, git_login_provider: 'github' });
+  });
+
   it('refuses a database from a newer build', async () => {
     await db.close();
     const raw = new Database(join(dir, 'app.db'));

@@ -6,7 +6,7 @@ import { EventLog } from './event-log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
 import { PendingMessages } from './pending-messages.ts';
-import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, TombstoneKind, UserSettings } from './types.ts';
+import { DEFAULT_SETTINGS, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from './types.ts';
 
 export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
 
@@ -69,17 +69,18 @@ export class SqliteAppStore implements AppStore {
   }
 
   async getSettings(userId: string): Promise<UserSettings> {
-    const row = this.db.prepare('SELECT sandbox_grouping_strategy FROM user_settings WHERE user_id = ?').get(userId) as UserSettings | undefined;
-    return row ?? { sandbox_grouping_strategy: 'NO_GROUPING' };
+    const row = this.db.prepare('SELECT sandbox_grouping_strategy, git_login, git_login_provider FROM user_settings WHERE user_id = ?').get(userId) as UserSettings | undefined;
+    return row ?? { ...DEFAULT_SETTINGS };
   }
 
   async setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings> {
     const next = { ...(await this.getSettings(userId)), ...patch };
     this.db
       .prepare(
-        'INSERT INTO user_settings (user_id, sandbox_grouping_strategy) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy',
+        `INSERT INTO user_settings (user_id, sandbox_grouping_strategy, git_login, git_login_provider) VALUES (?, ?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy, git_login = excluded.git_login, git_login_provider = excluded.git_login_provider`,
       )
-      .run(userId, next.sandbox_grouping_strategy);
+      .run(userId, next.sandbox_grouping_strategy, next.git_login, next.git_login_provider);
     return next;
   }
 

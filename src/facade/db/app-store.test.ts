@@ -105,11 +105,18 @@ for (const b of backends) {
       await expect(db.createUser('again', u.id)).rejects.toThrow();
     });
 
-    it('stores settings per user with the NO_GROUPING default', async () => {
+    it('stores settings per user with the NO_GROUPING default and no Git login', async () => {
       const u = await db.createUser('alice');
-      expect(await db.getSettings(u.id)).toEqual({ sandbox_grouping_strategy: 'NO_GROUPING' });
-      expect(await db.setSettings(u.id, { sandbox_grouping_strategy: 'GROUP_BY_NEWEST' })).toEqual({ sandbox_grouping_strategy: 'GROUP_BY_NEWEST' });
-      expect((await db.getSettings(u.id)).sandbox_grouping_strategy).toBe('GROUP_BY_NEWEST');
+      const other = await db.createUser('bob');
+      const defaults = { sandbox_grouping_strategy: 'NO_GROUPING', git_login: null, git_login_provider: 'github' };
+      expect(await db.getSettings(u.id)).toEqual(defaults);
+      expect(await db.setSettings(u.id, { sandbox_grouping_strategy: 'GROUP_BY_NEWEST' })).toEqual({ ...defaults, sandbox_grouping_strategy: 'GROUP_BY_NEWEST' });
+      // A patch keeps the fields it does not name; null clears the login.
+      expect(await db.setSettings(u.id, { git_login: 'alice-gh', git_login_provider: 'gitlab' })).toEqual({ sandbox_grouping_strategy: 'GROUP_BY_NEWEST', git_login: 'alice-gh', git_login_provider: 'gitlab' });
+      expect(await db.getSettings(u.id)).toEqual({ sandbox_grouping_strategy: 'GROUP_BY_NEWEST', git_login: 'alice-gh', git_login_provider: 'gitlab' });
+      expect(await db.getSettings(other.id)).toEqual(defaults);
+      await db.setSettings(u.id, { git_login: null });
+      expect(await db.getSettings(u.id)).toMatchObject({ git_login: null, git_login_provider: 'gitlab', sandbox_grouping_strategy: 'GROUP_BY_NEWEST' });
     });
 
     it('acknowledges the gap-free prefix and stores events past a gap', async () => {

@@ -76,6 +76,11 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (kind, name)
   ) WITHOUT ROWID;
   `,
+  // 4 → 5: the user's login on a Git host (user configuration repository, spec part 2).
+  `
+  ALTER TABLE user_settings ADD COLUMN git_login TEXT;
+  ALTER TABLE user_settings ADD COLUMN git_login_provider TEXT NOT NULL DEFAULT 'github';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

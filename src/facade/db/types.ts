@@ -2,7 +2,7 @@
 // event log, conversation metadata, queued messages). Two implementations with one behaviour:
 // SQLite (bundled, one API replica) and PostgreSQL (external, several replicas). Every method is
 // async so callers do not care which one they hold.
-import type { SandboxGrouping } from '../../api/conversation.ts';
+import type { GitProvider, SandboxGrouping } from '../../api/conversation.ts';
 import type { Event } from '../../api/events/index.ts';
 
 export interface AppUser {
@@ -12,7 +12,12 @@ export interface AppUser {
 
 export interface UserSettings {
   sandbox_grouping_strategy: SandboxGrouping;
+  /** The user's login on a Git host, whose configuration repository gives user skills; null when unset. */
+  git_login: string | null;
+  git_login_provider: GitProvider;
 }
+
+export const DEFAULT_SETTINGS: UserSettings = { sandbox_grouping_strategy: 'NO_GROUPING', git_login: null, git_login_provider: 'github' };
 
 export interface ApiKeyInfo {
   prefix: string;

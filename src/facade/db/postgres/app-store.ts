@@ -5,7 +5,7 @@ import pg from 'pg';
 import { systemClock, type Clock } from '../../../controller/clock.ts';
 import type { Logger } from '../../../util/log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
-import type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, TombstoneKind, UserSettings } from '../types.ts';
+import { DEFAULT_SETTINGS, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from '../types.ts';
 import { PgEventLog } from './event-log.ts';
 import { migratePostgres } from './migrations.ts';
 import { PgPendingMessages } from './pending.ts';
@@ -84,15 +84,16 @@ export class PostgresAppStore implements AppStore {
   }
 
   async getSettings(userId: string): Promise<UserSettings> {
-    const r = await this.pool.query<UserSettings>('SELECT sandbox_grouping_strategy FROM user_settings WHERE user_id = $1', [userId]);
-    return r.rows[0] ?? { sandbox_grouping_strategy: 'NO_GROUPING' };
+    const r = await this.pool.query<UserSettings>('SELECT sandbox_grouping_strategy, git_login, git_login_provider FROM user_settings WHERE user_id = $1', [userId]);
+    return r.rows[0] ?? { ...DEFAULT_SETTINGS };
   }
 
   async setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings> {
     const next = { ...(await this.getSettings(userId)), ...patch };
     await this.pool.query(
-      'INSERT INTO user_settings (user_id, sandbox_grouping_strategy) VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy',
-      [userId, next.sandbox_grouping_strategy],
+      `INSERT INTO user_settings (user_id, sandbox_grouping_strategy, git_login, git_login_provider) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy, git_login = excluded.git_login, git_login_provider = excluded.git_login_provider`,
+      [userId, next.sandbox_grouping_strategy, next.git_login, next.git_login_provider],
     );
     return next;
   }

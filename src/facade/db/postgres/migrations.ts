@@ -70,6 +70,11 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (kind, name)
   );
   `,
+  // 2 → 3: the SQLite store's version 5 (the user's login on a Git host).
+  `
+  ALTER TABLE user_settings ADD COLUMN git_login text;
+  ALTER TABLE user_settings ADD COLUMN git_login_provider text NOT NULL DEFAULT 'github';
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
