@@ -13,7 +13,6 @@ import { errorMiddleware } from './errors.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
-import { notImplementedRoutes } from './routes/not-implemented.ts';
 import { sandboxRoutes } from './routes/sandboxes.ts';
 import { marketplaceRoutes } from './routes/marketplaces.ts';
 import { secretRoutes } from './routes/secrets.ts';
@@ -53,7 +52,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, notImplementedRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };

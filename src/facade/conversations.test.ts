@@ -133,17 +133,4 @@ describe('app-conversation records', () => {
       }
     }
   });
-
-  it('answers 501 for routes a later issue builds, after the ownership check', async () => {
-    const id = await start();
-    const theirs = await start({}, h.bob.key);
-    for (const [method, path] of [
-      ['GET', '/files'],
-    ] as const) {
-      const r = await h.call(method, `/api/v1/app-conversations/${id}${path}`);
-      expect(r.status, `${method} ${path}`).toBe(501);
-      expect(r.body.detail).toMatch(/is not implemented yet$/);
-      expect((await h.call(method, `/api/v1/app-conversations/${theirs}${path}`)).status).toBe(404);
-    }
-  });
 });

@@ -59,6 +59,18 @@ export async function readWorkspaceFile(d: FacadeDeps, user: AppUser, id: string
   return client.getText('/api/file/download', { path: absolute(filePath, 'file_path') });
 }
 
+/** Files under `path` (default: the conversation's working directory), relative to it. */
+export async function listWorkspaceFiles(d: FacadeDeps, user: AppUser, id: string, path: string | undefined): Promise<string[]> {
+  const { conv, client } = await agentFor(d, user, id);
+  let dir = path;
+  if (dir === undefined) {
+    const info = await client.getConversation(conv.metadata.name);
+    if (!info) throw new NotFound(`Conversation ${id} is not known to its agent server`);
+    dir = info.workspace.working_dir;
+  }
+  return (await client.getJson('/api/agentyard/files', { path: dir })) as string[];
+}
+
 export async function workspaceGit(d: FacadeDeps, user: AppUser, id: string, what: 'changes' | 'diff', path: string | undefined, ref: string | undefined): Promise<unknown> {
   const { client } = await agentFor(d, user, id);
   return client.getJson(`/api/git/${what}`, { path: absolute(path, 'path'), ...(ref ? { ref } : {}) });

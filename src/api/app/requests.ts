@@ -68,6 +68,11 @@ const Ids = Type.Array(Type.String(), { maxItems: MAX_BATCH_IDS });
 
 export const IdsQuery = Type.Object({ ids: Ids });
 export type IdsQuery = Static<typeof IdsQuery>;
+/** GET /app-conversations/{id}/files: a directory in the sandbox; default the conversation's working dir. */
+export const WorkspaceFilesQuery = Type.Object({
+  path: Type.Optional(Type.String({ minLength: 1, description: 'Directory to list (absolute, or relative to the sandbox workspace); default: the conversation working directory' })),
+});
+export type WorkspaceFilesQuery = Static<typeof WorkspaceFilesQuery>;
 export const IdQuery = Type.Object({ id: Ids });
 export type IdQuery = Static<typeof IdQuery>;
 

@@ -14,6 +14,7 @@ import {
   EventSearchQuery,
   IdQuery,
   IdsQuery,
+  WorkspaceFilesQuery,
   PageQuery,
   SandboxCreateQuery,
   SandboxDeleteQuery,
@@ -39,8 +40,6 @@ export interface AppRoute {
   query?: TSchema;
   body?: TSchema;
   response?: TSchema;
-  /** Not built yet: the route answers 501 with a message. */
-  notImplemented?: true;
   /** Authenticated with the sandbox session key instead of a user API key. */
   sandboxAuth?: true;
   /** Readable without any key. */
@@ -65,12 +64,12 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title). selected_repository, selected_branch and git_provider are fixed at start: 422 naming each', body: AppConversationUpdateRequest, response: AppConversation },
   { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation and its events; the last conversation of a sandbox takes the sandbox with it. Idempotent: a repeat by the same user answers 200', response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory: a zip of every event plus meta.json (application/zip)' },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file (query file_path: absolute path in the sandbox); the content as a JSON string. 409 while paused, 409/410 when read-only', response: Type.String() },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file (query file_path: absolute path in the sandbox); the content as a JSON string. A paused sandbox is resumed by the read; 409/410 when read-only', response: Type.String() },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace (query path: repository, ref optional)', response: Type.Array(Type.Object({ status: Type.String(), path: Type.String() })) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Whole file before and after (query path: file, ref optional)', response: Type.Object({ modified: Nullable(Type.String()), original: Nullable(Type.String()) }) },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/files', tag: 'conversations', summary: 'List workspace files (404 for an unknown or foreign id)', notImplemented: true },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/skills', tag: 'conversations', summary: 'Skills the workspace loads, read live from the agent server. 409 while paused, 409/410 when read-only', response: ConversationSkillsResponse },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/hooks', tag: 'conversations', summary: "Hooks configured in the conversation's workspace (.openhands/hooks.json, read live), grouped by event type. 409 while paused, 409/410 when read-only", response: ConversationHooksResponse },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/files', tag: 'conversations', summary: 'List workspace files under a directory (relative paths, sorted, at most 2000; .git, node_modules, build and cache directories left out). A paused sandbox is resumed; 409/410 when read-only', query: WorkspaceFilesQuery, response: Type.Array(Type.String()) },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/skills', tag: 'conversations', summary: 'Skills the workspace loads, read live from the agent server. A paused sandbox is resumed by the read; 409/410 when read-only', response: ConversationSkillsResponse },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/hooks', tag: 'conversations', summary: "Hooks configured in the conversation's workspace (.openhands/hooks.json, read live), grouped by event type. A paused sandbox is resumed by the read; 409/410 when read-only", response: ConversationHooksResponse },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/search', tag: 'events', summary: 'Search the events of a conversation (readable after its sandbox is gone)', query: EventSearchQuery, response: Page(Event) },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/count', tag: 'events', summary: 'Count events', query: EventCountQuery, response: Count },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events', tag: 'events', summary: 'Get events by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(Event)) },

@@ -42,12 +42,10 @@ function withRefs(node: unknown, byText: Map<string, string>): unknown {
 export function openApiDocument(version: string): Json {
   const paths: Record<string, Json> = {};
   for (const route of APP_ROUTES) {
-    const responses: Json = route.notImplemented
-      ? { '501': { description: 'Not implemented yet', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) } }
-      : {
-          '200': { description: 'OK', ...(route.response ? { content: jsonContent(plain(route.response)) } : {}) },
-          ...(route.body || route.query ? { '422': { description: 'Validation error', content: jsonContent({ $ref: '#/components/schemas/HTTPValidationError' }) } } : {}),
-        };
+    const responses: Json = {
+      '200': { description: 'OK', ...(route.response ? { content: jsonContent(plain(route.response)) } : {}) },
+      ...(route.body || route.query ? { '422': { description: 'Validation error', content: jsonContent({ $ref: '#/components/schemas/HTTPValidationError' }) } } : {}),
+    };
     if (route.path.includes('{')) responses['404'] = { description: 'Unknown id (or one of another user)', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
     if (!route.public) responses['401'] = { description: 'Missing or wrong key', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
     paths[route.path] = {

@@ -19,10 +19,11 @@ import {
   IdsQuery,
   StartTaskCountQuery,
   StartTaskSearchQuery,
+  WorkspaceFilesQuery,
 } from '../../api/app/requests.ts';
 import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
-import { readWorkspaceFile, workspaceGit } from '../workspace.ts';
+import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
 import { validate } from '../validate.ts';
 
 export function appConversationRoutes({ d, activity }: Facade): Router {
@@ -83,6 +84,10 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
   r.get('/:conversation_id/file', async (ctx) => {
     ctx.body = JSON.stringify(await readWorkspaceFile(d, userOf(ctx), ctx.params['conversation_id']!, query(ctx, 'file_path')));
     ctx.type = 'application/json';
+  });
+
+  r.get('/:conversation_id/files', validate({ query: WorkspaceFilesQuery }), async (ctx) => {
+    ctx.body = await listWorkspaceFiles(d, userOf(ctx), ctx.params['conversation_id']!, input<WorkspaceFilesQuery>(ctx).query.path);
   });
 
   for (const what of ['changes', 'diff'] as const) {
