@@ -1,34 +1,15 @@
 // Interrupt, max iterations, stuck detection and the terminal tool over the agent server's HTTP
 // API, with the real agent, a real shell and the scripted model. What is asserted is what a client
 // reads back: statuses and events.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAgentWith } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { eventually, startTestServer, tempDir, userText, type TestServer } from './test-support.ts';
-
-let llm: ScriptedLlm;
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
+import { eventually, useRealAgentServer, userText } from './test-support.ts';
 
 // Short terminal waits so a quiet command returns in a fraction of a second (OpenHands: 30 s).
 const NO_OUTPUT_MS = 400;
-const createAgent = createAgentWith({ model: { maxRetries: 0 }, terminal: { noChangeTimeoutMs: NO_OUTPUT_MS, inputSettleMs: 300 } });
-
-beforeAll(async () => (llm = await startScriptedLlm()));
-afterAll(() => llm.close());
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-  llm.requests.length = 0;
-  expect(llm.failures).toEqual([]);
-  expect(llm.remaining()).toBe(0);
-});
+const t = useRealAgentServer({ createAgent: createAgentWith({ model: { maxRetries: 0 }, terminal: { noChangeTimeoutMs: NO_OUTPUT_MS, inputSettleMs: 300 } }) });
 
 type Call = { name: string; arguments: Record<string, unknown> };
 const calls = (...toolCalls: Call[]) => ({ toolCalls });
@@ -36,15 +17,15 @@ const terminal = (command: string, extra: Record<string, unknown> = {}) => calls
 const think = (thought: string) => calls({ name: 'think', arguments: { thought } });
 
 async function create(extra: Record<string, unknown> = {}): Promise<string> {
-  const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] }, ...extra };
-  const r = await s.api('/api/conversations', { method: 'POST', body });
+  const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'wd') }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] }, ...extra };
+  const r = await t.s.api('/api/conversations', { method: 'POST', body });
   expect(r.status).toBe(201);
   return r.body.id;
 }
-const status = async (id: string) => (await s.api(`/api/conversations/${id}`)).body.execution_status;
+const status = async (id: string) => (await t.s.api(`/api/conversations/${id}`)).body.execution_status;
 const until = (id: string, want: string) => eventually(async () => (await status(id)) === want, 15_000);
-const events = async (id: string) => (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
-const say = (id: string, text: string) => s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
+const events = async (id: string) => (await t.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+const say = (id: string, text: string) => t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
 const observations = async (id: string) => (await events(id)).filter((e) => e.kind === 'ObservationEvent' && e.tool_name === 'terminal').map((e) => e.observation);
 const text = (o: any) => o.content.map((c: any) => c.text).join('');
 
@@ -63,28 +44,28 @@ describe('interrupt over HTTP', () => {
   it('cancels the model call in flight: paused, an InterruptEvent, nothing from the cancelled answer; the next message goes on', async () => {
     const id = await create();
     const held = heldAnswer();
-    llm.push(held.step);
+    t.llm.push(held.step);
     await say(id, 'think hard');
-    await eventually(async () => (await status(id)) === 'running' && llm.remaining() === 0);
-    expect((await s.api(`/api/conversations/${id}/interrupt`, { method: 'POST' })).body).toEqual({ success: true });
+    await eventually(async () => (await status(id)) === 'running' && t.llm.remaining() === 0);
+    expect((await t.s.api(`/api/conversations/${id}/interrupt`, { method: 'POST' })).body).toEqual({ success: true });
     await until(id, 'paused');
     await eventually(() => held.state.aborted);
     const all = await events(id);
     expect(all.filter((e) => e.kind === 'InterruptEvent')).toMatchObject([{ source: 'user' }]);
     expect(JSON.stringify(all)).not.toContain('never delivered');
-    llm.push({ content: 'back again' });
+    t.llm.push({ content: 'back again' });
     await say(id, 'go on');
     await until(id, 'finished');
-    expect((await s.api(`/api/conversations/${id}/agent_final_response`)).body).toEqual({ response: 'back again' });
+    expect((await t.s.api(`/api/conversations/${id}/agent_final_response`)).body).toEqual({ response: 'back again' });
   });
 
   it('stops a long terminal command: the run ends paused at once and the action gets its answer', async () => {
     const id = await create();
-    llm.push(terminal('sleep 30; echo too-late'));
+    t.llm.push(terminal('sleep 30; echo too-late'));
     await say(id, 'wait a long time');
     await eventually(async () => (await events(id)).some((e) => e.kind === 'ActionEvent' && e.tool_name === 'terminal'));
     const started = Date.now();
-    await s.api(`/api/conversations/${id}/interrupt`, { method: 'POST' });
+    await t.s.api(`/api/conversations/${id}/interrupt`, { method: 'POST' });
     await until(id, 'paused');
     await eventually(async () => (await observations(id)).length === 1);
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -98,14 +79,14 @@ describe('interrupt over HTTP', () => {
 describe('max iterations over HTTP', () => {
   it('ends the run with a ConversationErrorEvent MaxIterationsReached and status error; a new message starts a new count', async () => {
     const id = await create({ max_iterations: 2 });
-    llm.push(think('one'), think('two'));
+    t.llm.push(think('one'), think('two'));
     await say(id, 'keep thinking');
     await until(id, 'error');
     const all = await events(id);
     expect(all.filter((e) => e.kind === 'ActionEvent')).toHaveLength(2);
     expect(all.filter((e) => e.kind === 'ConversationErrorEvent')).toMatchObject([{ code: 'MaxIterationsReached', detail: expect.stringContaining('maximum of 2 iterations') }]);
-    expect((await s.api(`/api/conversations/${id}`)).body.max_iterations).toBe(2);
-    llm.push({ content: 'done now' });
+    expect((await t.s.api(`/api/conversations/${id}`)).body.max_iterations).toBe(2);
+    t.llm.push({ content: 'done now' });
     await say(id, 'one more try');
     await until(id, 'finished');
   });
@@ -115,7 +96,7 @@ describe('stuck detection over HTTP', () => {
   it('by repeated error: the same failing call gets one nudge, then the conversation is stuck', async () => {
     const id = await create();
     const bad = calls({ name: 'no_such_tool', arguments: { x: 1 } });
-    llm.push(bad, bad, bad, bad);
+    t.llm.push(bad, bad, bad, bad);
     await say(id, 'use the tool');
     await until(id, 'stuck');
     const all = await events(id);
@@ -123,42 +104,42 @@ describe('stuck detection over HTTP', () => {
     const nudges = all.filter((e) => e.kind === 'MessageEvent' && e.source === 'environment');
     expect(nudges).toHaveLength(1);
     expect(nudges[0].llm_message.content[0].text).toContain('same arguments 3 times');
-    expect(llm.requests).toHaveLength(4);
+    expect(t.llm.requests).toHaveLength(4);
   });
 
   it('by monologue: the agent talking to itself over runs without a user message', async () => {
     const id = await create();
-    llm.push({ content: 'first thought' });
+    t.llm.push({ content: 'first thought' });
     await say(id, 'hello');
     await until(id, 'finished');
     for (const words of ['second thought', 'third thought']) {
-      llm.push({ content: words });
-      expect((await s.api(`/api/conversations/${id}/run`, { method: 'POST' })).status).toBe(200);
+      t.llm.push({ content: words });
+      expect((await t.s.api(`/api/conversations/${id}/run`, { method: 'POST' })).status).toBe(200);
       await until(id, 'finished');
     }
-    await s.api(`/api/conversations/${id}/run`, { method: 'POST' });
+    await t.s.api(`/api/conversations/${id}/run`, { method: 'POST' });
     await until(id, 'stuck');
     // Stuck before asking the model a fourth time.
-    expect(llm.requests).toHaveLength(3);
-    llm.push({ content: 'listening' });
+    expect(t.llm.requests).toHaveLength(3);
+    t.llm.push({ content: 'listening' });
     await say(id, 'stop talking to yourself');
     await until(id, 'finished');
   });
 
   it('by alternating pattern: A/B/A/B/A/B actions with alternating observations', async () => {
     const id = await create();
-    llm.push(terminal('echo ping'), terminal('echo pong'), terminal('echo ping'), terminal('echo pong'), terminal('echo ping'), terminal('echo pong'));
+    t.llm.push(terminal('echo ping'), terminal('echo pong'), terminal('echo ping'), terminal('echo pong'), terminal('echo ping'), terminal('echo pong'));
     await say(id, 'play');
     await until(id, 'stuck');
     expect((await observations(id)).map(text)).toEqual(['ping', 'pong', 'ping', 'pong', 'ping', 'pong']);
-    expect(llm.requests).toHaveLength(6);
+    expect(t.llm.requests).toHaveLength(6);
   });
 });
 
 describe('terminal over HTTP', () => {
   it('answers an interactive program with is_input, after the no-output soft timeout returned control', async () => {
     const id = await create();
-    llm.push(terminal('read -p "name? " x; echo "got $x"'), terminal('hello', { is_input: true }), { content: 'answered' });
+    t.llm.push(terminal('read -p "name? " x; echo "got $x"'), terminal('hello', { is_input: true }), { content: 'answered' });
     await say(id, 'answer the prompt');
     await until(id, 'finished');
     const [asked, answered] = await observations(id);
@@ -170,7 +151,7 @@ describe('terminal over HTTP', () => {
 
   it('returns a quiet command at the soft timeout; an empty command collects its later output', async () => {
     const id = await create();
-    llm.push(terminal('sleep 1.5; echo late-output'), terminal('', { timeout: 10 }), { content: 'seen' });
+    t.llm.push(terminal('sleep 1.5; echo late-output'), terminal('', { timeout: 10 }), { content: 'seen' });
     await say(id, 'wait for it');
     await until(id, 'finished');
     const [quiet, more] = await observations(id);
@@ -183,7 +164,7 @@ describe('terminal over HTTP', () => {
 
   it('reset starts a fresh shell: variables are gone', async () => {
     const id = await create();
-    llm.push(terminal('export KEEP=kept; echo "[$KEEP]"'), terminal('echo "[${KEEP:-unset}]"', { reset: true }), terminal('', { reset: true }), { content: 'reset' });
+    t.llm.push(terminal('export KEEP=kept; echo "[$KEEP]"'), terminal('echo "[${KEEP:-unset}]"', { reset: true }), terminal('', { reset: true }), { content: 'reset' });
     await say(id, 'reset the shell');
     await until(id, 'finished');
     const [set, after, bare] = await observations(id);
@@ -194,7 +175,7 @@ describe('terminal over HTTP', () => {
 
   it('caps a long output for the model and keeps the full text in the file it names', async () => {
     const id = await create();
-    llm.push(terminal('seq 1 30000'), (req) => {
+    t.llm.push(terminal('seq 1 30000'), (req) => {
       const tool = req.messages.filter((m) => m.role === 'tool').at(-1)!;
       expect(JSON.stringify(tool.content).length).toBeLessThan(40_000);
       return { content: 'read it' };
@@ -212,7 +193,7 @@ describe('terminal over HTTP', () => {
     expect(Number(file![1])).toBe(full.length);
     expect(file![2]!.startsWith(obs.full_output_save_dir)).toBe(true);
     // Kept outside the workspace, whole.
-    expect(file![2]!.startsWith(join(dir.path, 'wd'))).toBe(false);
+    expect(file![2]!.startsWith(join(t.dir.path, 'wd'))).toBe(false);
     expect(readFileSync(file![2]!, 'utf8')).toBe(full);
   });
 });

@@ -1,7 +1,7 @@
 // The published OpenHands TypeScript client, unmodified, drives this agent server with the real
 // agent against the scripted model: create, message, run, events over its WebSocket, read back,
 // fork, pause, and /server_info (a semver at or above the OpenHands level we emulate).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // The client picks `window.WebSocket` or `require('ws')` when its module loads; `require` does not
 // exist in ESM, so give it the browser path (Node's own WebSocket), as in a web page. That also
@@ -16,33 +16,23 @@ import { pino } from 'pino';
 import { HttpClient, RemoteConversation, RemoteWorkspace } from '@openhands/typescript-client';
 import { AgentServerClient, AgentServerFeatureRequirements, assertAgentServerSupports, compareAgentServerVersions } from '@openhands/typescript-client/clients';
 import { createAgent } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
 import { REDACT_PATHS } from '../util/log.ts';
 import { COMPATIBLE_VERSION } from './routes/health.ts';
-import { eventually, startTestServer, tempDir, TEST_KEY, type TestServer } from './test-support.ts';
+import { eventually, TEST_KEY, useRealAgentServer } from './test-support.ts';
 
 type Ev = { id?: string; kind: string; key?: string; value?: unknown; source?: string; tool_name?: string; observation?: unknown; action_id?: string };
 
-let llm: ScriptedLlm;
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-let logs: string[];
-
-beforeAll(async () => (llm = await startScriptedLlm()));
-afterAll(() => llm.close());
-beforeEach(async () => {
-  dir = tempDir();
-  logs = [];
-  // Everything the server logs, at every level, with the production redaction.
-  const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (logs.push(chunk.toString()), done()) });
-  const log = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '**********' } }, sink);
-  s = await startTestServer(dir.path, { createAgent, log, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
+let logs: string[] = [];
+const t = useRealAgentServer({
+  createAgent,
+  overrides: () => {
+    logs = [];
+    // Everything the server logs, at every level, with the production redaction.
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (logs.push(chunk.toString()), done()) });
+    return { log: pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '**********' } }, sink) };
+  },
 });
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-  expect(llm.failures).toEqual([]);
-  expect(llm.remaining()).toBe(0);
+afterEach(() => {
   expect(logs.length).toBeGreaterThan(0);
   expect(logs.join('')).not.toContain(TEST_KEY);
 });
@@ -52,7 +42,7 @@ const persisted = (events: Ev[]) => events.filter((e) => e.kind !== 'StreamingDe
 
 describe('@openhands/typescript-client against the agent server', () => {
   it('creates, runs against the scripted model, streams over its WebSocket, reads back, forks and pauses', async () => {
-    const workspace = new RemoteWorkspace({ host: s.url, workingDir: join(dir.path, 'w'), apiKey: TEST_KEY });
+    const workspace = new RemoteWorkspace({ host: t.s.url, workingDir: join(t.dir.path, 'w'), apiKey: TEST_KEY });
     const seen: Ev[] = [];
     const errors: Error[] = [];
     const conv = new RemoteConversation(AGENT as never, workspace, { callback: (e: unknown) => void seen.push(e as Ev), onError: (e: Error) => void errors.push(e) });
@@ -63,7 +53,7 @@ describe('@openhands/typescript-client against the agent server', () => {
     expect(seen[0]).toMatchObject({ kind: 'ConversationStateUpdateEvent', key: 'full_state' });
 
     // One real terminal command from a model tool call, then the answer.
-    llm.push(
+    t.llm.push(
       { toolCalls: [{ name: 'terminal', arguments: { command: 'echo compat-$((40+2)) | tee out.txt' } }], usage: { prompt_tokens: 30, completion_tokens: 8 } },
       (req) => {
         expect(JSON.stringify(req.messages.find((m) => m.role === 'tool'))).toContain('compat-42');
@@ -99,7 +89,7 @@ describe('@openhands/typescript-client against the agent server', () => {
     const forkInfo = await fork.state.refresh();
     expect(forkInfo).toMatchObject({ execution_status: 'idle', title: 'Branch', forked_from_conversation_id: conv.id, stats: { usage_to_metrics: {} } });
     expect(((await fork.state.events.search({ limit: 100 })).items as Ev[]).map((e) => e.id)).toEqual(items.map((e) => e.id));
-    llm.push((req) => {
+    t.llm.push((req) => {
       // The fork's model sees the source's history.
       expect(JSON.stringify(req.messages)).toContain('compat-42');
       return { content: 'Answered on the fork.', usage: { prompt_tokens: 9, completion_tokens: 1 } };
@@ -113,13 +103,13 @@ describe('@openhands/typescript-client against the agent server', () => {
     await fork.close();
 
     // Pause while the model is thinking: the call is abandoned, the status is paused, the socket says so.
-    llm.push(async (req) => {
+    t.llm.push(async (req) => {
       await new Promise((resolve) => req.signal.addEventListener('abort', resolve, { once: true }));
       return { content: 'never delivered' };
     });
     await conv.sendMessage('think for a long time');
     await conv.run();
-    await eventually(async () => (await conv.state.refresh(), (await conv.state.getExecutionStatus()) === 'running') && llm.remaining() === 0);
+    await eventually(async () => (await conv.state.refresh(), (await conv.state.getExecutionStatus()) === 'running') && t.llm.remaining() === 0);
     await conv.pause();
     await eventually(() => seen.some((e) => e.kind === 'PauseEvent'));
     expect((await conv.state.refresh()).execution_status).toBe('paused');
@@ -130,22 +120,22 @@ describe('@openhands/typescript-client against the agent server', () => {
   });
 
   it('reads /server_info, tools and the file helpers through the client', async () => {
-    const client = new AgentServerClient({ host: s.url, apiKey: TEST_KEY });
+    const client = new AgentServerClient({ host: t.s.url, apiKey: TEST_KEY });
     const info = await client.server.getServerInfo();
     expect(info.version).toMatch(/^\d+\.\d+\.\d+$/);
     expect(compareAgentServerVersions(info.version!, '1.44.0')).toBeGreaterThanOrEqual(0);
     expect(info.version).toBe(COMPATIBLE_VERSION);
     // The client's own feature gates pass, the newest one included.
-    const http = new HttpClient({ baseUrl: s.url, apiKey: TEST_KEY });
+    const http = new HttpClient({ baseUrl: t.s.url, apiKey: TEST_KEY });
     for (const req of Object.values(AgentServerFeatureRequirements)) await assertAgentServerSupports(http, req);
     expect(await client.tools.listTools()).toEqual(info.usable_tools);
     expect(info.usable_tools).toContain('terminal');
 
     const home = await client.files.getHome();
     expect(home.home).toBeTruthy();
-    await client.files.uploadTextFile('hi', join(dir.path, 'w', 'sub', 'a.txt'));
-    expect((await client.files.searchSubdirectories(join(dir.path, 'w'))).items).toEqual([{ name: 'sub', path: join(dir.path, 'w', 'sub') }]);
-    expect(await client.files.downloadTextFile(join(dir.path, 'w', 'sub', 'a.txt'))).toBe('hi');
+    await client.files.uploadTextFile('hi', join(t.dir.path, 'w', 'sub', 'a.txt'));
+    expect((await client.files.searchSubdirectories(join(t.dir.path, 'w'))).items).toEqual([{ name: 'sub', path: join(t.dir.path, 'w', 'sub') }]);
+    expect(await client.files.downloadTextFile(join(t.dir.path, 'w', 'sub', 'a.txt'))).toBe('hi');
     client.close();
   });
 });

@@ -4,9 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AgentHost, ConversationAgent, CreateAgent } from '../agent/types.ts';
 import { newEventBase, type Event } from '../api/events/index.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
 import { startAgentServer, type AgentServer, type AgentServerOptions } from './server.ts';
 
 export function tempDir(prefix = 'agent-server-'): { path: string; remove(): void } {
@@ -191,4 +193,35 @@ export class FrameCollector {
     await this.done;
     clearTimeout(timer);
   }
+}
+
+export interface RealAgentServer {
+  llm: ScriptedLlm;
+  s: TestServer;
+  dir: ReturnType<typeof tempDir>;
+}
+
+/**
+ * Registers the hooks for tests of the real agent (`createAgent`, passed in so that files with the
+ * fake agent do not load it) over HTTP: one scripted model for the file, a
+ * fresh server per test whose default model is it, and after each test a check that the script was
+ * used up without failed expectations. The returned object's fields are set while a test runs.
+ */
+export function useRealAgentServer(opts: { createAgent: CreateAgent; overrides?: () => Partial<AgentServerOptions> }): RealAgentServer {
+  const ctx = {} as RealAgentServer;
+  beforeAll(async () => void (ctx.llm = await startScriptedLlm()));
+  afterAll(() => ctx.llm.close());
+  beforeEach(async () => {
+    ctx.dir = tempDir();
+    const llmDefaults = { model: 'openai/scripted', baseUrl: ctx.llm.url, apiKey: 'sk-default' };
+    ctx.s = await startTestServer(ctx.dir.path, { createAgent: opts.createAgent, llmDefaults, ...opts.overrides?.() });
+  });
+  afterEach(async () => {
+    await ctx.s.close();
+    ctx.dir.remove();
+    ctx.llm.requests.length = 0;
+    expect(ctx.llm.failures).toEqual([]);
+    expect(ctx.llm.remaining()).toBe(0);
+  });
+  return ctx;
 }

@@ -1,28 +1,27 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { createAgent } from '../../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
-import { eventually, startRequest, startTestServer, tempDir, userText, type TestServer } from '../test-support.ts';
-
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-let src: string;
-
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path);
-  const body = startRequest(join(dir.path, 'w'), { initial_message: userText('first'), tags: { team: 'a' }, secrets: { TOKEN: 'tok_secret' } });
-  src = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
-  await eventually(async () => (await s.api(`/api/conversations/${src}`)).body.execution_status === 'finished');
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-});
-
-const ids = async (id: string) => (await s.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => e.id) as string[];
+import { eventually, startRequest, startTestServer, tempDir, useRealAgentServer, userText, type TestServer } from '../test-support.ts';
 
 describe('fork', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let s: TestServer;
+  let src: string;
+
+  beforeEach(async () => {
+    dir = tempDir();
+    s = await startTestServer(dir.path);
+    const body = startRequest(join(dir.path, 'w'), { initial_message: userText('first'), tags: { team: 'a' }, secrets: { TOKEN: 'tok_secret' } });
+    src = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+    await eventually(async () => (await s.api(`/api/conversations/${src}`)).body.execution_status === 'finished');
+  });
+  afterEach(async () => {
+    await s.close();
+    dir.remove();
+  });
+
+  const ids = async (id: string) => (await s.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => e.id) as string[];
+
   it('copies the events with their ids, starts idle, takes tags only from the request, leaves the source alone', async () => {
     const before = await ids(src);
     const res = await s.api(`/api/conversations/${src}/fork`, { method: 'POST', body: { title: 'Branch', tags: { exp: '1' } } });
@@ -57,37 +56,23 @@ describe('fork', () => {
 });
 
 describe('fork metrics with the real agent', () => {
-  let llm: ScriptedLlm;
-  let real: TestServer;
-  let realDir: ReturnType<typeof tempDir>;
-  beforeAll(async () => (llm = await startScriptedLlm()));
-  afterAll(() => llm.close());
-  beforeEach(async () => {
-    realDir = tempDir();
-    real = await startTestServer(realDir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-  });
-  afterEach(async () => {
-    await real.close();
-    realDir.remove();
-    expect(llm.failures).toEqual([]);
-    expect(llm.remaining()).toBe(0);
-  });
+  const t = useRealAgentServer({ createAgent });
 
-  const info = async (id: string) => (await real.api(`/api/conversations/${id}`)).body;
+  const info = async (id: string) => (await t.s.api(`/api/conversations/${id}`)).body;
   const agentMetrics = async (id: string) => (await info(id)).stats.usage_to_metrics.agent;
   const finished = (id: string) => eventually(async () => (await info(id)).execution_status === 'finished', 15_000);
   const say = async (id: string, text: string) => {
-    await real.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
+    await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
     await finished(id);
   };
-  const lastStatsEvent = async (id: string) => (await real.api(`/api/conversations/${id}/events/search?kind=ConversationStateUpdateEvent&sort_order=TIMESTAMP_DESC`)).body.items.find((e: any) => e.key === 'stats');
+  const lastStatsEvent = async (id: string) => (await t.s.api(`/api/conversations/${id}/events/search?kind=ConversationStateUpdateEvent&sort_order=TIMESTAMP_DESC`)).body.items.find((e: any) => e.key === 'stats');
 
   async function source(): Promise<{ id: string; before: unknown }> {
-    const body = startRequest(join(realDir.path, 'w'), { agent: { llm: { model: 'openai/scripted' } } });
-    const id = (await real.api('/api/conversations', { method: 'POST', body })).body.id;
-    llm.push({ content: 'first answer', usage: { prompt_tokens: 100, completion_tokens: 40, cost: 0.5 } });
+    const body = startRequest(join(t.dir.path, 'w'), { agent: { llm: { model: 'openai/scripted' } } });
+    const id = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;
+    t.llm.push({ content: 'first answer', usage: { prompt_tokens: 100, completion_tokens: 40, cost: 0.5 } });
     await say(id, 'first');
-    llm.push({ content: 'second answer', usage: { prompt_tokens: 200, completion_tokens: 60, cost: 0.25 } });
+    t.llm.push({ content: 'second answer', usage: { prompt_tokens: 200, completion_tokens: 60, cost: 0.25 } });
     await say(id, 'second');
     const before = (await info(id)).stats;
     expect(before.usage_to_metrics.agent).toMatchObject({ accumulated_cost: 0.75, accumulated_token_usage: { prompt_tokens: 300, completion_tokens: 100 } });
@@ -96,9 +81,9 @@ describe('fork metrics with the real agent', () => {
 
   it('reset_metrics (the default): the fork starts from zero and counts only its own calls; the source keeps its totals', async () => {
     const src = await source();
-    const fork = (await real.api(`/api/conversations/${src.id}/fork`, { method: 'POST', body: {} })).body;
+    const fork = (await t.s.api(`/api/conversations/${src.id}/fork`, { method: 'POST', body: {} })).body;
     expect(fork.stats).toEqual({ usage_to_metrics: {} });
-    llm.push({ content: 'fork answer', usage: { prompt_tokens: 7, completion_tokens: 3, cost: 0.01 } });
+    t.llm.push({ content: 'fork answer', usage: { prompt_tokens: 7, completion_tokens: 3, cost: 0.01 } });
     await say(fork.id, 'on the fork');
     expect(await agentMetrics(fork.id)).toMatchObject({ accumulated_cost: 0.01, accumulated_token_usage: { prompt_tokens: 7, completion_tokens: 3, per_turn_token: 10 } });
     // The fork's latest stats update (what a client replaying events sees) says the same.
@@ -108,10 +93,10 @@ describe('fork metrics with the real agent', () => {
 
   it('reset_metrics false: the fork carries the source totals on (also when forked at an earlier event)', async () => {
     const src = await source();
-    const firstReply = (await real.api(`/api/conversations/${src.id}/events/search?kind=MessageEvent&source=agent`)).body.items[0];
-    const fork = (await real.api(`/api/conversations/${src.id}/fork`, { method: 'POST', body: { reset_metrics: false, from_event_id: firstReply.id } })).body;
+    const firstReply = (await t.s.api(`/api/conversations/${src.id}/events/search?kind=MessageEvent&source=agent`)).body.items[0];
+    const fork = (await t.s.api(`/api/conversations/${src.id}/fork`, { method: 'POST', body: { reset_metrics: false, from_event_id: firstReply.id } })).body;
     expect(fork.stats).toEqual(src.before);
-    llm.push({ content: 'fork answer', usage: { prompt_tokens: 7, completion_tokens: 3, cost: 0.01 } });
+    t.llm.push({ content: 'fork answer', usage: { prompt_tokens: 7, completion_tokens: 3, cost: 0.01 } });
     await say(fork.id, 'on the fork');
     const m = await agentMetrics(fork.id);
     expect(m.accumulated_cost).toBeCloseTo(0.76, 10);
