@@ -17,6 +17,8 @@ import { SqliteAppStore } from './db/app-db.ts';
 import type { AppStore, AppUser } from './db/types.ts';
 import type { FacadeSettings } from './deps.ts';
 import { startApiServer, type ApiServer } from './server.ts';
+import { startAgentServer, type AgentServer } from '../agent-server/server.ts';
+import { FakeAgents, startRequest } from '../agent-server/test-support.ts';
 
 export const NS = 'default';
 
@@ -195,4 +197,43 @@ export async function startConversationId(h: Harness, body: Record<string, unkno
   if (r.status !== 200) throw new Error(`start failed: ${r.status} ${JSON.stringify(r.body)}`);
   const { items } = await h.store.list(ConversationKind, NS, { labelSelector: `${LABEL_START_TASK}=${r.body.id}` });
   return items[0]!.metadata.name;
+}
+
+/**
+ * A harness with a real agent server (fake agents) as alice's RUNNING sandbox `sb-1`, its workspace
+ * at `workspace`, for the workspace reads (file, files, skills, hooks).
+ */
+export interface WorkspaceHarness extends Harness {
+  agent: AgentServer;
+  workspace: string;
+  /** A READY conversation in sb-1, created on the agent server with this working dir. */
+  conversation(workingDir: string, extra?: Record<string, unknown>): Promise<string>;
+}
+
+export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = {}): Promise<WorkspaceHarness> {
+  const h = await startHarness(settings);
+  const workspace = join(h.dir, 'ws');
+  const agent = await startAgentServer({ port: 0, workspaceDir: workspace, sessionKeys: ['sk-1'], createAgent: new FakeAgents().createAgent, log: createLogger('agent-server-test') });
+  await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: agent.url, key: 'sk-1' });
+  return {
+    ...h,
+    agent,
+    workspace,
+    async conversation(workingDir, extra = {}) {
+      const id = await startConversationId(h, { sandbox_id: 'sb-1' });
+      // Playing the controller: the conversation exists on the agent server, then its task is READY.
+      const created = await fetch(`${agent.url}/api/conversations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-api-key': 'sk-1' },
+        body: JSON.stringify(startRequest(workingDir, { conversation_id: id, ...extra })),
+      });
+      if (created.status >= 300) throw new Error(`the agent server answered ${created.status} to the conversation create`);
+      await setStartTask(h.store, id, 'READY', 'sb-1');
+      return id;
+    },
+    async close() {
+      await agent.close();
+      await h.close();
+    },
+  };
 }
