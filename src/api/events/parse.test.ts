@@ -107,4 +107,9 @@ describe('parseEvent', () => {
       expect((err as Invalid).detail[0]?.loc).toEqual(['body', 0, 'x']);
     }
   });
+
+  it('names the allowed values of a literal or enum field once, whatever the union', () => {
+    const issues = issuesOf({ ...EXAMPLE_EVENTS.PauseEvent, source: 'robot' });
+    expect(issues).toEqual([{ loc: ['source'], msg: 'Input should be "agent", "user", "environment" or "hook"', type: 'literal_error' }]);
+  });
 });

@@ -140,6 +140,7 @@ export function validationIssues(schema: TSchema, value: unknown, prefix: Loc = 
   const out: ValidationIssue[] = [];
   const seen = new Set<string>();
   const unions: ValidationIssue[] = [];
+  const literals = new Map<string, ValidationIssue & { values: unknown[] }>();
   const push = (issue: ValidationIssue): void => {
     const key = JSON.stringify(issue);
     if (seen.has(key)) return;
@@ -170,12 +171,28 @@ export function validationIssues(schema: TSchema, value: unknown, prefix: Loc = 
       for (const p of (err.params['additionalProperties'] as string[] | undefined) ?? []) {
         push({ loc: [...loc, p], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
       }
+    } else if (err.keyword === 'const' || err.keyword === 'enum') {
+      // One issue per field naming every allowed value (a union of literals fails once per branch).
+      const allowed = err.keyword === 'const' ? [err.params['allowedValue']] : ((err.params['allowedValues'] as unknown[] | undefined) ?? []);
+      const key = JSON.stringify(loc);
+      const issue = literals.get(key);
+      if (issue) issue.values.push(...allowed);
+      else {
+        const fresh = { loc, msg: '', type: 'literal_error', values: [...allowed] };
+        literals.set(key, fresh);
+        out.push(fresh);
+      }
     } else if (err.keyword === 'anyOf' || err.keyword === 'oneOf') {
       // Says only "no branch matched"; kept as a fallback when no branch error is more precise.
       unions.push({ loc, msg: 'Input does not match any allowed shape', type: 'union' });
     } else {
       push({ loc, msg: err.message, type: err.keyword });
     }
+  }
+  for (const issue of literals.values()) {
+    const values = [...new Set(issue.values.map((v) => JSON.stringify(v)))];
+    issue.msg = `Input should be ${values.length > 1 ? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}` : values[0]}`;
+    delete (issue as { values?: unknown }).values;
   }
   if (out.length === 0) unions.forEach(push);
   if (out.length === 0 && !Value.Check(schema, value)) {
