@@ -51,12 +51,13 @@ describe('/api/bash', () => {
     expect((await exec({ cwd: '/tmp' })).status).toBe(422);
   });
 
-  it("masks the secrets of the loaded conversations in every output", async () => {
+  it("masks the secrets of the loaded conversations in every output, and exports none of them, even named", async () => {
     const created = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: 'c' }, agent: { llm: { model: 'm' } }, secrets: { DEPLOY_TOKEN: 'tok-4f9a-very-secret' } } });
     expect(created.status).toBe(201);
     const out = (await exec({ command: 'echo "token tok-4f9a-very-secret"; echo tok-4f9a-very-secret >&2' })).body;
     expect(out).toMatchObject({ stdout: 'token <secret-hidden>\n', stderr: '<secret-hidden>\n' });
     expect(JSON.stringify((await s.api('/api/bash/bash_events/search')).body)).not.toContain('tok-4f9a');
+    expect((await exec({ command: 'echo "[$DEPLOY_TOKEN]"' })).body).toMatchObject({ stdout: '[]\n', exit_code: 0 });
   });
 
   it('a command past its timeout is stopped with its whole process group: SIGTERM, then SIGKILL; exit_code -1', async () => {

@@ -1,6 +1,7 @@
-// POST /api/conversations/{id}/secrets over HTTP with the real agent: a secret added after the
-// shell started reaches the next command, is masked in what the model and the events see, and is
-// kept (sealed) across a restart of the agent server.
+// Secrets of a conversation over HTTP with the real agent: a terminal command gets exactly the
+// secrets it names (from the first action on), the others are not in its environment at all;
+// POST /api/conversations/{id}/secrets adds one after the shell started that the next command naming
+// it gets; values are masked in what the model and the events see.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
@@ -24,6 +25,34 @@ afterEach(async () => {
 
 const finished = async (id: string) =>
   eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+
+describe('secrets in terminal commands', () => {
+  it('the first command naming a secret gets it (masked in the observation); a command not naming it finds none', async () => {
+    const body = {
+      workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'named') },
+      agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] },
+      secrets: { GITHUB_TOKEN: 'ghp_named0123456789', NPM_TOKEN: 'npm_other4567' },
+    };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+    llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'printf %s "$GITHUB_TOKEN" | wc -c; echo "token=$GITHUB_TOKEN"; env | grep -c "^NPM_TOK"' } }] },
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'env | grep -c -e "^GITHUB_TOK" -e "^NPM_TOK" -e ghp_named -e npm_other; env | wc -l' } }] },
+      (req) => {
+        const tools = req.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content));
+        expect(tools[0]).toContain('19\\ntoken=<secret-hidden>\\n0');
+        expect(tools[1]).toMatch(/^"0\\n\d+/);
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] };
+      },
+    );
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('use the token', true) });
+    await finished(id);
+    const obs = (await s.api(`/api/conversations/${id}/events/search?kind=ObservationEvent&limit=100`)).body.items.map((e: any) => e.observation).filter((o: any) => o.kind === 'TerminalObservation');
+    const texts = obs.map((o: any) => o.content[0].text);
+    expect(texts[0].split('\n')).toEqual(['19', 'token=<secret-hidden>', '0']);
+    expect(texts[1].split('\n')[0]).toBe('0');
+    expect(JSON.stringify(obs)).not.toMatch(/ghp_named0123456789|npm_other4567/);
+  });
+});
 
 describe('POST /api/conversations/{id}/secrets', () => {
   it('exports a secret added after start to the next command and masks it everywhere', async () => {

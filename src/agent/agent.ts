@@ -112,7 +112,8 @@ class Agent implements ConversationAgent {
     this.#mcp = new ConversationMcp({ cwd: host.workspaceDir, secrets: () => host.secrets });
     this.#tools = [
       terminalTool({
-        session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, { ...host.secrets }, opts.terminal)),
+        session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, opts.terminal)),
+        secrets: () => host.secrets,
         outputDir: () => opts.outputDir ?? (this.#ownOutputDir ??= join(tmpdir(), `agentyard-outputs-${randomBytes(6).toString('hex')}`)),
       }),
       fileEditorTool(),
@@ -349,8 +350,8 @@ class Agent implements ConversationAgent {
   }
 
   secretsChanged(): void {
+    // The terminal reads host.secrets at each command: nothing to export ahead of time.
     this.#mask = this.#createMask();
-    this.#terminal?.setVariables({ ...this.#host.secrets });
   }
 
   #createMask(): (text: string) => string {

@@ -26,7 +26,7 @@ export function systemPrompt(tools: readonly AgentTool[]): string {
 </TOOLS>
 
 <SECURITY>
-* Secrets are provided as environment variables. Refer to them by name (e.g. "$GITHUB_TOKEN"); never print, echo, log or write their values into files, commits or messages.
+* Secrets are provided as environment variables to the terminal commands that name them: a command that mentions "$GITHUB_TOKEN" gets GITHUB_TOKEN exported for its duration (programs it starts see it too); a command that does not mention it does not have it. Never print, echo, log or write their values into files, commits or messages.
 * Values of secrets are replaced by <secret-hidden> in everything you see.
 </SECURITY>
 
@@ -39,7 +39,7 @@ export function systemPrompt(tools: readonly AgentTool[]): string {
 export function dynamicContext(workspaceDir: string, secretNames: readonly string[]): string {
   const lines = [`<RUNTIME>\nThe workspace is ${workspaceDir}; the terminal starts there. Use absolute paths with file_editor.\n</RUNTIME>`];
   if (secretNames.length) {
-    lines.push(`<SECRETS>\nThese secrets are set as environment variables in the terminal: ${secretNames.join(', ')}.\n</SECRETS>`);
+    lines.push(`<SECRETS>\nThese secrets are exported as environment variables to each terminal command that names them (e.g. "$${secretNames[0]}"), for that command only: ${secretNames.join(', ')}.\n</SECRETS>`);
   }
   return lines.join('\n');
 }

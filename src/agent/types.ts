@@ -57,7 +57,7 @@ export interface ConversationAgent {
    * or nothing when there is too little to forget. Optional: a host answers 501 without it.
    */
   condense?(signal: AbortSignal): Promise<void>;
-  /** `host.secrets` changed (secrets added after start): mask the new values, export them to later commands. */
+  /** `host.secrets` changed (secrets added after start): mask the new values (later commands that name them get them). */
   secretsChanged?(): void;
   /**
    * A user message is about to be recorded: the skills its keywords trigger (their text for the

@@ -2,6 +2,9 @@
 // each command runs in its own process group with a minimal environment; its output is stored and
 // published as BashOutput chunks (at most 1 MiB characters per stream per chunk), the last one
 // carrying the exit code. A timeout sends SIGTERM to the group, SIGKILL a second later: exit_code -1.
+// No conversation's secrets are exported, even to a command naming one: these commands belong to the
+// sandbox, not to a conversation (as in OpenHands, where only the agent's terminal gets secrets);
+// every loaded conversation's secret values are masked in their outputs all the same.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';

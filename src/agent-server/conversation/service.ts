@@ -192,8 +192,8 @@ export class ConversationService {
   }
 
   /**
-   * Adds or replaces secrets of a live conversation: masked from now on and exported to the next
-   * command. Persisted sealed like the start request's (and forgotten at a restart without a key).
+   * Adds or replaces secrets of a live conversation: masked from now on and exported to the later
+   * commands that name them. Persisted sealed like the start request's (and forgotten at a restart without a key).
    */
   updateSecrets(id: string, req: UpdateSecretsRequest): void {
     const rt = this.get(id);

@@ -1,5 +1,6 @@
 // A persistent bash process per conversation. cwd and exported variables survive between calls
-// because every command runs in the same shell. Each command is handed to `eval` as one ANSI-C
+// because every command runs in the same shell. Secrets are never part of the shell's environment:
+// a command gets the ones it names exported on its own line, and they are unset when it ends. Each command is handed to `eval` as one ANSI-C
 // quoted line followed by a printf of a random marker carrying the exit code and working
 // directory; bash reads its input a line at a time, so a command that reads stdin sees only what is
 // sent later as input, never the marker. A command that outlives its wait keeps running: its
@@ -47,11 +48,12 @@ export function ansiCQuote(text: string): string {
   return `$'${body}'`;
 }
 
+/** A name bash can export (and a command can name). */
+export const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 export class TerminalSession {
   readonly #initialCwd: string;
   readonly #env: NodeJS.ProcessEnv;
-  /** Variables set after the shell started: exported on the line of the next command. */
-  #pendingExports: Record<string, string> = {};
   readonly #noChangeMs: number;
   readonly #inputSettleMs: number;
   #shell: ChildProcessWithoutNullStreams | undefined;
@@ -63,26 +65,14 @@ export class TerminalSession {
   #drained = false;
   #cwd: string;
 
-  constructor(cwd: string, env: Record<string, string>, opts: TerminalSessionOptions = {}) {
+  constructor(cwd: string, opts: TerminalSessionOptions = {}) {
     this.#initialCwd = cwd;
     this.#cwd = cwd;
     // Only what a shell needs: the agent server's own environment holds keys the agent must not see.
     const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, USER: process.env.USER, SHELL: '/bin/bash', LANG: 'C.UTF-8', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat', PYTHONUNBUFFERED: '1', DEBIAN_FRONTEND: 'noninteractive' };
-    this.#env = { ...Object.fromEntries(Object.entries(base).filter(([, v]) => v !== undefined)), ...env };
+    this.#env = Object.fromEntries(Object.entries(base).filter(([, v]) => v !== undefined));
     this.#noChangeMs = opts.noChangeTimeoutMs ?? DEFAULT_NO_CHANGE_TIMEOUT_MS;
     this.#inputSettleMs = opts.inputSettleMs ?? DEFAULT_INPUT_SETTLE_MS;
-  }
-
-  /**
-   * Sets environment variables for every later command (secrets added after start). A running
-   * shell gets them with the next command rather than at once: writing to its stdin now would feed
-   * whatever program is in the foreground.
-   */
-  setVariables(vars: Record<string, string>): void {
-    // A name that is no shell identifier cannot be exported, nor named by a command.
-    const exportable = Object.fromEntries(Object.entries(vars).filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)));
-    Object.assign(this.#env, exportable);
-    if (this.#shell) Object.assign(this.#pendingExports, exportable);
   }
 
   /** A command is still running from an earlier call. */
@@ -98,17 +88,23 @@ export class TerminalSession {
     return this.#noChangeMs;
   }
 
-  /** Starts a command and waits for it: until it ends, `hardTimeoutMs` passes, or (without one) it goes quiet. */
-  async run(command: string, opts: { hardTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<WaitResult> {
+  /**
+   * Starts a command and waits for it: until it ends, `hardTimeoutMs` passes, or (without one) it
+   * goes quiet. `exports` are exported for this command only (and the programs it starts): once it
+   * ends each is unset again, unless the command gave it another value of its own.
+   */
+  async run(command: string, opts: { hardTimeoutMs?: number; signal?: AbortSignal; exports?: Readonly<Record<string, string>> } = {}): Promise<WaitResult> {
     if (this.busy) throw new Error('TerminalSession.run while a command is running; check busy first');
     const shell = this.#ensure();
     const marker = `__AGENTYARD_${randomBytes(8).toString('hex')}__`;
     this.#take();
     this.#pending = { pattern: new RegExp(`\\n?${marker} (\\d+) ([^\\n]*)\\n`, 'g') };
-    const exports = Object.entries(this.#pendingExports).map(([k, v]) => `export ${k}=${ansiCQuote(v)}; `).join('');
-    this.#pendingExports = {};
-    // One line: bash has read all of it before the command starts, so stdin holds only later input.
-    shell.stdin.write(`${exports}eval ${ansiCQuote(command)}; __ay_rc=$?; printf '\\n${marker} %s %s\\n' "$__ay_rc" "$PWD"\n`);
+    const vars = Object.entries(opts.exports ?? {}).filter(([k]) => SHELL_NAME.test(k));
+    const before = vars.map(([k, v]) => `export ${k}=${ansiCQuote(v)}; `).join('');
+    const after = vars.map(([k, v]) => `[ "\${${k}-}" = ${ansiCQuote(v)} ] && unset ${k}; `).join('');
+    // One line: bash has read all of it before the command starts, so stdin holds only later input
+    // (secret values travel on the shell's stdin, never in a process's arguments).
+    shell.stdin.write(`${before}eval ${ansiCQuote(command)}; __ay_rc=$?; ${after}printf '\\n${marker} %s %s\\n' "$__ay_rc" "$PWD"\n`);
     return this.#wait(opts.hardTimeoutMs, opts.signal);
   }
 
@@ -162,7 +158,6 @@ export class TerminalSession {
   #ensure(): ChildProcessWithoutNullStreams {
     if (this.#shell && this.#alive()) return this.#shell;
     this.#pending = undefined;
-    this.#pendingExports = {}; // a new shell starts with the whole #env
     this.#drained = false;
     this.#cwd = this.#initialCwd;
     const shell = spawn('bash', ['--noprofile', '--norc'], { cwd: this.#initialCwd, env: this.#env, detached: true });

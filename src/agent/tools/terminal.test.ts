@@ -6,7 +6,7 @@ import type { TerminalObservation } from '../../api/events/index.ts';
 import { createMasker } from '../mask.ts';
 import { capOutput, MAX_OUTPUT_CHARS, observationText } from './output.ts';
 import { ansiCQuote, TerminalSession, type TerminalSessionOptions } from './terminal-session.ts';
-import { terminalTool } from './terminal.ts';
+import { secretsNamedIn, terminalTool } from './terminal.ts';
 import { ToolArgumentError } from './tool.ts';
 
 const dirs: string[] = [];
@@ -25,9 +25,9 @@ function tempDir(prefix: string) {
 function setup(opts: { secrets?: Record<string, string>; session?: TerminalSessionOptions } = {}) {
   const dir = tempDir('terminal-');
   const outputs = tempDir('terminal-out-');
-  const session = new TerminalSession(dir, opts.secrets ?? {}, { noChangeTimeoutMs: 400, inputSettleMs: 300, ...opts.session });
+  const session = new TerminalSession(dir, { noChangeTimeoutMs: 400, inputSettleMs: 300, ...opts.session });
   sessions.push(session);
-  const tool = terminalTool({ session: () => session, outputDir: () => outputs });
+  const tool = terminalTool({ session: () => session, outputDir: () => outputs, secrets: () => opts.secrets ?? {} });
   const mask = createMasker(opts.secrets ?? {});
   const run = async (args: Record<string, unknown>, signal?: AbortSignal) => {
     const observation = (await tool.execute(tool.toAction(args), { workspaceDir: dir, mask, ...(signal ? { signal } : {}) })) as TerminalObservation;
@@ -148,6 +148,28 @@ describe('terminal', () => {
     const again = await run({ command: 'echo tok-12345-secret' });
     expect(again.observation.command).toBe('echo <secret-hidden>');
     expect(JSON.stringify([r.observation, again.observation])).not.toContain('tok-12345-secret');
+  });
+
+  it('exports a secret only to the commands that name it, and only while they run', async () => {
+    const { run } = setup({ secrets: { API_TOKEN: 'tok-12345-secret', OTHER: 'other-9876' } });
+    const out = (r: { observation: TerminalObservation }) => (r.observation.content as { text: string }[])[0]!.text;
+    // Not named: neither the variable nor its value is in the environment.
+    const unnamed = await run({ command: 'env | grep -c -e "^API_TOK" -e "^OTH" -e 12345 -e 9876; true' });
+    expect(out(unnamed).trim()).toBe('0');
+    const named = await run({ command: 'echo "[${API_TOKEN}]"; env | grep -c "^API_TOKEN="; env | grep -c "^OTH"; bash -c \'printf %s "$API_TOKEN" | wc -c\'' });
+    expect(out(named).split('\n')).toEqual(['[<secret-hidden>]', '1', '0', '16']);
+    // Gone again for the next command, unless it names it too; a value the command set itself stays.
+    expect(out(await run({ command: 'env | grep -c "^API_TOK"; true' })).trim()).toBe('0');
+    await run({ command: 'export OTHER=mine' });
+    expect(out(await run({ command: 'env | grep "^OTH"' })).trim()).toBe('OTHER=mine');
+  });
+
+  it('finds secret names as whole words only', () => {
+    const secrets = { GITHUB_TOKEN: 'a', TOKEN: 'b', lower: 'c', 'not-a-name': 'd' };
+    expect(Object.keys(secretsNamedIn('git push https://x:$GITHUB_TOKEN@host', secrets))).toEqual(['GITHUB_TOKEN']);
+    expect(Object.keys(secretsNamedIn('echo ${TOKEN}; GITHUB_TOKEN= x', secrets)).sort()).toEqual(['GITHUB_TOKEN', 'TOKEN']);
+    expect(Object.keys(secretsNamedIn('echo $MY_GITHUB_TOKEN_2 $TOKENS $LOWER not-a-name', secrets))).toEqual([]);
+    expect(Object.keys(secretsNamedIn('echo "$lower"', secrets))).toEqual(['lower']);
   });
 
   it('caps long output, keeping start and end, with the full masked text in a file outside the workspace', async () => {

@@ -2,13 +2,15 @@
 // TerminalAction/TerminalObservation shapes and rules: one command at a time; a command that
 // outlives its wait keeps running and is reached with an empty command (more output) or
 // is_input (C-c, or a line of input); notes for the model go in metadata.prefix/suffix.
+// Secrets (OpenHands): a command gets exactly the secrets whose names it mentions, exported for
+// that command; the others are nowhere in the shell's environment.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { TerminalAction, TerminalObservation } from '../../api/events/index.ts';
 import { capOutput, MAX_OUTPUT_CHARS } from './output.ts';
-import type { TerminalSession, WaitResult } from './terminal-session.ts';
+import { SHELL_NAME, type TerminalSession, type WaitResult } from './terminal-session.ts';
 import { optional, requireString, textContent, ToolArgumentError, type AgentTool, type ToolContext } from './tool.ts';
 
 export interface TerminalToolOptions {
@@ -16,6 +18,16 @@ export interface TerminalToolOptions {
   session(): TerminalSession;
   /** A directory outside the workspace for the full text of capped outputs. */
   outputDir(): string;
+  /** The conversation's secrets as they are now (secrets added later included). */
+  secrets?(): Readonly<Record<string, string>>;
+}
+
+/**
+ * The secrets a command names: their name as a whole word (`$TOKEN`, `${TOKEN}`, `TOKEN=`, `"TOKEN"`),
+ * never as part of a longer name (`MY_TOKEN_2`). Case matters, as it does for the variable.
+ */
+export function secretsNamedIn(command: string, secrets: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(secrets).filter(([name]) => SHELL_NAME.test(name) && new RegExp(`(?<![A-Za-z0-9_])${name}(?![A-Za-z0-9_])`).test(command)));
 }
 
 const MORE_PREFIX = '[Below is the output of the previous command.]\n';
@@ -139,7 +151,8 @@ export function terminalTool(opts: TerminalToolOptions): AgentTool<TerminalActio
             "By setting is_input to true, you can interact with the current process: send an empty command '' to retrieve more output, text to answer it, or C-c to interrupt it.",
         );
       }
-      const r = await s.run(command, { ...(hardTimeoutMs !== undefined ? { hardTimeoutMs } : {}), ...(signal ? { signal } : {}) });
+      const exports = secretsNamedIn(command, opts.secrets?.() ?? {});
+      const r = await s.run(command, { exports, ...(hardTimeoutMs !== undefined ? { hardTimeoutMs } : {}), ...(signal ? { signal } : {}) });
       return observe(command, r, ctx, { noChangeS, ...(action.timeout != null ? { timeoutS: action.timeout } : {}) });
     },
   };
