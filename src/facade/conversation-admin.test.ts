@@ -32,7 +32,7 @@ describe('conversation metadata, deletion and download', () => {
     expect(r.body).toMatchObject({ id, title: 'Release notes' });
     expect((await h.store.get(ConversationKind, NS, id))!.spec.title).toBe('Release notes');
     r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: null } });
-    expect(r.body.title).toBeNull();
+    expect(r.body.title).toBe(`Conversation ${id.slice(0, 5)}`); // cleared: the default title again
     r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: '', tags: {} } });
     expect(r.status).toBe(422);
     expect(r.body.detail.map((e: { loc: string[] }) => e.loc.join('.'))).toEqual(expect.arrayContaining(['body.title', 'body.tags']));
@@ -63,7 +63,7 @@ describe('conversation metadata, deletion and download', () => {
     const both = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: '', selected_repository: 'x/y' } });
     expect(both.body.detail.map((e: { loc: string[] }) => e.loc.join('.')).sort()).toEqual(['body.selected_repository', 'body.title']);
     expect((await h.store.get(ConversationKind, NS, id))!.spec).toEqual(before);
-    expect((await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0]).toMatchObject({ title: null, selected_repository: 'acme/api', selected_branch: 'main', git_provider: 'github' });
+    expect((await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0]).toMatchObject({ title: `Conversation ${id.slice(0, 5)}`, selected_repository: 'acme/api', selected_branch: 'main', git_provider: 'github' });
   });
 
   it('download is a zip of every event in order plus meta.json', async () => {

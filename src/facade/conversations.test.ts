@@ -1,4 +1,4 @@
-// GET /api/v1/app-conversations (batch), /search, /count and the 501 routes.
+// GET /api/v1/app-conversations (batch), /search and /count.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../api/conversation.ts';
 import { SandboxKind } from '../api/sandbox.ts';
@@ -11,6 +11,18 @@ describe('app-conversation records', () => {
 
   const start = (body: Record<string, unknown> = {}, key = h.alice.key) => startConversationId(h, body, key);
 
+  it('titles a conversation: the given title, else the first line of its message, else Conversation <id>', async () => {
+    const message = (text: string) => ({ initial_message: { role: 'user', content: [{ type: 'text', text }], run: false } });
+    const given = await start({ ...message('ignored'), title: 'Fix tests' });
+    const fromMessage = await start(message('\n  Fix the   flaky payment tests\nthen open a PR'));
+    const long = await start(message('x'.repeat(80)));
+    const none = await start();
+    const rows = (await h.call('GET', `/api/v1/app-conversations?ids=${given}&ids=${fromMessage}&ids=${long}&ids=${none}`)).body;
+    expect(rows.map((r: { title: string }) => r.title)).toEqual(['Fix tests', 'Fix the flaky payment tests', `${'x'.repeat(49)}…`, `Conversation ${none.slice(0, 5)}`]);
+    const found = (await h.call('GET', '/api/v1/app-conversations/search?title__contains=payment')).body.items;
+    expect(found.map((r: { id: string }) => r.id)).toEqual([fromMessage]);
+  });
+
   it('shows sandbox status, execution status, metrics and the agent server address', async () => {
     const id = await start({ selected_repository: 'acme/api', title: 'Fix tests' });
     let rec = (await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0];
@@ -18,7 +30,7 @@ describe('app-conversation records', () => {
 
     await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:7000', key: 'sk-1' });
     const c = await setStartTask(h.store, id, 'READY', 'sb-1');
-    const metrics = { accumulated_cost: 0.5, accumulated_token_usage: { prompt_tokens: 10, completion_tokens: 2 } };
+    const metrics = { model_name: 'openai/gpt-test', accumulated_cost: 0.5, accumulated_token_usage: { prompt_tokens: 10, completion_tokens: 2 } };
     await h.store.updateStatus(ConversationKind, { ...c, status: { ...c.status, executionStatus: 'running', metrics } });
     rec = (await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0];
     expect(rec).toMatchObject({
@@ -26,6 +38,7 @@ describe('app-conversation records', () => {
       sandbox_status: 'RUNNING',
       execution_status: 'running',
       metrics,
+      llm_model: 'openai/gpt-test',
       selected_repository: 'acme/api',
       conversation_url: `http://127.0.0.1:7000/api/conversations/${id}`,
       session_api_key: 'sk-1',

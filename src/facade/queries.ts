@@ -6,7 +6,7 @@ import type { Sandbox } from '../api/sandbox.ts';
 import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
 import { pageOf, timeParam, isoOf, type Page } from './paging.ts';
-import { appConversationRecord, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
+import { appConversationRecord, conversationTitle, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
 import { listOwned, normalizeId, sandboxesByName, sandboxNameOf, sessionKeyOf } from './resources.ts';
 import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQuery, StartTaskSearchQuery } from '../api/app/requests.ts';
 
@@ -64,7 +64,7 @@ function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conve
     if (createdGte !== undefined && created < createdGte) return false;
     if (createdLt !== undefined && created >= createdLt) return false;
     if (q.sandbox_id__eq !== undefined && sandboxNameOf(c) !== q.sandbox_id__eq) return false;
-    if (title !== undefined && !(c.spec.title ?? (await d.db.getConversationMeta(id)).title ?? '').toLowerCase().includes(title)) return false;
+    if (title !== undefined && !conversationTitle(c, (await d.db.getConversationMeta(id)).title).toLowerCase().includes(title)) return false;
     if (updatedGte !== undefined || updatedLt !== undefined) {
       const updated = isoOf(conversationUpdatedAt({ conv: c, meta: await d.db.getConversationMeta(id), lastEventAt: await d.db.events.lastTimestamp(id) }));
       if (updatedGte !== undefined && updated < updatedGte) return false;

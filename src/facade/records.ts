@@ -81,6 +81,21 @@ export function conversationUpdatedAt(v: Omit<ConversationView, 'sessionKey' | '
   return times.map((t) => isoOf(t)).reduce((a, b) => (b > a ? b : a), '');
 }
 
+const TITLE_LENGTH = 50;
+
+/**
+ * The title a conversation shows: the one given (start request or PATCH), else the first line of
+ * its initial message, else `Conversation <id prefix>` as OpenHands names untitled conversations.
+ */
+export function conversationTitle(conv: Conversation, metaTitle: string | null | undefined): string {
+  const given = conv.spec.title ?? metaTitle;
+  if (given) return given;
+  const text = conv.spec.initialMessage?.content.map((c) => c.text).join(' ') ?? '';
+  const line = text.split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).find(Boolean);
+  if (!line) return `Conversation ${conv.metadata.name.slice(0, 5)}`;
+  return line.length > TITLE_LENGTH ? `${line.slice(0, TITLE_LENGTH - 1).trimEnd()}…` : line;
+}
+
 export function appConversationRecord(v: ConversationView): Record<string, unknown> {
   const { conv, sandbox } = v;
   const sandboxStatus = conversationSandboxStatus(conv, sandbox);
@@ -93,10 +108,10 @@ export function appConversationRecord(v: ConversationView): Record<string, unkno
     selected_repository: conv.spec.selectedRepository ?? null,
     selected_branch: conv.spec.selectedBranch ?? null,
     git_provider: conv.spec.gitProvider ?? (conv.spec.selectedRepository ? 'github' : null),
-    title: conv.spec.title ?? v.meta.title ?? null,
+    title: conversationTitle(conv, v.meta.title),
     trigger: null,
     pr_number: [],
-    llm_model: null,
+    llm_model: conv.status?.metrics?.model_name ?? null,
     agent_kind: 'openhands',
     metrics: conv.status?.metrics ?? null,
     parent_conversation_id: null,
