@@ -7,8 +7,8 @@ import { Value } from 'typebox/value';
 import type { TSchema } from 'typebox';
 import { AppConversation, AppConversationStartTask, SandboxInfo } from '../../src/api/app/responses.ts';
 import { parseEvent } from '../../src/api/events/index.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
-import { eventually, removeDataDir, startService, type RunningService } from './harness.ts';
+import type { ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import { eventually, startServiceWithModel, type RunningService } from './harness.ts';
 
 interface StartTask {
   id: string;
@@ -48,16 +48,14 @@ async function allEvents(svc: RunningService, conversationId: string): Promise<E
 describe('agentyard up: a conversation end to end', () => {
   let llm: ScriptedLlm;
   let svc: RunningService;
+  let stop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    llm = await startScriptedLlm();
-    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret' } });
+    ({ llm, svc, stop } = await startServiceWithModel());
   });
 
   afterAll(async () => {
-    await svc?.stop();
-    await llm?.close();
-    if (svc) removeDataDir(svc.dataDir);
+    await stop?.();
   });
 
   it('answers /health and refuses requests without the API key', async () => {

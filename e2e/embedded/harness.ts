@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 
@@ -71,6 +72,36 @@ export async function startService(opts: StartOptions = {}): Promise<RunningServ
   };
 
   return { url, apiKey, dataDir, process: child, output, api, stop };
+}
+
+/** The LLM_* settings that point `agentyard up` at a scripted model. */
+export function scriptedModelEnv(llm: ScriptedLlm): Record<string, string> {
+  return { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret' };
+}
+
+export interface ServiceWithModel {
+  llm: ScriptedLlm;
+  svc: RunningService;
+  /** Stops both and removes the data directory. */
+  stop(): Promise<void>;
+}
+
+/** A scripted model and `agentyard up` using it (`opts.env` on top), as most suites start. */
+export async function startServiceWithModel(opts: StartOptions = {}): Promise<ServiceWithModel> {
+  const llm = await startScriptedLlm();
+  const svc = await startService({ ...opts, env: { ...scriptedModelEnv(llm), ...opts.env } }).catch(async (err: unknown) => {
+    await llm.close();
+    throw err;
+  });
+  return {
+    llm,
+    svc,
+    async stop() {
+      await svc.stop();
+      await llm.close();
+      removeDataDir(svc.dataDir);
+    },
+  };
 }
 
 export function removeDataDir(dir: string): void {

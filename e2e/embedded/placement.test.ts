@@ -3,23 +3,21 @@
 // the five Sandbox Grouping Strategy values; an explicit sandbox_id and the starts it refuses.
 // One `up` for the file; each part runs as its own user, so their sandboxes do not mix.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import type { ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { createUser, conversationRecords, conversationsRead, events, finished, sandboxReads, startReady, userMessage } from './flows.ts';
-import { eventually, removeDataDir, startService, type RunningService } from './harness.ts';
+import { eventually, startServiceWithModel, type RunningService } from './harness.ts';
 
 describe('agentyard up: placement of conversations on sandboxes', () => {
   let llm: ScriptedLlm;
   let svc: RunningService;
+  let stop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    llm = await startScriptedLlm();
-    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret' } });
+    ({ llm, svc, stop } = await startServiceWithModel());
   });
 
   afterAll(async () => {
-    await svc?.stop();
-    await llm?.close();
-    if (svc) removeDataDir(svc.dataDir);
+    await stop?.();
   });
 
   it('a shared sandbox: pause, resume, a message while paused, and delete reach both conversations', async () => {

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../../src/testing/git-http/server.ts';
 import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import type { ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { finished, startReady, userMessage, type EventItem } from './flows.ts';
-import { removeDataDir, startService, type RunningService } from './harness.ts';
+import { startServiceWithModel, type RunningService } from './harness.ts';
 
 const TOKEN = 'mytok-e2e-7f3a9c1d5b';
 const skill = (name: string, text: string) => `---\nname: ${name}\ndescription: ${text}\n---\n${text}.\n`;
@@ -20,6 +20,7 @@ describe('agentyard up: plugins, MCP servers and secrets of a conversation', () 
   let git: GitHttpServer;
   let llm: ScriptedLlm;
   let svc: RunningService;
+  let stop: (() => Promise<void>) | undefined;
   let scratch: string;
   let record: string;
 
@@ -41,17 +42,14 @@ describe('agentyard up: plugins, MCP servers and secrets of a conversation', () 
         'plugins/lint/skills/lint-rules/SKILL.md': skill('lint-rules', 'The team lint rules'),
       },
     });
-    llm = await startScriptedLlm();
-    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret' } });
+    ({ llm, svc, stop } = await startServiceWithModel());
     // One sandbox for the whole file: conversations start without a new agent server each.
     expect((await svc.api('POST', '/api/v1/settings', { sandbox_grouping_strategy: 'ADD_TO_ANY' })).status).toBe(200);
   });
 
   afterAll(async () => {
-    await svc?.stop();
-    await llm?.close();
+    await stop?.();
     await git?.close();
-    if (svc) removeDataDir(svc.dataDir);
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -7,9 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../../src/testing/git-http/server.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import type { ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { createUser, startAndSettle } from './flows.ts';
-import { eventually, removeDataDir, startService, type RunningService } from './harness.ts';
+import { eventually, startServiceWithModel, type RunningService } from './harness.ts';
 
 const TOKEN = 'ghp_e2eOwnTokenValue0001';
 const OTHER_TOKEN = 'ghp_e2eOtherUsersToken0002';
@@ -26,6 +26,7 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
   let git: GitHttpServer;
   let llm: ScriptedLlm;
   let svc: RunningService;
+  let stop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     git = await startGitHttpServer();
@@ -37,15 +38,12 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     git.createRepo('beta/app', { main: { 'app.txt': 'beta\n' } }, { token: TOKEN });
     git.createRepo('beta/service-config', { main: skill('beta-conventions') }, { token: TOKEN });
     git.createRepo('beta/.agents', { main: skill('not-for-gitlab') }, { token: TOKEN });
-    llm = await startScriptedLlm();
-    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-test-not-a-secret', AGENTYARD_GIT_BASE_URL: git.url, AGENTYARD_GIT_HOSTS: JSON.stringify({ gitlab: git.url }) } });
+    ({ llm, svc, stop } = await startServiceWithModel({ env: { AGENTYARD_GIT_BASE_URL: git.url, AGENTYARD_GIT_HOSTS: JSON.stringify({ gitlab: git.url }) } }));
   });
 
   afterAll(async () => {
-    await svc?.stop();
-    await llm?.close();
+    await stop?.();
     await git?.close();
-    if (svc) removeDataDir(svc.dataDir);
   });
 
   it('clones a private repository on the selected branch with the token from secrets; the token is stored nowhere', async () => {
