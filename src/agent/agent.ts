@@ -119,7 +119,7 @@ class Agent implements ConversationAgent {
       fileEditorTool(),
       thinkTool,
       finishTool,
-      ...(wantsBrowser(host.request.agent?.tools) ? browserTools(() => (this.#browser ??= new BrowserSession())) : []),
+      ...(wantsBrowser(host.request.agent?.tools) ? browserTools(() => (this.#browser ??= new BrowserSession(undefined, host.persistenceDir ? { recordingsDir: join(host.persistenceDir, 'browser_recordings') } : {}))) : []),
       ...optionalTools(host),
       ...this.#skills.tools(),
     ];

@@ -18,6 +18,12 @@ export interface AgentHost {
   readonly workspaceDir: string;
   /** Undefined when no model is configured: the run must end with a ConversationErrorEvent saying which variables to set. */
   readonly llm: LlmConfig | undefined;
+  /**
+   * This conversation's own directory in the host's data, outside the working directory (OpenHands'
+   * conversation persistence dir): where files the user may want later go (browser recordings).
+   * Optional: without it such files go to the system temp dir.
+   */
+  readonly persistenceDir?: string;
   /** Per-conversation secrets: exported to commands that name them, masked in every output. */
   readonly secrets: Readonly<Record<string, string>>;
   readonly maxIterations: number;

@@ -5,6 +5,8 @@
 //   finished|stuck --user message--> idle
 //   waiting_for_confirmation --accept, or a message with run:true--> running (pending actions run first)
 //   waiting_for_confirmation --reject--> idle (each pending action answered by a UserRejectObservation)
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig } from '../../agent/types.ts';
 import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SendMessageRequest } from '../../api/agent-server/index.ts';
@@ -87,6 +89,11 @@ export class ConversationRuntime implements AgentHost {
 
   get request() {
     return this.#row.request;
+  }
+
+  /** `<data dir>/conversations/<id>`: files of this conversation kept outside the workspace (browser recordings); removed with it. */
+  get persistenceDir(): string {
+    return join(this.#ctx.persistenceDir, 'conversations', this.conversationId);
   }
 
   get row(): ConversationRow {
@@ -327,6 +334,7 @@ export class ConversationRuntime implements AgentHost {
     const agent = this.#agent;
     this.#agent = undefined;
     if (agent) await agent.close().catch((err: unknown) => this.#ctx.log.warn({ err, conversationId: this.conversationId }, 'agent close failed'));
+    if (opts.deleted) rmSync(this.persistenceDir, { recursive: true, force: true });
   }
 
   async #drive(signal: AbortSignal): Promise<void> {

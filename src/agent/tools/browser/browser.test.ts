@@ -1,5 +1,6 @@
 // The browser tools through the agent server over HTTP: the scripted model drives the system's
-// headless Chromium through a real form on a loopback web server.
+// headless Chromium through a real form on a loopback web server, and records a session.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -111,6 +112,89 @@ describe.skipIf(!chromium)(`browser tools${chromium ? '' : ' (skipped: chromium 
     const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
     const failed = events.find((e: any) => e.kind === 'ObservationEvent' && e.observation.is_error);
     expect(failed.observation.content[0].text).toContain('No element with index 99');
+  });
+});
+
+describe.skipIf(!chromium)(`browser recording${chromium ? '' : ' (skipped: chromium not installed)'}`, () => {
+  let llm: ScriptedLlm;
+  let web: { url: string; server: Server };
+  let dir: ReturnType<typeof tempDir>;
+  let s: TestServer;
+
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    web = await site();
+  });
+  afterAll(async () => {
+    await llm.close();
+    web.server.close();
+  });
+  beforeEach(async () => {
+    dir = tempDir();
+    s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
+  });
+  afterEach(async () => {
+    await s.close();
+    dir.remove();
+  });
+
+  it('records pages into a trace zip in the conversation data dir; stop without start and start twice are tool errors', async () => {
+    const call = (name: string, args: Record<string, unknown> = {}) => ({ toolCalls: [{ name, arguments: args }] });
+    llm.push(
+      call('browser_stop_recording'),
+      call('browser_start_recording'),
+      call('browser_start_recording'),
+      call('browser_navigate', { url: web.url }),
+      call('browser_type', { index: 0, text: 'otters' }),
+      call('browser_click', { index: 1 }),
+      call('browser_stop_recording'),
+      call('browser_stop_recording'),
+      call('finish', { message: 'recorded' }),
+    );
+    const wd = join(dir.path, 'project');
+    const body = { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'BrowserToolSet' }] } };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('record a search', true) });
+    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
+
+    const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
+    const actions = events.filter((e: any) => e.kind === 'ActionEvent').map((e: any) => e.action.kind);
+    expect(actions.filter((k: string) => k.includes('Recording'))).toEqual(['BrowserStopRecordingAction', 'BrowserStartRecordingAction', 'BrowserStartRecordingAction', 'BrowserStopRecordingAction', 'BrowserStopRecordingAction']);
+    const obs = events.filter((e: any) => e.kind === 'ObservationEvent' && /recording/.test(e.tool_name)).map((e: any) => e.observation);
+    const text = (o: any) => o.content[0].text as string;
+    expect(obs.map((o: any) => o.is_error)).toEqual([true, false, true, false, true]);
+    expect(text(obs[0])).toContain('No recording is running; call browser_start_recording first');
+    expect(text(obs[2])).toContain('A recording is already running');
+    expect(text(obs[4])).toContain('No recording is running');
+
+    const saved = /saved to (\S+\.zip) \((\d+) bytes/.exec(text(obs[3]));
+    expect(saved).not.toBeNull();
+    const path = saved![1]!;
+    const recordings = join(dir.path, 'data', 'conversations', id, 'browser_recordings');
+    expect(obs[3].full_output_save_dir).toBe(recordings);
+    expect(path.startsWith(recordings + '/')).toBe(true);
+    expect(path.startsWith(wd)).toBe(false);
+    const zip = readFileSync(path);
+    expect(zip.length).toBe(Number(saved![2]));
+    expect(zip.subarray(0, 2).toString()).toBe('PK');
+    // The trace (actions, DOM snapshots) and the screenshots are named in the zip's directory.
+    const names = new Set(zip.toString('latin1').match(/trace\.trace|screencast\/page@[0-9a-f]+-\d+\.jpeg|resources\/[0-9a-f]+\.html/g));
+    expect(names.has('trace.trace')).toBe(true);
+    expect([...names].filter((n) => n.startsWith('screencast/')).length).toBeGreaterThan(0);
+    expect([...names].filter((n) => n.startsWith('resources/')).length).toBeGreaterThan(0);
+
+    // Deleting the conversation removes its recordings with it.
+    await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('a recording still running when the browser closes is saved', async () => {
+    const recordingsDir = join(dir.path, 'recordings');
+    const session = new BrowserSession(chromium!, { recordingsDir });
+    await session.startRecording();
+    await (await session.page()).goto(web.url);
+    await session.close();
+    expect(readdirSync(recordingsDir).filter((f) => /^browser-recording-.*\.zip$/.test(f))).toHaveLength(1);
   });
 });
 

@@ -1,7 +1,8 @@
 // One headless Chromium per conversation (playwright-core, the system's Chromium), started on the
 // first browser call and closed with the agent. Interactive elements get numeric indexes the model
-// uses in click/type, as OpenHands' browser tools do; tabs get 4-character ids.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+// uses in click/type, as OpenHands' browser tools do; tabs get 4-character ids. A recording is a
+// Playwright trace of the browser context, saved as a zip in `recordingsDir`.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -17,6 +18,20 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | und
 
 /** The browser cannot be used here; the tool reports it as an error observation. */
 export class BrowserUnavailable extends Error {}
+
+/** Recording asked in the wrong state (stop without start, start twice); an error observation. */
+export class RecordingStateError extends Error {}
+
+export interface BrowserSessionOptions {
+  /** Where recordings are saved (created on the first one). Default: a directory under the system temp dir. */
+  recordingsDir?: string;
+}
+
+export interface SavedRecording {
+  path: string;
+  dir: string;
+  bytes: number;
+}
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
@@ -63,10 +78,14 @@ export class BrowserSession {
   #starting: Promise<BrowserContext> | undefined;
   readonly #ids = new WeakMap<Page, string>();
   #current: Page | undefined;
+  readonly #recordingsDir: string;
+  /** The context a recording runs in, while one does. */
+  #recording: BrowserContext | undefined;
 
   /** `null`: no browser here (the tools then answer that they are not available). */
-  constructor(executable: string | null = findChromium() ?? null) {
+  constructor(executable: string | null = findChromium() ?? null, opts: BrowserSessionOptions = {}) {
     this.#executable = executable;
+    this.#recordingsDir = opts.recordingsDir ?? join(tmpdir(), 'agentyard-browser-recordings');
   }
 
   async #browser(): Promise<BrowserContext> {
@@ -141,7 +160,33 @@ export class BrowserSession {
     return (await page.evaluate(INDEX_INTERACTIVE_ELEMENTS)) as InteractiveElement[];
   }
 
+  async startRecording(): Promise<void> {
+    if (this.#recording) throw new RecordingStateError('A recording is already running; call browser_stop_recording to save it before starting another');
+    const ctx = await this.#browser();
+    await ctx.tracing.start({ screenshots: true, snapshots: true, title: 'agentyard browser recording' });
+    this.#recording = ctx;
+  }
+
+  async stopRecording(): Promise<SavedRecording> {
+    const ctx = this.#recording;
+    if (!ctx) throw new RecordingStateError('No recording is running; call browser_start_recording first');
+    this.#recording = undefined;
+    return this.#save(ctx);
+  }
+
+  async #save(ctx: BrowserContext): Promise<SavedRecording> {
+    const dir = this.#recordingsDir;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = join(dir, `browser-recording-${new Date().toISOString().replace(/[:.]/g, '-')}.zip`);
+    await ctx.tracing.stop({ path });
+    return { path, dir, bytes: statSync(path).size };
+  }
+
   async close(): Promise<void> {
+    // A recording still running is saved rather than lost with the browser.
+    const recording = this.#recording;
+    this.#recording = undefined;
+    if (recording) await this.#save(recording).catch(() => undefined);
     const starting = this.#starting;
     this.#starting = undefined;
     this.#context = undefined;

@@ -1,29 +1,18 @@
 // The browser tools (OpenHands names, arguments and BrowserObservation), on one BrowserSession per
-// conversation. Recording (browser_start_recording / browser_stop_recording) is not offered.
+// conversation; the recording tools are in recording.ts.
 import TurndownService from 'turndown';
 import type { Page } from 'playwright-core';
-import type { Action, BrowserObservation } from '../../../api/events/index.ts';
+import type { BrowserObservation } from '../../../api/events/index.ts';
 import { optional, requireString, textContent, ToolArgumentError, type AgentTool } from '../tool.ts';
+import { RECORDING_SPECS } from './recording.ts';
 import { BrowserSession, BrowserUnavailable } from './session.ts';
+import type { Act, BrowserKind, BrowserToolSpec } from './spec.ts';
 
 /** Text handed to the model per call; longer page content continues with `start_from_char`. */
 export const CONTENT_LIMIT = 30_000;
 const NAVIGATION_TIMEOUT_MS = 30_000;
 const ACTION_TIMEOUT_MS = 10_000;
 
-type BrowserKind = Extract<Action['kind'], `Browser${string}Action`>;
-type Act<K extends BrowserKind> = Extract<Action, { kind: K }>;
-
-interface BrowserToolSpec<K extends BrowserKind> {
-  name: string;
-  kind: K;
-  description: string;
-  properties?: Record<string, unknown>;
-  required?: string[];
-  readOnly?: boolean;
-  toAction(args: Record<string, unknown>): Act<K>;
-  run(action: Act<K>, session: BrowserSession): Promise<string | { text: string; screenshot: string }>;
-}
 
 function nonNegativeInt(args: Record<string, unknown>, name: string): number {
   const v = args[name];
@@ -251,6 +240,7 @@ const SPECS = [
       return `Set ${Array.isArray(cookies) ? cookies.length : 0} cookies.`;
     },
   } satisfies BrowserToolSpec<'BrowserSetStorageAction'>,
+  ...RECORDING_SPECS,
 ] as const;
 
 function toTool(spec: BrowserToolSpec<BrowserKind>, session: () => BrowserSession): AgentTool {
@@ -268,7 +258,8 @@ function toTool(spec: BrowserToolSpec<BrowserKind>, session: () => BrowserSessio
       try {
         const out = await spec.run(action as Act<BrowserKind>, session());
         const text = typeof out === 'string' ? out : out.text;
-        return { kind: 'BrowserObservation', content: textContent(ctx.mask(text)), is_error: false, screenshot_data: typeof out === 'string' ? null : out.screenshot, full_output_save_dir: null };
+        const extra: { screenshot?: string; saveDir?: string } = typeof out === 'string' ? {} : out;
+        return { kind: 'BrowserObservation', content: textContent(ctx.mask(text)), is_error: false, screenshot_data: extra.screenshot ?? null, full_output_save_dir: extra.saveDir ?? null };
       } catch (err) {
         // A page that fails (timeout, bad selector, no Chromium) is the model's to handle, not the run's end.
         const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
@@ -278,10 +269,10 @@ function toTool(spec: BrowserToolSpec<BrowserKind>, session: () => BrowserSessio
   };
 }
 
-/** Every browser tool over one lazily started session (the browser starts on the first call). */
 /** The names of the browser tools, for listings (no browser is started). */
 export const BROWSER_TOOL_NAMES: readonly string[] = SPECS.map((s) => s.name);
 
+/** Every browser tool over one lazily started session (the browser starts on the first call). */
 export function browserTools(session: () => BrowserSession): AgentTool[] {
   return SPECS.map((spec) => toTool(spec as unknown as BrowserToolSpec<BrowserKind>, session));
 }
