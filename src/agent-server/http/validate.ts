@@ -4,10 +4,9 @@
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { TSchema } from 'typebox';
-import { Value } from 'typebox/value';
 import { parseBody } from '../../api/agent-server/index.ts';
 import { Invalid } from '../../api/errors.ts';
-import { parseValue } from '../../api/events/validate.ts';
+import { parseQuery } from '../../facade/validate.ts';
 import { normalizeConversationId } from '../conversation/service.ts';
 
 /** OpenHands types conversation ids as UUIDs (dashed or 32 hex digits): anything else is a 422, never a lookup. */
@@ -26,17 +25,8 @@ export function withConversationIdParam<R extends Router>(router: R): R {
   return router;
 }
 
-/** Koa query values as a schema expects them: repeated keys stay arrays, numbers get converted. */
-export function parseQuery<T extends TSchema>(schema: T, query: Context['query']): ReturnType<typeof parseValue<T>> {
-  const props = (schema as unknown as { properties?: Record<string, { type?: string }> }).properties ?? {};
-  const raw: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined) continue;
-    // A repeated scalar keeps its last value, as FastAPI does; array params always get an array.
-    raw[k] = props[k]?.type === 'array' ? [v].flat() : Array.isArray(v) ? v[v.length - 1] : v;
-  }
-  return parseValue(schema, Value.Convert(schema, raw), { prefix: ['query'], clean: true });
-}
+// Query strings are read as the application API reads them (one implementation for both servers).
+export { parseQuery };
 
 export function validate(schemas: { body?: TSchema; query?: TSchema }): Middleware {
   return async function validateInput(ctx, next) {
