@@ -2,7 +2,7 @@
 // node agent runs that sandbox's Pod on. Clients in the test process reach it because
 // `routeTestHostsToLoopback` resolves the test base domain to 127.0.0.1.
 import dns from 'node:dns';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, setGlobalDispatcher, getGlobalDispatcher, type Dispatcher } from 'undici';
 
@@ -11,7 +11,15 @@ export interface HostProxy {
   close(): Promise<void>;
 }
 
-export async function startHostProxy(domain: string, portOf: (runtimeId: string) => number | undefined): Promise<HostProxy> {
+export interface HostProxyOptions {
+  /**
+   * Called once the sandbox has answered a request; while the promise it returns is pending the
+   * answer is held back from the caller (the sandbox has acted, the caller does not know yet).
+   */
+  holdAnswer?: (req: IncomingMessage) => Promise<void> | undefined;
+}
+
+export async function startHostProxy(domain: string, portOf: (runtimeId: string) => number | undefined, opts: HostProxyOptions = {}): Promise<HostProxy> {
   const suffix = `-runtime.${domain}`;
   const server: Server = createServer((req, res) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
@@ -21,7 +29,10 @@ export async function startHostProxy(domain: string, portOf: (runtimeId: string)
       res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: `no sandbox serves ${host}` }));
       return;
     }
-    const upstream = request({ host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+    const upstream = request({ host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers }, async (up) => {
+      const hold = opts.holdAnswer?.(req);
+      if (hold) await hold;
+      if (res.destroyed) return void up.resume(); // the caller is gone (killed while held)
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
     });

@@ -27,6 +27,7 @@ export class NodeAgent {
   #timer: NodeJS.Timeout | undefined;
   #busy = false;
   #stopped = false;
+  #held = false;
 
   constructor(kc: KubeConfig, namespace: string, workDir: string) {
     this.#core = kc.makeApiClient(CoreV1Api);
@@ -37,6 +38,14 @@ export class NodeAgent {
   /** Local port serving the agent server of a sandbox's Pod. */
   portOf(podName: string): number | undefined {
     return this.#pods.get(podName)?.port;
+  }
+
+  /**
+   * While held, new Pods are bound but their container is not started: the sandbox stays
+   * STARTING and a start task on it waits in WAITING_FOR_SANDBOX, for as long as a test needs.
+   */
+  hold(held: boolean): void {
+    this.#held = held;
   }
 
   volumeDir(claimName: string): string {
@@ -80,6 +89,7 @@ export class NodeAgent {
           await this.#core.createNamespacedPodBinding({ name, namespace: this.#namespace, body: { metadata: { name }, target: { kind: 'Node', name: NODE } } });
           continue;
         }
+        if (this.#held && !this.#pods.has(name)) continue;
         await this.#sync(pod);
       }
       for (const name of [...this.#pods.keys()]) if (!seen.has(name)) await this.#kill(name);
