@@ -1,31 +1,21 @@
 // `agentyard api` in cluster mode with an external PostgreSQL app store (AGENTYARD_DATABASE_URL):
 // two replicas started at once share one real PostgreSQL server (Debian's postgresql) and a real
 // kube-apiserver; a user made with `agentyard users` and that URL is known to both.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { postgresBinDir, startPostgres, type PgServer } from '../../src/testing/postgres/server.ts';
-import { eventually } from '../embedded/harness.ts';
+import { apiUrlOf, runCli, type CliProcess } from './cli.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
 
 const NS = 'agentyard-sandboxes';
-const CLI = join(import.meta.dirname, '../../src/cli/main.ts');
 const missing = !kubeBinDir() ? 'Kubernetes binaries (make k8s-bin)' : !postgresBinDir() ? 'PostgreSQL server binaries under /usr/lib/postgresql (Debian postgresql)' : undefined;
-
-interface Proc {
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
-}
 
 describe.skipIf(missing !== undefined)(`agentyard api on an external PostgreSQL${missing ? ` (skipped: needs ${missing})` : ''}`, () => {
   let cluster: TestCluster;
   let pg: PgServer;
-  const procs: Proc[] = [];
+  const procs: CliProcess[] = [];
 
   beforeAll(async () => {
     [cluster, pg] = await Promise.all([startTestCluster({ controllerManager: false }), startPostgres()]);
@@ -33,15 +23,13 @@ describe.skipIf(missing !== undefined)(`agentyard api on an external PostgreSQL$
   }, 120_000);
 
   afterAll(async () => {
-    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-    await Promise.all(procs.map((p) => p.exited));
+    await Promise.all(procs.map((p) => p.stop('SIGKILL')));
     await Promise.all([cluster?.stop(), pg?.stop()]);
   });
 
-  function run(args: string[], env: Record<string, string> = {}): Proc {
-    const child = spawn(process.execPath, [CLI, ...args], {
+  function run(args: string[], env: Record<string, string> = {}): CliProcess {
+    const proc = runCli(args, {
       env: {
-        PATH: process.env.PATH ?? '',
         KUBECONFIG: cluster.kubeconfigPath,
         AGENTYARD_SANDBOX_NAMESPACE: NS,
         AGENTYARD_DATABASE_URL: pg.url,
@@ -49,24 +37,16 @@ describe.skipIf(missing !== undefined)(`agentyard api on an external PostgreSQL$
         AGENTYARD_LOG_LEVEL: 'warn',
         ...env,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const lines: string[] = [];
-    createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
-    createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const proc = { child, lines, exited };
     procs.push(proc);
     return proc;
   }
-
-  const apiUrl = (p: Proc) => eventually(async () => p.lines.map((l) => /agentyard api is up at (\S+)/.exec(l)?.[1]).find(Boolean), 'the API to listen', 30_000);
 
   it('two replicas migrate one database together and answer the app API for a user made by the CLI', async () => {
     const env = { AGENTYARD_PORT: '0', AGENTYARD_HOST: '127.0.0.1', AGENTYARD_API_KEY: 'ay_admin_pg_test_key' };
     const a = run(['api'], env);
     const b = run(['api'], env);
-    const [urlA, urlB] = await Promise.all([apiUrl(a), apiUrl(b)]);
+    const [urlA, urlB] = await Promise.all([apiUrlOf(a), apiUrlOf(b)]);
 
     const users = run(['users', 'create', 'alice']);
     expect(await users.exited, users.lines.join('\n')).toBe(0);

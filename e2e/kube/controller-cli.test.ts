@@ -1,31 +1,23 @@
 // `agentyard controller` and `agentyard api` as real processes against the real API server:
 // start-up refusals, leader election through a Lease, takeover after a killed leader.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { CoordinationV1Api, CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_VERSION } from '../../src/api/meta.ts';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { eventually } from '../embedded/harness.ts';
+import { apiUrlOf, runCli, type CliProcess } from './cli.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
 
 const NS = 'agentyard-sandboxes';
-const CLI = join(import.meta.dirname, '../../src/cli/main.ts');
-
-interface Proc {
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
-}
 
 describe.skipIf(!kubeBinDir())('agentyard controller and api in cluster mode', () => {
   let cluster: TestCluster;
   let store: KubeStore;
-  const procs: Proc[] = [];
+  const procs: CliProcess[] = [];
   const work = mkdtempSync(join(tmpdir(), 'agentyard-cli-'));
 
   beforeAll(async () => {
@@ -36,16 +28,14 @@ describe.skipIf(!kubeBinDir())('agentyard controller and api in cluster mode', (
   }, 120_000);
 
   afterAll(async () => {
-    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-    await Promise.all(procs.map((p) => p.exited));
+    await Promise.all(procs.map((p) => p.stop('SIGKILL')));
     await cluster?.stop();
     rmSync(work, { recursive: true, force: true });
   });
 
-  function run(command: 'controller' | 'api', env: Record<string, string> = {}): Proc {
-    const child = spawn(process.execPath, [CLI, command], {
+  function run(command: 'controller' | 'api', env: Record<string, string> = {}): CliProcess {
+    const proc = runCli([command], {
       env: {
-        PATH: process.env.PATH ?? '',
         KUBECONFIG: cluster.kubeconfigPath,
         AGENTYARD_SANDBOX_NAMESPACE: NS,
         STORAGE_CLASS: 'standard',
@@ -57,13 +47,7 @@ describe.skipIf(!kubeBinDir())('agentyard controller and api in cluster mode', (
         AGENTYARD_LOG_LEVEL: 'warn',
         ...env,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const lines: string[] = [];
-    createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
-    createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const proc = { child, lines, exited };
     procs.push(proc);
     return proc;
   }
@@ -104,7 +88,7 @@ describe.skipIf(!kubeBinDir())('agentyard controller and api in cluster mode', (
 
   it('the API in cluster mode maps /api/v1 onto custom resources', async () => {
     const api = run('api', { AGENTYARD_PORT: '0', AGENTYARD_HOST: '127.0.0.1', AGENTYARD_DATA_DIR: join(work, 'api'), AGENTYARD_API_KEY: 'ay_cluster_test_key' });
-    const url = await eventually(async () => api.lines.map((l) => /agentyard api is up at (\S+)/.exec(l)?.[1]).find(Boolean), 'the API to listen', 30_000);
+    const url = await apiUrlOf(api);
     const res = await fetch(`${url}/api/v1/sandboxes`, { method: 'POST', headers: { authorization: 'Bearer ay_cluster_test_key' } });
     expect(res.status).toBe(200);
     const created = (await res.json()) as { id: string; status: string };
