@@ -90,8 +90,11 @@ class Agent implements ConversationAgent {
   #browser: BrowserSession | undefined;
   /** MCP servers: connected at a run's start, closed when a run is aborted (pause, interrupt, delete) or the agent closes. */
   readonly #mcp: ConversationMcp;
-  /** The start request's plugins, fetched when the agent is created (their commands trigger on the first message). */
+  /** The start request's plugins, fetched in the background from the agent's creation on (their commands trigger on the first message). */
   readonly #plugins: ConversationPlugins;
+  /** Settles once the plugins are loaded (or failed to): their skills and tools are added then. */
+  readonly #pluginsReady: Promise<void>;
+  #closed = false;
   #ownOutputDir: string | undefined;
   /** Loaded when the agent is created: keyword triggers apply as user messages are recorded. */
   readonly #skills: ConversationSkills;
@@ -108,7 +111,6 @@ class Agent implements ConversationAgent {
     this.#mask = this.#createMask();
     this.#skills = new ConversationSkills(host);
     this.#plugins = new ConversationPlugins(host);
-    this.#skills.addExtra(this.#plugins.skills());
     this.#mcp = new ConversationMcp({ cwd: host.workspaceDir, secrets: () => host.secrets });
     this.#tools = [
       terminalTool({
@@ -128,6 +130,7 @@ class Agent implements ConversationAgent {
       confirmationGate(() => host.request.confirmation_policy),
       ...(opts.beforeExecute ? [opts.beforeExecute] : []),
     ];
+    this.#pluginsReady = this.#plugins.wanted ? this.#plugins.load().then(() => this.#pluginsLoaded(), (err: unknown) => this.#pluginsLoaded(err)) : Promise.resolve();
     const recorded = host.stats();
     this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') } };
   }
@@ -138,6 +141,8 @@ class Agent implements ConversationAgent {
     const condenser = model && this.#condenser();
     if (!model || condenser === false) return;
     host.setExecutionStatus('running');
+    await this.#pluginsReady;
+    if (signal.aborted) return;
     if (this.#plugins.error) {
       this.#fail('PluginLoadError', this.#mask(`A plugin could not be loaded: ${this.#plugins.error}`), { kind: 'config', retryable: false, user_action: 'settings' });
       return;
@@ -345,8 +350,18 @@ class Agent implements ConversationAgent {
     return this.#skills.forUserMessage(text, this.#host.events());
   }
 
-  pluginSkills(): Record<string, unknown>[] {
-    return this.#plugins.skills().map(skillInfo);
+  ready(): Promise<void> {
+    return this.#pluginsReady;
+  }
+
+  /** Plugin skills join the conversation's (before the system prompt lists them), with invoke_skill if they bring the first AgentSkills. */
+  #pluginsLoaded(err?: unknown): void {
+    if (err !== undefined) this.#plugins.error ??= `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;
+    if (this.#closed) return;
+    const skills = this.#plugins.skills();
+    this.#skills.addExtra(skills);
+    this.#tools.push(...this.#skills.toolsMissingFrom(this.#tools));
+    this.#host.recordPluginSkills?.(skills.map(skillInfo));
   }
 
   secretsChanged(): void {
@@ -361,6 +376,7 @@ class Agent implements ConversationAgent {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.#hooks) {
       const hooks = this.#hooks;
       this.#hooks = undefined;
@@ -368,7 +384,7 @@ class Agent implements ConversationAgent {
       await hooks.sessionEnd().catch((err: unknown) => log.warn({ err, conversationId: this.#host.conversationId }, 'SessionEnd hooks could not be recorded'));
     }
     await this.#mcp.close();
-    this.#plugins.close();
+    await this.#plugins.close();
     await this.#terminal?.close();
     this.#terminal = undefined;
     await this.#browser?.close();

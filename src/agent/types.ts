@@ -49,6 +49,12 @@ export interface AgentHost {
    * StreamingDeltaEvent on the events socket, never persisted. Optional: a host may ignore them.
    */
   streamDelta?(delta: { content: string | null; reasoning: string | null }): void;
+  /**
+   * The skills the conversation's plugins brought (SkillInfo objects), each time the agent has
+   * loaded them (empty when they failed): kept with the conversation so that ConversationInfo lists
+   * them from then on, across restarts. Optional.
+   */
+  recordPluginSkills?(skills: Record<string, unknown>[]): void;
 }
 
 /** One per conversation; lives as long as the conversation is loaded in the agent server. */
@@ -70,8 +76,11 @@ export interface ConversationAgent {
    * MessageEvent's extended_content, their names for activated_skills). Optional.
    */
   userMessageSkills?(text: string): UserMessageSkills;
-  /** The skills its plugins brought (fetched when the agent was created), as SkillInfo objects. Optional. */
-  pluginSkills?(): Record<string, unknown>[];
+  /**
+   * Settles once what the agent loads in the background from its creation on (the plugins) is
+   * there; never rejects. A user message waits for it: plugin commands are among its keyword triggers. Optional.
+   */
+  ready?(): Promise<void>;
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
 }

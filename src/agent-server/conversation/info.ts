@@ -12,9 +12,10 @@ export interface InfoInputs {
   persistenceDir: string;
   skills?: { activated: readonly string[]; invoked: readonly string[] };
   /**
-   * Skills of the conversation's plugins, once its agent has loaded them (at its first message):
-   * merged into agent.agent_context.skills as OpenHands does after loading plugins, over request
-   * skills of the same name, so clients (the app's skills route) list them.
+   * Skills of the conversation's plugins, as its agent last loaded them (in the background from
+   * the conversation's creation on; stored, so they are listed across restarts): merged into
+   * agent.agent_context.skills as OpenHands does after loading plugins, over request skills of the
+   * same name, so clients (the app's skills route) list them.
    */
   pluginSkills?: readonly Record<string, unknown>[];
 }

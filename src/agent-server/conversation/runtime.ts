@@ -111,7 +111,7 @@ export class ConversationRuntime implements AgentHost {
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.#ctx.persistenceDir,
       skills: (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId)),
-      pluginSkills: this.#agent?.pluginSkills?.() ?? [],
+      pluginSkills: this.#row.pluginSkills ?? [],
     });
   }
 
@@ -154,6 +154,11 @@ export class ConversationRuntime implements AgentHost {
     if (this.#run?.controller.signal.aborted && this.#row.executionStatus === 'paused') return;
     this.#update({ executionStatus: status });
     this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
+  }
+
+  recordPluginSkills(skills: Record<string, unknown>[]): void {
+    if (this.#deleted || JSON.stringify(skills) === JSON.stringify(this.#row.pluginSkills)) return;
+    this.#update({ pluginSkills: skills });
   }
 
   /** Streamed answer pieces go to live subscribers only (StreamingDeltaEvent, never persisted). */
@@ -223,11 +228,25 @@ export class ConversationRuntime implements AgentHost {
     await active.done;
   }
 
-  /** Appends a user MessageEvent; `run` starts the agent, or queues one rerun if it is running. */
-  sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Event {
+  /**
+   * Creates the agent now rather than at the first message, so that what it loads in the background
+   * (the plugins: their skills are listed by info() once loaded) is under way. Never throws.
+   */
+  prepareAgent(): void {
+    this.#agentForMessage();
+  }
+
+  /**
+   * Appends a user MessageEvent; `run` starts the agent, or queues one rerun if it is running. Waits
+   * for the agent to be ready first (plugin commands are keyword triggers); messages sent meanwhile
+   * are recorded in the order they came.
+   */
+  async sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Promise<Event> {
     const content = msg.content ?? [];
     const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
-    const skills = this.#agentForMessage()?.userMessageSkills?.(text);
+    const agent = this.#agentForMessage();
+    await agent?.ready?.();
+    const skills = agent?.userMessageSkills?.(text);
     const event: Event = {
       ...newEventBase('user'),
       llm_message: { role: 'user', content },

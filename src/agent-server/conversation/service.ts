@@ -94,8 +94,10 @@ export class ConversationService {
   /**
    * `created` is false when the id already existed: the existing conversation is returned as is.
    * `runInitial` follows OpenHands (an initial message always runs) unless the caller said run:false.
+   * A conversation with plugins gets its agent at once: the plugins load in the background (a
+   * failure is reported by the first run), and their skills are listed as soon as they are loaded.
    */
-  create(req: StartConversationRequest, runInitial: boolean): { info: ConversationInfo; created: boolean } {
+  async create(req: StartConversationRequest, runInitial: boolean): Promise<{ info: ConversationInfo; created: boolean }> {
     const requested = req.conversation_id == null ? undefined : normalizeConversationId(req.conversation_id);
     const id = requested ?? randomUUID();
     const existing = this.#loaded.get(id);
@@ -137,12 +139,14 @@ export class ConversationService {
       deletedAt: null,
       forkedFromConversationId: null,
       forkedFromEventId: null,
+      pluginSkills: null,
     };
     this.#o.conversations.insert(row);
     const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: effectiveLlm(req, apiKey, this.#o.llmDefaults), secrets });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
-    if (req.initial_message) rt.sendMessage(req.initial_message, runInitial);
+    if (req.plugins?.length) rt.prepareAgent();
+    if (req.initial_message) await rt.sendMessage(req.initial_message, runInitial);
     return { info: rt.info(), created: true };
   }
 

@@ -18,7 +18,7 @@ export function conversationRoutes(service: ConversationService): Router {
     const req = parseStartConversationRequest(raw);
     checkRequestHookConfig(req.hook_config);
     // OpenHands always runs an initial message; we honour an explicit run:false.
-    const { info, created } = service.create(req, raw?.initial_message?.run !== false);
+    const { info, created } = await service.create(req, raw?.initial_message?.run !== false);
     ctx.status = created ? 201 : 200;
     ctx.body = info;
   });

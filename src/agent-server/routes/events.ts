@@ -28,7 +28,7 @@ export function eventRoutes(service: ConversationService, events: EventStore): R
 
   router.post('/', validate({ body: SendMessageRequest }), async (ctx) => {
     const body = ctx.state['body'] as SendMessageRequest;
-    conversation(ctx.params).sendMessage(body, body.run === true);
+    await conversation(ctx.params).sendMessage(body, body.run === true);
     ctx.body = { success: true };
   });
 

@@ -19,6 +19,8 @@ export interface ConversationRow {
   deletedAt: string | null;
   forkedFromConversationId: string | null;
   forkedFromEventId: string | null;
+  /** SkillInfo objects of the conversation's plugins, as the agent last loaded them; null before it ever did. */
+  pluginSkills: Record<string, unknown>[] | null;
 }
 
 interface Raw {
@@ -35,6 +37,7 @@ interface Raw {
   deleted_at: string | null;
   forked_from_conversation_id: string | null;
   forked_from_event_id: string | null;
+  plugin_skills: string | null;
 }
 
 function fromRaw(r: Raw): ConversationRow {
@@ -52,6 +55,7 @@ function fromRaw(r: Raw): ConversationRow {
     deletedAt: r.deleted_at,
     forkedFromConversationId: r.forked_from_conversation_id,
     forkedFromEventId: r.forked_from_event_id,
+    pluginSkills: r.plugin_skills === null ? null : (JSON.parse(r.plugin_skills) as Record<string, unknown>[]),
   };
 }
 
@@ -67,7 +71,7 @@ export interface ConversationSearch {
 }
 
 /** `request` changes only for settings OpenHands lets a client change after start (the confirmation policy). */
-export type ConversationPatch = Partial<Pick<ConversationRow, 'executionStatus' | 'title' | 'tags' | 'stats' | 'lastUserMessageId' | 'sealedSecrets' | 'deletedAt' | 'request'>>;
+export type ConversationPatch = Partial<Pick<ConversationRow, 'executionStatus' | 'title' | 'tags' | 'stats' | 'lastUserMessageId' | 'sealedSecrets' | 'deletedAt' | 'request' | 'pluginSkills'>>;
 
 const COLUMN: Record<keyof ConversationPatch, string> = {
   executionStatus: 'execution_status',
@@ -78,6 +82,7 @@ const COLUMN: Record<keyof ConversationPatch, string> = {
   sealedSecrets: 'sealed_secrets',
   deletedAt: 'deleted_at',
   request: 'request',
+  pluginSkills: 'plugin_skills',
 };
 
 export class ConversationStore {
@@ -91,8 +96,8 @@ export class ConversationStore {
     this.#db
       .prepare(
         `INSERT INTO conversations (id, created_at, updated_at, execution_status, title, request, tags, stats,
-           last_user_message_id, sealed_secrets, deleted_at, forked_from_conversation_id, forked_from_event_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           last_user_message_id, sealed_secrets, deleted_at, forked_from_conversation_id, forked_from_event_id, plugin_skills)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         row.id,
@@ -108,6 +113,7 @@ export class ConversationStore {
         row.deletedAt,
         row.forkedFromConversationId,
         row.forkedFromEventId,
+        row.pluginSkills === null ? null : JSON.stringify(row.pluginSkills),
       );
   }
 
@@ -135,7 +141,7 @@ export class ConversationStore {
     const args: unknown[] = [updatedAt];
     for (const [k, v] of Object.entries(patch) as [keyof ConversationPatch, unknown][]) {
       sets.push(`${COLUMN[k]} = ?`);
-      args.push(k === 'tags' || k === 'request' || (k === 'stats' && v !== null) ? JSON.stringify(v) : v);
+      args.push(k === 'tags' || k === 'request' || ((k === 'stats' || k === 'pluginSkills') && v !== null) ? JSON.stringify(v) : v);
     }
     this.#db.prepare(`UPDATE conversations SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
   }

@@ -23,7 +23,9 @@ CREATE TABLE IF NOT EXISTS conversations (
   -- Set by DELETE; the row and its events stay until the event sink has acknowledged them.
   deleted_at       TEXT,
   forked_from_conversation_id TEXT,
-  forked_from_event_id        TEXT
+  forked_from_event_id        TEXT,
+  -- JSON array of the SkillInfo objects the conversation's plugins brought; NULL before they loaded.
+  plugin_skills    TEXT
 ) STRICT;
 
 CREATE TABLE IF NOT EXISTS events (
@@ -58,5 +60,12 @@ export function openDatabase(dataDir: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.exec(DDL);
+  migrate(db);
   return db;
+}
+
+/** Columns added after the first release, for files created before them. */
+function migrate(db: Db): void {
+  const columns = new Set((db.prepare('PRAGMA table_info(conversations)').all() as { name: string }[]).map((c) => c.name));
+  if (!columns.has('plugin_skills')) db.exec('ALTER TABLE conversations ADD COLUMN plugin_skills TEXT');
 }

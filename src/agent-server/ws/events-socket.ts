@@ -140,18 +140,19 @@ export class EventSockets {
     this.#clients.add(client);
     ws.on('close', () => this.#clients.delete(client));
     ws.on('pong', () => (client.alive = true));
-    ws.on('message', (data: RawData) => this.#onFrame(client, data));
+    ws.on('message', (data: RawData) => void this.#onFrame(client, data));
     ws.on('error', (err) => this.#o.log.debug({ err, conversationId }, 'websocket error'));
     client.start(this.#o.bus, rt.fullState(), start);
   }
 
   /** A client frame: a user Message (sent with run=true); redundant auth frames are ignored. */
-  #onFrame(client: SocketClient, data: RawData): void {
+  async #onFrame(client: SocketClient, data: RawData): Promise<void> {
     try {
       const frame = JSON.parse(data.toString()) as Record<string, unknown>;
       if (frame['type'] === 'auth') return;
       const msg = parseValue(SendMessageRequest, { role: frame['role'], content: frame['content'] }, { clean: true });
-      this.#o.service.get(client.conversationId).sendMessage(msg, true);
+      // Frames are taken in order: each starts its message before the next frame is read.
+      await this.#o.service.get(client.conversationId).sendMessage(msg, true);
       this.#o.onActivity();
     } catch (err) {
       const code = err instanceof AgentyardError ? err.code : err instanceof SyntaxError ? 'JSONDecodeError' : 'InternalError';

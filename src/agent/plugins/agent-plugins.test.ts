@@ -117,22 +117,50 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
     expect(listed.map((k) => k.name)).toContain('acme-tools:greet');
   });
 
-  it('a plugin that cannot be fetched ends the run with a clear error', async () => {
+  it('lists the plugin skills right after create, without a message, and still after a restart of the agent server', async () => {
+    const repo = pluginRepo(join(dir.path, 'record.jsonl'), join(dir.path, 'hook-mark.txt'));
+    const modelCalls = llm.requests.length;
+    const body = {
+      workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') },
+      agent: { llm: { model: 'openai/scripted' }, agent_context: { skills: [{ name: 'own', content: 'Own skill.' }] } },
+      plugins: [{ source: repo, ref: 'v1', repo_path: 'plugins/acme' }],
+    };
+    const created = await s.api('/api/conversations', { method: 'POST', body });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const names = async () => ((await s.api(`/api/conversations/${id}`)).body.agent.agent_context.skills as { name: string }[]).map((k) => k.name);
+    await eventually(async () => (await names()).includes('release-notes'), 5_000);
+    expect((await names()).sort()).toEqual(['acme-tools:greet', 'own', 'release-notes']);
+    expect((await s.api('/api/conversations/search')).body.items[0].agent.agent_context.skills.map((k: { name: string }) => k.name)).toContain('release-notes');
+
+    await s.close();
+    s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
+    expect((await names()).sort()).toEqual(['acme-tools:greet', 'own', 'release-notes']);
+    const info = (await s.api(`/api/conversations/${id}`)).body;
+    expect(info.agent.agent_context.skills.find((k: { name: string }) => k.name === 'release-notes')).toMatchObject({ content: expect.stringContaining('bullet lists') });
+    expect(info.execution_status).toBe('idle');
+    expect(llm.requests).toHaveLength(modelCalls); // nothing ran
+  });
+
+  it('a plugin that cannot be fetched does not fail the create; the run ends with a clear error', async () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') },
       agent: { llm: { model: 'openai/scripted' } },
       plugins: [{ source: `file://${join(dir.path, 'nowhere.git')}`, ref: 'main' }],
     };
-    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+    const created = await s.api('/api/conversations', { method: 'POST', body });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
     await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('hi', true) });
     await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'error', 20_000);
+    expect((await s.api(`/api/conversations/${id}`)).body.agent.agent_context?.skills ?? []).toEqual([]);
     const items = (await s.api(`/api/conversations/${id}/events/search`)).body.items as any[];
     const err = items.find((e) => e.kind === 'ConversationErrorEvent');
     expect(err.code).toBe('PluginLoadError');
     expect(err.detail).toContain('could not be cloned');
   });
 
-  it('sources and repo_path rules', () => {
+  it('sources and repo_path rules', async () => {
     expect(parseSource('github:acme/tools', '/w')).toEqual({ kind: 'git', url: 'https://github.com/acme/tools.git' });
     expect(parseSource('github:acme/tools/plugins/lint', '/w')).toEqual({ kind: 'git', url: 'https://github.com/acme/tools.git', subdir: 'plugins/lint' });
     expect(() => parseSource('github:acme', '/w')).toThrow(PluginFetchError);
@@ -141,7 +169,7 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
     expect(parseSource('./plugins/p', '/w')).toEqual({ kind: 'local', path: '/w/plugins/p' });
     expect(checkRepoPath('a/./b/')).toBe('a/b');
     for (const bad of ['../x', 'a/../../b', '/etc']) expect(() => checkRepoPath(bad)).toThrow(PluginFetchError);
-    expect(() => fetchPlugin({ source: join(dir.path, 'missing') }, { cacheDir: join(dir.path, 'c'), baseDir: dir.path })).toThrow(/does not exist/);
+    await expect(fetchPlugin({ source: join(dir.path, 'missing') }, { cacheDir: join(dir.path, 'c'), baseDir: dir.path })).rejects.toThrow(/does not exist/);
     expect(existsSync(join(dir.path, 'c'))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 // The plugins of one conversation (start request `plugins`), public face of src/agent/plugins:
-//   ConversationPlugins   fetched and read when the agent is created; skills, MCP sources, hook configs
+//   ConversationPlugins   fetched and read in the background from the agent's creation on; skills, MCP sources, hook configs
 //   fetchPlugin / loadPluginDir / pluginInfo   for the plugins API
 // Merge rules (OpenHands load_plugins): skills override by name (later plugin wins), MCP servers
 // override by key (plugins after agent.mcp_config), hooks are concatenated after hook_config.
@@ -51,23 +51,43 @@ function withPluginRoot(cfg: HookConfig, dir: string): HookConfig {
 export class ConversationPlugins {
   readonly plugins: LoadedPlugin[] = [];
   /** Why the plugins could not be loaded; the run reports it (ConversationErrorEvent PluginLoadError). */
-  readonly error: string | undefined;
+  error: string | undefined;
   readonly #cacheDir: string;
+  readonly #host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId'>;
+  readonly #abort = new AbortController();
+  #loading: Promise<void> | undefined;
 
-  /** Fetches (git clone) and reads every plugin of the start request, in order. Never throws for a bad plugin: see `error`. */
   constructor(host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId'>, opts: { cacheDir?: string } = {}) {
+    this.#host = host;
     this.#cacheDir = opts.cacheDir ?? join(tmpdir(), `agentyard-plugins-${randomBytes(6).toString('hex')}`);
+  }
+
+  /** Whether the start request names any plugin. */
+  get wanted(): boolean {
+    return (this.#host.request.plugins ?? []).length > 0;
+  }
+
+  /**
+   * Fetches (git clone) and reads every plugin of the start request, in order; once, whoever asks
+   * first. Never rejects for a bad plugin: see `error`.
+   */
+  load(): Promise<void> {
+    return (this.#loading ??= this.#load());
+  }
+
+  async #load(): Promise<void> {
+    const host = this.#host;
     const sources: readonly PluginSource[] = host.request.plugins ?? [];
     try {
       for (const [i, src] of sources.entries()) {
         try {
-          const fetched = fetchPlugin(src, { cacheDir: this.#cacheDir, baseDir: host.workspaceDir });
+          const fetched = await fetchPlugin(src, { cacheDir: this.#cacheDir, baseDir: host.workspaceDir, signal: this.#abort.signal });
           const plugin = loadPluginDir(fetched.dir);
           this.plugins.push(plugin);
           log.info({ conversationId: host.conversationId, plugin: plugin.name, commit: fetched.commit }, 'plugin loaded');
           if (plugin.agents.length) log.warn({ conversationId: host.conversationId, plugin: plugin.name, agents: plugin.agents.map((a) => a.name) }, 'plugin agents are listed but cannot run: agentyard has no subagents');
         } catch (err) {
-          // Anything else (an unreadable file) is reported the same way: the agent must still be created.
+          // Anything else (an unreadable file) is reported the same way: the agent must still run to say so.
           const why = err instanceof PluginFetchError || err instanceof PluginLoadError ? err.message : `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;
           throw new PluginFetchError(`plugins[${i}] (${redactUrl(src.source)}${src.ref ? `@${src.ref}` : ''}): ${why}`);
         }
@@ -76,6 +96,7 @@ export class ConversationPlugins {
       if (!(err instanceof PluginFetchError)) throw err;
       this.error = err.message;
       this.plugins.length = 0;
+      log.warn({ conversationId: host.conversationId, error: err.message }, 'plugins not loaded; the next run reports it');
     }
   }
 
@@ -104,8 +125,10 @@ export class ConversationPlugins {
     return out;
   }
 
-  /** Removes the clones. */
-  close(): void {
+  /** Stops a load still running (its git processes) and removes the clones. */
+  async close(): Promise<void> {
+    this.#abort.abort();
+    await this.#loading?.catch(() => undefined);
     rmSync(this.#cacheDir, { recursive: true, force: true });
   }
 }

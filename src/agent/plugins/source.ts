@@ -1,9 +1,8 @@
 // Where a plugin comes from (OpenHands PluginSource): `github:owner/repo`, any git URL, or a local
 // path; `ref` (branch, tag or commit) and `repo_path` (a subdirectory, for monorepos). Git sources
-// are cloned with the git binary into a directory of the agent (never the workspace).
-// Synchronous on purpose: the agent loads a conversation's plugins when it is created, because the
-// first user message is recorded with the keyword-triggered skills (plugin commands) right then.
-import { execFileSync } from 'node:child_process';
+// are cloned with the git binary into a directory of the agent (never the workspace), without
+// blocking the agent server: a conversation's plugins load in the background from its creation on.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -51,15 +50,23 @@ export function redactUrl(url: string): string {
   return url.replace(/^([a-z+]+:\/\/)[^@/]*@/i, '$1');
 }
 
-function git(args: string[], cwd?: string): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    timeout: GIT_TIMEOUT_MS,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Never ask for credentials on a terminal; never read the user's git config for credential helpers.
-    env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', SSH_ASKPASS: 'true', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes' },
-  }).trim();
+function git(args: string[], cwd: string | undefined, signal: AbortSignal | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd,
+        encoding: 'utf8',
+        timeout: GIT_TIMEOUT_MS,
+        ...(signal ? { signal } : {}),
+        // Never ask for credentials on a terminal; never read the user's git config for credential helpers.
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', SSH_ASKPASS: 'true', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes' },
+      },
+      (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve(stdout.trim())),
+    );
+    child.stdin?.end();
+  });
 }
 
 function gitError(err: unknown): string {
@@ -70,12 +77,12 @@ function gitError(err: unknown): string {
 }
 
 /** A tag or commit as given; a branch other than the default one exists only as origin/<branch> in a fresh clone. */
-function checkout(root: string, ref: string): void {
+async function checkout(root: string, ref: string, signal: AbortSignal | undefined): Promise<void> {
   try {
-    git(['checkout', '--quiet', '--detach', ref, '--'], root);
+    await git(['checkout', '--quiet', '--detach', ref, '--'], root, signal);
   } catch (err) {
     try {
-      git(['checkout', '--quiet', '--detach', `origin/${ref}`, '--'], root);
+      await git(['checkout', '--quiet', '--detach', `origin/${ref}`, '--'], root, signal);
     } catch {
       throw err;
     }
@@ -91,9 +98,11 @@ export interface FetchedPlugin {
 
 /**
  * Makes the plugin available on disk: a local path is used in place; a git source is cloned into
- * `cacheDir` (one directory per source and ref) and `ref` checked out. Throws PluginFetchError.
+ * `cacheDir` (one directory per source and ref) and `ref` checked out. Rejects with PluginFetchError,
+ * also when `signal` aborts it.
  */
-export function fetchPlugin(spec: PluginSourceSpec, opts: { cacheDir: string; baseDir: string }): FetchedPlugin {
+export async function fetchPlugin(spec: PluginSourceSpec, opts: { cacheDir: string; baseDir: string; signal?: AbortSignal }): Promise<FetchedPlugin> {
+  const signal = opts.signal;
   const parsed = parseSource(spec.source, opts.baseDir);
   const sub = checkRepoPath(spec.repo_path || (parsed.kind === 'git' ? parsed.subdir : undefined));
   let root: string;
@@ -113,20 +122,20 @@ export function fetchPlugin(spec: PluginSourceSpec, opts: { cacheDir: string; ba
       rmSync(root, { recursive: true, force: true });
       mkdirSync(opts.cacheDir, { recursive: true });
       try {
-        git(['clone', '--quiet', '--no-checkout', '--', parsed.url, root]);
+        await git(['clone', '--quiet', '--no-checkout', '--', parsed.url, root], undefined, signal);
       } catch (err) {
         rmSync(root, { recursive: true, force: true });
         throw new PluginFetchError(`Plugin repository ${shown} could not be cloned: ${gitError(err)}`);
       }
       try {
         // A branch, tag or commit; without ref, the default branch.
-        checkout(root, spec.ref || 'HEAD');
+        await checkout(root, spec.ref || 'HEAD', signal);
       } catch (err) {
         rmSync(root, { recursive: true, force: true });
         throw new PluginFetchError(`Plugin repository ${shown} has no ref '${spec.ref}': ${gitError(err)}`);
       }
     }
-    commit = git(['rev-parse', 'HEAD'], root);
+    commit = await git(['rev-parse', 'HEAD'], root, signal);
   }
   const dir = sub ? join(root, sub) : root;
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new PluginFetchError(`Plugin source '${spec.source}' has no directory '${sub || '.'}'`);
