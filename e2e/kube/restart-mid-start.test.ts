@@ -237,9 +237,13 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
     expect(podsNow.map((p) => [p.metadata!.name, p.metadata!.uid])).toEqual([[sandboxId, pod.metadata!.uid]]);
   });
 
-  it('API SIGKILLed mid-start: the task is still readable and READY, and the events pushed while it was down arrive once, in order', async () => {
+  it('API SIGKILLed mid-start and again mid-run: the task stays readable and READY; events pushed while it was down arrive once, in order', async () => {
     const reply = 'Done while the API was down.';
-    llm.push({ content: reply });
+    const model = deferred(); // the model's answer waits until the API is down again
+    llm.push(async () => {
+      await model.promise;
+      return { content: reply };
+    });
     const callsBefore = llm.requests.length;
     const text = 'please say done, once (API)';
 
@@ -248,23 +252,39 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
     const sandboxId = (await taskIn(task.id, 'WAITING_FOR_SANDBOX')).sandbox_id!;
     await api.stop('SIGKILL');
 
-    // With the API down, the controller finishes the start and the agent runs to its end; the
-    // agent server keeps every event and retries the push from its last acknowledged one.
+    // The controller finishes the start without the API; the agent begins and asks the model.
     agent.hold(false);
     const conv = await eventually(async () => {
       const c = (await store.list(ConversationKind, NS)).items.find((c) => c.status?.sandboxName === sandboxId);
       return c?.status?.startTask?.status === 'READY' ? c : undefined;
     }, 'the controller to finish the start', 45_000, 100);
-    const server = await agentServer(sandboxId);
-    await eventually(async () => ((await server.conversations())[0]?.execution_status === 'finished' ? true : undefined), 'the agent to finish', 45_000, 100);
-    // Only the API writes the execution status: it has not heard yet.
-    expect((await store.get(ConversationKind, NS, conv.metadata.name))?.status?.executionStatus).not.toBe('finished');
+    const conversationId = conv.metadata.name;
+    await eventually(async () => (llm.requests.length > callsBefore ? true : undefined), 'the agent to call the model', 45_000, 100);
 
     await startApi();
-    const ready = await taskOf(task.id);
-    expect(ready).toMatchObject({ status: 'READY', app_conversation_id: conv.metadata.name, sandbox_id: sandboxId });
-    const record = await recordWhenFinished(conv.metadata.name);
+    expect(await taskOf(task.id)).toMatchObject({ status: 'READY', app_conversation_id: conversationId, sandbox_id: sandboxId });
+    // What the agent server holds so far (the user's message among it) reaches the restarted API.
+    const server = await agentServer(sandboxId);
+    const agentId = (await server.conversations())[0]!.id;
+    const apiEventIds = async () => (await call<{ items: EventItem[] }>('GET', `/api/v1/conversation/${conversationId}/events/search?limit=100`)).items.map((e) => e.id);
+    const early = await eventually(async () => {
+      const [expected, got] = [await server.eventIds(agentId), await apiEventIds()];
+      return expected.length > 0 && JSON.stringify(got) === JSON.stringify(expected) ? got : undefined;
+    }, 'the events so far to reach the restarted API', 45_000, 100);
+
+    // Killed again; the agent runs to its end meanwhile, its agent server retrying the push.
+    await api.stop('SIGKILL');
+    model.resolve();
+    await eventually(async () => ((await server.conversations())[0]?.execution_status === 'finished' ? true : undefined), 'the agent to finish', 45_000, 100);
+    expect((await server.eventIds(agentId)).length).toBeGreaterThan(early.length);
+    // Only the API writes the execution status: it has not heard yet.
+    expect((await store.get(ConversationKind, NS, conversationId))?.status?.executionStatus).not.toBe('finished');
+
+    await startApi();
+    const record = await recordWhenFinished(conversationId);
     expect(record.sandbox_status).toBe('RUNNING');
-    expectOneAgentMessage(await expectEventsOnce(conv.metadata.name, sandboxId), text, reply, callsBefore);
+    const items = await expectEventsOnce(conversationId, sandboxId);
+    expect(items.slice(0, early.length).map((e) => e.id)).toEqual(early);
+    expectOneAgentMessage(items, text, reply, callsBefore);
   });
 });
