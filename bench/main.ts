@@ -2,6 +2,7 @@
 //   store      SqliteStore create / updateStatus / list / watch delivery
 //   sink       event ingestion through the API's event sink over HTTP (what agent servers push)
 //   events     app events search (one page) and count over a large transcript
+//   agent      agent server: emit, WebSocket replay against resume, a stalled client beside another
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { systemClock } from '../src/controller/clock.ts';
 import { PostgresAppStore, SqliteAppStore, startApiServer, type AppStore } from '../src/facade/index.ts';
 import { postgresBinDir, startPostgres } from '../src/testing/postgres/server.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { benchAgentServer } from './agent-server.ts';
 
 const rows: [string, string, string][] = [];
 function record(name: string, value: number, unit: string, note = ''): void {
@@ -106,6 +108,7 @@ async function benchSink(dir: string, backend: string, db: AppStore): Promise<vo
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
 try {
   await benchStore(dir);
+  await benchAgentServer(dir, record);
   await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
   if (postgresBinDir()) {
     const pg = await startPostgres();
