@@ -4,10 +4,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../agent.ts';
-import { eventually, startTestServer, tempDir, userText, type TestServer } from '../../../agent-server/test-support.ts';
-import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../../../testing/scripted-llm/server.ts';
+import { eventually, userText, useRealAgentServer } from '../../../agent-server/test-support.ts';
+import type { RecordedRequest } from '../../../testing/scripted-llm/server.ts';
 import { BrowserSession, findChromium } from './session.ts';
 
 const chromium = findChromium();
@@ -30,31 +30,14 @@ function site(): Promise<{ url: string; server: Server }> {
 const lastToolText = (req: RecordedRequest) => JSON.stringify(req.messages.findLast((m) => m.role === 'tool')?.content);
 
 describe.skipIf(!chromium)(`browser tools${chromium ? '' : ' (skipped: chromium not installed)'}`, () => {
-  let llm: ScriptedLlm;
+  const t = useRealAgentServer({ createAgent });
   let web: { url: string; server: Server };
-  let dir: ReturnType<typeof tempDir>;
-  let s: TestServer;
-
-  beforeAll(async () => {
-    llm = await startScriptedLlm();
-    web = await site();
-  });
-  afterAll(async () => {
-    await llm.close();
-    web.server.close();
-  });
-  beforeEach(async () => {
-    dir = tempDir();
-    s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-  });
-  afterEach(async () => {
-    await s.close();
-    dir.remove();
-  });
+  beforeAll(async () => void (web = await site()));
+  afterAll(() => void web.server.close());
 
   it('navigates, types into a field, clicks, reads the content and lists tabs', async () => {
     const seen: string[] = [];
-    llm.push(
+    t.llm.push(
       { toolCalls: [{ name: 'browser_navigate', arguments: { url: web.url } }] },
       (req) => {
         seen.push(lastToolText(req));
@@ -73,12 +56,12 @@ describe.skipIf(!chromium)(`browser tools${chromium ? '' : ' (skipped: chromium 
       },
     );
     const body = {
-      workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') },
+      workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'project') },
       agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'TerminalTool' }, { name: 'BrowserToolSet' }] },
     };
-    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
-    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('search for otters', true) });
-    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
+    const id = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;
+    await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('search for otters', true) });
+    await eventually(async () => (await t.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
 
     // The page state numbers visible interactive elements only.
     expect(seen[0]).toContain('Current URL: ' + web.url);
@@ -89,7 +72,7 @@ describe.skipIf(!chromium)(`browser tools${chromium ? '' : ' (skipped: chromium 
     expect(seen[1]).toContain('You searched: **otters**');
     expect(seen[2]).toMatch(/[0-9a-f]{4}: Result .*\/result\?q=otters\\n[0-9a-f]{4}: About .*\/about/);
 
-    const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
+    const events = (await t.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
     const system = events.find((e: any) => e.kind === 'SystemPromptEvent');
     expect(system.tools.map((t: any) => t.title ?? t.name)).toEqual(expect.arrayContaining(['browser_navigate', 'browser_click', 'browser_get_content']));
     const actions = events.filter((e: any) => e.kind === 'ActionEvent').map((e: any) => e.action.kind);
@@ -100,47 +83,23 @@ describe.skipIf(!chromium)(`browser tools${chromium ? '' : ' (skipped: chromium 
   });
 
   it('reports a bad element index as an error observation and the run goes on', async () => {
-    llm.push(
+    t.llm.push(
       { toolCalls: [{ name: 'browser_navigate', arguments: { url: web.url } }] },
       { toolCalls: [{ name: 'browser_click', arguments: { index: 99 } }] },
       { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
     );
-    const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p2') }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'BrowserToolSet' }] } };
-    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
-    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('click', true) });
-    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
-    const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
+    const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'p2') }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'BrowserToolSet' }] } };
+    const id = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;
+    await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('click', true) });
+    await eventually(async () => (await t.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
+    const events = (await t.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
     const failed = events.find((e: any) => e.kind === 'ObservationEvent' && e.observation.is_error);
     expect(failed.observation.content[0].text).toContain('No element with index 99');
-  });
-});
-
-describe.skipIf(!chromium)(`browser recording${chromium ? '' : ' (skipped: chromium not installed)'}`, () => {
-  let llm: ScriptedLlm;
-  let web: { url: string; server: Server };
-  let dir: ReturnType<typeof tempDir>;
-  let s: TestServer;
-
-  beforeAll(async () => {
-    llm = await startScriptedLlm();
-    web = await site();
-  });
-  afterAll(async () => {
-    await llm.close();
-    web.server.close();
-  });
-  beforeEach(async () => {
-    dir = tempDir();
-    s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-  });
-  afterEach(async () => {
-    await s.close();
-    dir.remove();
   });
 
   it('records pages into a trace zip in the conversation data dir; stop without start and start twice are tool errors', async () => {
     const call = (name: string, args: Record<string, unknown> = {}) => ({ toolCalls: [{ name, arguments: args }] });
-    llm.push(
+    t.llm.push(
       call('browser_stop_recording'),
       call('browser_start_recording'),
       call('browser_start_recording'),
@@ -151,13 +110,13 @@ describe.skipIf(!chromium)(`browser recording${chromium ? '' : ' (skipped: chrom
       call('browser_stop_recording'),
       call('finish', { message: 'recorded' }),
     );
-    const wd = join(dir.path, 'project');
+    const wd = join(t.dir.path, 'project');
     const body = { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'BrowserToolSet' }] } };
-    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
-    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('record a search', true) });
-    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
+    const id = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;
+    await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('record a search', true) });
+    await eventually(async () => (await t.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 60_000);
 
-    const events = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
+    const events = (await t.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
     const actions = events.filter((e: any) => e.kind === 'ActionEvent').map((e: any) => e.action.kind);
     expect(actions.filter((k: string) => k.includes('Recording'))).toEqual(['BrowserStopRecordingAction', 'BrowserStartRecordingAction', 'BrowserStartRecordingAction', 'BrowserStopRecordingAction', 'BrowserStopRecordingAction']);
     const obs = events.filter((e: any) => e.kind === 'ObservationEvent' && /recording/.test(e.tool_name)).map((e: any) => e.observation);
@@ -170,7 +129,7 @@ describe.skipIf(!chromium)(`browser recording${chromium ? '' : ' (skipped: chrom
     const saved = /saved to (\S+\.zip) \((\d+) bytes/.exec(text(obs[3]));
     expect(saved).not.toBeNull();
     const path = saved![1]!;
-    const recordings = join(dir.path, 'data', 'conversations', id, 'browser_recordings');
+    const recordings = join(t.dir.path, 'data', 'conversations', id, 'browser_recordings');
     expect(obs[3].full_output_save_dir).toBe(recordings);
     expect(path.startsWith(recordings + '/')).toBe(true);
     expect(path.startsWith(wd)).toBe(false);
@@ -184,12 +143,12 @@ describe.skipIf(!chromium)(`browser recording${chromium ? '' : ' (skipped: chrom
     expect([...names].filter((n) => n.startsWith('resources/')).length).toBeGreaterThan(0);
 
     // Deleting the conversation removes its recordings with it.
-    await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+    await t.s.api(`/api/conversations/${id}`, { method: 'DELETE' });
     expect(existsSync(path)).toBe(false);
   });
 
   it('a recording still running when the browser closes is saved', async () => {
-    const recordingsDir = join(dir.path, 'recordings');
+    const recordingsDir = join(t.dir.path, 'recordings');
     const session = new BrowserSession(chromium!, { recordingsDir });
     await session.startRecording();
     await (await session.page()).goto(web.url);
