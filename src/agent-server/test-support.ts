@@ -201,6 +201,20 @@ export interface RealAgentServer {
   dir: ReturnType<typeof tempDir>;
 }
 
+/** A fresh agent server with fake agents for each test of the calling file; fields set while a test runs. */
+export function useTestServer(overrides?: () => Partial<AgentServerOptions> & { agents?: FakeAgents }): { s: TestServer; dir: ReturnType<typeof tempDir> } {
+  const ctx = {} as { s: TestServer; dir: ReturnType<typeof tempDir> };
+  beforeEach(async () => {
+    ctx.dir = tempDir();
+    ctx.s = await startTestServer(ctx.dir.path, overrides?.());
+  });
+  afterEach(async () => {
+    await ctx.s.close();
+    ctx.dir.remove();
+  });
+  return ctx;
+}
+
 /**
  * Registers the hooks for tests of the real agent (`createAgent`, passed in so that files with the
  * fake agent do not load it) over HTTP: one scripted model for the file, a

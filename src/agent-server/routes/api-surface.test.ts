@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startRequest, startTestServer, tempDir, type TestServer } from '../test-support.ts';
+import { describe, expect, it } from 'vitest';
+import { startRequest, useTestServer } from '../test-support.ts';
 
 /** [method, path] of every operation in the client's generated schema. */
 function schemaRoutes(): [string, string][] {
@@ -29,18 +29,9 @@ const ROUTES = schemaRoutes();
 const UNKNOWN = '0f8e1c2a-9b7d-4c55-a90e-2b1f7e6d5c4a';
 const ROUTER_404 = { detail: 'Not Found' };
 
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path);
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-});
+const t = useTestServer();
 
-const call = (method: string, path: string) => s.api(path, { method, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
+const call = (method: string, path: string) => t.s.api(path, { method, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
 
 describe('the agent-server API surface of the OpenHands client schema', () => {
   it('reads the schema (a sanity check on the parser)', () => {
@@ -50,7 +41,7 @@ describe('the agent-server API surface of the OpenHands client schema', () => {
   });
 
   it('routes every operation: built, or 501 with a message; none falls through to 404', async () => {
-    const id = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w')) })).body.id;
+    const id = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'w')) })).body.id;
     const unrouted: string[] = [];
     const notBuilt: string[] = [];
     // Deleting the conversation last keeps it alive for every other route.
@@ -82,25 +73,25 @@ describe('the agent-server API surface of the OpenHands client schema', () => {
       });
     }
     // The batch event read (a GET with a JSON body) checks the id before the body.
-    expect((await s.api('/api/conversations/nope/events', { body: ['a'] })).status).toBe(422);
+    expect((await t.s.api('/api/conversations/nope/events', { body: ['a'] })).status).toBe(422);
     // A well-formed but unknown id: 404 as before (PATCH keeps OpenHands' 200 success:false).
     for (const [method, path] of [['GET', ''], ['POST', '/run'], ['POST', '/pause'], ['POST', '/interrupt'], ['POST', '/fork'], ['GET', '/events/search'], ['GET', '/events/count'], ['DELETE', '']] as const) {
       expect((await call(method, `/api/conversations/${UNKNOWN}${path}`)).status, `${method} ${path}`).toBe(404);
     }
-    expect((await s.api(`/api/conversations/${UNKNOWN}/events`, { body: ['a'] })).status).toBe(404);
-    expect((await s.api(`/api/conversations/${UNKNOWN}`, { method: 'PATCH', body: { title: 't' } })).body).toEqual({ success: false });
+    expect((await t.s.api(`/api/conversations/${UNKNOWN}/events`, { body: ['a'] })).status).toBe(404);
+    expect((await t.s.api(`/api/conversations/${UNKNOWN}`, { method: 'PATCH', body: { title: 't' } })).body).toEqual({ success: false });
     // Both UUID spellings name the same conversation.
-    const id: string = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w')) })).body.id;
-    expect((await s.api(`/api/conversations/${id.replaceAll('-', '')}`)).body.id).toBe(id);
+    const id: string = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'w')) })).body.id;
+    expect((await t.s.api(`/api/conversations/${id.replaceAll('-', '')}`)).body.id).toBe(id);
   });
 
   it('answers 422 at query.path when a file or git route gets no path', async () => {
     for (const path of ['/api/file/download', '/api/git/changes', '/api/git/diff', '/api/git/diff?ref=HEAD', '/api/file/search_subdirs']) {
-      expect(await s.api(path), path).toEqual({ status: 422, body: { detail: [{ loc: ['query', 'path'], msg: 'Field required', type: 'missing' }] } });
+      expect(await t.s.api(path), path).toEqual({ status: 422, body: { detail: [{ loc: ['query', 'path'], msg: 'Field required', type: 'missing' }] } });
     }
-    expect((await s.api('/api/file/create_directory', { method: 'POST' })).body.detail[0].loc).toEqual(['query', 'path']);
-    expect((await s.api('/api/file/download?path=')).body.detail[0].loc).toEqual(['query', 'path']);
+    expect((await t.s.api('/api/file/create_directory', { method: 'POST' })).body.detail[0].loc).toEqual(['query', 'path']);
+    expect((await t.s.api('/api/file/download?path=')).body.detail[0].loc).toEqual(['query', 'path']);
     // A relative path is a 400, as in OpenHands.
-    expect((await s.api('/api/git/changes?path=relative')).status).toBe(400);
+    expect((await t.s.api('/api/git/changes?path=relative')).status).toBe(400);
   });
 });

@@ -1,40 +1,30 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { startRequest, startTestServer, tempDir, type TestServer } from '../test-support.ts';
+import { startRequest, startTestServer, useTestServer } from '../test-support.ts';
 
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path);
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-});
+const t = useTestServer();
 
 const ID = '0f8e1c2a-9b7d-4c55-a90e-2b1f7e6d5c4a';
 
 describe('health and auth', () => {
   it('serves health routes without a key', async () => {
-    expect(await s.api('/alive', { key: null })).toEqual({ status: 200, body: { status: 'ok' } });
-    expect(await s.api('/health', { key: null })).toEqual({ status: 200, body: { status: 'ok' } });
-    expect(await s.api('/ready', { key: null })).toEqual({ status: 200, body: { status: 'ready' } });
-    const info = await s.api('/server_info', { key: null });
+    expect(await t.s.api('/alive', { key: null })).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await t.s.api('/health', { key: null })).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await t.s.api('/ready', { key: null })).toEqual({ status: 200, body: { status: 'ready' } });
+    const info = await t.s.api('/server_info', { key: null });
     expect(info.body).toMatchObject({ version: '1.44.0' });
     expect(info.body.uptime).toBeGreaterThanOrEqual(0);
     expect(info.body.idle_time).toBeGreaterThanOrEqual(0);
   });
 
   it('requires the session key on /api when keys are configured', async () => {
-    expect(await s.api('/api/conversations/count', { key: null })).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
-    expect(await s.api('/api/conversations/count', { key: 'wrong' })).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
-    expect(await s.api('/api/conversations/count')).toEqual({ status: 200, body: 0 });
+    expect(await t.s.api('/api/conversations/count', { key: null })).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
+    expect(await t.s.api('/api/conversations/count', { key: 'wrong' })).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
+    expect(await t.s.api('/api/conversations/count')).toEqual({ status: 200, body: 0 });
   });
 
   it('runs without authentication when no keys are configured', async () => {
-    const open = await startTestServer(join(dir.path, 'open'), { sessionKeys: [] });
+    const open = await startTestServer(join(t.dir.path, 'open'), { sessionKeys: [] });
     try {
       expect((await open.api('/api/conversations/count', { key: null })).status).toBe(200);
     } finally {
@@ -45,24 +35,24 @@ describe('health and auth', () => {
 
 describe('conversations', () => {
   it('creates idempotently by conversation_id: 201 then 200 with the same conversation', async () => {
-    const wd = join(dir.path, 'ws1');
-    const first = await s.api('/api/conversations', { method: 'POST', body: startRequest(wd, { conversation_id: ID }) });
+    const wd = join(t.dir.path, 'ws1');
+    const first = await t.s.api('/api/conversations', { method: 'POST', body: startRequest(wd, { conversation_id: ID }) });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ id: ID, execution_status: 'idle', workspace: { working_dir: wd }, agent: { kind: 'Agent', llm: { model: 'test/model' } } });
-    const again = await s.api('/api/conversations', { method: 'POST', body: startRequest(wd, { conversation_id: ID.replaceAll('-', '') }) });
+    const again = await t.s.api('/api/conversations', { method: 'POST', body: startRequest(wd, { conversation_id: ID.replaceAll('-', '') }) });
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(ID);
     expect(again.body.created_at).toBe(first.body.created_at);
-    expect((await s.api('/api/conversations/count')).body).toBe(1);
+    expect((await t.s.api('/api/conversations/count')).body).toBe(1);
   });
 
   it('masks the LLM key and secrets in every response', async () => {
-    const res = await s.api('/api/conversations', {
+    const res = await t.s.api('/api/conversations', {
       method: 'POST',
-      body: startRequest(join(dir.path, 'w'), { agent: { llm: { model: 'm', api_key: 'sk-live-123' } }, secrets: { GITHUB_TOKEN: 'ghp_abcdef' } }),
+      body: startRequest(join(t.dir.path, 'w'), { agent: { llm: { model: 'm', api_key: 'sk-live-123' } }, secrets: { GITHUB_TOKEN: 'ghp_abcdef' } }),
     });
     expect(res.status).toBe(201);
-    const text = JSON.stringify(res.body) + JSON.stringify((await s.api(`/api/conversations/${res.body.id}`)).body);
+    const text = JSON.stringify(res.body) + JSON.stringify((await t.s.api(`/api/conversations/${res.body.id}`)).body);
     expect(text).not.toContain('sk-live-123');
     expect(text).not.toContain('ghp_abcdef');
     expect(res.body.agent.llm.api_key).toBe('**********');
@@ -70,81 +60,81 @@ describe('conversations', () => {
   });
 
   it('gets by id (404), batch-gets aligned with null for unknown ids', async () => {
-    const a = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'a')) })).body;
-    expect((await s.api(`/api/conversations/${a.id}`)).body.id).toBe(a.id);
-    expect(await s.api(`/api/conversations/${ID}`)).toEqual({ status: 404, body: { detail: `Conversation not found: ${ID}` } });
-    const batch = await s.api(`/api/conversations?ids=${ID}&ids=${a.id}&ids=${a.id.replaceAll('-', '')}`);
+    const a = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'a')) })).body;
+    expect((await t.s.api(`/api/conversations/${a.id}`)).body.id).toBe(a.id);
+    expect(await t.s.api(`/api/conversations/${ID}`)).toEqual({ status: 404, body: { detail: `Conversation not found: ${ID}` } });
+    const batch = await t.s.api(`/api/conversations?ids=${ID}&ids=${a.id}&ids=${a.id.replaceAll('-', '')}`);
     expect(batch.status).toBe(200);
     expect(batch.body.map((c: any) => c?.id ?? null)).toEqual([null, a.id, a.id]);
     // Ids are UUIDs (dashed or 32 hex digits), as OpenHands types them: anything else is a 422 naming the position.
-    expect(await s.api(`/api/conversations?ids=${ID}&ids=not-a-uuid`)).toEqual({ status: 422, body: { detail: [{ loc: ['query', 'ids', 1], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }] } });
-    const one = await s.api(`/api/conversations?ids=${a.id}`);
+    expect(await t.s.api(`/api/conversations?ids=${ID}&ids=not-a-uuid`)).toEqual({ status: 422, body: { detail: [{ loc: ['query', 'ids', 1], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }] } });
+    const one = await t.s.api(`/api/conversations?ids=${a.id}`);
     expect(one.body.map((c: any) => c.id)).toEqual([a.id]);
   });
 
   it('pages search results with a stable cursor, filters by status, counts', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, `c${i}`)) })).body.id);
+    for (let i = 0; i < 5; i++) ids.push((await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, `c${i}`)) })).body.id);
     const seen: string[] = [];
-    let page = await s.api('/api/conversations/search?limit=2&sort_order=CREATED_AT');
+    let page = await t.s.api('/api/conversations/search?limit=2&sort_order=CREATED_AT');
     for (;;) {
       seen.push(...page.body.items.map((c: any) => c.id));
       if (!page.body.next_page_id) break;
-      page = await s.api(`/api/conversations/search?limit=2&sort_order=CREATED_AT&page_id=${page.body.next_page_id}`);
+      page = await t.s.api(`/api/conversations/search?limit=2&sort_order=CREATED_AT&page_id=${page.body.next_page_id}`);
     }
     expect(seen).toEqual(ids);
-    const desc = await s.api('/api/conversations/search');
+    const desc = await t.s.api('/api/conversations/search');
     expect(desc.body.items.map((c: any) => c.id)).toEqual([...ids].reverse());
-    expect((await s.api('/api/conversations/count?status=idle')).body).toBe(5);
-    expect((await s.api('/api/conversations/count?status=running')).body).toBe(0);
-    expect((await s.api('/api/conversations/search?status=finished')).body).toEqual({ items: [], next_page_id: null });
+    expect((await t.s.api('/api/conversations/count?status=idle')).body).toBe(5);
+    expect((await t.s.api('/api/conversations/count?status=running')).body).toBe(0);
+    expect((await t.s.api('/api/conversations/search?status=finished')).body).toEqual({ items: [], next_page_id: null });
   });
 
   it('patches title and tags; unknown id gives success:false', async () => {
-    const c = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'p'), { tags: { a: '1' } }) })).body;
-    expect((await s.api(`/api/conversations/${c.id}`, { method: 'PATCH', body: { title: 'New', tags: { b: '2' } } })).body).toEqual({ success: true });
-    expect((await s.api(`/api/conversations/${c.id}`)).body).toMatchObject({ title: 'New', tags: { b: '2' } });
-    expect((await s.api(`/api/conversations/${ID}`, { method: 'PATCH', body: { title: 'x' } })).body).toEqual({ success: false });
+    const c = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'p'), { tags: { a: '1' } }) })).body;
+    expect((await t.s.api(`/api/conversations/${c.id}`, { method: 'PATCH', body: { title: 'New', tags: { b: '2' } } })).body).toEqual({ success: true });
+    expect((await t.s.api(`/api/conversations/${c.id}`)).body).toMatchObject({ title: 'New', tags: { b: '2' } });
+    expect((await t.s.api(`/api/conversations/${ID}`, { method: 'PATCH', body: { title: 'x' } })).body).toEqual({ success: false });
   });
 
   it('deletes: gone from reads, repeat delete succeeds, unknown is 404', async () => {
-    const c = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'd')) })).body;
-    expect((await s.api(`/api/conversations/${c.id}`, { method: 'DELETE' })).body).toEqual({ success: true });
-    expect((await s.api(`/api/conversations/${c.id}`)).status).toBe(404);
-    expect((await s.api(`/api/conversations/${c.id}`, { method: 'DELETE' })).status).toBe(200);
-    expect((await s.api(`/api/conversations/${ID}`, { method: 'DELETE' })).status).toBe(404);
+    const c = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'd')) })).body;
+    expect((await t.s.api(`/api/conversations/${c.id}`, { method: 'DELETE' })).body).toEqual({ success: true });
+    expect((await t.s.api(`/api/conversations/${c.id}`)).status).toBe(404);
+    expect((await t.s.api(`/api/conversations/${c.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await t.s.api(`/api/conversations/${ID}`, { method: 'DELETE' })).status).toBe(404);
   });
 });
 
 describe('errors', () => {
   it('answers 422 in the HTTPValidationError shape', async () => {
-    const missing = await s.api('/api/conversations', { method: 'POST', body: { agent: { llm: { model: 'm' } } } });
+    const missing = await t.s.api('/api/conversations', { method: 'POST', body: { agent: { llm: { model: 'm' } } } });
     expect(missing.status).toBe(422);
     expect(missing.body.detail).toContainEqual({ loc: ['body', 'workspace'], msg: 'Field required', type: 'missing' });
-    const badJson = await s.api('/api/conversations', { method: 'POST', rawBody: '{"workspace":' });
+    const badJson = await t.s.api('/api/conversations', { method: 'POST', rawBody: '{"workspace":' });
     expect(badJson).toEqual({ status: 422, body: { detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }] } });
-    const badLimit = await s.api('/api/conversations/search?limit=500');
+    const badLimit = await t.s.api('/api/conversations/search?limit=500');
     expect(badLimit.status).toBe(422);
     expect(badLimit.body.detail[0].loc).toEqual(['query', 'limit']);
-    const badPage = await s.api('/api/conversations/search?page_id=nope');
+    const badPage = await t.s.api('/api/conversations/search?page_id=nope');
     expect(badPage.body.detail[0].loc).toEqual(['query', 'page_id']);
   });
 
   it('answers 501 with a message for parts not built yet, 404 JSON for unknown paths', async () => {
-    const c = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'n')) })).body;
-    const ask = await s.api(`/api/conversations/${c.id}/ask_agent`, { method: 'POST', body: { question: 'q' } });
+    const c = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'n')) })).body;
+    const ask = await t.s.api(`/api/conversations/${c.id}/ask_agent`, { method: 'POST', body: { question: 'q' } });
     expect(ask.status).toBe(501);
     expect(ask.body.detail).toMatch(/ask_agent is not implemented/);
     // An agent without condense() (the fake one here) cannot honour POST /condense: 501, nothing recorded.
-    const condense = await s.api(`/api/conversations/${c.id}/condense`, { method: 'POST' });
+    const condense = await t.s.api(`/api/conversations/${c.id}/condense`, { method: 'POST' });
     expect(condense.status).toBe(501);
-    expect((await s.api(`/api/conversations/${c.id}/events/count`)).body).toBe(0);
-    expect((await s.api('/api/git/commits?path=/x')).status).toBe(501);
-    expect(await s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });
+    expect((await t.s.api(`/api/conversations/${c.id}/events/count`)).body).toBe(0);
+    expect((await t.s.api('/api/git/commits?path=/x')).status).toBe(501);
+    expect(await t.s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });
   });
 
   it('refuses what it cannot honour instead of pretending', async () => {
-    const settings = await s.api('/api/conversations', { method: 'POST', body: { workspace: { working_dir: join(dir.path, 'x') }, agent_settings: {} } });
+    const settings = await t.s.api('/api/conversations', { method: 'POST', body: { workspace: { working_dir: join(t.dir.path, 'x') }, agent_settings: {} } });
     expect(settings.status).toBe(501);
   });
 });
