@@ -85,7 +85,8 @@ describe('confirmation over HTTP', () => {
     expect(set.body).toEqual({ success: true });
     expect((await info(id)).confirmation_policy).toEqual({ kind: 'ConfirmRisky', threshold: 'MEDIUM', confirm_unknown: true });
     expect((await events(id)).at(-1)).toMatchObject({ kind: 'ConversationStateUpdateEvent', key: 'confirmation_policy', value: { kind: 'ConfirmRisky', threshold: 'MEDIUM' } });
-    // The model reads the rejection; a LOW-risk call now runs without asking.
+    // The model reads the rejection; with the LLM analyzer, a LOW-risk call now runs without asking.
+    await s.api(`/api/conversations/${id}/security_analyzer`, { method: 'POST', body: { security_analyzer: { kind: 'LLMSecurityAnalyzer' } } });
     llm.push((req) => {
       expect(JSON.stringify(req.messages)).toContain('not today');
       return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo low', security_risk: 'LOW' } }] };

@@ -1,5 +1,5 @@
-// The published OpenHands TypeScript client, unmodified, drives confirmation mode and forced
-// condensation on this agent server, with the real agent and the scripted model.
+// The published OpenHands TypeScript client, unmodified, drives confirmation mode (with the security
+// analyzer) and forced condensation on this agent server, with the real agent and the scripted model.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 // As in client-compat.test.ts: the client's module picks the browser WebSocket path in ESM.
@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 describe('@openhands/typescript-client: confirmation and condensation', () => {
-  it('sets a policy, rejects and accepts pending actions, and forces a condensation', async () => {
+  it('sets a policy, rejects and accepts pending actions, sets and clears the security analyzer, and forces a condensation', async () => {
     const workspace = new RemoteWorkspace({ host: s.url, workingDir: join(dir.path, 'w'), apiKey: TEST_KEY });
     const conv = new RemoteConversation({ kind: 'Agent', llm: { model: 'openai/scripted', usage_id: 'agent' }, tools: [{ name: 'terminal', params: {} }] } as never, workspace);
     await conv.start();
@@ -54,6 +54,18 @@ describe('@openhands/typescript-client: confirmation and condensation', () => {
     await conv.sendConfirmationResponse(true);
     await eventually(async () => (await status()) === 'finished', 10_000);
     expect(await conv.getAgentFinalResponse()).toBe('done');
+
+    // With the LLM security analyzer a ConfirmRisky policy takes the risk the model predicts.
+    await conv.setSecurityAnalyzer({ kind: 'LLMSecurityAnalyzer' } as never);
+    await conv.setConfirmationPolicy({ kind: 'ConfirmRisky', threshold: 'HIGH' } as never);
+    expect((await conv.state.refresh()).security_analyzer).toEqual({ kind: 'LLMSecurityAnalyzer' });
+    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo low-risk', security_risk: 'LOW' } }] }, { content: 'ran the low one' });
+    await conv.sendMessage('something harmless');
+    await conv.run();
+    await eventually(async () => (await status()) === 'finished', 10_000);
+    expect(await conv.getAgentFinalResponse()).toBe('ran the low one');
+    await conv.setSecurityAnalyzer(null as never);
+    expect((await conv.state.refresh()).security_analyzer).toBeNull();
 
     llm.push({ content: 'the summary' });
     await conv.condense();

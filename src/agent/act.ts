@@ -11,8 +11,11 @@ export interface Planned {
   error?: string;
 }
 
-/** Parses one tool call against the tools; never throws for what the model sent. */
-function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; summary?: string; risk?: SecurityRisk; error?: string } {
+/**
+ * Parses one tool call against the tools; never throws for what the model sent. The predicted risk
+ * is kept only when `predictedRisk` (an LLM security analyzer) and for a tool that is not read-only.
+ */
+function parse(tools: readonly AgentTool[], call: ToolCall, predictedRisk: boolean): { action?: Action; summary?: string; risk?: SecurityRisk; error?: string } {
   const tool = tools.find((t) => t.name === call.name);
   if (!tool) return { error: `Tool '${call.name}' not found. Available tools: ${tools.map((t) => t.name).join(', ')}` };
   let args: Record<string, unknown>;
@@ -25,10 +28,11 @@ function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; 
   }
   // `summary` (and an LLM-predicted `security_risk`) belong to the event, not to the action.
   const { summary, security_risk: risk, ...rest } = args;
+  const counts = predictedRisk && !tool.readOnly;
   const s = {
     ...(typeof summary === 'string' && summary.trim() ? { summary } : {}),
     // A value outside the enum is ignored (UNKNOWN), not an error: the call itself may be fine.
-    ...(typeof risk === 'string' && (SECURITY_RISKS as readonly string[]).includes(risk.toUpperCase()) ? { risk: risk.toUpperCase() as SecurityRisk } : {}),
+    ...(counts && typeof risk === 'string' && (SECURITY_RISKS as readonly string[]).includes(risk.toUpperCase()) ? { risk: risk.toUpperCase() as SecurityRisk } : {}),
   };
   try {
     return { action: tool.toAction(rest), ...s };
@@ -38,10 +42,13 @@ function parse(tools: readonly AgentTool[], call: ToolCall): { action?: Action; 
   }
 }
 
-/** One ActionEvent per call, sharing the response's llm_response_id; calls that cannot run have action null. */
-export function plan(tools: readonly AgentTool[], completion: Completion): Planned[] {
+/**
+ * One ActionEvent per call, sharing the response's llm_response_id; calls that cannot run have
+ * action null. `predictedRisk`: the conversation's analyzer takes the model's security_risk (else UNKNOWN).
+ */
+export function plan(tools: readonly AgentTool[], completion: Completion, predictedRisk: boolean): Planned[] {
   return completion.toolCalls.map((call, i) => {
-    const { action, summary, risk, error } = parse(tools, call);
+    const { action, summary, risk, error } = parse(tools, call, predictedRisk);
     return { event: actionEvent(completion, call, i, action ?? null, summary, risk), ...(error ? { error } : {}) };
   });
 }

@@ -14,7 +14,7 @@ const text = (req: RecordedRequest) => JSON.stringify(req.messages);
 
 describe('confirmation policies', () => {
   it('AlwaysConfirm holds a batch (a lone think does not wait); the next run executes it', async () => {
-    const t = await setup({ request: { confirmation_policy: { kind: 'AlwaysConfirm' } } });
+    const t = await setup({ request: { confirmation_policy: { kind: 'AlwaysConfirm' }, security_analyzer: { kind: 'LLMSecurityAnalyzer' } } });
     t.say('x');
     t.llm.push(think('free'), { toolCalls: [{ name: 'terminal', arguments: { command: 'echo hi', security_risk: 'LOW' } }] });
     await t.run();
@@ -29,7 +29,7 @@ describe('confirmation policies', () => {
   });
 
   it('ConfirmRisky waits at or above the threshold, and for UNKNOWN only with confirm_unknown', async () => {
-    const t = await setup({ request: { confirmation_policy: { kind: 'ConfirmRisky', threshold: 'MEDIUM', confirm_unknown: false } } });
+    const t = await setup({ request: { confirmation_policy: { kind: 'ConfirmRisky', threshold: 'MEDIUM', confirm_unknown: false }, security_analyzer: { kind: 'LLMSecurityAnalyzer' } } });
     t.say('x');
     t.llm.push(
       (req) => {
@@ -51,6 +51,23 @@ describe('confirmation policies', () => {
     await t.run();
     expect(t.of('ObservationEvent')).toHaveLength(4);
     expect(t.status()).toBe('error'); // script exhausted after the free think: the gate let it through
+  });
+
+  it('without a security analyzer every risk is UNKNOWN (OpenHands): ConfirmRisky follows confirm_unknown; a read-only tool never takes a prediction', async () => {
+    const t = await setup({ request: { confirmation_policy: { kind: 'ConfirmRisky', threshold: 'HIGH', confirm_unknown: false } } });
+    t.say('x');
+    t.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo predicted-high', security_risk: 'HIGH' } }] }, { content: 'done' });
+    await t.run();
+    expect(t.status()).toBe('finished');
+    expect(t.of('ActionEvent').map((a) => a.security_risk)).toEqual(['UNKNOWN']);
+    t.host.request.confirmation_policy = { kind: 'ConfirmRisky', threshold: 'HIGH', confirm_unknown: true };
+    t.host.request.security_analyzer = { kind: 'LLMSecurityAnalyzer' };
+    t.say('y');
+    t.llm.push({ toolCalls: [{ name: 'think', arguments: { thought: 'a', security_risk: 'LOW' } }, { name: 'terminal', arguments: { command: 'echo low', security_risk: 'LOW' } }] });
+    await t.run();
+    // The think is read-only: UNKNOWN whatever it claims, and UNKNOWN is confirmed now.
+    expect(t.of('ActionEvent').slice(1).map((a) => a.security_risk)).toEqual(['UNKNOWN', 'LOW']);
+    expect(t.status()).toBe('waiting_for_confirmation');
   });
 });
 

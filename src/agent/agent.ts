@@ -27,7 +27,7 @@ import {
   type CondenserConfig,
 } from './condenser/summarizing.ts';
 import { buildView, type View } from './condenser/view.ts';
-import { confirmationGate } from './confirmation/policy.ts';
+import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { HookRunner, resolveHooks, STOP_FEEDBACK_PREFIX } from './hooks/index.ts';
@@ -236,7 +236,7 @@ class Agent implements ConversationAgent {
 
   /** Records a response's actions and passes the executable ones through the gates: what may run now, or 'wait'. */
   async #record(completion: Completion, signal: AbortSignal): Promise<ActionEvent[] | 'wait'> {
-    const planned = plan(this.#tools, completion);
+    const planned = plan(this.#tools, completion, usesPredictedRisk(this.#host.request.security_analyzer));
     for (const p of planned) {
       if (p.event.action) this.#real.set(p.event.id, p.event.action);
       this.#emit(p.event);

@@ -9,7 +9,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig } from '../../agent/types.ts';
 import { pendingActions } from '../../agent/messages.ts';
-import type { ConfirmationPolicy, SendMessageRequest } from '../../api/agent-server/index.ts';
+import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
+import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
 import { Conflict, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
@@ -175,6 +176,17 @@ export class ConversationRuntime implements AgentHost {
   setConfirmationPolicy(policy: ConfirmationPolicy): void {
     this.#update({ request: { ...this.#row.request, confirmation_policy: policy } });
     this.emit({ ...newEventBase('environment'), key: 'confirmation_policy', value: policy, kind: 'ConversationStateUpdateEvent' });
+    this.#ctx.onChanged(this.conversationId);
+  }
+
+  /**
+   * Persisted with the conversation; gives the risk of the actions recorded from now on (see
+   * src/agent/confirmation/policy.ts: without an analyzer every risk is UNKNOWN). 501 for a kind not built.
+   */
+  setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): void {
+    requireBuiltAnalyzer(analyzer);
+    this.#update({ request: { ...this.#row.request, security_analyzer: analyzer } });
+    this.emit({ ...newEventBase('environment'), key: 'security_analyzer', value: analyzer, kind: 'ConversationStateUpdateEvent' });
     this.#ctx.onChanged(this.conversationId);
   }
 

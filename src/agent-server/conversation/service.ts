@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest } from '../../api/agent-server/index.ts';
@@ -106,6 +107,7 @@ export class ConversationService {
     if (!req.agent) throw new NotImplemented('agent_settings and agent_profile_id are not supported by this agent server; send `agent`');
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
+    requireBuiltAnalyzer(req.security_analyzer);
 
     const secrets = secretValues(req.secrets ?? {});
     const apiKey = req.agent.llm.api_key ?? undefined;

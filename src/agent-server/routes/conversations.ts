@@ -1,6 +1,6 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
-import { ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import {
@@ -93,6 +93,11 @@ export function conversationRoutes(service: ConversationService): Router {
 
   router.post('/:conversation_id/confirmation_policy', validate({ body: SetConfirmationPolicyRequest }), async (ctx) => {
     service.get(ctx.params['conversation_id']!).setConfirmationPolicy((ctx.state['body'] as SetConfirmationPolicyRequest).policy);
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/security_analyzer', validate({ body: SetSecurityAnalyzerRequest }), async (ctx) => {
+    service.get(ctx.params['conversation_id']!).setSecurityAnalyzer((ctx.state['body'] as SetSecurityAnalyzerRequest).security_analyzer);
     ctx.body = { success: true };
   });
 

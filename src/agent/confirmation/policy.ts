@@ -1,6 +1,11 @@
 // Confirmation policies (OpenHands `security/confirmation_policy.py`, `agent.py::_requires_user_confirmation`)
-// as an ActionGate. The risk of an action is the `security_risk` the model predicted for it (recorded
-// on the ActionEvent); without a prediction it is UNKNOWN.
+// as an ActionGate. The risk of an action comes from the conversation's security analyzer and is
+// recorded on its ActionEvent as `security_risk`:
+// - `LLMSecurityAnalyzer`: the `security_risk` the model predicted with the call (UNKNOWN when it sent
+//   none, and always for a read-only tool);
+// - no analyzer: UNKNOWN for every action, as in OpenHands, whatever the model predicted. So ConfirmRisky
+//   without an analyzer confirms every batch (confirm_unknown, the default) or none (confirm_unknown false);
+// - the other OpenHands kinds are not built: setting one is refused (501), never silently ignored.
 //
 // Confirming and rejecting (OpenHands semantics, kept here on purpose):
 // - a batch that needs confirmation is recorded but not run; the status becomes waiting_for_confirmation;
@@ -9,7 +14,8 @@
 // - `respond_to_confirmation {accept:false}` answers each pending action with a UserRejectObservation
 //   (rejection_source `user`) and the status becomes idle: the agent does not continue until the user
 //   sends a message or runs again, and the model then reads the rejections.
-import type { ConfirmationPolicy } from '../../api/agent-server/index.ts';
+import type { ConfirmationPolicy, SecurityAnalyzer } from '../../api/agent-server/index.ts';
+import { NotImplemented } from '../../api/errors.ts';
 import type { ActionEvent, SecurityRisk } from '../../api/events/index.ts';
 import type { ActionGate } from '../gate.ts';
 
@@ -39,4 +45,16 @@ export function batchNeedsConfirmation(policy: ConfirmationPolicy, batch: readon
 /** The gate; `policy` is read at every batch, so a policy changed mid-conversation applies at once. */
 export function confirmationGate(policy: () => ConfirmationPolicy | undefined): ActionGate {
   return async (batch) => (batchNeedsConfirmation(policy() ?? { kind: 'NeverConfirm' }, batch) ? { kind: 'wait_for_confirmation' } : { kind: 'execute' });
+}
+
+/** Whether the model's predicted `security_risk` counts: only under an LLMSecurityAnalyzer. */
+export function usesPredictedRisk(analyzer: SecurityAnalyzer | null | undefined): boolean {
+  return analyzer?.kind === 'LLMSecurityAnalyzer';
+}
+
+/** NotImplemented (501) for an analyzer kind this agent cannot apply. */
+export function requireBuiltAnalyzer(analyzer: SecurityAnalyzer | null | undefined): void {
+  if (analyzer && !usesPredictedRisk(analyzer)) {
+    throw new NotImplemented(`The security analyzer ${analyzer.kind} is not implemented by this agent server; use LLMSecurityAnalyzer (the risk the model predicts for each action) or none`);
+  }
 }

@@ -5,7 +5,7 @@ import Type, { type Static } from 'typebox';
 import { JsonObject, LiteralUnion, Nullable } from '../events/common.ts';
 import { ImageContent, TextContent } from '../events/content.ts';
 import { Agent, AgentInfo } from './agent.ts';
-import { ConfirmationPolicy, SecretInput, SecretSource } from './policy.ts';
+import { ConfirmationPolicy, SecretInput, SecretSource, SecurityAnalyzer } from './policy.ts';
 
 /** Lowercase on the wire. `deleting` appears only in webhooks. */
 export const EXECUTION_STATUSES = [
@@ -80,7 +80,7 @@ export const StartConversationRequest = Type.Object({
   agent_settings: Nullable(JsonObject),
   agent_profile_id: Nullable(Type.String()),
   confirmation_policy: Type.Optional(Type.Union(ConfirmationPolicy.anyOf, { default: { kind: 'NeverConfirm' } })),
-  security_analyzer: Nullable(JsonObject),
+  security_analyzer: Nullable(SecurityAnalyzer),
   initial_message: Nullable(SendMessageRequest),
   max_iterations: Type.Optional(Type.Integer({ minimum: 1, default: 500 })),
   /** Model spend (USD, as the endpoint reports in usage.cost) allowed per run; then error MaxBudgetReached. */
@@ -148,7 +148,7 @@ export const ConversationInfo = Type.Object({
   activated_knowledge_skills: Type.Array(Type.String()),
   max_iterations: Type.Optional(Type.Integer({ minimum: 1 })),
   stuck_detection: Type.Optional(Type.Boolean()),
-  security_analyzer: Nullable(JsonObject),
+  security_analyzer: Nullable(SecurityAnalyzer),
   invoked_skills: Type.Optional(Type.Array(Type.String())),
   blocked_actions: Type.Optional(Type.Record(Type.String(), Type.String())),
   blocked_messages: Type.Optional(Type.Record(Type.String(), Type.String())),
