@@ -119,6 +119,26 @@ describe('@openhands/typescript-client against the agent server', () => {
     await conv.close();
   });
 
+  it('switches the LLM through the client: the next call uses it, its key never shows', async () => {
+    const workspace = new RemoteWorkspace({ host: t.s.url, workingDir: join(t.dir.path, 'w'), apiKey: TEST_KEY });
+    const conv = new RemoteConversation(AGENT as never, workspace);
+    await conv.start();
+    await conv.switchLlm({ model: 'openai/switched', base_url: t.llm.url, api_key: 'sk-client-switched', usage_id: 'agent' } as never);
+    expect((await conv.state.refresh()).agent.llm).toMatchObject({ model: 'openai/switched', api_key: '**********' });
+    t.llm.push((req) => {
+      expect(req.model).toBe('switched');
+      expect(req.headers['authorization']).toBe('Bearer sk-client-switched');
+      return { content: 'switched answer' };
+    });
+    await conv.sendMessage('hello');
+    await conv.run();
+    await eventually(async () => (await conv.state.refresh(), (await conv.state.getExecutionStatus()) === 'finished'), 15_000);
+    expect(await conv.getAgentFinalResponse()).toBe('switched answer');
+    expect(JSON.stringify(await conv.state.events.search({ limit: 100 }))).not.toContain('sk-client-switched');
+    expect(logs.join('')).not.toContain('sk-client-switched');
+    await conv.close();
+  });
+
   it('reads /server_info, tools and the file helpers through the client', async () => {
     const client = new AgentServerClient({ host: t.s.url, apiKey: TEST_KEY });
     const info = await client.server.getServerInfo();

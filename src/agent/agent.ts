@@ -49,7 +49,7 @@ import { finishTool, thinkTool } from './tools/simple-tools.ts';
 import { TerminalSession, type TerminalSessionOptions } from './tools/terminal-session.ts';
 import { terminalTool } from './tools/terminal.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
-import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
+import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig } from './types.ts';
 import { addUsage, priced, statsValue, usageFromStats, type BucketState, type UsageBucket } from './usage.ts';
 import { createLogger } from '../util/log.ts';
 
@@ -102,6 +102,8 @@ class Agent implements ConversationAgent {
   #hooks: HookRunner | undefined;
   /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
   #viewTokens: number | undefined;
+  /** The model client and the `host.llm` it was made for. */
+  #client: { config: LlmConfig; client: ModelClient } | undefined;
   /** Usage per bucket (agent calls, condenser summaries), continued from the recorded stats. */
   #usage: Record<UsageBucket, BucketState>;
 
@@ -137,9 +139,9 @@ class Agent implements ConversationAgent {
 
   async run(signal: AbortSignal): Promise<void> {
     const host = this.#host;
-    const model = this.#model();
-    const condenser = model && this.#condenser();
-    if (!model || condenser === false) return;
+    if (!this.#model()) return;
+    const condenser = this.#condenser();
+    if (condenser === false) return;
     host.setExecutionStatus('running');
     await this.#pluginsReady;
     if (signal.aborted) return;
@@ -165,6 +167,9 @@ class Agent implements ConversationAgent {
 
     for (let iteration = 0; ; iteration++) {
       if (signal.aborted || this.#limitReached(iteration, costAtStart) || this.#stuck()) return;
+      // Read at every step: switch_llm takes effect at the next model call.
+      const model = this.#model();
+      if (!model) return;
       const view = buildView(host.events());
       // A request (POST /condense, a context-window error) condenses even without a configured condenser.
       const cfg = condenser ?? (view.unhandledRequest ? DEFAULT_CONDENSER : undefined);
@@ -310,7 +315,7 @@ class Agent implements ConversationAgent {
     }
   }
 
-  /** The model client, or undefined after recording why there is none. */
+  /** The model client for `host.llm` (made again once switch_llm replaced it), or undefined after recording why there is none. */
   #model(): ModelClient | undefined {
     const llm = this.#host.llm;
     if (!llm) {
@@ -318,7 +323,8 @@ class Agent implements ConversationAgent {
       return undefined;
     }
     try {
-      return new ModelClient(llm, this.#opts.model);
+      if (this.#client?.config !== llm) this.#client = { config: llm, client: new ModelClient(llm, this.#opts.model) };
+      return this.#client.client;
     } catch (err) {
       const e = toModelCallError(err);
       this.#fail(e.code, e.message, e.classification);
@@ -366,6 +372,11 @@ class Agent implements ConversationAgent {
 
   secretsChanged(): void {
     // The terminal reads host.secrets at each command: nothing to export ahead of time.
+    this.#mask = this.#createMask();
+  }
+
+  llmChanged(): void {
+    // The next #model() makes the new client; the new key is masked from now on.
     this.#mask = this.#createMask();
   }
 

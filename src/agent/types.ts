@@ -16,7 +16,10 @@ export interface AgentHost {
   readonly conversationId: string;
   /** Absolute path of the working directory the tools act in. */
   readonly workspaceDir: string;
-  /** Undefined when no model is configured: the run must end with a ConversationErrorEvent saying which variables to set. */
+  /**
+   * Undefined when no model is configured: the run must end with a ConversationErrorEvent saying which
+   * variables to set. May be replaced while the agent lives (switch_llm): read it at each model call.
+   */
   readonly llm: LlmConfig | undefined;
   /**
    * This conversation's own directory in the host's data, outside the working directory (OpenHands'
@@ -71,6 +74,8 @@ export interface ConversationAgent {
   condense?(signal: AbortSignal): Promise<void>;
   /** `host.secrets` changed (secrets added after start): mask the new values (later commands that name them get them). */
   secretsChanged?(): void;
+  /** `host.llm` was replaced (switch_llm): its key is masked from now on; the next model call uses it. */
+  llmChanged?(): void;
   /**
    * A user message is about to be recorded: the skills its keywords trigger (their text for the
    * MessageEvent's extended_content, their names for activated_skills). Optional.

@@ -53,7 +53,7 @@ export const ALREADY_RUNNING = 'Conversation already running. Wait for completio
 export class ConversationRuntime implements AgentHost {
   readonly conversationId: string;
   readonly workspaceDir: string;
-  readonly llm: LlmConfig | undefined;
+  #llm: LlmConfig | undefined;
   #secrets: Readonly<Record<string, string>>;
   readonly maxIterations: number;
   readonly #ctx: RuntimeContext;
@@ -72,9 +72,14 @@ export class ConversationRuntime implements AgentHost {
     this.#row = init.row;
     this.conversationId = init.row.id;
     this.workspaceDir = init.workspaceDir;
-    this.llm = init.llm;
+    this.#llm = init.llm;
     this.#secrets = Object.freeze({ ...init.secrets });
     this.maxIterations = init.row.request.max_iterations ?? 500;
+  }
+
+  /** The model the agent's next call uses (switch_llm replaces it). */
+  get llm(): LlmConfig | undefined {
+    return this.#llm;
   }
 
   get secrets(): Readonly<Record<string, string>> {
@@ -176,6 +181,19 @@ export class ConversationRuntime implements AgentHost {
   setConfirmationPolicy(policy: ConfirmationPolicy): void {
     this.#update({ request: { ...this.#row.request, confirmation_policy: policy } });
     this.emit({ ...newEventBase('environment'), key: 'confirmation_policy', value: policy, kind: 'ConversationStateUpdateEvent' });
+    this.#ctx.onChanged(this.conversationId);
+  }
+
+  /**
+   * Replaces the model from the agent's next call on (a call in flight finishes with the old one);
+   * `patch` persists the new `agent.llm` (without its key) and the sealed key. Allowed while running,
+   * as in OpenHands. Emits the masked agent as ConversationStateUpdateEvent('agent').
+   */
+  switchLlm(llm: LlmConfig | undefined, patch: ConversationPatch): void {
+    this.#llm = llm;
+    this.#update(patch);
+    this.#agent?.llmChanged?.();
+    this.emit({ ...newEventBase('environment'), key: 'agent', value: this.info().agent, kind: 'ConversationStateUpdateEvent' });
     this.#ctx.onChanged(this.conversationId);
   }
 

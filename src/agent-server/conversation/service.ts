@@ -6,7 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import type { LlmConfig } from '../../agent/types.ts';
-import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest } from '../../api/agent-server/index.ts';
+import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
@@ -211,6 +211,23 @@ export class ConversationService {
     rt.setSecrets(secrets, {
       request: { ...row.request, secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])) },
       sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}) }, row.id) : null,
+    });
+  }
+
+  /**
+   * The conversation's LLM from its next model call on, resolved as at create (so LLM_API_KEY only
+   * goes to the LLM_* endpoint); stored without its key, which is sealed like the start request's.
+   */
+  switchLlm(id: string, req: SwitchLlmRequest): void {
+    const rt = this.get(id);
+    const row = rt.row;
+    const apiKey = req.llm.api_key ?? undefined;
+    const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
+    const secrets = { ...rt.secrets };
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults), {
+      request,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, row.id) : null,
     });
   }
 

@@ -1,6 +1,6 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
-import { ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import {
@@ -98,6 +98,12 @@ export function conversationRoutes(service: ConversationService): Router {
 
   router.post('/:conversation_id/security_analyzer', validate({ body: SetSecurityAnalyzerRequest }), async (ctx) => {
     service.get(ctx.params['conversation_id']!).setSecurityAnalyzer((ctx.state['body'] as SetSecurityAnalyzerRequest).security_analyzer);
+    ctx.body = { success: true };
+  });
+
+  // Allowed while running (OpenHands does not refuse it): the next model call uses the new LLM.
+  router.post('/:conversation_id/switch_llm', validate({ body: SwitchLlmRequest }), async (ctx) => {
+    service.switchLlm(ctx.params['conversation_id']!, ctx.state['body'] as SwitchLlmRequest);
     ctx.body = { success: true };
   });
 

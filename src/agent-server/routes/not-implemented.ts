@@ -10,7 +10,6 @@ type Method = 'get' | 'post' | 'all';
 const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/ask_agent', 'ask_agent'],
   ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
-  ['post', '/conversations/:conversation_id/switch_llm', 'Switching the LLM'],
   ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],

@@ -4,7 +4,7 @@
 import Type, { type Static } from 'typebox';
 import { JsonObject, LiteralUnion, Nullable } from '../events/common.ts';
 import { ImageContent, TextContent } from '../events/content.ts';
-import { Agent, AgentInfo } from './agent.ts';
+import { Agent, AgentInfo, LLM } from './agent.ts';
 import { ConfirmationPolicy, SecretInput, SecretSource, SecurityAnalyzer } from './policy.ts';
 
 /** Lowercase on the wire. `deleting` appears only in webhooks. */
@@ -211,6 +211,13 @@ export type ConfirmationResponseRequest = Static<typeof ConfirmationResponseRequ
 /** `POST /api/conversations/{id}/confirmation_policy`. */
 export const SetConfirmationPolicyRequest = Type.Object({ policy: ConfirmationPolicy });
 export type SetConfirmationPolicyRequest = Static<typeof SetConfirmationPolicyRequest>;
+
+/**
+ * `POST /api/conversations/{id}/switch_llm`: the LLM from the next model call on, given as in the
+ * start request's `agent.llm` (and resolved by the same rules: base URL, litellm prefix, LLM_API_KEY).
+ */
+export const SwitchLlmRequest = Type.Object({ llm: LLM });
+export type SwitchLlmRequest = Static<typeof SwitchLlmRequest>;
 
 /** `POST /api/conversations/{id}/secrets`. Plain strings are coerced to StaticSecret (`toSecretSource`). */
 export const UpdateSecretsRequest = Type.Object({ secrets: Type.Record(Type.String(), SecretInput) });
