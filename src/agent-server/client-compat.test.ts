@@ -1,6 +1,7 @@
 // The published OpenHands TypeScript client, unmodified, drives this agent server with the real
 // agent against the scripted model: create, message, run, events over its WebSocket, read back,
-// fork, pause, and /server_info (a semver at or above the OpenHands level we emulate).
+// fork, pause, switch the LLM, ask a side question, and /server_info (a semver at or above the
+// OpenHands level we emulate).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // The client picks `window.WebSocket` or `require('ws')` when its module loads; `require` does not
@@ -119,7 +120,7 @@ describe('@openhands/typescript-client against the agent server', () => {
     await conv.close();
   });
 
-  it('switches the LLM through the client: the next call uses it, its key never shows', async () => {
+  it('switches the LLM through the client (the next call uses it, its key never shows) and asks a side question', async () => {
     const workspace = new RemoteWorkspace({ host: t.s.url, workingDir: join(t.dir.path, 'w'), apiKey: TEST_KEY });
     const conv = new RemoteConversation(AGENT as never, workspace);
     await conv.start();
@@ -135,6 +136,16 @@ describe('@openhands/typescript-client against the agent server', () => {
     await eventually(async () => (await conv.state.refresh(), (await conv.state.getExecutionStatus()) === 'finished'), 15_000);
     expect(await conv.getAgentFinalResponse()).toBe('switched answer');
     expect(JSON.stringify(await conv.state.events.search({ limit: 100 }))).not.toContain('sk-client-switched');
+
+    // A side question: answered by the switched model, recorded nowhere.
+    const count = await conv.state.events.count();
+    t.llm.push((req) => {
+      expect(req.model).toBe('switched');
+      expect(JSON.stringify(req.messages)).toContain('switched answer');
+      return { content: 'a side answer' };
+    });
+    expect(await conv.askAgent('what did you say?')).toBe('a side answer');
+    expect(await conv.state.events.count()).toBe(count);
     expect(logs.join('')).not.toContain('sk-client-switched');
     await conv.close();
   });

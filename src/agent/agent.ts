@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { Action, ActionEvent, Event, ObservationEvent } from '../api/events/index.ts';
-import { Invalid } from '../api/errors.ts';
+import { BadGateway, Conflict, Invalid } from '../api/errors.ts';
 import { newEventBase } from '../api/events/index.ts';
 import { execute, plan, type ExecuteOutcome } from './act.ts';
+import { ASK_USAGE_ID, askMessages } from './ask.ts';
 import {
   condensationEvent,
   condensationNeed,
@@ -134,7 +135,7 @@ class Agent implements ConversationAgent {
     ];
     this.#pluginsReady = this.#plugins.wanted ? this.#plugins.load().then(() => this.#pluginsLoaded(), (err: unknown) => this.#pluginsLoaded(err)) : Promise.resolve();
     const recorded = host.stats();
-    this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') } };
+    this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') }, [ASK_USAGE_ID]: { total: usageFromStats(recorded, ASK_USAGE_ID) } };
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -323,13 +324,43 @@ class Agent implements ConversationAgent {
       return undefined;
     }
     try {
-      if (this.#client?.config !== llm) this.#client = { config: llm, client: new ModelClient(llm, this.#opts.model) };
-      return this.#client.client;
+      return this.#clientFor(llm);
     } catch (err) {
       const e = toModelCallError(err);
       this.#fail(e.code, e.message, e.classification);
       return undefined;
     }
+  }
+
+  /** Throws ModelCallError('LLMConfigError') for a configuration that cannot work. */
+  #clientFor(llm: LlmConfig): ModelClient {
+    if (this.#client?.config !== llm) this.#client = { config: llm, client: new ModelClient(llm, this.#opts.model) };
+    return this.#client.client;
+  }
+
+  /**
+   * A side question (ask_agent) answered from the model's view of the conversation, with its tools
+   * (so it reads the tool calls of the history) and no event recorded, even the system prompt of a
+   * conversation that never ran. Its usage is counted (ask-agent-llm) without a stats event.
+   */
+  async ask(question: string, signal: AbortSignal): Promise<string> {
+    const llm = this.#host.llm;
+    if (!llm) throw new Conflict(LLM_NOT_CONFIGURED);
+    let model: ModelClient;
+    let completion: Completion;
+    try {
+      model = this.#clientFor(llm);
+      const events = this.#host.events();
+      const prompt = events.some((e) => e.kind === 'SystemPromptEvent') ? undefined : this.#systemPromptEvent();
+      completion = await model.complete(askMessages(this.#visible(buildView(events).events), prompt, question), this.#tools.map(toChatTool), signal);
+    } catch (err) {
+      const e = toModelCallError(err);
+      if (e.code === 'LLMConfigError') throw new Conflict(this.#mask(e.message));
+      throw new BadGateway(`The model could not answer (${e.code}): ${this.#mask(e.message)}`);
+    }
+    this.#recordUsage(model.model, completion, ASK_USAGE_ID);
+    if (!completion.content?.trim()) throw new BadGateway('The model answered the question with tool calls instead of text');
+    return this.#mask(completion.content);
   }
 
   /**
@@ -491,15 +522,22 @@ class Agent implements ConversationAgent {
 
   #ensureSystemPrompt(): void {
     if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
+    this.#emit(this.#systemPromptEvent());
+  }
+
+  #systemPromptEvent(): Event {
     const context = [dynamicContext(this.#host.workspaceDir, Object.keys(this.#host.secrets)), this.#skills.promptSection(this.#host.llm?.model)].filter(Boolean).join('\n\n');
-    this.#emit(systemPromptEvent(this.#tools, systemPrompt(this.#tools), context));
+    return systemPromptEvent(this.#tools, systemPrompt(this.#tools), context);
   }
 
   #recordUsage(model: string, completion: Completion, bucket: UsageBucket): void {
     const usage = priced(completion.usage, this.#host.request.agent?.llm);
     this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
     if (bucket === 'agent' && usage.promptTokens > 0) this.#viewTokens = usage.promptTokens;
-    this.#emit(stateUpdate('stats', statsValue(model, this.#usage, this.#host.request.max_budget_per_run ?? null)));
+    const stats = statsValue(model, this.#usage, this.#host.request.max_budget_per_run ?? null);
+    // A side question leaves no event (OpenHands); its usage is kept, and in the next stats event.
+    if (bucket === ASK_USAGE_ID) this.#host.recordStats?.(stats);
+    else this.#emit(stateUpdate('stats', stats));
   }
 
   /** What the model calls cost so far, summaries included (the budget counts both). */

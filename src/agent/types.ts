@@ -53,6 +53,12 @@ export interface AgentHost {
    */
   streamDelta?(delta: { content: string | null; reasoning: string | null }): void;
   /**
+   * Usage recorded without an event (ask_agent's calls, which leave no trace in the conversation, as
+   * in OpenHands): kept as the conversation's `stats`. Optional: a host may drop it (the next stats
+   * event carries it anyway).
+   */
+  recordStats?(stats: ConversationStats): void;
+  /**
    * The skills the conversation's plugins brought (SkillInfo objects), each time the agent has
    * loaded them (empty when they failed): kept with the conversation so that ConversationInfo lists
    * them from then on, across restarts. Optional.
@@ -86,6 +92,11 @@ export interface ConversationAgent {
    * there; never rejects. A user message waits for it: plugin commands are among its keyword triggers. Optional.
    */
   ready?(): Promise<void>;
+  /**
+   * ask_agent: the model's answer to a side question with the conversation as context, recording no
+   * event. Throws Conflict when no model can be used, BadGateway when the model fails. Optional: a host answers 501 without it.
+   */
+  ask?(question: string, signal: AbortSignal): Promise<string>;
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 // Usage and cost accumulated per conversation, in the OpenHands `stats` shape
 // (ConversationStats.usage_to_metrics, keyed by usage id: `agent` for the agent's calls,
-// `condenser` for summaries).
+// `condenser` for summaries, `ask-agent-llm` for side questions).
 import type { ConversationStats } from '../api/agent-server/index.ts';
 import type { Event } from '../api/events/index.ts';
 import type { CallUsage } from './llm/client.ts';
@@ -29,8 +29,8 @@ export function priced(u: Usage, prices: { input_cost_per_token?: number | null;
   return cost > 0 ? { ...u, cost } : u;
 }
 
-/** Usage ids as OpenHands names them: the agent's calls, and the condenser's summaries. */
-export type UsageBucket = 'agent' | 'condenser';
+/** Usage ids as OpenHands names them: the agent's calls, the condenser's summaries, ask_agent's answers. */
+export type UsageBucket = 'agent' | 'condenser' | 'ask-agent-llm';
 
 export interface BucketMetrics {
   model_name: string;

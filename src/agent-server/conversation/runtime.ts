@@ -162,6 +162,10 @@ export class ConversationRuntime implements AgentHost {
     this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
   }
 
+  recordStats(stats: NonNullable<ConversationRow['stats']>): void {
+    if (!this.#deleted) this.#update({ stats });
+  }
+
   recordPluginSkills(skills: Record<string, unknown>[]): void {
     if (this.#deleted || JSON.stringify(skills) === JSON.stringify(this.#row.pluginSkills)) return;
     this.#update({ pluginSkills: skills });
@@ -256,6 +260,17 @@ export class ConversationRuntime implements AgentHost {
       if (this.#rerun && !this.#closing) this.run();
     });
     await active.done;
+  }
+
+  /**
+   * ask_agent: the agent's model answers with the conversation as context; nothing is recorded and
+   * the status stays (a run may be going on). `signal` aborts the call when the caller goes away.
+   */
+  async askAgent(question: string, signal: AbortSignal): Promise<string> {
+    if (this.#closing) throw new Conflict('The conversation is closing');
+    this.#agent ??= this.#ctx.createAgent(this);
+    if (!this.#agent.ask) throw new NotImplemented('This agent cannot answer side questions');
+    return this.#agent.ask(question, signal);
   }
 
   /**

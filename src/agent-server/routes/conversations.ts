@@ -1,6 +1,6 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
-import { ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { AskAgentRequest, ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import {
@@ -116,6 +116,14 @@ export function conversationRoutes(service: ConversationService): Router {
   router.post('/:conversation_id/condense', async (ctx) => {
     await service.get(ctx.params['conversation_id']!).condense();
     ctx.body = { success: true };
+  });
+
+  // A side question: answered by the conversation's model, recorded nowhere (OpenHands ask_agent).
+  router.post('/:conversation_id/ask_agent', validate({ body: AskAgentRequest }), async (ctx) => {
+    const rt = service.get(ctx.params['conversation_id']!);
+    const gone = new AbortController();
+    ctx.res.once('close', () => gone.abort());
+    ctx.body = { response: await rt.askAgent((ctx.state['body'] as AskAgentRequest).question, gone.signal) };
   });
 
   router.get('/:conversation_id/agent_final_response', async (ctx) => {

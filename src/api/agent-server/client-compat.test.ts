@@ -8,6 +8,8 @@ import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_EVENTS } from '../events/examples.ts';
 import {
+  AskAgentRequest,
+  AskAgentResponse,
   BashCommand,
   BashOutput,
   ConfirmationResponseRequest,
@@ -48,6 +50,8 @@ export type _checks = [
   Assert<BothWays<UpdateConversationRequest, OH.UpdateConversationRequest>>,
   Assert<Extends<Client.UpdateConversationRequest, UpdateConversationRequest>>,
   Assert<BothWays<ConfirmationResponseRequest, OH.ConfirmationResponseRequest>>,
+  Assert<BothWays<AskAgentRequest, OH.AskAgentRequest>>,
+  Assert<BothWays<AskAgentResponse, OH.AskAgentResponse>>,
   Assert<BothWays<ExecuteBashRequest, OH.ExecuteBashRequest>>,
   Assert<Extends<BashCommand, OH.BashCommand>>,
   Assert<Extends<BashOutput, OH.BashOutput>>,
