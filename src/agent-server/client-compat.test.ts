@@ -1,7 +1,7 @@
 // The published OpenHands TypeScript client, unmodified, drives this agent server with the real
 // agent against the scripted model: create, message, run, events over its WebSocket, read back,
-// fork, pause, switch the LLM, ask a side question, and /server_info (a semver at or above the
-// OpenHands level we emulate).
+// fork, pause, switch the LLM, ask a side question, download the trajectory, and /server_info (a
+// semver at or above the OpenHands level we emulate).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // The client picks `window.WebSocket` or `require('ws')` when its module loads; `require` does not
@@ -12,6 +12,7 @@ vi.hoisted(() => {
 });
 
 import { Writable } from 'node:stream';
+import { strFromU8, unzipSync } from 'fflate';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { HttpClient, RemoteConversation, RemoteWorkspace } from '@openhands/typescript-client';
@@ -120,7 +121,7 @@ describe('@openhands/typescript-client against the agent server', () => {
     await conv.close();
   });
 
-  it('switches the LLM through the client (the next call uses it, its key never shows) and asks a side question', async () => {
+  it('switches the LLM through the client (the next call uses it, its key never shows), asks a side question, downloads the trajectory', async () => {
     const workspace = new RemoteWorkspace({ host: t.s.url, workingDir: join(t.dir.path, 'w'), apiKey: TEST_KEY });
     const conv = new RemoteConversation(AGENT as never, workspace);
     await conv.start();
@@ -146,6 +147,11 @@ describe('@openhands/typescript-client against the agent server', () => {
     });
     expect(await conv.askAgent('what did you say?')).toBe('a side answer');
     expect(await conv.state.events.count()).toBe(count);
+
+    // The trajectory as a zip: every event, and the metadata.
+    const zip = unzipSync(new Uint8Array(await ((await conv.downloadTrajectory()) as Blob).arrayBuffer()));
+    expect(Object.keys(zip).filter((f) => f.startsWith('events/'))).toHaveLength(count);
+    expect(JSON.parse(strFromU8(zip['meta.json']!))).toMatchObject({ id: conv.id });
     expect(logs.join('')).not.toContain('sk-client-switched');
     await conv.close();
   });

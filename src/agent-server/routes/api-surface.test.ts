@@ -26,7 +26,7 @@ function schemaRoutes(): [string, string][] {
 }
 
 const ROUTES = schemaRoutes();
-const BUILT_LATER = ['POST /api/conversations/{conversation_id}/security_analyzer', 'POST /api/conversations/{conversation_id}/switch_llm', 'POST /api/conversations/{conversation_id}/ask_agent'];
+const BUILT_LATER = ['POST /api/conversations/{conversation_id}/security_analyzer', 'POST /api/conversations/{conversation_id}/switch_llm', 'POST /api/conversations/{conversation_id}/ask_agent', 'GET /api/file/download-trajectory/{conversation_id}'];
 const UNKNOWN = '0f8e1c2a-9b7d-4c55-a90e-2b1f7e6d5c4a';
 const ROUTER_404 = { detail: 'Not Found' };
 

@@ -14,7 +14,6 @@ const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
   ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
   ['get', '/conversations/:conversation_id/workspace{/*file_path}', 'Serving the conversation workspace as static files (use /api/file/download)'],
-  ['get', '/file/download-trajectory/:conversation_id', 'Trajectory downloads (read the events with /api/conversations/{id}/events/search)'],
   ['get', '/file/archive', 'Workspace archives'],
   ['all', '/git/commits{/*rest}', 'Git history'],
   ['post', '/sub-agents', 'Sub-agent definitions'],
