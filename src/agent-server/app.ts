@@ -14,6 +14,7 @@ import { conversationRoutes } from './routes/conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { fileBrowserRoutes } from './routes/file-browser.ts';
 import { fileListRoutes } from './routes/files.ts';
+import { gitHistoryRoutes } from './routes/git-history.ts';
 import { gitRoutes } from './routes/git.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
@@ -52,7 +53,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

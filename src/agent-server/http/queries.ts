@@ -64,3 +64,17 @@ export const SubdirsQuery = Type.Object({
   include_hidden: Type.Optional(Type.Boolean({ default: false })),
 });
 export type SubdirsQuery = Static<typeof SubdirsQuery>;
+
+/** Commit SHAs (full or abbreviated): hex only, so a value never reaches git as an option (OpenHands' pattern). */
+export const Sha = Type.String({ pattern: '^[0-9a-fA-F]{4,64}$' });
+
+/** `GET /api/git/commits`. */
+export const GitCommitsQuery = Type.Object({
+  path: Type.String({ minLength: 1 }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+});
+export type GitCommitsQuery = Static<typeof GitCommitsQuery>;
+
+/** `GET /api/git/diff`: `commit` (the change one commit made) or `ref` (the working tree against it), not both. */
+export const GitDiffQuery = Type.Object({ commit: Type.Optional(Sha) });
+export type GitDiffQuery = Static<typeof GitDiffQuery>;

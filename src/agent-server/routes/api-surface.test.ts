@@ -26,7 +26,7 @@ function schemaRoutes(): [string, string][] {
 }
 
 const ROUTES = schemaRoutes();
-const BUILT_LATER = ['POST /api/conversations/{conversation_id}/security_analyzer', 'POST /api/conversations/{conversation_id}/switch_llm', 'POST /api/conversations/{conversation_id}/ask_agent', 'GET /api/file/download-trajectory/{conversation_id}'];
+const BUILT_LATER = ['POST /api/conversations/{conversation_id}/security_analyzer', 'POST /api/conversations/{conversation_id}/switch_llm', 'POST /api/conversations/{conversation_id}/ask_agent', 'GET /api/file/download-trajectory/{conversation_id}', 'GET /api/git/commits', 'GET /api/git/commits/{sha}/changes'];
 const UNKNOWN = '0f8e1c2a-9b7d-4c55-a90e-2b1f7e6d5c4a';
 const ROUTER_404 = { detail: 'Not Found' };
 
@@ -89,12 +89,13 @@ describe('the agent-server API surface of the OpenHands client schema', () => {
   });
 
   it('answers 422 at query.path when a file or git route gets no path', async () => {
-    for (const path of ['/api/file/download', '/api/git/changes', '/api/git/diff', '/api/git/diff?ref=HEAD', '/api/file/search_subdirs']) {
+    for (const path of ['/api/file/download', '/api/git/changes', '/api/git/diff', '/api/git/diff?ref=HEAD', '/api/file/search_subdirs', '/api/git/commits', '/api/git/commits/abcd/changes']) {
       expect(await t.s.api(path), path).toEqual({ status: 422, body: { detail: [{ loc: ['query', 'path'], msg: 'Field required', type: 'missing' }] } });
     }
     expect((await t.s.api('/api/file/create_directory', { method: 'POST' })).body.detail[0].loc).toEqual(['query', 'path']);
     expect((await t.s.api('/api/file/download?path=')).body.detail[0].loc).toEqual(['query', 'path']);
     // A relative path is a 400, as in OpenHands.
     expect((await t.s.api('/api/git/changes?path=relative')).status).toBe(400);
+    expect((await t.s.api('/api/git/commits?path=relative')).status).toBe(400);
   });
 });

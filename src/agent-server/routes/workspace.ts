@@ -1,17 +1,15 @@
 // The file and git parts of the agent server API (OpenHands query-parameter forms):
-// GET /api/file/download?path=<abs>, GET /api/git/changes?path=<repo>&ref=, GET /api/git/diff?path=<file>&ref=,
+// GET /api/file/download?path=<abs>, GET /api/git/changes?path=<repo>&ref=, GET /api/git/diff?path=<file>&ref= (or &commit=),
 // and the path-style forms older clients still call (/api/file/download/<abs>, /api/git/changes/<abs>, /api/git/diff/<abs>).
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative } from 'node:path';
-import { promisify } from 'node:util';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { BadRequest, NotFound } from '../../api/errors.ts';
-import { PathQuery } from '../http/queries.ts';
+import { gitOut, repoRoot } from '../git/exec.ts';
+import { commitFileDiff } from '../git/history.ts';
+import { GitDiffQuery, PathQuery } from '../http/queries.ts';
 import { parseQuery } from '../http/validate.ts';
-
-const git = promisify(execFile);
 
 /** The absolute path (422 when missing, 400 when relative, as OpenHands) and `ref` of a request. */
 export function pathOf(ctx: Context, legacy: boolean): { path: string; ref: string | undefined } {
@@ -26,22 +24,6 @@ export function pathOf(ctx: Context, legacy: boolean): { path: string; ref: stri
   if (!isAbsolute(path)) throw new BadRequest(`path must be absolute, got '${path}'`);
   const ref = typeof ctx.query['ref'] === 'string' && ctx.query['ref'] !== '' ? ctx.query['ref'] : undefined;
   return { path, ref };
-}
-
-async function gitOut(cwd: string, args: string[]): Promise<string> {
-  try {
-    return (await git('git', ['-C', cwd, ...args], { maxBuffer: 64 * 1024 * 1024 })).stdout;
-  } catch (err) {
-    throw new BadRequest(`git ${args[0]} failed: ${((err as { stderr?: string }).stderr ?? '').trim() || (err as Error).message}`);
-  }
-}
-
-async function repoRoot(dir: string): Promise<string | undefined> {
-  try {
-    return (await git('git', ['-C', dir, 'rev-parse', '--show-toplevel'])).stdout.trim();
-  } catch {
-    return undefined;
-  }
 }
 
 const STATUS: Record<string, 'ADDED' | 'UPDATED' | 'DELETED' | 'MOVED'> = { A: 'ADDED', '?': 'ADDED', M: 'UPDATED', T: 'UPDATED', D: 'DELETED', R: 'MOVED', C: 'ADDED' };
@@ -99,7 +81,10 @@ export function workspaceRoutes(): Router {
     });
     r.get(`/git/diff${suffix}`, async (ctx) => {
       const { path, ref } = pathOf(ctx, legacy);
-      ctx.body = await gitDiff(path, ref);
+      // ?commit=: the change that one commit made to the file (OpenHands), exclusive with ref.
+      const { commit } = parseQuery(GitDiffQuery, ctx.query);
+      if (commit !== undefined && ref !== undefined) throw new BadRequest("'ref' and 'commit' are mutually exclusive");
+      ctx.body = commit === undefined ? await gitDiff(path, ref) : await commitFileDiff(path, commit);
     });
   }
   return r;

@@ -91,6 +91,17 @@ export const GitDiff = Type.Object(
 );
 export type GitDiff = Static<typeof GitDiff>;
 
+/** One commit of `GET /api/git/commits`: author name, author date (strict ISO 8601), first line of the message. */
+export const GitCommit = Type.Object(
+  { sha: Type.String(), short_sha: Type.String(), subject: Type.String(), author: Type.String(), timestamp: Type.String() },
+  STRICT,
+);
+export type GitCommit = Static<typeof GitCommit>;
+
+/** `GET /api/git/commits?path=&limit=`: the newest commits reachable from HEAD, newest first. */
+export const GitCommitsPage = Type.Object({ commits: Type.Array(GitCommit), has_more: Type.Boolean() }, STRICT);
+export type GitCommitsPage = Static<typeof GitCommitsPage>;
+
 /** `GET /server_info`. `idle_time` is seconds since the last execution (drives idle pausing). */
 export const ServerInfo = Type.Object({
   uptime: Type.Number({ minimum: 0 }),
