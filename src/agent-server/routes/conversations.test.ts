@@ -122,14 +122,17 @@ describe('errors', () => {
 
   it('answers 501 with a message for parts not built yet, 404 JSON for unknown paths', async () => {
     const c = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'n')) })).body;
-    const ask = await t.s.api(`/api/conversations/${c.id}/ask_agent`, { method: 'POST', body: { question: 'q' } });
-    expect(ask.status).toBe(501);
-    expect(ask.body.detail).toMatch(/ask_agent is not implemented/);
-    // An agent without condense() (the fake one here) cannot honour POST /condense: 501, nothing recorded.
+    const navigate = await t.s.api(`/api/conversations/${c.id}/navigate`, { method: 'POST', body: { event_id: null } });
+    expect(navigate.status).toBe(501);
+    expect(navigate.body.detail).toMatch(/Conversation trees is not implemented/);
+    // An agent without condense() or ask() (the fake one here) cannot honour POST /condense or /ask_agent: 501, nothing recorded.
     const condense = await t.s.api(`/api/conversations/${c.id}/condense`, { method: 'POST' });
     expect(condense.status).toBe(501);
+    const ask = await t.s.api(`/api/conversations/${c.id}/ask_agent`, { method: 'POST', body: { question: 'q' } });
+    expect(ask.status).toBe(501);
+    expect(ask.body.detail).toMatch(/cannot answer side questions/);
     expect((await t.s.api(`/api/conversations/${c.id}/events/count`)).body).toBe(0);
-    expect((await t.s.api('/api/git/commits?path=/x')).status).toBe(501);
+    expect((await t.s.api('/api/file/archive?path=/x')).status).toBe(501);
     expect(await t.s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });
   });
 
