@@ -1,0 +1,131 @@
+// The agent's model calls: the client for the conversation's current LLM (made again once
+// switch_llm replaced it), each call with its usage recorded per usage id (`agent`, `condenser`,
+// `ask-agent-llm`), what the run has spent, and the side questions of ask_agent.
+import OpenAI from 'openai';
+import { BadGateway, Conflict } from '../api/errors.ts';
+import type { ErrorClassification, Event } from '../api/events/index.ts';
+import { ASK_USAGE_ID } from './ask.ts';
+import { stateUpdate } from './events.ts';
+import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
+import { toModelCallError } from './llm/errors.ts';
+import { maskDeep } from './mask.ts';
+import type { AgentHost, LlmConfig } from './types.ts';
+import { addUsage, priced, statsValue, usageFromStats, type BucketState, type UsageBucket } from './usage.ts';
+
+export const LLM_NOT_CONFIGURED =
+  'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
+
+export interface ModelCallsDeps {
+  host: AgentHost;
+  options: ModelClientOptions | undefined;
+  /** The agent's one way out (masks every event). */
+  emit(event: Event): void;
+  /** The agent's current masker (it changes with the secrets and the model key). */
+  mask(text: string): string;
+  /** Records a ConversationErrorEvent and ends the run as error. */
+  fail(code: string, detail: string, classification?: ErrorClassification): void;
+}
+
+export interface CallOptions {
+  stream: boolean;
+  condensable: boolean;
+  bucket: UsageBucket;
+}
+
+export class ModelCalls {
+  readonly #d: ModelCallsDeps;
+  /** The model client and the `host.llm` it was made for. */
+  #client: { config: LlmConfig; client: ModelClient } | undefined;
+  /** Usage per bucket (agent calls, condenser summaries, side questions), continued from the recorded stats. */
+  readonly #usage: Record<UsageBucket, BucketState>;
+  /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
+  viewTokens: number | undefined;
+
+  constructor(d: ModelCallsDeps) {
+    this.#d = d;
+    const recorded = d.host.stats();
+    this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') }, [ASK_USAGE_ID]: { total: usageFromStats(recorded, ASK_USAGE_ID) } };
+  }
+
+  /** The model client for `host.llm` (made again once switch_llm replaced it), or undefined after recording why there is none. */
+  current(): ModelClient | undefined {
+    const llm = this.#d.host.llm;
+    if (!llm) {
+      this.#d.fail('LLMNotConfigured', LLM_NOT_CONFIGURED, { kind: 'config', retryable: false, user_action: 'settings' });
+      return undefined;
+    }
+    try {
+      return this.#clientFor(llm);
+    } catch (err) {
+      const e = toModelCallError(err);
+      this.#d.fail(e.code, e.message, e.classification);
+      return undefined;
+    }
+  }
+
+  /** Throws ModelCallError('LLMConfigError') for a configuration that cannot work. */
+  #clientFor(llm: LlmConfig): ModelClient {
+    if (this.#client?.config !== llm) this.#client = { config: llm, client: new ModelClient(llm, this.#d.options) };
+    return this.#client.client;
+  }
+
+  /**
+   * One model call with its usage recorded. Undefined when the run must end (aborted, or failed with
+   * a ConversationErrorEvent); 'condense' for a context-window error that a condensation may cure.
+   */
+  async call(model: ModelClient, messages: ChatMessage[], tools: ChatTool[], signal: AbortSignal, o: CallOptions): Promise<Completion | 'condense' | undefined> {
+    let completion: Completion;
+    const host = this.#d.host;
+    const onDelta = o.stream ? host.streamDelta?.bind(host) : undefined;
+    try {
+      completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}) });
+    } catch (err) {
+      if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
+      const e = toModelCallError(err);
+      if (e.code === 'LLMContextWindowExceedError' && o.condensable) return 'condense';
+      this.#d.fail(e.code, e.message, e.classification);
+      return undefined;
+    }
+    this.#record(model.model, completion, o.bucket);
+    return completion;
+  }
+
+  /**
+   * A side question (ask_agent): `messages` are the model's view plus the question, `tools` the
+   * agent's (so it reads the tool calls of the history). Nothing is emitted; the usage is counted
+   * (ask-agent-llm) without a stats event. The answer comes back masked.
+   */
+  async ask(messages: () => ChatMessage[], tools: ChatTool[], signal: AbortSignal): Promise<string> {
+    const llm = this.#d.host.llm;
+    if (!llm) throw new Conflict(LLM_NOT_CONFIGURED);
+    let model: ModelClient;
+    let completion: Completion;
+    try {
+      model = this.#clientFor(llm);
+      completion = await model.complete(messages(), tools, signal);
+    } catch (err) {
+      const e = toModelCallError(err);
+      if (e.code === 'LLMConfigError') throw new Conflict(this.#d.mask(e.message));
+      throw new BadGateway(`The model could not answer (${e.code}): ${this.#d.mask(e.message)}`);
+    }
+    this.#record(model.model, completion, ASK_USAGE_ID);
+    if (!completion.content?.trim()) throw new BadGateway('The model answered the question with tool calls instead of text');
+    return this.#d.mask(completion.content);
+  }
+
+  /** What the model calls of runs cost so far, summaries included (the budget counts both). */
+  spent(): number {
+    return this.#usage.agent.total.cost + this.#usage.condenser.total.cost;
+  }
+
+  #record(model: string, completion: Completion, bucket: UsageBucket): void {
+    const host = this.#d.host;
+    const usage = priced(completion.usage, host.request.agent?.llm);
+    this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
+    if (bucket === 'agent' && usage.promptTokens > 0) this.viewTokens = usage.promptTokens;
+    const stats = statsValue(model, this.#usage, host.request.max_budget_per_run ?? null);
+    // A side question leaves no event (OpenHands); its usage is kept, and in the next stats event.
+    if (bucket === ASK_USAGE_ID) host.recordStats?.(stats);
+    else this.#d.emit(stateUpdate('stats', stats));
+  }
+}
