@@ -115,7 +115,7 @@ export class ConversationRuntime implements AgentHost {
       row: this.#row,
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
-      persistenceDir: this.#ctx.persistenceDir,
+      persistenceDir: this.persistenceDir,
       skills: (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId)),
       pluginSkills: this.#row.pluginSkills ?? [],
     });

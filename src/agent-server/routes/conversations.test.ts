@@ -39,6 +39,8 @@ describe('conversations', () => {
     const first = await t.s.api('/api/conversations', { method: 'POST', body: startRequest(wd, { conversation_id: ID }) });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ id: ID, execution_status: 'idle', workspace: { working_dir: wd }, agent: { kind: 'Agent', llm: { model: 'test/model' } } });
+    // The conversation's own directory (its files: recordings, the trajectory), as OpenHands reports it.
+    expect(first.body.persistence_dir).toBe(join(t.dir.path, 'data', 'conversations', ID));
     const again = await t.s.api('/api/conversations', { method: 'POST', body: startRequest(wd, { conversation_id: ID.replaceAll('-', '') }) });
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(ID);
