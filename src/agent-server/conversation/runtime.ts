@@ -184,8 +184,7 @@ export class ConversationRuntime implements AgentHost {
   /** Persisted with the conversation and applied from the next batch of actions on. */
   setConfirmationPolicy(policy: ConfirmationPolicy): void {
     this.#update({ request: { ...this.#row.request, confirmation_policy: policy } });
-    this.emit({ ...newEventBase('environment'), key: 'confirmation_policy', value: policy, kind: 'ConversationStateUpdateEvent' });
-    this.#ctx.onChanged(this.conversationId);
+    this.#settingChanged('confirmation_policy', policy);
   }
 
   /**
@@ -197,8 +196,7 @@ export class ConversationRuntime implements AgentHost {
     this.#llm = llm;
     this.#update(patch);
     this.#agent?.llmChanged?.();
-    this.emit({ ...newEventBase('environment'), key: 'agent', value: this.info().agent, kind: 'ConversationStateUpdateEvent' });
-    this.#ctx.onChanged(this.conversationId);
+    this.#settingChanged('agent', this.info().agent);
   }
 
   /**
@@ -208,8 +206,7 @@ export class ConversationRuntime implements AgentHost {
   setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): void {
     requireBuiltAnalyzer(analyzer);
     this.#update({ request: { ...this.#row.request, security_analyzer: analyzer } });
-    this.emit({ ...newEventBase('environment'), key: 'security_analyzer', value: analyzer, kind: 'ConversationStateUpdateEvent' });
-    this.#ctx.onChanged(this.conversationId);
+    this.#settingChanged('security_analyzer', analyzer);
   }
 
   /**
@@ -247,8 +244,7 @@ export class ConversationRuntime implements AgentHost {
    */
   async condense(): Promise<void> {
     if (this.#closing) throw new Conflict('The conversation is closing');
-    this.#agent ??= this.#ctx.createAgent(this);
-    const agent = this.#agent;
+    const agent = this.#ensureAgent();
     if (!agent.condense) throw new NotImplemented('This agent cannot condense its history');
     this.emit({ ...newEventBase('environment'), kind: 'CondensationRequest' });
     if (this.#run) return;
@@ -268,9 +264,9 @@ export class ConversationRuntime implements AgentHost {
    */
   async askAgent(question: string, signal: AbortSignal): Promise<string> {
     if (this.#closing) throw new Conflict('The conversation is closing');
-    this.#agent ??= this.#ctx.createAgent(this);
-    if (!this.#agent.ask) throw new NotImplemented('This agent cannot answer side questions');
-    return this.#agent.ask(question, signal);
+    const agent = this.#ensureAgent();
+    if (!agent.ask) throw new NotImplemented('This agent cannot answer side questions');
+    return agent.ask(question, signal);
   }
 
   /**
@@ -317,7 +313,7 @@ export class ConversationRuntime implements AgentHost {
   #agentForMessage(): ConversationAgent | undefined {
     if (this.#closing || this.#agent) return this.#agent;
     try {
-      return (this.#agent = this.#ctx.createAgent(this));
+      return this.#ensureAgent();
     } catch (err) {
       this.#ctx.log.warn({ conversationId: this.conversationId, errName: (err as Error).name }, 'agent not created for a user message; the run will report it');
       return undefined;
@@ -403,8 +399,7 @@ export class ConversationRuntime implements AgentHost {
 
   async #drive(signal: AbortSignal): Promise<void> {
     try {
-      this.#agent ??= this.#ctx.createAgent(this);
-      await this.#agent.run(signal);
+      await this.#ensureAgent().run(signal);
       if (!signal.aborted && this.#row.executionStatus === 'running') this.setExecutionStatus('finished');
     } catch (err) {
       // The agent contract says model and tool failures become events; this is a bug or a crash.
@@ -423,6 +418,16 @@ export class ConversationRuntime implements AgentHost {
     // OpenHands clients treat the post-run snapshot as the authoritative end of a run.
     this.#ctx.bus.publish(this.conversationId, this.fullState());
     if (this.#rerun && !this.#closing) this.run();
+  }
+
+  /** A client-set setting changed: state update for live clients, and the conversation is changed. */
+  #settingChanged(key: string, value: unknown): void {
+    this.emit({ ...newEventBase('environment'), key, value, kind: 'ConversationStateUpdateEvent' });
+    this.#ctx.onChanged(this.conversationId);
+  }
+
+  #ensureAgent(): ConversationAgent {
+    return (this.#agent ??= this.#ctx.createAgent(this));
   }
 
   #update(patch: ConversationPatch): void {
