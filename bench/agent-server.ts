@@ -21,7 +21,7 @@ function message(text: string): Event {
 /** Opens a socket and resolves with the time until the event `lastId` arrived, and the frames seen. */
 function receive(url: string, lastId: string): { ws: WebSocket; done: Promise<{ ms: number; frames: number }> } {
   const t0 = performance.now();
-  const ws = new WebSocket(url, { headers: { 'x-session-api-key': KEY } });
+  const ws = connect(url);
   let frames = 0;
   const done = new Promise<{ ms: number; frames: number }>((resolve, reject) => {
     ws.on('message', (data) => {
@@ -33,6 +33,7 @@ function receive(url: string, lastId: string): { ws: WebSocket; done: Promise<{ 
   return { ws, done };
 }
 
+const connect = (url: string) => new WebSocket(url, { headers: { 'x-session-api-key': KEY } });
 const opened = (ws: WebSocket) => new Promise((resolve) => ws.once('open', resolve));
 
 export async function benchAgentServer(dir: string, record: Record): Promise<void> {
@@ -73,7 +74,7 @@ export async function benchAgentServer(dir: string, record: Record): Promise<voi
       await received;
     };
 
-    let t0 = performance.now();
+    const t0 = performance.now();
     const lastId = emitAll('event', N);
     const emit = performance.now() - t0;
     record('agent server: emit (persist + number)', (emit * 1000) / N, 'µs/event', `${N} events, no client`);
@@ -89,22 +90,20 @@ export async function benchAgentServer(dir: string, record: Record): Promise<voi
 
     // Live delivery to one client, alone and beside a client that never reads.
     const LIVE = 2_000;
-    const alone = receive(socket, '');
-    await opened(alone.ws);
-    t0 = performance.now();
-    await emitLive('live', LIVE, alone.ws);
-    const aloneMs = performance.now() - t0;
-    alone.ws.close();
-
-    const stalled = new WebSocket(socket, { headers: { 'x-session-api-key': KEY } });
+    const timeLive = async (prefix: string): Promise<number> => {
+      const client = connect(socket);
+      await opened(client);
+      const t = performance.now();
+      await emitLive(prefix, LIVE, client);
+      const ms = performance.now() - t;
+      client.close();
+      return ms;
+    };
+    const aloneMs = await timeLive('live');
+    const stalled = connect(socket);
     await opened(stalled);
     stalled.pause(); // reads nothing: its queue fills, then the server cuts it off
-    const beside = receive(socket, '');
-    await opened(beside.ws);
-    t0 = performance.now();
-    await emitLive('beside', LIVE, beside.ws);
-    const besideMs = performance.now() - t0;
-    beside.ws.close();
+    const besideMs = await timeLive('beside');
     stalled.terminate();
     record('agent server: live delivery, one client', (aloneMs * 1000) / LIVE, 'µs/event', `${LIVE} events emitted and received`);
     record('agent server: live delivery beside a stalled client', (besideMs * 1000) / LIVE, 'µs/event', `with / without the stalled client = ${(besideMs / aloneMs).toFixed(2)}`);
