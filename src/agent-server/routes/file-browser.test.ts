@@ -2,23 +2,16 @@
 import { mkdirSync, symlinkSync, writeFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useTestServer } from '../test-support.ts';
 
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
+const t = useTestServer();
 let root: string;
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path);
-  root = join(dir.path, 'tree');
+beforeEach(() => {
+  root = join(t.dir.path, 'tree');
   for (const d of ['beta', 'alpha', 'gamma', 'delta', '.hidden']) mkdirSync(join(root, d), { recursive: true });
   writeFileSync(join(root, 'file.txt'), 'not a directory');
   symlinkSync(join(root, 'alpha'), join(root, 'linked'));
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
 });
 
 const q = encodeURIComponent;
@@ -26,30 +19,30 @@ const names = (body: { items: { name: string }[] }) => body.items.map((i) => i.n
 
 describe('GET /api/file/search_subdirs', () => {
   it('lists subdirectories by name (links to directories too, files never, hidden ones on request)', async () => {
-    const r = await s.api(`/api/file/search_subdirs?path=${q(root)}`);
+    const r = await t.s.api(`/api/file/search_subdirs?path=${q(root)}`);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       items: ['alpha', 'beta', 'delta', 'gamma', 'linked'].map((name) => ({ name, path: join(root, name) })),
       next_page_id: null,
     });
-    expect(names((await s.api(`/api/file/search_subdirs?path=${q(root)}&include_hidden=true`)).body)).toEqual(['.hidden', 'alpha', 'beta', 'delta', 'gamma', 'linked']);
+    expect(names((await t.s.api(`/api/file/search_subdirs?path=${q(root)}&include_hidden=true`)).body)).toEqual(['.hidden', 'alpha', 'beta', 'delta', 'gamma', 'linked']);
   });
 
   it('pages with next_page_id, a cursor that survives a directory removed before it', async () => {
-    const first = (await s.api(`/api/file/search_subdirs?path=${q(root)}&limit=2`)).body;
+    const first = (await t.s.api(`/api/file/search_subdirs?path=${q(root)}&limit=2`)).body;
     expect(names(first)).toEqual(['alpha', 'beta']);
     expect(first.next_page_id).toBe('delta');
-    const second = (await s.api(`/api/file/search_subdirs?path=${q(root)}&limit=2&page_id=${first.next_page_id}`)).body;
+    const second = (await t.s.api(`/api/file/search_subdirs?path=${q(root)}&limit=2&page_id=${first.next_page_id}`)).body;
     expect(names(second)).toEqual(['delta', 'gamma']);
-    const last = (await s.api(`/api/file/search_subdirs?path=${q(root)}&limit=2&page_id=${second.next_page_id}`)).body;
+    const last = (await t.s.api(`/api/file/search_subdirs?path=${q(root)}&limit=2&page_id=${second.next_page_id}`)).body;
     expect(last).toEqual({ items: [{ name: 'linked', path: join(root, 'linked') }], next_page_id: null });
   });
 
   it('answers 400 for a relative path or a file, 404 for a missing directory, 422 for a bad limit', async () => {
-    expect((await s.api('/api/file/search_subdirs?path=relative')).status).toBe(400);
-    expect((await s.api(`/api/file/search_subdirs?path=${q(join(root, 'file.txt'))}`)).status).toBe(400);
-    expect((await s.api(`/api/file/search_subdirs?path=${q(join(root, 'missing'))}`)).status).toBe(404);
-    const bad = await s.api(`/api/file/search_subdirs?path=${q(root)}&limit=0`);
+    expect((await t.s.api('/api/file/search_subdirs?path=relative')).status).toBe(400);
+    expect((await t.s.api(`/api/file/search_subdirs?path=${q(join(root, 'file.txt'))}`)).status).toBe(400);
+    expect((await t.s.api(`/api/file/search_subdirs?path=${q(join(root, 'missing'))}`)).status).toBe(404);
+    const bad = await t.s.api(`/api/file/search_subdirs?path=${q(root)}&limit=0`);
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['query', 'limit']);
   });
@@ -57,7 +50,7 @@ describe('GET /api/file/search_subdirs', () => {
 
 describe('GET /api/file/home', () => {
   it('names the home directory, its top-level directories as favorites, the workspace among the locations', async () => {
-    const r = await s.api('/api/file/home');
+    const r = await t.s.api('/api/file/home');
     expect(r.status).toBe(200);
     expect(r.body.home).toBe(homedir());
     for (const f of r.body.favorites) {
@@ -65,8 +58,8 @@ describe('GET /api/file/home', () => {
       expect(f.label.startsWith('.')).toBe(false);
       expect(statSync(f.path).isDirectory()).toBe(true);
     }
-    expect(r.body.locations).toContainEqual({ label: 'Workspace', path: join(dir.path, 'workspace') });
-    const hidden = (await s.api('/api/file/home?include_hidden=true')).body.favorites.map((f: { label: string }) => f.label);
+    expect(r.body.locations).toContainEqual({ label: 'Workspace', path: join(t.dir.path, 'workspace') });
+    const hidden = (await t.s.api('/api/file/home?include_hidden=true')).body.favorites.map((f: { label: string }) => f.label);
     expect(hidden.length).toBeGreaterThanOrEqual(r.body.favorites.length);
   });
 });
@@ -74,11 +67,11 @@ describe('GET /api/file/home', () => {
 describe('POST /api/file/create_directory', () => {
   it('creates a directory with its parents, idempotently; 400 when a file is in the way', async () => {
     const target = join(root, 'new', 'deep', 'dir');
-    expect(await s.api(`/api/file/create_directory?path=${q(target)}`, { method: 'POST' })).toEqual({ status: 200, body: { success: true } });
+    expect(await t.s.api(`/api/file/create_directory?path=${q(target)}`, { method: 'POST' })).toEqual({ status: 200, body: { success: true } });
     expect(statSync(target).isDirectory()).toBe(true);
-    expect((await s.api(`/api/file/create_directory?path=${q(target)}`, { method: 'POST' })).status).toBe(200);
-    expect((await s.api(`/api/file/create_directory?path=${q(join(root, 'file.txt'))}`, { method: 'POST' })).status).toBe(400);
-    expect((await s.api(`/api/file/create_directory?path=${q(join(root, 'file.txt', 'below'))}`, { method: 'POST' })).status).toBe(400);
-    expect((await s.api('/api/file/create_directory?path=relative', { method: 'POST' })).status).toBe(400);
+    expect((await t.s.api(`/api/file/create_directory?path=${q(target)}`, { method: 'POST' })).status).toBe(200);
+    expect((await t.s.api(`/api/file/create_directory?path=${q(join(root, 'file.txt'))}`, { method: 'POST' })).status).toBe(400);
+    expect((await t.s.api(`/api/file/create_directory?path=${q(join(root, 'file.txt', 'below'))}`, { method: 'POST' })).status).toBe(400);
+    expect((await t.s.api('/api/file/create_directory?path=relative', { method: 'POST' })).status).toBe(400);
   });
 });
