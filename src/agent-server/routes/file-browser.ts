@@ -5,16 +5,12 @@
 // Paths must be absolute (400 otherwise, as OpenHands); a missing one is a 422 on ['query','path'].
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import Router from '@koa/router';
 import { BadRequest, Forbidden, NotFound } from '../../api/errors.ts';
 import { HomeQuery, SubdirsQuery, PathQuery } from '../http/queries.ts';
+import { requireAbsolute } from '../http/paths.ts';
 import { validate } from '../http/validate.ts';
-
-function absolute(path: string): string {
-  if (!isAbsolute(path)) throw new BadRequest(`path must be absolute, got '${path}'`);
-  return path;
-}
 
 /** The subdirectories of `dir` (symbolic links to directories included), sorted by name. */
 async function subdirectories(dir: string, includeHidden: boolean): Promise<{ name: string; path: string }[]> {
@@ -62,7 +58,7 @@ export function fileBrowserRoutes(workspaceDir: string): Router {
   // cursor stays valid while directories come and go.
   r.get('/search_subdirs', validate({ query: SubdirsQuery }), async (ctx) => {
     const q = ctx.state['query'] as SubdirsQuery;
-    const all = await subdirectories(absolute(q.path), q.include_hidden === true);
+    const all = await subdirectories(requireAbsolute(q.path), q.include_hidden === true);
     const from = q.page_id ? all.findIndex((d) => d.name >= q.page_id!) : 0;
     const rest = from < 0 ? [] : all.slice(from);
     const limit = q.limit ?? 100;
@@ -70,7 +66,7 @@ export function fileBrowserRoutes(workspaceDir: string): Router {
   });
 
   r.post('/create_directory', validate({ query: PathQuery }), async (ctx) => {
-    const path = absolute((ctx.state['query'] as PathQuery).path);
+    const path = requireAbsolute((ctx.state['query'] as PathQuery).path);
     try {
       await mkdir(path, { recursive: true });
     } catch (err) {

@@ -3,10 +3,11 @@
 // running `find` through the bash API; a walk here needs no shell quoting and no bash session).
 // Dependency, build and cache directories are pruned; symlinks are listed, never followed.
 import { opendir, stat } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Router from '@koa/router';
 import { Type, type Static } from 'typebox';
 import { Invalid, NotFound } from '../../api/errors.ts';
+import { inWorkspace } from '../http/paths.ts';
 import { validate } from '../http/validate.ts';
 
 export const FileListQuery = Type.Object({
@@ -40,7 +41,7 @@ export function fileListRoutes(workspaceDir: string): Router {
   const router = new Router({ prefix: '/agentyard/files' });
   router.get('/', validate({ query: FileListQuery }), async (ctx) => {
     const q = ctx.state['query'] as FileListQuery;
-    const dir = q.path === undefined ? workspaceDir : isAbsolute(q.path) ? q.path : resolve(workspaceDir, q.path);
+    const dir = q.path === undefined ? workspaceDir : inWorkspace(workspaceDir, q.path);
     const info = await stat(dir).catch(() => undefined);
     if (!info) throw new NotFound(`${dir} does not exist`);
     if (!info.isDirectory()) throw new Invalid([{ loc: ['query', 'path'], msg: `${dir} is not a directory`, type: 'value_error' }]);

@@ -1,10 +1,9 @@
 // GET /api/git/commits?path=&limit= and GET /api/git/commits/{sha}/changes?path= (OpenHands' display
 // git API); `GET /api/git/diff?commit=` is in workspace.ts with the other diff. Paths are absolute
 // (400 otherwise, as the other git routes); a SHA is hex (422 at ['path','sha'] otherwise).
-import { isAbsolute } from 'node:path';
 import Router from '@koa/router';
+import { requireAbsolute } from '../http/paths.ts';
 import Type from 'typebox';
-import { BadRequest } from '../../api/errors.ts';
 import { parseValue } from '../../api/events/validate.ts';
 import { commitChanges, gitCommits } from '../git/history.ts';
 import { GitCommitsQuery, Sha } from '../http/queries.ts';
@@ -21,8 +20,7 @@ export function gitHistoryRoutes(): Router {
   });
   r.get('/git/commits', async (ctx) => {
     const q = parseQuery(GitCommitsQuery, ctx.query);
-    if (!isAbsolute(q.path)) throw new BadRequest(`path must be absolute, got '${q.path}'`);
-    ctx.body = await gitCommits(q.path, q.limit ?? 50);
+    ctx.body = await gitCommits(requireAbsolute(q.path), q.limit ?? 50);
   });
   r.get('/git/commits/:sha/changes', async (ctx) => {
     ctx.body = await commitChanges(pathOf(ctx, false).path, ctx.params['sha']!);

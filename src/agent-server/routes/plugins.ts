@@ -1,7 +1,7 @@
 // POST /api/plugins: the plugins a workspace has on disk (user and project plugin directories), as
 // OpenHands' plugins_router.py lists them. Installation and marketplace routes answer 501.
 import Router from '@koa/router';
-import { isAbsolute, resolve } from 'node:path';
+import { inWorkspace } from '../http/paths.ts';
 import { NotImplemented } from '../../api/errors.ts';
 import { PluginsRequest, type PluginsResponse } from '../../api/agent-server/plugins.ts';
 import { availablePlugins, pluginInfo } from '../../agent/plugins/index.ts';
@@ -12,7 +12,7 @@ export function pluginRoutes(workspaceDir: string, opts: { home?: string } = {})
   const router = new Router();
   router.post('/plugins', validate({ body: PluginsRequest }), async (ctx) => {
     const req = ctx.state['body'] as PluginsRequest;
-    const projectDir = req.project_dir ? (isAbsolute(req.project_dir) ? req.project_dir : resolve(workspaceDir, req.project_dir)) : null;
+    const projectDir = req.project_dir ? inWorkspace(workspaceDir, req.project_dir) : null;
     const plugins = availablePlugins({ loadUser: req.load_user !== false, loadProject: req.load_project !== false, projectDir, ...(opts.home ? { home: opts.home } : {}) });
     const body: PluginsResponse = { plugins: plugins.map(pluginInfo) };
     ctx.body = body;

@@ -1,7 +1,7 @@
 // POST /api/skills: the skills a workspace would load, with counts per source (OpenHands
 // skills_router.py). The other /api/skills routes (sync, install, marketplace) answer 501.
 import Router from '@koa/router';
-import { isAbsolute, resolve } from 'node:path';
+import { inWorkspace } from '../http/paths.ts';
 import { NotImplemented } from '../../api/errors.ts';
 import { parseBody } from '../../api/agent-server/parse.ts';
 import { SkillsRequest, type SkillsResponse } from '../../api/agent-server/skills.ts';
@@ -13,7 +13,7 @@ export function skillRoutes(workspaceDir: string): Router {
   const r = new Router();
   r.post('/skills', async (ctx) => {
     const req = parseBody(SkillsRequest, ctx.request.body);
-    if (req.project_dir && !isAbsolute(req.project_dir)) req.project_dir = resolve(workspaceDir, req.project_dir);
+    if (req.project_dir) req.project_dir = inWorkspace(workspaceDir, req.project_dir);
     const { skills, sources } = await loadAllSkills(req);
     const body: SkillsResponse = { skills: skills.map(skillInfo), sources };
     ctx.body = body;

@@ -4,9 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Router from '@koa/router';
+import { requireAbsolute } from '../http/paths.ts';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { BadRequest, Forbidden, Invalid } from '../../api/errors.ts';
@@ -69,8 +70,7 @@ async function receive(ctx: Context, target: string): Promise<void> {
 
 function absolute(path: unknown, what: string): string {
   if (typeof path !== 'string' || path === '') throw new Invalid([{ loc: ['query', 'path'], msg: 'Field required: the absolute path of the file to write', type: 'missing' }]);
-  if (!isAbsolute(path)) throw new BadRequest(`${what} must be absolute, got '${path}'`);
-  return path;
+  return requireAbsolute(path, what);
 }
 
 export function uploadRoutes(): Router {

@@ -2,13 +2,14 @@
 // GET /api/file/download?path=<abs>, GET /api/git/changes?path=<repo>&ref=, GET /api/git/diff?path=<file>&ref= (or &commit=),
 // and the path-style forms older clients still call (/api/file/download/<abs>, /api/git/changes/<abs>, /api/git/diff/<abs>).
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, relative } from 'node:path';
+import { dirname, relative } from 'node:path';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { BadRequest, NotFound } from '../../api/errors.ts';
 import { gitOut, repoRoot } from '../git/exec.ts';
 import { commitFileDiff } from '../git/history.ts';
 import { GitDiffQuery, PathQuery } from '../http/queries.ts';
+import { requireAbsolute } from '../http/paths.ts';
 import { parseQuery } from '../http/validate.ts';
 
 /** The absolute path (422 when missing, 400 when relative, as OpenHands) and `ref` of a request. */
@@ -21,7 +22,7 @@ export function pathOf(ctx: Context, legacy: boolean): { path: string; ref: stri
   } else {
     path = parseQuery(PathQuery, ctx.query).path;
   }
-  if (!isAbsolute(path)) throw new BadRequest(`path must be absolute, got '${path}'`);
+  requireAbsolute(path);
   const ref = typeof ctx.query['ref'] === 'string' && ctx.query['ref'] !== '' ? ctx.query['ref'] : undefined;
   return { path, ref };
 }
