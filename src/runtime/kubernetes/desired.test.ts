@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { loadRuntimeAddressing } from './addressing.ts';
-import { desiredIngress, desiredPod, desiredPvc, desiredService, type KubeRuntimeSettings } from './desired.ts';
+import { desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, type KubeRuntimeSettings } from './desired.ts';
 import { podState } from './kubernetes-runtime.ts';
 
 const sb: Sandbox = {
@@ -54,5 +54,12 @@ describe('podState', () => {
     ['failed', pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), { phase: 'failed', reason: 'Evicted', message: 'low memory' }],
   ])('%s', (_n, p, want) => {
     expect(podState('abc', p, 'https://abc-runtime.x')).toMatchObject(want);
+  });
+  it('reports a ready Pod with its public URL and its Service as the control plane address', () => {
+    const ready = pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
+    expect(podState('abc', ready, 'https://abc-runtime.x', internalUrl('abc', 'sandboxes'))).toEqual({ phase: 'running', runtimeId: 'abc', url: 'https://abc-runtime.x', internalUrl: 'http://sandbox-abc.sandboxes.svc:80' });
+    // The address names the Service the runtime creates, on its port.
+    const svc = desiredService(sb);
+    expect(`http://${svc.metadata?.name}.${svc.metadata?.namespace}.svc:${svc.spec?.ports?.[0]?.port}`).toBe(internalUrl('abc', 'sandboxes'));
   });
 });

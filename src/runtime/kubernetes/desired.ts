@@ -36,6 +36,14 @@ export const sessionSecretName = (sandbox: string) => `${sandbox}-session`;
 export const pvcName = (sandbox: string) => `${sandbox}-workspace`;
 /** Service names must be DNS-1035 labels (start with a letter); sandbox ids may start with a digit. */
 export const serviceName = (sandbox: string) => `sandbox-${sandbox}`;
+/** The port of a sandbox's Service (the agent server listens on AGENT_PORT behind it). */
+export const SERVICE_PORT = 80;
+/**
+ * Where the control plane reaches a sandbox's agent server: its Service through cluster DNS
+ * (`sandbox-<id>.<namespace>.svc`), not the public `<id>-runtime.<base>` host, which clients use
+ * and which need not resolve inside the cluster.
+ */
+export const internalUrl = (sandbox: string, namespace: string) => `http://${serviceName(sandbox)}.${namespace}.svc:${SERVICE_PORT}`;
 
 function labels(sb: Sandbox): Record<string, string> {
   return { [LABEL_SANDBOX]: sb.metadata.name, 'app.kubernetes.io/managed-by': 'agentyard', 'app.kubernetes.io/component': 'sandbox' };
@@ -164,7 +172,7 @@ export function desiredService(sb: Sandbox): V1Service {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: metadata(sb, serviceName(sb.metadata.name)),
-    spec: { selector: { [LABEL_SANDBOX]: sb.metadata.name }, ports: [{ name: 'http', port: 80, targetPort: AGENT_PORT }] },
+    spec: { selector: { [LABEL_SANDBOX]: sb.metadata.name }, ports: [{ name: 'http', port: SERVICE_PORT, targetPort: AGENT_PORT }] },
   };
 }
 
@@ -177,7 +185,7 @@ export function desiredIngress(sb: Sandbox, s: KubeRuntimeSettings): V1Ingress {
     spec: {
       ...(s.ingressClassName ? { ingressClassName: s.ingressClassName } : {}),
       ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : {}),
-      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: 80 } } } }] } }],
+      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: SERVICE_PORT } } } }] } }],
     },
   };
 }
