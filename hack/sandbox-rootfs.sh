@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Minimal root filesystems without Node, to prove that the agent bundle (hack/agent-bundle.sh) is
-# self-contained (e2e/build/agent-bundle.test.ts runs it in them under bubblewrap):
+# Minimal root filesystems without Node, to prove that the agent bundle
+# (src/runtime/kubernetes/agent-bundle.sh) is self-contained (e2e/build/agent-bundle.test.ts runs
+# it in them under bubblewrap):
 #   busybox   a statically linked busybox and nothing else: no libc, no /lib at all
 #   minbase   `debootstrap --variant=minbase` of this host's suite from apt's configured mirror
 #             (bash, glibc, no Node); a few minutes, once

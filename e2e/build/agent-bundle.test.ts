@@ -1,6 +1,6 @@
-// The agent bundle (hack/agent-bundle.sh) must run in any sandbox image, so it is run here in root
-// filesystems that have no Node (hack/sandbox-rootfs.sh, cached): one with a static busybox and no
-// libc at all, and a Debian minbase. Under bubblewrap, as uid 1000 with a read-only root, mounted
+// The agent bundle (src/runtime/kubernetes/agent-bundle.sh) must run in any sandbox image, so it is
+// run here in root filesystems that have no Node (hack/sandbox-rootfs.sh, cached): one with a
+// static busybox and no libc at all, and a Debian minbase. Under bubblewrap, as uid 1000 with a read-only root, mounted
 // where the sandbox Pod mounts it; the application is this checkout, mounted at the bundle's app/.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +28,7 @@ describe.skipIf(!ready)('the agent bundle in a root filesystem without Node', ()
 
   beforeAll(() => {
     const node = join(REPO, 'node_modules/node/bin/node');
-    const made = spawnSync(join(REPO, 'hack/agent-bundle.sh'), [node, bundle], { env: { ...process.env, AGENTYARD_BUNDLE_PREFIX: BUNDLE_DIR }, encoding: 'utf8' });
+    const made = spawnSync(join(REPO, 'src/runtime/kubernetes/agent-bundle.sh'), [node, bundle], { env: { ...process.env, AGENTYARD_BUNDLE_PREFIX: BUNDLE_DIR }, encoding: 'utf8' });
     expect(made.status, made.stderr).toBe(0);
   }, 60_000);
 

@@ -2,8 +2,8 @@
 // image with a shell, holding the project's toolchain), without being baked into it.
 //
 // The agentyard image holds, at BUNDLE_DIR, a Node runtime that needs nothing from the image it
-// runs in (its own dynamic loader and libraries, see hack/agent-bundle.sh) and the application
-// with its production node_modules (better-sqlite3's prebuilt addon included). A sandbox Pod's
+// runs in (its own dynamic loader and libraries, see agent-bundle.sh beside this file) and the
+// application with its production node_modules (better-sqlite3's prebuilt addon included). A sandbox Pod's
 // init container, from the agentyard image, copies it into an emptyDir that the sandbox container
 // mounts read-only at the same path, where the bundle's ELF interpreter path points; the sandbox
 // container runs the agent server from there. Nothing is added to the environment, so the agent's

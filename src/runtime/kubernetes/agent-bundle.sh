@@ -3,7 +3,7 @@
 # Linux image with a shell can be a sandbox image (the Pod's init container copies the bundle into
 # a shared volume mounted at the same prefix; see src/runtime/kubernetes/bundle.ts).
 #
-#   hack/agent-bundle.sh NODE OUT [APP]
+#   src/runtime/kubernetes/agent-bundle.sh NODE OUT [APP]
 #
 # NODE is a Node 24 binary, OUT the bundle directory to create, APP (optional) the application
 # (package.json, bin, src and production node_modules), copied to OUT/app. The result:
