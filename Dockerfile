@@ -14,10 +14,11 @@ ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# better-sqlite3 ships prebuilt addons in its package: no compiler. Its sources and the addons of
+# better-sqlite3 ships prebuilt addons in its package (lib/binding.js loads them): no compiler, and
+# no package's install script runs (npm would try node-gyp for it). Its sources and the addons of
 # other platforms are dropped.
 RUN --mount=type=secret,id=npmrc,target=/root/.npmrc \
-    npm ci --omit=dev --no-audit --no-fund \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src node_modules/better-sqlite3/build \
  && find node_modules/better-sqlite3/prebuilds -type f ! -name 'linux-*' -delete
