@@ -89,7 +89,7 @@ function pullSecrets(s: KubeRuntimeSettings): { imagePullSecrets?: { name: strin
  * agent-written code. Root filesystems are read-only; what must be written is a volume (the
  * workspace, /tmp, the bundle volume while it is filled).
  */
-const POD_SECURITY: V1PodSecurityContext = {
+const podSecurity = (): V1PodSecurityContext => ({
   runAsNonRoot: true,
   runAsUser: SANDBOX_UID,
   runAsGroup: SANDBOX_UID,
@@ -98,8 +98,8 @@ const POD_SECURITY: V1PodSecurityContext = {
   fsGroup: SANDBOX_UID,
   fsGroupChangePolicy: 'OnRootMismatch',
   seccompProfile: { type: 'RuntimeDefault' },
-};
-const CONTAINER_SECURITY: V1SecurityContext = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+});
+const containerSecurity = (): V1SecurityContext => ({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
 
 const agentImage = (s: KubeRuntimeSettings) => s.agentImage ?? s.image;
 const pullPolicy = (p: string | undefined) => (p ? { imagePullPolicy: p } : {});
@@ -119,7 +119,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
       // shell that exits); Node as PID 1 would leave them as zombies.
       shareProcessNamespace: true,
       ...pullSecrets(s),
-      securityContext: POD_SECURITY,
+      securityContext: podSecurity(),
       initContainers: [
         {
           // Brings the agent server into the user's image (see bundle.ts), and lays out the
@@ -128,7 +128,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           image: agentImage(s),
           ...pullPolicy(s.imagePullPolicy),
           command: ['sh', '-c', `cp -R ${BUNDLE_DIR}/. ${BUNDLE_STAGING}/ && mkdir -p ${WORKSPACE_MOUNT}/project ${WORKSPACE_MOUNT}/home`],
-          securityContext: CONTAINER_SECURITY,
+          securityContext: containerSecurity(),
           resources: { requests: { cpu: '50m', memory: '32Mi' }, limits: { memory: '256Mi' } },
           volumeMounts: [
             { name: 'agentyard', mountPath: BUNDLE_STAGING },
@@ -150,7 +150,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           startupProbe: { ...health, periodSeconds: 1, failureThreshold: 60 },
           readinessProbe: { ...health, periodSeconds: 2 },
           livenessProbe: { ...health, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
-          securityContext: CONTAINER_SECURITY,
+          securityContext: containerSecurity(),
           ...(resources ? { resources } : {}),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_MOUNT },
@@ -187,14 +187,14 @@ export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: st
       enableServiceLinks: false,
       restartPolicy: 'Never',
       ...pullSecrets(s),
-      securityContext: POD_SECURITY,
+      securityContext: podSecurity(),
       containers: [
         {
           name: 'archive',
           image: agentImage(s),
           ...pullPolicy(s.imagePullPolicy),
           command: ['tar', '-czf', `/archive/${sb.metadata.name}-${stamp}.tar.gz`, '-C', WORKSPACE_MOUNT, '.'],
-          securityContext: CONTAINER_SECURITY,
+          securityContext: containerSecurity(),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_MOUNT, readOnly: true },
             { name: 'archive', mountPath: '/archive' },
