@@ -81,8 +81,8 @@ describe('the Dockerfile', () => {
       const all = runs(stage).join(' ');
       expect(all).not.toMatch(/\b(g\+\+|gcc|make|python3|build-essential|patchelf|npm)\b/);
       expect(installs(stage)).toMatch(/--no-install-recommends/);
-      // apt's lists are removed in the step that fetched them, so they never become a layer.
-      for (const r of runs(stage).filter((a) => /apt-get update/.test(a))) expect(r).toMatch(/rm -rf \/var\/lib\/apt\/lists/);
+      // apt's lists and caches are removed in the step that made them, so they never become a layer.
+      for (const r of runs(stage).filter((a) => /apt-get update/.test(a))) expect(r).toMatch(/rm -rf \/var\/lib\/apt\/lists\/\* \/var\/cache\/apt\/\*\.bin/);
     }
   });
 
@@ -119,8 +119,12 @@ describe('the Dockerfile', () => {
     for (const i of all.filter((x) => x.op === 'COPY' || x.op === 'ADD')) expect(i.args).not.toMatch(/npmrc|\.crt|\.pem|ca-certificates|\.key\b/i);
     for (const i of all.filter((x) => x.op === 'ENV' || x.op === 'ARG')) expect(i.args).not.toMatch(/TOKEN|_auth|PASSWORD|SECRET|NODE_EXTRA_CA_CERTS|NPM_CONFIG/i);
     const npmCi = all.find((i) => i.op === 'RUN' && /npm ci\b/.test(i.args))!;
-    expect(npmCi.args).toMatch(/^--mount=type=secret,id=npmrc,target=\S+ /);
+    expect(npmCi.args).toMatch(/^--mount=type=secret,id=npmrc,target=\S+ --mount=type=secret,id=npm-ca /);
     expect(npmCi.args).toMatch(/npm cache clean --force/);
+    // The build stage that holds the secret mounts is not the image: only its node_modules are copied on.
+    const deps = stages.find((s) => s.body.includes(npmCi))!;
+    expect(chain(runtime)).not.toContain(deps);
+    expect(instructions(runtime).filter((i) => i.op === 'RUN').some((i) => i.args.includes('--mount'))).toBe(false);
   });
 
   it('sends only what the image needs as the build context', () => {
