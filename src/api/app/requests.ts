@@ -73,6 +73,15 @@ export const WorkspaceFilesQuery = Type.Object({
   path: Type.Optional(Type.String({ minLength: 1, description: 'Directory to list (absolute, or relative to the sandbox workspace); default: the conversation working directory' })),
 });
 export type WorkspaceFilesQuery = Static<typeof WorkspaceFilesQuery>;
+export const WorkspaceFileQuery = Type.Object({
+  file_path: Type.String({ minLength: 1, description: 'The file to read: an absolute path in the sandbox' }),
+});
+export type WorkspaceFileQuery = Static<typeof WorkspaceFileQuery>;
+export const WorkspaceGitQuery = Type.Object({
+  path: Type.String({ minLength: 1, description: 'An absolute path in the sandbox: the repository (changes) or the file (diff)' }),
+  ref: Type.Optional(Type.String({ minLength: 1, description: 'Compare against this ref instead of HEAD' })),
+});
+export type WorkspaceGitQuery = Static<typeof WorkspaceGitQuery>;
 export const IdQuery = Type.Object({ id: Ids });
 export type IdQuery = Static<typeof IdQuery>;
 
