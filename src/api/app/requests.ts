@@ -1,7 +1,7 @@
 // Request bodies and query parameters of the /api/v1 routes (OpenHands V1 names). Responses
 // are in responses.ts; the facade validates with these and the OpenAPI document shows them.
 import Type, { type Static } from 'typebox';
-import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../conversation.ts';
+import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping, SpanName } from '../conversation.ts';
 import { ImageContent, TextContent } from '../events/index.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
@@ -25,7 +25,7 @@ export const AppConversationStartRequest = Type.Object(
     sandbox_id: Nullable(Type.String({ minLength: 1 })),
     secrets: Nullable(Type.Record(Type.String(), Type.String())),
     plugins: Nullable(Type.Array(PluginSpec)),
-    observability_span_name: Nullable(Type.String({ pattern: '^[A-Za-z0-9._:/-]+$', maxLength: 128 })),
+    observability_span_name: Nullable(SpanName),
     observability_tags: Nullable(Type.Array(Type.String({ minLength: 1 }))),
     observability_metadata: Nullable(ObservabilityMetadata),
     title: Nullable(Type.String({ maxLength: 200 })),
