@@ -49,6 +49,8 @@ export interface RuntimeInit {
 interface ActiveRun {
   controller: AbortController;
   done: Promise<void>;
+  /** Stopped because the disk refused its events: its error status is final for this run. */
+  stoppedForStorage?: boolean;
 }
 
 export const ALREADY_RUNNING = 'Conversation already running. Wait for completion or pause first.';
@@ -172,6 +174,7 @@ export class ConversationRuntime implements AgentHost {
       kind: 'ConversationErrorEvent',
     });
     this.setExecutionStatus('error');
+    run.stoppedForStorage = true;
   }
 
   executionStatus(): ExecutionStatus {
@@ -180,8 +183,8 @@ export class ConversationRuntime implements AgentHost {
 
   setExecutionStatus(status: ExecutionStatus): void {
     if (status === this.#row.executionStatus) return;
-    // A paused run winding down must not overwrite the user's pause.
-    if (this.#run?.controller.signal.aborted && this.#row.executionStatus === 'paused') return;
+    // A paused run winding down must not overwrite the user's pause, nor one stopped by a full disk its error.
+    if (this.#run?.controller.signal.aborted && (this.#row.executionStatus === 'paused' || this.#run.stoppedForStorage)) return;
     this.#update({ executionStatus: status });
     this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
   }
