@@ -15,11 +15,11 @@ Uses KUBECONFIG (or in-cluster credentials).
   -f, --values <file>    the chart values file(s) you install with; repeatable
       --release <name>   Helm release name (default agentyard), for service account names
       --secret <ns>/<name>:<key>   a Secret to require instead of those the values imply; repeatable
-With AGENTYARD_DATA_DIR set, the free space there (minimum AGENTYARD_MIN_FREE_DISK_MB, default 512).
 Settings also come from the environment a release's Pods have: STORAGE_CLASS, RUNTIME_BASE_URL,
 RUNTIME_URL_SEPARATOR, RUNTIME_URL_PATTERN, RUNTIME_DISABLE_SSL, RUNTIME_TLS_SECRET,
 AGENTYARD_SANDBOX_NAMESPACE, AGENTYARD_LEASE_NAME; values files and flags win over it.
 With AGENTYARD_DATABASE_URL set (external PostgreSQL), it also connects to that database.
+With AGENTYARD_DATA_DIR set, it checks the free disk there (AGENTYARD_MIN_FREE_DISK_MB, default 512).
 `;
 
 export async function runPreflightCli(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
