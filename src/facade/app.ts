@@ -72,7 +72,7 @@ export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
  * routed without one and authenticated by their router with the sandbox's session key.
  */
 export function publicPaths(facade: Facade): Set<string> {
-  const routers = [healthRoutes(), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [])];
+  const routers = [healthRoutes(facade.d), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [])];
   return new Set(routers.flatMap((r) => r.stack.map((layer) => layer.path)).filter((p): p is string => typeof p === 'string'));
 }
 
