@@ -88,10 +88,12 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
     expect(archive.spec!.containers[0]).toMatchObject({ image: 'registry.example/agentyard:2', imagePullPolicy: 'Never', command: ['tar', '-czf', '/archive/abc-stamp.tar.gz', '-C', '/workspace', '.'] });
   });
 
-  it('probes the agent server: a startup grace, then readiness and liveness on /health', () => {
+  it('probes the agent server: a startup grace, liveness on /alive, readiness on /ready (never /health, which reports a full disk)', () => {
     const c = desiredPod(sb, settings).spec!.containers[0]!;
     const port = c.ports![0]!.containerPort;
-    for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe?.httpGet).toEqual({ path: '/health', port });
+    expect(c.startupProbe?.httpGet).toEqual({ path: '/alive', port });
+    expect(c.livenessProbe?.httpGet).toEqual({ path: '/alive', port });
+    expect(c.readinessProbe?.httpGet).toEqual({ path: '/ready', port });
     expect(c.startupProbe!.periodSeconds! * c.startupProbe!.failureThreshold!).toBeGreaterThanOrEqual(30);
     expect(c.livenessProbe!.periodSeconds! * c.livenessProbe!.failureThreshold!).toBeGreaterThanOrEqual(30);
   });

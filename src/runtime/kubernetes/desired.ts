@@ -106,7 +106,10 @@ const pullPolicy = (p: string | undefined) => (p ? { imagePullPolicy: p } : {});
 
 export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
   const resources = sandboxContainerResources(s.resources, sb.spec.resources);
-  const health = { httpGet: { path: '/health', port: AGENT_PORT } };
+  // /alive answers while the event loop does; /ready once the server serves (the Service and the
+  // controller wait for it). Not /health: it reports a full disk, which a restart would not cure.
+  const alive = { httpGet: { path: '/alive', port: AGENT_PORT } };
+  const ready = { httpGet: { path: '/ready', port: AGENT_PORT } };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -147,9 +150,9 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           env: env(sb, s),
           // Up to a minute to start (a cold node, a large event store); then restarted after a
           // minute without answering, and out of the Service while it does not answer.
-          startupProbe: { ...health, periodSeconds: 1, failureThreshold: 60 },
-          readinessProbe: { ...health, periodSeconds: 2 },
-          livenessProbe: { ...health, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+          startupProbe: { ...alive, periodSeconds: 1, failureThreshold: 60 },
+          readinessProbe: { ...ready, periodSeconds: 2 },
+          livenessProbe: { ...alive, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
           securityContext: containerSecurity(),
           ...(resources ? { resources } : {}),
           volumeMounts: [
