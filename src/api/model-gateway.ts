@@ -18,6 +18,12 @@ export function modelGatewayUrl(apiBaseUrl: string): string {
  */
 export const MODEL_TOKEN_KEY = 'model-token';
 
+/**
+ * LLM_NUM_RETRIES for agent servers that call the gateway: the SDK's backoff (0.5 s doubling, at most
+ * 8 s) over 10 retries waits about a minute, long enough for the API (and so the gateway) to restart.
+ */
+export const GATEWAY_MODEL_RETRIES = 10;
+
 /** Which conversation a call is for, as the agent server says; the gateway checks it belongs to the sandbox. */
 export const CONVERSATION_HEADER = 'x-agentyard-conversation-id';
 
