@@ -86,9 +86,10 @@ describe('environment parsing', () => {
     expect(llmDefaultsFromEnv({ LLM_MODEL: 'm', LLM_API_KEY: 'k' })).toEqual({ model: 'm', apiKey: 'k' });
   });
 
-  it('reads LLM_NUM_RETRIES as a retry count, refusing anything else', () => {
+  it('reads LLM_NUM_RETRIES as attempts in all (retries after the first), refusing anything else', () => {
     expect(modelRetriesFromEnv({})).toBeUndefined();
-    expect(modelRetriesFromEnv({ LLM_NUM_RETRIES: '10' })).toBe(10);
+    expect(modelRetriesFromEnv({ LLM_NUM_RETRIES: '10' })).toBe(9);
+    expect(() => modelRetriesFromEnv({ LLM_NUM_RETRIES: '0' })).toThrow(/LLM_NUM_RETRIES must be an integer/);
     expect(() => modelRetriesFromEnv({ LLM_NUM_RETRIES: 'many' })).toThrow(/LLM_NUM_RETRIES must be an integer/);
   });
 });

@@ -3,7 +3,7 @@
 //   OH_SESSION_API_KEYS_0, _1, ...   accepted session keys (none: authentication off, with a warning)
 //   OH_SECRET_KEY                    seals persisted conversation secrets (none: memory only)
 //   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
-//   LLM_NUM_RETRIES                  retries of a failed model call (default 4, the SDK's backoff up to 8 s each)
+//   LLM_NUM_RETRIES                  attempts of a model call in all, for conversations that set no num_retries (default 3)
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
 // Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
 import { parseArgs } from 'node:util';
@@ -32,15 +32,16 @@ export function llmDefaultsFromEnv(env: NodeJS.ProcessEnv): LlmConfig | undefine
 }
 
 /**
- * LLM_NUM_RETRIES (OpenHands' name): how often a failed model call is retried. The runtimes raise it
- * for the model gateway, so that an agent rides out a restart of the API it reaches the model through.
+ * LLM_NUM_RETRIES (OpenHands' name, as `agent.llm.num_retries`): attempts of a model call in all. The
+ * runtimes raise it for the model gateway, so that an agent rides out a restart of the API it
+ * reaches the model through. Returned as retries after the first attempt.
  */
 export function modelRetriesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   const raw = env['LLM_NUM_RETRIES'];
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 100) throw new Error(`LLM_NUM_RETRIES must be an integer 0..100, got '${raw}'`);
-  return n;
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`LLM_NUM_RETRIES must be an integer 1..100 (attempts in all), got '${raw}'`);
+  return n - 1;
 }
 
 export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -19,8 +19,9 @@ export function modelGatewayUrl(apiBaseUrl: string): string {
 export const MODEL_TOKEN_KEY = 'model-token';
 
 /**
- * LLM_NUM_RETRIES for agent servers that call the gateway: the SDK's backoff (0.5 s doubling, at most
- * 8 s) over 10 retries waits about a minute, long enough for the API (and so the gateway) to restart.
+ * LLM_NUM_RETRIES (attempts in all) for agent servers that call the gateway: with the default waits
+ * (4 s doubling, at most 30 s) ten attempts span about three minutes, long enough for the API (and
+ * so the gateway) to restart.
  */
 export const GATEWAY_MODEL_RETRIES = 10;
 
