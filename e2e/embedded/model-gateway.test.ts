@@ -84,6 +84,30 @@ describe('model gateway in `agentyard up`', () => {
     expect(all.body.items).toEqual([expect.objectContaining({ user_id: 'admin', calls: 2 })]);
   });
 
+  it("a conversation's own model and key (agent.llm) go from the sandbox to that endpoint, never the sandbox's token; the gateway counts none of it", async () => {
+    const OWN_KEY = 'sk-user-own-0123456789';
+    const own = await startScriptedLlm([{ content: 'from my own model' }], { apiKey: OWN_KEY });
+    try {
+      const [sandbox] = (await svc.api<{ session_api_key: string; exposed_urls: { url: string }[] }[]>('GET', `/api/v1/sandboxes?id=${sandboxId}`)).body;
+      const res = await fetch(`${sandbox!.exposed_urls[0]!.url}/api/conversations`, {
+        method: 'POST',
+        headers: { 'x-session-api-key': sandbox!.session_api_key, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          workspace: { kind: 'LocalWorkspace', working_dir: '.' },
+          agent: { kind: 'Agent', llm: { model: 'openai/mine', base_url: own.url, api_key: OWN_KEY } },
+          initial_message: { role: 'user', content: [{ type: 'text', text: 'hi' }], run: true },
+        }),
+      });
+      expect(res.status, await res.clone().text()).toBeLessThan(300);
+      await eventually(async () => (own.requests.length > 0 ? true : undefined), 'the call to the own model');
+      expect(own.requests[0]!.headers.authorization).toBe(`Bearer ${OWN_KEY}`);
+      expect(llm.requests).toHaveLength(2);
+      expect((await svc.api<{ total: { calls: number } }>('GET', '/api/v1/usage')).body.total.calls).toBe(2);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("a forged token is refused with 401; a deleted sandbox's token too", async () => {
     for (const forged of [newModelToken(sandboxId), PROVIDER_KEY, svc.apiKey, 'aysb.x.y']) expect((await chat(forged)).status).toBe(401);
     const token = /^\d+ LLM_API_KEY=(aysb\.\S+)$/m.exec(environ)![1]!;
