@@ -17,7 +17,7 @@ import { runPodSpec, TestPodRunner, type PodProcess } from './pods.ts';
 
 const NS = 'agentyard';
 const SANDBOXES = 'agentyard-sandboxes';
-const VALUES = 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\ningress: {tlsSecret: wildcard-agents}\n';
+const VALUES = 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\ningress: {tlsSecret: wildcard-agents}\nllm: {model: openai/gpt-4o}\n';
 
 describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server', () => {
   let cluster: TestCluster;
@@ -93,8 +93,9 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     expect(noSecret.out).toMatch(/secrets\.apiKey: Secret "agentyard-api-key" is missing in namespace "agentyard"; create it before installing: kubectl -n agentyard create secret generic agentyard-api-key --from-literal=api-key=\.\.\./);
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-api-key' }, stringData: { 'api-key': 'ay_helm_admin_key_0123456789' } } });
     const noModelKey = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
-    expect(noModelKey.out).toMatch(/secrets\.modelProvider: Secret "agentyard-llm" is missing in namespace "agentyard-sandboxes"/);
-    await core.createNamespacedSecret({ namespace: SANDBOXES, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
+    // The model key lives with the API (its model gateway), never in the sandbox namespace.
+    expect(noModelKey.out).toMatch(/secrets\.modelProvider: Secret "agentyard-llm" is missing in namespace "agentyard"/);
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
     const noCertificate = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
     expect(noCertificate.out).toMatch(/ingress\.tlsSecret: TLS Secret "wildcard-agents" is missing in namespace "agentyard" \(an Ingress reads it from its own namespace\)/);
     for (const namespace of [NS, SANDBOXES]) {
@@ -131,11 +132,11 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
   });
 
   it('helm test fails, saying how to fix it, when the cluster no longer has what the release needs', async () => {
-    await core.deleteNamespacedSecret({ name: 'agentyard-llm', namespace: SANDBOXES });
+    await core.deleteNamespacedSecret({ name: 'agentyard-llm', namespace: NS });
     const tested = await kube(['test', 'agentyard', '-n', NS, '--timeout', '60s']);
     expect(tested.ok).toBe(false);
-    expect(runner.outputs.at(-1)).toMatch(/FAIL\s+secret agentyard-sandboxes\/agentyard-llm \(--secret\): missing\n\s+fix: kubectl -n agentyard-sandboxes create secret generic agentyard-llm/);
-    await core.createNamespacedSecret({ namespace: SANDBOXES, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
+    expect(runner.outputs.at(-1)).toMatch(/FAIL\s+secret agentyard\/agentyard-llm \(--secret\): missing\n\s+fix: kubectl -n agentyard create secret generic agentyard-llm/);
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
     // Someone without rights is told so, not given a false pass.
     const nobody = join(dir, 'nobody.kubeconfig');
     writeFileSync(nobody, (await cluster.userKubeConfig('nobody')).exportConfig());
@@ -172,7 +173,12 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     await eventually(async () => ((await store.get(SandboxKind, SANDBOXES, sandbox))?.status?.phase === 'STARTING' ? true : undefined), 'the sandbox to start', 30_000);
     // What the controller made of it, in the sandbox namespace, with its own identity.
     const pod = await core.readNamespacedPod({ name: sandbox, namespace: SANDBOXES });
-    expect(pod.spec?.containers[0]?.env?.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'agentyard-llm', key: 'api-key' });
+    // The model through the API's gateway with the sandbox's own token; the provider key only in the API's Pod.
+    const env = pod.spec?.containers[0]?.env ?? [];
+    expect(env.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: `${sandbox}-session`, key: 'model-token' });
+    expect(env.find((e) => e.name === 'LLM_BASE_URL')?.value).toMatch(/\/model-gateway\/v1$/);
+    expect(JSON.stringify(pod.spec)).not.toContain('agentyard-llm');
+    expect((await spec('agentyard-api')).containers[0]?.env?.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'agentyard-llm', key: 'api-key' });
     await core.readNamespacedService({ name: `sandbox-${sandbox}`, namespace: SANDBOXES });
     const ingress = await cluster.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ name: sandbox, namespace: SANDBOXES });
     expect(ingress.spec?.rules?.[0]?.host).toBe(`${sandbox}-runtime.agents.example.com`);

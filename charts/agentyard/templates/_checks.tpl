@@ -74,10 +74,7 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- $refs = append $refs (list "secrets.database" .Values.secrets.database $ns) }}
 {{- end }}
 {{- if .Values.secrets.modelProvider.name }}
-{{- if not $sandboxNsExists }}
-{{- fail (printf "secrets.modelProvider: Secret %q must exist in the sandbox namespace %q before install, but this release would create that namespace. Create the namespace and the Secret first and set sandboxNamespace.create=false, or install with secrets.verify=false and create the Secret right after" .Values.secrets.modelProvider.name $sandboxNs) }}
-{{- end }}
-{{- $refs = append $refs (list "secrets.modelProvider" .Values.secrets.modelProvider $sandboxNs) }}
+{{- $refs = append $refs (list "secrets.modelProvider" .Values.secrets.modelProvider $ns) }}
 {{- end }}
 {{- range $r := $refs }}
 {{- $what := index $r 0 }}

@@ -23,7 +23,7 @@ describe('preflight settings', () => {
     expect(s.runtimeEnv).toEqual({ RUNTIME_BASE_URL: 'a.example.com', RUNTIME_URL_SEPARATOR: '-runtime.', RUNTIME_DISABLE_SSL: 'false' });
     expect(s.secrets).toEqual([
       { namespace: 'apps', name: 'agentyard-api-key', key: 'api-key', what: 'secrets.apiKey' },
-      { namespace: 'work', name: 'agentyard-llm', key: 'api-key', what: 'secrets.modelProvider' },
+      { namespace: 'apps', name: 'agentyard-llm', key: 'api-key', what: 'secrets.modelProvider' },
     ]);
   });
 
