@@ -81,6 +81,14 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE user_settings ADD COLUMN git_login TEXT;
   ALTER TABLE user_settings ADD COLUMN git_login_provider TEXT NOT NULL DEFAULT 'github';
   `,
+  // 5 → 6: facts about the installation itself; 'single_user' (its value the reason) while
+  // `agentyard up` runs sandboxes without isolation, when a second user must be refused.
+  `
+  CREATE TABLE installation (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -75,6 +75,13 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE user_settings ADD COLUMN git_login text;
   ALTER TABLE user_settings ADD COLUMN git_login_provider text NOT NULL DEFAULT 'github';
   `,
+  // 3 → 4: the SQLite store's version 6 (facts about the installation: 'single_user').
+  `
+  CREATE TABLE installation (
+    key text PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
