@@ -3,6 +3,7 @@
 #   chromium  - the browser tools of the agent and the web-route tests (driven by playwright-core)
 #   postgresql - the external app store tests (a throwaway server started by the test harness)
 #   git       - repositories, clones and the local git HTTP server
+#   bubblewrap - isolated embedded sandboxes (a user and namespaces of their own per sandbox)
 # Idempotent and quick when everything is present. Without root or apt it only reports what is
 # missing; the suites that need a missing program then skip with a message naming it.
 set -uo pipefail
@@ -11,6 +12,7 @@ need=()
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -n "$(ls /usr/lib/postgresql/*/bin/postgres 2>/dev/null)" ] || need+=(postgresql)
 [ -x /usr/lib/git-core/git-http-backend ] || need+=(git)
+command -v bwrap >/dev/null || need+=(bubblewrap)
 
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "test-deps: installing ${need[*]}" >&2

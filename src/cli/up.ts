@@ -80,7 +80,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const log = createLogger('agentyard');
 
   // Sandboxes as users of their own in namespaces of their own, or (when the host cannot) one user only.
-  const isolation = createSandboxLauncher(dataDir, isolationSettings);
+  const isolation = await createSandboxLauncher(dataDir, isolationSettings);
 
   const clock = systemClock;
   const store = new SqliteStore(join(dataDir, 'resources.db'), { clock });

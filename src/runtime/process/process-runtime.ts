@@ -142,7 +142,7 @@ export class ProcessRuntime implements SandboxRuntime {
     if (!existsSync(dir)) return;
     await this.#stop(name, 'pause');
     await archiveWorkspace(dir, join(this.#o.dataDir, 'archive'), name);
-    this.#launcher.release(dir);
+    await this.#launcher.release(dir);
     rmSync(dir, { recursive: true, force: true });
     this.#o.log?.info({ sandbox: name }, 'sandbox deleted; workspace archived');
   }

@@ -48,8 +48,8 @@ export interface SandboxLauncher {
   readonly isolated: boolean;
   /** Makes the sandbox's user, directories and limits ready and says how to spawn it. */
   prepare(req: LaunchRequest): Launch;
-  /** The sandbox directory is about to be removed: free what prepare() made outside it. */
-  release(dir: string): void;
+  /** The sandbox directory is about to be removed (its processes stopped): free what prepare() made outside it. */
+  release(dir: string): Promise<void>;
 }
 
 /** Subdirectories of a sandbox's directory that it owns and may write. */
@@ -62,7 +62,7 @@ export class PlainLauncher implements SandboxLauncher {
     const [command, ...args] = req.argv;
     return { command: command!, args, env: req.env, cwd: join(req.dir, 'workspace') };
   }
-  release(): void {}
+  async release(): Promise<void> {}
 }
 
 /** System directories a sandbox sees read-only (those that exist). /home, /root, /srv, /mnt, /run stay out. */
@@ -121,8 +121,8 @@ export class BubblewrapLauncher implements SandboxLauncher {
     return { command: t.sh, args: ['-c', script, 'agentyard-sandbox', ...prepared.procsFiles, '--', ...inner], env: req.env, cwd: ws };
   }
 
-  release(dir: string): void {
-    Limits.release(readIdentity(dir)?.cgroups ?? []);
+  async release(dir: string): Promise<void> {
+    await Limits.release(readIdentity(dir)?.cgroups ?? []);
   }
 
   /** passwd and group with the sandbox's user added, so tools that look the user up (git, ssh, whoami) work. */
@@ -207,7 +207,7 @@ const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..');
  * works (root, bubblewrap, user namespaces), otherwise unisolated with the reason. `required`
  * turns "not available" into a start-up failure.
  */
-export function createSandboxLauncher(dataDir: string, settings: IsolationSettings, opts: { programPaths?: string[] } = {}): IsolationReport {
+export async function createSandboxLauncher(dataDir: string, settings: IsolationSettings, opts: { programPaths?: string[] } = {}): Promise<IsolationReport> {
   const unisolated = (reason: string): IsolationReport => {
     if (settings.mode === 'required') throw new Error(`sandbox isolation is required (AGENTYARD_SANDBOX_ISOLATION=required) but not available: ${reason}`);
     return { launcher: new PlainLauncher(), isolated: false, reason, summary: `sandbox isolation: OFF (${reason}); every sandbox runs as this service's own user, so this installation serves one user only` };
@@ -226,14 +226,14 @@ export function createSandboxLauncher(dataDir: string, settings: IsolationSettin
   if (limits.kind === 'rlimit' && !prlimit) return unisolated(`no cgroups (${limits.reason}) and prlimit (util-linux) is not installed`);
   const programPaths = opts.programPaths ?? [repoRoot, nodePrefix()];
   const launcher = new BubblewrapLauncher({ dataDir, settings, limits, programPaths, tools: { bwrap, setpriv, sh, ...(prlimit ? { prlimit } : {}) } });
-  const failure = probe(launcher, dataDir, programPaths);
+  const failure = await probe(launcher, dataDir, programPaths);
   if (failure) return unisolated(failure);
   const r = settings.uidRange;
   return { launcher, isolated: true, summary: `sandbox isolation: on (bubblewrap; a user of its own per sandbox from uids ${r.first}-${r.last}; ${limits.describe()})` };
 }
 
 /** Starts a throwaway sandbox that checks it can read the agent server's program; the failure, if any. */
-function probe(launcher: BubblewrapLauncher, dataDir: string, programPaths: string[]): string | undefined {
+async function probe(launcher: BubblewrapLauncher, dataDir: string, programPaths: string[]): Promise<string | undefined> {
   const dir = join(dataDir, 'isolation-probe');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { mode: 0o700 });
@@ -247,7 +247,7 @@ function probe(launcher: BubblewrapLauncher, dataDir: string, programPaths: stri
   } catch (err) {
     return `a probe sandbox failed: ${err instanceof Error ? err.message : String(err)}`;
   } finally {
-    launcher.release(dir);
+    await launcher.release(dir);
     rmSync(dir, { recursive: true, force: true });
   }
 }

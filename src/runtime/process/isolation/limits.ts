@@ -7,7 +7,8 @@
 // Cgroups live below `agentyard up`'s own cgroup, in agentyard-<installation>/<sandbox>, so they
 // nest inside whatever limits the host gave the service and two installations never share one.
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxLimits } from './settings.ts';
 
 const CONTROLLERS = ['cpu', 'memory', 'pids'] as const;
@@ -121,13 +122,29 @@ export class Limits {
     return { cgroups, procsFiles: cgroups.map((d) => join(d, 'cgroup.procs')) };
   }
 
-  /** Removes a deleted sandbox's cgroups (empty by then: its processes are gone). */
-  static release(cgroups: readonly string[]): void {
+  /**
+   * Removes a deleted sandbox's cgroups. Its processes were just killed; the kernel may still be
+   * tearing down its PID namespace, so this waits (up to `waitMs`) for each cgroup to empty.
+   */
+  static async release(cgroups: readonly string[], waitMs = 5_000): Promise<void> {
+    const deadline = Date.now() + waitMs;
     for (const dir of cgroups) {
-      try {
-        rmdirSync(dir);
-      } catch {
-        // already gone, or a process still dying in it: the empty directory costs nothing
+      while (existsSync(dir)) {
+        try {
+          rmdirSync(dir);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || Date.now() > deadline) break; // an empty directory left behind costs nothing
+          await sleep(20);
+        }
+      }
+      // The installation's v1 directory goes with its last sandbox (a v2 one keeps its delegation).
+      const parent = dirname(dir);
+      if (!existsSync(dir) && !existsSync(join(parent, 'cgroup.subtree_control'))) {
+        try {
+          rmdirSync(parent);
+        } catch {
+          // other sandboxes still have theirs
+        }
       }
     }
   }
