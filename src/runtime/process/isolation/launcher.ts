@@ -75,6 +75,8 @@ export interface BubblewrapOptions {
   tools: { bwrap: string; setpriv: string; prlimit?: string; sh: string };
   /** Host paths the agent server's program needs (agentyard, its Node); read-only inside. */
   programPaths: string[];
+  /** The innermost user namespace that forbids further ones (default on; off where the host refuses user namespaces). */
+  blockUserNamespaces?: boolean;
 }
 
 export class BubblewrapLauncher implements SandboxLauncher {
@@ -113,7 +115,7 @@ export class BubblewrapLauncher implements SandboxLauncher {
       ...(prepared.rlimits ? [t.prlimit ?? 'prlimit', ...prepared.rlimits, '--'] : []),
       t.bwrap, ...this.#bwrapArgs(req, etc), '--',
       t.setpriv, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--',
-      t.bwrap, '--unshare-user', '--disable-userns', '--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--chdir', ws, '--',
+      ...(this.#o.blockUserNamespaces === false ? [] : [t.bwrap, '--unshare-user', '--disable-userns', '--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--chdir', ws, '--']),
       ...req.argv,
     ];
     // The shell only joins the cgroups (as root, before anything else runs) and execs the rest.
@@ -225,11 +227,19 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
   const prlimit = which('prlimit');
   if (limits.kind === 'rlimit' && !prlimit) return unisolated(`no cgroups (${limits.reason}) and prlimit (util-linux) is not installed`);
   const programPaths = opts.programPaths ?? [repoRoot, nodePrefix()];
-  const launcher = new BubblewrapLauncher({ dataDir, settings, limits, programPaths, tools: { bwrap, setpriv, sh, ...(prlimit ? { prlimit } : {}) } });
+  const make = (blockUserNamespaces: boolean) => new BubblewrapLauncher({ dataDir, settings, limits, programPaths, blockUserNamespaces, tools: { bwrap, setpriv, sh, ...(prlimit ? { prlimit } : {}) } });
+  let launcher = make(true);
+  let note = '';
   const failure = await probe(launcher, dataDir, programPaths);
-  if (failure) return unisolated(failure);
+  if (failure) {
+    // Some hosts refuse unprivileged user namespaces (the innermost layer); the rest still isolates.
+    const fallback = make(false);
+    if (await probe(fallback, dataDir, programPaths)) return unisolated(failure);
+    launcher = fallback;
+    note = `; sandboxes may create user namespaces (the host refused the layer that forbids them: ${failure})`;
+  }
   const r = settings.uidRange;
-  return { launcher, isolated: true, summary: `sandbox isolation: on (bubblewrap; a user of its own per sandbox from uids ${r.first}-${r.last}; ${limits.describe()})` };
+  return { launcher, isolated: true, summary: `sandbox isolation: on (bubblewrap; a user of its own per sandbox from uids ${r.first}-${r.last}; ${limits.describe()}${note})` };
 }
 
 /** Starts a throwaway sandbox that checks it can read the agent server's program; the failure, if any. */
