@@ -23,11 +23,27 @@ import { webRoutes } from './web/routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
-/** Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. */
-function healthRoutes(): Router {
-  return new Router().get('/health', (ctx) => {
-    ctx.body = { status: 'ok' };
-  });
+/**
+ * Probes, outside /api/v1, no key needed. Liveness (/health): 200 once the app serves, nothing
+ * else, so a slow database never gets a working process restarted. Readiness (/ready): the app
+ * database answers as well, so a replica that cannot reach it leaves its Service instead of
+ * answering 500s.
+ */
+function healthRoutes(d: Facade['d']): Router {
+  return new Router()
+    .get('/health', (ctx) => {
+      ctx.body = { status: 'ok' };
+    })
+    .get('/ready', async (ctx) => {
+      try {
+        await d.db.getUser('readiness-probe'); // any read that goes to the database
+        ctx.body = { status: 'ok' };
+      } catch (err) {
+        d.log.warn({ err }, 'readiness: the app database does not answer');
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable', detail: 'The app database does not answer' };
+      }
+    });
 }
 
 const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -71,7 +87,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
-  app.use(healthRoutes().routes());
+  app.use(healthRoutes(facade.d).routes());
   app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
   return app;
 }
