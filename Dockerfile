@@ -28,6 +28,7 @@ COPY src ./src
 # Sandbox Pods run `agentyard agent-server ...` as their command.
 RUN ln -s /app/bin/agentyard /usr/local/bin/agentyard
 ENV NODE_ENV=production
-# uid 1000 (the image's `node` user): the chart's Pods run as 1000 with runAsNonRoot.
+# uid 1000 (the image's `node` user): sandbox Pods run as 1000 with runAsNonRoot. The chart's API and
+# controller Pods pick uid 10001 (apart from the node's users); the image is readable by any uid.
 USER 1000:1000
 ENTRYPOINT ["/app/bin/agentyard"]
