@@ -147,12 +147,18 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     expect(installed.ok, installed.out).toBe(true);
     expect((await kubectl('get', 'crd', 'sandboxes.agentyard.dev', 'conversations.agentyard.dev')).stdout).toContain('conversations.agentyard.dev');
     const after = await preflight(['-f', values]);
-    expect(after.out).toMatch(/all 11 checks passed/);
+    expect(after.out).toMatch(/ok\s+cluster ranges denied to sandboxes: the Pod ranges and addresses of 1 node\(s\) and 1 ServiceCIDR\(s\) are denied/);
+    expect(after.out).toMatch(/ok\s+installation secrets out of the API's reach: none in agentyard-sandboxes, and agentyard\/agentyard-api may read none of them/);
+    expect(after.out).toMatch(/all 12 checks passed/);
     expect(after.code).toBe(0);
+    // Ranges that miss part of the cluster are a hole, named with the value it belongs in.
+    const narrow = await preflight(['-f', values, '-f', writeValues(dir, 'narrow.yaml', 'networkPolicy: {podCidrs: [10.245.0.0/16], nodeCidrs: [192.168.6.0/24]}\n')]);
+    expect(narrow.code).toBe(1);
+    expect(narrow.out).toMatch(/FAIL\s+cluster ranges denied to sandboxes: sandboxes could reach 10\.244\.1\.0\/24 \(not in networkPolicy\.podCidrs\), 192\.168\.5\.10 \(not in networkPolicy\.nodeCidrs\)\n\s+fix: Add each range/);
 
     const tested = await kube(['test', 'agentyard', '-n', NS, '--timeout', '60s']);
     expect(tested.ok, `${tested.out}\n${runner.outputs.join('\n')}`).toBe(true);
-    expect(runner.outputs.at(-1)).toMatch(/all 11 checks passed/);
+    expect(runner.outputs.at(-1)).toMatch(/all 12 checks passed/);
   });
 
   it('helm test fails, saying how to fix it, when the cluster no longer has what the release needs', async () => {
