@@ -17,7 +17,7 @@ import { runPodSpec, TestPodRunner, type PodProcess } from './pods.ts';
 
 const NS = 'agentyard';
 const SANDBOXES = 'agentyard-sandboxes';
-const NO_RANGES = 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\ningress: {tlsSecret: wildcard-agents}\n';
+const NO_RANGES = 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\ningress: {tlsSecret: wildcard-agents}\nllm: {model: openai/gpt-4o}\n';
 const VALUES = `${NO_RANGES}networkPolicy: {podCidrs: [10.244.0.0/16], serviceCidrs: [10.0.0.0/24], nodeCidrs: [192.168.5.0/24]}\n`;
 
 describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server', () => {
@@ -203,9 +203,12 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     await eventually(async () => ((await store.get(SandboxKind, SANDBOXES, sandbox))?.status?.phase === 'STARTING' ? true : undefined), 'the sandbox to start', 30_000);
     // What the controller made of it, in the sandbox namespace, with its own identity.
     const pod = await core.readNamespacedPod({ name: sandbox, namespace: SANDBOXES });
-    // The model provider key never enters a sandbox; it is the API's (its Pod, through the kubelet).
-    expect(pod.spec?.containers[0]?.env?.map((e) => e.name)).not.toContain('LLM_API_KEY');
+    // The model through the API's gateway with the sandbox's own token; the provider key only in the API's Pod.
+    const env = pod.spec?.containers[0]?.env ?? [];
+    expect(env.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: `${sandbox}-session`, key: 'model-token' });
+    expect(env.find((e) => e.name === 'LLM_BASE_URL')?.value).toMatch(/\/model-gateway\/v1$/);
     expect(JSON.stringify(pod.spec)).not.toContain('agentyard-llm');
+    expect((await spec('agentyard-api')).containers[0]?.env?.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'agentyard-llm', key: 'api-key' });
     expect(api.env.LLM_API_KEY).toBe('sk-not-a-real-model-key');
     // What the API's own identity may read: the Secrets beside the sandboxes, none of the release's.
     const canI = async (...args: string[]) => (await kubectl('auth', 'can-i', '--as=system:serviceaccount:agentyard:agentyard-api', ...args).catch((e: { stdout: string }) => e)).stdout.trim();

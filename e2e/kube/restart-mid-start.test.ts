@@ -22,6 +22,7 @@ import { NodeAgent, TEST_IMAGE } from './node-agent.ts';
 import { freePort } from './processes.ts';
 
 const NS = 'agentyard-sandboxes';
+const PROVIDER_KEY = 'sk-provider-kube-0123456789';
 const DOMAIN = 'sandboxes.test';
 const KEY = 'ay_restart_test_key';
 
@@ -65,6 +66,10 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
         AGENTYARD_HOST: '127.0.0.1',
         AGENTYARD_DATA_DIR: join(work, 'api'),
         AGENTYARD_API_KEY: KEY,
+        // The model gateway: only the API holds the provider's address and key.
+        LLM_MODEL: 'openai/scripted',
+        LLM_BASE_URL: llm.url,
+        LLM_API_KEY: PROVIDER_KEY,
         AGENTYARD_LOG_LEVEL: 'warn',
       },
     });
@@ -81,7 +86,6 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
         RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}`,
         AGENTYARD_API_URL: `http://127.0.0.1:${apiPort}`,
         LLM_MODEL: 'openai/scripted',
-        LLM_BASE_URL: llm.url,
         // A killed leader keeps the Lease until it runs out: short, so a restart takes over soon.
         AGENTYARD_LEASE_DURATION_SECONDS: '3',
         AGENTYARD_LEASE_RENEW_DEADLINE_SECONDS: '2',
@@ -93,7 +97,7 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
   };
 
   beforeAll(async () => {
-    [cluster, llm, apiPort] = await Promise.all([startTestCluster({ controllerManager: false }), startScriptedLlm(), freePort()]);
+    [cluster, llm, apiPort] = await Promise.all([startTestCluster({ controllerManager: false }), startScriptedLlm([], { apiKey: PROVIDER_KEY }), freePort()]);
     core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner' } });

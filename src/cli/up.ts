@@ -4,12 +4,14 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { openAppStore, startApiServer } from '../facade/index.ts';
+import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
@@ -29,9 +31,10 @@ function adminApiKey(dataDir: string, env: NodeJS.ProcessEnv): string {
   return key;
 }
 
-function modelEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+/** What agent servers inherit. Not the LLM_* variables: agents reach the model through the gateway. */
+function agentServerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ['LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'AGENTYARD_LOG_LEVEL']) {
+  for (const name of ['AGENTYARD_LOG_LEVEL']) {
     const value = env[name];
     if (value) out[name] = value;
   }
@@ -74,6 +77,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const settings = loadLifecycleSettings(env);
   const command = agentServerCommand(env);
   const pluginCatalog = loadPluginCatalog(env);
+  const modelUpstream = modelUpstreamFromEnv(env); // refuses a model it could never reach, now
   const log = createLogger('agentyard');
 
   const clock = systemClock;
@@ -85,8 +89,10 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, apiKey);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, port, host, log, ...(telemetry ? { telemetry } : {}) });
-  const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, port, host, log, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}) });
+  // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
+  const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;
+  const runtime = new ProcessRuntime({ dataDir, env: agentServerEnv(env), sinkBaseUrl: api.url, log, ...(model ? { model } : {}), ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 

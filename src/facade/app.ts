@@ -10,6 +10,7 @@ import { requireApiKey } from './auth.ts';
 import type { Facade } from './context.ts';
 import type { FacadeDeps } from './deps.ts';
 import { errorMiddleware } from './errors.ts';
+import { modelGateway } from './model-gateway/gateway.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
@@ -18,6 +19,7 @@ import { marketplaceRoutes } from './routes/marketplaces.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
 
@@ -68,7 +70,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes, usageRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };
@@ -78,6 +80,8 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
   app.use(errorMiddleware(facade.d.log));
+  // Before the body parser and the API-key check: it checks its own tokens first, then reads the body.
+  app.use(modelGateway(facade, { upstream: deps.modelUpstream }));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16mb' }));
   // Webhooks authenticate with the sandbox's session key; paths outside /api/v1 are just 404s.
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;

@@ -38,6 +38,8 @@ export interface ModelClientOptions {
   maxRetries?: number;
   /** Per attempt (OpenHands: 300 s). */
   timeoutMs?: number;
+  /** Sent with every call (the conversation's id, which the model gateway records usage under). */
+  headers?: Record<string, string>;
 }
 
 export const DEFAULT_MAX_RETRIES = 4;
@@ -61,6 +63,7 @@ export class ModelClient {
       ...(baseURL ? { baseURL } : {}),
       maxRetries: opts.maxRetries ?? DEFAULT_MAX_RETRIES,
       timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      ...(opts.headers ? { defaultHeaders: opts.headers } : {}),
     });
   }
 

@@ -122,6 +122,7 @@ export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, r
     ? flags.secrets.map((s) => parseSecretFlag(s))
     : [
         { namespace, ...v.secrets.apiKey, what: 'secrets.apiKey' },
+        // Read by the API's model gateway, so in the release namespace: sandboxes never get it.
         ...(v.secrets.modelProvider.name ? [{ namespace, ...v.secrets.modelProvider, what: 'secrets.modelProvider' }] : []),
         ...(v.database.external ? [{ namespace, ...v.secrets.database, what: 'secrets.database' }] : []),
       ];

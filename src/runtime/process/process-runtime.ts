@@ -40,8 +40,13 @@ export interface ProcessRuntimeOptions {
   dataDir: string;
   /** Command that runs the agent server; default: this repository's CLI on the current Node. */
   command?: string[];
-  /** Extra environment for every agent server (model settings, log level). */
+  /** Extra environment for every agent server (log level). */
   env?: Record<string, string>;
+  /**
+   * The model agents use, through the model gateway: each agent server gets LLM_MODEL, LLM_BASE_URL
+   * = the gateway and its sandbox's model token as LLM_API_KEY, never the provider's key.
+   */
+  model?: { model: string; gatewayUrl: string };
   /** The API's base URL: agent servers push events to `${sinkBaseUrl}/api/v1/webhooks/<sandbox>`. */
   sinkBaseUrl?: string;
   /** An agent server that has not printed its listening line after this long has failed (default 120 s). */
@@ -88,7 +93,7 @@ export class ProcessRuntime implements SandboxRuntime {
     return { phase: 'starting', runtimeId: name, message: 'Waiting for the agent server to answer /health' };
   }
 
-  async start(sb: Sandbox, opts: { sessionKey: string }): Promise<RuntimeState> {
+  async start(sb: Sandbox, opts: { sessionKey: string; modelToken?: string }): Promise<RuntimeState> {
     const current = await this.observe(sb);
     if (current.phase === 'running' || current.phase === 'starting') return current;
     const name = sb.metadata.name;
@@ -104,7 +109,7 @@ export class ProcessRuntime implements SandboxRuntime {
         cwd: join(dir, 'workspace'),
         detached: true, // its own process group: pause stops the agent's tools with it
         stdio: ['ignore', logFd, logFd],
-        env: this.#env(name, opts.sessionKey),
+        env: this.#env(name, opts.sessionKey, opts.modelToken),
       });
     } finally {
       closeSync(logFd);
@@ -149,7 +154,7 @@ export class ProcessRuntime implements SandboxRuntime {
   }
 
   /** Only what the agent server needs: the parent's environment (its own secrets) stays out. */
-  #env(name: string, sessionKey: string): Record<string, string> {
+  #env(name: string, sessionKey: string, modelToken: string | undefined): Record<string, string> {
     const dir = this.dirOf(name);
     return {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -158,6 +163,7 @@ export class ProcessRuntime implements SandboxRuntime {
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
       ...this.#o.env,
+      ...(this.#o.model && modelToken ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_API_KEY: modelToken } : {}),
       OH_SESSION_API_KEYS_0: sessionKey,
       // Seals the conversation secrets the agent server persists; derived so it survives restarts.
       OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${sessionKey}`).digest('hex'),
