@@ -47,4 +47,8 @@ export interface FacadeDeps {
   pluginCatalog?: CatalogPlugin[];
   /** The provider the model gateway forwards to (modelUpstreamFromEnv); none: the gateway answers 503. */
   modelUpstream?: ModelUpstream;
+  /** Where this process keeps its data (embedded: the data dir): /health reports its free disk space. */
+  dataDir?: string;
+  /** Free space below which /health says `degraded`. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
+  minFreeDiskBytes?: number;
 }

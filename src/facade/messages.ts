@@ -4,7 +4,7 @@
 // (delivery.ts) hands queued messages over in order once the sandbox runs. ERROR and MISSING
 // conversations are read-only.
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
-import { Conflict, Gone, NotFound, TooManyRequests } from '../api/errors.ts';
+import { Conflict, Gone, Invalid, NotFound, TooManyRequests } from '../api/errors.ts';
 import { SandboxKind, type Sandbox, type SandboxPhase } from '../api/sandbox.ts';
 import type { ActivityRecorder } from './activity.ts';
 import { admit } from './admission.ts';
@@ -12,7 +12,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { AgentMessage, FacadeDeps } from './deps.ts';
 import { agentClientFor } from './agent-client.ts';
 import { conversationSandboxStatus, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
-import type { AppSendMessageRequest } from '../api/app/requests.ts';
+import { messageSizeIssue, type AppSendMessageRequest } from '../api/app/requests.ts';
 
 export interface AppSendMessageResponse {
   success: boolean;
@@ -52,6 +52,8 @@ export async function sendMessage(
 ): Promise<AppSendMessageResponse> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
   if (!conv) throw new NotFound(`Conversation ${id} not found`);
+  const tooLong = messageSizeIssue(req.content, ['body', 'content']);
+  if (tooLong) throw new Invalid([tooLong]);
   const sandboxName = sandboxNameOf(conv);
   const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
   const status = conversationSandboxStatus(conv, sb);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { DeniedRanges } from './ranges.ts';
+import { minFreeDiskBytes } from '../../util/disk-space.ts';
 
 export interface SecretRef {
   namespace: string;
@@ -33,6 +34,10 @@ export interface PreflightSettings {
   databaseUrl?: string;
   /** The cluster ranges the sandbox NetworkPolicy denies; absent while networkPolicy.enabled is false. */
   deniedRanges?: DeniedRanges;
+  /** Where this process keeps data (AGENTYARD_DATA_DIR), whose free space is checked; absent: not checked. */
+  dataDir?: string;
+  /** AGENTYARD_MIN_FREE_DISK_MB in bytes (default 512 MiB). */
+  minFreeDiskBytes: number;
 }
 
 type Values = Record<string, unknown>;
@@ -144,5 +149,7 @@ export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, r
     leaseName: str(v.controller.lease.name) || `${name}-controller`,
     ...(env.AGENTYARD_DATABASE_URL ? { databaseUrl: env.AGENTYARD_DATABASE_URL } : {}),
     ...(v.networkPolicy.enabled === false ? {} : { deniedRanges: { podCidrs: strings(v.networkPolicy.podCidrs), serviceCidrs: strings(v.networkPolicy.serviceCidrs), nodeCidrs: strings(v.networkPolicy.nodeCidrs) } }),
+    ...(env.AGENTYARD_DATA_DIR ? { dataDir: env.AGENTYARD_DATA_DIR } : {}),
+    minFreeDiskBytes: minFreeDiskBytes(env),
   };
 }
