@@ -4,7 +4,7 @@
 // The start is held deterministically by the test's own cluster parts: in WAITING_FOR_SANDBOX by
 // the node agent not starting the sandbox's Pod, in STARTING_CONVERSATION by the host proxy (the
 // ingress) holding the agent server's answer to the create, which the agent server did carry out.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -158,6 +158,7 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
     const get = async <T>(path: string) => (await (await fetch(base + path, { headers })).json()) as T;
     return {
       conversations: async () => (await get<{ items: { id: string; execution_status: string }[] }>('/api/conversations/search')).items,
+      events: async (id: string) => (await get<{ items: EventItem[] }>(`/api/conversations/${id}/events/search?limit=100`)).items,
       eventIds: async (id: string) => (await get<{ items: EventItem[] }>(`/api/conversations/${id}/events/search?limit=100`)).items.map((e) => e.id),
     };
   };
@@ -242,12 +243,12 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
   });
 
   it('API SIGKILLed mid-start and again mid-run: the task stays readable and READY; events pushed while it was down arrive once, in order', async () => {
-    const reply = 'Done while the API was down.';
-    const model = deferred(); // the model's answer waits until the API is down again
-    llm.push(async () => {
-      await model.promise;
-      return { content: reply };
-    });
+    // The model is reached through the API's gateway, so the agent can only call it while an API
+    // runs. Its first answer runs two commands, each waiting for a file the test creates: the second
+    // kill falls between them, so the first one's events are made and pushed while the API is down.
+    const reply = 'Done after the API came back twice.';
+    const waitFor = (file: string, say: string) => ({ name: 'terminal', arguments: { command: `until [ -e ${file} ]; do sleep 0.1; done; echo ${say}` } });
+    llm.push({ toolCalls: [waitFor('gate-1', 'first-done'), waitFor('gate-2', 'second-done')] }, { content: reply });
     const callsBefore = llm.requests.length;
     const text = 'please say done, once (API)';
 
@@ -256,39 +257,47 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
     const sandboxId = (await taskIn(task.id, 'WAITING_FOR_SANDBOX')).sandbox_id!;
     await api.stop('SIGKILL');
 
-    // The controller finishes the start without the API; the agent begins and asks the model.
+    // The controller finishes the start without the API; the agent begins, and its model call
+    // (retried, LLM_NUM_RETRIES) gets through once the API, and with it the gateway, is back.
     agent.hold(false);
     const conv = await eventually(async () => {
       const c = (await store.list(ConversationKind, NS)).items.find((c) => c.status?.sandboxName === sandboxId);
       return c?.status?.startTask?.status === 'READY' ? c : undefined;
     }, 'the controller to finish the start', 45_000, 100);
     const conversationId = conv.metadata.name;
-    await eventually(async () => (llm.requests.length > callsBefore ? true : undefined), 'the agent to call the model', 45_000, 100);
-
     await startApi();
     expect(await taskOf(task.id)).toMatchObject({ status: 'READY', app_conversation_id: conversationId, sandbox_id: sandboxId });
-    // What the agent server holds so far (the user's message among it) reaches the restarted API.
+    await eventually(async () => (llm.requests.length > callsBefore ? true : undefined), 'the agent to reach the model through the restarted API', 60_000, 100);
+
+    // What the agent server holds so far (the user's message, the two actions) reaches the API.
     const server = await agentServer(sandboxId);
     const agentId = (await server.conversations())[0]!.id;
+    const kinds = async () => (await server.events(agentId)).map((e) => e.kind);
+    await eventually(async () => ((await kinds()).filter((k) => k === 'ActionEvent').length === 2 ? true : undefined), 'both actions', 45_000, 100);
     const apiEventIds = async () => (await call<{ items: EventItem[] }>('GET', `/api/v1/conversation/${conversationId}/events/search?limit=100`)).items.map((e) => e.id);
     const early = await eventually(async () => {
       const [expected, got] = [await server.eventIds(agentId), await apiEventIds()];
       return expected.length > 0 && JSON.stringify(got) === JSON.stringify(expected) ? got : undefined;
     }, 'the events so far to reach the restarted API', 45_000, 100);
 
-    // Killed again; the agent runs to its end meanwhile, its agent server retrying the push.
+    // Killed again; the first command ends meanwhile, its observation pushed with retries.
     await api.stop('SIGKILL');
-    model.resolve();
-    await eventually(async () => ((await server.conversations())[0]?.execution_status === 'finished' ? true : undefined), 'the agent to finish', 45_000, 100);
+    const project = join(agent.volumeDir(`${sandboxId}-workspace`), 'project');
+    writeFileSync(join(project, 'gate-1'), '');
+    await eventually(async () => ((await kinds()).includes('ObservationEvent') ? true : undefined), 'the first observation while the API is down', 45_000, 100);
     expect((await server.eventIds(agentId)).length).toBeGreaterThan(early.length);
-    // Only the API writes the execution status: it has not heard yet.
-    expect((await store.get(ConversationKind, NS, conversationId))?.status?.executionStatus).not.toBe('finished');
 
     await startApi();
+    writeFileSync(join(project, 'gate-2'), '');
     const record = await recordWhenFinished(conversationId);
     expect(record.sandbox_status).toBe('RUNNING');
     const items = await expectEventsOnce(conversationId, sandboxId);
     expect(items.slice(0, early.length).map((e) => e.id)).toEqual(early);
-    expectOneAgentMessage(items, text, reply, callsBefore);
+    expect(items.filter((e) => e.kind === 'MessageEvent' && e.source === 'user').map(textOf)).toEqual([text]);
+    expect(items.filter((e) => e.kind === 'MessageEvent' && e.source === 'agent').map(textOf)).toEqual([reply]);
+    const calls = llm.requests.slice(callsBefore);
+    expect(calls).toHaveLength(2); // the answer with both commands, then the reply
+    expect(JSON.stringify(calls[0]!.messages).split(text).length - 1).toBe(1);
+    expect(llm.failures).toEqual([]);
   });
 });

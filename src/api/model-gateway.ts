@@ -18,6 +18,13 @@ export function modelGatewayUrl(apiBaseUrl: string): string {
  */
 export const MODEL_TOKEN_KEY = 'model-token';
 
+/**
+ * LLM_NUM_RETRIES (attempts in all) for agent servers that call the gateway: with the default waits
+ * (4 s doubling, at most 30 s) ten attempts span about three minutes, long enough for the API (and
+ * so the gateway) to restart.
+ */
+export const GATEWAY_MODEL_RETRIES = 10;
+
 /** Which conversation a call is for, as the agent server says; the gateway checks it belongs to the sandbox. */
 export const CONVERSATION_HEADER = 'x-agentyard-conversation-id';
 

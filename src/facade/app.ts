@@ -96,7 +96,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
   app.use(errorMiddleware(facade.d.log));
-  // Before the API-key check: the gateway checks its own tokens first, then reads the body.
+  // Before the API-key check: the model gateway checks its own tokens first, then reads the body.
   app.use(modelGateway(facade, { upstream: deps.modelUpstream }));
   const open = publicPaths(facade);
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;

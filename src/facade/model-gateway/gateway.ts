@@ -10,6 +10,7 @@ import { LABEL_OWNER } from '../../api/meta.ts';
 import { CONVERSATION_HEADER, MODEL_GATEWAY_PATH, MODEL_TOKEN_KEY, modelTokenSandbox } from '../../api/model-gateway.ts';
 import { SandboxKind, type Sandbox } from '../../api/sandbox.ts';
 import { SecretKind } from '../../api/secret.ts';
+import { closeIfBody } from '../auth.ts';
 import type { Facade } from '../context.ts';
 import { STATUS_BY_CODE } from '../errors.ts';
 import { keyMatches, sandboxNameOf, sessionSecretName } from '../resources.ts';
@@ -153,6 +154,8 @@ export function modelGateway({ d }: Facade, o: ModelGatewayOptions): Middleware 
       throw new NotImplemented(`The model gateway forwards POST ${MODEL_GATEWAY_PATH}/chat/completions and GET ${MODEL_GATEWAY_PATH}/models only, not ${route}`);
     } catch (err) {
       if (!(err instanceof AgentyardError)) throw err;
+      // As the API's own key check: a refused upload is not drained; its socket closes after the answer.
+      if (err instanceof Unauthorized || err instanceof PayloadTooLarge) closeIfBody(ctx);
       // OpenAI clients read `error.message`; 4xx answers are final for them.
       ctx.status = err instanceof PayloadTooLarge ? 413 : STATUS_BY_CODE[err.code];
       if (ctx.status < 500) ctx.set('x-should-retry', 'false');

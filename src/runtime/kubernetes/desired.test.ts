@@ -35,6 +35,7 @@ describe('desired objects for a sandbox', () => {
     expect(env['LLM_BASE_URL']!.value).toBe('http://api.agentyard.svc/model-gateway/v1');
     expect(env['LLM_API_KEY']!.valueFrom?.secretKeyRef).toEqual({ name: 'abc-session', key: 'model-token' });
     expect(c.env!.flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []))).toEqual(['abc-session', 'abc-session', 'abc-session', 'abc-session']);
+    expect(env['LLM_NUM_RETRIES']!.value).toBe('10'); // rides out a restart of the API the gateway is part of
     expect(env['AGENTYARD_EVENT_SINK_URL']!.value).toBe('http://api.agentyard.svc/api/v1/webhooks/abc');
     expect(c.env!.filter((e) => e.value !== undefined).map((e) => e.name)).not.toContain('LLM_API_KEY');
   });

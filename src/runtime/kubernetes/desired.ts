@@ -6,7 +6,7 @@
 // own namespace (spec part 1 item 4).
 import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Service, V1OwnerReference, V1EnvVar } from '@kubernetes/client-node';
 import { SINK_ENV } from '../../api/event-sink.ts';
-import { MODEL_TOKEN_KEY } from '../../api/model-gateway.ts';
+import { GATEWAY_MODEL_RETRIES, MODEL_TOKEN_KEY } from '../../api/model-gateway.ts';
 import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { RuntimeAddressing } from './addressing.ts';
@@ -74,6 +74,7 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
       { name: 'LLM_MODEL', value: s.llm.model },
       { name: 'LLM_BASE_URL', value: s.llm.gatewayUrl },
       { name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: sessionSecretName(sb.metadata.name), key: MODEL_TOKEN_KEY } } },
+      { name: 'LLM_NUM_RETRIES', value: String(GATEWAY_MODEL_RETRIES) },
     );
   }
   return vars;

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SINK_ENV } from '../../api/event-sink.ts';
+import { GATEWAY_MODEL_RETRIES } from '../../api/model-gateway.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRuntime } from '../types.ts';
@@ -163,7 +164,9 @@ export class ProcessRuntime implements SandboxRuntime {
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
       ...this.#o.env,
-      ...(this.#o.model && modelToken ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_API_KEY: modelToken } : {}),
+      ...(this.#o.model && modelToken
+        ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_API_KEY: modelToken, LLM_NUM_RETRIES: String(GATEWAY_MODEL_RETRIES) }
+        : {}),
       OH_SESSION_API_KEYS_0: sessionKey,
       // Seals the conversation secrets the agent server persists; derived so it survives restarts.
       OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${sessionKey}`).digest('hex'),
