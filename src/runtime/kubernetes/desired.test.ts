@@ -49,6 +49,13 @@ describe('desired objects for a sandbox', () => {
     expect(ing.spec?.rules?.[0]?.host).toBe('abc-runtime.agents.example.com');
     expect(ing.spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'], secretName: 'wildcard-tls' }]);
   });
+
+  it('asks for the ingress controller\'s default certificate when TLS is on without a Secret, and for no TLS when it is off', () => {
+    const { tlsSecretName: _, ...noSecret } = settings;
+    expect(desiredIngress(sb, noSecret).spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'] }]);
+    const plain = { ...noSecret, addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'agents.example.com', RUNTIME_DISABLE_SSL: 'true' }) };
+    expect(desiredIngress(sb, plain).spec?.tls).toBeUndefined();
+  });
 });
 
 describe('the sandbox image is the user\'s; the agent server is brought in', () => {

@@ -38,7 +38,11 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
    */
   llm?: { model: string; gatewayUrl: string };
   ingressClassName?: string;
-  /** Secret holding the wildcard certificate for `*.<base>`, when TLS is on. */
+  /**
+   * Secret holding the wildcard certificate for `*.<base>`, beside the sandboxes. Unset while TLS
+   * is on: the Ingress names its host without a Secret and the ingress controller serves its
+   * default certificate, so no private key has to live in the sandbox namespace (the chart's way).
+   */
   tlsSecretName?: string;
   defaultStorage?: string;
   archiveStorage?: string;
@@ -262,7 +266,7 @@ export function desiredIngress(sb: Sandbox, s: KubeRuntimeSettings): V1Ingress {
     metadata: metadata(sb, sb.metadata.name),
     spec: {
       ...(s.ingressClassName ? { ingressClassName: s.ingressClassName } : {}),
-      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : {}),
+      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : s.addressing.urlFor(sb.metadata.name).startsWith('https:') ? { tls: [{ hosts: [host] }] } : {}),
       rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: SERVICE_PORT } } } }] } }],
     },
   };
