@@ -75,6 +75,13 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE user_settings ADD COLUMN git_login text;
   ALTER TABLE user_settings ADD COLUMN git_login_provider text NOT NULL DEFAULT 'github';
   `,
+  // 3 → 4: the SQLite store's version 6 (revoked keys, disabled users, administrators).
+  `
+  ALTER TABLE api_keys ADD COLUMN revoked_at text;
+  ALTER TABLE users ADD COLUMN disabled_at text;
+  ALTER TABLE users ADD COLUMN is_admin boolean NOT NULL DEFAULT false;
+  UPDATE users SET is_admin = true WHERE id = 'admin';
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
