@@ -104,6 +104,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   // The app store follows AGENTYARD_DATABASE_URL as `agentyard api` and `agentyard users` do; resources stay in SQLite.
   const db = await openAppStore({ databaseUrl: env.AGENTYARD_DATABASE_URL || undefined, sqlitePath: join(dataDir, 'app.db'), clock, log });
   if (!(await db.getUser(ADMIN_USER_ID))) await db.createUser('admin', ADMIN_USER_ID);
+  await db.setUserAdmin(ADMIN_USER_ID, true); // manages users through the API (/api/v1/users)
   const admin = adminApiKey(dataDir, env);
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
