@@ -27,6 +27,8 @@ import { trajectoryRoutes } from './routes/trajectory.ts';
 import { uploadRoutes } from './routes/upload.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
 import type { EventStore } from './store/event-store.ts';
+import type { StorageHealth } from './store/storage-health.ts';
+import { storageGuard } from './http/storage-guard.ts';
 
 export interface AppDeps {
   service: ConversationService;
@@ -36,6 +38,8 @@ export interface AppDeps {
   health: HealthDeps;
   bash: { service: BashService; store: BashEventStore };
   onActivity(): void;
+  /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
+  storage?: StorageHealth;
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -51,6 +55,7 @@ export function createApp(d: AppDeps): Koa {
   // Bodies are read only once the key is checked, and refused past 10 MB or 128 levels of nesting.
   api.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
   api.use(refuseDeepJson());
+  if (d.storage) api.use(storageGuard(d.storage));
   // Reads (a UI polling status) must not keep an idle sandbox awake; writes and events do.
   api.use(async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();

@@ -14,6 +14,7 @@ import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { MIN_FREE_DISK_ENV } from '../util/disk-space.ts';
 import { createLogger } from '../util/log.ts';
 
 const NAMESPACE = 'default';
@@ -54,7 +55,7 @@ function adminKeyNotice(admin: AdminKey): string {
 
 function modelEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ['LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'AGENTYARD_LOG_LEVEL']) {
+  for (const name of ['LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'AGENTYARD_LOG_LEVEL', MIN_FREE_DISK_ENV]) {
     const value = env[name];
     if (value) out[name] = value;
   }
@@ -109,7 +110,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, port, host, log, ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, dataDir, port, host, log, ...(telemetry ? { telemetry } : {}) });
   const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();

@@ -5,6 +5,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { generatedFiles } from '../api/gen/generated-files.ts';
+import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { createLogger } from '../util/log.ts';
 import { ActivityRecorder } from './activity.ts';
 import { requireApiKey } from './auth.ts';
@@ -25,10 +26,15 @@ import { webRoutes } from './web/routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
-/** Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. */
-function healthRoutes(): Router {
+/**
+ * Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. With a
+ * data dir, its free space too: `degraded` (still 200: a restart frees nothing) when it is low.
+ */
+function healthRoutes(deps: FacadeDeps): Router {
+  const minFree = deps.dataDir === undefined ? 0 : (deps.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
   return new Router().get('/health', (ctx) => {
-    ctx.body = { status: 'ok' };
+    const disk = deps.dataDir === undefined ? undefined : diskSpace(deps.dataDir, minFree);
+    ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
   });
 }
 
@@ -67,7 +73,7 @@ export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
  * routed without one and authenticated by their router with the sandbox's session key.
  */
 export function publicPaths(facade: Facade): Set<string> {
-  const routers = [healthRoutes(), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [])];
+  const routers = [healthRoutes(facade.d), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [])];
   return new Set(routers.flatMap((r) => r.stack.map((layer) => layer.path)).filter((p): p is string => typeof p === 'string'));
 }
 
@@ -82,7 +88,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
-  app.use(healthRoutes().routes());
+  app.use(healthRoutes(deps).routes());
   app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
   return app;
 }

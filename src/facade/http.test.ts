@@ -90,6 +90,11 @@ describe('every /api/v1 route, tried as a new user', () => {
     if (!(key in bodies)) throw new Error(`add a valid body for ${key} to this test`);
     return bodies[key];
   };
+  /** The query parameters a route requires, each with a value it accepts (they are all paths). */
+  const requiredQuery = (r: AppRoute): string => {
+    const required = ((r.query as { required?: string[] } | undefined)?.required ?? []).map((n) => `${n}=${encodeURIComponent('/workspace/x')}`);
+    return required.length ? `?${required.join('&')}` : '';
+  };
   const pathOf = (r: AppRoute, ids: typeof UNKNOWN) =>
     r.path.replace(/\{(\w+)\}/g, (_m, p: keyof typeof UNKNOWN) => (p === 'name' && r.path.includes('marketplaces') && ids === known ? 'mp' : ids[p]));
   const send = (r: AppRoute, path: string, o: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) =>
@@ -144,10 +149,20 @@ describe('every /api/v1 route, tried as a new user', () => {
     expect(tried).toBeGreaterThan(40);
   });
 
+  it('answers a missing required query parameter with 422 naming it', async () => {
+    const routes = APP_ROUTES.filter((r) => requiredQuery(r) !== '');
+    expect(routes.length).toBeGreaterThanOrEqual(3);
+    for (const r of routes) {
+      const res = await send(r, pathOf(r, known));
+      expect(res.status, where(r)).toBe(422);
+      expect(locs(res.body), where(r)).toEqual(((r.query as { required: string[] }).required).map((n) => `query.${n}`));
+    }
+  });
+
   it('answers an unknown id with 404 and a detail naming it (401 for an unknown sandbox behind a webhook)', async () => {
     for (const r of APP_ROUTES.filter((x) => x.path.includes('{'))) {
       const body = r.body ? validBody(r) : undefined;
-      const res = await send(r, pathOf(r, UNKNOWN), body !== undefined ? { body } : {});
+      const res = await send(r, pathOf(r, UNKNOWN) + requiredQuery(r), body !== undefined ? { body } : {});
       if (r.sandboxAuth) {
         expect(res, where(r)).toMatchObject({ status: 401, body: { detail: 'Invalid session API key for this sandbox' } });
         if (!r.path.includes('{conversation_id}')) continue;

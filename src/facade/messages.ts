@@ -61,6 +61,13 @@ export async function sendMessage(
   if (conv.status?.startTask?.status === 'ERROR') {
     throw new Conflict(`Conversation ${conv.metadata.name} failed to start (${conv.status.startTask.detail ?? 'no detail'}) and cannot take messages`);
   }
+  if (status === 'STARTING') {
+    // Spec part 3: a STARTING sandbox takes no messages. A PAUSED one does (it resumes and the
+    // message waits), and so does a RUNNING one whose conversation is still starting.
+    throw new Conflict(
+      `Conversation ${conv.metadata.name} cannot take messages while its sandbox is STARTING; send it once the start task is READY and the sandbox RUNNING`,
+    );
+  }
   const message: AgentMessage = { role: 'user', content: req.content, run: req.run ?? true };
   if (sandboxName) await activity.record(sandboxName);
 
@@ -78,12 +85,7 @@ export async function sendMessage(
     if (sb.status?.phase === 'PAUSED') await admit(d, 'Resuming this sandbox');
     await modify(d, SandboxKind, sb.metadata.name, (s) => (s.spec.paused === true ? ((s.spec.paused = false), s) : undefined));
   }
-  const note =
-    sb?.spec.paused === true || status === 'PAUSED'
-      ? 'queued until the sandbox resumes'
-      : status === 'STARTING'
-        ? 'queued until the sandbox is running'
-        : 'queued until the conversation is ready';
+  const note = sb?.spec.paused === true || status === 'PAUSED' ? 'queued until the sandbox resumes' : 'queued until the conversation is ready';
   await d.db.pending.add(conv.metadata.name, { role: 'user', content: req.content, run: req.run ?? true }, d.clock.now().toUTC().toISO()!);
   return { success: true, sandbox_status: status, message: note };
 }

@@ -20,8 +20,10 @@ function isArrayProp(p: Props[string] | undefined): boolean {
 export function parseQuery<T extends TSchema>(schema: T, query: Context['query']): ReturnType<typeof parseValue<T>> {
   const props = ((schema as unknown as { properties?: Props }).properties ?? {}) as Props;
   const raw: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined || !(k in props)) continue;
+  // Read the declared names only: what a route reads is what its schema (and so the document) declares.
+  for (const k of Object.keys(props)) {
+    const v = query[k];
+    if (v === undefined) continue;
     // A repeated scalar keeps its last value, as FastAPI does.
     raw[k] = isArrayProp(props[k]) ? [v].flat() : Array.isArray(v) ? v[v.length - 1] : v;
   }

@@ -1,7 +1,7 @@
 // Request bodies and query parameters of the /api/v1 routes (OpenHands V1 names). Responses
 // are in responses.ts; the facade validates with these and the OpenAPI document shows them.
 import Type, { type Static } from 'typebox';
-import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../conversation.ts';
+import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping, SpanName } from '../conversation.ts';
 import { ImageContent, TextContent } from '../events/index.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
@@ -43,7 +43,7 @@ export const AppConversationStartRequest = Type.Object(
     sandbox_id: Nullable(Type.String({ minLength: 1 })),
     secrets: Nullable(Type.Record(Type.String(), Type.String())),
     plugins: Nullable(Type.Array(PluginSpec)),
-    observability_span_name: Nullable(Type.String({ pattern: '^[A-Za-z0-9._:/-]+$', maxLength: 128 })),
+    observability_span_name: Nullable(SpanName),
     observability_tags: Nullable(Type.Array(Type.String({ minLength: 1 }))),
     observability_metadata: Nullable(ObservabilityMetadata),
     title: Nullable(Type.String({ maxLength: 200 })),
@@ -91,6 +91,15 @@ export const WorkspaceFilesQuery = Type.Object({
   path: Type.Optional(Type.String({ minLength: 1, description: 'Directory to list (absolute, or relative to the sandbox workspace); default: the conversation working directory' })),
 });
 export type WorkspaceFilesQuery = Static<typeof WorkspaceFilesQuery>;
+export const WorkspaceFileQuery = Type.Object({
+  file_path: Type.String({ minLength: 1, description: 'The file to read: an absolute path in the sandbox' }),
+});
+export type WorkspaceFileQuery = Static<typeof WorkspaceFileQuery>;
+export const WorkspaceGitQuery = Type.Object({
+  path: Type.String({ minLength: 1, description: 'An absolute path in the sandbox: the repository (changes) or the file (diff)' }),
+  ref: Type.Optional(Type.String({ minLength: 1, description: 'Compare against this ref instead of HEAD' })),
+});
+export type WorkspaceGitQuery = Static<typeof WorkspaceGitQuery>;
 export const IdQuery = Type.Object({ id: Ids });
 export type IdQuery = Static<typeof IdQuery>;
 

@@ -21,7 +21,9 @@ import {
   START_BODY_LIMIT_BYTES,
   StartTaskCountQuery,
   StartTaskSearchQuery,
+  WorkspaceFileQuery,
   WorkspaceFilesQuery,
+  WorkspaceGitQuery,
 } from '../../api/app/requests.ts';
 import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
@@ -84,8 +86,8 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.body = body;
   });
 
-  r.get('/:conversation_id/file', async (ctx) => {
-    ctx.body = JSON.stringify(await readWorkspaceFile(d, userOf(ctx), ctx.params['conversation_id']!, query(ctx, 'file_path')));
+  r.get('/:conversation_id/file', validate({ query: WorkspaceFileQuery }), async (ctx) => {
+    ctx.body = JSON.stringify(await readWorkspaceFile(d, userOf(ctx), ctx.params['conversation_id']!, input<WorkspaceFileQuery>(ctx).query.file_path));
     ctx.type = 'application/json';
   });
 
@@ -94,15 +96,11 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
   });
 
   for (const what of ['changes', 'diff'] as const) {
-    r.get(`/:conversation_id/git/${what}`, async (ctx) => {
-      ctx.body = await workspaceGit(d, userOf(ctx), ctx.params['conversation_id']!, what, query(ctx, 'path'), query(ctx, 'ref'));
+    r.get(`/:conversation_id/git/${what}`, validate({ query: WorkspaceGitQuery }), async (ctx) => {
+      const { path, ref } = input<WorkspaceGitQuery>(ctx).query;
+      ctx.body = await workspaceGit(d, userOf(ctx), ctx.params['conversation_id']!, what, path, ref);
     });
   }
 
   return r;
-}
-
-function query(ctx: { query: Record<string, string | string[] | undefined> }, name: string): string | undefined {
-  const v = ctx.query[name];
-  return Array.isArray(v) ? v[0] : v;
 }
