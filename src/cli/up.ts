@@ -122,6 +122,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
     store.close();
     throw new Error(`this installation has ${users} users, but its sandboxes cannot be isolated from each other here (${isolation.reason}); refusing to start. Run it as root with bubblewrap installed (README, "Sandbox isolation").`);
   }
+  await db.setUserAdmin(ADMIN_USER_ID, true); // manages users through the API (/api/v1/users)
   const admin = adminApiKey(dataDir, env);
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
