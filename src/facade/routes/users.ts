@@ -1,12 +1,12 @@
 // /api/v1/users/me/keys (a user's own keys) and /api/v1/users (administrators manage users).
 // Revocation and disabling act at once: auth.ts looks every key up on every request.
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { KeyParams, UserKeyParams, UserParams } from '../../api/app/users.ts';
-import { Conflict, Forbidden, NotFound } from '../../api/errors.ts';
+import { Conflict, NotFound } from '../../api/errors.ts';
 import { userOf, type Facade } from '../context.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { validate } from '../validate.ts';
+import { adminOnly as requireAdmin } from '../admin.ts';
 
 async function revoke(d: FacadeDeps, userId: string, prefix: string): Promise<{ success: true }> {
   const result = await d.db.revokeApiKey(userId, prefix);
@@ -27,10 +27,7 @@ export function userRoutes({ d }: Facade): Router {
   });
 
   // Everything below is for administrators only.
-  const adminOnly = async (ctx: Context, next: () => Promise<unknown>) => {
-    if (!(await d.db.getUserInfo(userOf(ctx).id))?.admin) throw new Forbidden('Only administrators manage users');
-    await next();
-  };
+  const adminOnly = requireAdmin(d, 'Only administrators manage users');
 
   r.get('/', adminOnly, async (ctx) => {
     ctx.body = { items: await d.db.listUsers() };
