@@ -19,6 +19,7 @@ import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRuntime } from '../types.ts';
 import { archiveWorkspace } from './archive.ts';
 import { bootId, isAgentServer, stopGroup } from './processes.ts';
+import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const LOG_FILE = 'agent-server.log';
@@ -157,6 +158,7 @@ export class ProcessRuntime implements SandboxRuntime {
       HOME: join(dir, 'home'),
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
+      ...AGENT_SERVER_MEMORY_ENV,
       ...this.#o.env,
       OH_SESSION_API_KEYS_0: sessionKey,
       // Seals the conversation secrets the agent server persists; derived so it survives restarts.
