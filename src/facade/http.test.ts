@@ -24,7 +24,10 @@ describe('facade HTTP conventions', () => {
 
   it('answers unknown routes with 404 and wrong methods with 405', async () => {
     expect(await h.call('GET', '/api/v1/nothing-here')).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
-    expect(await h.call('GET', '/elsewhere', { key: null })).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
+    expect(await h.call('GET', '/elsewhere')).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
+    // The key is checked before anything is routed: without one, only the public pages answer.
+    expect(await h.call('GET', '/elsewhere', { key: null })).toMatchObject({ status: 401 });
+    expect((await h.call('GET', '/health', { key: null })).status).toBe(200);
     const r = await h.call('PUT', '/api/v1/sandboxes/search');
     expect(r).toMatchObject({ status: 405, body: { detail: 'Method Not Allowed' } });
     expect(r.headers.get('allow')).toContain('GET');
@@ -102,8 +105,8 @@ describe('every /api/v1 route, tried as a new user', () => {
   const props = (s: unknown) => Object.entries(((s as { properties?: object } | undefined)?.properties ?? {}) as Record<string, Record<string, unknown>>);
 
   it('answers malformed JSON with 400 on every route that reads a body', async () => {
-    const routes = APP_ROUTES.filter((r) => r.method === 'post' || r.method === 'patch');
-    expect(routes.length).toBeGreaterThan(10);
+    const routes = APP_ROUTES.filter((r) => r.body);
+    expect(routes.length).toBeGreaterThanOrEqual(10);
     for (const r of routes) {
       expect(await send(r, pathOf(r, known), { rawBody: '{"title": ' }), where(r)).toMatchObject({ status: 400, body: { detail: 'Malformed JSON in request body' } });
     }

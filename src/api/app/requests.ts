@@ -10,6 +10,24 @@ const STRICT = { additionalProperties: false } as const;
 export const MAX_BATCH_IDS = 100;
 export const MAX_SECRETS = 50;
 export const MAX_SECRET_VALUE_BYTES = 64 * 1024;
+/**
+ * A user message (initial_message, send-message), JSON-encoded. One limit for the whole path: the
+ * initial message is kept in the Conversation resource (etcd takes objects up to 1.5 MiB) and both
+ * go on to the agent server (10 MB bodies), so a message past it is refused here, with a 422 naming
+ * the field, instead of failing later where nobody sees it.
+ */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Bodies of the routes that carry a message: the message plus secrets and settings around it. */
+export const START_BODY_LIMIT_BYTES = MAX_MESSAGE_BYTES + MAX_SECRETS * MAX_SECRET_VALUE_BYTES + 1024 * 1024;
+export const SEND_MESSAGE_BODY_LIMIT_BYTES = MAX_MESSAGE_BYTES + 64 * 1024;
+
+/** A 422 issue when `message` is over MAX_MESSAGE_BYTES, located at `loc`. */
+export function messageSizeIssue(message: unknown, loc: (string | number)[]): { loc: (string | number)[]; msg: string; type: string } | undefined {
+  if (message === undefined || message === null) return undefined;
+  const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
+  if (bytes <= MAX_MESSAGE_BYTES) return undefined;
+  return { loc, msg: `A message is limited to ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB (JSON-encoded); this one has ${bytes} bytes`, type: 'too_long' };
+}
 
 /** Spec part 2, plus OpenHands' `title`. Unknown fields are refused (422). */
 export const AppConversationStartRequest = Type.Object(

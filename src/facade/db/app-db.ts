@@ -5,6 +5,7 @@ import { systemClock, type Clock } from '../../controller/clock.ts';
 import { EventLog } from './event-log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
+import { SqliteModelUsage } from './model-usage.ts';
 import { PendingMessages } from './pending-messages.ts';
 import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from './types.ts';
 
@@ -14,6 +15,7 @@ export class SqliteAppStore implements AppStore {
   readonly db: Database.Database;
   readonly events: EventLog;
   readonly pending: PendingMessages;
+  readonly usage: SqliteModelUsage;
   readonly #clock: Clock;
 
   constructor(path: string, opts: { clock?: Clock } = {}) {
@@ -30,6 +32,7 @@ export class SqliteAppStore implements AppStore {
     }
     this.events = new EventLog(this.db);
     this.pending = new PendingMessages(this.db, this.#clock);
+    this.usage = new SqliteModelUsage(this.db);
   }
 
   #now(): string {

@@ -17,6 +17,8 @@ import {
   ConversationCountQuery,
   ConversationSearchQuery,
   IdsQuery,
+  SEND_MESSAGE_BODY_LIMIT_BYTES,
+  START_BODY_LIMIT_BYTES,
   StartTaskCountQuery,
   StartTaskSearchQuery,
   WorkspaceFileQuery,
@@ -26,12 +28,13 @@ import {
 import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
+import { jsonBody } from '../body.ts';
 import { validate } from '../validate.ts';
 
 export function appConversationRoutes({ d, activity }: Facade): Router {
   const r = new Router({ prefix: '/app-conversations' });
 
-  r.post('/', validate({ body: AppConversationStartRequest }), async (ctx) => {
+  r.post('/', validate({ body: AppConversationStartRequest, bodyLimitBytes: START_BODY_LIMIT_BYTES }), async (ctx) => {
     ctx.body = await startConversation(d, userOf(ctx), input<unknown, AppConversationStartRequest>(ctx).body);
   });
 
@@ -59,7 +62,7 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.body = await countStartTasks(d, userOf(ctx), input<StartTaskCountQuery>(ctx).query);
   });
 
-  r.post('/:conversation_id/send-message', validate({ body: AppSendMessageRequest }), async (ctx) => {
+  r.post('/:conversation_id/send-message', validate({ body: AppSendMessageRequest, bodyLimitBytes: SEND_MESSAGE_BODY_LIMIT_BYTES }), async (ctx) => {
     const body = input<unknown, AppSendMessageRequest>(ctx).body;
     ctx.body = await sendMessage(d, activity, userOf(ctx), ctx.params['conversation_id']!, body);
   });
@@ -68,7 +71,7 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     refuseFixedAtStart(ctx.request.body);
     await next();
   };
-  r.patch('/:conversation_id', fixedAtStart, validate({ body: AppConversationUpdateRequest }), async (ctx) => {
+  r.patch('/:conversation_id', jsonBody(), fixedAtStart, validate({ body: AppConversationUpdateRequest }), async (ctx) => {
     ctx.body = await updateConversation(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppConversationUpdateRequest>(ctx).body);
   });
 

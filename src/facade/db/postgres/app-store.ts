@@ -8,6 +8,7 @@ import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
 import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from '../types.ts';
 import { PgEventLog } from './event-log.ts';
 import { migratePostgres } from './migrations.ts';
+import { PgModelUsage } from './model-usage.ts';
 import { PgPendingMessages } from './pending.ts';
 import { inTransaction } from './sql.ts';
 
@@ -22,6 +23,7 @@ export class PostgresAppStore implements AppStore {
   readonly pool: pg.Pool;
   readonly events: PgEventLog;
   readonly pending: PgPendingMessages;
+  readonly usage: PgModelUsage;
   readonly #clock: Clock;
   #closed = false;
 
@@ -30,6 +32,7 @@ export class PostgresAppStore implements AppStore {
     this.#clock = clock;
     this.events = new PgEventLog(pool);
     this.pending = new PgPendingMessages(pool);
+    this.usage = new PgModelUsage(pool);
   }
 
   /** Connects and brings the schema up to date (safe when several replicas start at once). */
