@@ -134,10 +134,11 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 
-  process.stdout.write(adminKeyNotice(admin));
-  process.stdout.write(`agentyard is up at ${api.url}\n`);
+  // Before the "is up" line, which is what scripts wait for.
   process.stdout.write(`${isolation.summary}\n`);
   log[isolation.isolated ? 'info' : 'warn']({ isolated: isolation.isolated, ...(isolation.reason ? { reason: isolation.reason } : {}) }, isolation.summary);
+  process.stdout.write(adminKeyNotice(admin));
+  process.stdout.write(`agentyard is up at ${api.url}\n`);
   if (!env.LLM_MODEL) {
     process.stdout.write('No model configured: set LLM_MODEL, LLM_BASE_URL and LLM_API_KEY for the agent to work.\n');
   }
