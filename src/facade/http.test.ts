@@ -80,6 +80,7 @@ describe('every /api/v1 route, tried as a new user', () => {
   const validBody = (r: AppRoute): unknown => {
     const bodies: Record<string, unknown> = {
       'POST /api/v1/app-conversations/{conversation_id}/send-message': { content: [{ type: 'text', text: 'hi' }] },
+      'POST /api/v1/conversations/{conversation_id}/pending-messages': { content: [{ type: 'text', text: 'hi' }] },
       'PATCH /api/v1/app-conversations/{conversation_id}': { title: 'x' },
       'PATCH /api/v1/secrets/{name}': { value: 'w' },
       'PATCH /api/v1/settings/marketplaces/{name}': { auto_load: true },
@@ -160,7 +161,8 @@ describe('every /api/v1 route, tried as a new user', () => {
   });
 
   it('answers an unknown id with 404 and a detail naming it (401 for an unknown sandbox behind a webhook)', async () => {
-    for (const r of APP_ROUTES.filter((x) => x.path.includes('{'))) {
+    // Routes not built answer 501 whatever the id (openhands-routes.test.ts).
+    for (const r of APP_ROUTES.filter((x) => x.path.includes('{') && !x.notBuilt)) {
       const body = r.body ? validBody(r) : undefined;
       const res = await send(r, pathOf(r, UNKNOWN) + requiredQuery(r), body !== undefined ? { body } : {});
       if (r.sandboxAuth) {

@@ -30,6 +30,7 @@ import {
   StartTaskSearchQuery,
 } from './requests.ts';
 import { ConversationHooksResponse } from './hooks.ts';
+import { ListQuery, ModelInfo, NOT_BUILT_ROUTES, PendingMessageRequest, PendingMessageResponse, ProviderInfo, SandboxSpecInfo } from './compat.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
 import { UsageReport, UsersUsage } from './usage.ts';
@@ -48,6 +49,8 @@ export interface AppRoute {
   sandboxAuth?: true;
   /** Readable without any key. */
   public?: true;
+  /** An OpenHands route agentyard does not build: always 501 with the reason. */
+  notBuilt?: true;
 }
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
@@ -83,6 +86,14 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/sandboxes/{sandbox_id}/pause', tag: 'sandboxes', summary: 'Pause (compute released, workspace kept); idempotent', response: Success },
   { method: 'post', path: '/api/v1/sandboxes/{sandbox_id}/resume', tag: 'sandboxes', summary: 'Resume; a new 12-hour window starts; idempotent', response: Success },
   { method: 'delete', path: '/api/v1/sandboxes/{sandbox_id}', tag: 'sandboxes', summary: 'Delete the sandbox; its conversations become read-only (MISSING). Idempotent: a repeat by the same user answers 200; pause or resume afterwards answers 410', query: SandboxDeleteQuery, response: Success },
+  { method: 'post', path: '/api/v1/app-conversations/stream-start', tag: 'conversations', summary: 'Start a conversation and stream its start task: one JSON array of snapshots, a new one at every change, closed at READY or ERROR (or after 15 minutes; poll on from there)', body: AppConversationStartRequest, response: Type.Array(AppConversationStartTask) },
+  { method: 'post', path: '/api/v1/conversations/{conversation_id}/pending-messages', tag: 'conversations', summary: "Queue a message for a conversation that may still be starting (id: the conversation's, or task-<start task id>); delivered in order once it is READY and its sandbox RUNNING. 201 queued; 200 delivered at once when ready with nothing waiting; 429 past 10 waiting", body: PendingMessageRequest, response: PendingMessageResponse },
+  { method: 'get', path: '/api/v1/sandbox-specs/search', tag: 'sandboxes', summary: 'Sandbox specs: what a sandbox starts from (runtime, image, resources). One, default: the installation\'s', query: PageQuery, response: Page(SandboxSpecInfo) },
+  { method: 'get', path: '/api/v1/sandbox-specs', tag: 'sandboxes', summary: 'Get sandbox specs by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(SandboxSpecInfo)) },
+  { method: 'get', path: '/api/v1/config/models/search', tag: 'settings', summary: 'The model agents are given (LLM_MODEL); llm_model at start may name another the same endpoint serves', query: ListQuery, response: Page(ModelInfo) },
+  { method: 'get', path: '/api/v1/config/providers/search', tag: 'settings', summary: 'The provider of the configured model', query: ListQuery, response: Page(ProviderInfo) },
+  { method: 'get', path: '/api/v1/settings/conversation-schema', tag: 'settings', summary: 'JSON Schema of what a conversation is configured with: the start request', response: Type.Object({}, { additionalProperties: true }) },
+  ...NOT_BUILT_ROUTES.map((r): AppRoute => ({ method: r.method, path: r.path, tag: r.path.includes('/git/') ? 'users' : 'settings', summary: `Not built: answers 501. ${r.reason}`, notBuilt: true })),
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
   { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to', response: Type.Object({ id: Type.String(), name: Type.String() }) },
