@@ -136,9 +136,12 @@ describe('start tasks', () => {
     const a = await start();
     const b = await start(h.bob.key);
     const dashed = `${a.id.slice(0, 8)}-${a.id.slice(8, 12)}-${a.id.slice(12, 16)}-${a.id.slice(16, 20)}-${a.id.slice(20)}`;
-    const r = await h.call('GET', `/api/v1/app-conversations/start-tasks?ids=${a.id}&ids=${b.id}&ids=ffffffffffffffffffffffffffffffff&ids=junk&ids=${dashed}`);
+    const r = await h.call('GET', `/api/v1/app-conversations/start-tasks?ids=${a.id}&ids=${b.id}&ids=ffffffffffffffffffffffffffffffff&ids=${dashed}`);
     expect(r.status).toBe(200);
-    expect(r.body.map((t: { id: string } | null) => t?.id ?? null)).toEqual([a.id, null, null, null, a.id]);
+    expect(r.body.map((t: { id: string } | null) => t?.id ?? null)).toEqual([a.id, null, null, a.id]);
+    const junk = await h.call('GET', `/api/v1/app-conversations/start-tasks?ids=${a.id}&ids=junk`);
+    expect(junk.status).toBe(422);
+    expect(junk.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual([['query', 'ids', 1]]);
 
     const [conv] = (await h.store.list(ConversationKind, NS, { labelSelector: `${LABEL_START_TASK}=${a.id}` })).items;
     await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:9' });

@@ -126,7 +126,11 @@ const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10
 const PageId = Type.Optional(Type.String());
 const Ids = Type.Array(Type.String(), { maxItems: MAX_BATCH_IDS });
 
-export const IdsQuery = Type.Object({ ids: Ids });
+/**
+ * Conversation and start-task ids are UUIDs: a malformed one is a 422 at ['query', 'ids', i], as a
+ * generated client expects (OpenHands: 400/422), not a null that reads like "not found".
+ */
+export const IdsQuery = Type.Object({ ids: Type.Array(UuidString, { maxItems: MAX_BATCH_IDS }) });
 export type IdsQuery = Static<typeof IdsQuery>;
 /** GET /app-conversations/{id}/files: a directory in the sandbox; default the conversation's working dir. */
 export const WorkspaceFilesQuery = Type.Object({
@@ -144,6 +148,11 @@ export const WorkspaceGitQuery = Type.Object({
 export type WorkspaceGitQuery = Static<typeof WorkspaceGitQuery>;
 export const IdQuery = Type.Object({ id: Ids });
 export type IdQuery = Static<typeof IdQuery>;
+/** Sandbox ids are resource names (lowercase letters, digits, '-' and '.'): anything else is a 422 at ['query', 'id', i]. */
+export const SandboxIdsQuery = Type.Object({
+  id: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$', description: 'Sandbox id' }), { maxItems: MAX_BATCH_IDS }),
+});
+export type SandboxIdsQuery = Static<typeof SandboxIdsQuery>;
 
 const ConversationFilters = {
   title__contains: Type.Optional(Type.String()),
