@@ -61,7 +61,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     agent = new NodeAgent(cluster.kubeConfig, NS, work);
     await agent.start();
     proxy = await startHostProxy(DOMAIN, (id) => agent.portOf(id));
-    undoRouting = routeTestHostsToLoopback(DOMAIN);
+    undoRouting = routeTestHostsToLoopback(DOMAIN, proxy.port);
     llm = await startScriptedLlm([], { apiKey: PROVIDER_KEY });
     store = new KubeStore(cluster.kubeConfig);
     db = new SqliteAppStore(join(work, 'app.db'));
@@ -102,6 +102,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     await store.delete(SandboxKind, NS, '0digit-first');
     const sb = (await store.get(SandboxKind, NS, 'kubectl-sb'))!;
     expect(sb.status?.url).toBe(`http://kubectl-sb-runtime.${DOMAIN}:${proxy.port}`);
+    expect(sb.status?.internalUrl).toBe(`http://sandbox-kubectl-sb.${NS}.svc:80`);
     expect(sb.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: sb.metadata.generation });
 
     const pod = await core.readNamespacedPod({ name: 'kubectl-sb', namespace: NS });
@@ -176,6 +177,11 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     });
     const conv = (await store.get(ConversationKind, NS, ready.app_conversation_id))!;
     expect(conv.status?.sandboxName).toBe(ready.sandbox_id);
+    // The controller started it through the sandbox's Service, never through the public ingress host;
+    // clients still get the public host.
+    const creates = proxy.requests.filter((r) => r.method === 'POST' && r.path === '/api/conversations');
+    expect(creates.map((r) => r.host)).toEqual([`sandbox-${ready.sandbox_id}.${NS}.svc`]);
+    expect(ready.agent_server_url).toBe(`http://${ready.sandbox_id}-runtime.${DOMAIN}:${proxy.port}`);
     const secret = await core.readNamespacedSecret({ name: conv.spec.secretsRef!, namespace: NS });
     expect(Buffer.from(secret.data!.DEPLOY_TOKEN!, 'base64').toString()).toBe('tok-cluster-0123456789');
     expect(JSON.stringify(conv)).not.toContain('tok-cluster-0123456789');

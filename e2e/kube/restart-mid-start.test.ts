@@ -59,6 +59,7 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
   const startApi = async () => {
     api = runCli(['api'], {
       loopbackDomain: DOMAIN,
+      serviceProxyPort: proxy.port,
       env: {
         KUBECONFIG: cluster.kubeconfigPath,
         AGENTYARD_SANDBOX_NAMESPACE: NS,
@@ -78,6 +79,7 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
   const startController = async () => {
     controller = runCli(['controller'], {
       loopbackDomain: DOMAIN,
+      serviceProxyPort: proxy.port,
       env: {
         KUBECONFIG: cluster.kubeconfigPath,
         AGENTYARD_SANDBOX_NAMESPACE: NS,
@@ -111,7 +113,7 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
         return holdCreate?.promise;
       },
     });
-    undoRouting = routeTestHostsToLoopback(DOMAIN); // this process reads the agent servers too
+    undoRouting = routeTestHostsToLoopback(DOMAIN, proxy.port); // this process reads the agent servers too
     await Promise.all([startApi(), startController()]);
   }, 120_000);
 

@@ -80,7 +80,9 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   const llm = sandboxModel(env);
   const runtime = new KubernetesRuntime(kc, {
     namespace,
-    image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the image sandboxes run (this same agentyard image)'),
+    image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the default image sandboxes run (any Linux image with a shell; the agentyard image by default)'),
+    // The agentyard image, source of the agent bundle that sandbox Pods copy into their image.
+    ...(env.AGENTYARD_IMAGE ? { agentImage: env.AGENTYARD_IMAGE } : {}),
     storageClass: required(env, 'STORAGE_CLASS', 'a StorageClass of the cluster for sandbox workspaces'),
     addressing,
     ...(env.AGENTYARD_API_URL ? { sinkBaseUrl: env.AGENTYARD_API_URL } : {}),

@@ -28,15 +28,29 @@ import { webRoutes } from './web/routes.ts';
 export const API_PREFIX = '/api/v1';
 
 /**
- * Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. With a
- * data dir, its free space too: `degraded` (still 200: a restart frees nothing) when it is low.
+ * Probes, outside /api/v1, no key needed. Liveness (/health): 200 once the app serves, nothing
+ * else, so a slow database never gets a working process restarted; with a data dir, its free space
+ * too: `degraded` (still 200: a restart frees nothing) when it is low. Readiness (/ready): the app
+ * database answers as well, so a replica that cannot reach it leaves its Service instead of
+ * answering 500s.
  */
-function healthRoutes(deps: FacadeDeps): Router {
-  const minFree = deps.dataDir === undefined ? 0 : (deps.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
-  return new Router().get('/health', (ctx) => {
-    const disk = deps.dataDir === undefined ? undefined : diskSpace(deps.dataDir, minFree);
-    ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
-  });
+function healthRoutes(d: Facade['d']): Router {
+  const minFree = d.dataDir === undefined ? 0 : (d.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
+  return new Router()
+    .get('/health', (ctx) => {
+      const disk = d.dataDir === undefined ? undefined : diskSpace(d.dataDir, minFree);
+      ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
+    })
+    .get('/ready', async (ctx) => {
+      try {
+        await d.db.getUser('readiness-probe'); // any read that goes to the database
+        ctx.body = { status: 'ok' };
+      } catch (err) {
+        d.log.warn({ err }, 'readiness: the app database does not answer');
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable', detail: 'The app database does not answer' };
+      }
+    });
 }
 
 const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -91,7 +105,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
-  app.use(healthRoutes(deps).routes());
+  app.use(healthRoutes(facade.d).routes());
   app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
   return app;
 }

@@ -12,6 +12,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { batchConversations } from './queries.ts';
 import { deletedByUser, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { agentServerDialUrl } from '../runtime/dial.ts';
 
 async function owned(d: FacadeDeps, user: AppUser, id: string): Promise<Conversation> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
@@ -85,9 +86,10 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
   await d.db.recordDeletion('Conversation', name, user.id);
   const sandboxName = sandboxNameOf(conv);
   const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
-  if (sb?.status?.phase === 'RUNNING' && sb.status.url) {
+  const dialUrl = sb?.status?.phase === 'RUNNING' ? agentServerDialUrl(sb) : undefined;
+  if (sb && dialUrl) {
     // Best effort: the agent server forgets it now; the sandbox may be shared with others.
-    await new AgentServerClient(sb.status.url, await sessionKeyOf(d, sb.metadata.name)).deleteConversation(name).catch((err: unknown) => {
+    await new AgentServerClient(dialUrl, await sessionKeyOf(d, sb.metadata.name)).deleteConversation(name).catch((err: unknown) => {
       d.log?.warn({ err, conversation: name }, 'the agent server did not delete the conversation');
     });
   }

@@ -44,6 +44,18 @@ describe('send-message', () => {
     expect(sb!.metadata.annotations?.[ANNOTATION_LAST_ACTIVITY]).toBe('2026-03-01T10:00:00.000Z');
   });
 
+  it('dials the in-cluster address while clients keep getting the public one', async () => {
+    // As KubernetesRuntime reports it: a public host that does not resolve here, the Service that does.
+    const sb = (await h.store.get(SandboxKind, NS, 'sb-1'))!;
+    const publicUrl = 'http://sb-1-runtime.agents.invalid';
+    await h.store.updateStatus(SandboxKind, { ...sb, status: { ...sb.status, url: publicUrl, internalUrl: agent.url } });
+    expect((await send('through the service', { run: false })).status).toBe(200);
+    expect(agent.received.map((r) => r.path)).toEqual([`/api/conversations/${id}/events`]);
+    const conv = await h.call('GET', `/api/v1/app-conversations?ids=${id}`);
+    expect(conv.body[0]).toMatchObject({ conversation_url: `${publicUrl}/api/conversations/${id}` });
+    expect(JSON.stringify(conv.body)).not.toContain(agent.url);
+  });
+
   it('defaults run to true and validates the body', async () => {
     await send('go');
     expect(agent.received[0]!.body.run).toBe(true);

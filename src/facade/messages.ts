@@ -13,6 +13,7 @@ import type { AgentMessage, FacadeDeps } from './deps.ts';
 import { agentClientFor } from './agent-client.ts';
 import { conversationSandboxStatus, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
 import { messageSizeIssue, type AppSendMessageRequest } from '../api/app/requests.ts';
+import { agentServerDialUrl } from '../runtime/dial.ts';
 
 export interface AppSendMessageResponse {
   success: boolean;
@@ -32,7 +33,7 @@ export function isDeliverable(conv: Conversation, sb: Sandbox | undefined): sb i
     sb !== undefined &&
     conversationSandboxStatus(conv, sb) === 'RUNNING' &&
     sb.spec.paused !== true &&
-    sb.status?.url !== undefined &&
+    agentServerDialUrl(sb) !== undefined &&
     conv.status?.startTask?.status === 'READY'
   );
 }
@@ -40,7 +41,7 @@ export function isDeliverable(conv: Conversation, sb: Sandbox | undefined): sb i
 export async function deliver(d: FacadeDeps, conv: Conversation, sb: Sandbox, message: AgentMessage): Promise<void> {
   const key = await sessionKeyOf(d, sb.metadata.name);
   if (key === undefined) throw new Conflict(`Sandbox ${sb.metadata.name} has no session key yet`);
-  await agentClientFor(d)(sb.status!.url!, key).sendMessage(conv.metadata.name, message);
+  await agentClientFor(d)(agentServerDialUrl(sb)!, key).sendMessage(conv.metadata.name, message);
 }
 
 export async function sendMessage(

@@ -9,8 +9,11 @@ export type RuntimeState =
   | { phase: 'absent' }
   /** Being created or resumed; not serving yet. */
   | { phase: 'starting'; runtimeId: string; message?: string }
-  /** Serving: the agent server answers /health. */
-  | { phase: 'running'; runtimeId: string; url: string }
+  /**
+   * Serving: the agent server answers /health. `url` is the public address clients get;
+   * `internalUrl`, when the runtime has one, is where the control plane dials instead.
+   */
+  | { phase: 'running'; runtimeId: string; url: string; internalUrl?: string }
   /** Compute released, workspace kept. */
   | { phase: 'paused'; runtimeId: string }
   /** Failed and will not recover by itself. */

@@ -156,11 +156,13 @@ function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandb
         status.phase = 'STARTING';
       }
       delete status.url;
+      delete status.internalUrl;
       break;
     case 'starting':
       status.phase = 'STARTING';
       status.runtimeId = state.runtimeId;
       delete status.url;
+      delete status.internalUrl;
       if (state.message) status.message = state.message;
       break;
     case 'running':
@@ -168,6 +170,8 @@ function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandb
       status.phase = 'RUNNING';
       status.runtimeId = state.runtimeId;
       status.url = state.url;
+      if (state.internalUrl) status.internalUrl = state.internalUrl;
+      else delete status.internalUrl;
       delete status.pausedAt;
       delete status.pauseReason;
       delete status.message;
@@ -178,6 +182,7 @@ function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandb
       status.pauseReason = undefined;
       delete status.pauseReason;
       delete status.url;
+      delete status.internalUrl;
       status.conditions = setCondition(status.conditions ?? [], { type: ConditionType.Ready, status: 'False', reason: state.reason, message: state.message }, now);
       break;
   }

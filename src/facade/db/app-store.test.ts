@@ -10,7 +10,7 @@ import { ManualClock } from '../../controller/clock.ts';
 import { postgresBinDir, startPostgres, type PgServer } from '../../testing/postgres/server.ts';
 import { SqliteAppStore } from './app-db.ts';
 import { PostgresAppStore } from './postgres/app-store.ts';
-import type { AppStore } from './types.ts';
+import { SingleUserInstallation, type AppStore } from './types.ts';
 
 const ev = (id: string, kind = 'PauseEvent', ts = '2026-03-01T10:00:00.000Z') => ({ id, timestamp: ts, source: 'user', kind }) as unknown as Event;
 
@@ -103,6 +103,23 @@ for (const b of backends) {
         { prefix: 'operator-', created_at: '2026-03-01T10:00:00.000Z' },
       ]);
       await expect(db.createUser('again', u.id)).rejects.toThrow();
+    });
+
+    it('refuses a second user while single-user, with the reason, and allows it once cleared', async () => {
+      expect(await db.singleUserReason()).toBeUndefined();
+      await db.setSingleUser('no bubblewrap');
+      await db.setSingleUser('bubblewrap is not installed');
+      expect(await db.singleUserReason()).toBe('bubblewrap is not installed');
+      const admin = await db.createUser('admin', 'admin');
+      const refused = await db.createUser('bob').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SingleUserInstallation);
+      expect((refused as Error).message).toContain('bubblewrap is not installed');
+      expect(await db.countUsers()).toBe(1);
+      expect(await db.getUser(admin.id)).toEqual(admin);
+      await db.setSingleUser(undefined);
+      expect(await db.singleUserReason()).toBeUndefined();
+      await db.createUser('bob');
+      expect(await db.countUsers()).toBe(2);
     });
 
     it('stores settings per user with the NO_GROUPING default and no Git login', async () => {

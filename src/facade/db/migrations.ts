@@ -98,6 +98,14 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX model_usage_user ON model_usage (user_id);
   `,
+  // 6 → 7: facts about the installation itself; 'single_user' (its value the reason) while
+  // `agentyard up` runs sandboxes without isolation, when a second user must be refused.
+  `
+  CREATE TABLE installation (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

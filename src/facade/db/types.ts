@@ -4,6 +4,17 @@
 // async so callers do not care which one they hold.
 import type { GitProvider, SandboxGrouping } from '../../api/conversation.ts';
 import type { Event } from '../../api/events/index.ts';
+import { Conflict } from '../../api/errors.ts';
+
+/** A second user for an installation that can only keep one apart from nobody. */
+export class SingleUserInstallation extends Conflict {
+  constructor(reason: string) {
+    super(
+      `this installation serves one user only: its sandboxes are not isolated from each other (${reason}). ` +
+        'Run `agentyard up` as root with bubblewrap installed (see README, "Sandbox isolation") to add users.',
+    );
+  }
+}
 
 export interface AppUser {
   id: string;
@@ -146,7 +157,15 @@ export interface AppStore {
   readonly events: EventStore;
   readonly pending: PendingStore;
   readonly usage: ModelUsageStore;
+  /** Refused (SingleUserInstallation) when the installation is single-user and has a user already. */
   createUser(name: string, id?: string): Promise<AppUser>;
+  countUsers(): Promise<number>;
+  /**
+   * Marks the installation single-user, with the reason (embedded mode whose sandboxes are not
+   * isolated from each other), or clears the mark (undefined). While marked, no second user.
+   */
+  setSingleUser(reason: string | undefined): Promise<void>;
+  singleUserReason(): Promise<string | undefined>;
   getUser(id: string): Promise<AppUser | undefined>;
   /** Issues a new key. The plaintext is returned once; only its hash is kept. */
   createApiKey(userId: string): Promise<string>;

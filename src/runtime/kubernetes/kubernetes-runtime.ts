@@ -5,7 +5,7 @@ import { NotFound, Conflict, Unavailable } from '../../api/errors.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { fromKube } from '../../store/kube/errors.ts';
 import type { RuntimeState, SandboxRuntime } from '../types.ts';
-import { archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
+import { archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
 
 /** Container waiting reasons that will not heal without a change: the sandbox is ERROR. */
 const FATAL_WAITING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError']);
@@ -43,7 +43,7 @@ export class KubernetesRuntime implements SandboxRuntime {
       const pvc = await this.#read(() => this.#core.readNamespacedPersistentVolumeClaim({ name: pvcName(name), namespace: this.#ns(sb) }));
       return pvc ? { phase: 'paused', runtimeId: name } : { phase: 'absent' };
     }
-    return podState(name, pod, this.#s.addressing.urlFor(name));
+    return podState(name, pod, this.#s.addressing.urlFor(name), internalUrl(name, this.#ns(sb)));
   }
 
   async start(sb: Sandbox): Promise<RuntimeState> {
@@ -131,7 +131,7 @@ export class KubernetesRuntime implements SandboxRuntime {
 }
 
 /** Pod status → runtime state: Ready is running; a fatal waiting reason or a Failed pod is failed. */
-export function podState(name: string, pod: V1Pod, url: string): RuntimeState {
+export function podState(name: string, pod: V1Pod, url: string, internal?: string): RuntimeState {
   const status = pod.status;
   if (status?.phase === 'Failed') return { phase: 'failed', runtimeId: name, reason: status.reason ?? 'PodFailed', message: status.message ?? 'The sandbox pod failed' };
   for (const c of status?.containerStatuses ?? []) {
@@ -139,6 +139,6 @@ export function podState(name: string, pod: V1Pod, url: string): RuntimeState {
     if (reason && FATAL_WAITING.has(reason)) return { phase: 'failed', runtimeId: name, reason, message: c.state?.waiting?.message ?? reason };
   }
   const ready = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  if (ready) return { phase: 'running', runtimeId: name, url };
+  if (ready) return { phase: 'running', runtimeId: name, url, ...(internal ? { internalUrl: internal } : {}) };
   return { phase: 'starting', runtimeId: name, message: status?.phase === 'Pending' ? 'Pod pending' : 'Waiting for the agent server to be ready' };
 }

@@ -19,6 +19,7 @@ import type { Sandbox } from '../../api/sandbox.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRuntime } from '../types.ts';
 import { archiveWorkspace } from './archive.ts';
+import { PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
 import { bootId, isAgentServer, stopGroup } from './processes.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
@@ -55,13 +56,17 @@ export interface ProcessRuntimeOptions {
   /** SIGTERM → SIGKILL grace when stopping (default 10 s). */
   stopGraceMs?: number;
   log?: Logger;
+  /** How the child is spawned: as its own user in its own namespaces, or plainly (default). */
+  launcher?: SandboxLauncher;
 }
 
 export class ProcessRuntime implements SandboxRuntime {
   readonly #o: ProcessRuntimeOptions;
+  readonly #launcher: SandboxLauncher;
 
   constructor(opts: ProcessRuntimeOptions) {
     this.#o = opts;
+    this.#launcher = opts.launcher ?? new PlainLauncher();
   }
 
   dirOf(name: string): string {
@@ -103,14 +108,17 @@ export class ProcessRuntime implements SandboxRuntime {
     const logPath = join(dir, LOG_FILE);
     const logOffset = existsSync(logPath) ? statSync(logPath).size : 0;
     const logFd = openSync(logPath, 'a', 0o600);
-    const [cmd, ...args] = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
+    const base = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
+    const argv = [...base, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')];
+    const cmd = argv[0];
     let child;
     try {
-      child = spawn(cmd!, [...args, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')], {
-        cwd: join(dir, 'workspace'),
+      const launch = this.#launcher.prepare({ name, dir, argv, env: this.#env(name, opts.sessionKey, opts.modelToken) });
+      child = spawn(launch.command, launch.args, {
+        cwd: launch.cwd,
         detached: true, // its own process group: pause stops the agent's tools with it
         stdio: ['ignore', logFd, logFd],
-        env: this.#env(name, opts.sessionKey, opts.modelToken),
+        env: launch.env,
       });
     } finally {
       closeSync(logFd);
@@ -140,6 +148,7 @@ export class ProcessRuntime implements SandboxRuntime {
     if (!existsSync(dir)) return;
     await this.#stop(name, 'pause');
     await archiveWorkspace(dir, join(this.#o.dataDir, 'archive'), name);
+    await this.#launcher.release(dir);
     rmSync(dir, { recursive: true, force: true });
     this.#o.log?.info({ sandbox: name }, 'sandbox deleted; workspace archived');
   }

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { systemClock, type Clock } from '../../../controller/clock.ts';
 import type { Logger } from '../../../util/log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
-import { DEFAULT_SETTINGS, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from '../types.ts';
+import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from '../types.ts';
 import { PgEventLog } from './event-log.ts';
 import { migratePostgres } from './migrations.ts';
 import { PgModelUsage } from './model-usage.ts';
@@ -54,8 +54,26 @@ export class PostgresAppStore implements AppStore {
   }
 
   async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
-    await this.pool.query('INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)', [id, name, this.#now()]);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO users (id, name, created_at) SELECT $1, $2, $3
+       WHERE NOT EXISTS (SELECT 1 FROM installation WHERE key = 'single_user') OR NOT EXISTS (SELECT 1 FROM users)`,
+      [id, name, this.#now()],
+    );
+    if (rowCount === 0) throw new SingleUserInstallation((await this.singleUserReason()) ?? 'single-user');
     return { id, name };
+  }
+
+  async countUsers(): Promise<number> {
+    return Number((await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM users')).rows[0]!.n);
+  }
+
+  async setSingleUser(reason: string | undefined): Promise<void> {
+    if (reason === undefined) await this.pool.query("DELETE FROM installation WHERE key = 'single_user'");
+    else await this.pool.query("INSERT INTO installation (key, value) VALUES ('single_user', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [reason]);
+  }
+
+  async singleUserReason(): Promise<string | undefined> {
+    return (await this.pool.query<{ value: string }>("SELECT value FROM installation WHERE key = 'single_user'")).rows[0]?.value;
   }
 
   async getUser(id: string): Promise<AppUser | undefined> {

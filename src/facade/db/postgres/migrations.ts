@@ -92,6 +92,13 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX model_usage_user ON model_usage (user_id);
   `,
+  // 4 → 5: the SQLite store's version 7 (facts about the installation: 'single_user').
+  `
+  CREATE TABLE installation (
+    key text PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
