@@ -53,6 +53,11 @@ describe('model gateway', () => {
     // Bob has none; only the admin sees everyone's.
     expect((await h.call('GET', '/api/v1/usage', { key: h.bob.key })).body.total.calls).toBe(0);
     expect((await h.call('GET', '/api/v1/usage/users')).status).toBe(403);
+    // Administrators (the admin flag, not a user id) see every user's.
+    await h.db.setUserAdmin(h.bob.user.id, true);
+    const all = await h.call('GET', '/api/v1/usage/users', { key: h.bob.key });
+    expect(all.status).toBe(200);
+    expect(all.body.items.map((i: { user_id: string }) => i.user_id)).toContain(h.alice.user.id);
   });
 
   it('streams the answer through, always asking for usage, and records it before the stream ends', async () => {
