@@ -49,7 +49,8 @@ COPY --from=bundle /agentyard /agentyard
 # `agentyard` and `node` on the PATH, for people who exec into a Pod.
 RUN ln -s /agentyard/bin/node /usr/local/bin/node && ln -s /agentyard/app/bin/agentyard /usr/local/bin/agentyard
 ENV NODE_ENV=production
-# uid 1000: the chart's Pods run as 1000 with runAsNonRoot and a read-only root filesystem.
+# uid 1000: sandbox Pods run as 1000 with runAsNonRoot and a read-only root filesystem. The chart's
+# API and controller Pods pick uid 10001 (apart from the node's users); the image is readable by any uid.
 USER 1000:1000
 ENTRYPOINT ["/agentyard/bin/node", "/agentyard/app/src/cli/main.ts"]
 

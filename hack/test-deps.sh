@@ -4,7 +4,8 @@
 #   postgresql - the external app store tests (a throwaway server started by the test harness)
 #   git       - repositories, clones and the local git HTTP server
 #   patchelf, bubblewrap, debootstrap - the agent bundle and the Node-less root filesystems it is
-#               tested in (e2e/build/agent-bundle.test.ts; hack/sandbox-rootfs.sh builds them, cached)
+#               tested in (e2e/build/agent-bundle.test.ts; hack/sandbox-rootfs.sh builds them, cached);
+#               bubblewrap also isolates embedded sandboxes (a user and namespaces of their own each)
 # Idempotent and quick when everything is present. Without root or apt it only reports what is
 # missing; the suites that need a missing program then skip with a message naming it.
 set -uo pipefail

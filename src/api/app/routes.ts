@@ -32,6 +32,7 @@ import {
 import { ConversationHooksResponse } from './hooks.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
+import { UsageReport, UsersUsage } from './usage.ts';
 
 export interface AppRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -93,6 +94,8 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: 'Register a marketplace (URL, optional ref and path, personal or organization scope, Auto-Load); 201, 409 when the name is taken. Registering alone loads nothing', body: MarketplaceRegistrationCreate, response: MarketplaceRegistration },
   { method: 'patch', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Change a registration (Auto-Load, URL, ref, path); applies to conversations started afterwards, never to running ones', body: MarketplaceRegistrationUpdate, response: MarketplaceRegistration },
   { method: 'delete', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Unregister a marketplace', response: Success },
+  { method: 'get', path: '/api/v1/usage', tag: 'users', summary: "The caller's model usage as the model gateway recorded it (what the provider reported per call), in all and per conversation, sandbox and model", response: UsageReport },
+  { method: 'get', path: '/api/v1/usage/users', tag: 'users', summary: "Every user's model usage (the admin user only; 403 for others)", response: UsersUsage },
   { method: 'get', path: '/api/v1/openapi.json', tag: 'meta', summary: 'This OpenAPI 3.1 document (no key needed)', public: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}', tag: 'webhooks', summary: 'Event sink for agent servers (in order, idempotent)', body: SinkEventBatch, response: SinkAck, sandboxAuth: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/conversations', tag: 'webhooks', summary: 'Conversation status from agent servers', body: SinkConversationUpdate, response: Success, sandboxAuth: true },

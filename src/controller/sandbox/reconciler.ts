@@ -16,7 +16,7 @@ import { setCondition } from '../conditions.ts';
 import { splitKey } from '../keys.ts';
 import { decideLifecycle, lastActivity, nextDeadline, type LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
-import { ensureSessionKey } from './session-secret.ts';
+import { ensureSandboxKeys } from './session-secret.ts';
 
 /** Set by the controller when it pauses a sandbox itself; cleared on resume. */
 export const ANNOTATION_PAUSE_REASON = `${GROUP}/pause-reason`;
@@ -101,9 +101,9 @@ export class SandboxReconciler {
       return { phase: 'failed', reason: Reason.RuntimeMissing, message: 'The sandbox runtime disappeared while it was running' };
     }
     if (observed.phase === 'absent' || observed.phase === 'paused') {
-      const sessionKey = await ensureSessionKey(this.#d.store, sb);
+      const keys = await ensureSandboxKeys(this.#d.store, sb);
       try {
-        return await this.#d.runtime.start(sb, { sessionKey });
+        return await this.#d.runtime.start(sb, keys);
       } catch (err) {
         // The runtime refused what this sandbox asks for: retrying cannot help.
         if (err instanceof Invalid) return { phase: 'failed', reason: Reason.RuntimeFailed, message: `The runtime refused this sandbox: ${err.message}` };

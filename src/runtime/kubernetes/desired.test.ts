@@ -19,7 +19,7 @@ const settings: KubeRuntimeSettings = {
   storageClass: 'fast',
   addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'agents.example.com', RUNTIME_DISABLE_SSL: 'false' }),
   sinkBaseUrl: 'http://api.agentyard.svc',
-  llm: { model: 'openai/gpt', apiKeySecret: { name: 'llm', key: 'api-key' } },
+  llm: { model: 'openai/gpt', gatewayUrl: 'http://api.agentyard.svc/model-gateway/v1' },
   tlsSecretName: 'wildcard-tls',
 };
 
@@ -33,7 +33,11 @@ describe('desired objects for a sandbox', () => {
     expect(c.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '2', memory: '4Gi' } });
     const env = Object.fromEntries(c.env!.map((e) => [e.name, e]));
     expect(env['OH_SESSION_API_KEYS_0']!.valueFrom?.secretKeyRef).toEqual({ name: 'abc-session', key: 'key' });
-    expect(env['LLM_API_KEY']!.valueFrom?.secretKeyRef).toEqual({ name: 'llm', key: 'api-key' });
+    // The model through the gateway, with the sandbox's own token: no provider key in the Pod.
+    expect(env['LLM_BASE_URL']!.value).toBe('http://api.agentyard.svc/model-gateway/v1');
+    expect(env['LLM_API_KEY']!.valueFrom?.secretKeyRef).toEqual({ name: 'abc-session', key: 'model-token' });
+    expect(c.env!.flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []))).toEqual(['abc-session', 'abc-session', 'abc-session', 'abc-session']);
+    expect(env['LLM_NUM_RETRIES']!.value).toBe('10'); // rides out a restart of the API the gateway is part of
     expect(env['AGENTYARD_EVENT_SINK_URL']!.value).toBe('http://api.agentyard.svc/api/v1/webhooks/abc');
     expect(c.env!.filter((e) => e.value !== undefined).map((e) => e.name)).not.toContain('LLM_API_KEY');
   });
@@ -44,6 +48,13 @@ describe('desired objects for a sandbox', () => {
     const ing = desiredIngress(sb, settings);
     expect(ing.spec?.rules?.[0]?.host).toBe('abc-runtime.agents.example.com');
     expect(ing.spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'], secretName: 'wildcard-tls' }]);
+  });
+
+  it('asks for the ingress controller\'s default certificate when TLS is on without a Secret, and for no TLS when it is off', () => {
+    const { tlsSecretName: _, ...noSecret } = settings;
+    expect(desiredIngress(sb, noSecret).spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'] }]);
+    const plain = { ...noSecret, addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'agents.example.com', RUNTIME_DISABLE_SSL: 'true' }) };
+    expect(desiredIngress(sb, plain).spec?.tls).toBeUndefined();
   });
 });
 

@@ -6,6 +6,7 @@
 // own namespace (spec part 1 item 4).
 import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Service, V1OwnerReference, V1EnvVar, V1SecurityContext, V1PodSecurityContext } from '@kubernetes/client-node';
 import { SINK_ENV } from '../../api/event-sink.ts';
+import { GATEWAY_MODEL_RETRIES, MODEL_TOKEN_KEY } from '../../api/model-gateway.ts';
 import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { RuntimeAddressing } from './addressing.ts';
@@ -30,9 +31,18 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
   addressing: RuntimeAddressing;
   /** Base URL of the API as sandboxes reach it; events are pushed to `${sinkBaseUrl}/api/v1/webhooks/<sandbox>`. */
   sinkBaseUrl?: string;
-  llm?: { model?: string; baseUrl?: string; apiKeySecret?: { name: string; key: string } };
+  /**
+   * The model agents use, through the model gateway (`modelGatewayUrl` of the API as sandboxes reach
+   * it): LLM_BASE_URL is the gateway and LLM_API_KEY the sandbox's model token from its session
+   * Secret. The provider's key never enters a sandbox Pod.
+   */
+  llm?: { model: string; gatewayUrl: string };
   ingressClassName?: string;
-  /** Secret holding the wildcard certificate for `*.<base>`, when TLS is on. */
+  /**
+   * Secret holding the wildcard certificate for `*.<base>`, beside the sandboxes. Unset while TLS
+   * is on: the Ingress names its host without a Secret and the ingress controller serves its
+   * default certificate, so no private key has to live in the sandbox namespace (the chart's way).
+   */
   tlsSecretName?: string;
   defaultStorage?: string;
   archiveStorage?: string;
@@ -74,9 +84,14 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
   if (s.sinkBaseUrl) {
     vars.push({ name: SINK_ENV.url, value: `${s.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${sb.metadata.name}` }, { name: SINK_ENV.key, valueFrom: sessionKey });
   }
-  if (s.llm?.model) vars.push({ name: 'LLM_MODEL', value: s.llm.model });
-  if (s.llm?.baseUrl) vars.push({ name: 'LLM_BASE_URL', value: s.llm.baseUrl });
-  if (s.llm?.apiKeySecret) vars.push({ name: 'LLM_API_KEY', valueFrom: { secretKeyRef: s.llm.apiKeySecret } });
+  if (s.llm) {
+    vars.push(
+      { name: 'LLM_MODEL', value: s.llm.model },
+      { name: 'LLM_BASE_URL', value: s.llm.gatewayUrl },
+      { name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: sessionSecretName(sb.metadata.name), key: MODEL_TOKEN_KEY } } },
+      { name: 'LLM_NUM_RETRIES', value: String(GATEWAY_MODEL_RETRIES) },
+    );
+  }
   return vars;
 }
 
@@ -251,7 +266,7 @@ export function desiredIngress(sb: Sandbox, s: KubeRuntimeSettings): V1Ingress {
     metadata: metadata(sb, sb.metadata.name),
     spec: {
       ...(s.ingressClassName ? { ingressClassName: s.ingressClassName } : {}),
-      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : {}),
+      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : s.addressing.urlFor(sb.metadata.name).startsWith('https:') ? { tls: [{ hosts: [host] }] } : {}),
       rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: SERVICE_PORT } } } }] } }],
     },
   };
