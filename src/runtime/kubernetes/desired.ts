@@ -89,6 +89,10 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           ports: [{ name: 'http', containerPort: AGENT_PORT }],
           env: env(sb, s),
           readinessProbe: { httpGet: { path: '/health', port: AGENT_PORT }, periodSeconds: 2 },
+          // A hung agent server (alive, not answering) is restarted by the kubelet on the same volume
+          // after 30 s; the startup probe gives a first start 2 minutes, as embedded mode does.
+          startupProbe: { httpGet: { path: '/health', port: AGENT_PORT }, periodSeconds: 2, failureThreshold: 60 },
+          livenessProbe: { httpGet: { path: '/health', port: AGENT_PORT }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
           ...(resources ? { resources } : {}),
           volumeMounts: [{ name: 'workspace', mountPath: WORKSPACE_MOUNT }],
