@@ -199,6 +199,18 @@ describe('ProcessRuntime with a stand-in agent server', () => {
     expect(again.death.id).not.toBe(death.id);
   });
 
+  it('a kill -9 of the agent server alone leaves no tool of it running once the death is seen', async () => {
+    const rt = fakeRuntime('serve');
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    await until(rt, sb, 'running');
+    const toolPid = Number(readFileSync(join(rt.workspaceOf('sb1'), 'tool.pid'), 'utf8'));
+    process.kill(record('sb1').pid, 'SIGKILL'); // the leader only, as `kill -9 <pid>` does
+    await until(rt, sb, 'exited');
+    for (let i = 0; i < 100 && isAlive(toolPid); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(isAlive(toolPid)).toBe(false);
+  });
+
   it('puts down an agent server that never starts listening within the start timeout: exited, a death before it was ready', async () => {
     const rt = fakeRuntime('hang', { startTimeoutMs: 1 });
     const sb = sandbox('sb1');

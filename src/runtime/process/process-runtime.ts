@@ -25,7 +25,7 @@ import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
 import { archiveWorkspace } from './archive.ts';
 import { healthy, ProcessLiveness, type LivenessOptions } from './liveness.ts';
-import { bootId, isAgentServer, signalGroup, stopGroup } from './processes.ts';
+import { bootId, isAgentServer, isAlive, signalGroup, stopGroup } from './processes.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const LOG_FILE = 'agent-server.log';
@@ -95,6 +95,9 @@ export class ProcessRuntime implements SandboxRuntime {
       this.#liveness.untrack(name);
       const rebooted = rec.bootId !== undefined && rec.bootId !== bootId();
       if (!rec.pid || rec.stopped || rebooted) return { phase: 'paused', runtimeId: name };
+      // Its tools may outlive it (kill -9 reaches the leader only): nothing of a dead sandbox keeps running.
+      // While any member is left the kernel keeps the group id, so it cannot name someone else's group.
+      if (!rebooted && !isAlive(rec.pid)) signalGroup(rec.pid, 'SIGKILL', { groupOnly: true });
       const how = rec.exit ? (rec.exit.signal ? ` (killed by ${rec.exit.signal})` : ` (exit code ${rec.exit.code})`) : '';
       return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerExited', message: `The agent server process exited unexpectedly${how}; see ${join(this.dirOf(name), LOG_FILE)}` } };
     }
