@@ -1,0 +1,271 @@
+// Fault suite, embedded mode (issue 13): conversations run multi-step tasks against a scripted model
+// while a seeded schedule kill -9s their agent servers and `agentyard up` itself and takes the model
+// down for a while (500s until the agent's retries give up). Afterwards:
+//   nothing lost        every event an agent server saved is in the app transcript, in its order
+//   nothing duplicated  each of them once
+//   nothing stuck       every start task final; no conversation `running` (app or agent server);
+//                       the app's execution_status is the agent server's; every sandbox RUNNING,
+//                       restarted once per kill (restartCount), one agent server process each
+//   no orphans          once `up` stops, no process of its data directory is left
+// The seed is printed; AGENTYARD_FAULT_SEED=<n> repeats the schedule (the model's timing may differ).
+// It also prints how fast a killed agent server was noticed and back (detection and restart times).
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SandboxKind } from '../../src/api/sandbox.ts';
+import { systemClock } from '../../src/controller/clock.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { startScriptedLlm, type RecordedRequest, type ScriptedLlm, type ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
+import { userMessage, type ConversationRecord, type StartTask } from './flows.ts';
+import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from './harness.ts';
+
+const SEED = Number(process.env.AGENTYARD_FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const ROUNDS = 8;
+/** Tool steps per run before the model calls finish. */
+const STEPS = 4;
+/** At most this many agent-server kills per sandbox: five within ten minutes would be a crash loop (ERROR), a different test. */
+const MAX_KILLS_PER_SANDBOX = 3;
+
+/** mulberry32: a small seeded generator, so a failing schedule can be replayed. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Processes whose command line mentions `needle` (the data directory): agent servers and their tools. */
+function processesMentioning(needle: string): { pid: number; cmd: string }[] {
+  const out: { pid: number; cmd: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmd.includes(needle) && !/\) Z /.test(stat)) out.push({ pid: Number(entry), cmd });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)]! : NaN;
+}
+
+interface EventItem {
+  id: string;
+  kind: string;
+  code?: string;
+}
+
+describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random kill -9 of agent servers and of up, a failing model', () => {
+  const work = mkdtempSync(join(tmpdir(), 'agentyard-faults-'));
+  const dataDir = join(work, 'data');
+  let llm: ScriptedLlm | undefined;
+  let svc: RunningService | undefined;
+  afterAll(async () => {
+    await svc?.stop();
+    // Last resort, so a failed run leaves nothing behind either.
+    for (const p of processesMentioning(dataDir)) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await llm?.close();
+    removeDataDir(work);
+  });
+
+  it(`heals every fault with nothing lost, duplicated, stuck or orphaned (seed ${SEED})`, async () => {
+    console.log(`fault suite seed: ${SEED} (AGENTYARD_FAULT_SEED=${SEED} repeats the schedule)`);
+    const rand = seeded(SEED);
+    let outageUntil = 0;
+    const reply = (req: RecordedRequest): ScriptedReply => {
+      if (Date.now() < outageUntil) return { status: 500, errorMessage: 'scripted model outage', retryAfterMs: 20 };
+      const lastUser = req.messages.map((m) => m.role).lastIndexOf('user');
+      const done = req.messages.slice(lastUser).filter((m) => m.role === 'tool').length;
+      if (done >= STEPS) return { toolCalls: [{ name: 'finish', arguments: { message: 'all steps done' } }] };
+      return { toolCalls: [{ name: 'terminal', arguments: { command: `sleep 0.3; echo step-${done}`, summary: `step ${done}` } }] };
+    };
+    llm = await startScriptedLlm(Array.from({ length: 3000 }, () => reply));
+    const port = await freePort(); // agent servers push to the API: a restarted `up` keeps the address
+    const env = { ...scriptedModelEnv(llm), AGENTYARD_LOG_LEVEL: 'warn' };
+    svc = await startService({ dataDir, port, env });
+    const api = <T>(method: string, path: string, body?: unknown) => svc!.api<T>(method, path, body);
+
+    // Three conversations on two sandboxes (the third joins the first's agent server).
+    const startTask = async (body: Record<string, unknown>) => {
+      const { body: task } = await api<StartTask>('POST', '/api/v1/app-conversations', body);
+      return eventually(async () => {
+        const { body: tasks } = await api<(StartTask | null)[]>('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
+        if (tasks[0]?.status === 'ERROR') throw new Error(`start failed: ${tasks[0].detail}`);
+        return tasks[0]?.status === 'READY' ? (tasks[0] as StartTask & { app_conversation_id: string; sandbox_id: string }) : undefined;
+      }, 'a start task to be READY');
+    };
+    const [a, b] = await Promise.all([startTask({ initial_message: userMessage('task A') }), startTask({ initial_message: userMessage('task B') })]);
+    const c = await startTask({ initial_message: userMessage('task C'), sandbox_id: a.sandbox_id });
+    const conversations = [a, b, c].map((t) => ({ id: t.app_conversation_id, sandbox: t.sandbox_id }));
+    const sandboxes = [a.sandbox_id, b.sandbox_id];
+
+    const kills = new Map<string, number>(sandboxes.map((s) => [s, 0]));
+    const detections: number[] = [];
+    const restarts: number[] = [];
+    const watchers: Promise<void>[] = [];
+    const pidOf = (sandbox: string) => (JSON.parse(readFileSync(join(dataDir, 'sandboxes', sandbox, 'runtime.json'), 'utf8')) as { pid?: number }).pid;
+    const sandboxStatus = async (sandbox: string) => {
+      const res = await svc!.api<({ status: string } | null)[]>('GET', `/api/v1/sandboxes?id=${sandbox}`).catch(() => undefined);
+      return res?.status === 200 ? res.body[0]?.status : undefined; // undefined while `up` is down
+    };
+    /** From the kill on: when the API stops showing RUNNING (noticed), then shows it again (restarted). */
+    const timeKill = (sandbox: string, t0: number) =>
+      (async () => {
+        let noticed: number | undefined;
+        while (Date.now() - t0 < 60_000) {
+          const s = await sandboxStatus(sandbox);
+          if (noticed === undefined && s !== undefined && s !== 'RUNNING') noticed = Date.now() - t0;
+          if (noticed !== undefined && s === 'RUNNING') {
+            detections.push(noticed);
+            restarts.push(Date.now() - t0);
+            return;
+          }
+          await sleep(25);
+        }
+      })();
+    const nudge = async () => {
+      // New work for conversations whose run ended (finished, or lost to a fault): the faults keep landing mid-run.
+      const { body } = await api<(ConversationRecord | null)[]>('GET', `/api/v1/app-conversations?${conversations.map((x) => `ids=${x.id}`).join('&')}`).catch(() => ({ body: [] as (ConversationRecord | null)[] }));
+      for (const rec of body ?? []) {
+        if (rec && rec.sandbox_status === 'RUNNING' && rec.execution_status !== 'running') {
+          await api('POST', `/api/v1/app-conversations/${rec.id}/send-message`, userMessage('go on')).catch(() => undefined);
+        }
+      }
+    };
+
+    const schedule: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await sleep(500 + rand() * 2000);
+      const r = rand();
+      const victim = sandboxes[Math.floor(rand() * sandboxes.length)]!;
+      if (r < 0.5 && kills.get(victim)! < MAX_KILLS_PER_SANDBOX) {
+        // Wait until it serves again (a kill while it is down would be no kill), then kill -9 its agent server.
+        await eventually(async () => ((await sandboxStatus(victim)) === 'RUNNING' ? true : undefined), `sandbox ${victim} RUNNING before a kill`, 60_000, 50);
+        const pid = pidOf(victim)!;
+        process.kill(pid, 'SIGKILL');
+        kills.set(victim, kills.get(victim)! + 1);
+        watchers.push(timeKill(victim, Date.now()));
+        schedule.push(`kill agent server ${victim}`);
+      } else if (r < 0.75) {
+        await svc.stop('SIGKILL');
+        await sleep(rand() * 1000);
+        svc = await startService({ dataDir, port, env });
+        schedule.push('kill -9 up');
+      } else {
+        outageUntil = Date.now() + 1500;
+        schedule.push('model outage 1.5 s');
+      }
+      await nudge();
+    }
+    console.log(`fault schedule (seed ${SEED}): ${schedule.join(', ')}`);
+    await Promise.all(watchers);
+
+    // Settle: every sandbox serves again, no run is left going, and the app agrees with each agent server.
+    for (const s of sandboxes) await eventually(async () => ((await sandboxStatus(s)) === 'RUNNING' ? true : undefined), `sandbox ${s} RUNNING again`, 90_000, 100);
+    const agentServer = async (sandbox: string) => {
+      const { body } = await api<({ session_api_key: string; exposed_urls: { name: string; url: string }[] } | null)[]>('GET', `/api/v1/sandboxes?id=${sandbox}`);
+      const url = body[0]!.exposed_urls.find((u) => u.name === 'AGENT_SERVER')!.url;
+      const headers = { 'X-Session-API-Key': body[0]!.session_api_key };
+      const get = async <T>(path: string) => (await (await fetch(url + path, { headers })).json()) as T;
+      return { get };
+    };
+    const allEvents = async (get: <T>(path: string) => Promise<T>, base: string): Promise<EventItem[]> => {
+      const out: EventItem[] = [];
+      let page = await get<{ items: EventItem[]; next_page_id: string | null }>(`${base}?limit=100`);
+      for (;;) {
+        out.push(...page.items);
+        if (!page.next_page_id) return out;
+        page = await get<{ items: EventItem[]; next_page_id: string | null }>(`${base}?limit=100&page_id=${page.next_page_id}`);
+      }
+    };
+    const appGet = async <T>(path: string) => (await api<T>('GET', path)).body;
+
+    for (const conv of conversations) {
+      const server = await agentServer(conv.sandbox);
+      await eventually(
+        async () => {
+          const agentInfo = await server.get<{ execution_status: string }>(`/api/conversations/${conv.id}`);
+          const [rec] = await appGet<(ConversationRecord | null)[]>(`/api/v1/app-conversations?ids=${conv.id}`);
+          if (agentInfo.execution_status === 'running' || rec?.execution_status !== agentInfo.execution_status) return undefined;
+          const saved = (await allEvents(server.get, `/api/conversations/${conv.id}/events/search`)).map((e) => e.id);
+          const transcript = (await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`)).map((e) => e.id);
+          return JSON.stringify(saved) === JSON.stringify(transcript) ? true : undefined;
+        },
+        `conversation ${conv.id}: no run going, the app agreeing with its agent server`,
+        90_000,
+        250,
+      );
+      // The checks themselves, on the settled state.
+      const saved = await allEvents(server.get, `/api/conversations/${conv.id}/events/search`);
+      const transcript = await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`);
+      expect(transcript.map((e) => e.id)).toEqual(saved.map((e) => e.id)); // nothing lost, in order
+      expect(new Set(transcript.map((e) => e.id)).size).toBe(transcript.length); // nothing twice
+      const [rec] = await appGet<(ConversationRecord | null)[]>(`/api/v1/app-conversations?ids=${conv.id}`);
+      expect(rec).toMatchObject({ sandbox_status: 'RUNNING' });
+      expect(rec!.execution_status).not.toBe('running');
+      // A lost run says so: at most one restart notice per kill of its agent server.
+      const notices = transcript.filter((e) => e.kind === 'ConversationErrorEvent' && e.code === 'AgentServerRestarted').length;
+      expect(notices).toBeLessThanOrEqual(kills.get(conv.sandbox)!);
+    }
+
+    const { body: tasks } = await api<{ items: StartTask[] }>('GET', '/api/v1/app-conversations/start-tasks/search?limit=100');
+    expect(tasks.items.every((t) => t.status === 'READY')).toBe(true); // every start task final, none failed
+    for (const s of sandboxes) {
+      const agentServers = processesMentioning(join(dataDir, 'sandboxes', s, 'workspace')).filter((p) => p.cmd.includes('agent-server'));
+      expect(agentServers, `agent servers of ${s}`).toHaveLength(1); // a restart never leaves two
+    }
+
+    const killed = [...kills.values()].reduce((x, y) => x + y, 0);
+    if (killed > 0) {
+      console.log(
+        `agent server kill -9 → noticed (API not RUNNING): median ${median(detections)} ms, max ${Math.max(...detections)} ms; ` +
+          `→ RUNNING again: median ${median(restarts)} ms, max ${Math.max(...restarts)} ms (${killed} kills, seed ${SEED})`,
+      );
+    }
+    expect(detections).toHaveLength(killed);
+
+    // No orphans: a clean stop leaves no process of this installation.
+    await svc.stop();
+    svc = undefined;
+    expect(processesMentioning(dataDir)).toEqual([]);
+
+    // Each kill was one death and one restart, counted in the Sandbox status (the store, read once `up` is gone).
+    const store = new SqliteStore(join(dataDir, 'resources.db'), { clock: systemClock });
+    try {
+      for (const s of sandboxes) {
+        const sb = await store.get(SandboxKind, 'default', s);
+        expect({ sandbox: s, restarts: sb?.status?.restartCount ?? 0 }).toEqual({ sandbox: s, restarts: kills.get(s) });
+      }
+    } finally {
+      store.close();
+    }
+  }, 600_000);
+});
