@@ -64,6 +64,9 @@ export const SandboxStatus = Type.Object({
       time: Time,
       reason: Type.String(),
       message: Type.Optional(Type.String()),
+      /** The runtime instance that died (a Pod) and how many times it had died by then. */
+      instance: Type.Optional(Type.String()),
+      ordinal: Type.Optional(Type.Integer({ minimum: 1 })),
     }),
   ),
   /** When the agent server died lately, oldest first, only those inside the crash-loop window: enough of them make the sandbox ERROR. */

@@ -31,6 +31,12 @@ export interface AgentServerDeath {
   id: string;
   reason: string;
   message: string;
+  /**
+   * When one instance (a Pod) can die many times: its id and this death's number in it, so deaths
+   * the controller did not see one by one (it was down meanwhile) are still counted.
+   */
+  instance?: string;
+  ordinal?: number;
 }
 
 /** Which sandbox changed, as the runtime knows it. */

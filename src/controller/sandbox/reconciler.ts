@@ -115,15 +115,15 @@ export class SandboxReconciler {
     }
     const death = observed.phase === 'exited' || observed.phase === 'running' || observed.phase === 'starting' ? observed.death : undefined;
     if (isNewDeath(status, death)) {
-      const crashLoop = recordDeath(status, death, now, this.#policy);
-      this.#d.log?.warn({ sandbox: sb.metadata.name, reason: death.reason, message: death.message, crashLoop }, 'agent server died');
+      const { deaths, crashLoop } = recordDeath(status, death, now, this.#policy);
+      this.#d.log?.warn({ sandbox: sb.metadata.name, reason: death.reason, message: death.message, deaths, crashLoop }, 'agent server died');
       this.#d.recorder?.record(sb, 'Warning', Reason.Restarting, `The agent server died (${death.reason}): ${death.message}`);
       if (crashLoop) {
         // Compute released (a kubelet would otherwise restart it forever); the workspace stays until deletion.
         await this.#d.runtime.pause(sb);
         return { state: { phase: 'failed', reason: Reason.CrashLoop, message: crashLoopMessage(status, this.#policy) } };
       }
-      if (observed.phase !== 'exited') recordRestart(status, now); // the runtime brought it back itself
+      if (observed.phase !== 'exited') recordRestart(status, now, deaths); // the runtime brings it back itself
     }
     if (observed.phase === 'exited') {
       const waitMs = restartDueAt(status, now, this.#policy).diff(now).as('milliseconds');

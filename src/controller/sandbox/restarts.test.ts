@@ -109,6 +109,23 @@ describe('restart after a death', () => {
     expect(env.runtime.calls).toEqual([]);
   });
 
+  it('deaths of one Pod the controller did not see one by one (it was down) are all counted', async () => {
+    const env = controllerEnv();
+    await running(env);
+    const podDeath = (n: number) => ({ id: `pod u1 death ${n}`, instance: 'pod u1', ordinal: n, reason: 'Error', message: 'container ended' });
+    env.runtime.states.set('sb1', { phase: 'running', runtimeId: 'sb1', url: 'http://127.0.0.1:1/sb1', death: podDeath(1) });
+    await env.settleSandbox('sb1');
+    env.runtime.states.set('sb1', { phase: 'running', runtimeId: 'sb1', url: 'http://127.0.0.1:1/sb1', death: podDeath(3) });
+    await env.settleSandbox('sb1');
+    const sb = (await env.sandbox('sb1'))!;
+    expect(sb.status).toMatchObject({ restartCount: 3, lastDeath: { ordinal: 3 } });
+    expect(sb.status?.recentDeaths).toHaveLength(3);
+    // A new Pod (after a pause or an eviction) starts its own count.
+    env.runtime.states.set('sb1', { phase: 'running', runtimeId: 'sb1', url: 'http://127.0.0.1:1/sb1', death: { ...podDeath(1), id: 'pod u2 death 1', instance: 'pod u2' } });
+    await env.settleSandbox('sb1');
+    expect((await env.sandbox('sb1'))!.status?.restartCount).toBe(4);
+  });
+
   it('a death before the agent server was ever ready is retried too', async () => {
     const env = controllerEnv();
     await env.createSandbox('sb1');

@@ -47,16 +47,30 @@ export function isNewDeath(status: SandboxStatus, death: AgentServerDeath | unde
   return death !== undefined && death.id !== status.lastDeath?.id;
 }
 
-/** Counts `death` into the status; true when it makes a crash loop. */
-export function recordDeath(status: SandboxStatus, death: AgentServerDeath, now: DateTime, policy: RestartPolicy): boolean {
+/**
+ * Counts `death` into the status, with the deaths of the same instance it did not see one by one
+ * (the controller was down while a kubelet restarted the container twice); returns how many it
+ * counted and whether they make a crash loop.
+ */
+export function recordDeath(status: SandboxStatus, death: AgentServerDeath, now: DateTime, policy: RestartPolicy): { deaths: number; crashLoop: boolean } {
   const at = now.toISO()!;
-  status.lastDeath = { id: death.id, time: at, reason: death.reason, message: death.message };
-  status.recentDeaths = [...recentDeaths(status, now, policy), at].slice(-policy.crashLoopDeaths);
-  return status.recentDeaths.length >= policy.crashLoopDeaths;
+  const last = status.lastDeath;
+  const sameInstance = death.instance !== undefined && death.instance === last?.instance && death.ordinal !== undefined && last.ordinal !== undefined;
+  const deaths = sameInstance ? Math.max(1, death.ordinal! - last.ordinal!) : 1;
+  status.lastDeath = {
+    id: death.id,
+    time: at,
+    reason: death.reason,
+    message: death.message,
+    ...(death.instance !== undefined ? { instance: death.instance } : {}),
+    ...(death.ordinal !== undefined ? { ordinal: death.ordinal } : {}),
+  };
+  status.recentDeaths = [...recentDeaths(status, now, policy), ...Array.from({ length: deaths }, () => at)].slice(-policy.crashLoopDeaths);
+  return { deaths, crashLoop: status.recentDeaths.length >= policy.crashLoopDeaths };
 }
 
-export function recordRestart(status: SandboxStatus, now: DateTime): void {
-  status.restartCount = (status.restartCount ?? 0) + 1;
+export function recordRestart(status: SandboxStatus, now: DateTime, restarts = 1): void {
+  status.restartCount = (status.restartCount ?? 0) + restarts;
   status.lastRestartTime = now.toISO()!;
 }
 

@@ -60,29 +60,40 @@ export class KubernetesRuntime implements SandboxRuntime {
 
   /**
    * Every change of a sandbox Pod (a container died or restarted, readiness flipped, the Pod went)
-   * pokes that sandbox. A watch without a resourceVersion begins with every existing Pod, so a
-   * broken watch is simply opened again.
+   * pokes that sandbox. List, then watch from the list's resourceVersion; when the watch ends
+   * (timeout, error, 410) list again, which also pokes every sandbox once: nothing missed in between.
    */
   async watch(changed: (sandbox: SandboxRef) => void, signal: AbortSignal): Promise<void> {
-    const path = `/api/v1/namespaces/${this.#s.namespace}/pods`;
+    const namespace = this.#s.namespace;
     const labelSelector = 'app.kubernetes.io/managed-by=agentyard,app.kubernetes.io/component=sandbox';
+    const poke = (pod: V1Pod | undefined) => {
+      const name = pod?.metadata?.labels?.[LABEL_SANDBOX];
+      if (name) changed({ namespace: pod?.metadata?.namespace ?? namespace, name });
+    };
     while (!signal.aborted) {
-      const ended = new Promise<unknown>((resolve) => {
-        this.#watch
-          .watch(
-            path,
-            { labelSelector, allowWatchBookmarks: true },
-            (_type: string, pod: V1Pod) => {
-              const name = pod?.metadata?.labels?.[LABEL_SANDBOX];
-              if (name) changed({ namespace: pod.metadata?.namespace ?? this.#s.namespace, name });
-            },
-            resolve,
-          )
-          .then((req) => signal.addEventListener('abort', () => req.abort(), { once: true }), resolve);
-      });
-      const err = await ended;
-      if (signal.aborted) return;
-      if (err) this.#s.log?.warn({ err }, 'sandbox Pod watch ended; watching again');
+      try {
+        const list = await this.#core.listNamespacedPod({ namespace, labelSelector });
+        list.items.forEach(poke);
+        const err = await new Promise<unknown>((resolve) => {
+          this.#watch
+            .watch(
+              `/api/v1/namespaces/${namespace}/pods`,
+              { labelSelector, resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
+              (type: string, obj: V1Pod) => {
+                if (type === 'ERROR') resolve(new Error(`sandbox Pod watch: ${(obj as { message?: string }).message ?? 'error'}`));
+                else poke(obj);
+              },
+              resolve,
+            )
+            .then((req) => (signal.aborted ? req.abort() : signal.addEventListener('abort', () => req.abort(), { once: true })), resolve);
+        });
+        if (signal.aborted) return;
+        if (!err || (err as { name?: string }).name === 'TimeoutError') continue; // a quiet watch ends after 30 s: list and watch again
+        this.#s.log?.warn({ err }, 'sandbox Pod watch failed; listing again');
+      } catch (err) {
+        if (signal.aborted) return;
+        this.#s.log?.warn({ err }, 'listing sandbox Pods failed; trying again');
+      }
       await sleep(WATCH_RETRY_MS, undefined, { signal }).catch(() => undefined);
     }
   }
@@ -210,5 +221,5 @@ function containerDeath(podUid: string, c: V1ContainerStatus): AgentServerDeath 
   if (deaths === 0) return undefined;
   const last = current ?? c.lastState?.terminated;
   const how = last ? `${last.reason ?? 'Terminated'}${last.signal ? `, signal ${last.signal}` : ''}, exit code ${last.exitCode}` : 'restarted by the kubelet';
-  return { id: `pod ${podUid} death ${deaths}`, reason: last?.reason ?? 'ContainerRestarted', message: `The agent server container ended (${how})${last?.message ? `: ${last.message}` : ''}` };
+  return { id: `pod ${podUid} death ${deaths}`, instance: `pod ${podUid}`, ordinal: deaths, reason: last?.reason ?? 'ContainerRestarted', message: `The agent server container ended (${how})${last?.message ? `: ${last.message}` : ''}` };
 }

@@ -9,7 +9,7 @@
 //   no orphans          once `up` stops, no process of its data directory is left
 // The seed is printed; AGENTYARD_FAULT_SEED=<n> repeats the schedule (the model's timing may differ).
 // It also prints how fast a killed agent server was noticed and back (detection and restart times).
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,28 +17,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { systemClock } from '../../src/controller/clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import { startScriptedLlm, type RecordedRequest, type ScriptedLlm, type ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
-import { userMessage, type ConversationRecord, type StartTask } from './flows.ts';
-import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from './harness.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
+import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from '../embedded/harness.ts';
+import { allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
-const SEED = Number(process.env.AGENTYARD_FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = faultSeed();
 const ROUNDS = 8;
 /** Tool steps per run before the model calls finish. */
 const STEPS = 4;
 /** At most this many agent-server kills per sandbox: five within ten minutes would be a crash loop (ERROR), a different test. */
 const MAX_KILLS_PER_SANDBOX = 3;
-
-/** mulberry32: a small seeded generator, so a failing schedule can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -48,35 +37,6 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Processes whose command line mentions `needle` (the data directory): agent servers and their tools. */
-function processesMentioning(needle: string): { pid: number; cmd: string }[] {
-  const out: { pid: number; cmd: string }[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmd.includes(needle) && !/\) Z /.test(stat)) out.push({ pid: Number(entry), cmd });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)]! : NaN;
-}
-
-interface EventItem {
-  id: string;
-  kind: string;
-  code?: string;
-}
-
 describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random kill -9 of agent servers and of up, a failing model', () => {
   const work = mkdtempSync(join(tmpdir(), 'agentyard-faults-'));
   const dataDir = join(work, 'data');
@@ -84,14 +44,7 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
   let svc: RunningService | undefined;
   afterAll(async () => {
     await svc?.stop();
-    // Last resort, so a failed run leaves nothing behind either.
-    for (const p of processesMentioning(dataDir)) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
+    killAll(dataDir); // last resort, so a failed run leaves nothing behind either
     await llm?.close();
     removeDataDir(work);
   });
@@ -99,14 +52,8 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
   it(`heals every fault with nothing lost, duplicated, stuck or orphaned (seed ${SEED})`, async () => {
     console.log(`fault suite seed: ${SEED} (AGENTYARD_FAULT_SEED=${SEED} repeats the schedule)`);
     const rand = seeded(SEED);
-    let outageUntil = 0;
-    const reply = (req: RecordedRequest): ScriptedReply => {
-      if (Date.now() < outageUntil) return { status: 500, errorMessage: 'scripted model outage', retryAfterMs: 20 };
-      const lastUser = req.messages.map((m) => m.role).lastIndexOf('user');
-      const done = req.messages.slice(lastUser).filter((m) => m.role === 'tool').length;
-      if (done >= STEPS) return { toolCalls: [{ name: 'finish', arguments: { message: 'all steps done' } }] };
-      return { toolCalls: [{ name: 'terminal', arguments: { command: `sleep 0.3; echo step-${done}`, summary: `step ${done}` } }] };
-    };
+    const outage = { until: 0 };
+    const reply = workingModel(STEPS, outage);
     llm = await startScriptedLlm(Array.from({ length: 3000 }, () => reply));
     const port = await freePort(); // agent servers push to the API: a restarted `up` keeps the address
     const env = { ...scriptedModelEnv(llm), AGENTYARD_LOG_LEVEL: 'warn' };
@@ -128,29 +75,13 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
     const sandboxes = [a.sandbox_id, b.sandbox_id];
 
     const kills = new Map<string, number>(sandboxes.map((s) => [s, 0]));
-    const detections: number[] = [];
-    const restarts: number[] = [];
+    const timings = { noticed: [] as number[], back: [] as number[] };
     const watchers: Promise<void>[] = [];
     const pidOf = (sandbox: string) => (JSON.parse(readFileSync(join(dataDir, 'sandboxes', sandbox, 'runtime.json'), 'utf8')) as { pid?: number }).pid;
     const sandboxStatus = async (sandbox: string) => {
       const res = await svc!.api<({ status: string } | null)[]>('GET', `/api/v1/sandboxes?id=${sandbox}`).catch(() => undefined);
       return res?.status === 200 ? res.body[0]?.status : undefined; // undefined while `up` is down
     };
-    /** From the kill on: when the API stops showing RUNNING (noticed), then shows it again (restarted). */
-    const timeKill = (sandbox: string, t0: number) =>
-      (async () => {
-        let noticed: number | undefined;
-        while (Date.now() - t0 < 60_000) {
-          const s = await sandboxStatus(sandbox);
-          if (noticed === undefined && s !== undefined && s !== 'RUNNING') noticed = Date.now() - t0;
-          if (noticed !== undefined && s === 'RUNNING') {
-            detections.push(noticed);
-            restarts.push(Date.now() - t0);
-            return;
-          }
-          await sleep(25);
-        }
-      })();
     const nudge = async () => {
       // New work for conversations whose run ended (finished, or lost to a fault): the faults keep landing mid-run.
       const { body } = await api<(ConversationRecord | null)[]>('GET', `/api/v1/app-conversations?${conversations.map((x) => `ids=${x.id}`).join('&')}`).catch(() => ({ body: [] as (ConversationRecord | null)[] }));
@@ -172,7 +103,7 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
         const pid = pidOf(victim)!;
         process.kill(pid, 'SIGKILL');
         kills.set(victim, kills.get(victim)! + 1);
-        watchers.push(timeKill(victim, Date.now()));
+        watchers.push(timeRecovery(() => sandboxStatus(victim), Date.now(), timings));
         schedule.push(`kill agent server ${victim}`);
       } else if (r < 0.75) {
         await svc.stop('SIGKILL');
@@ -180,7 +111,7 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
         svc = await startService({ dataDir, port, env });
         schedule.push('kill -9 up');
       } else {
-        outageUntil = Date.now() + 1500;
+        outage.until = Date.now() + 1500;
         schedule.push('model outage 1.5 s');
       }
       await nudge();
@@ -196,15 +127,6 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
       const headers = { 'X-Session-API-Key': body[0]!.session_api_key };
       const get = async <T>(path: string) => (await (await fetch(url + path, { headers })).json()) as T;
       return { get };
-    };
-    const allEvents = async (get: <T>(path: string) => Promise<T>, base: string): Promise<EventItem[]> => {
-      const out: EventItem[] = [];
-      let page = await get<{ items: EventItem[]; next_page_id: string | null }>(`${base}?limit=100`);
-      for (;;) {
-        out.push(...page.items);
-        if (!page.next_page_id) return out;
-        page = await get<{ items: EventItem[]; next_page_id: string | null }>(`${base}?limit=100&page_id=${page.next_page_id}`);
-      }
     };
     const appGet = async <T>(path: string) => (await api<T>('GET', path)).body;
 
@@ -245,12 +167,9 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
 
     const killed = [...kills.values()].reduce((x, y) => x + y, 0);
     if (killed > 0) {
-      console.log(
-        `agent server kill -9 → noticed (API not RUNNING): median ${median(detections)} ms, max ${Math.max(...detections)} ms; ` +
-          `→ RUNNING again: median ${median(restarts)} ms, max ${Math.max(...restarts)} ms (${killed} kills, seed ${SEED})`,
-      );
+      console.log(`embedded, agent server kill -9 (${killed} kills, seed ${SEED}): ${summary('noticed (API not RUNNING)', timings.noticed)}; ${summary('RUNNING again', timings.back)}`);
     }
-    expect(detections).toHaveLength(killed);
+    expect(timings.noticed).toHaveLength(killed);
 
     // No orphans: a clean stop leaves no process of this installation.
     await svc.stop();
