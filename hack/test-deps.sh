@@ -3,6 +3,9 @@
 #   chromium  - the browser tools of the agent and the web-route tests (driven by playwright-core)
 #   postgresql - the external app store tests (a throwaway server started by the test harness)
 #   git       - repositories, clones and the local git HTTP server
+#   patchelf, bubblewrap, debootstrap - the agent bundle and the Node-less root filesystems it is
+#               tested in (e2e/build/agent-bundle.test.ts; hack/sandbox-rootfs.sh builds them, cached);
+#               bubblewrap also isolates embedded sandboxes (a user and namespaces of their own each)
 # Idempotent and quick when everything is present. Without root or apt it only reports what is
 # missing; the suites that need a missing program then skip with a message naming it.
 set -uo pipefail
@@ -11,8 +14,12 @@ need=()
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -n "$(ls /usr/lib/postgresql/*/bin/postgres 2>/dev/null)" ] || need+=(postgresql)
 [ -x /usr/lib/git-core/git-http-backend ] || need+=(git)
+command -v patchelf >/dev/null || need+=(patchelf)
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+rootfs() { "$(dirname "$0")/sandbox-rootfs.sh" || echo "test-deps: no sandbox root filesystems (hack/sandbox-rootfs.sh failed)" >&2; }
 
-[ ${#need[@]} -eq 0 ] && exit 0
+[ ${#need[@]} -eq 0 ] && { rootfs; exit 0; }
 echo "test-deps: installing ${need[*]}" >&2
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "test-deps: cannot install ${need[*]} (needs root and apt-get)" >&2
@@ -21,3 +28,6 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null 2>&1 \
   || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null; }
+installed=$?
+rootfs
+exit $installed

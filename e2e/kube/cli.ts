@@ -26,12 +26,14 @@ export interface CliOptions {
   env: Record<string, string>;
   /** Resolve `*.<domain>` to 127.0.0.1 in the child, where the test host proxy listens. */
   loopbackDomain?: string;
+  /** The host proxy's port: in-cluster Service names (`*.svc`) connect there in the child. */
+  serviceProxyPort?: number;
 }
 
 export function runCli(args: string[], opts: CliOptions): CliProcess {
   const preload = opts.loopbackDomain ? ['--import', LOOPBACK] : [];
   const child = spawn(process.execPath, [...preload, CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...(opts.loopbackDomain ? { AGENTYARD_TEST_LOOPBACK_DOMAIN: opts.loopbackDomain } : {}), ...opts.env },
+    env: { PATH: process.env.PATH ?? '', ...(opts.loopbackDomain ? { AGENTYARD_TEST_LOOPBACK_DOMAIN: opts.loopbackDomain } : {}), ...(opts.serviceProxyPort ? { AGENTYARD_TEST_SERVICE_PROXY_PORT: String(opts.serviceProxyPort) } : {}), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);

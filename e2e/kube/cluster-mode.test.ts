@@ -10,6 +10,7 @@ import { CoreV1Api, NetworkingV1Api, StorageV1Api } from '@kubernetes/client-nod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../../src/api/conversation.ts';
 import { API_VERSION } from '../../src/api/meta.ts';
+import { modelGatewayUrl } from '../../src/api/model-gateway.ts';
 import { SandboxKind, type Sandbox } from '../../src/api/sandbox.ts';
 import { systemClock } from '../../src/controller/clock.ts';
 import { createController } from '../../src/controller/embedded.ts';
@@ -36,6 +37,7 @@ const POD_SETTINGS = loadSandboxPodSettings({
   AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS: 'sandbox-registry',
 });
 const DOMAIN = 'sandboxes.test';
+const PROVIDER_KEY = 'sk-provider-cluster-0123456789';
 
 describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
   let cluster: TestCluster;
@@ -59,15 +61,16 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     agent = new NodeAgent(cluster.kubeConfig, NS, work);
     await agent.start();
     proxy = await startHostProxy(DOMAIN, (id) => agent.portOf(id));
-    undoRouting = routeTestHostsToLoopback(DOMAIN);
-    llm = await startScriptedLlm();
+    undoRouting = routeTestHostsToLoopback(DOMAIN, proxy.port);
+    llm = await startScriptedLlm([], { apiKey: PROVIDER_KEY });
     store = new KubeStore(cluster.kubeConfig);
     db = new SqliteAppStore(join(work, 'app.db'));
     const user = await db.createUser('alice', 'alice');
     apiKey = await db.createApiKey(user.id);
-    api = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
+    // The model gateway holds the provider key; sandbox Pods get only their own model token.
+    api = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: 10 }, port: 0, host: '127.0.0.1', modelUpstream: { model: 'openai/scripted', baseUrl: llm.url, apiKey: PROVIDER_KEY } });
     const addressing = loadRuntimeAddressing({ RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}` });
-    const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url }, ...POD_SETTINGS });
+    const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', gatewayUrl: modelGatewayUrl(api.url) }, ...POD_SETTINGS });
     await runtime.checkStorageClass();
     controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS, log: createLogger('cluster-controller', process.env.AGENTYARD_TEST_LOG ?? 'silent'), recorder: kubeEventRecorder(cluster.kubeConfig, 'agentyard-controller') });
     await controller.start();
@@ -99,6 +102,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     await store.delete(SandboxKind, NS, '0digit-first');
     const sb = (await store.get(SandboxKind, NS, 'kubectl-sb'))!;
     expect(sb.status?.url).toBe(`http://kubectl-sb-runtime.${DOMAIN}:${proxy.port}`);
+    expect(sb.status?.internalUrl).toBe(`http://sandbox-kubectl-sb.${NS}.svc:80`);
     expect(sb.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', observedGeneration: sb.metadata.generation });
 
     const pod = await core.readNamespacedPod({ name: 'kubectl-sb', namespace: NS });
@@ -182,6 +186,11 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     });
     const conv = (await store.get(ConversationKind, NS, ready.app_conversation_id))!;
     expect(conv.status?.sandboxName).toBe(ready.sandbox_id);
+    // The controller started it through the sandbox's Service, never through the public ingress host;
+    // clients still get the public host.
+    const creates = proxy.requests.filter((r) => r.method === 'POST' && r.path === '/api/conversations');
+    expect(creates.map((r) => r.host)).toEqual([`sandbox-${ready.sandbox_id}.${NS}.svc`]);
+    expect(ready.agent_server_url).toBe(`http://${ready.sandbox_id}-runtime.${DOMAIN}:${proxy.port}`);
     const secret = await core.readNamespacedSecret({ name: conv.spec.secretsRef!, namespace: NS });
     expect(Buffer.from(secret.data!.DEPLOY_TOKEN!, 'base64').toString()).toBe('tok-cluster-0123456789');
     expect(JSON.stringify(conv)).not.toContain('tok-cluster-0123456789');
@@ -195,6 +204,18 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     expect(obs.observation.content[0].text).toContain('token: <secret-hidden>'); // there before the first action, and masked
     const volume = agent.volumeDir(`${ready.sandbox_id}-workspace`);
     expect(existsSync(join(volume, 'project', 'proof.txt')) && readFileSync(join(volume, 'project', 'proof.txt'), 'utf8')).toBe('cluster-ok\n');
+
+    // The model was reached through the gateway: the provider saw its own key (it refuses any other),
+    // the Pod has none, and the usage is recorded for the conversation's owner.
+    expect(llm.requests.length).toBeGreaterThanOrEqual(2);
+    const pod = await core.readNamespacedPod({ name: ready.sandbox_id, namespace: NS });
+    const env = pod.spec!.containers[0]!.env!;
+    expect(env.find((e) => e.name === 'LLM_BASE_URL')?.value).toBe(modelGatewayUrl(api.url));
+    expect(env.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: `${ready.sandbox_id}-session`, key: 'model-token' });
+    expect(JSON.stringify(pod)).not.toContain(PROVIDER_KEY);
+    const usage = await call('GET', '/api/v1/usage');
+    expect(usage.total.calls).toBe(llm.requests.length);
+    expect(usage.by_conversation).toEqual([expect.objectContaining({ conversation_id: ready.app_conversation_id, calls: llm.requests.length })]);
   });
 
   it('kubectl get shows the printer columns: STATUS, CONVERSATIONS, LAST-ACTIVITY for sandboxes; start, sandbox, execution for conversations', async () => {

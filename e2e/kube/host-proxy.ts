@@ -1,15 +1,22 @@
-// A test-only ingress: routes `<runtime_id>-runtime.<base>` (by Host header) to the local port the
-// node agent runs that sandbox's Pod on. Clients in the test process reach it because
-// `routeTestHostsToLoopback` resolves the test base domain to 127.0.0.1.
+// A test-only ingress and Service network: routes, by Host header, the public sandbox host
+// `<runtime_id>-runtime.<base>` (the ingress) and the in-cluster Service name
+// `sandbox-<runtime_id>.<namespace>.svc` (cluster DNS + kube-proxy) to the local port the node agent
+// runs that sandbox's Pod on. Clients reach it because `routeTestHostsToLoopback` resolves the test
+// base domain to 127.0.0.1 and sends connections for `*.svc` to this proxy's port.
 import dns from 'node:dns';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent, setGlobalDispatcher, getGlobalDispatcher, type Dispatcher } from 'undici';
+import { Agent, buildConnector, setGlobalDispatcher, getGlobalDispatcher, type Dispatcher } from 'undici';
 
 export interface HostProxy {
   port: number;
+  /** Every request routed, by Host: which address callers used (public host or Service). */
+  requests: { host: string; method: string; path: string }[];
   close(): Promise<void>;
 }
+
+/** `sandbox-<id>.<namespace>.svc` → id (the Service name the KubernetesRuntime creates). */
+const SERVICE_HOST = /^sandbox-(.+)\.[a-z0-9-]+\.svc$/;
 
 export interface HostProxyOptions {
   /**
@@ -21,9 +28,11 @@ export interface HostProxyOptions {
 
 export async function startHostProxy(domain: string, portOf: (runtimeId: string) => number | undefined, opts: HostProxyOptions = {}): Promise<HostProxy> {
   const suffix = `-runtime.${domain}`;
+  const requests: HostProxy['requests'] = [];
   const server: Server = createServer((req, res) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    const runtimeId = host.endsWith(suffix) ? host.slice(0, -suffix.length) : undefined;
+    const runtimeId = host.endsWith(suffix) ? host.slice(0, -suffix.length) : SERVICE_HOST.exec(host)?.[1];
+    requests.push({ host, method: req.method ?? '', path: req.url ?? '' });
     const port = runtimeId ? portOf(runtimeId) : undefined;
     if (!port) {
       res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: `no sandbox serves ${host}` }));
@@ -42,6 +51,7 @@ export async function startHostProxy(domain: string, portOf: (runtimeId: string)
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as AddressInfo).port,
+    requests,
     close: () => new Promise<void>((r) => {
       server.close(() => r());
       server.closeAllConnections();
@@ -49,21 +59,29 @@ export async function startHostProxy(domain: string, portOf: (runtimeId: string)
   };
 }
 
-/** Makes fetch in this process resolve `*.<domain>` to 127.0.0.1 (there is no DNS for test hosts). Returns an undo. */
-export function routeTestHostsToLoopback(domain: string): () => void {
+/**
+ * Makes fetch in this process resolve `*.<domain>` to 127.0.0.1 (there is no DNS for test hosts)
+ * and, given `servicePort`, connect to 127.0.0.1:<servicePort> for any `*.svc` host, as cluster DNS
+ * and kube-proxy would take it to the Service's Pod. Returns an undo.
+ */
+export function routeTestHostsToLoopback(domain: string, servicePort?: number): () => void {
   const previous: Dispatcher = getGlobalDispatcher();
+  const connector = buildConnector({
+    lookup: (hostname, options, callback) => {
+      if (hostname === domain || hostname.endsWith(`.${domain}`)) {
+        const all = (options as { all?: boolean }).all;
+        if (all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+        else (callback as (e: null, a: string, f: number) => void)(null, '127.0.0.1', 4);
+        return;
+      }
+      dns.lookup(hostname, options, callback);
+    },
+  });
   setGlobalDispatcher(
     new Agent({
-      connect: {
-        lookup: (hostname, options, callback) => {
-          if (hostname === domain || hostname.endsWith(`.${domain}`)) {
-            const all = (options as { all?: boolean }).all;
-            if (all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
-            else (callback as (e: null, a: string, f: number) => void)(null, '127.0.0.1', 4);
-            return;
-          }
-          dns.lookup(hostname, options, callback);
-        },
+      connect: (opts, callback) => {
+        if (servicePort && opts.hostname.endsWith('.svc')) return connector({ ...opts, hostname: '127.0.0.1', port: String(servicePort) }, callback);
+        return connector(opts, callback);
       },
     }),
   );

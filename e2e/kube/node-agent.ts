@@ -1,6 +1,8 @@
 // A test-only kubelet: there is no container engine here, so this node agent registers a Node,
-// binds pending Pods to it (there is no scheduler either), runs each Pod's `agentyard` command as
-// a local process with its volumes mapped to directories, and reports real Pod status back.
+// binds pending Pods to it (there is no scheduler either), runs each Pod's command as a local
+// process with its volumes mapped to directories, and reports real Pod status back. Init
+// containers are not run: the one sandbox Pods have copies the agent bundle, and here the bundle
+// is this checkout (its Node 24 and sources), mapped in place of the bundle's paths.
 // As a kubelet does for restartPolicy Always, it restarts a container that died, after a back-off
 // that doubles per restart (CrashLoopBackOff meanwhile, with the death as lastState.terminated),
 // and counts the restarts; the back-off is short here (restartBackoffMs) so tests stay fast.
@@ -8,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig, type V1Pod, type V1EnvVar } from '@kubernetes/client-node';
+import { BUNDLE_DIR, BUNDLE_NODE } from '../../src/runtime/kubernetes/bundle.ts';
 import { freePort } from './processes.ts';
 
 const REPO = new URL('../../', import.meta.url).pathname;
@@ -155,7 +158,10 @@ export class NodeAgent {
       mkdirSync(dir, { recursive: true });
       mounts.set(m.mountPath, dir);
     }
+    mounts.delete(BUNDLE_DIR);
+    mounts.set(`${BUNDLE_DIR}/app`, REPO.replace(/\/$/, ''));
     const mapPath = (arg: string) => {
+      if (arg === BUNDLE_NODE) return join(REPO, 'node_modules/.bin/node');
       for (const [mountPath, dir] of mounts) if (arg === mountPath || arg.startsWith(`${mountPath}/`)) return dir + arg.slice(mountPath.length);
       return arg;
     };
@@ -164,7 +170,7 @@ export class NodeAgent {
     const mapped = args.map((a, i) => (args[i - 1] === '--port' ? String(port) : args[i - 1] === '--host' ? '127.0.0.1' : mapPath(a)));
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
     for (const e of container.env ?? []) env[e.name] = mapPath(await this.#envValue(e));
-    const child = spawn(cmd === 'agentyard' ? join(REPO, 'bin/agentyard') : cmd!, mapped, { env, stdio: 'ignore' });
+    const child = spawn(mapPath(cmd!), mapped, { env, stdio: 'ignore' });
     const run: Running = { process: child, port, restarts, ready: false };
     child.once('exit', (code, signal) => {
       run.exitedWith = code;

@@ -21,8 +21,12 @@ export const SandboxSpec = Type.Object(
      * the idle timer or the 12-hour session cap pauses the sandbox, so a resume is always explicit.
      */
     paused: Type.Optional(Type.Boolean({ default: false })),
-    /** Container image for the agent server (Kubernetes runtime only). */
-    image: Type.Optional(Type.String()),
+    /**
+     * Container image the sandbox runs (Kubernetes runtime only; default: the installation's
+     * sandbox image). Any Linux (glibc) image with `/bin/sh`: the project's toolchain. The agent
+     * server is brought into it at start, not baked into it.
+     */
+    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$', description: 'Container image of the sandbox (any glibc Linux image with /bin/sh); default: the installation sandbox image' })),
     resources: Type.Optional(
       Type.Object(
         {
@@ -42,8 +46,14 @@ export const SandboxStatus = Type.Object({
   phase: Type.Optional(SandboxPhase),
   observedGeneration: Type.Optional(Type.Integer()),
   conditions: Type.Optional(Type.Array(Condition)),
-  /** Base URL of the agent server (`{agent_server_url}`), set while RUNNING. */
+  /** Base URL of the agent server (`{agent_server_url}`), set while RUNNING: the public address clients get. */
   url: Type.Optional(Type.String()),
+  /**
+   * Base URL the control plane (controller, API) dials, set while RUNNING where it differs from
+   * `url`: in a cluster the sandbox's Service (`http://sandbox-<id>.<namespace>.svc:<port>`), never
+   * the ingress, whose public host need not resolve inside the cluster.
+   */
+  internalUrl: Type.Optional(Type.String()),
   /** The runtime's handle for this sandbox (process id file, pod name, ...). */
   runtimeId: Type.Optional(Type.String()),
   /** Start of the current 12-hour session window. */

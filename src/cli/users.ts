@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openAppStore } from '../facade/index.ts';
+import { SingleUserInstallation } from '../facade/db/types.ts';
 
 const USAGE = `Usage:
   agentyard users create <name> [--data-dir <dir>]     create a user and print its first API key
@@ -31,7 +32,14 @@ export async function runUsersCli(argv: string[], env: NodeJS.ProcessEnv = proce
   try {
     switch (action) {
       case 'create': {
-        const user = await db.createUser(arg);
+        const user = await db.createUser(arg).catch((err: unknown) => {
+          if (err instanceof SingleUserInstallation) return err;
+          throw err;
+        });
+        if (user instanceof SingleUserInstallation) {
+          process.stderr.write(`agentyard users: ${user.message}\n`);
+          return 1;
+        }
         out(`user: ${user.id}\nAPI key: ${await db.createApiKey(user.id)}\n`);
         return 0;
       }

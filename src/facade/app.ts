@@ -1,15 +1,18 @@
-// The /api/v1 Koa application: one error middleware first, the body parser, API-key auth for
-// everything but the webhooks, one router per resource under /api/v1.
-import { bodyParser } from '@koa/bodyparser';
+// The /api/v1 Koa application: one error middleware first, then API-key auth for every request
+// but the few public pages and the webhooks (which check the sandbox's session key), then the
+// routers. Auth runs before routing and before any body is read: a route reads its own body, with
+// its own limit, in validate.ts.
 import Router from '@koa/router';
 import Koa from 'koa';
 import { generatedFiles } from '../api/gen/generated-files.ts';
+import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { createLogger } from '../util/log.ts';
 import { ActivityRecorder } from './activity.ts';
 import { requireApiKey } from './auth.ts';
 import type { Facade } from './context.ts';
 import type { FacadeDeps } from './deps.ts';
 import { errorMiddleware } from './errors.ts';
+import { modelGateway } from './model-gateway/gateway.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
@@ -18,16 +21,36 @@ import { marketplaceRoutes } from './routes/marketplaces.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
-/** Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. */
-function healthRoutes(): Router {
-  return new Router().get('/health', (ctx) => {
-    ctx.body = { status: 'ok' };
-  });
+/**
+ * Probes, outside /api/v1, no key needed. Liveness (/health): 200 once the app serves, nothing
+ * else, so a slow database never gets a working process restarted; with a data dir, its free space
+ * too: `degraded` (still 200: a restart frees nothing) when it is low. Readiness (/ready): the app
+ * database answers as well, so a replica that cannot reach it leaves its Service instead of
+ * answering 500s.
+ */
+function healthRoutes(d: Facade['d']): Router {
+  const minFree = d.dataDir === undefined ? 0 : (d.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
+  return new Router()
+    .get('/health', (ctx) => {
+      const disk = d.dataDir === undefined ? undefined : diskSpace(d.dataDir, minFree);
+      ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
+    })
+    .get('/ready', async (ctx) => {
+      try {
+        await d.db.getUser('readiness-probe'); // any read that goes to the database
+        ctx.body = { status: 'ok' };
+      } catch (err) {
+        d.log.warn({ err }, 'readiness: the app database does not answer');
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable', detail: 'The app database does not answer' };
+      }
+    });
 }
 
 const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -52,26 +75,37 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes, usageRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };
+}
+
+/**
+ * Paths served without an API key, exactly as spelled here (case and encoding included): the
+ * routers' public routes. Anything else, also any other spelling a router might still match
+ * (`/API/V1/...`, `%61pi`, `//`, a trailing slash), needs a key before it is routed. Webhooks are
+ * routed without one and authenticated by their router with the sandbox's session key.
+ */
+export function publicPaths(facade: Facade): Set<string> {
+  const routers = [healthRoutes(facade.d), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [])];
+  return new Set(routers.flatMap((r) => r.stack.map((layer) => layer.path)).filter((p): p is string => typeof p === 'string'));
 }
 
 export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(deps)): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
   app.use(errorMiddleware(facade.d.log));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16mb' }));
-  // Webhooks authenticate with the sandbox's session key; paths outside /api/v1 are just 404s.
+  // Before the API-key check: the model gateway checks its own tokens first, then reads the body.
+  app.use(modelGateway(facade, { upstream: deps.modelUpstream }));
+  const open = publicPaths(facade);
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
-  const isApi = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
-  app.use(requireApiKey(deps.db, { except: (path) => !isApi(path) || path.startsWith(webhooks) || path === OPENAPI_PATH }));
+  app.use(requireApiKey(deps.db, { except: (path) => open.has(path) || path.startsWith(webhooks) }));
   const { openApi, api } = apiRouters(facade);
   app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
-  app.use(healthRoutes().routes());
+  app.use(healthRoutes(facade.d).routes());
   app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
   return app;
 }

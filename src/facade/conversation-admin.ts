@@ -12,6 +12,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { batchConversations } from './queries.ts';
 import { deletedByUser, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { agentServerDialUrl } from '../runtime/dial.ts';
 
 async function owned(d: FacadeDeps, user: AppUser, id: string): Promise<Conversation> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
@@ -85,9 +86,10 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
   await d.db.recordDeletion('Conversation', name, user.id);
   const sandboxName = sandboxNameOf(conv);
   const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
-  if (sb?.status?.phase === 'RUNNING' && sb.status.url) {
+  const dialUrl = sb?.status?.phase === 'RUNNING' ? agentServerDialUrl(sb) : undefined;
+  if (sb && dialUrl) {
     // Best effort: the agent server forgets it now; the sandbox may be shared with others.
-    await new AgentServerClient(sb.status.url, await sessionKeyOf(d, sb.metadata.name)).deleteConversation(name).catch((err: unknown) => {
+    await new AgentServerClient(dialUrl, await sessionKeyOf(d, sb.metadata.name)).deleteConversation(name).catch((err: unknown) => {
       d.log?.warn({ err, conversation: name }, 'the agent server did not delete the conversation');
     });
   }
@@ -105,11 +107,16 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
   return { success: true };
 }
 
-/** A zip of every stored event (`event_000001_<id>.json`, in order) plus `meta.json` (the record). */
+/**
+ * A zip of every stored event (`event_000001_<id>.json`, in order) plus `meta.json` (the record).
+ * The record's `session_api_key` is left out: a download is an archive that gets passed around and
+ * outlives the sandbox, and that key opens the live sandbox (commands, files) while it runs.
+ */
 export async function downloadConversation(d: FacadeDeps, user: AppUser, id: string): Promise<{ filename: string; body: Buffer }> {
   const conv = await owned(d, user, id);
   const name = conv.metadata.name;
-  const files: Record<string, Uint8Array> = { 'meta.json': strToU8(JSON.stringify(await record(d, user, name), null, 2)) };
+  const { session_api_key: _liveKey, ...meta } = await record(d, user, name);
+  const files: Record<string, Uint8Array> = { 'meta.json': strToU8(JSON.stringify(meta, null, 2)) };
   let fromSeq: number | undefined;
   let index = 0;
   do {

@@ -12,6 +12,7 @@ import type { FacadeDeps } from './deps.ts';
 import { conversationSandboxStatus, getOwned, sandboxNameOf, sandboxPhase, sessionKeyOf } from './resources.ts';
 import { awaitSandbox } from './sandbox-wait.ts';
 import { resumeSandbox } from './sandboxes.ts';
+import { agentServerDialUrl } from '../runtime/dial.ts';
 
 const DEFAULT_RESUME_WAIT_SECONDS = 30;
 
@@ -23,11 +24,11 @@ export async function agentFor(d: FacadeDeps, user: AppUser, id: string): Promis
   refuseReadOnly(id, conversationSandboxStatus(conv, sb));
   if (!sb) throw new Conflict(`Conversation ${id} has no sandbox yet (STARTING); read its workspace once its start task is READY`);
   if (!serving(sb)) sb = await resumeForRead(d, user, id, sb);
-  return { conv, client: new AgentServerClient(sb.status!.url!, await sessionKeyOf(d, sb.metadata.name)) };
+  return { conv, client: new AgentServerClient(agentServerDialUrl(sb)!, await sessionKeyOf(d, sb.metadata.name)) };
 }
 
 function serving(sb: Sandbox | undefined): sb is Sandbox {
-  return sandboxPhase(sb) === 'RUNNING' && !!sb?.status?.url;
+  return sandboxPhase(sb) === 'RUNNING' && !!agentServerDialUrl(sb);
 }
 
 function refuseReadOnly(id: string, status: ReturnType<typeof sandboxPhase>): void {

@@ -9,8 +9,11 @@ export type RuntimeState =
   | { phase: 'absent' }
   /** Being created or resumed; not serving yet. */
   | { phase: 'starting'; runtimeId: string; message?: string; death?: AgentServerDeath }
-  /** Serving: the agent server answers /health. */
-  | { phase: 'running'; runtimeId: string; url: string; death?: AgentServerDeath }
+  /**
+   * Serving: the agent server answers /health. `url` is the public address clients get;
+   * `internalUrl`, when the runtime has one, is where the control plane dials instead.
+   */
+  | { phase: 'running'; runtimeId: string; url: string; internalUrl?: string; death?: AgentServerDeath }
   /** Compute released, workspace kept. */
   | { phase: 'paused'; runtimeId: string }
   /**
@@ -51,9 +54,11 @@ export interface SandboxRuntime {
   /**
    * Create or resume the agent server. Returns without waiting for it to become healthy.
    * The session key comes from the Secret `<sandbox>-session` that the Sandbox reconciler owns;
-   * the runtime hands it to the agent server as OH_SESSION_API_KEYS_0 and never logs it.
+   * the runtime hands it to the agent server as OH_SESSION_API_KEYS_0 and never logs it. The model
+   * token from the same Secret is the agent server's LLM_API_KEY for the model gateway (the
+   * provider's key never enters a sandbox).
    */
-  start(sandbox: Sandbox, opts: { sessionKey: string }): Promise<RuntimeState>;
+  start(sandbox: Sandbox, opts: { sessionKey: string; modelToken?: string }): Promise<RuntimeState>;
   /** Release compute, keep the workspace. */
   pause(sandbox: Sandbox): Promise<RuntimeState>;
   /** Remove everything, capturing an internal workspace archive first. */

@@ -14,7 +14,9 @@ import {
   EventSearchQuery,
   IdQuery,
   IdsQuery,
+  WorkspaceFileQuery,
   WorkspaceFilesQuery,
+  WorkspaceGitQuery,
   PageQuery,
   SandboxCreateQuery,
   SandboxDeleteQuery,
@@ -30,6 +32,7 @@ import {
 import { ConversationHooksResponse } from './hooks.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
+import { UsageReport, UsersUsage } from './usage.ts';
 
 export interface AppRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -60,13 +63,13 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/app-conversations/start-tasks', tag: 'conversations', summary: 'Get start tasks by id (aligned, null for unknown)', query: IdsQuery, response: Type.Array(Nullable(AppConversationStartTask)) },
   { method: 'get', path: '/api/v1/app-conversations/start-tasks/search', tag: 'conversations', summary: 'Search start tasks', query: StartTaskSearchQuery, response: Page(AppConversationStartTask) },
   { method: 'get', path: '/api/v1/app-conversations/start-tasks/count', tag: 'conversations', summary: 'Count start tasks', query: StartTaskCountQuery, response: Count },
-  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/send-message', tag: 'conversations', summary: 'Send a follow-up message (a PAUSED sandbox is resumed and the message delivered once it runs)', body: AppSendMessageRequest, response: AppSendMessageResponse },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/send-message', tag: 'conversations', summary: 'Send a follow-up message (a PAUSED sandbox is resumed and the message delivered once it runs; 409 while the sandbox is STARTING, as spec part 3 says)', body: AppSendMessageRequest, response: AppSendMessageResponse },
   { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title). selected_repository, selected_branch and git_provider are fixed at start: 422 naming each', body: AppConversationUpdateRequest, response: AppConversation },
   { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation and its events; the last conversation of a sandbox takes the sandbox with it. Idempotent: a repeat by the same user answers 200', response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory: a zip of every event plus meta.json (application/zip)' },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file (query file_path: absolute path in the sandbox); the content as a JSON string. A paused sandbox is resumed by the read; 409/410 when read-only', response: Type.String() },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace (query path: repository, ref optional)', response: Type.Array(Type.Object({ status: Type.String(), path: Type.String() })) },
-  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Whole file before and after (query path: file, ref optional)', response: Type.Object({ modified: Nullable(Type.String()), original: Nullable(Type.String()) }) },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file ; the content as a JSON string. A paused sandbox is resumed by the read; 409/410 when read-only', query: WorkspaceFileQuery, response: Type.String() },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace repository at path', query: WorkspaceGitQuery, response: Type.Array(Type.Object({ status: Type.String(), path: Type.String() })) },
+  { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Whole file at path before and after', query: WorkspaceGitQuery, response: Type.Object({ modified: Nullable(Type.String()), original: Nullable(Type.String()) }) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/files', tag: 'conversations', summary: 'List workspace files under a directory (relative paths, sorted, at most 2000; .git, node_modules, build and cache directories left out). A paused sandbox is resumed; 409/410 when read-only', query: WorkspaceFilesQuery, response: Type.Array(Type.String()) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/skills', tag: 'conversations', summary: 'Skills the workspace loads, read live from the agent server. A paused sandbox is resumed by the read; 409/410 when read-only', response: ConversationSkillsResponse },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/hooks', tag: 'conversations', summary: "Hooks configured in the conversation's workspace (.openhands/hooks.json, read live), grouped by event type. A paused sandbox is resumed by the read; 409/410 when read-only", response: ConversationHooksResponse },
@@ -91,6 +94,8 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: 'Register a marketplace (URL, optional ref and path, personal or organization scope, Auto-Load); 201, 409 when the name is taken. Registering alone loads nothing', body: MarketplaceRegistrationCreate, response: MarketplaceRegistration },
   { method: 'patch', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Change a registration (Auto-Load, URL, ref, path); applies to conversations started afterwards, never to running ones', body: MarketplaceRegistrationUpdate, response: MarketplaceRegistration },
   { method: 'delete', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Unregister a marketplace', response: Success },
+  { method: 'get', path: '/api/v1/usage', tag: 'users', summary: "The caller's model usage as the model gateway recorded it (what the provider reported per call), in all and per conversation, sandbox and model", response: UsageReport },
+  { method: 'get', path: '/api/v1/usage/users', tag: 'users', summary: "Every user's model usage (the admin user only; 403 for others)", response: UsersUsage },
   { method: 'get', path: '/api/v1/openapi.json', tag: 'meta', summary: 'This OpenAPI 3.1 document (no key needed)', public: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}', tag: 'webhooks', summary: 'Event sink for agent servers (in order, idempotent)', body: SinkEventBatch, response: SinkAck, sandboxAuth: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/conversations', tag: 'webhooks', summary: 'Conversation status from agent servers', body: SinkConversationUpdate, response: Success, sandboxAuth: true },

@@ -27,6 +27,7 @@ import { orgConfigSkills } from './org-config.ts';
 import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type GitSettings } from './repository.ts';
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 import { interruption } from './execution-truth.ts';
+import { agentServerDialUrl } from '../../runtime/dial.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
 
@@ -155,7 +156,7 @@ export class ConversationReconciler {
     const namespace = conv.metadata.namespace ?? 'default';
     const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
     const secrets = await readConversationSecrets(this.#d.store, conv);
-    const client = new AgentServerClient(sb.status!.url!, sessionKey);
+    const client = new AgentServerClient(agentServerDialUrl(sb)!, sessionKey);
     try {
       const git = this.#d.git ?? DEFAULT_GIT_SETTINGS;
       const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log);
@@ -177,7 +178,7 @@ export class ConversationReconciler {
     const made = cloneRequest(conv, secrets, (this.#d.git ?? DEFAULT_GIT_SETTINGS).hosts);
     if ('error' in made) throw new StartFailure(Reason.StartFailed, made.error);
     const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
-    const client = new AgentServerClient(sb.status!.url!, sessionKey, { timeoutMs: 180_000 });
+    const client = new AgentServerClient(agentServerDialUrl(sb)!, sessionKey, { timeoutMs: 180_000 });
     let res;
     try {
       res = await cloneInSandbox(client, made.request);

@@ -109,6 +109,21 @@ describe('SandboxReconciler cases', () => {
     expect(sb.status?.conditions?.every((c) => c.observedGeneration === sb.metadata.generation)).toBe(true);
     expect(env.runtime.calls).toEqual(row.wantCalls);
   });
+
+  it('a cluster sandbox: status keeps the public url and the in-cluster address apart; pausing clears both', async () => {
+    const env = controllerEnv();
+    await env.createSandbox('sb1');
+    await env.settleSandbox('sb1');
+    env.runtime.states.set('sb1', { phase: 'running', runtimeId: 'sb1', url: 'https://sb1-runtime.example.com', internalUrl: `http://sandbox-sb1.${NS}.svc:80` });
+    await env.settleSandbox('sb1');
+    expect((await env.sandbox('sb1'))!.status).toMatchObject({ phase: 'RUNNING', url: 'https://sb1-runtime.example.com', internalUrl: `http://sandbox-sb1.${NS}.svc:80` });
+    await setSpec(env, { paused: true });
+    await env.settleSandbox('sb1');
+    const paused = (await env.sandbox('sb1'))!.status!;
+    expect(paused.phase).toBe('PAUSED');
+    expect(paused).not.toHaveProperty('url');
+    expect(paused).not.toHaveProperty('internalUrl');
+  });
 });
 
 describe('SandboxReconciler writes', () => {

@@ -20,7 +20,7 @@ import { splitKey } from '../keys.ts';
 import { decideLifecycle, lastActivity, nextDeadline, type LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
 import { crashLoopMessage, DEFAULT_RESTART_POLICY, isNewDeath, recordDeath, recordRestart, restartDueAt, type RestartPolicy } from './restarts.ts';
-import { ensureSessionKey } from './session-secret.ts';
+import { ensureSandboxKeys } from './session-secret.ts';
 
 /** Set by the controller when it pauses a sandbox itself; cleared on resume. */
 export const ANNOTATION_PAUSE_REASON = `${GROUP}/pause-reason`;
@@ -140,9 +140,9 @@ export class SandboxReconciler {
   }
 
   async #start(sb: Sandbox): Promise<RuntimeState> {
-    const sessionKey = await ensureSessionKey(this.#d.store, sb);
+    const keys = await ensureSandboxKeys(this.#d.store, sb);
     try {
-      return await this.#d.runtime.start(sb, { sessionKey });
+      return await this.#d.runtime.start(sb, keys);
     } catch (err) {
       // The runtime refused what this sandbox asks for: retrying cannot help.
       if (err instanceof Invalid) return { phase: 'failed', reason: Reason.RuntimeFailed, message: `The runtime refused this sandbox: ${err.message}` };
@@ -193,12 +193,14 @@ function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandb
         status.phase = 'STARTING';
       }
       delete status.url;
+      delete status.internalUrl;
       break;
     case 'exited': // only while the reconciler waits out its backoff; it reports that as starting
     case 'starting':
       status.phase = 'STARTING';
       status.runtimeId = state.runtimeId;
       delete status.url;
+      delete status.internalUrl;
       if ('message' in state && state.message) status.message = state.message;
       break;
     case 'running':
@@ -207,6 +209,8 @@ function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandb
       status.phase = 'RUNNING';
       status.runtimeId = state.runtimeId;
       status.url = state.url;
+      if (state.internalUrl) status.internalUrl = state.internalUrl;
+      else delete status.internalUrl;
       delete status.pausedAt;
       delete status.pauseReason;
       delete status.message;
@@ -217,6 +221,7 @@ function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandb
       status.pauseReason = undefined;
       delete status.pauseReason;
       delete status.url;
+      delete status.internalUrl;
       status.conditions = setCondition(status.conditions ?? [], { type: ConditionType.Ready, status: 'False', reason: state.reason, message: state.message }, now);
       break;
   }

@@ -5,8 +5,9 @@ import { systemClock, type Clock } from '../../controller/clock.ts';
 import { EventLog } from './event-log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
+import { SqliteModelUsage } from './model-usage.ts';
 import { PendingMessages } from './pending-messages.ts';
-import { DEFAULT_SETTINGS, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from './types.ts';
+import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from './types.ts';
 
 export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
 
@@ -14,6 +15,7 @@ export class SqliteAppStore implements AppStore {
   readonly db: Database.Database;
   readonly events: EventLog;
   readonly pending: PendingMessages;
+  readonly usage: SqliteModelUsage;
   readonly #clock: Clock;
 
   constructor(path: string, opts: { clock?: Clock } = {}) {
@@ -30,6 +32,7 @@ export class SqliteAppStore implements AppStore {
     }
     this.events = new EventLog(this.db);
     this.pending = new PendingMessages(this.db, this.#clock);
+    this.usage = new SqliteModelUsage(this.db);
   }
 
   #now(): string {
@@ -37,8 +40,28 @@ export class SqliteAppStore implements AppStore {
   }
 
   async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
-    this.db.prepare('INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)').run(id, name, this.#now());
+    // One statement: the check and the insert cannot be split by another writer.
+    const { changes } = this.db
+      .prepare(
+        `INSERT INTO users (id, name, created_at) SELECT ?, ?, ?
+         WHERE NOT EXISTS (SELECT 1 FROM installation WHERE key = 'single_user') OR NOT EXISTS (SELECT 1 FROM users)`,
+      )
+      .run(id, name, this.#now());
+    if (changes === 0) throw new SingleUserInstallation((await this.singleUserReason()) ?? 'single-user');
     return { id, name };
+  }
+
+  async countUsers(): Promise<number> {
+    return (this.db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n;
+  }
+
+  async setSingleUser(reason: string | undefined): Promise<void> {
+    if (reason === undefined) this.db.prepare("DELETE FROM installation WHERE key = 'single_user'").run();
+    else this.db.prepare("INSERT INTO installation (key, value) VALUES ('single_user', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(reason);
+  }
+
+  async singleUserReason(): Promise<string | undefined> {
+    return (this.db.prepare("SELECT value FROM installation WHERE key = 'single_user'").get() as { value: string } | undefined)?.value;
   }
 
   async getUser(id: string): Promise<AppUser | undefined> {

@@ -2,7 +2,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { loadRuntimeAddressing } from './addressing.ts';
-import { desiredIngress, desiredPod, desiredPvc, desiredService, type KubeRuntimeSettings } from './desired.ts';
+import type { V1Container, V1Pod as Pod } from '@kubernetes/client-node';
+import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE } from './bundle.ts';
+import { desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, type KubeRuntimeSettings } from './desired.ts';
 import { podState } from './kubernetes-runtime.ts';
 
 const sb: Sandbox = {
@@ -17,7 +19,7 @@ const settings: KubeRuntimeSettings = {
   storageClass: 'fast',
   addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'agents.example.com', RUNTIME_DISABLE_SSL: 'false' }),
   sinkBaseUrl: 'http://api.agentyard.svc',
-  llm: { model: 'openai/gpt', apiKeySecret: { name: 'llm', key: 'api-key' } },
+  llm: { model: 'openai/gpt', gatewayUrl: 'http://api.agentyard.svc/model-gateway/v1' },
   tlsSecretName: 'wildcard-tls',
 };
 
@@ -27,11 +29,15 @@ describe('desired objects for a sandbox', () => {
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Sandbox', name: 'abc', uid: 'uid-1', controller: true });
     expect(pod.spec).toMatchObject({ automountServiceAccountToken: false, enableServiceLinks: false, securityContext: { runAsNonRoot: true, runAsUser: 1000 } });
     const c = pod.spec!.containers[0]!;
-    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     expect(c.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '2', memory: '4Gi' } });
     const env = Object.fromEntries(c.env!.map((e) => [e.name, e]));
     expect(env['OH_SESSION_API_KEYS_0']!.valueFrom?.secretKeyRef).toEqual({ name: 'abc-session', key: 'key' });
-    expect(env['LLM_API_KEY']!.valueFrom?.secretKeyRef).toEqual({ name: 'llm', key: 'api-key' });
+    // The model through the gateway, with the sandbox's own token: no provider key in the Pod.
+    expect(env['LLM_BASE_URL']!.value).toBe('http://api.agentyard.svc/model-gateway/v1');
+    expect(env['LLM_API_KEY']!.valueFrom?.secretKeyRef).toEqual({ name: 'abc-session', key: 'model-token' });
+    expect(c.env!.flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []))).toEqual(['abc-session', 'abc-session', 'abc-session', 'abc-session']);
+    expect(env['LLM_NUM_RETRIES']!.value).toBe('10'); // rides out a restart of the API the gateway is part of
     expect(env['AGENTYARD_EVENT_SINK_URL']!.value).toBe('http://api.agentyard.svc/api/v1/webhooks/abc');
     expect(c.env!.filter((e) => e.value !== undefined).map((e) => e.name)).not.toContain('LLM_API_KEY');
   });
@@ -42,6 +48,96 @@ describe('desired objects for a sandbox', () => {
     const ing = desiredIngress(sb, settings);
     expect(ing.spec?.rules?.[0]?.host).toBe('abc-runtime.agents.example.com');
     expect(ing.spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'], secretName: 'wildcard-tls' }]);
+  });
+
+  it('asks for the ingress controller\'s default certificate when TLS is on without a Secret, and for no TLS when it is off', () => {
+    const { tlsSecretName: _, ...noSecret } = settings;
+    expect(desiredIngress(sb, noSecret).spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'] }]);
+    const plain = { ...noSecret, addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'agents.example.com', RUNTIME_DISABLE_SSL: 'true' }) };
+    expect(desiredIngress(sb, plain).spec?.tls).toBeUndefined();
+  });
+});
+
+describe('the sandbox image is the user\'s; the agent server is brought in', () => {
+  const withImages: KubeRuntimeSettings = { ...settings, image: 'python:3.13', agentImage: 'registry.example/agentyard:2', imagePullPolicy: 'Never', sandboxImagePullPolicy: 'IfNotPresent' };
+
+  it('runs the agent server from the bundle an init container of the agentyard image copied in', () => {
+    const pod = desiredPod(sb, withImages);
+    const [init] = pod.spec!.initContainers!;
+    const c = pod.spec!.containers[0]!;
+    expect(c.image).toBe('python:3.13');
+    expect(c.imagePullPolicy).toBe('IfNotPresent');
+    expect(init).toMatchObject({ name: 'agent-bundle', image: 'registry.example/agentyard:2', imagePullPolicy: 'Never' });
+    // The init container fills the shared volume from the image's bundle; the sandbox mounts that
+    // volume, read-only, exactly where the bundle's Node looks for its loader and libraries.
+    const staging = init!.volumeMounts!.find((m) => m.name === 'agentyard')!.mountPath;
+    expect(init!.command!.join(' ')).toContain(`cp -R ${BUNDLE_DIR}/. ${staging}/`);
+    expect(c.volumeMounts).toContainEqual({ name: 'agentyard', mountPath: BUNDLE_DIR, readOnly: true });
+    expect(pod.spec!.volumes).toContainEqual({ name: 'agentyard', emptyDir: { sizeLimit: '1Gi' } });
+    expect(c.command!.slice(0, 3)).toEqual([BUNDLE_NODE, BUNDLE_CLI, 'agent-server']);
+    expect(BUNDLE_NODE.startsWith(`${BUNDLE_DIR}/`) && BUNDLE_CLI.startsWith(`${BUNDLE_DIR}/`)).toBe(true);
+    // Nothing that would make the image's own programs load the bundle's libraries.
+    expect(c.env!.map((e) => e.name)).not.toContain('LD_LIBRARY_PATH');
+    expect(c.env!.map((e) => e.name)).not.toContain('PATH');
+  });
+
+  it('a Sandbox\'s own image replaces the default; the bundle still comes from the agentyard image', () => {
+    const pod = desiredPod({ ...sb, spec: { ...sb.spec, image: 'golang:1.25' } }, withImages);
+    expect(pod.spec!.containers[0]!.image).toBe('golang:1.25');
+    expect(pod.spec!.initContainers![0]!.image).toBe('registry.example/agentyard:2');
+  });
+
+  it('without a separate agentyard image, the sandbox image is the agentyard image (the chart default)', () => {
+    const pod = desiredPod(sb, settings);
+    expect(pod.spec!.initContainers![0]!.image).toBe('agentyard:1');
+    expect(pod.spec!.containers[0]!.image).toBe('agentyard:1');
+    expect(pod.spec!.containers[0]!).not.toHaveProperty('imagePullPolicy');
+  });
+
+  it('archives with the agentyard image, whatever the sandbox image holds', () => {
+    const archive = desiredArchivePod({ ...sb, spec: { ...sb.spec, image: 'busybox:glibc' } }, withImages, 'stamp');
+    expect(archive.spec!.containers[0]).toMatchObject({ image: 'registry.example/agentyard:2', imagePullPolicy: 'Never', command: ['tar', '-czf', '/archive/abc-stamp.tar.gz', '-C', '/workspace', '.'] });
+  });
+
+  it('probes the agent server: a startup grace, liveness on /alive, readiness on /ready (never /health, which reports a full disk)', () => {
+    const c = desiredPod(sb, settings).spec!.containers[0]!;
+    const port = c.ports![0]!.containerPort;
+    expect(c.startupProbe?.httpGet).toEqual({ path: '/alive', port });
+    expect(c.livenessProbe?.httpGet).toEqual({ path: '/alive', port });
+    expect(c.readinessProbe?.httpGet).toEqual({ path: '/ready', port });
+    expect(c.startupProbe!.periodSeconds! * c.startupProbe!.failureThreshold!).toBeGreaterThanOrEqual(30);
+    expect(c.livenessProbe!.periodSeconds! * c.livenessProbe!.failureThreshold!).toBeGreaterThanOrEqual(30);
+  });
+
+  // The restricted Pod Security Standard, checked field by field for every Pod agentyard creates.
+  const pods: [string, Pod][] = [
+    ['sandbox', desiredPod(sb, withImages)],
+    ['archive', desiredArchivePod(sb, withImages, 'stamp')],
+  ];
+  it.each(pods)('%s Pod: restricted profile, read-only root filesystems, writes only to volumes', (_name, pod) => {
+    expect(pod.spec!.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch', seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.spec!.automountServiceAccountToken).toBe(false);
+    expect(pod.spec!.hostNetwork ?? false).toBe(false);
+    const containers: V1Container[] = [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers];
+    for (const c of containers) {
+      expect(c.securityContext, c.name).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(c.ports?.some((p) => p.hostPort) ?? false).toBe(false);
+      const mounts = (c.volumeMounts ?? []).map((m) => m.mountPath);
+      // Every absolute path a container writes to (cp's target, mkdir, tar's output, the agent
+      // server's workspace, data dir and HOME) is on a writable volume.
+      const tokens = c.command!.flatMap((t) => t.split(/\s+/));
+      const written = tokens.flatMap((t, i) => {
+        const prev = tokens[i - 1] ?? '';
+        if (['--workspace', '--data-dir', '-czf'].includes(prev) || (prev === '-p' && tokens[i - 2] === 'mkdir') || (tokens[i - 2] === '-p' && tokens[i - 3] === 'mkdir')) return [t];
+        if (tokens[i - 2] === '-R' && tokens[i - 3] === 'cp') return [t];
+        return [];
+      });
+      written.push(...(c.env ?? []).filter((e) => e.name === 'HOME').map((e) => e.value!));
+      expect(written.length, c.name).toBeGreaterThan(0);
+      const writable = (c.volumeMounts ?? []).filter((m) => !m.readOnly).map((m) => m.mountPath);
+      for (const path of written) expect(writable.some((m) => path === m || path.startsWith(`${m}/`)), `${c.name} writes ${path}`).toBe(true);
+    }
+    for (const v of pod.spec!.volumes!) expect(v.hostPath).toBeUndefined();
   });
 });
 
@@ -70,5 +166,13 @@ describe('podState', () => {
   it('a container that never died reports no death', () => {
     const p = pod({ phase: 'Running', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { running: {} } }] });
     expect(podState('abc', p, 'https://abc-runtime.x')).toEqual({ phase: 'starting', runtimeId: 'abc', message: 'Waiting for the agent server to be ready' });
+  });
+
+  it('reports a ready Pod with its public URL and its Service as the control plane address', () => {
+    const ready = pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
+    expect(podState('abc', ready, 'https://abc-runtime.x', internalUrl('abc', 'sandboxes'))).toEqual({ phase: 'running', runtimeId: 'abc', url: 'https://abc-runtime.x', internalUrl: 'http://sandbox-abc.sandboxes.svc:80' });
+    // The address names the Service the runtime creates, on its port.
+    const svc = desiredService(sb);
+    expect(`http://${svc.metadata?.name}.${svc.metadata?.namespace}.svc:${svc.spec?.ports?.[0]?.port}`).toBe(internalUrl('abc', 'sandboxes'));
   });
 });

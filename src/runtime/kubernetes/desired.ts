@@ -4,12 +4,14 @@
 // Sandbox and Conversation resources live in the sandbox namespace together with these children,
 // because owner references cannot cross namespaces; the application (API, database) lives in its
 // own namespace (spec part 1 item 4).
-import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Service, V1OwnerReference, V1EnvVar } from '@kubernetes/client-node';
+import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Service, V1OwnerReference, V1EnvVar, V1SecurityContext, V1PodSecurityContext } from '@kubernetes/client-node';
 import { SINK_ENV } from '../../api/event-sink.ts';
+import { GATEWAY_MODEL_RETRIES, MODEL_TOKEN_KEY } from '../../api/model-gateway.ts';
 import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { RuntimeAddressing } from './addressing.ts';
 import type { Logger } from '../../util/log.ts';
+import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE, BUNDLE_STAGING } from './bundle.ts';
 import { sandboxContainerResources, type SandboxPodSettings } from './pod-settings.ts';
 
 export const AGENT_PORT = 8000;
@@ -18,14 +20,29 @@ const SANDBOX_UID = 1000;
 
 export interface KubeRuntimeSettings extends SandboxPodSettings {
   namespace: string;
+  /** The default sandbox image (a Sandbox's spec.image replaces it): the user's toolchain. */
   image: string;
+  /**
+   * The agentyard image: the source of the agent bundle (init container) and the image of the
+   * workspace archive Pod. Default: `image` (the agentyard image is a sandbox image too).
+   */
+  agentImage?: string;
   storageClass: string;
   addressing: RuntimeAddressing;
   /** Base URL of the API as sandboxes reach it; events are pushed to `${sinkBaseUrl}/api/v1/webhooks/<sandbox>`. */
   sinkBaseUrl?: string;
-  llm?: { model?: string; baseUrl?: string; apiKeySecret?: { name: string; key: string } };
+  /**
+   * The model agents use, through the model gateway (`modelGatewayUrl` of the API as sandboxes reach
+   * it): LLM_BASE_URL is the gateway and LLM_API_KEY the sandbox's model token from its session
+   * Secret. The provider's key never enters a sandbox Pod.
+   */
+  llm?: { model: string; gatewayUrl: string };
   ingressClassName?: string;
-  /** Secret holding the wildcard certificate for `*.<base>`, when TLS is on. */
+  /**
+   * Secret holding the wildcard certificate for `*.<base>`, beside the sandboxes. Unset while TLS
+   * is on: the Ingress names its host without a Secret and the ingress controller serves its
+   * default certificate, so no private key has to live in the sandbox namespace (the chart's way).
+   */
   tlsSecretName?: string;
   defaultStorage?: string;
   archiveStorage?: string;
@@ -36,6 +53,14 @@ export const sessionSecretName = (sandbox: string) => `${sandbox}-session`;
 export const pvcName = (sandbox: string) => `${sandbox}-workspace`;
 /** Service names must be DNS-1035 labels (start with a letter); sandbox ids may start with a digit. */
 export const serviceName = (sandbox: string) => `sandbox-${sandbox}`;
+/** The port of a sandbox's Service (the agent server listens on AGENT_PORT behind it). */
+export const SERVICE_PORT = 80;
+/**
+ * Where the control plane reaches a sandbox's agent server: its Service through cluster DNS
+ * (`sandbox-<id>.<namespace>.svc`), not the public `<id>-runtime.<base>` host, which clients use
+ * and which need not resolve inside the cluster.
+ */
+export const internalUrl = (sandbox: string, namespace: string) => `http://${serviceName(sandbox)}.${namespace}.svc:${SERVICE_PORT}`;
 
 function labels(sb: Sandbox): Record<string, string> {
   return { [LABEL_SANDBOX]: sb.metadata.name, 'app.kubernetes.io/managed-by': 'agentyard', 'app.kubernetes.io/component': 'sandbox' };
@@ -59,9 +84,14 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
   if (s.sinkBaseUrl) {
     vars.push({ name: SINK_ENV.url, value: `${s.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${sb.metadata.name}` }, { name: SINK_ENV.key, valueFrom: sessionKey });
   }
-  if (s.llm?.model) vars.push({ name: 'LLM_MODEL', value: s.llm.model });
-  if (s.llm?.baseUrl) vars.push({ name: 'LLM_BASE_URL', value: s.llm.baseUrl });
-  if (s.llm?.apiKeySecret) vars.push({ name: 'LLM_API_KEY', valueFrom: { secretKeyRef: s.llm.apiKeySecret } });
+  if (s.llm) {
+    vars.push(
+      { name: 'LLM_MODEL', value: s.llm.model },
+      { name: 'LLM_BASE_URL', value: s.llm.gatewayUrl },
+      { name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: sessionSecretName(sb.metadata.name), key: MODEL_TOKEN_KEY } } },
+      { name: 'LLM_NUM_RETRIES', value: String(GATEWAY_MODEL_RETRIES) },
+    );
+  }
   return vars;
 }
 
@@ -69,8 +99,32 @@ function pullSecrets(s: KubeRuntimeSettings): { imagePullSecrets?: { name: strin
   return s.imagePullSecrets?.length ? { imagePullSecrets: s.imagePullSecrets.map((name) => ({ name })) } : {};
 }
 
+/**
+ * The restricted Pod Security profile, for every container agentyard creates: sandboxes run
+ * agent-written code. Root filesystems are read-only; what must be written is a volume (the
+ * workspace, /tmp, the bundle volume while it is filled).
+ */
+const podSecurity = (): V1PodSecurityContext => ({
+  runAsNonRoot: true,
+  runAsUser: SANDBOX_UID,
+  runAsGroup: SANDBOX_UID,
+  // The workspace volume belongs to the sandbox user whatever the image; checked at the volume
+  // root only, so a resume does not walk a large workspace again.
+  fsGroup: SANDBOX_UID,
+  fsGroupChangePolicy: 'OnRootMismatch',
+  seccompProfile: { type: 'RuntimeDefault' },
+});
+const containerSecurity = (): V1SecurityContext => ({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+
+const agentImage = (s: KubeRuntimeSettings) => s.agentImage ?? s.image;
+const pullPolicy = (p: string | undefined) => (p ? { imagePullPolicy: p } : {});
+
 export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
   const resources = sandboxContainerResources(s.resources, sb.spec.resources);
+  // /alive answers while the event loop does; /ready once the server serves (the Service and the
+  // controller wait for it). Not /health: it reports a full disk, which a restart would not cure.
+  const alive = { httpGet: { path: '/alive', port: AGENT_PORT } };
+  const ready = { httpGet: { path: '/ready', port: AGENT_PORT } };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -79,26 +133,55 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       restartPolicy: 'Always',
+      // The pause container becomes PID 1 and reaps the orphans of agent commands (`cmd &` in a
+      // shell that exits); Node as PID 1 would leave them as zombies.
+      shareProcessNamespace: true,
       ...pullSecrets(s),
-      securityContext: { runAsNonRoot: true, runAsUser: SANDBOX_UID, runAsGroup: SANDBOX_UID, fsGroup: SANDBOX_UID, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: podSecurity(),
+      initContainers: [
+        {
+          // Brings the agent server into the user's image (see bundle.ts), and lays out the
+          // workspace volume: the project, and the sandbox user's home.
+          name: 'agent-bundle',
+          image: agentImage(s),
+          ...pullPolicy(s.imagePullPolicy),
+          command: ['sh', '-c', `cp -R ${BUNDLE_DIR}/. ${BUNDLE_STAGING}/ && mkdir -p ${WORKSPACE_MOUNT}/project ${WORKSPACE_MOUNT}/home`],
+          securityContext: containerSecurity(),
+          resources: { requests: { cpu: '50m', memory: '32Mi' }, limits: { memory: '256Mi' } },
+          volumeMounts: [
+            { name: 'agentyard', mountPath: BUNDLE_STAGING },
+            { name: 'workspace', mountPath: WORKSPACE_MOUNT },
+          ],
+        },
+      ],
       containers: [
         {
           name: 'agent-server',
           image: sb.spec.image ?? s.image,
-          command: ['agentyard', 'agent-server', '--port', String(AGENT_PORT), '--host', '0.0.0.0', '--workspace', `${WORKSPACE_MOUNT}/project`, '--data-dir', `${WORKSPACE_MOUNT}/.agentyard`],
+          ...pullPolicy(s.sandboxImagePullPolicy),
+          command: [BUNDLE_NODE, BUNDLE_CLI, 'agent-server', '--port', String(AGENT_PORT), '--host', '0.0.0.0', '--workspace', `${WORKSPACE_MOUNT}/project`, '--data-dir', `${WORKSPACE_MOUNT}/.agentyard`],
+          workingDir: `${WORKSPACE_MOUNT}/project`,
           ports: [{ name: 'http', containerPort: AGENT_PORT }],
           env: env(sb, s),
-          readinessProbe: { httpGet: { path: '/health', port: AGENT_PORT }, periodSeconds: 2 },
-          // A hung agent server (alive, not answering) is restarted by the kubelet on the same volume
-          // after 30 s; the startup probe gives a first start 2 minutes, as embedded mode does.
-          startupProbe: { httpGet: { path: '/health', port: AGENT_PORT }, periodSeconds: 2, failureThreshold: 60 },
-          livenessProbe: { httpGet: { path: '/health', port: AGENT_PORT }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
-          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          // Up to a minute to start (a cold node, a large event store); then restarted after a
+          // minute without answering, and out of the Service while it does not answer.
+          startupProbe: { ...alive, periodSeconds: 1, failureThreshold: 60 },
+          readinessProbe: { ...ready, periodSeconds: 2 },
+          livenessProbe: { ...alive, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+          securityContext: containerSecurity(),
           ...(resources ? { resources } : {}),
-          volumeMounts: [{ name: 'workspace', mountPath: WORKSPACE_MOUNT }],
+          volumeMounts: [
+            { name: 'workspace', mountPath: WORKSPACE_MOUNT },
+            { name: 'agentyard', mountPath: BUNDLE_DIR, readOnly: true },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
         },
       ],
-      volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: pvcName(sb.metadata.name) } }],
+      volumes: [
+        { name: 'workspace', persistentVolumeClaim: { claimName: pvcName(sb.metadata.name) } },
+        { name: 'agentyard', emptyDir: { sizeLimit: '1Gi' } },
+        { name: 'tmp', emptyDir: {} },
+      ],
     },
   };
 }
@@ -108,7 +191,9 @@ export const archivePodName = (sandbox: string) => `${sandbox}-archive`;
 
 /**
  * The internal workspace archive taken when a sandbox is deleted (spec part 3): a one-shot Pod that
- * tars the workspace volume onto the archive volume, which no user can read.
+ * tars the workspace volume onto the archive volume, which no user can read. It runs the agentyard
+ * image, not the sandbox's: a user's image need not have tar and gzip, and the archive must not
+ * depend on what the sandbox image holds.
  */
 export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string): V1Pod {
   return {
@@ -120,13 +205,14 @@ export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: st
       enableServiceLinks: false,
       restartPolicy: 'Never',
       ...pullSecrets(s),
-      securityContext: { runAsNonRoot: true, runAsUser: SANDBOX_UID, runAsGroup: SANDBOX_UID, fsGroup: SANDBOX_UID, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: podSecurity(),
       containers: [
         {
           name: 'archive',
-          image: sb.spec.image ?? s.image,
+          image: agentImage(s),
+          ...pullPolicy(s.imagePullPolicy),
           command: ['tar', '-czf', `/archive/${sb.metadata.name}-${stamp}.tar.gz`, '-C', WORKSPACE_MOUNT, '.'],
-          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          securityContext: containerSecurity(),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_MOUNT, readOnly: true },
             { name: 'archive', mountPath: '/archive' },
@@ -168,7 +254,7 @@ export function desiredService(sb: Sandbox): V1Service {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: metadata(sb, serviceName(sb.metadata.name)),
-    spec: { selector: { [LABEL_SANDBOX]: sb.metadata.name }, ports: [{ name: 'http', port: 80, targetPort: AGENT_PORT }] },
+    spec: { selector: { [LABEL_SANDBOX]: sb.metadata.name }, ports: [{ name: 'http', port: SERVICE_PORT, targetPort: AGENT_PORT }] },
   };
 }
 
@@ -180,8 +266,8 @@ export function desiredIngress(sb: Sandbox, s: KubeRuntimeSettings): V1Ingress {
     metadata: metadata(sb, sb.metadata.name),
     spec: {
       ...(s.ingressClassName ? { ingressClassName: s.ingressClassName } : {}),
-      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : {}),
-      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: 80 } } } }] } }],
+      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : s.addressing.urlFor(sb.metadata.name).startsWith('https:') ? { tls: [{ hosts: [host] }] } : {}),
+      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: SERVICE_PORT } } } }] } }],
     },
   };
 }

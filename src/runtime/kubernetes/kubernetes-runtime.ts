@@ -10,7 +10,7 @@ import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { fromKube } from '../../store/kube/errors.ts';
 import type { AgentServerDeath, RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
-import { archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
+import { archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
 
 /**
  * Container waiting reasons that will not heal without a change: the sandbox is ERROR.
@@ -55,7 +55,7 @@ export class KubernetesRuntime implements SandboxRuntime {
       const pvc = await this.#read(() => this.#core.readNamespacedPersistentVolumeClaim({ name: pvcName(name), namespace: this.#ns(sb) }));
       return pvc ? { phase: 'paused', runtimeId: name } : { phase: 'absent' };
     }
-    return podState(name, pod, this.#s.addressing.urlFor(name));
+    return podState(name, pod, this.#s.addressing.urlFor(name), internalUrl(name, this.#ns(sb)));
   }
 
   /**
@@ -192,7 +192,7 @@ export class KubernetesRuntime implements SandboxRuntime {
  * Pod status → runtime state: Ready is running; a fatal waiting reason is failed; a Failed Pod is
  * exited (replaced by start()); a container the kubelet restarted carries its last death.
  */
-export function podState(name: string, pod: V1Pod, url: string): RuntimeState {
+export function podState(name: string, pod: V1Pod, url: string, internal?: string): RuntimeState {
   const status = pod.status;
   const uid = pod.metadata?.uid ?? name;
   if (status?.phase === 'Failed' || status?.phase === 'Succeeded') {
@@ -205,7 +205,7 @@ export function podState(name: string, pod: V1Pod, url: string): RuntimeState {
   const agent = status?.containerStatuses?.find((c) => c.name === 'agent-server') ?? status?.containerStatuses?.[0];
   const death = agent ? containerDeath(uid, agent) : undefined;
   const ready = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  if (ready) return { phase: 'running', runtimeId: name, url, ...(death ? { death } : {}) };
+  if (ready) return { phase: 'running', runtimeId: name, url, ...(internal ? { internalUrl: internal } : {}), ...(death ? { death } : {}) };
   const message = death && !agent?.state?.running ? `The agent server container died (${death.reason}); the kubelet restarts it` : status?.phase === 'Pending' ? 'Pod pending' : 'Waiting for the agent server to be ready';
   return { phase: 'starting', runtimeId: name, message, ...(death ? { death } : {}) };
 }

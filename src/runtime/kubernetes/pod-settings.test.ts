@@ -48,6 +48,12 @@ describe('sandbox Pod settings from the controller environment', () => {
     expect(() => loadSandboxPodSettings({ AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS: 'Reg_Cred' })).toThrow(/AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS/);
   });
 
+  it('reads the pull policies of the agentyard and the sandbox image, and refuses others', () => {
+    expect(loadSandboxPodSettings({ AGENTYARD_IMAGE_PULL_POLICY: 'Never', AGENTYARD_SANDBOX_IMAGE_PULL_POLICY: 'Always' })).toEqual({ imagePullPolicy: 'Never', sandboxImagePullPolicy: 'Always' });
+    expect(loadSandboxPodSettings({})).toEqual({});
+    expect(() => loadSandboxPodSettings({ AGENTYARD_SANDBOX_IMAGE_PULL_POLICY: 'never' })).toThrow(/AGENTYARD_SANDBOX_IMAGE_PULL_POLICY must be one of Always, IfNotPresent, Never, got 'never'/);
+  });
+
   it('compares quantities across units', () => {
     expect(quantityValue('500m')).toBe(0.5);
     expect(quantityValue('1Gi')).toBeGreaterThan(quantityValue('1000Mi'));

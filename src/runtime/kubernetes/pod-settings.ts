@@ -2,6 +2,8 @@
 // from values sandbox.resources and sandbox.imagePullSecrets):
 //   AGENTYARD_SANDBOX_RESOURCES            JSON {requests: {cpu, memory}, limits: {cpu, memory}}
 //   AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS   comma-separated docker-registry Secret names (sandbox namespace)
+//   AGENTYARD_IMAGE_PULL_POLICY            pull policy of the agentyard image (bundle init container, archive Pod)
+//   AGENTYARD_SANDBOX_IMAGE_PULL_POLICY    pull policy of the sandbox image
 // A Sandbox's own spec.resources (cpu, memory) replaces the default request and limit of that resource.
 
 export type ResourceName = 'cpu' | 'memory' | 'ephemeral-storage';
@@ -11,9 +13,23 @@ export interface SandboxResources {
   limits?: ResourceList;
 }
 
+export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
+const PULL_POLICIES: readonly PullPolicy[] = ['Always', 'IfNotPresent', 'Never'];
+
 export interface SandboxPodSettings {
   resources?: SandboxResources;
   imagePullSecrets?: string[];
+  /** Of the agentyard image (bundle init container, archive Pod); unset = Kubernetes' default. */
+  imagePullPolicy?: PullPolicy;
+  /** Of the sandbox image; unset = Kubernetes' default. */
+  sandboxImagePullPolicy?: PullPolicy;
+}
+
+function pullPolicyFrom(env: NodeJS.ProcessEnv, name: string): PullPolicy | undefined {
+  const v = env[name]?.trim();
+  if (!v) return undefined;
+  if (!PULL_POLICIES.includes(v as PullPolicy)) throw new Error(`${name} must be one of ${PULL_POLICIES.join(', ')}, got '${v}'`);
+  return v as PullPolicy;
 }
 
 const NAMES: readonly ResourceName[] = ['cpu', 'memory', 'ephemeral-storage'];
@@ -70,6 +86,10 @@ export function loadSandboxPodSettings(env: NodeJS.ProcessEnv): SandboxPodSettin
   const secrets = (env.AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const s of secrets) if (!SECRET_NAME.test(s)) throw new Error(`AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS: "${s}" is not a Secret name`);
   if (secrets.length > 0) out.imagePullSecrets = secrets;
+  const own = pullPolicyFrom(env, 'AGENTYARD_IMAGE_PULL_POLICY');
+  if (own) out.imagePullPolicy = own;
+  const sandbox = pullPolicyFrom(env, 'AGENTYARD_SANDBOX_IMAGE_PULL_POLICY');
+  if (sandbox) out.sandboxImagePullPolicy = sandbox;
   return out;
 }
 

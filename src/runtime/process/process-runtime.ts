@@ -20,10 +20,12 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SINK_ENV } from '../../api/event-sink.ts';
+import { GATEWAY_MODEL_RETRIES } from '../../api/model-gateway.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
 import { archiveWorkspace } from './archive.ts';
+import { PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
 import { healthy, ProcessLiveness, type LivenessOptions } from './liveness.ts';
 import { bootId, isAgentServer, isAlive, signalGroup, stopGroup } from './processes.ts';
 
@@ -49,8 +51,13 @@ export interface ProcessRuntimeOptions {
   dataDir: string;
   /** Command that runs the agent server; default: this repository's CLI on the current Node. */
   command?: string[];
-  /** Extra environment for every agent server (model settings, log level). */
+  /** Extra environment for every agent server (log level). */
   env?: Record<string, string>;
+  /**
+   * The model agents use, through the model gateway: each agent server gets LLM_MODEL, LLM_BASE_URL
+   * = the gateway and its sandbox's model token as LLM_API_KEY, never the provider's key.
+   */
+  model?: { model: string; gatewayUrl: string };
   /** The API's base URL: agent servers push events to `${sinkBaseUrl}/api/v1/webhooks/<sandbox>`. */
   sinkBaseUrl?: string;
   /** An agent server that has not printed its listening line after this long has failed (default 120 s). */
@@ -61,16 +68,20 @@ export interface ProcessRuntimeOptions {
   unresponsiveAfterMs?: number;
   liveness?: LivenessOptions;
   log?: Logger;
+  /** How the child is spawned: as its own user in its own namespaces, or plainly (default). */
+  launcher?: SandboxLauncher;
 }
 
 export class ProcessRuntime implements SandboxRuntime {
   readonly #o: ProcessRuntimeOptions;
+  readonly #launcher: SandboxLauncher;
   readonly #liveness: ProcessLiveness;
   /** Since when each serving agent server fails its /health (memory only: a restart just starts the count again). */
   readonly #unhealthySince = new Map<string, number>();
 
   constructor(opts: ProcessRuntimeOptions) {
     this.#o = opts;
+    this.#launcher = opts.launcher ?? new PlainLauncher();
     this.#liveness = new ProcessLiveness(opts.liveness);
   }
 
@@ -129,7 +140,7 @@ export class ProcessRuntime implements SandboxRuntime {
     return { phase: 'starting', runtimeId: name, message: 'Waiting for the agent server to answer /health' };
   }
 
-  async start(sb: Sandbox, opts: { sessionKey: string }): Promise<RuntimeState> {
+  async start(sb: Sandbox, opts: { sessionKey: string; modelToken?: string }): Promise<RuntimeState> {
     const current = await this.observe(sb);
     if (current.phase === 'running' || current.phase === 'starting') return current;
     const name = sb.metadata.name;
@@ -138,14 +149,17 @@ export class ProcessRuntime implements SandboxRuntime {
     const logPath = join(dir, LOG_FILE);
     const logOffset = existsSync(logPath) ? statSync(logPath).size : 0;
     const logFd = openSync(logPath, 'a', 0o600);
-    const [cmd, ...args] = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
+    const base = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
+    const argv = [...base, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')];
+    const cmd = argv[0];
     let child;
     try {
-      child = spawn(cmd!, [...args, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')], {
-        cwd: join(dir, 'workspace'),
+      const launch = this.#launcher.prepare({ name, dir, argv, env: this.#env(name, opts.sessionKey, opts.modelToken) });
+      child = spawn(launch.command, launch.args, {
+        cwd: launch.cwd,
         detached: true, // its own process group: pause stops the agent's tools with it
         stdio: ['ignore', logFd, logFd],
-        env: this.#env(name, opts.sessionKey),
+        env: launch.env,
       });
     } finally {
       closeSync(logFd);
@@ -176,6 +190,7 @@ export class ProcessRuntime implements SandboxRuntime {
     if (!existsSync(dir)) return;
     await this.#stop(name, 'pause');
     await archiveWorkspace(dir, join(this.#o.dataDir, 'archive'), name);
+    await this.#launcher.release(dir);
     rmSync(dir, { recursive: true, force: true });
     this.#o.log?.info({ sandbox: name }, 'sandbox deleted; workspace archived');
   }
@@ -191,7 +206,7 @@ export class ProcessRuntime implements SandboxRuntime {
   }
 
   /** Only what the agent server needs: the parent's environment (its own secrets) stays out. */
-  #env(name: string, sessionKey: string): Record<string, string> {
+  #env(name: string, sessionKey: string, modelToken: string | undefined): Record<string, string> {
     const dir = this.dirOf(name);
     return {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -200,6 +215,9 @@ export class ProcessRuntime implements SandboxRuntime {
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
       ...this.#o.env,
+      ...(this.#o.model && modelToken
+        ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_API_KEY: modelToken, LLM_NUM_RETRIES: String(GATEWAY_MODEL_RETRIES) }
+        : {}),
       OH_SESSION_API_KEYS_0: sessionKey,
       // Seals the conversation secrets the agent server persists; derived so it survives restarts.
       OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${sessionKey}`).digest('hex'),

@@ -5,9 +5,10 @@ import pg from 'pg';
 import { systemClock, type Clock } from '../../../controller/clock.ts';
 import type { Logger } from '../../../util/log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
-import { DEFAULT_SETTINGS, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from '../types.ts';
+import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from '../types.ts';
 import { PgEventLog } from './event-log.ts';
 import { migratePostgres } from './migrations.ts';
+import { PgModelUsage } from './model-usage.ts';
 import { PgPendingMessages } from './pending.ts';
 import { inTransaction } from './sql.ts';
 
@@ -22,6 +23,7 @@ export class PostgresAppStore implements AppStore {
   readonly pool: pg.Pool;
   readonly events: PgEventLog;
   readonly pending: PgPendingMessages;
+  readonly usage: PgModelUsage;
   readonly #clock: Clock;
   #closed = false;
 
@@ -30,6 +32,7 @@ export class PostgresAppStore implements AppStore {
     this.#clock = clock;
     this.events = new PgEventLog(pool);
     this.pending = new PgPendingMessages(pool);
+    this.usage = new PgModelUsage(pool);
   }
 
   /** Connects and brings the schema up to date (safe when several replicas start at once). */
@@ -51,8 +54,26 @@ export class PostgresAppStore implements AppStore {
   }
 
   async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
-    await this.pool.query('INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)', [id, name, this.#now()]);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO users (id, name, created_at) SELECT $1, $2, $3
+       WHERE NOT EXISTS (SELECT 1 FROM installation WHERE key = 'single_user') OR NOT EXISTS (SELECT 1 FROM users)`,
+      [id, name, this.#now()],
+    );
+    if (rowCount === 0) throw new SingleUserInstallation((await this.singleUserReason()) ?? 'single-user');
     return { id, name };
+  }
+
+  async countUsers(): Promise<number> {
+    return Number((await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM users')).rows[0]!.n);
+  }
+
+  async setSingleUser(reason: string | undefined): Promise<void> {
+    if (reason === undefined) await this.pool.query("DELETE FROM installation WHERE key = 'single_user'");
+    else await this.pool.query("INSERT INTO installation (key, value) VALUES ('single_user', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [reason]);
+  }
+
+  async singleUserReason(): Promise<string | undefined> {
+    return (await this.pool.query<{ value: string }>("SELECT value FROM installation WHERE key = 'single_user'")).rows[0]?.value;
   }
 
   async getUser(id: string): Promise<AppUser | undefined> {
