@@ -40,7 +40,7 @@ describe('SqliteAppStore', () => {
     await db.setSettings(u.id, { sandbox_grouping_strategy: 'ADD_TO_ANY' });
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
-    raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider; DROP TABLE installation;');
+    raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider; DROP TABLE model_usage; DROP TABLE installation;');
     raw.pragma('user_version = 4');
     raw.close();
     db = new SqliteAppStore(join(dir, 'app.db'));
