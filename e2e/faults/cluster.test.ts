@@ -20,7 +20,7 @@ import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.
 import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from '../kube/host-proxy.ts';
 import { NodeAgent, TEST_IMAGE } from '../kube/node-agent.ts';
 import { freePort } from '../kube/processes.ts';
-import { allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
+import { agentServerProcesses, allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
 const NS = 'agentyard-sandboxes';
 const DOMAIN = 'faults.test';
@@ -48,6 +48,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
   const startApi = async () => {
     api = runCli(['api'], {
       loopbackDomain: DOMAIN,
+      serviceProxyPort: proxy.port,
       env: {
         KUBECONFIG: cluster.kubeconfigPath,
         AGENTYARD_SANDBOX_NAMESPACE: NS,
@@ -55,6 +56,10 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
         AGENTYARD_HOST: '127.0.0.1',
         AGENTYARD_DATA_DIR: join(work, 'api'),
         AGENTYARD_API_KEY: KEY,
+        // The model gateway: only the API holds the provider's address and key.
+        LLM_MODEL: 'openai/scripted',
+        LLM_BASE_URL: llm.url,
+        LLM_API_KEY: 'sk-provider-faults-0123456789',
         AGENTYARD_LOG_LEVEL: 'warn',
       },
     });
@@ -63,6 +68,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
   const startController = async () => {
     controller = runCli(['controller'], {
       loopbackDomain: DOMAIN,
+      serviceProxyPort: proxy.port,
       env: {
         KUBECONFIG: cluster.kubeconfigPath,
         AGENTYARD_SANDBOX_NAMESPACE: NS,
@@ -71,7 +77,6 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
         RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}`,
         AGENTYARD_API_URL: `http://127.0.0.1:${apiPort}`,
         LLM_MODEL: 'openai/scripted',
-        LLM_BASE_URL: llm.url,
         // A killed leader keeps the Lease until it runs out: short, so a restart takes over soon.
         AGENTYARD_LEASE_DURATION_SECONDS: '3',
         AGENTYARD_LEASE_RENEW_DEADLINE_SECONDS: '2',
@@ -121,8 +126,8 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
     const task = await call<StartTask>('POST', '/api/v1/app-conversations', body);
     return eventually(async () => {
       const [t] = await call<(StartTask | null)[]>('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
-      if (t?.status === 'ERROR') throw new Error(`start failed: ${t.detail}`);
-      return t?.status === 'READY' ? (t as StartTask & { app_conversation_id: string; sandbox_id: string }) : undefined;
+      if (t?.status !== 'READY') throw new Error(`start task ${t?.status}: ${t?.detail ?? ''}`); // the last one is reported on timeout
+      return t as StartTask & { app_conversation_id: string; sandbox_id: string };
     }, 'a start task to be READY', 90_000, 100);
   };
   /** The agent server of a sandbox, read directly (through the ingress) with its session key. */
@@ -228,7 +233,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
     for (const s of sandboxes) {
       const sb = await store.get(SandboxKind, NS, s);
       expect({ sandbox: s, phase: sb?.status?.phase, restarts: sb?.status?.restartCount ?? 0 }).toEqual({ sandbox: s, phase: 'RUNNING', restarts: kills.get(s) });
-      const agentServers = processesMentioning(agent.volumeDir(`${s}-workspace`)).filter((p) => p.cmd.includes('agent-server'));
+      const agentServers = agentServerProcesses(agent.volumeDir(`${s}-workspace`));
       expect(agentServers, `agent servers of ${s}`).toHaveLength(1);
     }
     const killed = [...kills.values()].reduce((x, y) => x + y, 0);

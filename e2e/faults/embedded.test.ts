@@ -20,7 +20,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
 import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from '../embedded/harness.ts';
-import { allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
+import { agentServerProcesses, allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
 const SEED = faultSeed();
 const ROUNDS = 8;
@@ -100,7 +100,8 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
       if (r < 0.5 && kills.get(victim)! < MAX_KILLS_PER_SANDBOX) {
         // Wait until it serves again (a kill while it is down would be no kill), then kill -9 its agent server.
         await eventually(async () => ((await sandboxStatus(victim)) === 'RUNNING' ? true : undefined), `sandbox ${victim} RUNNING before a kill`, 60_000, 50);
-        const pid = pidOf(victim)!;
+        // The agent server itself (under isolation the recorded pid is its launcher chain's head).
+        const pid = agentServerProcesses(join(dataDir, 'sandboxes', victim, 'workspace'))[0]?.pid ?? pidOf(victim)!;
         process.kill(pid, 'SIGKILL');
         kills.set(victim, kills.get(victim)! + 1);
         watchers.push(timeRecovery(() => sandboxStatus(victim), Date.now(), timings));
@@ -161,7 +162,7 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
     const { body: tasks } = await api<{ items: StartTask[] }>('GET', '/api/v1/app-conversations/start-tasks/search?limit=100');
     expect(tasks.items.every((t) => t.status === 'READY')).toBe(true); // every start task final, none failed
     for (const s of sandboxes) {
-      const agentServers = processesMentioning(join(dataDir, 'sandboxes', s, 'workspace')).filter((p) => p.cmd.includes('agent-server'));
+      const agentServers = agentServerProcesses(join(dataDir, 'sandboxes', s, 'workspace'));
       expect(agentServers, `agent servers of ${s}`).toHaveLength(1); // a restart never leaves two
     }
 

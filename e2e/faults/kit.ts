@@ -37,20 +37,29 @@ export function workingModel(steps: number, outage: { until: number }): (req: Re
   };
 }
 
-/** Live (not zombie) processes whose command line mentions `needle`: agent servers and their tools. */
-export function processesMentioning(needle: string): { pid: number; cmd: string }[] {
-  const out: { pid: number; cmd: string }[] = [];
+/** Live (not zombie) processes whose command line mentions `needle`: agent servers, their tools, launcher chains. */
+export function processesMentioning(needle: string): { pid: number; cmd: string; program: string }[] {
+  const out: { pid: number; cmd: string; program: string }[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const cmd = argv.join(' ');
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmd.includes(needle) && !/\) Z /.test(stat)) out.push({ pid: Number(entry), cmd });
+      if (cmd.includes(needle) && !/\) Z /.test(stat)) out.push({ pid: Number(entry), cmd, program: argv[0] ?? '' });
     } catch {
       // gone meanwhile
     }
   }
   return out;
+}
+
+/**
+ * The agent-server processes themselves (Node running `agent-server`) working in `workspace`, not
+ * the launcher chain around them (sh, bwrap, setpriv carry the same arguments under isolation).
+ */
+export function agentServerProcesses(workspace: string): { pid: number; cmd: string }[] {
+  return processesMentioning(workspace).filter((p) => /(^|\/)node$/.test(p.program) && p.cmd.includes('agent-server'));
 }
 
 export function killAll(needle: string): void {
