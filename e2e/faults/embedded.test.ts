@@ -189,3 +189,37 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
     }
   }, 600_000);
 });
+
+describe('crash loop (embedded): an agent server that cannot stay up', () => {
+  it('is restarted with backoff, then ERROR with the reason in the Ready condition; the start task ends with it', async () => {
+    // Dies at once, every time (the command line must name agent-server; the runtime appends its arguments).
+    const svc = await startService({ env: { AGENTYARD_AGENT_SERVER_COMMAND: JSON.stringify(['/bin/sh', '-c', 'exit 3', 'agent-server']), AGENTYARD_LOG_LEVEL: 'warn' } });
+    try {
+      const t0 = Date.now();
+      const { body: task } = await svc.api<StartTask>('POST', '/api/v1/app-conversations', { initial_message: userMessage('never runs') });
+      const ended = await eventually(async () => {
+        const { body } = await svc.api<(StartTask | null)[]>('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
+        return body[0]?.status === 'ERROR' ? body[0] : undefined;
+      }, 'the start task to end', 120_000, 200);
+      const elapsed = Date.now() - t0;
+      expect(ended.detail).toMatch(/died 5 times within 10 minutes/);
+      const { body: sandboxes } = await svc.api<({ status: string; status_detail: string | null } | null)[]>('GET', `/api/v1/sandboxes?id=${ended.sandbox_id}`);
+      expect(sandboxes[0]).toMatchObject({ status: 'ERROR', status_detail: expect.stringMatching(/died 5 times.*exit code 3/) });
+      await svc.stop();
+      const store = new SqliteStore(join(svc.dataDir, 'resources.db'), { clock: systemClock });
+      try {
+        const sb = (await store.get(SandboxKind, 'default', ended.sandbox_id!))!;
+        expect(sb.status).toMatchObject({ phase: 'ERROR', restartCount: 4 });
+        expect(sb.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'CrashLoop' });
+      } finally {
+        store.close();
+      }
+      // 1 + 2 + 4 + 8 s of backoff at least: restarted, not given up at the first death.
+      expect(elapsed).toBeGreaterThan(15_000);
+      expect(processesMentioning(svc.dataDir)).toEqual([]);
+    } finally {
+      await svc.stop();
+      removeDataDir(svc.dataDir);
+    }
+  }, 180_000);
+});
