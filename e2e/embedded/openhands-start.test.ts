@@ -49,4 +49,26 @@ describe('OpenHands start request in `agentyard up`', () => {
     const again = await s.svc.api('POST', '/api/v1/app-conversations', { conversation_id: CHOSEN });
     expect(again.status).toBe(409);
   });
+
+  it('stream-start: a sub-conversation started through the stream, its snapshots ending READY, on the parent model', async () => {
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'child done' } }] });
+    const before = s.llm.requests.length;
+    const res = await fetch(`${s.svc.url}/api/v1/app-conversations/stream-start`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.svc.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ parent_conversation_id: CHOSEN, initial_message: userMessage('a sub-task') }),
+    });
+    expect(res.status).toBe(200);
+    const snapshots = JSON.parse(await res.text()) as { status: string; app_conversation_id: string | null }[];
+    expect(snapshots[0]!.status).toBe('WORKING');
+    expect(snapshots.at(-1)!.status).toBe('READY');
+    // Each snapshot differs from the one before (a change, not a poll).
+    for (let i = 1; i < snapshots.length; i++) expect(JSON.stringify(snapshots[i])).not.toBe(JSON.stringify(snapshots[i - 1]));
+    const child = snapshots.at(-1)!.app_conversation_id!;
+    await finished(s.svc, child);
+    expect(s.llm.requests[before]!.model).toBe('scripted-override');
+    const { body } = await s.svc.api<Record<string, unknown>[]>('GET', `/api/v1/app-conversations?ids=${CHOSEN}&ids=${child}`);
+    expect(body[0]!['sub_conversation_ids']).toEqual([child]);
+    expect(body[1]).toMatchObject({ parent_conversation_id: conversationId, sandbox_id: body[0]!['sandbox_id'] });
+  });
 });
