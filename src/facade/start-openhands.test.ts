@@ -114,6 +114,12 @@ describe('OpenHands start request fields', () => {
     const all = await h.call('GET', '/api/v1/app-conversations/search?include_sub_conversations=true');
     expect(all.body.items.map((c: { id: string }) => c.id).sort()).toEqual([parent, child].sort());
     expect((await h.call('GET', '/api/v1/app-conversations/count')).body).toBe(1);
+
+    // Deleting the parent takes the sub-conversation with it; both read as deleted (a repeat is 200).
+    const grandchild = await startConversationId(h, { parent_conversation_id: child });
+    expect((await h.call('DELETE', `/api/v1/app-conversations/${parent}`)).status).toBe(200);
+    expect((await h.store.list(ConversationKind, NS)).items).toEqual([]);
+    for (const id of [child, grandchild]) expect((await h.call('DELETE', `/api/v1/app-conversations/${id}`)).status).toBe(200);
   });
 
   it('a suggested task writes the initial message, repository and trigger; with an initial message it is a 422 on both', async () => {
