@@ -57,8 +57,17 @@ export function refuseFixedAtStart(body: unknown): void {
 }
 
 /** Only the fields present are applied; `title: null` clears it. */
-export async function updateConversation(d: FacadeDeps, user: AppUser, id: string, patch: { title?: string | null }): Promise<Record<string, unknown>> {
+export async function updateConversation(d: FacadeDeps, user: AppUser, id: string, patch: { title?: string | null; public?: boolean | null }): Promise<Record<string, unknown>> {
   const conv = await owned(d, user, id);
+  if ('public' in patch) {
+    await modify(d, ConversationKind, conv.metadata.name, (c) => {
+      const { public: _old, ...fields } = c.spec.clientFields ?? {};
+      const next = patch.public === null || patch.public === undefined ? fields : { ...fields, public: patch.public };
+      const { clientFields: _f, ...spec } = c.spec;
+      c.spec = Object.keys(next).length > 0 ? { ...spec, clientFields: next } : spec;
+      return c;
+    });
+  }
   if ('title' in patch) {
     await modify(d, ConversationKind, conv.metadata.name, (c) => {
       const { title: _old, ...spec } = c.spec;

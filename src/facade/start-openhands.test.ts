@@ -137,6 +137,16 @@ describe('OpenHands start request fields', () => {
     expect(await record(id)).toMatchObject({ trigger: 'suggested_task', selected_repository: 'acme/api' });
   });
 
+  it('PATCH public sets and clears it, as OpenHands clients send it', async () => {
+    const id = await startConversationId(h, { initial_message: hello });
+    let r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { public: true } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ public: true, unapplied_fields: { public: expect.stringMatching(/no public sharing/) } });
+    r = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { public: null, title: 'T' } });
+    expect(r.body).toMatchObject({ public: null, title: 'T', unapplied_fields: {} });
+    expect((await h.store.get(ConversationKind, NS, id))!.spec.clientFields).toBeUndefined();
+  });
+
   it('still refuses unknown fields and bad values with field paths', async () => {
     const r = await start({ agent_type: 'planner', trigger: 'carrier-pigeon', pr_number: ['x'], no_such_field: 1 });
     expect(r.status).toBe(422);

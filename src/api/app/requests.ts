@@ -105,7 +105,14 @@ export const AppSendMessageRequest = Type.Object(
 export type AppSendMessageRequest = Static<typeof AppSendMessageRequest>;
 
 /** PATCH /api/v1/app-conversations/{id}: only the fields present are applied; null clears. */
-export const AppConversationUpdateRequest = Type.Object({ title: Nullable(Type.String({ minLength: 1, maxLength: 200 })) }, STRICT);
+export const AppConversationUpdateRequest = Type.Object(
+  {
+    title: Nullable(Type.String({ minLength: 1, maxLength: 200 })),
+    /** Stored and shown (OpenHands' sharing flag); agentyard shares nothing, so true lands in unapplied_fields. */
+    public: Nullable(Type.Boolean()),
+  },
+  STRICT,
+);
 export type AppConversationUpdateRequest = Static<typeof AppConversationUpdateRequest>;
 
 /** A user's login on a Git host: its configuration repository `<login>/.agents` (or `/service-config`) gives user skills. */
