@@ -138,6 +138,23 @@ describe('stream-start', () => {
     expect(snapshots.at(-1)!.app_conversation_id).toBe(id);
   });
 
+  it('sends the first snapshot at once, not when the start ends; a client may leave before READY', async () => {
+    h = await startHarness();
+    const abort = new AbortController();
+    const res = await fetch(`${h.server.url}/api/v1/app-conversations/stream-start`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.alice.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ initial_message: text('hi') }),
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    expect(Buffer.from(value!).toString('utf8')).toMatch(/^\[\n\{.*"WORKING"/s);
+    abort.abort();
+    const { items } = await h.store.list(ConversationKind, NS);
+    expect(items).toHaveLength(1);
+  });
+
   it('refuses a bad start request with 422 before streaming', async () => {
     h = await startHarness();
     const r = await h.call('POST', '/api/v1/app-conversations/stream-start', { body: { bogus: 1 } });

@@ -43,6 +43,7 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     const user = userOf(ctx);
     const first = await startConversation(d, user, input<unknown, AppConversationStartRequest>(ctx).body);
     ctx.type = 'application/json';
+    // Koa destroys the stream when the client goes away, which stops the watch behind it.
     ctx.body = streamStartTask(d, user, first);
   });
 
