@@ -43,7 +43,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
   let apiUrl: string;
   let controller: CliProcess | undefined;
   const outage = { until: 0 };
-  const work = mkdtempSync(join(tmpdir(), 'agentyard-faults-kube-'));
+  let work = '';
 
   const startApi = async () => {
     api = runCli(['api'], {
@@ -88,6 +88,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
   };
 
   beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'agentyard-faults-kube-'));
     const reply = workingModel(STEPS, outage);
     [cluster, llm, apiPort] = await Promise.all([startTestCluster({ controllerManager: false }), startScriptedLlm(Array.from({ length: 3000 }, () => reply)), freePort()]);
     core = cluster.kubeConfig.makeApiClient(CoreV1Api);
@@ -107,10 +108,10 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
     await agent?.stop();
     await proxy?.close();
     undoRouting?.();
-    killAll(work); // last resort, so a failed run leaves nothing behind either
+    if (work) killAll(work); // last resort, so a failed run leaves nothing behind either
     await llm?.close();
     await cluster?.stop();
-    rmSync(work, { recursive: true, force: true });
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {

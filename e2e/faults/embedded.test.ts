@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { systemClock } from '../../src/controller/clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
@@ -38,15 +38,19 @@ async function freePort(): Promise<number> {
 }
 
 describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random kill -9 of agent servers and of up, a failing model', () => {
-  const work = mkdtempSync(join(tmpdir(), 'agentyard-faults-'));
-  const dataDir = join(work, 'data');
+  let work = '';
+  let dataDir = '';
   let llm: ScriptedLlm | undefined;
   let svc: RunningService | undefined;
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'agentyard-faults-'));
+    dataDir = join(work, 'data');
+  });
   afterAll(async () => {
     await svc?.stop();
-    killAll(dataDir); // last resort, so a failed run leaves nothing behind either
+    if (dataDir) killAll(dataDir); // last resort, so a failed run leaves nothing behind either
     await llm?.close();
-    removeDataDir(work);
+    if (work) removeDataDir(work);
   });
 
   it(`heals every fault with nothing lost, duplicated, stuck or orphaned (seed ${SEED})`, async () => {
