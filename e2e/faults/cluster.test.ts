@@ -20,7 +20,7 @@ import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.
 import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from '../kube/host-proxy.ts';
 import { NodeAgent, TEST_IMAGE } from '../kube/node-agent.ts';
 import { freePort } from '../kube/processes.ts';
-import { agentServerProcesses, allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
+import { agentServerProcesses, allEvents, expectNoRunningWhileDown, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
 const NS = 'agentyard-sandboxes';
 const DOMAIN = 'faults.test';
@@ -182,6 +182,12 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
         process.kill(agent.pidOf(victim)!, 'SIGKILL');
         kills.set(victim, kills.get(victim)! + 1);
         watchers.push(timeRecovery(() => phaseOf(victim), Date.now(), timings));
+        // Status truth after this fault: its conversations leave `running` while it is down.
+        const onVictim = conversations.filter((c) => c.sandbox === victim).map((c) => `ids=${c.id}`).join('&');
+        await expectNoRunningWhileDown(
+          () => phaseOf(victim),
+          async () => (await call<(ConversationRecord | null)[]>('GET', `/api/v1/app-conversations?${onVictim}`)).map((r) => r?.execution_status ?? null),
+        );
         schedule.push(`kill agent-server container ${victim}`);
       } else if (r < 0.65) {
         await api!.stop('SIGKILL');

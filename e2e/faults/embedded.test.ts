@@ -20,7 +20,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
 import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from '../embedded/harness.ts';
-import { agentServerProcesses, allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
+import { agentServerProcesses, allEvents, expectNoRunningWhileDown, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
 const SEED = faultSeed();
 const ROUNDS = 8;
@@ -109,6 +109,12 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
         process.kill(pid, 'SIGKILL');
         kills.set(victim, kills.get(victim)! + 1);
         watchers.push(timeRecovery(() => sandboxStatus(victim), Date.now(), timings));
+        // Status truth after this fault: its conversations leave `running` while it is down.
+        const onVictim = conversations.filter((x) => x.sandbox === victim).map((x) => `ids=${x.id}`).join('&');
+        await expectNoRunningWhileDown(
+          () => sandboxStatus(victim),
+          async () => (await api<(ConversationRecord | null)[]>('GET', `/api/v1/app-conversations?${onVictim}`)).body.map((r) => r?.execution_status ?? null),
+        );
         schedule.push(`kill agent server ${victim}`);
       } else if (r < 0.75) {
         await svc.stop('SIGKILL');
