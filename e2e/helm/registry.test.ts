@@ -7,10 +7,12 @@ import type { Server } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AppsV1Api, CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LicenseTokenServer, type License } from '../../src/distribution/license-token-server.ts';
 import { requiredForTests } from '../../src/testing/required/required.ts';
 import { eventually } from '../embedded/harness.ts';
+import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.ts';
 import { CHART, helm, helmBin, REPO, run, writeValues } from './helm.ts';
 
 const registryBin = ((): string | undefined => {
@@ -40,6 +42,7 @@ describe.skipIf(!helmBin || !registryBin)('licensed chart pulls from an OCI regi
   let registry: ChildProcess;
   let host: string;
   let registryLog = '';
+  let cluster: TestCluster | undefined;
 
   beforeAll(async () => {
     const issuer = new LicenseTokenServer({ licenses: [PUBLISHER, CUSTOMER, OTHER_PRODUCT, EXPIRED], service: SERVICE, issuer: 'agentyard-license-server' });
@@ -68,6 +71,7 @@ describe.skipIf(!helmBin || !registryBin)('licensed chart pulls from an OCI regi
 
   afterAll(async () => {
     registry?.kill('SIGTERM');
+    await cluster?.stop();
     await new Promise((r) => tokens?.close(r));
     rmSync(dir, { recursive: true, force: true });
   });
@@ -134,4 +138,18 @@ describe.skipIf(!helmBin || !registryBin)('licensed chart pulls from an OCI regi
     expect(await old.text()).toMatch(/license lic-expired-2020 expired on 2020-12-31T00:00:00Z; renew it/);
     expect(registryLog).not.toContain(CUSTOMER.id);
   });
+
+  it.skipIf(!kubeBinDir())('helm install from the OCI reference, with the customer login, on the real API server', async () => {
+    cluster = await startTestCluster({ controllerManager: false });
+    const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'agentyard' } } });
+    await core.createNamespace({ body: { metadata: { name: 'agentyard-sandboxes', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } });
+    await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner' } });
+    for (const name of ['agentyard-api-key', 'agentyard-llm']) await core.createNamespacedSecret({ namespace: 'agentyard', body: { metadata: { name }, stringData: { 'api-key': `not-a-real-${name}` } } });
+    const values = writeValues(dir, 'install.yaml', 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\nnetworkPolicy: {enabled: false}\n');
+    const installed = await as('customer', ['install', 'agentyard', `oci://${host}/charts/agentyard`, '--version', VERSION, '--plain-http', '-n', 'agentyard', '-f', values, '--kubeconfig', cluster.kubeconfigPath]);
+    expect(installed.ok, installed.out).toBe(true);
+    const api = await cluster.kubeConfig.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'agentyard-api', namespace: 'agentyard' });
+    expect(api.metadata?.labels?.['helm.sh/chart']).toBe(`agentyard-${VERSION}`);
+  }, 120_000);
 });
