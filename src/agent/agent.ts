@@ -247,6 +247,21 @@ class Agent implements ConversationAgent {
     return this.#pluginsReady;
   }
 
+  async recordSystemPrompt(): Promise<void> {
+    if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
+    await this.#pluginsReady;
+    if (this.#closed || this.#plugins.error) return;
+    try {
+      // The MCP tools are part of the prompt. Connected for good here (no run's signal to end them);
+      // a failure is left to the run, which records it as the conversation's error.
+      await this.#toolbox.connectMcp(() => [...requestMcpSource(this.#host.request.agent?.mcp_config), ...this.#plugins.mcpSources(this.#host.request)], new AbortController().signal);
+    } catch (err) {
+      if (err instanceof McpConfigError || err instanceof McpConnectError) return;
+      throw err;
+    }
+    if (!this.#closed) this.#ensureSystemPrompt();
+  }
+
   /** Plugin skills join the conversation's (before the system prompt lists them), with invoke_skill if they bring the first AgentSkills. */
   #pluginsLoaded(err?: unknown): void {
     if (err !== undefined) this.#plugins.error ??= `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;

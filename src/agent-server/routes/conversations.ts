@@ -14,11 +14,11 @@ export function conversationRoutes(service: ConversationService): Router {
   const router = withConversationIdParam(new Router({ prefix: '/conversations' }));
 
   router.post('/', async (ctx) => {
-    const raw = ctx.request.body as { initial_message?: { run?: unknown } } | undefined;
-    const req = parseStartConversationRequest(raw);
+    const req = parseStartConversationRequest(ctx.request.body);
     checkRequestHookConfig(req.hook_config);
-    // OpenHands always runs an initial message; we honour an explicit run:false.
-    const { info, created } = await service.create(req, raw?.initial_message?.run !== false);
+    // An initial message always starts the run, whatever its `run` says, as OpenHands does: the
+    // Python SDK sends `run: false` and relies on it (e2e/parity shows both servers agree).
+    const { info, created } = await service.create(req);
     ctx.status = created ? 201 : 200;
     ctx.body = info;
   });
