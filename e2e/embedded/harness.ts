@@ -124,7 +124,7 @@ function removeSandboxCgroups(dataDir: string): void {
     }
     for (const dir of cgroups) {
       // The processes of a sandbox stopped a moment ago may still be leaving it: retry briefly.
-      for (let i = 0; i < 100 && existsSync(dir); i++) {
+      for (let i = 0; i < 250 && existsSync(dir); i++) {
         try {
           rmdirSync(dir);
           rmdirSync(dirname(dir)); // the installation's parent, once empty

@@ -97,7 +97,8 @@ function statuses(text: string): Record<string, number> {
   const secrets = () => [SERVICE_SECRET, ADMIN_SECRET, svc.apiKey, admin.sessionKey];
 
   it("bob's agent cannot read the service, admin's files, the data directory or admin's agent server, nor signal it", async () => {
-    const script = `${attacks(attackSet())}\necho bob-was-here > mine.txt && cat mine.txt; echo "OWN=$?"\nid -u; echo "UID_SHOWN=$?"`;
+    // Also every environment bob's sandbox can read (its own processes'): nothing of the service's is there.
+    const script = `${attacks(attackSet())}\necho bob-was-here > mine.txt && cat mine.txt; echo "OWN=$?"\nid -u; echo "UID_SHOWN=$?"\ncat /proc/[0-9]*/environ > environs.bin 2>/dev/null; true`;
     env.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: script } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'tried' } }] });
     const task = await startReady(svc, { initial_message: userMessage('look around') }, bobKey);
     const items = await finished(svc, task.app_conversation_id, bobKey);
@@ -108,6 +109,9 @@ function statuses(text: string): Record<string, number> {
     expect(failedAttacks, text).toEqual([]);
     expect(got.OWN, text).toBe(0);
     expect(text).toContain('bob-was-here');
+    const environs = readFileSync(join(svc.dataDir, 'sandboxes', task.sandbox_id, 'workspace', 'environs.bin'), 'utf8');
+    expect(environs).toContain('OH_SESSION_API_KEYS_0='); // the read worked: its own agent server's
+    for (const s of [...secrets(), scriptedModelEnv(env.llm).LLM_API_KEY!]) expect(environs).not.toContain(s);
     for (const s of secrets()) expect(text).not.toContain(s);
 
     // What bob's agent wrote belongs to bob's sandbox user: neither root nor admin's.

@@ -146,6 +146,7 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   if (!(await db.getUser('admin'))) await db.createUser('admin', 'admin').catch(async (err: unknown) => {
     if (!(await db.getUser('admin'))) throw err;
   });
+  await db.setUserAdmin('admin', true); // manages users through the API (/api/v1/users)
   if (env.AGENTYARD_API_KEY) await db.addApiKey('admin', env.AGENTYARD_API_KEY);
   const port = Number(env.AGENTYARD_PORT ?? 3000);
   const settings = loadLifecycleSettings(env);

@@ -122,6 +122,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
     store.close();
     throw new Error(`this installation has ${users} users, but its sandboxes cannot be isolated from each other here (${isolation.reason}); refusing to start. Run it as root with bubblewrap installed (README, "Sandbox isolation").`);
   }
+  await db.setUserAdmin(ADMIN_USER_ID, true); // manages users through the API (/api/v1/users)
   const admin = adminApiKey(dataDir, env);
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
@@ -133,10 +134,11 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 
-  process.stdout.write(adminKeyNotice(admin));
-  process.stdout.write(`agentyard is up at ${api.url}\n`);
+  // Before the "is up" line, which is what scripts wait for.
   process.stdout.write(`${isolation.summary}\n`);
   log[isolation.isolated ? 'info' : 'warn']({ isolated: isolation.isolated, ...(isolation.reason ? { reason: isolation.reason } : {}) }, isolation.summary);
+  process.stdout.write(adminKeyNotice(admin));
+  process.stdout.write(`agentyard is up at ${api.url}\n`);
   if (!env.LLM_MODEL) {
     process.stdout.write('No model configured: set LLM_MODEL, LLM_BASE_URL and LLM_API_KEY for the agent to work.\n');
   }

@@ -37,6 +37,8 @@ export interface RuntimeContext {
   onActivity(): void;
   /** The storage fault in force, if any (see store/storage-health.ts); absent: faults are not tracked. */
   storageFault?(): StorageFaultState | undefined;
+  /** Throws InsufficientStorage while the disk refuses writes (after trying the held ones again). */
+  assertWritable?(): void;
 }
 
 export interface RuntimeInit {
@@ -310,6 +312,8 @@ export class ConversationRuntime implements AgentHost {
    * are recorded in the order they came.
    */
   async sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Promise<Event> {
+    // Also for messages over the events socket, which no HTTP guard sees: refused, not held, on a full disk.
+    this.#ctx.assertWritable?.();
     const content = msg.content ?? [];
     const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
     const agent = this.#agentForMessage();

@@ -7,9 +7,19 @@ import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
 import { SqliteModelUsage } from './model-usage.ts';
 import { PendingMessages } from './pending-messages.ts';
-import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from './types.ts';
+import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type RevokeResult, type TombstoneKind, type UserInfo, type UserSettings } from './types.ts';
 
-export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
+export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserInfo, UserSettings } from './types.ts';
+
+interface UserRow {
+  id: string;
+  name: string;
+  is_admin: number;
+  created_at: string;
+  disabled_at: string | null;
+}
+
+const userInfo = (r: UserRow): UserInfo => ({ id: r.id, name: r.name, admin: r.is_admin === 1, created_at: r.created_at, disabled_at: r.disabled_at });
 
 export class SqliteAppStore implements AppStore {
   readonly db: Database.Database;
@@ -81,14 +91,45 @@ export class SqliteAppStore implements AppStore {
   }
 
   async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
-    return this.db.prepare('SELECT prefix, created_at FROM api_keys WHERE user_id = ? ORDER BY created_at').all(userId) as ApiKeyInfo[];
+    return this.db.prepare('SELECT prefix, created_at, revoked_at FROM api_keys WHERE user_id = ? ORDER BY created_at, prefix').all(userId) as ApiKeyInfo[];
   }
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
     return this.db
-      .prepare('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?')
+      .prepare('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
       .get(hashKey(key)) as AppUser | undefined;
+  }
+
+  async revokeApiKey(userId: string, prefix: string): Promise<RevokeResult> {
+    return this.db.transaction((): RevokeResult => {
+      const rows = this.db.prepare('SELECT hash FROM api_keys WHERE user_id = ? AND prefix = ? AND revoked_at IS NULL').all(userId, prefix) as { hash: string }[];
+      if (rows.length === 0) return 'not-found';
+      if (rows.length > 1) return 'ambiguous';
+      this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE hash = ?').run(this.#now(), rows[0]!.hash);
+      return 'revoked';
+    }).immediate();
+  }
+
+  async getUserInfo(id: string): Promise<UserInfo | undefined> {
+    const row = this.db.prepare('SELECT id, name, is_admin, created_at, disabled_at FROM users WHERE id = ?').get(id) as UserRow | undefined;
+    return row && userInfo(row);
+  }
+
+  async listUsers(): Promise<UserInfo[]> {
+    return (this.db.prepare('SELECT id, name, is_admin, created_at, disabled_at FROM users ORDER BY created_at, id').all() as UserRow[]).map(userInfo);
+  }
+
+  async setUserDisabled(id: string, disabled: boolean): Promise<boolean> {
+    // Disabling twice keeps the first time.
+    const r = disabled
+      ? this.db.prepare('UPDATE users SET disabled_at = COALESCE(disabled_at, ?) WHERE id = ?').run(this.#now(), id)
+      : this.db.prepare('UPDATE users SET disabled_at = NULL WHERE id = ?').run(id);
+    return r.changes > 0;
+  }
+
+  async setUserAdmin(id: string, admin: boolean): Promise<boolean> {
+    return this.db.prepare('UPDATE users SET is_admin = ? WHERE id = ?').run(admin ? 1 : 0, id).changes > 0;
   }
 
   async getSettings(userId: string): Promise<UserSettings> {

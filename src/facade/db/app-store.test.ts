@@ -99,8 +99,8 @@ for (const b of backends) {
       await db.addApiKey(u.id, 'operator-key');
       expect(await db.findUserByApiKey('operator-key')).toEqual(u);
       expect(await db.listApiKeys(u.id)).toEqual([
-        { prefix: key.slice(0, 9), created_at: '2026-03-01T10:00:00.000Z' },
-        { prefix: 'operator-', created_at: '2026-03-01T10:00:00.000Z' },
+        { prefix: key.slice(0, 9), created_at: '2026-03-01T10:00:00.000Z', revoked_at: null },
+        { prefix: 'operator-', created_at: '2026-03-01T10:00:00.000Z', revoked_at: null },
       ]);
       await expect(db.createUser('again', u.id)).rejects.toThrow();
     });
@@ -120,6 +120,47 @@ for (const b of backends) {
       expect(await db.singleUserReason()).toBeUndefined();
       await db.createUser('bob');
       expect(await db.countUsers()).toBe(2);
+    });
+
+    it('revokes a key by its prefix for good, refuses an ambiguous prefix, and disables and enables users', async () => {
+      const u = await db.createUser('alice');
+      const other = await db.createUser('bob');
+      const key = await db.createApiKey(u.id);
+      const second = await db.createApiKey(u.id);
+      const bobs = await db.createApiKey(other.id);
+      // Only the owner's keys: bob's prefix is unknown for alice.
+      expect(await db.revokeApiKey(u.id, bobs.slice(0, 9))).toBe('not-found');
+      clock.advance(60_000);
+      expect(await db.revokeApiKey(u.id, key.slice(0, 9))).toBe('revoked');
+      expect(await db.findUserByApiKey(key)).toBeUndefined();
+      expect(await db.findUserByApiKey(second)).toEqual(u);
+      expect(await db.revokeApiKey(u.id, key.slice(0, 9))).toBe('not-found'); // already revoked
+      expect((await db.listApiKeys(u.id)).find((k) => k.prefix === key.slice(0, 9))).toEqual({ prefix: key.slice(0, 9), created_at: '2026-03-01T10:00:00.000Z', revoked_at: '2026-03-01T10:01:00.000Z' });
+      // A revoked key stays revoked, also when an operator registers it again.
+      await db.addApiKey(u.id, key);
+      expect(await db.findUserByApiKey(key)).toBeUndefined();
+      // Two working keys with one prefix: nothing is revoked.
+      await db.addApiKey(u.id, 'same-prefix-1');
+      await db.addApiKey(u.id, 'same-prefix-2');
+      expect(await db.revokeApiKey(u.id, 'same-pre')).toBe('not-found');
+      expect(await db.revokeApiKey(u.id, 'same-pref')).toBe('ambiguous');
+      expect(await db.findUserByApiKey('same-prefix-1')).toEqual(u);
+
+      expect(await db.getUserInfo(u.id)).toEqual({ id: u.id, name: 'alice', admin: false, created_at: '2026-03-01T10:00:00.000Z', disabled_at: null });
+      expect(await db.setUserDisabled(u.id, true)).toBe(true);
+      expect(await db.findUserByApiKey(second)).toBeUndefined();
+      expect(await db.findUserByApiKey(bobs)).toEqual(other);
+      clock.advance(1000);
+      await db.setUserDisabled(u.id, true); // keeps the first time
+      expect((await db.getUserInfo(u.id))?.disabled_at).toBe('2026-03-01T10:01:00.000Z');
+      expect(await db.setUserDisabled(u.id, false)).toBe(true);
+      expect(await db.findUserByApiKey(second)).toEqual(u);
+      expect(await db.setUserDisabled('nobody', true)).toBe(false);
+      expect(await db.setUserAdmin(other.id, true)).toBe(true);
+      expect((await db.listUsers()).map((x) => [x.name, x.admin, x.disabled_at]).sort()).toEqual([
+        ['alice', false, null],
+        ['bob', true, null],
+      ]);
     });
 
     it('stores settings per user with the NO_GROUPING default and no Git login', async () => {

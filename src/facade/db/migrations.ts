@@ -106,6 +106,14 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
+  // 7 → 8: revoked keys (kept, so a revoked key cannot come back), disabled users, administrators
+  // (the built-in admin of `agentyard up` and `agentyard api` is one).
+  `
+  ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
+  ALTER TABLE users ADD COLUMN disabled_at TEXT;
+  ALTER TABLE users ADD COLUMN is_admin INTEGER NOT NULL DEFAULT 0;
+  UPDATE users SET is_admin = 1 WHERE id = 'admin';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

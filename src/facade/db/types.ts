@@ -33,7 +33,22 @@ export const DEFAULT_SETTINGS: UserSettings = { sandbox_grouping_strategy: 'NO_G
 export interface ApiKeyInfo {
   prefix: string;
   created_at: string;
+  /** When it was revoked; null while it works. Revoked keys are kept, so a chosen key (AGENTYARD_API_KEY) stays revoked. */
+  revoked_at: string | null;
 }
+
+/** A user as administrators see it. */
+export interface UserInfo {
+  id: string;
+  name: string;
+  admin: boolean;
+  created_at: string;
+  /** When it was disabled; null while enabled. A disabled user's keys are refused. */
+  disabled_at: string | null;
+}
+
+/** What revoking a key by its display prefix did. */
+export type RevokeResult = 'revoked' | 'not-found' | 'ambiguous';
 
 export interface ConversationMeta {
   title: string | null;
@@ -172,7 +187,18 @@ export interface AppStore {
   /** Registers a key chosen by the operator (AGENTYARD_API_KEY); idempotent. Only its hash is kept. */
   addApiKey(userId: string, key: string): Promise<void>;
   listApiKeys(userId: string): Promise<ApiKeyInfo[]>;
+  /** The user of a key that is not revoked, when the user is not disabled. */
   findUserByApiKey(key: string): Promise<AppUser | undefined>;
+  /**
+   * Revokes the user's working key shown as `prefix` (what listApiKeys shows). `ambiguous` when two
+   * working keys of the user share it: nothing is revoked then.
+   */
+  revokeApiKey(userId: string, prefix: string): Promise<RevokeResult>;
+  getUserInfo(id: string): Promise<UserInfo | undefined>;
+  listUsers(): Promise<UserInfo[]>;
+  /** false when there is no such user. */
+  setUserDisabled(id: string, disabled: boolean): Promise<boolean>;
+  setUserAdmin(id: string, admin: boolean): Promise<boolean>;
   getSettings(userId: string): Promise<UserSettings>;
   setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings>;
   /** Title and last update as the agent server reported them. */

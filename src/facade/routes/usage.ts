@@ -1,12 +1,9 @@
 // /api/v1/usage: the caller's model usage as the model gateway recorded it (per conversation,
-// sandbox and model); /api/v1/usage/users: every user's, for the installation's admin only.
+// sandbox and model); /api/v1/usage/users: every user's, for administrators only.
 import Router from '@koa/router';
 import type { UsageReport, UsersUsage } from '../../api/app/usage.ts';
-import { Forbidden } from '../../api/errors.ts';
+import { adminOnly } from '../admin.ts';
 import { userOf, type Facade } from '../context.ts';
-
-/** The built-in user `agentyard up` and `agentyard api` create; the only one who sees everyone's usage. */
-export const ADMIN_USER_ID = 'admin';
 
 export function usageRoutes({ d }: Facade): Router {
   const r = new Router();
@@ -29,8 +26,7 @@ export function usageRoutes({ d }: Facade): Router {
     ctx.body = body;
   });
 
-  r.get('/usage/users', async (ctx) => {
-    if (userOf(ctx).id !== ADMIN_USER_ID) throw new Forbidden('Only the admin user sees every user\'s usage; GET /api/v1/usage shows your own');
+  r.get('/usage/users', adminOnly(d, 'Only administrators see every user\'s usage; GET /api/v1/usage shows your own'), async (ctx) => {
     const [total, users] = await Promise.all([d.db.usage.total(), d.db.usage.summary('user')]);
     const body: UsersUsage = { total, items: users.map(({ key, ...t }) => ({ user_id: key, ...t })) };
     ctx.body = body;

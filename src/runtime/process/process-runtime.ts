@@ -21,6 +21,7 @@ import type { RuntimeState, SandboxRuntime } from '../types.ts';
 import { archiveWorkspace } from './archive.ts';
 import { PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
 import { bootId, isAgentServer, stopGroup } from './processes.ts';
+import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const LOG_FILE = 'agent-server.log';
@@ -172,6 +173,7 @@ export class ProcessRuntime implements SandboxRuntime {
       HOME: join(dir, 'home'),
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
+      ...AGENT_SERVER_MEMORY_ENV,
       ...this.#o.env,
       ...(this.#o.model && modelToken
         ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_API_KEY: modelToken, LLM_NUM_RETRIES: String(GATEWAY_MODEL_RETRIES) }

@@ -99,6 +99,13 @@ const MIGRATIONS: readonly string[] = [
     value text NOT NULL
   );
   `,
+  // 5 → 6: the SQLite store's version 8 (revoked keys, disabled users, administrators).
+  `
+  ALTER TABLE api_keys ADD COLUMN revoked_at text;
+  ALTER TABLE users ADD COLUMN disabled_at text;
+  ALTER TABLE users ADD COLUMN is_admin boolean NOT NULL DEFAULT false;
+  UPDATE users SET is_admin = true WHERE id = 'admin';
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;

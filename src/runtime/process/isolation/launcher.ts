@@ -226,7 +226,8 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
   const limits = Limits.detect(installation, settings.limits);
   const prlimit = which('prlimit');
   if (limits.kind === 'rlimit' && !prlimit) return unisolated(`no cgroups (${limits.reason}) and prlimit (util-linux) is not installed`);
-  const programPaths = opts.programPaths ?? [repoRoot, nodePrefix()];
+  // What the agent server runs from, not the whole checkout (an operator's .env or data directory there stays out).
+  const programPaths = opts.programPaths ?? [...['package.json', 'bin', 'src', 'node_modules'].map((p) => join(repoRoot, p)), nodePrefix()];
   const make = (blockUserNamespaces: boolean) => new BubblewrapLauncher({ dataDir, settings, limits, programPaths, blockUserNamespaces, tools: { bwrap, setpriv, sh, ...(prlimit ? { prlimit } : {}) } });
   let launcher = make(true);
   let note = '';
