@@ -15,11 +15,11 @@ export const DELIBERATE: Record<string, string> = {
  * suite then fails until it is removed).
  */
 export const GAPS: Record<string, string> = {
-  'health.openapi': 'No OpenAPI document for the agent server yet (#14 item 2: generate it from the TypeBox schemas).',
-  'health.docs': 'No /docs page yet (follows from health.openapi).',
-  'health.redoc': 'No /redoc page yet (follows from health.openapi).',
   'create_with_message.updates': 'No ConversationStateUpdateEvent for last_user_message_id after a user message (the field is in the conversation record).',
   'tool_run.updates': 'As create_with_message.updates.',
   'tool_run.updates2': 'As create_with_message.updates.',
   'websocket.first_frame_fields': 'The full_state snapshot lacks activated_path_rules and head_is_empty of the 1.58 ConversationState.',
 };
+
+/** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */
+export const OPENAPI_GAPS: Record<string, string> = {};

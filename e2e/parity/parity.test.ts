@@ -4,7 +4,7 @@
 // too, so that the list stays true.
 import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DELIBERATE, GAPS } from './deliberate.ts';
+import { DELIBERATE, GAPS, OPENAPI_GAPS } from './deliberate.ts';
 import { FLOWS, type View } from './flows.ts';
 import { openhandsBinary, startAgentyard, startOpenHands, type Side } from './servers.ts';
 
@@ -55,4 +55,47 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
       expect({ unlisted, stale }).toEqual({ unlisted: [], stale: [] });
     }, 180_000);
   }
+});
+
+/** Path parameters of the real document filled in: ids as UUIDs, anything else a plain word. */
+const concrete = (path: string) => path.replace(/\{(\w+)\}/g, (_m, name: string) => (/id$/.test(name) ? '0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10' : 'x'));
+
+/**
+ * Breaking differences between the real server's OpenAPI document and ours, for a client generated
+ * from the real one: an operation we serve but do not describe, a query parameter it sends that we
+ * do not declare, or one we require that it does not know. An operation we do not describe must be
+ * one we do not build, answered 501 (never a 404 that reads as a wrong URL).
+ */
+describe.skipIf(!bin)('OpenAPI: ours against the real document', () => {
+  let oh: Side;
+  let ay: Side;
+  beforeAll(async () => {
+    [oh, ay] = await Promise.all([startOpenHands(bin!), startAgentyard()]);
+  }, 300_000);
+  afterAll(async () => {
+    await Promise.all([oh?.close(), ay?.close()]);
+  });
+
+  it('every operation of the real document is described by ours, or answered 501', async () => {
+    const theirs = (await oh.api('/openapi.json', { key: null })).body;
+    const ours = (await ay.api('/openapi.json', { key: null })).body;
+    expect(ours.openapi).toBe('3.1.0');
+    const problems: string[] = [];
+    for (const [path, ops] of Object.entries<Record<string, any>>(theirs.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        if (!['get', 'post', 'patch', 'put', 'delete'].includes(method)) continue;
+        const mine = ours.paths[path]?.[method];
+        if (!mine) {
+          const r = await ay.api(concrete(path), { method: method.toUpperCase(), ...(method === 'get' || method === 'delete' ? {} : { body: {} }) });
+          if (r.status !== 501) problems.push(`${method.toUpperCase()} ${path}: not described, answers ${r.status}`);
+          continue;
+        }
+        const params = (o: any, required?: boolean) => new Set<string>((o.parameters ?? []).filter((p: any) => p.in === 'query' && (required === undefined || p.required === required)).map((p: any) => p.name));
+        for (const p of params(op)) if (!params(mine).has(p)) problems.push(`${method.toUpperCase()} ${path}: query parameter ${p} not declared`);
+        for (const p of params(mine, true)) if (!params(op).has(p)) problems.push(`${method.toUpperCase()} ${path}: requires query parameter ${p} the real one does not know`);
+      }
+    }
+    const tolerated = new Set(Object.keys(OPENAPI_GAPS));
+    expect({ unlisted: problems.filter((p) => !tolerated.has(p)), stale: [...tolerated].filter((t) => !problems.includes(t)) }).toEqual({ unlisted: [], stale: [] });
+  }, 300_000);
 });
