@@ -83,7 +83,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/security_analyzer`, tag: 'conversations', summary: 'Set the security analyzer', body: SetSecurityAnalyzerRequest, response: Success },
   { method: 'post', path: `${C}/switch_llm`, tag: 'conversations', summary: 'Switch the LLM for the next model call', body: SwitchLlmRequest, response: Success },
 
-  { method: 'get', path: `${C}/events`, tag: 'events', summary: 'Events by id', query: q(['event_ids'], ['event_ids']), response: Type.Array(Type.Union([Event, Type.Null()])) },
+  { method: 'get', path: `${C}/events`, tag: 'events', summary: 'Events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S), response: Type.Array(Type.Union([Event, Type.Null()])) },
   { method: 'post', path: `${C}/events`, tag: 'events', summary: 'Send a user message (run: true starts the agent)', body: SendMessageRequest, response: Success },
   { method: 'get', path: `${C}/events/search`, tag: 'events', summary: 'Search events', query: q(EVENT_SEARCH), response: EventPage },
   { method: 'get', path: `${C}/events/count`, tag: 'events', summary: 'Count events', query: q(EVENT_SEARCH.filter((n) => !['page_id', 'limit', 'sort_order'].includes(n))), response: I },
@@ -94,7 +94,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/bash/execute_bash_command', tag: 'bash', summary: 'Run a command and wait for it', body: ExecuteBashRequest, response: BashEvent },
   { method: 'get', path: '/api/bash/bash_events/search', tag: 'bash', summary: 'Search command events', query: q(['kind__eq', 'command_id__eq', 'timestamp__gte', 'timestamp__lt', 'order__gt', 'sort_order', 'page_id', 'limit']), response: BashEventPage },
   { method: 'get', path: '/api/bash/bash_events/{event_id}', tag: 'bash', summary: 'A command event', response: BashEvent },
-  { method: 'get', path: '/api/bash/bash_events/', tag: 'bash', summary: 'Command events by id', query: q(['event_ids'], ['event_ids']) },
+  { method: 'get', path: '/api/bash/bash_events/', tag: 'bash', summary: 'Command events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S) },
   { method: 'delete', path: '/api/bash/bash_events', tag: 'bash', summary: 'Clear all command events' },
 
   { method: 'post', path: '/api/file/upload', tag: 'files', summary: 'Upload a file (multipart; path in the query)', query: q(['path'], ['path']) },
@@ -103,7 +103,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/file/home', tag: 'files', summary: 'The home (workspace) directory', query: q(['include_hidden']), response: Type.Object({ home: S }) },
   { method: 'get', path: '/api/file/search_subdirs', tag: 'files', summary: 'Subdirectories of a directory', query: q(['path', 'page_id', 'limit', 'include_hidden'], ['path']) },
   { method: 'post', path: '/api/file/create_directory', tag: 'files', summary: 'Create a directory', query: q(['path']) },
-  { method: 'get', path: '/api/git/changes', tag: 'git', summary: 'Changed files of a repository', query: q(['path'], ['path']), response: Type.Array(GitChange) },
+  { method: 'get', path: '/api/git/changes', tag: 'git', summary: 'Changed files of a repository', query: q(['path', 'ref'], ['path']), response: Type.Array(GitChange) },
   { method: 'get', path: '/api/git/diff', tag: 'git', summary: 'A file before and after (working tree, or a commit)', query: q(['path', 'ref', 'commit'], ['path']), response: GitDiff },
   { method: 'get', path: '/api/git/commits', tag: 'git', summary: 'Commit history', query: q(['path', 'limit'], ['path']), response: GitCommitsPage },
   { method: 'get', path: '/api/git/commits/{sha}/changes', tag: 'git', summary: 'Files a commit changed', query: q(['path'], ['path']), response: Type.Array(GitChange) },
