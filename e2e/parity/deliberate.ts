@@ -6,6 +6,10 @@ export const DELIBERATE: Record<string, string> = {
   'validation.bad_llm':
     'An `agent.llm` without `model` is valid here: the server takes the model from LLM_MODEL (OpenHands has no such default), ' +
     'and the controller and the model gateway start conversations with `llm: {}` on purpose. OpenHands answers 422.',
+  'fork.with_agent':
+    'A fork request naming an `agent` is refused (422 at body.agent): a fork keeps the source agent, and OpenHands 1.58 ' +
+    '(no such field) silently ignores it, so the caller would believe another agent runs.',
+  'fork.with_agent_locs': 'The 422 of fork.with_agent names body.agent; OpenHands answers 201 (no locations).',
   'validation.bad_llm_locs': 'The same request as validation.bad_llm: accepted (201), so there are no 422 locations to compare.',
 };
 

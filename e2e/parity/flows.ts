@@ -194,6 +194,24 @@ export const FLOWS: Record<string, Flow> = {
     return { offered: offered(s, 0) };
   },
 
+  /** Fork after a run: the copy's events and status; a fork request naming an `agent` (no such field in 1.58). */
+  async fork(s) {
+    s.llm.push(finish('Done.'));
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { initial_message: text('Say done.') }) });
+    const id = r.body.id;
+    await settled(s, id);
+    const fork = await s.api(`/api/conversations/${id}/fork`, { method: 'POST', body: { title: 'copy' } });
+    const withAgent = await s.api(`/api/conversations/${id}/fork`, { method: 'POST', body: { agent: agent(s, ['terminal']) } });
+    return {
+      status: fork.status,
+      fields: sortedKeys(fork.body),
+      execution_status: fork.body.execution_status,
+      events: kinds(await events(s, fork.body.id)),
+      with_agent: withAgent.status,
+      with_agent_locs: withAgent.status === 422 ? locs(withAgent.body) : undefined,
+    };
+  },
+
   async websocket(s) {
     const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s) });
     const id = r.body.id;
