@@ -146,6 +146,23 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     await expect(core.readNamespacedService({ name: 'sandbox-kubectl-sb', namespace: NS })).rejects.toThrow();
   });
 
+  it('a killed agent-server container is noticed through the Pod watch within seconds, counted, and RUNNING again on its volume', async () => {
+    await store.create(SandboxKind, sandboxCr('dies'));
+    await eventually(async () => ((await phase('dies')) === 'RUNNING' ? true : undefined), 'RUNNING', 60_000);
+    const t0 = Date.now();
+    process.kill(agent.pidOf('dies')!, 'SIGKILL');
+    // Noticed at all shows the watch: nothing else would look before the idle deadline, an hour here.
+    await eventually(async () => ((await phase('dies')) !== 'RUNNING' ? true : undefined), 'noticed', 30_000, 20);
+    const noticed = Date.now() - t0;
+    await eventually(async () => ((await phase('dies')) === 'RUNNING' ? true : undefined), 'RUNNING again', 60_000, 20);
+    const back = Date.now() - t0;
+    console.log(`cluster, agent-server container kill -9: noticed after ${noticed} ms, RUNNING again after ${back} ms`);
+    const sb = (await store.get(SandboxKind, NS, 'dies'))!;
+    expect(sb.status).toMatchObject({ restartCount: 1, lastDeath: { reason: 'Error', instance: expect.stringMatching(/^pod /), ordinal: 1 } });
+    expect(sb.status?.lastDeath?.message).toMatch(/signal 9/);
+    await store.delete(SandboxKind, NS, 'dies');
+  });
+
   it('an image that cannot be pulled turns the sandbox ERROR with the reason in a condition', async () => {
     await store.create(SandboxKind, sandboxCr('bad-image', { image: 'example.invalid/nope:1' }));
     await eventually(async () => ((await phase('bad-image')) === 'ERROR' ? true : undefined), 'ERROR', 60_000);
