@@ -12,6 +12,7 @@ import type { FacadeDeps } from './deps.ts';
 import { isoOf } from './paging.ts';
 import { conversationName, keyMatches, modify, normalizeId, normalizeName, sandboxNameOf, sessionKeyOf } from './resources.ts';
 import { LABEL_AGENT_CONVERSATION } from '../api/meta.ts';
+import { counter, defaultRegistry } from '../util/metrics.ts';
 
 /** The sandbox whose session key was presented; 401 for anything else, unknown sandboxes included. */
 export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, presented: string): Promise<Sandbox> {
@@ -78,6 +79,7 @@ export async function ingestEvents(d: FacadeDeps, activity: ActivityRecorder, sb
   if (result.mismatched.length > 0) {
     d.log?.warn({ conversation: conv.metadata.name, seqs: result.mismatched }, 'event sink: a seq arrived again with a different event id; kept the first');
   }
+  counter(d.metrics ?? defaultRegistry(), 'agentyard_events_ingested_total', 'Events agent servers pushed that the event sink stored (re-sent duplicates included)').inc(items.length);
   if (items.length > 0) await activity.record(sb.metadata.name);
   return { acknowledged_seq: result.acknowledgedSeq };
 }
