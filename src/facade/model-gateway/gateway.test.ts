@@ -1,5 +1,7 @@
 // The model gateway on a listening API: the official OpenAI client with a sandbox's model token on
 // one side, the scripted provider (which refuses any key but its own) on the other, real SQLite.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LABEL_OWNER, API_VERSION } from '../../api/meta.ts';
@@ -109,5 +111,33 @@ describe('model gateway', () => {
     expect((await h.call('GET', '/api/v1/users/me', { key: token })).status).toBe(401);
     await expect(client(h.alice.key).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     expect(MODEL_GATEWAY_PATH.startsWith('/api/')).toBe(false);
+  });
+});
+
+describe('model gateway with a provider that breaks off mid-stream', () => {
+  it('ends the answer with an error instead of leaving the agent waiting, and records nothing', async () => {
+    const provider = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'scripted', choices: [{ index: 0, delta: { content: 'half' }, finish_reason: null }] })}\n\n`);
+      setImmediate(() => res.socket?.destroy());
+    });
+    await new Promise<void>((r) => provider.listen(0, '127.0.0.1', r));
+    const h = await startHarness({}, { modelUpstream: { model: 'openai/scripted', baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1` } });
+    try {
+      const sb = await h.store.create(SandboxKind, { apiVersion: API_VERSION, kind: 'Sandbox', metadata: { name: 'sb-1', namespace: NS }, spec: { owner: h.alice.user.id, paused: false } });
+      const { modelToken } = await ensureSandboxKeys(h.store, sb);
+      const client = new OpenAI({ apiKey: modelToken, baseURL: modelGatewayUrl(h.server.url), maxRetries: 0, timeout: 10_000 });
+      const read = async () => {
+        let text = '';
+        for await (const chunk of await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'go' }], stream: true })) text += chunk.choices[0]?.delta.content ?? '';
+        return text;
+      };
+      await expect(read()).rejects.toThrow();
+      expect((await h.call('GET', '/api/v1/usage')).body.total.calls).toBe(0);
+    } finally {
+      await h.close();
+      await new Promise<void>((r) => provider.close(() => r()));
+    }
   });
 });

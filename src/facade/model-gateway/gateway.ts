@@ -3,7 +3,7 @@
 // to the provider with the installation's key, which so never enters a sandbox, and records each
 // call's usage for the sandbox's owner. Mounted before the API's body parser and key check: it
 // authenticates first and reads the body itself, only after that.
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { AgentyardError, BadGateway, BadRequest, NotImplemented, Unauthorized, Unavailable } from '../../api/errors.ts';
 import { LABEL_OWNER } from '../../api/meta.ts';
@@ -121,7 +121,12 @@ export function modelGateway({ d }: Facade, o: ModelGatewayOptions): Middleware 
     const sse = res.headers.get('content-type')?.includes('text/event-stream') ?? false;
     if (res.ok && streaming && sse && res.body) {
       const tap = new SseUsageTap((usage) => record(sb, conversationId, body.model as string, usage));
-      ctx.body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream).pipe(tap);
+      // pipeline, not pipe: a provider that breaks off mid-stream ends the answer with an error (the
+      // connection closes) instead of leaving it open forever.
+      pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), tap, (err) => {
+        if (err && !abortedByClient(ctx)) d.log.warn({ err, sandbox: sb.metadata.name }, 'model gateway: the provider stream broke off');
+      });
+      ctx.body = tap;
       return;
     }
     const text = Buffer.from(await res.arrayBuffer());
@@ -162,6 +167,11 @@ export function modelGateway({ d }: Facade, o: ModelGatewayOptions): Middleware 
       ctx.body = { error: { message: err.message, type: err.code, param: null, code: null } };
     }
   };
+}
+
+/** The agent server hung up first (its call was cancelled): not the provider's fault. */
+function abortedByClient(ctx: Context): boolean {
+  return ctx.res.destroyed && !ctx.res.writableFinished;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

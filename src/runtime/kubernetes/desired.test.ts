@@ -142,15 +142,32 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
 });
 
 describe('podState', () => {
-  const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'abc' }, status });
+  const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'abc', uid: 'uid-1' }, status });
   it.each([
     ['ready', pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }), { phase: 'running' }],
     ['pending', pod({ phase: 'Pending' }), { phase: 'starting' }],
-    ['crash looping', pod({ phase: 'Running', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } } }] }), { phase: 'failed', reason: 'CrashLoopBackOff' }],
-    ['failed', pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), { phase: 'failed', reason: 'Evicted', message: 'low memory' }],
+    // The kubelet restarts it: the controller counts the deaths and decides on a crash loop itself.
+    [
+      'container dead, the kubelet backing off',
+      pod({ phase: 'Running', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } }, lastState: { terminated: { exitCode: 137, reason: 'Error', signal: 9 } } }] }),
+      { phase: 'starting', death: { id: 'pod uid-1 death 6', reason: 'Error' } },
+    ],
+    [
+      'running again after a restart',
+      pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: true, restartCount: 6, state: { running: {} }, lastState: { terminated: { exitCode: 137, reason: 'Error' } } }] }),
+      { phase: 'running', death: { id: 'pod uid-1 death 6', reason: 'Error', message: 'The agent server container ended (Error, exit code 137)' } },
+    ],
+    ['image not pullable', pod({ phase: 'Pending', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'no such image' } } }] }), { phase: 'failed', reason: 'ImagePullBackOff' }],
+    ['failed as a whole (evicted): replaced', pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), { phase: 'exited', death: { id: 'pod uid-1 Failed', reason: 'Evicted', message: 'low memory' } }],
   ])('%s', (_n, p, want) => {
     expect(podState('abc', p, 'https://abc-runtime.x')).toMatchObject(want);
   });
+
+  it('a container that never died reports no death', () => {
+    const p = pod({ phase: 'Running', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { running: {} } }] });
+    expect(podState('abc', p, 'https://abc-runtime.x')).toEqual({ phase: 'starting', runtimeId: 'abc', message: 'Waiting for the agent server to be ready' });
+  });
+
   it('reports a ready Pod with its public URL and its Service as the control plane address', () => {
     const ready = pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
     expect(podState('abc', ready, 'https://abc-runtime.x', internalUrl('abc', 'sandboxes'))).toEqual({ phase: 'running', runtimeId: 'abc', url: 'https://abc-runtime.x', internalUrl: 'http://sandbox-abc.sandboxes.svc:80' });
