@@ -26,6 +26,7 @@ import { userRoutes } from './routes/users.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
 import { defaultRegistry, httpMetrics, metricsEndpoint } from '../util/metrics.ts';
+import { eventsIngested } from './sink.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -102,6 +103,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   const metrics = deps.metrics ?? defaultRegistry();
   app.use(metricsEndpoint(metrics));
   app.use(httpMetrics(metrics));
+  eventsIngested(metrics);
   app.use(errorMiddleware(facade.d.log));
   // Before the API-key check: the model gateway checks its own tokens first, then reads the body.
   app.use(modelGateway(facade, { upstream: deps.modelUpstream }));

@@ -18,6 +18,7 @@ describe('API /metrics', () => {
     const id = await startConversationId(h, { sandbox_id: 'sb-1' });
     await setStartTask(h.store, id, 'READY', 'sb-1');
     const before = await scrape(`${h.server.url}/metrics`);
+    expect(sampleValue(before, 'agentyard_events_ingested_total')).toBeTypeOf('number'); // there before the first event
     const route = '/api/v1/conversation/:conversation_id/events/count';
 
     expect((await h.call('GET', `/api/v1/conversation/${id}/events/count`)).status).toBe(200);
