@@ -30,6 +30,7 @@ import { workspaceRoutes } from './routes/workspace.ts';
 import type { EventStore } from './store/event-store.ts';
 import type { StorageHealth } from './store/storage-health.ts';
 import { storageGuard } from './http/storage-guard.ts';
+import { defaultRegistry, httpMetrics, metricsEndpoint, type Registry } from '../util/metrics.ts';
 
 export interface AppDeps {
   service: ConversationService;
@@ -41,11 +42,17 @@ export interface AppDeps {
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
+  /** Prometheus registry GET /metrics serves. Default: the process's registry. */
+  metrics?: Registry;
 }
 
 export function createApp(d: AppDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
+  // Prometheus, open like /alive (route templates and process figures only: README, Metrics).
+  const metrics = d.metrics ?? defaultRegistry();
+  app.use(metricsEndpoint(metrics));
+  app.use(httpMetrics(metrics));
   app.use(errorMiddleware(d.log, { malformedJson: 'validation-error' }));
 
   const health = healthRoutes(d.health);

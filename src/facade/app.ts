@@ -26,6 +26,8 @@ import { usageRoutes } from './routes/usage.ts';
 import { userRoutes } from './routes/users.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
+import { defaultRegistry, httpMetrics, metricsEndpoint } from '../util/metrics.ts';
+import { eventsIngested } from './sink.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -97,6 +99,12 @@ export function publicPaths(facade: Facade): Set<string> {
 export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(deps)): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
+  // Prometheus: /metrics is open like /health (what it holds and why: README, Metrics); the latency
+  // middleware is outermost so that refused and failed requests are counted with their status.
+  const metrics = deps.metrics ?? defaultRegistry();
+  app.use(metricsEndpoint(metrics));
+  app.use(httpMetrics(metrics));
+  eventsIngested(metrics);
   app.use(errorMiddleware(facade.d.log));
   // Before the API-key check: the model gateway checks its own tokens first, then reads the body.
   app.use(modelGateway(facade, { upstream: deps.modelUpstream }));

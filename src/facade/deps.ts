@@ -6,6 +6,7 @@ import type { Logger } from '../util/log.ts';
 import type { AppStore } from './db/types.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
+import type { Registry } from '../util/metrics.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -63,4 +64,6 @@ export interface FacadeDeps {
   sandboxSpec?: DefaultSandboxSpec;
   /** Free space below which /health says `degraded`. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
   minFreeDiskBytes?: number;
+  /** Prometheus registry GET /metrics serves (src/util/metrics.ts). Default: the process's registry. */
+  metrics?: Registry;
 }
