@@ -76,7 +76,8 @@ export interface ScriptedLlm {
 
 export const SCRIPT_EXHAUSTED = 'The scripted model has no more responses';
 
-export async function startScriptedLlm(script: ScriptStep[] = [], opts: { port?: number } = {}): Promise<ScriptedLlm> {
+/** `host`: the address to listen on (default 127.0.0.1); e2e/node uses the node's, so Pods reach it. */
+export async function startScriptedLlm(script: ScriptStep[] = [], opts: { port?: number; host?: string } = {}): Promise<ScriptedLlm> {
   const steps = [...script];
   const requests: RecordedRequest[] = [];
   const failures: Error[] = [];
@@ -129,10 +130,11 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: { port?:
     if (body.stream) return stream(res, completion, Boolean((body.stream_options as { include_usage?: boolean } | undefined)?.include_usage));
     json(res, 200, completion);
   });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://${host}:${port}/v1`,
     requests,
     failures,
     push: (...more) => steps.push(...more),
