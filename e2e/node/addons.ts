@@ -50,7 +50,7 @@ export function cniConfig(ipamDir: string, bridge: string): string {
   });
 }
 
-export function kubeletConfig(p: { runtimeSocket: string; clientCa: string; port: number; resolvConf: string }): string {
+export function kubeletConfig(p: { runtimeSocket: string; clientCa: string; port: number; resolvConf: string; podLogsDir: string }): string {
   return JSON.stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
@@ -68,6 +68,7 @@ export function kubeletConfig(p: { runtimeSocket: string; clientCa: string; port
     clusterDNS: [NODE_IP],
     clusterDomain: CLUSTER_DOMAIN,
     resolvConf: p.resolvConf,
+    podLogsDir: p.podLogsDir,
     // Locally imported images cannot be pulled again: never collect them, never evict for disk.
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
@@ -81,7 +82,7 @@ export function kubeletConfig(p: { runtimeSocket: string; clientCa: string; port
   });
 }
 
-export function kubeProxyConfig(kubeconfig: string): string {
+export function kubeProxyConfig(kubeconfig: string, healthzPort: number, metricsPort: number): string {
   return JSON.stringify({
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',
@@ -90,8 +91,8 @@ export function kubeProxyConfig(kubeconfig: string): string {
     clusterCIDR: POD_CIDR,
     hostnameOverride: NODE_NAME,
     bindAddress: NODE_IP,
-    healthzBindAddress: '127.0.0.1:0',
-    metricsBindAddress: '127.0.0.1:0',
+    healthzBindAddress: `127.0.0.1:${healthzPort}`,
+    metricsBindAddress: `127.0.0.1:${metricsPort}`,
     // Leave the host's conntrack sysctls alone.
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
     iptables: { syncPeriod: '5s', minSyncPeriod: '0s' },

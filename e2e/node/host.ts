@@ -69,9 +69,25 @@ export async function setUpNetwork(): Promise<void> {
   await sh('ip', ['link', 'set', BRIDGE, 'up']);
   // The host reaches Services (kube-proxy's DNAT happens after routing picks a way out).
   await sh('ip', ['route', 'add', SERVICE_CIDR, 'dev', BRIDGE, 'src', NODE_IP]);
-  await writeFile(join(STATE, 'ip_forward'), (await readFile('/proc/sys/net/ipv4/ip_forward', 'utf8')).trim());
+  // kubelet and kube-proxy set some of these; they are put back as they were by cleanHost.
+  const saved: Record<string, string> = {};
+  for (const key of SYSCTLS) if (existsSync(`/proc/sys/${key}`)) saved[key] = (await readFile(`/proc/sys/${key}`, 'utf8')).trim();
+  await writeFile(join(STATE, 'sysctls.json'), JSON.stringify(saved));
   await writeFile('/proc/sys/net/ipv4/ip_forward', '1');
 }
+
+const SYSCTLS = [
+  'net/ipv4/ip_forward',
+  'net/ipv4/conf/all/route_localnet',
+  'net/bridge/bridge-nf-call-iptables',
+  'net/bridge/bridge-nf-call-ip6tables',
+  'vm/overcommit_memory',
+  'vm/panic_on_oom',
+  'kernel/panic',
+  'kernel/panic_on_oops',
+  'kernel/keys/root_maxkeys',
+  'kernel/keys/root_maxbytes',
+];
 
 /** Processes whose command line names the node's state directory or socket (containerd shims). */
 function processesOfNode(): number[] {
@@ -151,8 +167,12 @@ export async function cleanHost(opts: { kubeProxy?: string } = {}): Promise<void
   for (const tool of ['iptables', 'ip6tables']) await removeChains(tool);
   removeKubeCgroups();
   if (existsSync(`/sys/class/net/${BRIDGE}`)) await sh('ip', ['link', 'del', BRIDGE], { allowFail: true });
-  const forward = join(STATE, 'ip_forward');
-  if (existsSync(forward)) await writeFile('/proc/sys/net/ipv4/ip_forward', (await readFile(forward, 'utf8')).trim());
+  const sysctls = join(STATE, 'sysctls.json');
+  if (existsSync(sysctls)) {
+    for (const [key, value] of Object.entries(JSON.parse(await readFile(sysctls, 'utf8')) as Record<string, string>)) {
+      await writeFile(`/proc/sys/${key}`, value).catch(() => undefined);
+    }
+  }
   await rm(STATE, { recursive: true, force: true });
 }
 

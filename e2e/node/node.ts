@@ -200,7 +200,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     );
 
     await writeFile(join(STATE, 'resolv.conf'), `nameserver ${NODE_IP}\n`);
-    await writeFile(join(STATE, 'kubelet.json'), kubeletConfig({ runtimeSocket: socket, clientCa: pki.caCert, port: await freePort(), resolvConf: join(STATE, 'resolv.conf') }));
+    await writeFile(join(STATE, 'kubelet.json'), kubeletConfig({ runtimeSocket: socket, clientCa: pki.caCert, port: await freePort(), resolvConf: join(STATE, 'resolv.conf'), podLogsDir: join(STATE, 'pod-logs') }));
     const kubelet = await managed('kubelet', join(kubeBin, 'kubelet'), [
       `--config=${join(STATE, 'kubelet.json')}`,
       `--kubeconfig=${kubeconfig}`,
@@ -210,7 +210,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       `--cert-dir=${join(STATE, 'kubelet-pki')}`,
       '--v=1',
     ]);
-    await writeFile(join(STATE, 'kube-proxy.json'), kubeProxyConfig(kubeconfig));
+    await writeFile(join(STATE, 'kube-proxy.json'), kubeProxyConfig(kubeconfig, await freePort(), await freePort()));
     const proxy = await managed('kube-proxy', kubeProxy, [`--config=${join(STATE, 'kube-proxy.json')}`, '--v=1']);
     const scheduler = await managed('kube-scheduler', join(kubeBin, 'kube-scheduler'), [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--v=1']);
     const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
