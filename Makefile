@@ -8,8 +8,12 @@ NPM_STAMP := node_modules/.install-stamp
 
 deps: $(NPM_STAMP)
 
+# npm itself runs on whatever Node is on the PATH (often an older system one) while it installs
+# for the pinned Node 24, so it would print a screen of EBADENGINE warnings that mean nothing here:
+# only errors are shown, after one line saying what is going on.
 $(NPM_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	@echo "Installing dependencies (npm ci, with Node 24 as the npm package 'node')..."
+	@npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 run: deps

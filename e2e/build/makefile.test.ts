@@ -54,6 +54,12 @@ describe('make test', () => {
     expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'test-deps', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '0' })).toBe('npm test require=0\n');
   });
 
+  it('installs quietly: one progress line, then npm errors only (no EBADENGINE screen from an older system Node)', async () => {
+    expect(await make(withGo, ['-n', '-B', 'node_modules/.install-stamp'])).toMatch(
+      /^echo "Installing dependencies[^\n]*"\nnpm ci --no-audit --no-fund --loglevel=error\ntouch node_modules\/\.install-stamp\n$/,
+    );
+  });
+
   it('leaves the other targets as they were', async () => {
     expect(await make(withGo, ['-o', 'deps', 'test-unit'])).toBe('npm run test:unit require=unset\n');
   });

@@ -1,6 +1,6 @@
 // Starts `agentyard up` as a real child process and talks to it over HTTP only.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,13 +36,13 @@ export async function startService(opts: StartOptions = {}): Promise<RunningServ
   child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const lines = createInterface({ input: child.stdout! });
   const ready = new Promise<{ url: string; apiKey: string }>((resolve, reject) => {
-    let url: string | undefined;
-    let apiKey: string | undefined;
+    let printed: string | undefined;
     lines.on('line', (line) => {
       output.push(line);
-      url ??= /agentyard is up at (\S+)/.exec(line)?.[1];
-      apiKey ??= /API key: (\S+)/.exec(line)?.[1];
-      if (url && apiKey) resolve({ url, apiKey });
+      // The admin key is printed only at the first start; later it is read where an operator finds it.
+      printed ??= /^API key: (\S+)$/.exec(line)?.[1];
+      const url = /agentyard is up at (\S+)/.exec(line)?.[1];
+      if (url) resolve({ url, apiKey: printed ?? opts.env?.AGENTYARD_API_KEY ?? readFileSync(join(dataDir, 'api-key'), 'utf8').trim() });
     });
     child.once('exit', (code) => reject(new Error(`agentyard up exited with ${code}:\n${output.join('')}`)));
   });

@@ -6,6 +6,7 @@ import Koa from 'koa';
 import type { Logger } from '../util/log.ts';
 import type { ConversationService } from './conversation/service.ts';
 import { requireSessionKey, type SessionKeys } from './http/auth.ts';
+import { refuseDeepJson } from '../facade/body.ts';
 import { errorMiddleware } from '../facade/errors.ts';
 import type { BashService } from './bash/service.ts';
 import type { BashEventStore } from './bash/store.ts';
@@ -26,6 +27,8 @@ import { trajectoryRoutes } from './routes/trajectory.ts';
 import { uploadRoutes } from './routes/upload.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
 import type { EventStore } from './store/event-store.ts';
+import type { StorageHealth } from './store/storage-health.ts';
+import { storageGuard } from './http/storage-guard.ts';
 
 export interface AppDeps {
   service: ConversationService;
@@ -35,19 +38,24 @@ export interface AppDeps {
   health: HealthDeps;
   bash: { service: BashService; store: BashEventStore };
   onActivity(): void;
+  /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
+  storage?: StorageHealth;
 }
 
 export function createApp(d: AppDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
   app.use(errorMiddleware(d.log, { malformedJson: 'validation-error' }));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
 
   const health = healthRoutes(d.health);
   app.use(health.routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSessionKey(d.keys));
+  // Bodies are read only once the key is checked, and refused past 10 MB or 128 levels of nesting.
+  api.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
+  api.use(refuseDeepJson());
+  if (d.storage) api.use(storageGuard(d.storage));
   // Reads (a UI polling status) must not keep an idle sandbox awake; writes and events do.
   api.use(async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();

@@ -21,6 +21,8 @@ import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
 import { EventStore } from './store/event-store.ts';
+import { StorageHealth } from './store/storage-health.ts';
+import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { BashSockets } from './ws/bash-socket.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
 
@@ -47,6 +49,10 @@ export interface AgentServerOptions {
     bash?: { maxChunkChars?: number; killGraceMs?: number };
     /** How long close() waits for a running agent to stop. Default 10 s. */
     runGraceMs?: number;
+    /** While the disk refuses writes, how often held events are tried again. Default 5 s. */
+    storageRetryMs?: number;
+    /** Free space below which /health reports the disk low. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
+    minFreeDiskBytes?: number;
   };
 }
 
@@ -61,9 +67,21 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   mkdirSync(workspaceDir, { recursive: true });
   const dataDir = resolve(opts.dataDir ?? join(workspaceDir, '.agentyard'));
   const db = openDatabase(dataDir);
-  const events = new EventStore(db);
-  const conversations = new ConversationStore(db);
-  const cursor = new SinkCursorStore(db);
+  // A full or failing disk stops runs with an error and refuses writes with 507; it never crashes the server.
+  const storage = new StorageHealth({ log, ...(opts.tuning?.storageRetryMs !== undefined ? { retryMs: opts.tuning.storageRetryMs } : {}) });
+  const events = new EventStore(db, storage);
+  const conversations = new ConversationStore(db, storage);
+  const cursor = new SinkCursorStore(db, storage);
+  storage.setFlush(() => {
+    db.transaction(() => {
+      events.writeHeld();
+      conversations.writeHeld();
+      cursor.writeHeld();
+    })();
+    events.heldWritten();
+    conversations.heldWritten();
+    cursor.heldWritten();
+  });
   const bus = new EventBus();
   const startedAt = Date.now();
   let lastActivity = startedAt;
@@ -110,6 +128,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
         else if (isDeleted(id)) purge(id);
       },
       onActivity,
+      storageFault: () => storage.fault,
     },
     conversations,
     workspaceDir,
@@ -120,6 +139,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   service.recover();
   pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);
 
+  const minFree = opts.tuning?.minFreeDiskBytes ?? minFreeDiskBytes(process.env);
   const keys = new SessionKeys(opts.sessionKeys);
   const bashStore = new BashEventStore(db);
   const conversationService = service;
@@ -138,7 +158,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     log,
     onActivity,
     bash: { service: bash, store: bashStore },
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: toolCatalog({ browser: findChromium() !== undefined }) },
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
+    storage,
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());
@@ -168,6 +189,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       await pusher?.close();
       server.closeAllConnections();
       await stopped;
+      // Last chance for held events; what the disk still refuses was pushed to the sink if it could be.
+      storage.retry();
+      storage.close();
+      if (events.heldCount() > 0) log.error({ held: events.heldCount() }, 'closing with events the disk never took');
       db.close();
     })());
   return { url, close };

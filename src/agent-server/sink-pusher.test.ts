@@ -1,73 +1,9 @@
 // The event-sink push against a real local HTTP sink that fails on purpose.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Value } from 'typebox/value';
-import { SinkConversationUpdate, SinkEventBatch } from '../api/event-sink.ts';
-import { parseEvent } from '../api/events/index.ts';
+import { FakeSink } from './fake-sink.ts';
 import { agentMessage, eventually, startRequest, startTestServer, tempDir, userText, type TestServer } from './test-support.ts';
-
-/** Stores events by (conversation, seq); answers the highest seq held without a gap. */
-class FakeSink {
-  server: Server;
-  url = '';
-  failNext = 0;
-  down = false;
-  requests = 0;
-  readonly keys = new Set<string>();
-  readonly events = new Map<string, Map<number, { id: string }>>();
-  readonly arrivals: { conversation: string; seqs: number[] }[] = [];
-  readonly updates: SinkConversationUpdate[] = [];
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        this.requests++;
-        this.keys.add(String(req.headers['x-session-api-key']));
-        if (this.down || this.failNext > 0) {
-          this.failNext = Math.max(0, this.failNext - 1);
-          res.writeHead(503).end('{"detail":"try later"}');
-          return;
-        }
-        const json = JSON.parse(body) as unknown;
-        const m = /^\/sink\/events\/([^/]+)$/.exec(req.url ?? '');
-        if (m && Value.Check(SinkEventBatch, json)) {
-          const held = this.events.get(m[1]!) ?? new Map();
-          this.events.set(m[1]!, held);
-          for (const item of json.items) held.set(item.seq, parseEvent(item.event)); // strict validation, as the API does
-          this.arrivals.push({ conversation: m[1]!, seqs: json.items.map((i) => i.seq) });
-          let acked = 0;
-          while (held.has(acked + 1)) acked++;
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ acknowledged_seq: acked }));
-        } else if (req.url === '/sink/conversations' && Value.Check(SinkConversationUpdate, json)) {
-          this.updates.push(json);
-          res.writeHead(200).end('{}');
-        } else {
-          res.writeHead(422).end('{"detail":"bad"}');
-        }
-      });
-    });
-  }
-
-  async start(): Promise<void> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/sink`;
-  }
-
-  ids(conversation: string): string[] {
-    const held = this.events.get(conversation) ?? new Map();
-    return [...held.keys()].sort((a, b) => a - b).map((k) => held.get(k)!.id);
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
 
 let dir: ReturnType<typeof tempDir>;
 let sink: FakeSink;

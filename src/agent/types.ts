@@ -4,12 +4,15 @@
 import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
+import type { LlmRetryFields } from './llm/retry.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
   model: string;
   baseUrl?: string;
   apiKey?: string;
+  /** The request's timeout and retry fields (`timeout`, `num_retries`, `retry_*`); absent: the defaults (llm/retry.ts). */
+  retry?: LlmRetryFields;
 }
 
 export interface AgentHost {

@@ -64,6 +64,14 @@ export type AutoLoadMarketplace = Static<typeof AutoLoadMarketplace>;
 export const GitAuthorName = Type.String({ minLength: 1, maxLength: 255 });
 export const GitAuthorEmail = Type.String({ minLength: 3, maxLength: 255, pattern: '^[^\\s<>]+@[^\\s<>]+$' });
 
+/**
+ * The observability child span's name. Any readable text, as the spec says "string" (and OpenHands
+ * takes any): "fix tests nightly" is fine. Control characters and over-long names are refused
+ * because span names end up in trace backends' indexes; low cardinality is the caller's part.
+ */
+export const SPAN_NAME = { minLength: 1, maxLength: 128, pattern: '^[^\\x00-\\x1f\\x7f]+$' } as const;
+export const SpanName = Type.String(SPAN_NAME);
+
 export const ScalarValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 /** Scalars or homogeneous scalar arrays (spec part 8). */
 export const ObservabilityMetadata = Type.Record(

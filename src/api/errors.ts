@@ -12,7 +12,8 @@ export type ErrorCode =
   | 'TooManyRequests'
   | 'NotImplemented'
   | 'BadGateway'
-  | 'Unavailable';
+  | 'Unavailable'
+  | 'InsufficientStorage';
 
 /** One entry of a 422 body, in the FastAPI/OpenHands `HTTPValidationError` shape. */
 export interface ValidationIssue {
@@ -76,6 +77,16 @@ export class BadGateway extends AgentyardError {
 /** Try again later; `retryAfterSeconds`, when known, becomes the Retry-After header. */
 export class Unavailable extends AgentyardError {
   readonly code = 'Unavailable' as const;
+  readonly retryAfterSeconds: number | undefined;
+  constructor(detail: unknown, options?: ErrorOptions & { retryAfterSeconds?: number }) {
+    super(detail, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
+}
+
+/** The disk is full or failing (507): the write was not made; retry once space returns. */
+export class InsufficientStorage extends AgentyardError {
+  readonly code = 'InsufficientStorage' as const;
   readonly retryAfterSeconds: number | undefined;
   constructor(detail: unknown, options?: ErrorOptions & { retryAfterSeconds?: number }) {
     super(detail, options);

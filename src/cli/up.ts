@@ -14,24 +14,48 @@ import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { MIN_FREE_DISK_ENV } from '../util/disk-space.ts';
 import { createLogger } from '../util/log.ts';
 
 const NAMESPACE = 'default';
 const ADMIN_USER_ID = 'admin';
 
+interface AdminKey {
+  key: string;
+  /** Where it came from: the operator's variable, the data dir, or made now (and stored there). */
+  source: 'env' | 'stored' | 'generated';
+  file: string;
+}
+
 /** The admin key: AGENTYARD_API_KEY, else the one stored in the data dir, else a new one stored there. */
-function adminApiKey(dataDir: string, env: NodeJS.ProcessEnv): string {
-  if (env.AGENTYARD_API_KEY) return env.AGENTYARD_API_KEY;
+function adminApiKey(dataDir: string, env: NodeJS.ProcessEnv): AdminKey {
   const file = join(dataDir, 'api-key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (env.AGENTYARD_API_KEY) return { key: env.AGENTYARD_API_KEY, source: 'env', file };
+  if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), source: 'stored', file };
   const key = `ay_${randomBytes(24).toString('base64url')}`;
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return key;
+  return { key, source: 'generated', file };
+}
+
+/**
+ * What start-up says about the admin key. Standard output of a service ends up in logs (journald,
+ * container logs), so the key itself is printed only the one time it is made; an operator who
+ * chose it (AGENTYARD_API_KEY) already has it, and later starts say where it is kept.
+ */
+function adminKeyNotice(admin: AdminKey): string {
+  switch (admin.source) {
+    case 'generated':
+      return `API key: ${admin.key}\n(the admin user's key, shown only this once; also stored in ${admin.file})\n`;
+    case 'stored':
+      return `The admin API key is stored in ${admin.file} (it was printed at the first start only)\n`;
+    case 'env':
+      return 'The admin API key is the one AGENTYARD_API_KEY holds\n';
+  }
 }
 
 function modelEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ['LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'AGENTYARD_LOG_LEVEL']) {
+  for (const name of ['LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'AGENTYARD_LOG_LEVEL', MIN_FREE_DISK_ENV]) {
     const value = env[name];
     if (value) out[name] = value;
   }
@@ -81,17 +105,17 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   // The app store follows AGENTYARD_DATABASE_URL as `agentyard api` and `agentyard users` do; resources stay in SQLite.
   const db = await openAppStore({ databaseUrl: env.AGENTYARD_DATABASE_URL || undefined, sqlitePath: join(dataDir, 'app.db'), clock, log });
   if (!(await db.getUser(ADMIN_USER_ID))) await db.createUser('admin', ADMIN_USER_ID);
-  const apiKey = adminApiKey(dataDir, env);
-  await db.addApiKey(ADMIN_USER_ID, apiKey);
+  const admin = adminApiKey(dataDir, env);
+  await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, port, host, log, ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, dataDir, port, host, log, ...(telemetry ? { telemetry } : {}) });
   const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 
+  process.stdout.write(adminKeyNotice(admin));
   process.stdout.write(`agentyard is up at ${api.url}\n`);
-  process.stdout.write(`API key: ${apiKey}\n`);
   if (!env.LLM_MODEL) {
     process.stdout.write('No model configured: set LLM_MODEL, LLM_BASE_URL and LLM_API_KEY for the agent to work.\n');
   }

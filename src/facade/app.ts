@@ -1,9 +1,11 @@
-// The /api/v1 Koa application: one error middleware first, the body parser, API-key auth for
-// everything but the webhooks, one router per resource under /api/v1.
-import { bodyParser } from '@koa/bodyparser';
+// The /api/v1 Koa application: one error middleware first, then API-key auth for every request
+// but the few public pages and the webhooks (which check the sandbox's session key), then the
+// routers. Auth runs before routing and before any body is read: a route reads its own body, with
+// its own limit, in validate.ts.
 import Router from '@koa/router';
 import Koa from 'koa';
 import { generatedFiles } from '../api/gen/generated-files.ts';
+import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { createLogger } from '../util/log.ts';
 import { ActivityRecorder } from './activity.ts';
 import { requireApiKey } from './auth.ts';
@@ -23,10 +25,15 @@ import { webRoutes } from './web/routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
-/** Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. */
-function healthRoutes(): Router {
+/**
+ * Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. With a
+ * data dir, its free space too: `degraded` (still 200: a restart frees nothing) when it is low.
+ */
+function healthRoutes(deps: FacadeDeps): Router {
+  const minFree = deps.dataDir === undefined ? 0 : (deps.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
   return new Router().get('/health', (ctx) => {
-    ctx.body = { status: 'ok' };
+    const disk = deps.dataDir === undefined ? undefined : diskSpace(deps.dataDir, minFree);
+    ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
   });
 }
 
@@ -58,20 +65,29 @@ export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   return { openApi: openApiRoutes(), api };
 }
 
+/**
+ * Paths served without an API key, exactly as spelled here (case and encoding included): the
+ * routers' public routes. Anything else, also any other spelling a router might still match
+ * (`/API/V1/...`, `%61pi`, `//`, a trailing slash), needs a key before it is routed. Webhooks are
+ * routed without one and authenticated by their router with the sandbox's session key.
+ */
+export function publicPaths(facade: Facade): Set<string> {
+  const routers = [healthRoutes(facade.d), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [])];
+  return new Set(routers.flatMap((r) => r.stack.map((layer) => layer.path)).filter((p): p is string => typeof p === 'string'));
+}
+
 export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(deps)): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
   app.use(errorMiddleware(facade.d.log));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16mb' }));
-  // Webhooks authenticate with the sandbox's session key; paths outside /api/v1 are just 404s.
+  const open = publicPaths(facade);
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
-  const isApi = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
-  app.use(requireApiKey(deps.db, { except: (path) => !isApi(path) || path.startsWith(webhooks) || path === OPENAPI_PATH }));
+  app.use(requireApiKey(deps.db, { except: (path) => open.has(path) || path.startsWith(webhooks) }));
   const { openApi, api } = apiRouters(facade);
   app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
-  app.use(healthRoutes().routes());
+  app.use(healthRoutes(deps).routes());
   app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
   return app;
 }

@@ -1,17 +1,27 @@
-// Bearer API keys for every /api/v1 route except the webhooks, which authenticate with the
-// sandbox's session key instead (routes/webhooks.ts).
-import type { Middleware } from 'koa';
+// Bearer API keys for every request except the public pages and the webhooks (which authenticate
+// with the sandbox's session key instead, routes/webhooks.ts). It runs before routing and before
+// any body is read; a refused request with a body gets `Connection: close`, so an unauthenticated
+// upload is answered at once and its socket closed instead of the rest being drained.
+import type { Context, Middleware } from 'koa';
 import { Unauthorized } from '../api/errors.ts';
 import type { AppStore } from './db/types.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** On a refusal: a request body still on its way is not drained; the socket closes after the answer. */
+export function closeIfBody(ctx: Context): void {
+  if ((ctx.request.length ?? 0) > 0 || ctx.get('transfer-encoding') !== '') ctx.set('Connection', 'close');
+}
 
 export function requireApiKey(db: AppStore, opts: { except: (path: string) => boolean }): Middleware {
   return async function apiKeyAuth(ctx, next) {
     if (!opts.except(ctx.path)) {
       const m = BEARER.exec(ctx.get('authorization'));
       const user = m ? await db.findUserByApiKey(m[1]!) : undefined;
-      if (!user) throw new Unauthorized(m ? 'Invalid API key' : 'Missing Authorization: Bearer <API key> header');
+      if (!user) {
+        closeIfBody(ctx);
+        throw new Unauthorized(m ? 'Invalid API key' : 'Missing Authorization: Bearer <API key> header');
+      }
       ctx.state.user = user;
     }
     await next();

@@ -80,6 +80,22 @@ describe('conversation metadata, deletion and download', () => {
     expect(JSON.parse(strFromU8(files['event_000002_e2.json']!))).toMatchObject({ id: 'e2', kind: 'MessageEvent' });
   });
 
+  it("download never contains the sandbox's live session key (meta.json leaves session_api_key out)", async () => {
+    const liveKey = 'sk-live-session-key-of-sb-1';
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:9', key: liveKey });
+    const id = await readyOn('sb-1');
+    // The record itself carries it (the owner needs it to reach the agent server) ...
+    expect((await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0]).toMatchObject({ session_api_key: liveKey });
+    const r = await fetch(`${h.server.url}/api/v1/app-conversations/${id}/download`, { headers: { authorization: `Bearer ${h.alice.key}` } });
+    expect(r.status).toBe(200);
+    // ... the archive does not, in any file, in any form.
+    const files = unzipSync(new Uint8Array(await r.arrayBuffer()));
+    const meta = JSON.parse(strFromU8(files['meta.json']!));
+    expect(meta).toMatchObject({ id, sandbox_id: 'sb-1' });
+    expect(meta).not.toHaveProperty('session_api_key');
+    for (const [name, bytes] of Object.entries(files)) expect(strFromU8(bytes), name).not.toContain(liveKey);
+  });
+
   it('DELETE removes the conversation and its events; the last one takes its sandbox along', async () => {
     await makeSandbox(h.store, h.alice.user, 'sb-1', 'PAUSED', { key: 'sk-1' });
     const first = await readyOn('sb-1');

@@ -107,11 +107,16 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
   return { success: true };
 }
 
-/** A zip of every stored event (`event_000001_<id>.json`, in order) plus `meta.json` (the record). */
+/**
+ * A zip of every stored event (`event_000001_<id>.json`, in order) plus `meta.json` (the record).
+ * The record's `session_api_key` is left out: a download is an archive that gets passed around and
+ * outlives the sandbox, and that key opens the live sandbox (commands, files) while it runs.
+ */
 export async function downloadConversation(d: FacadeDeps, user: AppUser, id: string): Promise<{ filename: string; body: Buffer }> {
   const conv = await owned(d, user, id);
   const name = conv.metadata.name;
-  const files: Record<string, Uint8Array> = { 'meta.json': strToU8(JSON.stringify(await record(d, user, name), null, 2)) };
+  const { session_api_key: _liveKey, ...meta } = await record(d, user, name);
+  const files: Record<string, Uint8Array> = { 'meta.json': strToU8(JSON.stringify(meta, null, 2)) };
   let fromSeq: number | undefined;
   let index = 0;
   do {

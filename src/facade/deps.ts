@@ -44,4 +44,8 @@ export interface FacadeDeps {
   agentClient?: AgentClientFactory;
   /** The instance plugin catalog the Plugin Directory (/plugins) shows; none by default. */
   pluginCatalog?: CatalogPlugin[];
+  /** Where this process keeps its data (embedded: the data dir): /health reports its free disk space. */
+  dataDir?: string;
+  /** Free space below which /health says `degraded`. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
+  minFreeDiskBytes?: number;
 }

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
-import { AgentyardError, TooManyRequests, Unavailable, type ErrorCode } from '../api/errors.ts';
+import { AgentyardError, InsufficientStorage, TooManyRequests, Unavailable, type ErrorCode } from '../api/errors.ts';
+import { describeStorageFault, storageFaultOf } from '../util/storage-fault.ts';
 import type { Logger } from '../util/log.ts';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -19,7 +20,11 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   NotImplemented: 501,
   BadGateway: 502,
   Unavailable: 503,
+  InsufficientStorage: 507,
 };
+
+/** Seconds a client is asked to wait before retrying a write refused for lack of storage. */
+export const STORAGE_RETRY_AFTER_SECONDS = 30;
 
 interface HttpishError {
   status?: unknown;
@@ -50,7 +55,7 @@ export function errorMiddleware(log: Logger, opts: ErrorMiddlewareOptions = {}):
       if (err instanceof AgentyardError) {
         ctx.status = STATUS_BY_CODE[err.code];
         ctx.body = { detail: err.detail };
-        const retryAfter = err instanceof TooManyRequests || err instanceof Unavailable ? err.retryAfterSeconds : undefined;
+        const retryAfter = err instanceof TooManyRequests || err instanceof Unavailable || err instanceof InsufficientStorage ? err.retryAfterSeconds : undefined;
         if (retryAfter !== undefined) ctx.set('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
         return;
       }
@@ -70,6 +75,15 @@ export function errorMiddleware(log: Logger, opts: ErrorMiddlewareOptions = {}):
       if (typeof h.status === 'number' && h.status >= 400 && h.status < 500 && h.expose === true) {
         ctx.status = h.status;
         ctx.body = { detail: typeof h.message === 'string' ? h.message : (STATUS_CODES[h.status] ?? 'Bad Request') };
+        return;
+      }
+      // A full or failing disk is the machine's condition, not a bug: say so, and that it is temporary.
+      const fault = storageFaultOf(err);
+      if (fault) {
+        log.warn({ code: fault.code, method: ctx.method, path: ctx.path }, 'storage fault: write refused');
+        ctx.status = STATUS_BY_CODE.InsufficientStorage;
+        ctx.body = { detail: `Insufficient storage: ${describeStorageFault(fault)}` };
+        ctx.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
         return;
       }
       const errorId = randomUUID();

@@ -24,7 +24,10 @@ describe('facade HTTP conventions', () => {
 
   it('answers unknown routes with 404 and wrong methods with 405', async () => {
     expect(await h.call('GET', '/api/v1/nothing-here')).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
-    expect(await h.call('GET', '/elsewhere', { key: null })).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
+    expect(await h.call('GET', '/elsewhere')).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
+    // The key is checked before anything is routed: without one, only the public pages answer.
+    expect(await h.call('GET', '/elsewhere', { key: null })).toMatchObject({ status: 401 });
+    expect((await h.call('GET', '/health', { key: null })).status).toBe(200);
     const r = await h.call('PUT', '/api/v1/sandboxes/search');
     expect(r).toMatchObject({ status: 405, body: { detail: 'Method Not Allowed' } });
     expect(r.headers.get('allow')).toContain('GET');
@@ -86,6 +89,11 @@ describe('every /api/v1 route, tried as a new user', () => {
     if (!(key in bodies)) throw new Error(`add a valid body for ${key} to this test`);
     return bodies[key];
   };
+  /** The query parameters a route requires, each with a value it accepts (they are all paths). */
+  const requiredQuery = (r: AppRoute): string => {
+    const required = ((r.query as { required?: string[] } | undefined)?.required ?? []).map((n) => `${n}=${encodeURIComponent('/workspace/x')}`);
+    return required.length ? `?${required.join('&')}` : '';
+  };
   const pathOf = (r: AppRoute, ids: typeof UNKNOWN) =>
     r.path.replace(/\{(\w+)\}/g, (_m, p: keyof typeof UNKNOWN) => (p === 'name' && r.path.includes('marketplaces') && ids === known ? 'mp' : ids[p]));
   const send = (r: AppRoute, path: string, o: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) =>
@@ -97,8 +105,8 @@ describe('every /api/v1 route, tried as a new user', () => {
   const props = (s: unknown) => Object.entries(((s as { properties?: object } | undefined)?.properties ?? {}) as Record<string, Record<string, unknown>>);
 
   it('answers malformed JSON with 400 on every route that reads a body', async () => {
-    const routes = APP_ROUTES.filter((r) => r.method === 'post' || r.method === 'patch');
-    expect(routes.length).toBeGreaterThan(10);
+    const routes = APP_ROUTES.filter((r) => r.body);
+    expect(routes.length).toBeGreaterThanOrEqual(10);
     for (const r of routes) {
       expect(await send(r, pathOf(r, known), { rawBody: '{"title": ' }), where(r)).toMatchObject({ status: 400, body: { detail: 'Malformed JSON in request body' } });
     }
@@ -140,10 +148,20 @@ describe('every /api/v1 route, tried as a new user', () => {
     expect(tried).toBeGreaterThan(40);
   });
 
+  it('answers a missing required query parameter with 422 naming it', async () => {
+    const routes = APP_ROUTES.filter((r) => requiredQuery(r) !== '');
+    expect(routes.length).toBeGreaterThanOrEqual(3);
+    for (const r of routes) {
+      const res = await send(r, pathOf(r, known));
+      expect(res.status, where(r)).toBe(422);
+      expect(locs(res.body), where(r)).toEqual(((r.query as { required: string[] }).required).map((n) => `query.${n}`));
+    }
+  });
+
   it('answers an unknown id with 404 and a detail naming it (401 for an unknown sandbox behind a webhook)', async () => {
     for (const r of APP_ROUTES.filter((x) => x.path.includes('{'))) {
       const body = r.body ? validBody(r) : undefined;
-      const res = await send(r, pathOf(r, UNKNOWN), body !== undefined ? { body } : {});
+      const res = await send(r, pathOf(r, UNKNOWN) + requiredQuery(r), body !== undefined ? { body } : {});
       if (r.sandboxAuth) {
         expect(res, where(r)).toMatchObject({ status: 401, body: { detail: 'Invalid session API key for this sandbox' } });
         if (!r.path.includes('{conversation_id}')) continue;

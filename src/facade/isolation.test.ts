@@ -82,7 +82,17 @@ describe('cross-user isolation', () => {
   it('does not let one sandbox key write into another user’s conversation', async () => {
     await makeSandbox(h.store, h.bob.user, 'sb-b', 'RUNNING', { key: 'sk-b' });
     const r = await h.call('POST', `/api/v1/webhooks/sb-b/events/${conv}`, { key: null, headers: { 'x-session-api-key': 'sk-b' }, body: { items: [{ seq: 2, event: pauseEvent('x') }] } });
-    expect(r.status).toBe(403);
+    const unknown = 'ffffffffffffffffffffffffffffffff';
+    const none = await h.call('POST', `/api/v1/webhooks/sb-b/events/${unknown}`, { key: null, headers: { 'x-session-api-key': 'sk-b' }, body: { items: [{ seq: 2, event: pauseEvent('x') }] } });
+    // The same answer as for a conversation that does not exist: the sandbox learns nothing (#18 finding 11).
+    expect(r.status).toBe(404);
+    expect(JSON.stringify(r.body).replaceAll(conv, 'ID')).toBe(JSON.stringify(none.body).replaceAll(unknown, 'ID'));
+    // Status updates for it are a no-op, as for an unknown id.
+    const title = (await h.call('GET', `/api/v1/app-conversations?ids=${conv}`)).body[0].title;
+    for (const id of [conv, unknown]) {
+      expect((await h.call('POST', '/api/v1/webhooks/sb-b/conversations', { key: null, headers: { 'x-session-api-key': 'sk-b' }, body: { id, execution_status: 'finished', title: 'hijacked', updated_at: '2026-03-01T11:00:00Z' } })).body).toEqual({ success: true });
+    }
+    expect((await h.call('GET', `/api/v1/app-conversations?ids=${conv}`)).body[0].title).toBe(title);
     expect((await h.call('POST', `/api/v1/webhooks/sb-a/events/${conv}`, { key: null, headers: { 'x-session-api-key': 'sk-b' }, body: { items: [] } })).status).toBe(401);
   });
 });

@@ -1,4 +1,4 @@
-// POST /api/v1/app-conversations/{id}/send-message: proxy, queue while paused/starting, delivery
+// POST /api/v1/app-conversations/{id}/send-message: proxy, queue while paused or not yet ready, 409 while STARTING, delivery
 // in order once running, read-only refusals, activity.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ANNOTATION_LAST_ACTIVITY } from '../api/meta.ts';
@@ -124,8 +124,23 @@ describe('send-message', () => {
   it('answers 404 for unknown and foreign conversations and 429 past the queue limit', async () => {
     expect((await h.call('POST', `/api/v1/app-conversations/${id}/send-message`, { key: h.bob.key, body: text('x') })).status).toBe(404);
     expect((await h.call('POST', '/api/v1/app-conversations/ffffffffffffffffffffffffffffffff/send-message', { body: text('x') })).status).toBe(404);
-    await setSandboxPhase(h.store, 'sb-1', 'STARTING');
+    await h.store.update(SandboxKind, { ...(await h.store.get(SandboxKind, NS, 'sb-1'))!, spec: { owner: h.alice.user.id, paused: true } });
+    await setSandboxPhase(h.store, 'sb-1', 'PAUSED');
     for (let i = 0; i < 10; i++) expect((await send(`m${i}`)).status).toBe(200);
     expect((await send('overflow')).status).toBe(429);
+  });
+
+  it('refuses messages while the sandbox is STARTING (spec part 3) and takes them once it runs', async () => {
+    const unplaced = await startConversationId(h);
+    const early = await h.call('POST', `/api/v1/app-conversations/${unplaced}/send-message`, { body: text('too early') });
+    expect(early.status).toBe(409);
+    expect(early.body.detail).toMatch(/STARTING.*start task is READY/);
+    await setSandboxPhase(h.store, 'sb-1', 'STARTING');
+    expect((await send('while booting')).status).toBe(409);
+    expect(await h.db.pending.count(id)).toBe(0);
+    expect(agent.received).toEqual([]);
+    await setSandboxPhase(h.store, 'sb-1', 'RUNNING');
+    expect((await send('now')).body).toEqual({ success: true, sandbox_status: 'RUNNING', message: null });
+    expect(agent.received.map((m) => m.body.content[0].text)).toEqual(['now']);
   });
 });

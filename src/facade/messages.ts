@@ -4,7 +4,7 @@
 // (delivery.ts) hands queued messages over in order once the sandbox runs. ERROR and MISSING
 // conversations are read-only.
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
-import { Conflict, Gone, NotFound, TooManyRequests } from '../api/errors.ts';
+import { Conflict, Gone, Invalid, NotFound, TooManyRequests } from '../api/errors.ts';
 import { SandboxKind, type Sandbox, type SandboxPhase } from '../api/sandbox.ts';
 import type { ActivityRecorder } from './activity.ts';
 import { admit } from './admission.ts';
@@ -12,7 +12,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { AgentMessage, FacadeDeps } from './deps.ts';
 import { agentClientFor } from './agent-client.ts';
 import { conversationSandboxStatus, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
-import type { AppSendMessageRequest } from '../api/app/requests.ts';
+import { messageSizeIssue, type AppSendMessageRequest } from '../api/app/requests.ts';
 import { agentServerDialUrl } from '../runtime/dial.ts';
 
 export interface AppSendMessageResponse {
@@ -53,12 +53,21 @@ export async function sendMessage(
 ): Promise<AppSendMessageResponse> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
   if (!conv) throw new NotFound(`Conversation ${id} not found`);
+  const tooLong = messageSizeIssue(req.content, ['body', 'content']);
+  if (tooLong) throw new Invalid([tooLong]);
   const sandboxName = sandboxNameOf(conv);
   const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
   const status = conversationSandboxStatus(conv, sb);
   assertWritable(conv.metadata.name, status);
   if (conv.status?.startTask?.status === 'ERROR') {
     throw new Conflict(`Conversation ${conv.metadata.name} failed to start (${conv.status.startTask.detail ?? 'no detail'}) and cannot take messages`);
+  }
+  if (status === 'STARTING') {
+    // Spec part 3: a STARTING sandbox takes no messages. A PAUSED one does (it resumes and the
+    // message waits), and so does a RUNNING one whose conversation is still starting.
+    throw new Conflict(
+      `Conversation ${conv.metadata.name} cannot take messages while its sandbox is STARTING; send it once the start task is READY and the sandbox RUNNING`,
+    );
   }
   const message: AgentMessage = { role: 'user', content: req.content, run: req.run ?? true };
   if (sandboxName) await activity.record(sandboxName);
@@ -77,12 +86,7 @@ export async function sendMessage(
     if (sb.status?.phase === 'PAUSED') await admit(d, 'Resuming this sandbox');
     await modify(d, SandboxKind, sb.metadata.name, (s) => (s.spec.paused === true ? ((s.spec.paused = false), s) : undefined));
   }
-  const note =
-    sb?.spec.paused === true || status === 'PAUSED'
-      ? 'queued until the sandbox resumes'
-      : status === 'STARTING'
-        ? 'queued until the sandbox is running'
-        : 'queued until the conversation is ready';
+  const note = sb?.spec.paused === true || status === 'PAUSED' ? 'queued until the sandbox resumes' : 'queued until the conversation is ready';
   await d.db.pending.add(conv.metadata.name, { role: 'user', content: req.content, run: req.run ?? true }, d.clock.now().toUTC().toISO()!);
   return { success: true, sandbox_status: status, message: note };
 }

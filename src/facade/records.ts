@@ -103,6 +103,7 @@ export function appConversationRecord(v: ConversationView): Record<string, unkno
   const base = running ? sandbox!.status!.url!.replace(/\/+$/, '') : undefined;
   return {
     id: conv.metadata.name,
+    app_conversation_id: conv.metadata.name,
     created_by_user_id: ownerOf(conv),
     sandbox_id: sandboxNameOf(conv) ?? null,
     selected_repository: conv.spec.selectedRepository ?? null,

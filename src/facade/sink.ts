@@ -3,7 +3,7 @@
 // written to the Conversation status. Authenticated by the sandbox's session key.
 import { Value } from 'typebox/value';
 import { ConversationKind, ExecutionStatus, UsageMetrics, type Conversation } from '../api/conversation.ts';
-import { Conflict, Forbidden, Invalid, NotFound, Unauthorized, type ValidationIssue } from '../api/errors.ts';
+import { Conflict, Invalid, NotFound, Unauthorized, type ValidationIssue } from '../api/errors.ts';
 import type { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../api/event-sink.ts';
 import { parseEvent, type Event } from '../api/events/index.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
@@ -32,16 +32,19 @@ async function conversationByAgentId(d: FacadeDeps, conversationId: string): Pro
   return items[0];
 }
 
-/** The conversation, if it exists; it must be attached to this sandbox and have the same owner. */
+/**
+ * The conversation, if it exists and is attached to this sandbox. One that is attached elsewhere or
+ * owned by someone else is treated exactly like an unknown one (404 for events, a no-op for status
+ * updates): a sandbox runs hostile code with its key, and a different answer would tell it which
+ * conversation ids exist. Only the owner's own not-yet-placed conversation answers 409 (a start
+ * racing its first events; the agent server keeps them and retries).
+ */
 async function attachedConversation(d: FacadeDeps, sb: Sandbox, conversationId: string): Promise<Conversation | undefined> {
   const conv = await conversationByAgentId(d, conversationId);
-  if (!conv) return undefined;
+  if (!conv || (conv.spec.owner ?? '') !== (sb.spec.owner ?? '')) return undefined;
   const attached = sandboxNameOf(conv);
   if (attached === undefined) throw new Conflict(`Conversation ${conversationId} is not placed on a sandbox yet`);
-  if (attached !== sb.metadata.name || (conv.spec.owner ?? '') !== (sb.spec.owner ?? '')) {
-    throw new Forbidden(`Conversation ${conversationId} does not belong to sandbox ${sb.metadata.name}`);
-  }
-  return conv;
+  return attached === sb.metadata.name ? conv : undefined;
 }
 
 function parseItems(batch: SinkEventBatch): { seq: number; event: Event }[] {

@@ -19,7 +19,7 @@ describe('start a conversation', () => {
         selected_repository: 'acme/api',
         selected_branch: 'main',
         plugins: [{ source: 'github:acme/plugin', ref: 'v1' }],
-        observability_span_name: 'ci.fix',
+        observability_span_name: 'fix tests nightly',
         observability_tags: ['ci'],
         observability_metadata: { run: 3, labels: ['a', 'b'] },
       },
@@ -43,7 +43,7 @@ describe('start a conversation', () => {
       sandboxGrouping: 'NO_GROUPING',
       selectedRepository: 'acme/api',
       plugins: [{ source: 'github:acme/plugin', ref: 'v1' }],
-      observability: { spanName: 'ci.fix', tags: ['ci'], metadata: { run: 3, labels: ['a', 'b'] } },
+      observability: { spanName: 'fix tests nightly', tags: ['ci'], metadata: { run: 3, labels: ['a', 'b'] } },
     });
   });
 

@@ -14,7 +14,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { ANNOTATION_SECRET_NAMES, startTaskRecord } from './records.ts';
 import { getOwned, sandboxPhase } from './resources.ts';
-import { MAX_SECRET_VALUE_BYTES, MAX_SECRETS, type AppConversationStartRequest } from '../api/app/requests.ts';
+import { MAX_SECRET_VALUE_BYTES, MAX_SECRETS, messageSizeIssue, type AppConversationStartRequest } from '../api/app/requests.ts';
 
 /** Names the agent server and runtimes use for themselves; a secret may not shadow them. */
 const RESERVED_NAMES = new Set([
@@ -96,7 +96,8 @@ function specOf(req: AppConversationStartRequest, user: AppUser, grouping: Conve
 
 export async function startConversation(d: FacadeDeps, user: AppUser, req: AppConversationStartRequest): Promise<Record<string, unknown>> {
   const secrets = req.secrets ?? {};
-  const issues = [...secretIssues(secrets), ...initialMessageIssues(req, { ...(await storedSecretValues(d, user)), ...secrets })];
+  const tooLong = messageSizeIssue(req.initial_message, ['body', 'initial_message']);
+  const issues = [...(tooLong ? [tooLong] : []), ...secretIssues(secrets), ...initialMessageIssues(req, { ...(await storedSecretValues(d, user)), ...secrets })];
   if (issues.length > 0) throw new Invalid(issues);
 
   const settings = await d.db.getSettings(user.id);

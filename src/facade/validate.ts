@@ -1,4 +1,5 @@
-// Request input checked against TypeBox schemas before a handler runs. Parsed values (defaults
+// Request input checked against TypeBox schemas before a handler runs; a route with a body schema
+// reads its body here (body.ts), after authentication. Parsed values (defaults
 // applied) go to ctx.state.body / .query / .params; failures are 422 with FastAPI-shaped issues
 // located under `body`, `query` or `path`. Unknown query parameters are ignored (as FastAPI does);
 // bodies are as strict as their schema.
@@ -7,6 +8,7 @@ import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { Invalid } from '../api/errors.ts';
 import { parseValue } from '../api/events/validate.ts';
+import { jsonBody } from './body.ts';
 
 type Props = Record<string, { type?: string; anyOf?: { type?: string }[] }>;
 
@@ -18,8 +20,10 @@ function isArrayProp(p: Props[string] | undefined): boolean {
 export function parseQuery<T extends TSchema>(schema: T, query: Context['query']): ReturnType<typeof parseValue<T>> {
   const props = ((schema as unknown as { properties?: Props }).properties ?? {}) as Props;
   const raw: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined || !(k in props)) continue;
+  // Read the declared names only: what a route reads is what its schema (and so the document) declares.
+  for (const k of Object.keys(props)) {
+    const v = query[k];
+    if (v === undefined) continue;
     // A repeated scalar keeps its last value, as FastAPI does.
     raw[k] = isArrayProp(props[k]) ? [v].flat() : Array.isArray(v) ? v[v.length - 1] : v;
   }
@@ -38,7 +42,25 @@ function refuseUnparsedBody(ctx: Context): void {
   throw new Invalid([{ loc: ['body'], msg: `The body must be JSON (Content-Type: application/json), got ${type}`, type: 'content_type' }]);
 }
 
-export function validate(schemas: { body?: TSchema; query?: TSchema; params?: TSchema }): Middleware {
+export interface InputSchemas {
+  body?: TSchema;
+  query?: TSchema;
+  params?: TSchema;
+  /** Largest body this route reads (413 past it). Default DEFAULT_BODY_LIMIT_BYTES. */
+  bodyLimitBytes?: number;
+}
+
+/** Reads the body (routes with a body schema only; auth has run by now), then checks all input. */
+export function validate(schemas: InputSchemas): Middleware {
+  const check = checkInput(schemas);
+  if (!schemas.body) return check;
+  const read = jsonBody(schemas.bodyLimitBytes);
+  return function validateWithBody(ctx, next) {
+    return read(ctx, () => check(ctx, next));
+  };
+}
+
+function checkInput(schemas: InputSchemas): Middleware {
   return async function validateInput(ctx, next) {
     if (schemas.params) {
       const params = (ctx as unknown as { params?: Record<string, string> }).params ?? {};

@@ -125,6 +125,14 @@ export class AgentServerClient {
     if (res.status === 422) {
       throw new Invalid(Array.isArray(detail) ? (detail as ValidationIssue[]) : [{ loc: ['body'], msg: typeof detail === 'string' ? detail : 'Invalid request', type: 'value_error' }]);
     }
+    if (res.status === 413) {
+      throw new Invalid([{ loc: ['body'], msg: `The agent server refused ${method} ${path}: the request body is larger than it takes (413)`, type: 'too_large' }]);
+    }
+    // Any other refusal of the request itself (405, 414, 415, 431, ...) is as permanent as a 400;
+    // only an unauthenticated/forbidden answer (a key being rotated), a timeout and throttling may heal.
+    if (res.status >= 400 && res.status < 500 && ![401, 403, 408, 429].includes(res.status)) {
+      throw new BadRequest(`The agent server refused ${method} ${path} (${res.status})${typeof detail === 'string' ? `: ${detail}` : ''}`);
+    }
     if (res.status === 503) throw new Unavailable('The agent server is not ready');
     throw new BadGateway(`The agent server answered ${res.status} to ${method} ${path}`);
   }

@@ -17,6 +17,7 @@ import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts'
 import type { Logger } from '../../util/log.ts';
 import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
 import type { EventStore } from '../store/event-store.ts';
+import type { StorageFaultState } from '../store/storage-health.ts';
 import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo } from './info.ts';
@@ -34,6 +35,8 @@ export interface RuntimeContext {
   /** After a change of status, title or usage: the sink's conversation update. */
   onChanged(conversationId: string): void;
   onActivity(): void;
+  /** The storage fault in force, if any (see store/storage-health.ts); absent: faults are not tracked. */
+  storageFault?(): StorageFaultState | undefined;
 }
 
 export interface RuntimeInit {
@@ -46,6 +49,8 @@ export interface RuntimeInit {
 interface ActiveRun {
   controller: AbortController;
   done: Promise<void>;
+  /** Stopped because the disk refused its events: its error status is final for this run. */
+  stoppedForStorage?: boolean;
 }
 
 export const ALREADY_RUNNING = 'Conversation already running. Wait for completion or pause first.';
@@ -148,6 +153,28 @@ export class ConversationRuntime implements AgentHost {
     }
     this.#ctx.bus.publish(this.conversationId, new Published(stored.seq, parsed, stored.json));
     this.#ctx.onAppended(this.conversationId);
+    if (!stored.saved) this.#stopForStorage();
+  }
+
+  /**
+   * The disk refused an event (held in memory, see EventStore): stop the run with an error that says
+   * why, rather than let it produce more the disk cannot take. Its events, this error included, are
+   * published and pushed to the sink from memory, and saved once the disk takes writes again.
+   */
+  #stopForStorage(): void {
+    const run = this.#run;
+    if (!run || run.controller.signal.aborted) return;
+    const fault = this.#ctx.storageFault?.();
+    this.#rerun = false;
+    run.controller.abort();
+    this.emit({
+      ...newEventBase('environment'),
+      code: fault?.kind === 'io' ? 'StorageIOError' : 'StorageFullError',
+      detail: `${fault?.detail ?? 'The agent server cannot save to its database.'} The run stopped; its events are kept and saved once the disk takes writes again. Then send a message or run the conversation again to continue.`,
+      kind: 'ConversationErrorEvent',
+    });
+    this.setExecutionStatus('error');
+    run.stoppedForStorage = true;
   }
 
   executionStatus(): ExecutionStatus {
@@ -156,8 +183,8 @@ export class ConversationRuntime implements AgentHost {
 
   setExecutionStatus(status: ExecutionStatus): void {
     if (status === this.#row.executionStatus) return;
-    // A paused run winding down must not overwrite the user's pause.
-    if (this.#run?.controller.signal.aborted && this.#row.executionStatus === 'paused') return;
+    // A paused run winding down must not overwrite the user's pause, nor one stopped by a full disk its error.
+    if (this.#run?.controller.signal.aborted && (this.#row.executionStatus === 'paused' || this.#run.stoppedForStorage)) return;
     this.#update({ executionStatus: status });
     this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
   }
@@ -328,7 +355,10 @@ export class ConversationRuntime implements AgentHost {
     this.setExecutionStatus('running');
     const active: ActiveRun = { controller, done: Promise.resolve() };
     this.#run = active;
-    active.done = this.#drive(controller.signal).finally(() => this.#afterRun());
+    active.done = this.#drive(controller.signal)
+      // #drive turns failures into events; if even that fails, log it rather than crash the server.
+      .catch((err: unknown) => this.#ctx.log.error({ conversationId: this.conversationId, errName: (err as Error)?.name }, 'run ended without its error event'))
+      .finally(() => this.#afterRun());
   }
 
   /** Stops the agent between steps: status paused plus a PauseEvent (InterruptEvent for interrupt). */

@@ -10,25 +10,13 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { GitCloneRequest, GitCloneResponse } from '../../api/agent-server/git.ts';
+import { gitEnv } from '../../util/git-credentials.ts';
 
 const run = promisify(execFile);
 export const CLONE_TIMEOUT_MS = 120_000;
 const PREFLIGHT_TIMEOUT_MS = 30_000;
 
 type Outcome = Pick<GitCloneResponse, 'status' | 'detail'>;
-
-function gitEnv(authorization: string | undefined): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: process.env.HOME ?? '/tmp',
-    LANG: 'C',
-    // Never wait for a password prompt: a refused credential must fail, not hang.
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: 'true',
-    SSH_ASKPASS: 'true',
-    ...(authorization ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: ${authorization}` } : {}),
-  };
-}
 
 export async function git(args: string[], cwd: string, authorization?: string, timeout = 30_000): Promise<string> {
   const { stdout } = await run('git', args, { cwd, env: gitEnv(authorization), timeout, maxBuffer: 4 * 1024 * 1024 });

@@ -3,6 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { Unauthorized } from '../../api/errors.ts';
+import { closeIfBody } from '../../facade/auth.ts';
 
 export const SESSION_HEADER = 'x-session-api-key';
 
@@ -33,7 +34,10 @@ export class SessionKeys {
 
 export function requireSessionKey(keys: SessionKeys): Middleware {
   return async function sessionAuth(ctx, next) {
-    if (keys.enabled && !keys.matches(ctx.get(SESSION_HEADER))) throw new Unauthorized('Unauthorized');
+    if (keys.enabled && !keys.matches(ctx.get(SESSION_HEADER))) {
+      closeIfBody(ctx); // a refused upload is not drained
+      throw new Unauthorized('Unauthorized');
+    }
     await next();
   };
 }

@@ -1,6 +1,8 @@
 // Liveness, health, readiness and server info; outside the `/api` session-key check.
 import Router from '@koa/router';
 import type { ServerInfo } from '../../api/agent-server/index.ts';
+import type { DiskSpace } from '../../util/disk-space.ts';
+import type { StorageFaultState } from '../store/storage-health.ts';
 
 /** The OpenHands agent-server release whose API surface we serve (for clients that gate on it). */
 export const COMPATIBLE_VERSION = '1.44.0';
@@ -11,6 +13,21 @@ export interface HealthDeps {
   lastActivity(): number;
   ready(): boolean;
   usableTools: string[];
+  /** The storage fault in force (writes refused with 507), if any. */
+  storage?(): StorageFaultState | undefined;
+  /** Free space where the database lives. */
+  disk?(): DiskSpace | undefined;
+}
+
+/**
+ * `/health` body: `status` is `ok`, or `degraded` while the disk is low or refuses writes. Still 200
+ * then: a restart frees no space, so probes must not kill the server for it (it recovers by itself).
+ */
+export function healthBody(d: Pick<HealthDeps, 'storage' | 'disk'>): Record<string, unknown> {
+  const fault = d.storage?.();
+  const disk = d.disk?.();
+  const storage = fault ? { status: 'faulted', code: fault.code, since: fault.since, detail: fault.detail } : { status: 'ok' };
+  return { status: fault || disk?.low ? 'degraded' : 'ok', storage, ...(disk ? { disk } : {}) };
 }
 
 export function healthRoutes(d: HealthDeps): Router {
@@ -19,7 +36,7 @@ export function healthRoutes(d: HealthDeps): Router {
     ctx.body = { status: 'ok' };
   });
   router.get('/health', async (ctx) => {
-    ctx.body = { status: 'ok' };
+    ctx.body = healthBody(d);
   });
   router.get('/ready', async (ctx) => {
     if (d.ready()) {

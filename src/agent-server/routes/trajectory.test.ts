@@ -52,6 +52,7 @@ describe('download-trajectory', () => {
     const all = Object.keys(files).map(text).join('\n');
     expect(all).not.toContain('sk-model-secret');
     expect(all).not.toContain('tok-trajectory-secret');
+    expect(all).not.toContain(TEST_KEY); // the sandbox's live session key
     expect(all).toContain('DEPLOY_TOKEN');
 
     expect((await download('00000000-0000-0000-0000-000000000000')).status).toBe(404);

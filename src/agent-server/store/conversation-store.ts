@@ -3,6 +3,7 @@ import type { ExecutionStatus } from '../../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../../api/agent-server/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import type { Db } from './db.ts';
+import type { StorageHealth } from './storage-health.ts';
 
 export interface ConversationRow {
   id: string;
@@ -87,9 +88,18 @@ const COLUMN: Record<keyof ConversationPatch, string> = {
 
 export class ConversationStore {
   readonly #db: Db;
+  readonly #storage: StorageHealth | undefined;
+  /** Changes the disk refused (storage fault), merged per conversation; reads see them, writeHeld() saves them. */
+  readonly #held = new Map<string, { patch: ConversationPatch; updatedAt: string }>();
 
-  constructor(db: Db) {
+  constructor(db: Db, storage?: StorageHealth) {
     this.#db = db;
+    this.#storage = storage;
+  }
+
+  #withHeld(row: ConversationRow): ConversationRow {
+    const h = this.#held.get(row.id);
+    return h ? { ...row, ...h.patch, updatedAt: h.updatedAt } : row;
   }
 
   insert(row: ConversationRow): void {
@@ -120,7 +130,7 @@ export class ConversationStore {
   /** A live (not deleted) conversation. */
   get(id: string): ConversationRow | undefined {
     const r = this.#db.prepare('SELECT * FROM conversations WHERE id = ? AND deleted_at IS NULL').get(id) as Raw | undefined;
-    return r && fromRaw(r);
+    return r && this.#withHeld(fromRaw(r));
   }
 
   /** Whether the id is taken, deleted rows included (they still await the event sink). */
@@ -129,14 +139,39 @@ export class ConversationStore {
   }
 
   all(): ConversationRow[] {
-    return (this.#db.prepare('SELECT * FROM conversations WHERE deleted_at IS NULL').all() as Raw[]).map(fromRaw);
+    return (this.#db.prepare('SELECT * FROM conversations WHERE deleted_at IS NULL').all() as Raw[]).map((r) => this.#withHeld(fromRaw(r)));
   }
 
   deletedIds(): string[] {
     return (this.#db.prepare('SELECT id FROM conversations WHERE deleted_at IS NOT NULL').all() as { id: string }[]).map((r) => r.id);
   }
 
+  /** Saves the change; when the disk refuses it (storage fault), holds it for writeHeld(). */
   update(id: string, patch: ConversationPatch, updatedAt: string): void {
+    const held = this.#held.get(id);
+    if (held) {
+      held.patch = { ...held.patch, ...patch };
+      held.updatedAt = updatedAt;
+      return;
+    }
+    try {
+      this.#write(id, patch, updatedAt);
+    } catch (err) {
+      if (!this.#storage?.report(err)) throw err;
+      this.#held.set(id, { patch: { ...patch }, updatedAt });
+    }
+  }
+
+  /** Writes the held changes; inside the caller's transaction, followed by heldWritten() once it committed. */
+  writeHeld(): void {
+    for (const [id, h] of this.#held) this.#write(id, h.patch, h.updatedAt);
+  }
+
+  heldWritten(): void {
+    this.#held.clear();
+  }
+
+  #write(id: string, patch: ConversationPatch, updatedAt: string): void {
     const sets = ['updated_at = ?'];
     const args: unknown[] = [updatedAt];
     for (const [k, v] of Object.entries(patch) as [keyof ConversationPatch, unknown][]) {
@@ -172,29 +207,56 @@ export class ConversationStore {
     const sql = `SELECT * FROM conversations WHERE ${where.join(' AND ')} ORDER BY ${key} ${dir}, id ${dir} LIMIT ?`;
     const raws = this.#db.prepare(sql).all(...args, q.limit + 1) as Raw[];
     const next = raws.length > q.limit ? raws.pop() : undefined;
-    return { rows: raws.map(fromRaw), nextId: next ? next.id : null };
+    return { rows: raws.map((r) => this.#withHeld(fromRaw(r))), nextId: next ? next.id : null };
   }
 }
 
 export class SinkCursorStore {
   readonly #db: Db;
+  readonly #storage: StorageHealth | undefined;
+  /** Acknowledgements the disk refused; the sink is idempotent, so losing them costs only a re-push. */
+  readonly #held = new Map<string, number>();
 
-  constructor(db: Db) {
+  constructor(db: Db, storage?: StorageHealth) {
     this.#db = db;
+    this.#storage = storage;
   }
 
   get(conversationId: string): number {
+    const held = this.#held.get(conversationId);
+    if (held !== undefined) return held;
     const r = this.#db.prepare('SELECT acked_seq FROM sink_cursor WHERE conversation_id = ?').get(conversationId) as { acked_seq: number } | undefined;
     return r?.acked_seq ?? 0;
   }
 
   set(conversationId: string, seq: number): void {
+    if (this.#held.size === 0) {
+      try {
+        this.#write(conversationId, seq);
+        return;
+      } catch (err) {
+        if (!this.#storage?.report(err)) throw err;
+      }
+    }
+    this.#held.set(conversationId, seq);
+  }
+
+  writeHeld(): void {
+    for (const [id, seq] of this.#held) this.#write(id, seq);
+  }
+
+  heldWritten(): void {
+    this.#held.clear();
+  }
+
+  #write(conversationId: string, seq: number): void {
     this.#db
       .prepare('INSERT INTO sink_cursor (conversation_id, acked_seq) VALUES (?, ?) ON CONFLICT (conversation_id) DO UPDATE SET acked_seq = excluded.acked_seq')
       .run(conversationId, seq);
   }
 
   delete(conversationId: string): void {
+    this.#held.delete(conversationId);
     this.#db.prepare('DELETE FROM sink_cursor WHERE conversation_id = ?').run(conversationId);
   }
 }

@@ -6,12 +6,21 @@ import { Conflict } from '../../api/errors.ts';
 import type { Event } from '../../api/events/index.ts';
 import { normalizeEventKind } from '../../api/events/index.ts';
 import type { Db } from './db.ts';
+import type { StorageHealth } from './storage-health.ts';
 import { normalizeTimestamp } from './wire.ts';
 
 export interface StoredEvent {
   seq: number;
   /** The full JSON form (nulls kept). */
   json: string;
+}
+
+/** An appended event the disk did not take yet: it has its sequence number and waits in memory. */
+interface HeldEvent extends StoredEvent {
+  id: string;
+  kind: string;
+  source: string;
+  ts: string;
 }
 
 /** Filters shared by search and count. Timestamps are already normalised (see wire.ts). */
@@ -53,15 +62,23 @@ function bodyMatches(json: string, needle: string): boolean {
 
 export class EventStore {
   readonly #db: Db;
+  readonly #storage: StorageHealth | undefined;
   readonly #lastSeq = new Map<string, number>();
+  /**
+   * Per conversation, in sequence order: events appended while the disk refused writes. They are
+   * numbered, published and pushed to the sink like saved ones (reads by sequence include them), and
+   * written by writeHeld() once the disk takes writes again. Bounded: a faulted store stops the run.
+   */
+  readonly #held = new Map<string, HeldEvent[]>();
   readonly #stmts = new Map<string, Statement>();
   readonly #insert: Statement;
   readonly #maxSeq: Statement;
   readonly #byId: Statement;
   readonly #after: Statement;
 
-  constructor(db: Db) {
+  constructor(db: Db, storage?: StorageHealth) {
     this.#db = db;
+    this.#storage = storage;
     this.#insert = db.prepare('INSERT INTO events (conversation_id, seq, id, kind, source, ts, json) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.#maxSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE conversation_id = ?');
     this.#byId = db.prepare('SELECT seq, json FROM events WHERE conversation_id = ? AND id = ?');
@@ -77,35 +94,80 @@ export class EventStore {
     return seq;
   }
 
-  /** Appends in one transaction and returns the stored form. Throws Conflict on a duplicate id. */
-  append(conversationId: string, event: Event): StoredEvent {
+  /**
+   * Appends in one transaction and returns the stored form; `saved` is false when the disk refused
+   * it (a storage fault, reported to StorageHealth): then it is held in memory with its number.
+   * Throws Conflict on a duplicate id.
+   */
+  append(conversationId: string, event: Event): StoredEvent & { saved: boolean } {
     const json = JSON.stringify(event);
     const seq = this.lastSeq(conversationId) + 1;
     const ts = normalizeTimestamp(event.timestamp) ?? event.timestamp;
-    try {
-      this.#insert.run(conversationId, seq, event.id, event.kind, event.source ?? '', ts, json);
-    } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        throw new Conflict(`Event ${event.id} already exists in conversation ${conversationId}`, { cause: err });
+    // Held events go to disk first, so that the table never has a gap.
+    if (this.#held.size > 0) this.#storage?.retry();
+    if (this.#held.size === 0) {
+      try {
+        this.#insert.run(conversationId, seq, event.id, event.kind, event.source ?? '', ts, json);
+        this.#lastSeq.set(conversationId, seq);
+        return { seq, json, saved: true };
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+          throw new Conflict(`Event ${event.id} already exists in conversation ${conversationId}`, { cause: err });
+        }
+        if (!this.#storage?.report(err)) throw err;
       }
-      throw err;
+    } else if (this.get(conversationId, event.id)) {
+      throw new Conflict(`Event ${event.id} already exists in conversation ${conversationId}`);
     }
+    let held = this.#held.get(conversationId);
+    if (!held) this.#held.set(conversationId, (held = []));
+    held.push({ seq, json, id: event.id, kind: event.kind, source: event.source ?? '', ts });
     this.#lastSeq.set(conversationId, seq);
-    return { seq, json };
+    return { seq, json, saved: false };
+  }
+
+  /** How many events wait in memory for the disk. */
+  heldCount(): number {
+    let n = 0;
+    for (const h of this.#held.values()) n += h.length;
+    return n;
+  }
+
+  /** Writes the held events; inside the caller's transaction, followed by heldWritten() once it committed. */
+  writeHeld(): void {
+    for (const [conversationId, rows] of this.#held) {
+      for (const r of rows) this.#insert.run(conversationId, r.seq, r.id, r.kind, r.source, r.ts, r.json);
+    }
+  }
+
+  heldWritten(): void {
+    this.#held.clear();
   }
 
   get(conversationId: string, eventId: string): StoredEvent | undefined {
-    return this.#byId.get(conversationId, eventId) as StoredEvent | undefined;
+    const row = this.#byId.get(conversationId, eventId) as StoredEvent | undefined;
+    if (row || this.#held.size === 0) return row;
+    const held = this.#held.get(conversationId)?.find((h) => h.id === eventId);
+    return held && { seq: held.seq, json: held.json };
   }
 
-  /** Up to `limit` events with seq > afterSeq, oldest first. */
+  /** Up to `limit` events with seq > afterSeq, oldest first (held ones included). */
   after(conversationId: string, afterSeq: number, limit: number): StoredEvent[] {
-    return this.#after.all(conversationId, afterSeq, limit) as StoredEvent[];
+    const rows = this.#after.all(conversationId, afterSeq, limit) as StoredEvent[];
+    const held = this.#held.get(conversationId);
+    if (!held || rows.length >= limit) return rows;
+    const from = rows.length > 0 ? rows[rows.length - 1]!.seq : afterSeq;
+    for (const h of held) {
+      if (rows.length >= limit) break;
+      if (h.seq > from) rows.push({ seq: h.seq, json: h.json });
+    }
+    return rows;
   }
 
-  /** Every event, oldest first, parsed. */
+  /** Every event, oldest first, parsed (held ones included). */
   all(conversationId: string): Event[] {
     const rows = this.#db.prepare('SELECT json FROM events WHERE conversation_id = ? ORDER BY seq').all(conversationId) as { json: string }[];
+    for (const h of this.#held.get(conversationId) ?? []) rows.push({ json: h.json });
     return rows.map((r) => JSON.parse(r.json) as Event);
   }
 
@@ -154,6 +216,7 @@ export class EventStore {
 
   deleteConversation(conversationId: string): void {
     this.#db.prepare('DELETE FROM events WHERE conversation_id = ?').run(conversationId);
+    this.#held.delete(conversationId);
     this.#lastSeq.delete(conversationId);
   }
 

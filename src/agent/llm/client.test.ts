@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
 import { ModelClient } from './client.ts';
 import { ModelCallError } from './errors.ts';
+import type { LlmRetryFields } from './retry.ts';
 import { endpointModelName, resolveEndpoint } from './model-name.ts';
 
 let llm: ScriptedLlm;
@@ -13,8 +14,11 @@ afterAll(() => llm.close());
 const user = [{ role: 'user' as const, content: 'x' }];
 const tools = [{ type: 'function' as const, function: { name: 'think', description: 'd', parameters: { type: 'object', properties: { thought: { type: 'string' } } } } }];
 
-function client(opts: { maxRetries?: number; timeoutMs?: number } = {}, model = 'litellm_proxy/some-model') {
-  return new ModelClient({ model, baseUrl: llm.url, apiKey: 'sk-test' }, { maxRetries: 3, ...opts });
+/** No wait between attempts unless a test asks for one: retry-after headers and these decide. */
+const NO_WAIT = { retry_min_wait: 0, retry_max_wait: 0 };
+
+function client(opts: { maxRetries?: number; timeoutMs?: number } = {}, model = 'litellm_proxy/some-model', retry: LlmRetryFields = NO_WAIT) {
+  return new ModelClient({ model, baseUrl: llm.url, apiKey: 'sk-test', retry }, { maxRetries: 3, ...opts });
 }
 
 async function failure(p: Promise<unknown>): Promise<ModelCallError> {
@@ -97,9 +101,11 @@ describe('model client', () => {
     expect((await failure(c.complete(user, []))).code).toBe('LLMConnectionError');
   });
 
-  it('an empty answer is an LLMNoResponseError, not an empty message', async () => {
-    llm.push({});
-    expect((await failure(client().complete(user, []))).code).toBe('LLMNoResponseError');
+  it('an empty answer is retried (as OpenHands does), then an LLMNoResponseError, not an empty message', async () => {
+    const before = llm.requests.length;
+    llm.push({}, {});
+    expect((await failure(client({ maxRetries: 1 }).complete(user, []))).code).toBe('LLMNoResponseError');
+    expect(llm.requests.length - before).toBe(2);
   });
 
   it('an abort rejects with the SDK abort error', async () => {
@@ -154,6 +160,6 @@ describe('model client, streaming', () => {
     const p = client().complete(user, [], abort.signal, { stream: true, onDelta: () => abort.abort() });
     await expect(p).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
     llm.push({});
-    expect((await failure(client().complete(user, [], undefined, { stream: true }))).code).toBe('LLMNoResponseError');
+    expect((await failure(client({ maxRetries: 0 }).complete(user, [], undefined, { stream: true }))).code).toBe('LLMNoResponseError');
   });
 });

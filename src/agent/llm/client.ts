@@ -1,10 +1,11 @@
-// The model client: OpenAI-compatible chat completions through the official SDK, which already does
-// retries with exponential backoff on 408/409/429/5xx, connection errors and request timeouts
-// (honouring retry-after headers). Failures leave as ModelCallError with an OpenHands-style code.
+// The model client: OpenAI-compatible chat completions through the official SDK. Timeouts and
+// retries follow the conversation's llm settings (retry.ts: timeout, num_retries, retry_*_wait,
+// retry_multiplier), not the SDK's own. Failures leave as ModelCallError with an OpenHands-style code.
 import OpenAI from 'openai';
 import type { LlmConfig } from '../types.ts';
 import { ModelCallError, toModelCallError } from './errors.ts';
 import { resolveEndpoint } from './model-name.ts';
+import { DEFAULT_RETRY, retrySettings, withRetries, type RetrySettings } from './retry.ts';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export type ChatTool = OpenAI.Chat.Completions.ChatCompletionTool;
@@ -33,15 +34,13 @@ export interface Completion {
   usage: CallUsage;
 }
 
+/** Server-wide defaults under the conversation's own llm settings (tests use them to fail fast). */
 export interface ModelClientOptions {
-  /** Retries after the first attempt (OpenHands makes 5 attempts in all). */
+  /** Retries after the first attempt (default: DEFAULT_RETRY.attempts - 1). */
   maxRetries?: number;
-  /** Per attempt (OpenHands: 300 s). */
+  /** Per attempt (default: DEFAULT_RETRY.timeoutSeconds). */
   timeoutMs?: number;
 }
-
-export const DEFAULT_MAX_RETRIES = 4;
-export const DEFAULT_TIMEOUT_MS = 300_000;
 
 export class ModelClient {
   readonly #client: OpenAI;
@@ -49,18 +48,25 @@ export class ModelClient {
   readonly model: string;
   /** The name sent to the endpoint. */
   readonly endpointModel: string;
+  /** Timeout and retries in force: the conversation's llm settings over the options over DEFAULT_RETRY. */
+  readonly retry: RetrySettings;
 
   /** Throws ModelCallError('LLMConfigError') when the configuration cannot work. */
   constructor(config: LlmConfig, opts: ModelClientOptions = {}) {
     const { model, baseURL } = resolveEndpoint(config);
     this.model = config.model;
     this.endpointModel = model;
+    this.retry = retrySettings(config.retry, {
+      ...DEFAULT_RETRY,
+      ...(opts.maxRetries !== undefined ? { attempts: opts.maxRetries + 1 } : {}),
+      ...(opts.timeoutMs !== undefined ? { timeoutSeconds: opts.timeoutMs / 1000 } : {}),
+    });
     this.#client = new OpenAI({
       // Local OpenAI-compatible servers often need no key; the SDK insists on one.
       apiKey: config.apiKey || 'not-needed',
       ...(baseURL ? { baseURL } : {}),
-      maxRetries: opts.maxRetries ?? DEFAULT_MAX_RETRIES,
-      timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxRetries: 0, // retries are ours (withRetries), with the conversation's backoff
+      timeout: this.retry.timeoutSeconds * 1000,
     });
   }
 
@@ -74,44 +80,57 @@ export class ModelClient {
     const body = { model: this.endpointModel, messages, ...(tools.length ? { tools } : {}) };
     const reqOpts = signal ? { signal } : {};
     let raw: RawAnswer;
+    // A streamed answer already shown in part is not asked for again (its pieces would repeat).
+    let shown = false;
+    const onDelta = opts.onDelta && ((d: { content: string | null; reasoning: string | null }) => ((shown = true), opts.onDelta!(d)));
     try {
-      if (opts.stream) {
-        const stream = await this.#client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, reqOpts);
-        raw = await collectStream(stream, opts.onDelta, signal);
-      } else {
-        const response = await this.#client.chat.completions.create(body, reqOpts);
-        const message = response.choices?.[0]?.message;
-        if (!message) throw new ModelCallError('LLMNoResponseError', 'The model endpoint answered without a choice');
-        raw = {
-          id: response.id,
-          content: message.content ?? null,
-          reasoning: (message as { reasoning_content?: string | null }).reasoning_content ?? null,
-          toolCalls: (message.tool_calls ?? [])
-            .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
-            .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
-          usage: response.usage as RawUsage | undefined,
-        };
-      }
+      raw = await withRetries(this.retry, signal, () => this.#attempt(body, reqOpts, opts.stream === true, onDelta, signal), () => !shown);
     } catch (err) {
       if (err instanceof OpenAI.APIUserAbortError) throw err;
       throw toModelCallError(err);
     }
-    const { usage, content, toolCalls } = raw;
-    if (!content && toolCalls.length === 0) throw new ModelCallError('LLMNoResponseError', 'The model answered with neither text nor tool calls');
-    return {
-      responseId: raw.id,
-      content,
-      reasoning: raw.reasoning,
-      toolCalls,
-      usage: {
-        promptTokens: usage?.prompt_tokens ?? 0,
-        completionTokens: usage?.completion_tokens ?? 0,
-        cacheReadTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-        reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
-        cost: typeof usage?.cost === 'number' && Number.isFinite(usage.cost) ? usage.cost : 0,
-      },
-    };
+    return completionOf(raw);
   }
+
+  async #attempt(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[] }, reqOpts: { signal?: AbortSignal }, stream: boolean, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
+    let raw: RawAnswer;
+    if (stream) {
+      const chunks = await this.#client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, reqOpts);
+      raw = await collectStream(chunks, onDelta, signal);
+    } else {
+      const response = await this.#client.chat.completions.create(body, reqOpts);
+      const message = response.choices?.[0]?.message;
+      if (!message) throw new ModelCallError('LLMNoResponseError', 'The model endpoint answered without a choice');
+      raw = {
+        id: response.id,
+        content: message.content ?? null,
+        reasoning: (message as { reasoning_content?: string | null }).reasoning_content ?? null,
+        toolCalls: (message.tool_calls ?? [])
+          .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
+          .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+        usage: response.usage as RawUsage | undefined,
+      };
+    }
+    if (!raw.content && raw.toolCalls.length === 0) throw new ModelCallError('LLMNoResponseError', 'The model answered with neither text nor tool calls');
+    return raw;
+  }
+}
+
+function completionOf(raw: RawAnswer): Completion {
+  const { usage, content, toolCalls } = raw;
+  return {
+    responseId: raw.id,
+    content,
+    reasoning: raw.reasoning,
+    toolCalls,
+    usage: {
+      promptTokens: usage?.prompt_tokens ?? 0,
+      completionTokens: usage?.completion_tokens ?? 0,
+      cacheReadTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
+      cost: typeof usage?.cost === 'number' && Number.isFinite(usage.cost) ? usage.cost : 0,
+    },
+  };
 }
 
 export interface CompleteOptions {

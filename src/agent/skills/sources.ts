@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SkillsRequest } from '../../api/agent-server/skills.ts';
+import { gitEnv, splitUrlCredentials } from '../../util/git-credentials.ts';
 import { createLogger } from '../../util/log.ts';
 import { loadProjectSkillsSync, loadSkillsDirSync, loadUserSkillsSync } from './load.ts';
 import { mergeByName, type Skill } from './types.ts';
@@ -39,7 +40,10 @@ export function sandboxSkill(urls: readonly { name: string; url: string; port: n
 export async function loadOrgSkills(url: string, orgName: string): Promise<Skill[]> {
   const dir = await mkdtemp(join(tmpdir(), 'org-skills-'));
   try {
-    await run('git', ['clone', '--depth', '1', '--quiet', url, join(dir, 'repo')], { timeout: CLONE_TIMEOUT_MS, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    // The URL may carry the user's token (OpenHands' pre-authenticated org_repo_url): it goes to git
+    // as a header in the environment, never in argv where `ps` shows it to every local user.
+    const { url: bare, authorization } = splitUrlCredentials(url);
+    await run('git', ['clone', '--depth', '1', '--quiet', '--', bare, join(dir, 'repo')], { timeout: CLONE_TIMEOUT_MS, env: gitEnv(authorization) });
     const skills = mergeByName(loadSkillsDirSync(join(dir, 'repo', 'microagents'), 'org'), loadSkillsDirSync(join(dir, 'repo', 'skills'), 'org'));
     // The clone goes away: these skills have no directory to point to.
     return skills.map((s) => ({ ...s, root: null }));

@@ -4,6 +4,7 @@
 import Type, { type Static } from 'typebox';
 import { JsonObject, LiteralUnion, Nullable } from '../events/common.ts';
 import { ImageContent, TextContent } from '../events/content.ts';
+import { SPAN_NAME } from '../conversation.ts';
 import { Agent, AgentInfo, LLM } from './agent.ts';
 import { ConfirmationPolicy, SecretInput, SecretSource, SecurityAnalyzer } from './policy.ts';
 
@@ -99,9 +100,7 @@ export const StartConversationRequest = Type.Object({
   observability_metadata: Type.Optional(Type.Record(Type.String(), TraceMetadataValue, { default: {} })),
   observability_tags: Type.Optional(Type.Array(Type.String(), { default: [] })),
   /** Child span name under the root `conversation` span; stable, low-cardinality. */
-  observability_span_name: Type.Optional(
-    Type.String({ pattern: '^[A-Za-z0-9._:/-]+$', maxLength: 128, default: 'conversation' }),
-  ),
+  observability_span_name: Type.Optional(Type.String({ ...SPAN_NAME, default: 'conversation' })),
   autotitle: Type.Optional(Type.Boolean({ default: true })),
   title_llm_profile: Nullable(Type.String()),
 });

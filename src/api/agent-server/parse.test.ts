@@ -92,7 +92,13 @@ describe('StartConversationRequest', () => {
       'tags',
       'ok',
     ]);
-    expect(issues(() => parseStartConversationRequest({ ...minimal, observability_span_name: 'a b' }))[0]?.loc).toEqual([
+    // Any readable text is a span name (spec part 2: "string"); control characters are not.
+    expect(parseStartConversationRequest({ ...minimal, observability_span_name: 'fix tests nightly' }).observability_span_name).toBe('fix tests nightly');
+    expect(issues(() => parseStartConversationRequest({ ...minimal, observability_span_name: 'a\nb' }))[0]?.loc).toEqual([
+      'body',
+      'observability_span_name',
+    ]);
+    expect(issues(() => parseStartConversationRequest({ ...minimal, observability_span_name: 'x'.repeat(129) }))[0]?.loc).toEqual([
       'body',
       'observability_span_name',
     ]);

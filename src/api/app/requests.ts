@@ -1,7 +1,7 @@
 // Request bodies and query parameters of the /api/v1 routes (OpenHands V1 names). Responses
 // are in responses.ts; the facade validates with these and the OpenAPI document shows them.
 import Type, { type Static } from 'typebox';
-import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping } from '../conversation.ts';
+import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping, SpanName } from '../conversation.ts';
 import { ImageContent, TextContent } from '../events/index.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
@@ -10,6 +10,24 @@ const STRICT = { additionalProperties: false } as const;
 export const MAX_BATCH_IDS = 100;
 export const MAX_SECRETS = 50;
 export const MAX_SECRET_VALUE_BYTES = 64 * 1024;
+/**
+ * A user message (initial_message, send-message), JSON-encoded. One limit for the whole path: the
+ * initial message is kept in the Conversation resource (etcd takes objects up to 1.5 MiB) and both
+ * go on to the agent server (10 MB bodies), so a message past it is refused here, with a 422 naming
+ * the field, instead of failing later where nobody sees it.
+ */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Bodies of the routes that carry a message: the message plus secrets and settings around it. */
+export const START_BODY_LIMIT_BYTES = MAX_MESSAGE_BYTES + MAX_SECRETS * MAX_SECRET_VALUE_BYTES + 1024 * 1024;
+export const SEND_MESSAGE_BODY_LIMIT_BYTES = MAX_MESSAGE_BYTES + 64 * 1024;
+
+/** A 422 issue when `message` is over MAX_MESSAGE_BYTES, located at `loc`. */
+export function messageSizeIssue(message: unknown, loc: (string | number)[]): { loc: (string | number)[]; msg: string; type: string } | undefined {
+  if (message === undefined || message === null) return undefined;
+  const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
+  if (bytes <= MAX_MESSAGE_BYTES) return undefined;
+  return { loc, msg: `A message is limited to ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB (JSON-encoded); this one has ${bytes} bytes`, type: 'too_long' };
+}
 
 /** Spec part 2, plus OpenHands' `title`. Unknown fields are refused (422). */
 export const AppConversationStartRequest = Type.Object(
@@ -25,7 +43,7 @@ export const AppConversationStartRequest = Type.Object(
     sandbox_id: Nullable(Type.String({ minLength: 1 })),
     secrets: Nullable(Type.Record(Type.String(), Type.String())),
     plugins: Nullable(Type.Array(PluginSpec)),
-    observability_span_name: Nullable(Type.String({ pattern: '^[A-Za-z0-9._:/-]+$', maxLength: 128 })),
+    observability_span_name: Nullable(SpanName),
     observability_tags: Nullable(Type.Array(Type.String({ minLength: 1 }))),
     observability_metadata: Nullable(ObservabilityMetadata),
     title: Nullable(Type.String({ maxLength: 200 })),
@@ -73,6 +91,15 @@ export const WorkspaceFilesQuery = Type.Object({
   path: Type.Optional(Type.String({ minLength: 1, description: 'Directory to list (absolute, or relative to the sandbox workspace); default: the conversation working directory' })),
 });
 export type WorkspaceFilesQuery = Static<typeof WorkspaceFilesQuery>;
+export const WorkspaceFileQuery = Type.Object({
+  file_path: Type.String({ minLength: 1, description: 'The file to read: an absolute path in the sandbox' }),
+});
+export type WorkspaceFileQuery = Static<typeof WorkspaceFileQuery>;
+export const WorkspaceGitQuery = Type.Object({
+  path: Type.String({ minLength: 1, description: 'An absolute path in the sandbox: the repository (changes) or the file (diff)' }),
+  ref: Type.Optional(Type.String({ minLength: 1, description: 'Compare against this ref instead of HEAD' })),
+});
+export type WorkspaceGitQuery = Static<typeof WorkspaceGitQuery>;
 export const IdQuery = Type.Object({ id: Ids });
 export type IdQuery = Static<typeof IdQuery>;
 

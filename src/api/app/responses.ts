@@ -23,6 +23,7 @@ export type AppConversationStartTask = Static<typeof AppConversationStartTask>;
 
 export const AppConversation = Type.Object({
   id: Type.String({ description: 'Conversation id, 32-character hex UUID' }),
+  app_conversation_id: Type.String({ description: 'The same id under the name the start task and spec part 2 use' }),
   created_by_user_id: Nullable(Type.String()),
   sandbox_id: Nullable(Type.String()),
   selected_repository: Nullable(Type.String()),

@@ -4,6 +4,7 @@ import { ApiextensionsV1Api, CoreV1Api, StorageV1Api, type KubeConfig } from '@k
 import { loadRuntimeAddressing } from '../../runtime/kubernetes/addressing.ts';
 import { apiAccess, controllerAccess, deniedAccess } from './access.ts';
 import { checkAppDatabase } from './database.ts';
+import { checkFreeDisk } from './disk.ts';
 import type { PreflightSettings } from './settings.ts';
 
 export interface CheckResult {
@@ -116,6 +117,11 @@ export async function runChecks(kc: KubeConfig, s: PreflightSettings): Promise<C
         return secret.data?.[ref.key] ? { ok: true, detail: `has key ${ref.key}` } : { ok: false, detail: `has no key '${ref.key}'`, fix: `Add the key ${ref.key} to Secret ${ref.namespace}/${ref.name}` };
       },
     ]);
+  }
+
+  if (s.dataDir) {
+    const dir = s.dataDir;
+    checks.push([`free disk at ${dir} (AGENTYARD_DATA_DIR)`, async () => checkFreeDisk(dir, s.minFreeDiskBytes)]);
   }
 
   if (s.databaseUrl) {

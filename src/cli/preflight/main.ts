@@ -19,6 +19,7 @@ Settings also come from the environment a release's Pods have: STORAGE_CLASS, RU
 RUNTIME_URL_SEPARATOR, RUNTIME_URL_PATTERN, RUNTIME_DISABLE_SSL, RUNTIME_TLS_SECRET,
 AGENTYARD_SANDBOX_NAMESPACE, AGENTYARD_LEASE_NAME; values files and flags win over it.
 With AGENTYARD_DATABASE_URL set (external PostgreSQL), it also connects to that database.
+With AGENTYARD_DATA_DIR set, it checks the free disk there (AGENTYARD_MIN_FREE_DISK_MB, default 512).
 `;
 
 export async function runPreflightCli(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {

@@ -4,6 +4,7 @@
 // `helm test` after it, check the same things.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { minFreeDiskBytes } from '../../util/disk-space.ts';
 
 export interface SecretRef {
   namespace: string;
@@ -27,6 +28,10 @@ export interface PreflightSettings {
   leaseName: string;
   /** External PostgreSQL app database to try (AGENTYARD_DATABASE_URL); absent with the bundled one. */
   databaseUrl?: string;
+  /** Where this process keeps data (AGENTYARD_DATA_DIR), whose free space is checked; absent: not checked. */
+  dataDir?: string;
+  /** AGENTYARD_MIN_FREE_DISK_MB in bytes (default 512 MiB). */
+  minFreeDiskBytes: number;
 }
 
 type Values = Record<string, unknown>;
@@ -132,5 +137,7 @@ export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, r
     apiServiceAccount: `${name}-api`,
     leaseName: str(v.controller.lease.name) || `${name}-controller`,
     ...(env.AGENTYARD_DATABASE_URL ? { databaseUrl: env.AGENTYARD_DATABASE_URL } : {}),
+    ...(env.AGENTYARD_DATA_DIR ? { dataDir: env.AGENTYARD_DATA_DIR } : {}),
+    minFreeDiskBytes: minFreeDiskBytes(env),
   };
 }

@@ -2,7 +2,8 @@
 // real Git smart-HTTP server: organization < user < repository for one skill name, the user's
 // repository also without a selected repository, `service-config` where leading periods are
 // forbidden, and the token only in URLs of configured hosts.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation, ConversationSpec } from '../../api/conversation.ts';
@@ -76,5 +77,31 @@ describe('configuration repository skills', () => {
     const same = configRepositories(conv({ selectedRepository: 'grace/dotfiles', ownerGitLogin: { login: 'grace', provider: 'github' } }), { GITHUB_TOKEN: TOKEN }, settings);
     expect(same).toHaveLength(1);
     expect(new URL(same[0]!.org_repo_url).origin).toBe(git.url);
+  });
+
+  it("never puts the user's token in a process's argv (ps -ef): git gets it as a header in its environment", async () => {
+    // Every git the agent server runs goes through this wrapper, which records its argv and has git
+    // trace the argv of every process it starts in turn (git-remote-http gets the remote URL).
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const bin = join(dir.path, 'git-shim');
+    mkdirSync(bin, { recursive: true });
+    const argvLog = join(dir.path, 'git-argv.log');
+    const traceLog = join(dir.path, 'git-trace.log');
+    writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "git $*" >> '${argvLog}'\nGIT_TRACE='${traceLog}' exec '${realGit}' "$@"\n`);
+    chmodSync(join(bin, 'git'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      const skills = byName(await orgConfigSkills(client, conv({ ownerGitLogin: { login: 'grace', provider: 'github' } }), { GITHUB_TOKEN: TOKEN }, settings));
+      expect(skills).toMatchObject({ notes: 'user notes' }); // the private repository was read with the token
+    } finally {
+      process.env.PATH = path;
+    }
+    const argv = readFileSync(argvLog, 'utf8');
+    expect(argv).toMatch(/git clone .*grace\/\.agents\.git/);
+    const children = readFileSync(traceLog, 'utf8').split('\n').filter((l) => l.includes('run_command:') || l.includes('built-in:') || l.includes('exec:'));
+    expect(children.some((l) => l.includes('remote-http'))).toBe(true);
+    for (const line of [...argv.split('\n'), ...children]) expect(line).not.toContain(TOKEN);
+    expect(argv + children.join('\n')).not.toContain(Buffer.from(`x-access-token:${TOKEN}`).toString('base64'));
   });
 });

@@ -9,6 +9,7 @@ import { SecretKind } from '../../api/secret.ts';
 import { controllerEnv, interceptStore, NS } from '../testing/env.ts';
 import { startFakeAgentServer, type FakeAgentServer } from '../testing/fake-agent-server.ts';
 import { ConversationReconciler } from './reconciler.ts';
+import { startTestServer, tempDir, type TestServer } from '../../agent-server/test-support.ts';
 
 let agent: FakeAgentServer;
 beforeAll(async () => (agent = await startFakeAgentServer()));
@@ -79,6 +80,33 @@ describe('start task failures', () => {
     agent.answers.delete(hex(4));
     await env.settleConversation(hex(4));
     expect((await task(env, hex(4)))?.status).toBe('READY');
+  });
+});
+
+describe('a start the real agent server refuses', () => {
+  const dir = tempDir();
+  let real: TestServer;
+  beforeAll(async () => (real = await startTestServer(dir.path, { sessionKeys: [] })));
+  afterAll(async () => {
+    await real.close();
+    dir.remove();
+  });
+
+  it('ends in ERROR with the reason when the request is over its 10 MB limit (413), instead of retrying forever (#18 finding 6)', async () => {
+    const env = controllerEnv();
+    await env.createSandbox('big', 'alice');
+    await env.settleSandbox('big');
+    env.runtime.boot('big', real.url);
+    await env.settleSandbox('big');
+    // Applied directly (kubectl), past the API's own 1 MiB message limit.
+    const text = 'x'.repeat(11 * 1024 * 1024);
+    await env.createConversation(hex(20), { sandboxName: 'big', initialMessage: { role: 'user', content: [{ type: 'text', text }] } });
+    await env.settleConversation(hex(20));
+    expect(await task(env, hex(20))).toMatchObject({ status: 'ERROR', detail: expect.stringMatching(/refused the conversation.*larger than it takes \(413\)/) });
+    expect(await readyReason(env, hex(20))).toBe('StartFailed');
+    // Terminal: another pass does nothing (no request, no retry).
+    expect(await env.conversations.reconcile(`${NS}/${hex(20)}`)).toEqual({});
+    expect((await real.api('/api/conversations/search')).body.items).toEqual([]);
   });
 });
 

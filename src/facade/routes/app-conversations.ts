@@ -17,19 +17,24 @@ import {
   ConversationCountQuery,
   ConversationSearchQuery,
   IdsQuery,
+  SEND_MESSAGE_BODY_LIMIT_BYTES,
+  START_BODY_LIMIT_BYTES,
   StartTaskCountQuery,
   StartTaskSearchQuery,
+  WorkspaceFileQuery,
   WorkspaceFilesQuery,
+  WorkspaceGitQuery,
 } from '../../api/app/requests.ts';
 import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
+import { jsonBody } from '../body.ts';
 import { validate } from '../validate.ts';
 
 export function appConversationRoutes({ d, activity }: Facade): Router {
   const r = new Router({ prefix: '/app-conversations' });
 
-  r.post('/', validate({ body: AppConversationStartRequest }), async (ctx) => {
+  r.post('/', validate({ body: AppConversationStartRequest, bodyLimitBytes: START_BODY_LIMIT_BYTES }), async (ctx) => {
     ctx.body = await startConversation(d, userOf(ctx), input<unknown, AppConversationStartRequest>(ctx).body);
   });
 
@@ -57,7 +62,7 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.body = await countStartTasks(d, userOf(ctx), input<StartTaskCountQuery>(ctx).query);
   });
 
-  r.post('/:conversation_id/send-message', validate({ body: AppSendMessageRequest }), async (ctx) => {
+  r.post('/:conversation_id/send-message', validate({ body: AppSendMessageRequest, bodyLimitBytes: SEND_MESSAGE_BODY_LIMIT_BYTES }), async (ctx) => {
     const body = input<unknown, AppSendMessageRequest>(ctx).body;
     ctx.body = await sendMessage(d, activity, userOf(ctx), ctx.params['conversation_id']!, body);
   });
@@ -66,7 +71,7 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     refuseFixedAtStart(ctx.request.body);
     await next();
   };
-  r.patch('/:conversation_id', fixedAtStart, validate({ body: AppConversationUpdateRequest }), async (ctx) => {
+  r.patch('/:conversation_id', jsonBody(), fixedAtStart, validate({ body: AppConversationUpdateRequest }), async (ctx) => {
     ctx.body = await updateConversation(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppConversationUpdateRequest>(ctx).body);
   });
 
@@ -81,8 +86,8 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.body = body;
   });
 
-  r.get('/:conversation_id/file', async (ctx) => {
-    ctx.body = JSON.stringify(await readWorkspaceFile(d, userOf(ctx), ctx.params['conversation_id']!, query(ctx, 'file_path')));
+  r.get('/:conversation_id/file', validate({ query: WorkspaceFileQuery }), async (ctx) => {
+    ctx.body = JSON.stringify(await readWorkspaceFile(d, userOf(ctx), ctx.params['conversation_id']!, input<WorkspaceFileQuery>(ctx).query.file_path));
     ctx.type = 'application/json';
   });
 
@@ -91,15 +96,11 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
   });
 
   for (const what of ['changes', 'diff'] as const) {
-    r.get(`/:conversation_id/git/${what}`, async (ctx) => {
-      ctx.body = await workspaceGit(d, userOf(ctx), ctx.params['conversation_id']!, what, query(ctx, 'path'), query(ctx, 'ref'));
+    r.get(`/:conversation_id/git/${what}`, validate({ query: WorkspaceGitQuery }), async (ctx) => {
+      const { path, ref } = input<WorkspaceGitQuery>(ctx).query;
+      ctx.body = await workspaceGit(d, userOf(ctx), ctx.params['conversation_id']!, what, path, ref);
     });
   }
 
   return r;
-}
-
-function query(ctx: { query: Record<string, string | string[] | undefined> }, name: string): string | undefined {
-  const v = ctx.query[name];
-  return Array.isArray(v) ? v[0] : v;
 }
