@@ -187,9 +187,13 @@ build_agentyard() {
     -f "$REPO/Dockerfile" -t "$ref" "$REPO" >&2 || { rm -rf "$tmp"; return 1; }
   rm -rf "$tmp"
   export_image "agentyard-${ref##*:}" "$ref"
-  # Keep the three newest agentyard archives (other worktrees may be testing theirs).
-  ls -t "$IMAGES"/agentyard-*.tar 2>/dev/null | tail -n +4 | while read -r old; do rm -f "$old" "${old%.tar}.ref"; done
-  bud rmi --prune >/dev/null 2>&1 || true
+  # Keep the three newest agentyard archives (other worktrees may be testing theirs), and the
+  # intermediate layers of the last day (buildah's layer cache: npm ci is not rerun for a source change).
+  ls -t "$IMAGES"/agentyard-*.tar 2>/dev/null | tail -n +4 | while read -r old; do
+    bud rmi "$(cat "${old%.tar}.ref")" >/dev/null 2>&1 || true
+    rm -f "$old" "${old%.tar}.ref"
+  done
+  bud images -q --filter dangling=true --filter until=24h | xargs -r buildah --root "$NODE_DIR/buildah" --runroot /run/agentyard-buildah --storage-driver overlay rmi >/dev/null 2>&1 || true
 }
 
 image_refs() {
