@@ -95,7 +95,8 @@ export function kubeProxyConfig(kubeconfig: string, healthzPort: number, metrics
     metricsBindAddress: `127.0.0.1:${metricsPort}`,
     // Leave the host's conntrack sysctls alone.
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-    iptables: { syncPeriod: '5s', minSyncPeriod: '0s' },
+    iptables: { syncPeriod: '5s', minSyncPeriod: '0s', localhostNodePorts: false },
+    nodePortAddresses: ['primary'],
   });
 }
 

@@ -239,7 +239,8 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     await mkdir(join(STATE, 'volumes'), { recursive: true });
     await writeFile(join(STATE, 'local-path.json'), JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [join(STATE, 'volumes')] }] }));
     const localPath = await managed('local-path-provisioner', join(nodeBin, 'local-path-provisioner'), [
-      '--kubeconfig', kubeconfig, 'start',
+      'start',
+      '--kubeconfig', kubeconfig,
       '--config', join(STATE, 'local-path.json'),
       '--provisioner-name', 'rancher.io/local-path',
       '--namespace', 'kube-system',
