@@ -47,7 +47,7 @@ function onPath(program: string): boolean {
  */
 export function realNodeTools(): NodeTools | undefined {
   const kubeBin = kubeBinDir();
-  const nodeBin = join(NODE_CACHE, 'bin');
+  const nodeBin = process.env.AGENTYARD_NODE_BIN ?? join(NODE_CACHE, 'bin');
   const missing = [
     ...(process.getuid?.() === 0 ? [] : ['root (the node runs containers)']),
     ...(kubeBin ? KUBE_BINARIES.filter((b) => !existsSync(join(kubeBin, b))) : ['the Kubernetes control plane']),
