@@ -89,29 +89,55 @@ const SYSCTLS = [
   'kernel/keys/root_maxbytes',
 ];
 
-/** Processes whose command line names the node's state directory or socket (containerd shims). */
+/**
+ * Processes whose command line names the node's state directory or socket (containerd shims, the
+ * node's own components), and all their descendants (the containers a shim still runs when
+ * containerd died first).
+ */
 function processesOfNode(): number[] {
-  const out: number[] = [];
+  const marked = new Set<number>();
+  const parent = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes(STATE)) out.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(STATE)) marked.add(Number(entry));
+      // "pid (comm) state ppid ...": comm may hold spaces, so read after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
       // gone meanwhile
     }
   }
-  return out;
+  const ofNode = (pid: number): boolean => {
+    for (let p: number | undefined = pid, hops = 0; p && p > 1 && hops < 64; p = parent.get(p), hops++) if (marked.has(p)) return true;
+    return false;
+  };
+  return [...parent.keys()].filter(ofNode);
 }
 
 function killPids(pids: number[]): void {
-  for (const pid of pids) {
+  for (const pid of pids.filter((p) => p > 1 && p !== process.pid)) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
       // already gone
     }
   }
+}
+
+/** Host process ids of a running container: its full id is in their cgroup paths (cgroupfs driver). */
+export function containerPids(containerId: string): number[] {
+  if (!/^[0-9a-f]{64}$/.test(containerId)) throw new Error(`not a full container id: ${containerId}`);
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cgroup`, 'utf8').includes(containerId)) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out.filter((pid) => pid > 1 && pid !== process.pid);
 }
 
 /** Mount points at or under `dir`, deepest first. */
@@ -225,6 +251,22 @@ async function removeChains(tool: string): Promise<void> {
   for (const [t, names] of chains) {
     for (const c of names) await sh(tool, ['-t', t, '-F', c], { allowFail: true });
     for (const c of names) await sh(tool, ['-t', t, '-X', c], { allowFail: true });
+  }
+}
+
+/**
+ * Whether this kernel's nftables has the `queue` expression, which kube-network-policies needs (it
+ * hands each new connection to itself through NFQUEUE). Some minimal kernels lack it: then nothing
+ * here can enforce NetworkPolicy, and the harness says so instead of pretending.
+ */
+export async function nftQueueSupported(): Promise<boolean> {
+  const table = 'agentyard-probe';
+  await sh('nft', ['add', 'table', 'inet', table]);
+  try {
+    await sh('nft', ['add', 'chain', 'inet', table, 'probe', '{ type filter hook forward priority 0; }']);
+    return (await sh('nft', ['add', 'rule', 'inet', table, 'probe', 'queue', 'num', '100', 'bypass'], { allowFail: true }).then(() => sh('nft', ['list', 'chain', 'inet', table, 'probe']))).includes('queue');
+  } finally {
+    await sh('nft', ['delete', 'table', 'inet', table], { allowFail: true });
   }
 }
 
