@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: deps run test test-unit test-e2e test-kube test-node k8s-bin k8s-node test-deps typecheck crds gen bench clean
+.PHONY: deps run test test-unit test-e2e test-kube test-node k8s-bin k8s-node kube-score test-deps typecheck crds gen bench clean
 
 deps: $(NPM_STAMP)
 
@@ -28,13 +28,13 @@ HAVE_GO := $(shell command -v go 2>/dev/null)
 REQUIRE_CLUSTER_TESTS := $(or $(AGENTYARD_REQUIRE_CLUSTER_TESTS),$(if $(HAVE_GO),1,0))
 test test-e2e test-kube test-node: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
 
-test: deps k8s-bin test-deps k8s-node
+test: deps k8s-bin kube-score test-deps k8s-node
 	npm test
 
 test-unit: deps
 	npm run test:unit
 
-test-e2e: deps k8s-bin test-deps k8s-node
+test-e2e: deps k8s-bin kube-score test-deps k8s-node
 	npm run test:e2e
 
 typecheck: deps
@@ -76,12 +76,22 @@ endif
 test-node: deps k8s-node
 	npx vitest run --project e2e e2e/node
 
+# kube-score (Go module proxy), the outside best-practice check of the rendered chart
+# (e2e/helm/kube-score.test.ts), cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/kube-score/<version>.
+# Strict like k8s-bin when the cluster suites are required.
+kube-score:
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@hack/kube-score.sh >/dev/null
+else
+	@hack/kube-score.sh >/dev/null || echo "WARNING: no kube-score (hack/kube-score.sh failed, see above): the chart's kube-score check is SKIPPED." >&2
+endif
+
 # Chromium, PostgreSQL and git from Debian's packages when they are missing (hack/test-deps.sh).
 # A warning only: a suite whose program is missing skips, or fails when the cluster suites are required.
 test-deps:
 	@hack/test-deps.sh || echo "WARNING: some system packages are missing; the suites that need them will skip (or fail under AGENTYARD_REQUIRE_CLUSTER_TESTS=1)." >&2
 
-test-kube: deps k8s-bin
+test-kube: deps k8s-bin kube-score
 	npx vitest run --project e2e e2e/kube e2e/helm
 
 bench: deps

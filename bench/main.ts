@@ -3,6 +3,7 @@
 //   sink       event ingestion through the API's event sink over HTTP (what agent servers push)
 //   events     app events search (one page) and count over a large transcript
 //   agent      agent server: emit, WebSocket replay against resume, a stalled client beside another
+//   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { PostgresAppStore, SqliteAppStore, startApiServer, type AppStore } from 
 import { postgresBinDir, startPostgres } from '../src/testing/postgres/server.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { benchAgentServer } from './agent-server.ts';
+import { soak } from './soak.ts';
 
 const rows: [string, string, string][] = [];
 function record(name: string, value: number, unit: string, note = ''): void {
@@ -127,3 +129,4 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+await soak();

@@ -4,7 +4,8 @@
 #   postgresql - the external app store tests (a throwaway server started by the test harness)
 #   git       - repositories, clones and the local git HTTP server
 #   patchelf, bubblewrap, debootstrap - the agent bundle and the Node-less root filesystems it is
-#               tested in (e2e/build/agent-bundle.test.ts; hack/sandbox-rootfs.sh builds them, cached)
+#               tested in (e2e/build/agent-bundle.test.ts; hack/sandbox-rootfs.sh builds them, cached);
+#               bubblewrap also isolates embedded sandboxes (a user and namespaces of their own each)
 #   containerd, runc, containernetworking-plugins, iptables, nftables, conntrack - the real test
 #               node of e2e/node (hack/k8s-node.sh, e2e/node/node.ts)
 #   buildah, debootstrap, gcc + libc6-dev (a static pause) - its images, built without a registry

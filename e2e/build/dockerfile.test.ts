@@ -81,8 +81,8 @@ describe('the Dockerfile', () => {
       const all = runs(stage).join(' ');
       expect(all).not.toMatch(/\b(g\+\+|gcc|make|python3|build-essential|patchelf|npm)\b/);
       expect(installs(stage)).toMatch(/--no-install-recommends/);
-      // apt's lists are removed in the step that fetched them, so they never become a layer.
-      for (const r of runs(stage).filter((a) => /apt-get update/.test(a))) expect(r).toMatch(/rm -rf \/var\/lib\/apt\/lists/);
+      // apt's lists and caches are removed in the step that made them, so they never become a layer.
+      for (const r of runs(stage).filter((a) => /apt-get update/.test(a))) expect(r).toMatch(/rm -rf \/var\/lib\/apt\/lists\/\* \/var\/cache\/apt\/\*\.bin/);
     }
   });
 
@@ -90,14 +90,17 @@ describe('the Dockerfile', () => {
     for (const pkg of ['bash', 'git', 'tar', 'ca-certificates']) expect(installs(runtime)).toMatch(new RegExp(`\\b${pkg}\\b`));
   });
 
-  it('runs as the non-root uid the chart and the sandbox Pods use, in every target', () => {
+  it('runs as the non-root uid the sandbox Pods use, in every target; the chart\'s own Pods as one of 10000 or more', () => {
     for (const stage of [runtime, browser]) {
       const user = lastOf(stage, 'USER');
       const [uid = ''] = (user ?? '').split(':');
       expect(uid).toMatch(/^[1-9][0-9]*$/); // numeric: runAsNonRoot can only verify a numeric user
-      expect(readFileSync(join(REPO, 'charts/agentyard/templates/api-deployment.yaml'), 'utf8')).toContain(`runAsUser: ${uid}`);
       expect(readFileSync(join(REPO, 'src/runtime/kubernetes/desired.ts'), 'utf8')).toContain(`const SANDBOX_UID = ${uid};`);
     }
+    // The API, controller and preflight Pods: apart from any user of the node (kube-score's rule).
+    const chartUid = /runAsUser: (\d+), runAsGroup: (\d+)/.exec(readFileSync(join(REPO, 'charts/agentyard/templates/_helpers.tpl'), 'utf8'));
+    expect(Number(chartUid?.[1])).toBeGreaterThanOrEqual(10000);
+    expect(Number(chartUid?.[2])).toBeGreaterThanOrEqual(10000);
   });
 
   it('has Debian chromium only in the browser target, where the browser tools look for it', () => {
@@ -119,8 +122,12 @@ describe('the Dockerfile', () => {
     for (const i of all.filter((x) => x.op === 'COPY' || x.op === 'ADD')) expect(i.args).not.toMatch(/npmrc|\.crt|\.pem|ca-certificates|\.key\b/i);
     for (const i of all.filter((x) => x.op === 'ENV' || x.op === 'ARG')) expect(i.args).not.toMatch(/TOKEN|_auth|PASSWORD|SECRET|NODE_EXTRA_CA_CERTS|NPM_CONFIG/i);
     const npmCi = all.find((i) => i.op === 'RUN' && /npm ci\b/.test(i.args))!;
-    expect(npmCi.args).toMatch(/^--mount=type=secret,id=npmrc,target=\S+ /);
+    expect(npmCi.args).toMatch(/^--mount=type=secret,id=npmrc,target=\S+ --mount=type=secret,id=npm-ca /);
     expect(npmCi.args).toMatch(/npm cache clean --force/);
+    // The build stage that holds the secret mounts is not the image: only its node_modules are copied on.
+    const deps = stages.find((s) => s.body.includes(npmCi))!;
+    expect(chain(runtime)).not.toContain(deps);
+    expect(instructions(runtime).filter((i) => i.op === 'RUN').some((i) => i.args.includes('--mount'))).toBe(false);
   });
 
   it('sends only what the image needs as the build context', () => {

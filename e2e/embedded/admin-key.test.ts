@@ -43,5 +43,7 @@ describe('agentyard up: the admin API key at start-up', () => {
     expect(everything(svc)).not.toContain(key);
     expect(everything(svc)).toContain('The admin API key is the one AGENTYARD_API_KEY holds');
     expect(() => readFileSync(join(svc.dataDir, 'api-key'))).toThrow(/ENOENT/);
+    // The built-in admin is an administrator: it manages users (#18 finding 5).
+    expect(await svc.api('GET', '/api/v1/users')).toMatchObject({ status: 200, body: { items: [{ id: 'admin', admin: true, disabled_at: null }] } });
   });
 });

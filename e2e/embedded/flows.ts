@@ -1,9 +1,11 @@
 // Small HTTP flows the embedded suites share: start a conversation and wait for its start task,
 // read records, wait for a sandbox status, and make a second user with `agentyard users create`.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { requiredForTests } from '../../src/testing/required/required.ts';
 import { eventually, type RunningService } from './harness.ts';
 
 const run = promisify(execFile);
@@ -85,6 +87,18 @@ export async function finished(svc: RunningService, conversationId: string, key?
     return items.some((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish') ? items : undefined;
   }, 'the finish observation to reach the app');
 }
+
+/**
+ * Why `agentyard up` cannot serve a second user on this machine, or undefined when it can: a second
+ * user needs isolated sandboxes, which need root and bubblewrap (README, "Sandbox isolation").
+ * Suites with a second user skip on such a machine; as root under AGENTYARD_REQUIRE_CLUSTER_TESTS=1
+ * a missing bwrap fails them instead (hack/test-deps.sh installs it).
+ */
+export const noSecondUser: string | undefined = (() => {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return 'a second user needs isolated sandboxes, which need `agentyard up` to run as root on Linux';
+  const bwrap = (process.env.PATH ?? '').split(':').map((d) => join(d, 'bwrap')).find((p) => existsSync(p));
+  return requiredForTests(bwrap, 'bubblewrap (bwrap)', 'run hack/test-deps.sh as root (installs Debian bubblewrap)') ? undefined : 'a second user needs isolated sandboxes: bubblewrap (bwrap) is not installed';
+})();
 
 /** A second user of the same installation, made the way an administrator does; returns its API key. */
 export async function createUser(svc: RunningService, name: string): Promise<string> {

@@ -1,8 +1,8 @@
 // Starts `agentyard up` as a real child process and talks to it over HTTP only.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 
@@ -105,7 +105,35 @@ export async function startServiceWithModel(opts: StartOptions = {}): Promise<Se
 }
 
 export function removeDataDir(dir: string): void {
+  removeSandboxCgroups(dir);
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Isolated sandboxes keep their (empty) cgroups while stopped, until deleted; a test's data
+ * directory goes with its sandboxes undeleted, so their cgroups go here, outside the data dir.
+ */
+function removeSandboxCgroups(dataDir: string): void {
+  const root = join(dataDir, 'sandboxes');
+  for (const name of existsSync(root) ? readdirSync(root) : []) {
+    let cgroups: string[] = [];
+    try {
+      cgroups = (JSON.parse(readFileSync(join(root, name, 'sandbox-user.json'), 'utf8')) as { cgroups?: string[] }).cgroups ?? [];
+    } catch {
+      continue; // not isolated
+    }
+    for (const dir of cgroups) {
+      // The processes of a sandbox stopped a moment ago may still be leaving it: retry briefly.
+      for (let i = 0; i < 250 && existsSync(dir); i++) {
+        try {
+          rmdirSync(dir);
+          rmdirSync(dirname(dir)); // the installation's parent, once empty
+        } catch {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+        }
+      }
+    }
+  }
 }
 
 /** Polls `probe` until it returns a value (not undefined). Fails with the last value seen. */

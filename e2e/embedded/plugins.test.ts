@@ -42,7 +42,10 @@ describe('agentyard up: plugins, MCP servers and secrets of a conversation', () 
         'plugins/lint/skills/lint-rules/SKILL.md': skill('lint-rules', 'The team lint rules'),
       },
     });
-    ({ llm, svc, stop } = await startServiceWithModel());
+    // The stand-in MCP server records its starts in this suite's scratch directory, which an
+    // isolated sandbox cannot see: these sandboxes run unisolated (one user). isolation.test.ts
+    // covers isolated sandboxes.
+    ({ llm, svc, stop } = await startServiceWithModel({ env: { AGENTYARD_SANDBOX_ISOLATION: 'off' } }));
     // One sandbox for the whole file: conversations start without a new agent server each.
     expect((await svc.api('POST', '/api/v1/settings', { sandbox_grouping_strategy: 'ADD_TO_ANY' })).status).toBe(200);
   });

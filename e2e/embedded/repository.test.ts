@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../../src/testing/git-http/server.ts';
 import type { ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
-import { createUser, startAndSettle } from './flows.ts';
+import { createUser, noSecondUser, startAndSettle } from './flows.ts';
 import { eventually, startServiceWithModel, type RunningService } from './harness.ts';
 
 const TOKEN = 'ghp_e2eOwnTokenValue0001';
@@ -128,7 +128,7 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     await svc.api('DELETE', '/api/v1/secrets/GITHUB_TOKEN');
   });
 
-  it("the user's configuration repository (git_login setting): organization < user < repository skills, also without a repository", async () => {
+  it.skipIf(noSecondUser)("the user's configuration repository (git_login setting): organization < user < repository skills, also without a repository", async () => {
     const key = await createUser(svc, 'grace');
     const bad = await svc.api<{ detail: { loc: string[] }[] }>('POST', '/api/v1/settings', { git_login: '.grace' }, key);
     expect(bad.status).toBe(422);

@@ -80,6 +80,9 @@ async function killAndRestartDuring(hold: Hold): Promise<void> {
     ),
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
     OTEL_BSP_SCHEDULE_DELAY: '50',
+    // The holds talk to the test through files in its scratch directory, which an isolated sandbox
+    // cannot see; adoption of isolated sandboxes after a kill is covered by isolation.test.ts.
+    AGENTYARD_SANDBOX_ISOLATION: 'off',
   };
 
   const first = await startService({ dataDir, port, env });

@@ -1,8 +1,8 @@
 // Helm 4 (and, when present, Helm 3) from the cache hack/k8s-bin.sh fills, run with a throwaway home
 // so that no user configuration or repository cache leaks into the tests.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { requiredForTests } from '../../src/testing/required/required.ts';
@@ -23,6 +23,17 @@ export const helmBin = binary('helm');
 /** Helm 3, only to show that it is refused clearly (`go install helm.sh/helm/v3/cmd/helm@v3.19.0`). */
 export const helm3Bin = process.env.AGENTYARD_HELM3 ?? binary('helm3');
 export const kubectlBin = binary('kubectl');
+
+/** The kube-score version hack/kube-score.sh builds (its KUBE_SCORE_VERSION default). */
+export function pinnedKubeScoreVersion(): string {
+  return /KUBE_SCORE_VERSION:-([0-9.]+)\}/.exec(readFileSync(join(REPO, 'hack/kube-score.sh'), 'utf8'))![1]!;
+}
+
+/** kube-score from the cache hack/kube-score.sh fills (`make kube-score`). */
+export const kubeScoreBin = ((): string | undefined => {
+  const path = join(process.env.AGENTYARD_CACHE ?? join(homedir(), '.cache/agentyard'), 'kube-score', process.env.KUBE_SCORE_VERSION ?? pinnedKubeScoreVersion(), 'kube-score');
+  return requiredForTests(existsSync(path) ? path : undefined, `kube-score at ${path}`, 'run `make kube-score` (hack/kube-score.sh; needs Go)');
+})();
 
 export interface Outcome {
   ok: boolean;

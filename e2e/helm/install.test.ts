@@ -17,7 +17,8 @@ import { runPodSpec, TestPodRunner, type PodProcess } from './pods.ts';
 
 const NS = 'agentyard';
 const SANDBOXES = 'agentyard-sandboxes';
-const VALUES = 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\ningress: {tlsSecret: wildcard-agents}\n';
+const NO_RANGES = 'baseDomain: agents.example.com\nruntime: {storageClass: standard}\ningress: {tlsSecret: wildcard-agents}\nllm: {model: openai/gpt-4o}\n';
+const VALUES = `${NO_RANGES}networkPolicy: {podCidrs: [10.244.0.0/16], serviceCidrs: [10.0.0.0/24], nodeCidrs: [192.168.5.0/24]}\n`;
 
 describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server', () => {
   let cluster: TestCluster;
@@ -26,6 +27,7 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
   const procs: PodProcess[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-helm-install-'));
   const values = writeValues(dir, 'values.yaml', VALUES);
+  const noRanges = writeValues(dir, 'no-ranges.yaml', NO_RANGES);
 
   beforeAll(async () => {
     // No CRDs up front: the chart must bring them.
@@ -82,6 +84,19 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     expect(wrong.out).toMatch(/FAIL\s+sandbox URL settings: sandbox URLs look like https:\/\/<runtime_id>-runtime\.agents\.example\.com, but no wildcard TLS Secret is set \(ingress\.tlsSecret, RUNTIME_TLS_SECRET\)\n\s+fix: Set ingress\.tlsSecret/);
   });
 
+  it('install without the cluster ranges fails, naming the ranges the cluster reports', async () => {
+    // A node as the kubelet would register it: its Pod range and its addresses.
+    await core.createNode({ body: { metadata: { name: 'node-a' }, spec: { podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] } } });
+    const node = await core.readNode({ name: 'node-a' });
+    node.status = { addresses: [{ type: 'InternalIP', address: '192.168.5.10' }, { type: 'Hostname', address: 'node-a' }] };
+    await core.replaceNodeStatus({ name: 'node-a', body: node });
+    const dryRun = (...set: string[]) => kube(['install', 'agentyard', CHART, '-n', NS, '-f', noRanges, '--dry-run=server', ...set.flatMap((v) => ['--set', v])]);
+    expect((await dryRun()).out).toMatch(/networkPolicy\.podCidrs is required: .*; this cluster answers 10\.244\.1\.0\/24 for the nodes' spec\.podCIDRs/);
+    // The API server's own ServiceCIDR (--service-cluster-ip-range of the test cluster).
+    expect((await dryRun('networkPolicy.podCidrs={10.244.0.0/16}')).out).toMatch(/networkPolicy\.serviceCidrs is required: .*; this cluster answers 10\.0\.0\.0\/24 for its ServiceCIDRs/);
+    expect((await dryRun('networkPolicy.podCidrs={10.244.0.0/16}', 'networkPolicy.serviceCidrs={10.0.0.0/24}')).out).toMatch(/networkPolicy\.nodeCidrs is required: .*; this cluster answers 192\.168\.5\.10\/32 for its nodes' addresses/);
+  });
+
   it('install fails early and clearly while the sandbox namespace or a pre-created secret is missing', async () => {
     // A server-side dry run already looks things up.
     const noNamespace = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--dry-run=server']);
@@ -93,13 +108,23 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     expect(noSecret.out).toMatch(/secrets\.apiKey: Secret "agentyard-api-key" is missing in namespace "agentyard"; create it before installing: kubectl -n agentyard create secret generic agentyard-api-key --from-literal=api-key=\.\.\./);
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-api-key' }, stringData: { 'api-key': 'ay_helm_admin_key_0123456789' } } });
     const noModelKey = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
-    expect(noModelKey.out).toMatch(/secrets\.modelProvider: Secret "agentyard-llm" is missing in namespace "agentyard-sandboxes"/);
+    expect(noModelKey.out).toMatch(/secrets\.modelProvider: Secret "agentyard-llm" is missing in namespace "agentyard"; create it before installing/);
+    // Where the old chart had it: beside the sandboxes, whose Secrets the API may read. Refused.
     await core.createNamespacedSecret({ namespace: SANDBOXES, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
     const noCertificate = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values]);
     expect(noCertificate.out).toMatch(/ingress\.tlsSecret: TLS Secret "wildcard-agents" is missing in namespace "agentyard" \(an Ingress reads it from its own namespace\)/);
-    for (const namespace of [NS, SANDBOXES]) {
-      await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'wildcard-agents' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'not-a-real-certificate', 'tls.key': 'not-a-real-key' } } });
-    }
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'wildcard-agents' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'not-a-real-certificate', 'tls.key': 'not-a-real-key' } } });
+    const beside = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--dry-run=server']);
+    expect(beside.ok).toBe(false);
+    expect(beside.out).toMatch(/secrets\.modelProvider: a Secret "agentyard-llm" exists in the sandbox namespace "agentyard-sandboxes"\. The installation's keys live in the release namespace "agentyard" only: the API's service account may read every Secret of the sandbox namespace\. Delete it there: kubectl -n agentyard-sandboxes delete secret agentyard-llm/);
+    const preflightBeside = await preflight(['-f', values]);
+    expect(preflightBeside.out).toMatch(/FAIL\s+installation secrets out of the API's reach: in the sandbox namespace, whose Secrets the API may read: agentyard-llm\n\s+fix: Keep them in agentyard only: kubectl -n agentyard-sandboxes delete secret agentyard-llm/);
+    await core.deleteNamespacedSecret({ name: 'agentyard-llm', namespace: SANDBOXES });
+    await core.createNamespacedSecret({ namespace: SANDBOXES, body: { metadata: { name: 'wildcard-agents' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'not-a-real-certificate', 'tls.key': 'not-a-real-key' } } });
+    const tlsBeside = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--dry-run=server']);
+    expect(tlsBeside.out).toMatch(/ingress\.tlsSecret: a Secret "wildcard-agents" exists in the sandbox namespace "agentyard-sandboxes", where the API's service account may read its private key/);
+    await core.deleteNamespacedSecret({ name: 'wildcard-agents', namespace: SANDBOXES });
   });
 
   it('install fails early and clearly for a StorageClass the cluster lacks or a missing database Secret', async () => {
@@ -122,20 +147,26 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     expect(installed.ok, installed.out).toBe(true);
     expect((await kubectl('get', 'crd', 'sandboxes.agentyard.dev', 'conversations.agentyard.dev')).stdout).toContain('conversations.agentyard.dev');
     const after = await preflight(['-f', values]);
-    expect(after.out).toMatch(/all 11 checks passed/);
+    expect(after.out).toMatch(/ok\s+cluster ranges denied to sandboxes: the Pod ranges and addresses of 1 node\(s\) and 1 ServiceCIDR\(s\) are denied/);
+    expect(after.out).toMatch(/ok\s+installation secrets out of the API's reach: none in agentyard-sandboxes, and agentyard\/agentyard-api may read none of them/);
+    expect(after.out).toMatch(/all 12 checks passed/);
     expect(after.code).toBe(0);
+    // Ranges that miss part of the cluster are a hole, named with the value it belongs in.
+    const narrow = await preflight(['-f', values, '-f', writeValues(dir, 'narrow.yaml', 'networkPolicy: {podCidrs: [10.245.0.0/16], nodeCidrs: [192.168.6.0/24]}\n')]);
+    expect(narrow.code).toBe(1);
+    expect(narrow.out).toMatch(/FAIL\s+cluster ranges denied to sandboxes: sandboxes could reach 10\.244\.1\.0\/24 \(not in networkPolicy\.podCidrs\), 192\.168\.5\.10 \(not in networkPolicy\.nodeCidrs\)\n\s+fix: Add each range/);
 
     const tested = await kube(['test', 'agentyard', '-n', NS, '--timeout', '60s']);
     expect(tested.ok, `${tested.out}\n${runner.outputs.join('\n')}`).toBe(true);
-    expect(runner.outputs.at(-1)).toMatch(/all 11 checks passed/);
+    expect(runner.outputs.at(-1)).toMatch(/all 12 checks passed/);
   });
 
   it('helm test fails, saying how to fix it, when the cluster no longer has what the release needs', async () => {
-    await core.deleteNamespacedSecret({ name: 'agentyard-llm', namespace: SANDBOXES });
+    await core.deleteNamespacedSecret({ name: 'agentyard-llm', namespace: NS });
     const tested = await kube(['test', 'agentyard', '-n', NS, '--timeout', '60s']);
     expect(tested.ok).toBe(false);
-    expect(runner.outputs.at(-1)).toMatch(/FAIL\s+secret agentyard-sandboxes\/agentyard-llm \(--secret\): missing\n\s+fix: kubectl -n agentyard-sandboxes create secret generic agentyard-llm/);
-    await core.createNamespacedSecret({ namespace: SANDBOXES, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
+    expect(runner.outputs.at(-1)).toMatch(/FAIL\s+secret agentyard\/agentyard-llm \(--secret\): missing\n\s+fix: kubectl -n agentyard create secret generic agentyard-llm/);
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-not-a-real-model-key' } } });
     // Someone without rights is told so, not given a false pass.
     const nobody = join(dir, 'nobody.kubeconfig');
     writeFileSync(nobody, (await cluster.userKubeConfig('nobody')).exportConfig());
@@ -172,7 +203,19 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     await eventually(async () => ((await store.get(SandboxKind, SANDBOXES, sandbox))?.status?.phase === 'STARTING' ? true : undefined), 'the sandbox to start', 30_000);
     // What the controller made of it, in the sandbox namespace, with its own identity.
     const pod = await core.readNamespacedPod({ name: sandbox, namespace: SANDBOXES });
-    expect(pod.spec?.containers[0]?.env?.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'agentyard-llm', key: 'api-key' });
+    // The model through the API's gateway with the sandbox's own token; the provider key only in the API's Pod.
+    const env = pod.spec?.containers[0]?.env ?? [];
+    expect(env.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: `${sandbox}-session`, key: 'model-token' });
+    expect(env.find((e) => e.name === 'LLM_BASE_URL')?.value).toMatch(/\/model-gateway\/v1$/);
+    expect(JSON.stringify(pod.spec)).not.toContain('agentyard-llm');
+    expect((await spec('agentyard-api')).containers[0]?.env?.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'agentyard-llm', key: 'api-key' });
+    expect(api.env.LLM_API_KEY).toBe('sk-not-a-real-model-key');
+    // What the API's own identity may read: the Secrets beside the sandboxes, none of the release's.
+    const canI = async (...args: string[]) => (await kubectl('auth', 'can-i', '--as=system:serviceaccount:agentyard:agentyard-api', ...args).catch((e: { stdout: string }) => e)).stdout.trim();
+    expect(await canI('get', 'secret/agentyard-llm', '-n', NS)).toBe('no');
+    expect(await canI('get', 'secret/wildcard-agents', '-n', NS)).toBe('no');
+    expect(await canI('list', 'secrets', '-n', NS)).toBe('no');
+    expect(await canI('get', `secret/${conv.spec.secretsRef!}`, '-n', SANDBOXES)).toBe('yes');
     await core.readNamespacedService({ name: `sandbox-${sandbox}`, namespace: SANDBOXES });
     const ingress = await cluster.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ name: sandbox, namespace: SANDBOXES });
     expect(ingress.spec?.rules?.[0]?.host).toBe(`${sandbox}-runtime.agents.example.com`);

@@ -11,6 +11,8 @@ import { CLI } from './helm.ts';
 
 export interface PodProcess {
   child: ChildProcess;
+  /** The environment it was given, Secret references resolved. */
+  env: Record<string, string>;
   exited: Promise<number | null>;
   output(): string;
   stop(): Promise<void>;
@@ -43,6 +45,7 @@ export async function runPodSpec(cluster: TestCluster, dir: string, namespace: s
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return {
     child,
+    env: { ...env, ...overrides },
     exited,
     output: () => out,
     stop: async () => {

@@ -8,6 +8,8 @@ import { CHART, helm, helm3Bin, helmBin, writeValues } from './helm.ts';
 
 const VALUE_FILES = readdirSync(join(CHART, 'ci')).filter((f) => f.endsWith('-values.yaml'));
 const OK = 'baseDomain: a.example.com\nruntime: {storageClass: standard}\n';
+// The cluster's ranges, required while the NetworkPolicy is on; added where a case sets no networkPolicy of its own.
+const RANGES = 'networkPolicy: {podCidrs: [10.244.0.0/16], serviceCidrs: [10.96.0.0/12], nodeCidrs: [10.0.0.0/16]}\n';
 
 describe.skipIf(!helmBin)('the Helm chart, offline', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-helm-'));
@@ -46,9 +48,14 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
     // Helm merges a map into the default, so emptying the selector takes a null.
     ['an ingress controller selector matching every namespace', `${OK}networkPolicy: {ingressController: {namespaceSelector: {matchLabels: null}}}\n`, /networkPolicy\/ingressController\/namespaceSelector.*minProperties/],
     // What --reuse-values from a chart without these values leaves.
-    ['no ingress controller selector', `${OK}networkPolicy: {ingressController: null}\n`, /networkPolicy\.ingressController\.namespaceSelector is required.*--reset-then-reuse-values/],
+    ['no ingress controller selector', `${OK}networkPolicy: {ingressController: null, podCidrs: [10.244.0.0/16], serviceCidrs: [10.96.0.0/12], nodeCidrs: [10.0.0.0/16]}\n`, /networkPolicy\.ingressController\.namespaceSelector is required.*--reset-then-reuse-values/],
+    // Without a cluster to ask (helm template), the message says where to look.
+    ['no Pod range', `${OK}networkPolicy: {serviceCidrs: [10.96.0.0/12], nodeCidrs: [10.0.0.0/16]}\n`, /networkPolicy\.podCidrs is required: your cluster's Pod range\(s\) \(IPv4\/IPv6 CIDRs\), denied to sandboxes so that no sandbox reaches another sandbox or Pod\. Find them with kubectl cluster-info dump .*--cluster-cidr.*; or set networkPolicy\.enabled=false/],
+    ['no Service range', `${OK}networkPolicy: {podCidrs: [10.244.0.0/16], nodeCidrs: [10.0.0.0/16]}\n`, /networkPolicy\.serviceCidrs is required: your cluster's Service range\(s\).*kubectl get servicecidrs/],
+    ['no node range', `${OK}networkPolicy: {podCidrs: [10.244.0.0/16], serviceCidrs: [10.96.0.0/12]}\n`, /networkPolicy\.nodeCidrs is required: your cluster's node address range\(s\).*a kubelet, a NodePort, a host-network Pod.*kubectl get nodes -o wide/],
   ])('refuses %s, saying what to change', async (_what, yaml, message) => {
-    const r = await helm(['template', 'agentyard', CHART, '-n', 'apps', '-f', writeValues(dir, `bad-${Math.random()}.yaml`, yaml)]);
+    const values = yaml.includes('networkPolicy:') ? yaml : `${yaml}${RANGES}`;
+    const r = await helm(['template', 'agentyard', CHART, '-n', 'apps', '-f', writeValues(dir, `bad-${Math.random()}.yaml`, values)]);
     expect(r.ok).toBe(false);
     expect(r.out).toMatch(message);
   });

@@ -10,6 +10,7 @@ import { CoreV1Api, NetworkingV1Api, StorageV1Api } from '@kubernetes/client-nod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../../src/api/conversation.ts';
 import { API_VERSION } from '../../src/api/meta.ts';
+import { modelGatewayUrl } from '../../src/api/model-gateway.ts';
 import { SandboxKind, type Sandbox } from '../../src/api/sandbox.ts';
 import { systemClock } from '../../src/controller/clock.ts';
 import { createController } from '../../src/controller/embedded.ts';
@@ -36,6 +37,7 @@ const POD_SETTINGS = loadSandboxPodSettings({
   AGENTYARD_SANDBOX_IMAGE_PULL_SECRETS: 'sandbox-registry',
 });
 const DOMAIN = 'sandboxes.test';
+const PROVIDER_KEY = 'sk-provider-cluster-0123456789';
 
 describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
   let cluster: TestCluster;
@@ -60,14 +62,15 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     await agent.start();
     proxy = await startHostProxy(DOMAIN, (id) => agent.portOf(id));
     undoRouting = routeTestHostsToLoopback(DOMAIN, proxy.port);
-    llm = await startScriptedLlm();
+    llm = await startScriptedLlm([], { apiKey: PROVIDER_KEY });
     store = new KubeStore(cluster.kubeConfig);
     db = new SqliteAppStore(join(work, 'app.db'));
     const user = await db.createUser('alice', 'alice');
     apiKey = await db.createApiKey(user.id);
-    api = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: 10 }, port: 0, host: '127.0.0.1' });
+    // The model gateway holds the provider key; sandbox Pods get only their own model token.
+    api = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: 10 }, port: 0, host: '127.0.0.1', modelUpstream: { model: 'openai/scripted', baseUrl: llm.url, apiKey: PROVIDER_KEY } });
     const addressing = loadRuntimeAddressing({ RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}` });
-    const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', baseUrl: llm.url }, ...POD_SETTINGS });
+    const runtime = new KubernetesRuntime(cluster.kubeConfig, { namespace: NS, image: TEST_IMAGE, storageClass: 'standard', addressing, sinkBaseUrl: api.url, llm: { model: 'openai/scripted', gatewayUrl: modelGatewayUrl(api.url) }, ...POD_SETTINGS });
     await runtime.checkStorageClass();
     controller = createController({ store, runtime, clock: systemClock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: NS, log: createLogger('cluster-controller', process.env.AGENTYARD_TEST_LOG ?? 'silent'), recorder: kubeEventRecorder(cluster.kubeConfig, 'agentyard-controller') });
     await controller.start();
@@ -116,6 +119,12 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     const key = Buffer.from((await core.readNamespacedSecret({ name: 'kubectl-sb-session', namespace: NS })).data!.key!, 'base64').toString();
     expect((await fetch(`${sb.status!.url}/api/conversations/search`)).status).toBe(401);
     expect((await fetch(`${sb.status!.url}/api/conversations/search`, { headers: { 'x-session-api-key': key } })).status).toBe(200);
+    // Its model token (from the same Secret, as the Pod gets it) works at the gateway until the sandbox is deleted.
+    const token = Buffer.from((await core.readNamespacedSecret({ name: 'kubectl-sb-session', namespace: NS })).data!['model-token']!, 'base64').toString();
+    const chat = () =>
+      fetch(`${modelGatewayUrl(api.url)}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: 'hi' }] }) });
+    llm.push({ content: 'hello' });
+    expect((await chat()).status).toBe(200);
 
     // Pause: the Pod goes, the PVC stays; resume brings the Pod back.
     await store.update(SandboxKind, { ...sb, spec: { ...sb.spec, paused: true } });
@@ -128,12 +137,30 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
 
     await store.delete(SandboxKind, NS, 'kubectl-sb');
     await eventually(async () => ((await store.get(SandboxKind, NS, 'kubectl-sb')) ? undefined : true), 'the Sandbox to be gone', 60_000);
+    expect((await chat()).status).toBe(401);
     // An internal archive of the workspace was taken first, onto the archive volume.
     expect(readdirSync(agent.volumeDir('agentyard-archive')).some((f) => f.startsWith('kubectl-sb-') && f.endsWith('.tar.gz'))).toBe(true);
     // Deleted; the pvc-protection finalizer would be lifted by a controller this test cluster does not run.
     const pvc = await core.readNamespacedPersistentVolumeClaim({ name: 'kubectl-sb-workspace', namespace: NS }).catch(() => undefined);
     expect(pvc === undefined || pvc.metadata?.deletionTimestamp !== undefined).toBe(true);
     await expect(core.readNamespacedService({ name: 'sandbox-kubectl-sb', namespace: NS })).rejects.toThrow();
+  });
+
+  it('a killed agent-server container is noticed through the Pod watch within seconds, counted, and RUNNING again on its volume', async () => {
+    await store.create(SandboxKind, sandboxCr('dies'));
+    await eventually(async () => ((await phase('dies')) === 'RUNNING' ? true : undefined), 'RUNNING', 60_000);
+    const t0 = Date.now();
+    process.kill(agent.pidOf('dies')!, 'SIGKILL');
+    await eventually(async () => ((await phase('dies')) !== 'RUNNING' ? true : undefined), 'noticed', 30_000, 20);
+    const noticed = Date.now() - t0;
+    await eventually(async () => ((await phase('dies')) === 'RUNNING' ? true : undefined), 'RUNNING again', 60_000, 20);
+    const back = Date.now() - t0;
+    console.log(`cluster, agent-server container kill -9: noticed after ${noticed} ms, RUNNING again after ${back} ms`);
+    expect(noticed).toBeLessThan(10_000); // the watch, not a deadline (the idle deadline is an hour here)
+    const sb = (await store.get(SandboxKind, NS, 'dies'))!;
+    expect(sb.status).toMatchObject({ restartCount: 1, lastDeath: { reason: 'Error', instance: expect.stringMatching(/^pod /), ordinal: 1 } });
+    expect(sb.status?.lastDeath?.message).toMatch(/signal 9/);
+    await store.delete(SandboxKind, NS, 'dies');
   });
 
   it('an image that cannot be pulled turns the sandbox ERROR with the reason in a condition', async () => {
@@ -145,6 +172,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
 
   it('a conversation started through the REST API runs the agent in a Pod; its events are readable through the API', async () => {
     llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo cluster-ok > proof.txt && cat proof.txt && echo "token: $DEPLOY_TOKEN"' } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+    const callsBefore = llm.requests.length;
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(api.url + path, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
       return (await res.json()) as any;
@@ -184,6 +212,19 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     expect(obs.observation.content[0].text).toContain('token: <secret-hidden>'); // there before the first action, and masked
     const volume = agent.volumeDir(`${ready.sandbox_id}-workspace`);
     expect(existsSync(join(volume, 'project', 'proof.txt')) && readFileSync(join(volume, 'project', 'proof.txt'), 'utf8')).toBe('cluster-ok\n');
+
+    // The model was reached through the gateway: the provider saw its own key (it refuses any other),
+    // the Pod has none, and the usage is recorded for the conversation's owner.
+    const calls = llm.requests.length - callsBefore;
+    expect(calls).toBe(2);
+    const pod = await core.readNamespacedPod({ name: ready.sandbox_id, namespace: NS });
+    const env = pod.spec!.containers[0]!.env!;
+    expect(env.find((e) => e.name === 'LLM_BASE_URL')?.value).toBe(modelGatewayUrl(api.url));
+    expect(env.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: `${ready.sandbox_id}-session`, key: 'model-token' });
+    expect(JSON.stringify(pod)).not.toContain(PROVIDER_KEY);
+    const usage = await call('GET', '/api/v1/usage');
+    expect(usage.total.calls).toBe(calls);
+    expect(usage.by_conversation).toEqual([expect.objectContaining({ conversation_id: ready.app_conversation_id, calls })]);
   });
 
   it('kubectl get shows the printer columns: STATUS, CONVERSATIONS, LAST-ACTIVITY for sandboxes; start, sandbox, execution for conversations', async () => {

@@ -3,6 +3,9 @@
 // process with its volumes mapped to directories, and reports real Pod status back. Init
 // containers are not run: the one sandbox Pods have copies the agent bundle, and here the bundle
 // is this checkout (its Node 24 and sources), mapped in place of the bundle's paths.
+// As a kubelet does for restartPolicy Always, it restarts a container that died, after a back-off
+// that doubles per restart (CrashLoopBackOff meanwhile, with the death as lastState.terminated),
+// and counts the restarts; the back-off is short here (restartBackoffMs) so tests stay fast.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +23,13 @@ interface Running {
   restarts: number;
   ready: boolean;
   exitedWith?: number | null;
+  signal?: NodeJS.Signals | null;
+  finishedAt?: Date;
+  /** The previous run's end, reported as lastState.terminated. */
+  last?: { exitCode: number; signal?: number; reason: string; finishedAt: Date };
 }
+
+const SIGNALS: Record<string, number> = { SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGABRT: 6 };
 
 export class NodeAgent {
   readonly #core: CoreV1Api;
@@ -31,8 +40,10 @@ export class NodeAgent {
   #busy = false;
   #stopped = false;
   #held = false;
+  readonly #restartBackoffMs: number;
 
-  constructor(kc: KubeConfig, namespace: string, workDir: string) {
+  constructor(kc: KubeConfig, namespace: string, workDir: string, opts: { restartBackoffMs?: number } = {}) {
+    this.#restartBackoffMs = opts.restartBackoffMs ?? 500;
     this.#core = kc.makeApiClient(CoreV1Api);
     this.#namespace = namespace;
     this.#workDir = workDir;
@@ -41,6 +52,12 @@ export class NodeAgent {
   /** Local port serving the agent server of a sandbox's Pod. */
   portOf(podName: string): number | undefined {
     return this.#pods.get(podName)?.port;
+  }
+
+  /** Process id of a Pod's running container (for kill -9 in fault tests). */
+  pidOf(podName: string): number | undefined {
+    const run = this.#pods.get(podName);
+    return run && run.exitedWith === undefined ? run.process.pid : undefined;
   }
 
   /**
@@ -116,14 +133,19 @@ export class NodeAgent {
       if (run.exitedWith === undefined) return this.#report(pod, { running: { startedAt: new Date() } }, false, 0);
       return this.#report(pod, { terminated: { exitCode: run.exitedWith ?? 1, reason: run.exitedWith === 0 ? 'Completed' : 'Error' } }, false, 0, run.exitedWith === 0 ? 'Succeeded' : 'Failed');
     }
-    if (!run || (run.exitedWith !== undefined && run.restarts < 3)) {
-      run = await this.#launch(pod, run?.restarts !== undefined ? run.restarts + 1 : 0);
+    if (run && run.exitedWith !== undefined) {
+      const ended = { exitCode: run.exitedWith ?? 128 + (SIGNALS[run.signal ?? ''] ?? 0), ...(run.signal ? { signal: SIGNALS[run.signal] } : {}), reason: 'Error', finishedAt: run.finishedAt! };
+      const backoff = Math.min(this.#restartBackoffMs * 2 ** run.restarts, 10 * this.#restartBackoffMs);
+      if (Date.now() - run.finishedAt!.getTime() < backoff) {
+        return this.#report(pod, { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container (exit ${ended.exitCode})` } }, false, run.restarts, undefined, ended);
+      }
+      const restarted = await this.#launch(pod, run.restarts + 1);
+      restarted.last = ended;
+      run = restarted;
     }
-    if (run.exitedWith !== undefined) {
-      return this.#report(pod, { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container (exit ${run.exitedWith})` } }, false, run.restarts);
-    }
+    run ??= await this.#launch(pod, 0);
     if (!run.ready) run.ready = await healthy(run.port);
-    await this.#report(pod, { running: { startedAt: new Date() } }, run.ready, run.restarts);
+    await this.#report(pod, { running: { startedAt: new Date() } }, run.ready, run.restarts, undefined, run.last);
   }
 
   async #launch(pod: V1Pod, restarts: number): Promise<Running> {
@@ -150,8 +172,10 @@ export class NodeAgent {
     for (const e of container.env ?? []) env[e.name] = mapPath(await this.#envValue(e));
     const child = spawn(mapPath(cmd!), mapped, { env, stdio: 'ignore' });
     const run: Running = { process: child, port, restarts, ready: false };
-    child.once('exit', (code) => {
+    child.once('exit', (code, signal) => {
       run.exitedWith = code;
+      run.signal = signal;
+      run.finishedAt = new Date();
     });
     this.#pods.set(name, run);
     return run;
@@ -164,7 +188,14 @@ export class NodeAgent {
     return Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8');
   }
 
-  async #report(pod: V1Pod, state: NonNullable<V1Pod['status']>['containerStatuses'] extends (infer S)[] | undefined ? S extends { state?: infer T } ? T : never : never, ready: boolean, restarts: number, phase?: 'Succeeded' | 'Failed'): Promise<void> {
+  async #report(
+    pod: V1Pod,
+    state: NonNullable<V1Pod['status']>['containerStatuses'] extends (infer S)[] | undefined ? S extends { state?: infer T } ? T : never : never,
+    ready: boolean,
+    restarts: number,
+    phase?: 'Succeeded' | 'Failed',
+    last?: Running['last'],
+  ): Promise<void> {
     const latest = await this.#core.readNamespacedPod({ name: pod.metadata!.name!, namespace: this.#namespace });
     const was = latest.status?.conditions?.find((c) => c.type === 'Ready')?.status;
     const waiting = (state as { waiting?: { reason?: string } }).waiting?.reason;
@@ -176,7 +207,7 @@ export class NodeAgent {
       hostIP: '127.0.0.1',
       startTime: latest.status?.startTime ?? new Date(),
       conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date() }],
-      containerStatuses: [{ name: pod.spec!.containers[0]!.name, image: pod.spec!.containers[0]!.image!, imageID: '', ready, restartCount: restarts, state }],
+      containerStatuses: [{ name: pod.spec!.containers[0]!.name, image: pod.spec!.containers[0]!.image!, imageID: '', ready, restartCount: restarts, state, ...(last ? { lastState: { terminated: last } } : {}) }],
     };
     await this.#core.replaceNamespacedPodStatus({ name: latest.metadata!.name!, namespace: this.#namespace, body: latest });
   }

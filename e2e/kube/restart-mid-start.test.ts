@@ -4,7 +4,7 @@
 // The start is held deterministically by the test's own cluster parts: in WAITING_FOR_SANDBOX by
 // the node agent not starting the sandbox's Pod, in STARTING_CONVERSATION by the host proxy (the
 // ingress) holding the agent server's answer to the create, which the agent server did carry out.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -22,6 +22,7 @@ import { NodeAgent, TEST_IMAGE } from './node-agent.ts';
 import { freePort } from './processes.ts';
 
 const NS = 'agentyard-sandboxes';
+const PROVIDER_KEY = 'sk-provider-kube-0123456789';
 const DOMAIN = 'sandboxes.test';
 const KEY = 'ay_restart_test_key';
 
@@ -66,6 +67,10 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
         AGENTYARD_HOST: '127.0.0.1',
         AGENTYARD_DATA_DIR: join(work, 'api'),
         AGENTYARD_API_KEY: KEY,
+        // The model gateway: only the API holds the provider's address and key.
+        LLM_MODEL: 'openai/scripted',
+        LLM_BASE_URL: llm.url,
+        LLM_API_KEY: PROVIDER_KEY,
         AGENTYARD_LOG_LEVEL: 'warn',
       },
     });
@@ -83,7 +88,6 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
         RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}`,
         AGENTYARD_API_URL: `http://127.0.0.1:${apiPort}`,
         LLM_MODEL: 'openai/scripted',
-        LLM_BASE_URL: llm.url,
         // A killed leader keeps the Lease until it runs out: short, so a restart takes over soon.
         AGENTYARD_LEASE_DURATION_SECONDS: '3',
         AGENTYARD_LEASE_RENEW_DEADLINE_SECONDS: '2',
@@ -95,7 +99,7 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
   };
 
   beforeAll(async () => {
-    [cluster, llm, apiPort] = await Promise.all([startTestCluster({ controllerManager: false }), startScriptedLlm(), freePort()]);
+    [cluster, llm, apiPort] = await Promise.all([startTestCluster({ controllerManager: false }), startScriptedLlm([], { apiKey: PROVIDER_KEY }), freePort()]);
     core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await cluster.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: { metadata: { name: 'standard' }, provisioner: 'kubernetes.io/no-provisioner' } });
@@ -156,6 +160,7 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
     const get = async <T>(path: string) => (await (await fetch(base + path, { headers })).json()) as T;
     return {
       conversations: async () => (await get<{ items: { id: string; execution_status: string }[] }>('/api/conversations/search')).items,
+      events: async (id: string) => (await get<{ items: EventItem[] }>(`/api/conversations/${id}/events/search?limit=100`)).items,
       eventIds: async (id: string) => (await get<{ items: EventItem[] }>(`/api/conversations/${id}/events/search?limit=100`)).items.map((e) => e.id),
     };
   };
@@ -240,12 +245,12 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
   });
 
   it('API SIGKILLed mid-start and again mid-run: the task stays readable and READY; events pushed while it was down arrive once, in order', async () => {
-    const reply = 'Done while the API was down.';
-    const model = deferred(); // the model's answer waits until the API is down again
-    llm.push(async () => {
-      await model.promise;
-      return { content: reply };
-    });
+    // The model is reached through the API's gateway, so the agent can only call it while an API
+    // runs. Its first answer runs two commands, each waiting for a file the test creates: the second
+    // kill falls between them, so the first one's events are made and pushed while the API is down.
+    const reply = 'Done after the API came back twice.';
+    const waitFor = (file: string, say: string) => ({ name: 'terminal', arguments: { command: `until [ -e ${file} ]; do sleep 0.1; done; echo ${say}` } });
+    llm.push({ toolCalls: [waitFor('gate-1', 'first-done'), waitFor('gate-2', 'second-done')] }, { content: reply });
     const callsBefore = llm.requests.length;
     const text = 'please say done, once (API)';
 
@@ -254,39 +259,47 @@ describe.skipIf(!kubeBinDir())('cluster mode: a start survives a SIGKILLed contr
     const sandboxId = (await taskIn(task.id, 'WAITING_FOR_SANDBOX')).sandbox_id!;
     await api.stop('SIGKILL');
 
-    // The controller finishes the start without the API; the agent begins and asks the model.
+    // The controller finishes the start without the API; the agent begins, and its model call
+    // (retried, LLM_NUM_RETRIES) gets through once the API, and with it the gateway, is back.
     agent.hold(false);
     const conv = await eventually(async () => {
       const c = (await store.list(ConversationKind, NS)).items.find((c) => c.status?.sandboxName === sandboxId);
       return c?.status?.startTask?.status === 'READY' ? c : undefined;
     }, 'the controller to finish the start', 45_000, 100);
     const conversationId = conv.metadata.name;
-    await eventually(async () => (llm.requests.length > callsBefore ? true : undefined), 'the agent to call the model', 45_000, 100);
-
     await startApi();
     expect(await taskOf(task.id)).toMatchObject({ status: 'READY', app_conversation_id: conversationId, sandbox_id: sandboxId });
-    // What the agent server holds so far (the user's message among it) reaches the restarted API.
+    await eventually(async () => (llm.requests.length > callsBefore ? true : undefined), 'the agent to reach the model through the restarted API', 60_000, 100);
+
+    // What the agent server holds so far (the user's message, the two actions) reaches the API.
     const server = await agentServer(sandboxId);
     const agentId = (await server.conversations())[0]!.id;
+    const kinds = async () => (await server.events(agentId)).map((e) => e.kind);
+    await eventually(async () => ((await kinds()).filter((k) => k === 'ActionEvent').length === 2 ? true : undefined), 'both actions', 45_000, 100);
     const apiEventIds = async () => (await call<{ items: EventItem[] }>('GET', `/api/v1/conversation/${conversationId}/events/search?limit=100`)).items.map((e) => e.id);
     const early = await eventually(async () => {
       const [expected, got] = [await server.eventIds(agentId), await apiEventIds()];
       return expected.length > 0 && JSON.stringify(got) === JSON.stringify(expected) ? got : undefined;
     }, 'the events so far to reach the restarted API', 45_000, 100);
 
-    // Killed again; the agent runs to its end meanwhile, its agent server retrying the push.
+    // Killed again; the first command ends meanwhile, its observation pushed with retries.
     await api.stop('SIGKILL');
-    model.resolve();
-    await eventually(async () => ((await server.conversations())[0]?.execution_status === 'finished' ? true : undefined), 'the agent to finish', 45_000, 100);
+    const project = join(agent.volumeDir(`${sandboxId}-workspace`), 'project');
+    writeFileSync(join(project, 'gate-1'), '');
+    await eventually(async () => ((await kinds()).includes('ObservationEvent') ? true : undefined), 'the first observation while the API is down', 45_000, 100);
     expect((await server.eventIds(agentId)).length).toBeGreaterThan(early.length);
-    // Only the API writes the execution status: it has not heard yet.
-    expect((await store.get(ConversationKind, NS, conversationId))?.status?.executionStatus).not.toBe('finished');
 
     await startApi();
+    writeFileSync(join(project, 'gate-2'), '');
     const record = await recordWhenFinished(conversationId);
     expect(record.sandbox_status).toBe('RUNNING');
     const items = await expectEventsOnce(conversationId, sandboxId);
     expect(items.slice(0, early.length).map((e) => e.id)).toEqual(early);
-    expectOneAgentMessage(items, text, reply, callsBefore);
+    expect(items.filter((e) => e.kind === 'MessageEvent' && e.source === 'user').map(textOf)).toEqual([text]);
+    expect(items.filter((e) => e.kind === 'MessageEvent' && e.source === 'agent').map(textOf)).toEqual([reply]);
+    const calls = llm.requests.slice(callsBefore);
+    expect(calls).toHaveLength(2); // the answer with both commands, then the reply
+    expect(JSON.stringify(calls[0]!.messages).split(text).length - 1).toBe(1);
+    expect(llm.failures).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { llmDefaultsFromEnv, sessionKeysFromEnv } from './main.ts';
+import { llmDefaultsFromEnv, modelRetriesFromEnv, sessionKeysFromEnv } from './main.ts';
 import { eventually, tempDir } from './test-support.ts';
 
 const CLI = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
@@ -84,5 +84,12 @@ describe('environment parsing', () => {
   it('builds LLM defaults only when LLM_MODEL is set', () => {
     expect(llmDefaultsFromEnv({ LLM_BASE_URL: 'x' })).toBeUndefined();
     expect(llmDefaultsFromEnv({ LLM_MODEL: 'm', LLM_API_KEY: 'k' })).toEqual({ model: 'm', apiKey: 'k' });
+  });
+
+  it('reads LLM_NUM_RETRIES as attempts in all (retries after the first), refusing anything else', () => {
+    expect(modelRetriesFromEnv({})).toBeUndefined();
+    expect(modelRetriesFromEnv({ LLM_NUM_RETRIES: '10' })).toBe(9);
+    expect(() => modelRetriesFromEnv({ LLM_NUM_RETRIES: '0' })).toThrow(/LLM_NUM_RETRIES must be an integer/);
+    expect(() => modelRetriesFromEnv({ LLM_NUM_RETRIES: 'many' })).toThrow(/LLM_NUM_RETRIES must be an integer/);
   });
 });

@@ -3,10 +3,11 @@
 //   OH_SESSION_API_KEYS_0, _1, ...   accepted session keys (none: authentication off, with a warning)
 //   OH_SECRET_KEY                    seals persisted conversation secrets (none: memory only)
 //   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
+//   LLM_NUM_RETRIES                  attempts of a model call in all, for conversations that set no num_retries (default 3)
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
 // Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
 import { parseArgs } from 'node:util';
-import { createAgent } from '../agent/agent.ts';
+import { createAgent, createAgentWith } from '../agent/agent.ts';
 import type { LlmConfig } from '../agent/types.ts';
 import { SINK_ENV } from '../api/event-sink.ts';
 import { createLogger } from '../util/log.ts';
@@ -30,6 +31,19 @@ export function llmDefaultsFromEnv(env: NodeJS.ProcessEnv): LlmConfig | undefine
   };
 }
 
+/**
+ * LLM_NUM_RETRIES (OpenHands' name, as `agent.llm.num_retries`): attempts of a model call in all. The
+ * runtimes raise it for the model gateway, so that an agent rides out a restart of the API it
+ * reaches the model through. Returned as retries after the first attempt.
+ */
+export function modelRetriesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env['LLM_NUM_RETRIES'];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`LLM_NUM_RETRIES must be an integer 1..100 (attempts in all), got '${raw}'`);
+  return n - 1;
+}
+
 export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -46,6 +60,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
   if (!values.workspace) throw new Error('--workspace <dir> is required');
 
   const log = createLogger('agent-server');
+  const retries = modelRetriesFromEnv(env);
   const sinkUrl = env[SINK_ENV.url];
   const server = await startAgentServer({
     port,
@@ -53,7 +68,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     workspaceDir: values.workspace,
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     sessionKeys: sessionKeysFromEnv(env),
-    createAgent,
+    createAgent: retries === undefined ? createAgent : createAgentWith({ model: { maxRetries: retries } }),
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
     ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),

@@ -1,6 +1,7 @@
-// Restart on the same data dir: events survive, a conversation left running becomes error with an
-// explanation (and its dangling tool calls are answered), sequence numbers continue, secrets come
-// back only when a secret key is configured.
+// Restart on the same data dir: events survive, a conversation left running by a crash becomes
+// error with an explanation (and its dangling tool calls are answered), one stopped by a clean
+// shutdown is paused and resumable, sequence numbers continue, secrets come back only when a secret
+// key is configured.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -39,15 +40,16 @@ function action(toolCallId: string): Event {
 
 describe('restart recovery', () => {
   it('keeps events, moves running to error with an explanation, and continues sequence numbers', async () => {
-    const stuck = new FakeAgents(async (host, signal) => {
+    // Deaf to the abort: the close gives up on it, as if the process had been killed mid-run.
+    const stuck = new FakeAgents(async (host) => {
       host.emit(action('call-1'));
-      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+      await new Promise(() => undefined);
     });
     const first = await start(stuck);
     const id = (await first.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('long job') }) })).body.id;
     await eventually(async () => (await first.api(`/api/conversations/${id}/events/count?kind=ActionEvent`)).body === 1);
     const before = (await first.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => e.id);
-    // Simulate a crash: the row still says running. (A clean close stops runs but keeps the status.)
+    // Simulate a crash: the run never stopped, so the row still says running.
     await first.close();
     servers.splice(0);
 
@@ -70,6 +72,29 @@ describe('restart recovery', () => {
 
     // The conversation works again: a new message runs it.
     await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('again', true) });
+    await eventually(async () => (await second.api(`/api/conversations/${id}`)).body.execution_status === 'finished');
+  });
+
+  it('a clean shutdown (sandbox paused) leaves a running conversation paused, its tool call answered, and resumable', async () => {
+    const stoppable = new FakeAgents(async (host, signal) => {
+      host.emit(action('call-2'));
+      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    });
+    const first = await start(stoppable);
+    const id = (await first.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('long job') }) })).body.id;
+    await eventually(async () => (await first.api(`/api/conversations/${id}/events/count?kind=ActionEvent`)).body === 1);
+    const before = (await first.api(`/api/conversations/${id}/events/search`)).body.items.length;
+    await first.close();
+    servers.splice(0);
+
+    const second = await start();
+    expect((await second.api(`/api/conversations/${id}`)).body.execution_status).toBe('paused');
+    const added = (await second.api(`/api/conversations/${id}/events/search`)).body.items.slice(before);
+    expect(added.map((e: any) => e.kind)).toEqual(['AgentErrorEvent', 'PauseEvent', 'ConversationStateUpdateEvent']);
+    expect(added[0]).toMatchObject({ tool_call_id: 'call-2', error: expect.stringMatching(/stopped .* while this tool was in progress/) });
+    expect(added[1]).toMatchObject({ source: 'environment' });
+    expect(added[2]).toMatchObject({ key: 'execution_status', value: 'paused' });
+    await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('go on', true) });
     await eventually(async () => (await second.api(`/api/conversations/${id}`)).body.execution_status === 'finished');
   });
 

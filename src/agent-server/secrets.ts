@@ -5,6 +5,7 @@
 // in the log. The key is never written to disk by us: the data dir may sit inside the workspace,
 // where the agent can read files.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createMasker } from '../agent/mask.ts';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -50,10 +51,16 @@ export class SecretSealer {
 
 export const MASK = '**********';
 
-/** Replaces every occurrence of each secret value in `text` (longest first, so overlaps mask fully). */
+let cached: { key: string; mask: (text: string) => string } | undefined;
+
+/**
+ * Replaces every occurrence of each secret value in `text`, and of its common encodings (base64 at
+ * any offset, hex, URL encoding: agent/mask.ts says which), longest first.
+ */
 export function maskSecrets(text: string, values: Iterable<string>): string {
-  const sorted = [...values].filter((v) => v.length >= 3).sort((a, b) => b.length - a.length);
-  let out = text;
-  for (const v of sorted) out = out.split(v).join(MASK);
-  return out;
+  const list = [...values];
+  const key = JSON.stringify(list);
+  // The same conversation masks every string of every event with the same values: build once.
+  if (cached?.key !== key) cached = { key, mask: createMasker(list, MASK) };
+  return cached.mask(text);
 }

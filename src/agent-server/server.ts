@@ -22,6 +22,7 @@ import { ConversationStore, SinkCursorStore } from './store/conversation-store.t
 import { openDatabase } from './store/db.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
+import { assertWritable } from './http/storage-guard.ts';
 import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { BashSockets } from './ws/bash-socket.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
@@ -129,6 +130,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       },
       onActivity,
       storageFault: () => storage.fault,
+      assertWritable: () => assertWritable(storage),
     },
     conversations,
     workspaceDir,

@@ -81,6 +81,21 @@ describe('sink pusher', () => {
     expect(Math.min(...sink.arrivals.filter((a) => a.conversation === id).flatMap((a) => a.seqs))).toBe(acked + 1);
   });
 
+  it('sends each conversation summary again after a restart, even with no event left to push', async () => {
+    const s = await start();
+    const id = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('hi') }) })).body.id;
+    await eventually(() => sink.updates.at(-1)?.execution_status === 'finished');
+    await s.close();
+    servers.splice(0);
+    // The API may have marked the run lost meanwhile: the restarted server says where it stands.
+    sink.updates.length = 0;
+    sink.arrivals.length = 0;
+    await start();
+    await eventually(() => sink.updates.some((u) => u.id === id));
+    expect(sink.updates.find((u) => u.id === id)).toMatchObject({ execution_status: 'finished' });
+    expect(sink.arrivals).toEqual([]); // nothing re-sent
+  });
+
   it('pushes a deleted conversation to the end, reports deleting, then drops its events locally', async () => {
     sink.down = true;
     const s = await start();

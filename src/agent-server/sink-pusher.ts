@@ -61,9 +61,15 @@ export class SinkPusher {
     this.#kick(conversationId);
   }
 
-  /** Resume after a restart: every conversation may have events the sink has not acknowledged. */
+  /**
+   * Resume after a restart: every conversation may have events the sink has not acknowledged, and
+   * its summary is sent again (the API may have marked the run lost while this server was down).
+   */
   resume(conversationIds: Iterable<string>): void {
-    for (const id of conversationIds) this.#kick(id);
+    for (const id of conversationIds) {
+      this.#state(id).convDirty = true;
+      this.#kick(id);
+    }
   }
 
   /** One last attempt for everything pending (waiting at most `timeoutMs`), then stop. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mountSmallFs, type SmallFs } from '../testing/full-disk.ts';
 import { FakeSink } from './fake-sink.ts';
-import { agentMessage, echoScript, eventually, FakeAgents, startRequest, startTestServer, TEST_KEY, tempDir, userText, type Script, type TestServer } from './test-support.ts';
+import { agentMessage, echoScript, eventually, FakeAgents, FrameCollector, startRequest, startTestServer, TEST_KEY, tempDir, userText, type Script, type TestServer } from './test-support.ts';
 
 const fs = mountSmallFs(8);
 const skip = 'skip' in fs ? fs.skip : undefined;
@@ -79,6 +79,13 @@ describe.skipIf(skip !== undefined)('agent server on a full disk', () => {
     expect(refused.headers.get('retry-after')).toBe('30');
     expect(((await refused.json()) as { detail: string }).detail).toMatch(/^Insufficient storage: .*the disk is full \(SQLITE_FULL\)/);
     expect((await s.api(`/api/conversations/${id}/events/search?limit=5`)).status).toBe(200);
+    // So are messages over the events socket, which no HTTP route sees.
+    const ws = new FrameCollector(`${s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
+    await ws.until(1);
+    ws.ws.send(JSON.stringify(userText('over the socket')));
+    const [wsError] = (await ws.until((f) => f.some((e) => e.kind === 'ServerErrorEvent'))).filter((e) => e.kind === 'ServerErrorEvent');
+    expect(wsError).toMatchObject({ code: 'InsufficientStorage', detail: expect.stringContaining('SQLITE_FULL') });
+    await ws.close();
 
     // Space returns: the held events are saved without any request, and new messages run again.
     disk.free();

@@ -3,6 +3,7 @@
 // `ask-agent-llm`), what the run has spent, and the side questions of ask_agent.
 import OpenAI from 'openai';
 import { BadGateway, Conflict } from '../api/errors.ts';
+import { CONVERSATION_HEADER } from '../api/model-gateway.ts';
 import type { ErrorClassification, Event } from '../api/events/index.ts';
 import { ASK_USAGE_ID } from './ask.ts';
 import { stateUpdate } from './events.ts';
@@ -65,7 +66,11 @@ export class ModelCalls {
 
   /** Throws ModelCallError('LLMConfigError') for a configuration that cannot work. */
   #clientFor(llm: LlmConfig): ModelClient {
-    if (this.#client?.config !== llm) this.#client = { config: llm, client: new ModelClient(llm, this.#d.options) };
+    if (this.#client?.config !== llm) {
+      // The model gateway counts usage per conversation by this header; other endpoints ignore it.
+      const headers = { ...this.#d.options?.headers, [CONVERSATION_HEADER]: this.#d.host.conversationId };
+      this.#client = { config: llm, client: new ModelClient(llm, { ...this.#d.options, headers }) };
+    }
     return this.#client.client;
   }
 

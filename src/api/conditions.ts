@@ -14,6 +14,12 @@ export const Reason = {
   SessionCap: 'SessionCap',
   RuntimeFailed: 'RuntimeFailed',
   RuntimeMissing: 'RuntimeMissing',
+  /** The agent server died and is being restarted (Ready False while it comes back). */
+  Restarting: 'Restarting',
+  /** The agent server died too often within the crash-loop window: the sandbox is ERROR. */
+  CrashLoop: 'CrashLoop',
+  /** A conversation's run was lost with its agent server (sandbox died, paused, failed or gone). */
+  RunInterrupted: 'RunInterrupted',
   SandboxNotFound: 'SandboxNotFound',
   SandboxNotRunning: 'SandboxNotRunning',
   CapacityExceeded: 'CapacityExceeded',

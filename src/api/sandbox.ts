@@ -64,6 +64,23 @@ export const SandboxStatus = Type.Object({
   conversationCount: Type.Optional(Type.Integer({ minimum: 0 })),
   lastActivityTime: Type.Optional(Time),
   message: Type.Optional(Type.String()),
+  /** Times the agent server died and was brought back on its intact state (by the controller, or by the kubelet in a cluster). */
+  restartCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  lastRestartTime: Type.Optional(Time),
+  /** The agent server's last death: the runtime's id for it (counted once), when the controller saw it, and why. */
+  lastDeath: Type.Optional(
+    Type.Object({
+      id: Type.String(),
+      time: Time,
+      reason: Type.String(),
+      message: Type.Optional(Type.String()),
+      /** The runtime instance that died (a Pod) and how many times it had died by then. */
+      instance: Type.Optional(Type.String()),
+      ordinal: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
+  /** When the agent server died lately, oldest first, only those inside the crash-loop window: enough of them make the sandbox ERROR. */
+  recentDeaths: Type.Optional(Type.Array(Time)),
 });
 export type SandboxStatus = Static<typeof SandboxStatus>;
 

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
@@ -12,6 +13,7 @@ import { kubeEventRecorder } from '../controller/kube-events.ts';
 import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { openAppStore, startApiServer } from '../facade/index.ts';
+import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
 import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
@@ -55,13 +57,27 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/**
+ * The model sandboxes use: LLM_MODEL through the API's model gateway (AGENTYARD_API_URL), with each
+ * sandbox's own token. The provider's key and base URL belong to `agentyard api` now; a controller
+ * still configured with them is refused rather than silently ignoring them.
+ */
+function sandboxModel(env: NodeJS.ProcessEnv): { model: string; gatewayUrl: string } | undefined {
+  if (env.LLM_API_KEY_SECRET) {
+    throw new Error('LLM_API_KEY_SECRET is not read any more: sandboxes never get the provider key. Give LLM_API_KEY (and LLM_BASE_URL) to `agentyard api`, whose model gateway holds it.');
+  }
+  if (!env.LLM_MODEL) return undefined;
+  const api = required(env, 'AGENTYARD_API_URL', 'with LLM_MODEL set, sandboxes reach the model through the API\'s model gateway at this address');
+  return { model: env.LLM_MODEL, gatewayUrl: modelGatewayUrl(api) };
+}
+
 export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const log = createLogger('controller');
   const kc = kubeConfig();
   const namespace = sandboxNamespace(env);
   const settings = loadLifecycleSettings(env);
   const addressing = loadRuntimeAddressing(env); // refuses an inconsistent RUNTIME_URL_PATTERN now
-  const apiKeySecret = env.LLM_API_KEY_SECRET ? { name: env.LLM_API_KEY_SECRET.split(':')[0]!, key: env.LLM_API_KEY_SECRET.split(':')[1] ?? 'api-key' } : undefined;
+  const llm = sandboxModel(env);
   const runtime = new KubernetesRuntime(kc, {
     namespace,
     image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the default image sandboxes run (any Linux image with a shell; the agentyard image by default)'),
@@ -70,7 +86,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     storageClass: required(env, 'STORAGE_CLASS', 'a StorageClass of the cluster for sandbox workspaces'),
     addressing,
     ...(env.AGENTYARD_API_URL ? { sinkBaseUrl: env.AGENTYARD_API_URL } : {}),
-    llm: { ...(env.LLM_MODEL ? { model: env.LLM_MODEL } : {}), ...(env.LLM_BASE_URL ? { baseUrl: env.LLM_BASE_URL } : {}), ...(apiKeySecret ? { apiKeySecret } : {}) },
+    ...(llm ? { llm } : {}),
     ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
     ...loadSandboxPodSettings(env),
@@ -130,10 +146,13 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   if (!(await db.getUser('admin'))) await db.createUser('admin', 'admin').catch(async (err: unknown) => {
     if (!(await db.getUser('admin'))) throw err;
   });
+  await db.setUserAdmin('admin', true); // manages users through the API (/api/v1/users)
   if (env.AGENTYARD_API_KEY) await db.addApiKey('admin', env.AGENTYARD_API_KEY);
   const port = Number(env.AGENTYARD_PORT ?? 3000);
   const settings = loadLifecycleSettings(env);
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log });
+  // The model gateway: LLM_API_KEY (the provider's key, from a Secret only this Deployment reads) stays in this process.
+  const modelUpstream = modelUpstreamFromEnv(env);
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, ...(modelUpstream ? { modelUpstream } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

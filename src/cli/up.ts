@@ -4,14 +4,18 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { openAppStore, startApiServer } from '../facade/index.ts';
+import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
+import { createSandboxLauncher } from '../runtime/process/isolation/launcher.ts';
+import { loadIsolationSettings } from '../runtime/process/isolation/settings.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { MIN_FREE_DISK_ENV } from '../util/disk-space.ts';
@@ -53,9 +57,10 @@ function adminKeyNotice(admin: AdminKey): string {
   }
 }
 
-function modelEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+/** What agent servers inherit. Not the LLM_* variables: agents reach the model through the gateway. */
+function agentServerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ['LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'AGENTYARD_LOG_LEVEL', MIN_FREE_DISK_ENV]) {
+  for (const name of ['AGENTYARD_LOG_LEVEL', MIN_FREE_DISK_ENV]) {
     const value = env[name];
     if (value) out[name] = value;
   }
@@ -96,24 +101,42 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
   const settings = loadLifecycleSettings(env);
+  const isolationSettings = loadIsolationSettings(env);
   const command = agentServerCommand(env);
   const pluginCatalog = loadPluginCatalog(env);
+  const modelUpstream = modelUpstreamFromEnv(env); // refuses a model it could never reach, now
   const log = createLogger('agentyard');
+
+  // Sandboxes as users of their own in namespaces of their own, or (when the host cannot) one user only.
+  const isolation = await createSandboxLauncher(dataDir, isolationSettings);
 
   const clock = systemClock;
   const store = new SqliteStore(join(dataDir, 'resources.db'), { clock });
   // The app store follows AGENTYARD_DATABASE_URL as `agentyard api` and `agentyard users` do; resources stay in SQLite.
   const db = await openAppStore({ databaseUrl: env.AGENTYARD_DATABASE_URL || undefined, sqlitePath: join(dataDir, 'app.db'), clock, log });
+  await db.setSingleUser(isolation.reason);
   if (!(await db.getUser(ADMIN_USER_ID))) await db.createUser('admin', ADMIN_USER_ID);
+  const users = await db.countUsers();
+  if (!isolation.isolated && users > 1) {
+    await db.close();
+    store.close();
+    throw new Error(`this installation has ${users} users, but its sandboxes cannot be isolated from each other here (${isolation.reason}); refusing to start. Run it as root with bubblewrap installed (README, "Sandbox isolation").`);
+  }
+  await db.setUserAdmin(ADMIN_USER_ID, true); // manages users through the API (/api/v1/users)
   const admin = adminApiKey(dataDir, env);
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, dataDir, port, host, log, ...(telemetry ? { telemetry } : {}) });
-  const runtime = new ProcessRuntime({ dataDir, env: modelEnv(env), sinkBaseUrl: api.url, log, ...(command ? { command } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, dataDir, port, host, log, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}) });
+  // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
+  const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;
+  const runtime = new ProcessRuntime({ dataDir, env: agentServerEnv(env), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 
+  // Before the "is up" line, which is what scripts wait for.
+  process.stdout.write(`${isolation.summary}\n`);
+  log[isolation.isolated ? 'info' : 'warn']({ isolated: isolation.isolated, ...(isolation.reason ? { reason: isolation.reason } : {}) }, isolation.summary);
   process.stdout.write(adminKeyNotice(admin));
   process.stdout.write(`agentyard is up at ${api.url}\n`);
   if (!env.LLM_MODEL) {

@@ -11,7 +11,8 @@ import { logRecorder, type EventRecorder } from './events.ts';
 import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
-import { Controller, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
+import { objectKey } from './keys.ts';
+import { Controller, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
 
 export interface ControllerDeps {
@@ -33,12 +34,16 @@ export function createController(deps: ControllerDeps): Controller {
   const sandboxes = new SandboxReconciler(withRecorder);
   const conversations = new ConversationReconciler(withRecorder);
   const placements = new PlacementIndex();
+  const runtime = deps.runtime;
+  // The runtime tells of agent-server deaths as they happen: the Sandbox is looked at within seconds.
+  const liveness: Source[] = runtime.watch ? [(enqueue, signal) => runtime.watch!((ref) => enqueue(objectKey(ref.namespace ?? deps.namespace, ref.name)), signal)] : [];
   return new Controller({ store: deps.store, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) })
     .register({
       name: 'sandbox',
       kind: SandboxKind,
       reconcile: (key) => sandboxes.reconcile(key),
       watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOfConversation }],
+      sources: liveness,
     })
     .register({
       name: 'conversation',

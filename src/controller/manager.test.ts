@@ -84,6 +84,24 @@ describe('Controller', () => {
     await deleted; // a deletion is a change too: the reconciler finds the object gone
   });
 
+  it('reconciles keys an event source sends (the runtime liveness watch), and stops the source on stop', async () => {
+    const store = newStore();
+    const rec = new Recorder();
+    let send: ((key: string) => void) | undefined;
+    let stopped = false;
+    const source = async (enqueue: (key: string) => void, signal: AbortSignal) => {
+      send = enqueue;
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      stopped = true;
+    };
+    const ctrl = await started(new Controller({ store }).register({ name: 'sandbox', kind: SandboxKind, reconcile: rec.reconcile, sources: [source] }));
+    const poked = rec.next('default/died');
+    send!('default/died');
+    await poked;
+    await ctrl.stop();
+    expect(stopped).toBe(true);
+  });
+
   it('maps a Conversation change onto its Sandbox and a Sandbox change onto its conversations', async () => {
     const store = newStore();
     const sandboxes = new Recorder();

@@ -19,8 +19,13 @@ export interface ControllerSpec<T extends KubeObject> {
   observe?: (obj: T, deleted: boolean) => void;
   /** Other kinds whose changes enqueue keys of this controller. */
   watches?: { kind: ResourceKind; map: (obj: KubeObject) => string[] }[];
+  /** Events from outside the store (controller-runtime's source.Channel): e.g. the runtime's liveness watch. */
+  sources?: Source[];
   workers?: number;
 }
+
+/** Feeds keys into a controller's queue until `signal` aborts. */
+export type Source = (enqueue: (key: string) => void, signal: AbortSignal) => Promise<void>;
 
 const RELIST_BACKOFF_MS = 1_000;
 
@@ -62,6 +67,13 @@ export class Controller {
         queue.add(objectKey(obj.metadata.namespace, obj.metadata.name));
       });
       for (const w of spec.watches ?? []) feed(w.kind, (obj) => w.map(obj).forEach((k) => queue.add(k)));
+      for (const source of spec.sources ?? []) {
+        this.#running.push(
+          source((key) => queue.add(key), this.#abort.signal).catch((err: unknown) => {
+            if (!this.#abort.signal.aborted) this.#log?.error({ controller: spec.name, err }, 'event source stopped');
+          }),
+        );
+      }
       for (let i = 0; i < (spec.workers ?? 2); i++) this.#running.push(queue.work(spec.reconcile));
     }
     const synced: Promise<void>[] = [];

@@ -12,6 +12,7 @@ import { requireApiKey } from './auth.ts';
 import type { Facade } from './context.ts';
 import type { FacadeDeps } from './deps.ts';
 import { errorMiddleware } from './errors.ts';
+import { modelGateway } from './model-gateway/gateway.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
@@ -20,21 +21,37 @@ import { marketplaceRoutes } from './routes/marketplaces.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { usageRoutes } from './routes/usage.ts';
+import { userRoutes } from './routes/users.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
 /**
- * Liveness for people and probes: outside /api/v1, no key needed, 200 once the app serves. With a
- * data dir, its free space too: `degraded` (still 200: a restart frees nothing) when it is low.
+ * Probes, outside /api/v1, no key needed. Liveness (/health): 200 once the app serves, nothing
+ * else, so a slow database never gets a working process restarted; with a data dir, its free space
+ * too: `degraded` (still 200: a restart frees nothing) when it is low. Readiness (/ready): the app
+ * database answers as well, so a replica that cannot reach it leaves its Service instead of
+ * answering 500s.
  */
-function healthRoutes(deps: FacadeDeps): Router {
-  const minFree = deps.dataDir === undefined ? 0 : (deps.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
-  return new Router().get('/health', (ctx) => {
-    const disk = deps.dataDir === undefined ? undefined : diskSpace(deps.dataDir, minFree);
-    ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
-  });
+function healthRoutes(d: Facade['d']): Router {
+  const minFree = d.dataDir === undefined ? 0 : (d.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
+  return new Router()
+    .get('/health', (ctx) => {
+      const disk = d.dataDir === undefined ? undefined : diskSpace(d.dataDir, minFree);
+      ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
+    })
+    .get('/ready', async (ctx) => {
+      try {
+        await d.db.getUser('readiness-probe'); // any read that goes to the database
+        ctx.body = { status: 'ok' };
+      } catch (err) {
+        d.log.warn({ err }, 'readiness: the app database does not answer');
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable', detail: 'The app database does not answer' };
+      }
+    });
 }
 
 const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -59,7 +76,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, secretRoutes, marketplaceRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };
@@ -80,6 +97,8 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
   app.use(errorMiddleware(facade.d.log));
+  // Before the API-key check: the model gateway checks its own tokens first, then reads the body.
+  app.use(modelGateway(facade, { upstream: deps.modelUpstream }));
   const open = publicPaths(facade);
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
   app.use(requireApiKey(deps.db, { except: (path) => open.has(path) || path.startsWith(webhooks) }));
@@ -87,7 +106,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
-  app.use(healthRoutes(deps).routes());
+  app.use(healthRoutes(facade.d).routes());
   app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
   return app;
 }

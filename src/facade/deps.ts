@@ -4,6 +4,7 @@ import type { Clock } from '../controller/clock.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { AppStore } from './db/types.ts';
+import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
 
 export interface AgentMessage {
@@ -44,6 +45,8 @@ export interface FacadeDeps {
   agentClient?: AgentClientFactory;
   /** The instance plugin catalog the Plugin Directory (/plugins) shows; none by default. */
   pluginCatalog?: CatalogPlugin[];
+  /** The provider the model gateway forwards to (modelUpstreamFromEnv); none: the gateway answers 503. */
+  modelUpstream?: ModelUpstream;
   /** Where this process keeps its data (embedded: the data dir): /health reports its free disk space. */
   dataDir?: string;
   /** Free space below which /health says `degraded`. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */

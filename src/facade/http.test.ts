@@ -62,7 +62,7 @@ describe('facade HTTP conventions', () => {
 describe('every /api/v1 route, tried as a new user', () => {
   let h: Harness;
   let conv: string;
-  const UNKNOWN = { conversation_id: 'ffffffffffffffffffffffffffffffff', sandbox_id: 'sb-unknown', name: 'unknown-name' };
+  const UNKNOWN = { conversation_id: 'ffffffffffffffffffffffffffffffff', sandbox_id: 'sb-unknown', name: 'unknown-name', user_id: 'unknown-user', prefix: 'ay_unknwn' };
   let known: typeof UNKNOWN;
   beforeAll(async () => {
     h = await startHarness();
@@ -71,7 +71,8 @@ describe('every /api/v1 route, tried as a new user', () => {
     await setStartTask(h.store, conv, 'READY', 'sb-1');
     expect((await h.call('POST', '/api/v1/secrets', { body: { name: 'tok', value: 'v' } })).status).toBe(201);
     expect((await h.call('POST', '/api/v1/settings/marketplaces', { body: { name: 'mp', url: 'https://git.example.com/acme/mp' } })).status).toBe(201);
-    known = { conversation_id: conv, sandbox_id: 'sb-1', name: 'tok' };
+    known = { conversation_id: conv, sandbox_id: 'sb-1', name: 'tok', user_id: h.bob.user.id, prefix: h.bob.key.slice(0, 9) };
+    await h.db.setUserAdmin(h.alice.user.id, true); // reaches the administrators' routes too
   });
   afterAll(() => h.close());
 
@@ -171,7 +172,15 @@ describe('every /api/v1 route, tried as a new user', () => {
         continue;
       }
       expect(res.status, where(r)).toBe(404);
-      const id = r.path.includes('{conversation_id}') ? UNKNOWN.conversation_id : r.path.includes('{sandbox_id}') ? UNKNOWN.sandbox_id : UNKNOWN.name;
+      const id = r.path.includes('{conversation_id}')
+        ? UNKNOWN.conversation_id
+        : r.path.includes('{sandbox_id}')
+          ? UNKNOWN.sandbox_id
+          : r.path.includes('{user_id}')
+            ? UNKNOWN.user_id
+            : r.path.includes('{prefix}')
+              ? UNKNOWN.prefix
+              : UNKNOWN.name;
       expect(res.body.detail, where(r)).toEqual(expect.stringContaining(id));
     }
     for (const r of APP_ROUTES.filter((x) => x.method === 'get' && props(x.query).some(([n]) => n === 'ids' || n === 'id'))) {

@@ -22,7 +22,7 @@ export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, pres
 }
 
 /** By resource name, or, for a conversation applied with kubectl under a free name, by the id label the controller set. */
-async function conversationByAgentId(d: FacadeDeps, conversationId: string): Promise<Conversation | undefined> {
+export async function conversationByAgentId(d: FacadeDeps, conversationId: string): Promise<Conversation | undefined> {
   const name = conversationName(conversationId);
   const byName = name ? await d.store.get(ConversationKind, d.namespace, name) : undefined;
   if (byName) return byName;

@@ -16,6 +16,7 @@ import { createLogger } from '../util/log.ts';
 import { SqliteAppStore } from './db/app-db.ts';
 import type { AppStore, AppUser } from './db/types.ts';
 import type { FacadeSettings } from './deps.ts';
+import type { ModelUpstream } from './model-gateway/upstream.ts';
 import { startApiServer, type ApiServer } from './server.ts';
 import { startAgentServer, type AgentServer } from '../agent-server/server.ts';
 import { FakeAgents, startRequest } from '../agent-server/test-support.ts';
@@ -37,7 +38,7 @@ export interface Harness {
 
 export async function startHarness(
   settings: Partial<FacadeSettings> = {},
-  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore> } = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -59,6 +60,7 @@ export async function startHarness(
     port: 0,
     host: '127.0.0.1',
     deliveryRetryMs: opts.deliveryRetryMs ?? 50,
+    ...(opts.modelUpstream ? { modelUpstream: opts.modelUpstream } : {}),
   });
   const call: Harness['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };

@@ -41,6 +41,16 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- if and $scheme (ne $scheme $serves) }}
 {{- fail (printf "runtime.urlPattern (RUNTIME_URL_PATTERN) %q uses %s, but runtime.disableSsl (RUNTIME_DISABLE_SSL) %v serves %s: set runtime.disableSsl=%v" $pattern $scheme .Values.runtime.disableSsl $serves (eq $serves "https")) }}
 {{- end }}
+{{- if .Values.networkPolicy.enabled }}
+{{- $found := include "agentyard.discoveredRanges" . | fromJson }}
+{{- range $r := list (list "podCidrs" "Pod range(s)" "so that no sandbox reaches another sandbox or Pod" "kubectl cluster-info dump | grep -m1 -oE -- '--cluster-cidr=[^\"]*'" $found.pods "the nodes' spec.podCIDRs") (list "serviceCidrs" "Service range(s)" "so that no sandbox reaches a cluster Service" "kubectl get servicecidrs (Kubernetes 1.33+) or kubectl cluster-info dump | grep -m1 -oE -- '--service-cluster-ip-range=[^\"]*'" $found.services "its ServiceCIDRs") (list "nodeCidrs" "node address range(s)" "so that no sandbox reaches a kubelet, a NodePort, a host-network Pod or an API server on the nodes" "kubectl get nodes -o wide (their subnet, e.g. 10.0.0.0/16)" $found.nodes "its nodes' addresses") }}
+{{- if not (get $.Values.networkPolicy (index $r 0)) }}
+{{- $hint := "" }}
+{{- with index $r 4 }}{{ $hint = printf "; this cluster answers %s for %s" (join ", " (uniq .)) (index $r 5) }}{{ end }}
+{{- fail (printf "networkPolicy.%s is required: your cluster's %s (IPv4/IPv6 CIDRs), denied to sandboxes %s. Find them with %s%s; or set networkPolicy.enabled=false to run sandboxes without isolation" (index $r 0) (index $r 1) (index $r 2) (index $r 3) $hint) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- $replicas := int .Values.api.replicas }}
 {{- if not .Values.database.external }}
 {{- if gt $replicas 1 }}
@@ -74,10 +84,7 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- $refs = append $refs (list "secrets.database" .Values.secrets.database $ns) }}
 {{- end }}
 {{- if .Values.secrets.modelProvider.name }}
-{{- if not $sandboxNsExists }}
-{{- fail (printf "secrets.modelProvider: Secret %q must exist in the sandbox namespace %q before install, but this release would create that namespace. Create the namespace and the Secret first and set sandboxNamespace.create=false, or install with secrets.verify=false and create the Secret right after" .Values.secrets.modelProvider.name $sandboxNs) }}
-{{- end }}
-{{- $refs = append $refs (list "secrets.modelProvider" .Values.secrets.modelProvider $sandboxNs) }}
+{{- $refs = append $refs (list "secrets.modelProvider" .Values.secrets.modelProvider $ns) }}
 {{- end }}
 {{- range $r := $refs }}
 {{- $what := index $r 0 }}
@@ -92,11 +99,48 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- end }}
 {{- end }}
 {{- $tls := .Values.ingress.tlsSecret }}
-{{- if $tls }}
-{{- range $in := list $ns $sandboxNs }}
-{{- if and (or (eq $in $ns) $sandboxNsExists) (not (lookup "v1" "Secret" $in $tls)) }}
-{{- fail (printf "ingress.tlsSecret: TLS Secret %q is missing in namespace %q (an Ingress reads it from its own namespace); create it in %q and %q: kubectl -n %s create secret tls %s --cert=wildcard.crt --key=wildcard.key" $tls $in $ns $sandboxNs $in $tls) }}
+{{- if and $tls (not (lookup "v1" "Secret" $ns $tls)) }}
+{{- fail (printf "ingress.tlsSecret: TLS Secret %q is missing in namespace %q (an Ingress reads it from its own namespace); create it: kubectl -n %s create secret tls %s --cert=wildcard.crt --key=wildcard.key" $tls $ns $ns $tls) }}
+{{- end }}
+{{- /* The installation's keys never live beside the sandboxes: the API's service account may read Secrets there. */}}
+{{- if $sandboxNsExists }}
+{{- range $r := $refs }}
+{{- $ref := index $r 1 }}
+{{- if lookup "v1" "Secret" $sandboxNs $ref.name }}
+{{- fail (printf "%s: a Secret %q exists in the sandbox namespace %q. The installation's keys live in the release namespace %q only: the API's service account may read every Secret of the sandbox namespace. Delete it there: kubectl -n %s delete secret %s" (index $r 0) $ref.name $sandboxNs $ns $sandboxNs $ref.name) }}
+{{- end }}
+{{- end }}
+{{- with $tls }}
+{{- if lookup "v1" "Secret" $sandboxNs . }}
+{{- fail (printf "ingress.tlsSecret: a Secret %q exists in the sandbox namespace %q, where the API's service account may read its private key. Sandbox hosts use the ingress controller's default certificate instead (see the chart README); delete it there: kubectl -n %s delete secret %s" . $sandboxNs $sandboxNs .) }}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+
+{{/*
+The cluster's own ranges, read at install (nothing without a cluster, e.g. under `helm template`):
+for the hint when a required networkPolicy range is missing. Nodes come and go, so the values,
+not this look-up, are what the NetworkPolicy uses. A JSON object {pods, services, nodes}.
+*/}}
+{{- define "agentyard.discoveredRanges" -}}
+{{- $pods := list }}
+{{- $nodes := list }}
+{{- $services := list }}
+{{- /* secrets.verify=false is how an installer without cluster-wide read says so: no look-ups then. */}}
+{{- if .Values.secrets.verify }}
+{{- range (lookup "v1" "Node" "" "").items | default list }}
+{{- $pods = concat $pods (.spec.podCIDRs | default list) }}
+{{- range .status.addresses | default list }}
+{{- if has .type (list "InternalIP" "ExternalIP") }}{{ $nodes = append $nodes (printf "%s/%s" .address (ternary "128" "32" (contains ":" .address))) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- if .Capabilities.APIVersions.Has "networking.k8s.io/v1/ServiceCIDR" }}
+{{- range (lookup "networking.k8s.io/v1" "ServiceCIDR" "" "").items | default list }}
+{{- $services = concat $services (.spec.cidrs | default list) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toJson (dict "pods" $pods "services" $services "nodes" $nodes) }}
 {{- end -}}

@@ -64,15 +64,22 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- with .Values.ingress.className }}
 - {name: RUNTIME_INGRESS_CLASS, value: {{ . | quote }}}
 {{- end }}
-{{- with .Values.ingress.tlsSecret }}
-- {name: RUNTIME_TLS_SECRET, value: {{ . | quote }}}
-{{- end }}
 {{- end -}}
 
-{{/* Pod placement and pull secrets of a component: include with (list $ .Values.api). */}}
+{{/*
+The Pod security context of the API, the controller and preflight: a uid and gid of 10000 or more,
+so that they never collide with a user of the node (kube-score's rule; the image's files are
+readable by any uid).
+*/}}
+{{- define "agentyard.podSecurityContext" -}}
+securityContext: {runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: {type: RuntimeDefault}}
+{{- end -}}
+
+{{/* Pod placement and pull secrets of a component: include with (list $ .Values.api "api"). */}}
 {{- define "agentyard.podPlacement" -}}
 {{- $ := index . 0 -}}
 {{- $c := index . 1 -}}
+{{- $component := index . 2 -}}
 {{- with $.Values.image.pullSecrets }}
 imagePullSecrets:
 {{- range . }}
@@ -85,7 +92,38 @@ nodeSelector: {{- toYaml . | nindent 2 }}
 {{- with $c.tolerations }}
 tolerations: {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with $c.affinity }}
-affinity: {{- toYaml . | nindent 2 }}
+{{- if $c.affinity }}
+affinity: {{- toYaml $c.affinity | nindent 2 }}
+{{- else }}
+# Replicas on different nodes where the cluster allows it, so one node's loss is not the component's.
+affinity:
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector:
+            matchLabels:
+              {{- include "agentyard.selector" (list $ $component) | nindent 14 }}
 {{- end }}
+{{- end -}}
+
+{{/*
+Link-local and cloud metadata addresses, denied to every Pod of this release whatever the values
+say: node credentials live there (169.254.169.254, AWS fd00:ec2::254), and so do other node-local
+services (169.254.0.0/16, fe80::/10). A JSON list, for fromJsonArray.
+*/}}
+{{- define "agentyard.linkLocalCidrs" -}}["169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128"]{{- end -}}
+
+{{/* Egress of the API, the controller and preflight: DNS, and every address but the link-local ones. */}}
+{{- define "agentyard.controlPlaneEgress" -}}
+{{- $v4 := list }}
+{{- $v6 := list }}
+{{- range (include "agentyard.linkLocalCidrs" . | fromJsonArray) }}
+{{- if contains ":" . }}{{ $v6 = append $v6 . }}{{ else }}{{ $v4 = append $v4 . }}{{ end }}
+{{- end -}}
+- ports: [{port: 53, protocol: UDP}, {port: 53, protocol: TCP}]
+- to:
+    - ipBlock: {cidr: 0.0.0.0/0, except: {{ toJson $v4 }}}
+    - ipBlock: {cidr: "::/0", except: {{ toJson $v6 }}}
 {{- end -}}

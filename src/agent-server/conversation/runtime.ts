@@ -37,6 +37,8 @@ export interface RuntimeContext {
   onActivity(): void;
   /** The storage fault in force, if any (see store/storage-health.ts); absent: faults are not tracked. */
   storageFault?(): StorageFaultState | undefined;
+  /** Throws InsufficientStorage while the disk refuses writes (after trying the held ones again). */
+  assertWritable?(): void;
 }
 
 export interface RuntimeInit {
@@ -310,6 +312,8 @@ export class ConversationRuntime implements AgentHost {
    * are recorded in the order they came.
    */
   async sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Promise<Event> {
+    // Also for messages over the events socket, which no HTTP guard sees: refused, not held, on a full disk.
+    this.#ctx.assertWritable?.();
     const content = msg.content ?? [];
     const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
     const agent = this.#agentForMessage();
@@ -387,21 +391,7 @@ export class ConversationRuntime implements AgentHost {
    */
   recoverFromRestart(): void {
     if (this.#row.executionStatus !== 'running') return;
-    const answered = new Set<string>();
-    for (const e of this.events()) {
-      if (e.kind === 'ObservationEvent' || e.kind === 'UserRejectObservation' || e.kind === 'AgentErrorEvent') answered.add(e.tool_call_id);
-    }
-    const dangling = this.events().filter((e) => e.kind === 'ActionEvent' && !answered.has(e.tool_call_id));
-    for (const a of dangling) {
-      if (a.kind !== 'ActionEvent') continue;
-      this.emit({
-        ...newEventBase('agent'),
-        tool_name: a.tool_name,
-        tool_call_id: a.tool_call_id,
-        error: 'A restart occurred while this tool was in progress. The tool call was not completed; check the workspace state before retrying.',
-        kind: 'AgentErrorEvent',
-      });
-    }
+    this.#answerDangling('A restart occurred while this tool was in progress. The tool call was not completed; check the workspace state before retrying.');
     this.emit({
       ...newEventBase('environment'),
       code: 'AgentServerRestarted',
@@ -411,7 +401,24 @@ export class ConversationRuntime implements AgentHost {
     this.setExecutionStatus('error');
   }
 
-  /** Aborts a run (waiting up to `graceMs` for it to stop) and releases the agent's tools. */
+  /** Every ActionEvent without an answer gets `error` as one: the model needs an answer to each tool call. */
+  #answerDangling(error: string): void {
+    const answered = new Set<string>();
+    for (const e of this.events()) {
+      if (e.kind === 'ObservationEvent' || e.kind === 'UserRejectObservation' || e.kind === 'AgentErrorEvent') answered.add(e.tool_call_id);
+    }
+    for (const a of this.events()) {
+      if (a.kind !== 'ActionEvent' || answered.has(a.tool_call_id)) continue;
+      this.emit({ ...newEventBase('agent'), tool_name: a.tool_name, tool_call_id: a.tool_call_id, error, kind: 'AgentErrorEvent' });
+    }
+  }
+
+  /**
+   * Aborts a run (waiting up to `graceMs` for it to stop) and releases the agent's tools. A run
+   * stopped by a shutdown (the sandbox paused, the service stopping) leaves the conversation
+   * `paused` with a PauseEvent from the environment, resumable by the next message, rather than a
+   * `running` that nothing runs.
+   */
   async close(opts: { deleted?: boolean; graceMs?: number } = {}): Promise<void> {
     this.#closing = true;
     this.#rerun = false;
@@ -421,6 +428,11 @@ export class ConversationRuntime implements AgentHost {
       await waitAtMost(run.done, opts.graceMs ?? 10_000);
     }
     if (opts.deleted) this.#deleted = true;
+    else if (run && !this.#run && this.#row.executionStatus === 'running') {
+      this.#answerDangling('The agent server was stopped (sandbox paused or service shutting down) while this tool was in progress. The tool call was not completed; check the workspace state before retrying.');
+      this.emit({ ...newEventBase('environment'), kind: 'PauseEvent' });
+      this.setExecutionStatus('paused');
+    }
     const agent = this.#agent;
     this.#agent = undefined;
     if (agent) await agent.close().catch((err: unknown) => this.#ctx.log.warn({ err, conversationId: this.conversationId }, 'agent close failed'));

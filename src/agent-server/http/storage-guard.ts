@@ -7,13 +7,17 @@ import { InsufficientStorage } from '../../api/errors.ts';
 import { STORAGE_RETRY_AFTER_SECONDS } from '../../facade/errors.ts';
 import type { StorageHealth } from '../store/storage-health.ts';
 
+/** Throws InsufficientStorage (507) while the disk refuses writes, after trying the held ones again. */
+export function assertWritable(storage: StorageHealth): void {
+  if (storage.retry()) return;
+  throw new InsufficientStorage(`Insufficient storage: ${storage.fault?.detail ?? 'the agent server cannot save.'} Nothing was changed; retry once space is freed.`, {
+    retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
+  });
+}
+
 export function storageGuard(storage: StorageHealth): Middleware {
   return async function guardStorage(ctx, next) {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && !storage.retry()) {
-      throw new InsufficientStorage(`Insufficient storage: ${storage.fault?.detail ?? 'the agent server cannot save.'} Nothing was changed; retry once space is freed.`, {
-        retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
-      });
-    }
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') assertWritable(storage);
     try {
       await next();
     } catch (err) {

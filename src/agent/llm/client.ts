@@ -40,6 +40,8 @@ export interface ModelClientOptions {
   maxRetries?: number;
   /** Per attempt (default: DEFAULT_RETRY.timeoutSeconds). */
   timeoutMs?: number;
+  /** Sent with every call (the conversation's id, which the model gateway records usage under). */
+  headers?: Record<string, string>;
 }
 
 export class ModelClient {
@@ -67,6 +69,7 @@ export class ModelClient {
       ...(baseURL ? { baseURL } : {}),
       maxRetries: 0, // retries are ours (withRetries), with the conversation's backoff
       timeout: this.retry.timeoutSeconds * 1000,
+      ...(opts.headers ? { defaultHeaders: opts.headers } : {}),
     });
   }
 

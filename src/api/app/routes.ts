@@ -32,6 +32,8 @@ import {
 import { ConversationHooksResponse } from './hooks.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
+import { UsageReport, UsersUsage } from './usage.ts';
+import { ApiKeyInfo, UserInfo } from './users.ts';
 
 export interface AppRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -84,6 +86,13 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
   { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to', response: Type.Object({ id: Type.String(), name: Type.String() }) },
+  { method: 'get', path: '/api/v1/users/me/keys', tag: 'users', summary: "The caller's API keys (display prefixes, creation and revocation times; never a key)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
+  { method: 'delete', path: '/api/v1/users/me/keys/{prefix}', tag: 'users', summary: "Revoke one of the caller's keys (by the prefix the list shows); refused at once and for good. 404 when no working key has it, 409 when several do", response: Success },
+  { method: 'get', path: '/api/v1/users', tag: 'users', summary: 'Every user (administrators only; 403 otherwise)', response: Type.Object({ items: Type.Array(UserInfo) }) },
+  { method: 'post', path: '/api/v1/users/{user_id}/disable', tag: 'users', summary: "Disable a user: every key of theirs is refused at once (administrators only; 409 for oneself)", response: UserInfo },
+  { method: 'post', path: '/api/v1/users/{user_id}/enable', tag: 'users', summary: "Enable a user again: their unrevoked keys work again (administrators only)", response: UserInfo },
+  { method: 'get', path: '/api/v1/users/{user_id}/keys', tag: 'users', summary: "A user's API keys (administrators only)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
+  { method: 'delete', path: '/api/v1/users/{user_id}/keys/{prefix}', tag: 'users', summary: "Revoke a user's key (administrators only)", response: Success },
   { method: 'get', path: '/api/v1/secrets/search', tag: 'settings', summary: "The caller's stored secrets: names and descriptions, never values (by name)", query: PageQuery, response: Page(StoredSecretInfo) },
   { method: 'post', path: '/api/v1/secrets', tag: 'settings', summary: 'Store a secret (201; 409 when the name exists). Given to each new conversation of the caller; a per-conversation secret of the same name wins', body: StoredSecretCreate, response: StoredSecretInfo },
   { method: 'get', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "A stored secret's name and description (never the value)", response: StoredSecretInfo },
@@ -93,6 +102,8 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: 'Register a marketplace (URL, optional ref and path, personal or organization scope, Auto-Load); 201, 409 when the name is taken. Registering alone loads nothing', body: MarketplaceRegistrationCreate, response: MarketplaceRegistration },
   { method: 'patch', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Change a registration (Auto-Load, URL, ref, path); applies to conversations started afterwards, never to running ones', body: MarketplaceRegistrationUpdate, response: MarketplaceRegistration },
   { method: 'delete', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Unregister a marketplace', response: Success },
+  { method: 'get', path: '/api/v1/usage', tag: 'users', summary: "The caller's model usage as the model gateway recorded it (what the provider reported per call), in all and per conversation, sandbox and model", response: UsageReport },
+  { method: 'get', path: '/api/v1/usage/users', tag: 'users', summary: "Every user's model usage (the admin user only; 403 for others)", response: UsersUsage },
   { method: 'get', path: '/api/v1/openapi.json', tag: 'meta', summary: 'This OpenAPI 3.1 document (no key needed)', public: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}', tag: 'webhooks', summary: 'Event sink for agent servers (in order, idempotent)', body: SinkEventBatch, response: SinkAck, sandboxAuth: true },
   { method: 'post', path: '/api/v1/webhooks/{sandbox_id}/conversations', tag: 'webhooks', summary: 'Conversation status from agent servers', body: SinkConversationUpdate, response: Success, sandboxAuth: true },

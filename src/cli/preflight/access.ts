@@ -49,12 +49,32 @@ function describe(a: Access): string {
   return `${a.verb} ${what}${a.namespace ? ` in ${a.namespace}` : ''}`;
 }
 
+/**
+ * What the API must NOT be able to do: read the installation's Secrets (the default API key, the
+ * database URL, the model provider key, the TLS key). They live in the release namespace, where the
+ * chart grants it nothing, so an extra binding of someone's shows here.
+ */
+export function apiForbidden(s: PreflightSettings): Access[] {
+  const names = [...s.secrets.map((r) => ({ namespace: r.namespace, name: r.name })), ...(s.tlsSecret ? [{ namespace: s.namespace, name: s.tlsSecret }] : [])];
+  return names.flatMap(({ namespace, name }) => (['get', 'list', 'watch'] as const).map((verb) => ({ group: '', resource: 'secrets', verb, namespace, ...(verb === 'get' ? { name } : {}) })));
+}
+
 /** The accesses the service account `namespace/name` is denied, described for people. */
 export async function deniedAccess(kc: KubeConfig, namespace: string, serviceAccount: string, wanted: Access[]): Promise<string[]> {
+  const allowed = await allowedAccess(kc, namespace, serviceAccount, wanted);
+  return wanted.filter((a) => !allowed.includes(a)).map(describe);
+}
+
+/** The accesses the service account `namespace/name` is allowed, described for people. */
+export async function allowedAccessText(kc: KubeConfig, namespace: string, serviceAccount: string, wanted: Access[]): Promise<string[]> {
+  return (await allowedAccess(kc, namespace, serviceAccount, wanted)).map(describe);
+}
+
+async function allowedAccess(kc: KubeConfig, namespace: string, serviceAccount: string, wanted: Access[]): Promise<Access[]> {
   const authz = kc.makeApiClient(AuthorizationV1Api);
   const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
   const groups = ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
-  const denied: string[] = [];
+  const allowed: Access[] = [];
   for (const a of wanted) {
     const [resource, subresource] = a.resource.split('/');
     const review = await authz.createSubjectAccessReview({
@@ -66,7 +86,7 @@ export async function deniedAccess(kc: KubeConfig, namespace: string, serviceAcc
         },
       },
     });
-    if (!review.status?.allowed) denied.push(describe(a));
+    if (review.status?.allowed) allowed.push(a);
   }
-  return denied;
+  return allowed;
 }

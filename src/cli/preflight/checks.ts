@@ -1,9 +1,10 @@
 // `agentyard preflight`: checks a cluster for what agentyard needs, and says how to fix what is
 // missing. Each check is independent; all of them run, so one run shows every problem.
-import { ApiextensionsV1Api, CoreV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, NetworkingV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { loadRuntimeAddressing } from '../../runtime/kubernetes/addressing.ts';
-import { apiAccess, controllerAccess, deniedAccess } from './access.ts';
+import { allowedAccessText, apiAccess, apiForbidden, controllerAccess, deniedAccess } from './access.ts';
 import { checkAppDatabase } from './database.ts';
+import { clusterRanges, uncovered } from './ranges.ts';
 import { checkFreeDisk } from './disk.ts';
 import type { PreflightSettings } from './settings.ts';
 
@@ -129,17 +130,19 @@ export async function runChecks(kc: KubeConfig, s: PreflightSettings): Promise<C
     checks.push(['app database (AGENTYARD_DATABASE_URL)', () => checkAppDatabase(url)]);
   }
 
+  // Only the release namespace: the API's service account may read Secrets in the sandbox
+  // namespace, so the private key stays out of it (sandbox hosts get the ingress controller's
+  // default certificate).
   if (s.tlsSecret) {
-    for (const ns of [...new Set([s.namespace, s.sandboxNamespace])]) {
-      checks.push([
-        `TLS secret ${ns}/${s.tlsSecret} (ingress.tlsSecret)`,
-        async () => {
-          const secret = await orMissing(core.readNamespacedSecret({ name: s.tlsSecret, namespace: ns }));
-          if (!secret) return { ok: false, detail: 'missing; an Ingress reads its certificate from its own namespace', fix: `kubectl -n ${ns} create secret tls ${s.tlsSecret} --cert=wildcard.crt --key=wildcard.key` };
-          return secret.data?.['tls.crt'] ? { ok: true, detail: 'has tls.crt' } : { ok: false, detail: 'has no tls.crt', fix: `Recreate it with kubectl -n ${ns} create secret tls` };
-        },
-      ]);
-    }
+    const ns = s.namespace;
+    checks.push([
+      `TLS secret ${ns}/${s.tlsSecret} (ingress.tlsSecret)`,
+      async () => {
+        const secret = await orMissing(core.readNamespacedSecret({ name: s.tlsSecret, namespace: ns }));
+        if (!secret) return { ok: false, detail: 'missing; an Ingress reads its certificate from its own namespace', fix: `kubectl -n ${ns} create secret tls ${s.tlsSecret} --cert=wildcard.crt --key=wildcard.key` };
+        return secret.data?.['tls.crt'] ? { ok: true, detail: 'has tls.crt' } : { ok: false, detail: 'has no tls.crt', fix: `Recreate it with kubectl -n ${ns} create secret tls` };
+      },
+    ]);
   }
 
   for (const [who, account, wanted] of [
@@ -156,6 +159,45 @@ export async function runChecks(kc: KubeConfig, s: PreflightSettings): Promise<C
       },
     ]);
   }
+
+  if (s.deniedRanges) {
+    const denied = s.deniedRanges;
+    checks.push([
+      'cluster ranges denied to sandboxes',
+      async () => {
+        const nodes = (await core.listNode()).items;
+        // ServiceCIDR objects exist from Kubernetes 1.33 on; before, only the setting says.
+        const serviceCidrs = await kc
+          .makeApiClient(NetworkingV1Api)
+          .listServiceCIDR()
+          .then((l) => l.items)
+          .catch((e: unknown) => (statusOf(e) === 404 ? [] : Promise.reject(e)));
+        const missing = uncovered(clusterRanges(nodes, serviceCidrs), denied);
+        if (missing.length) {
+          return { ok: false, detail: `sandboxes could reach ${missing.map((m) => `${m.range} (not in networkPolicy.${m.value})`).join(', ')}`, fix: 'Add each range, or one that covers it, to the value named beside it' };
+        }
+        return { ok: true, detail: `the Pod ranges and addresses of ${nodes.length} node(s) and ${serviceCidrs.length} ServiceCIDR(s) are denied` };
+      },
+    ]);
+  }
+
+  // The API may read every Secret of the sandbox namespace (RBAC cannot narrow that to its own),
+  // so the installation's keys must be elsewhere and out of its reach.
+  checks.push([
+    "installation secrets out of the API's reach",
+    async () => {
+      const names = [...s.secrets.map((r) => r.name), ...(s.tlsSecret ? [s.tlsSecret] : [])];
+      const beside: string[] = [];
+      for (const name of names) if (await orMissing(core.readNamespacedSecret({ name, namespace: s.sandboxNamespace }))) beside.push(name);
+      if (beside.length) {
+        return { ok: false, detail: `in the sandbox namespace, whose Secrets the API may read: ${beside.join(', ')}`, fix: `Keep them in ${s.namespace} only: kubectl -n ${s.sandboxNamespace} delete secret ${beside.join(' ')}` };
+      }
+      const allowed = await allowedAccessText(kc, s.namespace, s.apiServiceAccount, apiForbidden(s));
+      return allowed.length
+        ? { ok: false, detail: `service account ${s.namespace}/${s.apiServiceAccount} may: ${allowed.join(', ')}`, fix: `Remove the Role or ClusterRole binding that grants it; the chart grants the API Secrets in ${s.sandboxNamespace} only` }
+        : { ok: true, detail: `none in ${s.sandboxNamespace}, and ${s.namespace}/${s.apiServiceAccount} may read none of them` };
+    },
+  ]);
 
   const results: CheckResult[] = [];
   for (const [name, fn] of checks) results.push(await attempt(name, fn));

@@ -8,7 +8,7 @@ const chartValues = parse(readFileSync(new URL('../../../charts/agentyard/values
 
 /** The subset of `values` that has the same keys as `shape`. */
 function subset(values: unknown, shape: unknown): unknown {
-  if (typeof shape !== 'object' || shape === null) return values;
+  if (typeof shape !== 'object' || shape === null || Array.isArray(shape)) return values;
   return Object.fromEntries(Object.keys(shape).map((k) => [k, subset((values as Record<string, unknown>)?.[k], (shape as Record<string, unknown>)[k])]));
 }
 
@@ -23,8 +23,17 @@ describe('preflight settings', () => {
     expect(s.runtimeEnv).toEqual({ RUNTIME_BASE_URL: 'a.example.com', RUNTIME_URL_SEPARATOR: '-runtime.', RUNTIME_DISABLE_SSL: 'false' });
     expect(s.secrets).toEqual([
       { namespace: 'apps', name: 'agentyard-api-key', key: 'api-key', what: 'secrets.apiKey' },
-      { namespace: 'work', name: 'agentyard-llm', key: 'api-key', what: 'secrets.modelProvider' },
+      { namespace: 'apps', name: 'agentyard-llm', key: 'api-key', what: 'secrets.modelProvider' },
     ]);
+  });
+
+  it('takes the ranges the sandbox NetworkPolicy denies from values or from the helm test Pod, and none while it is off', () => {
+    const ranges = { podCidrs: ['10.244.0.0/16'], serviceCidrs: ['10.96.0.0/12'], nodeCidrs: ['10.0.0.0/16'] };
+    expect(resolveSettings({}, { AGENTYARD_NETWORK_POLICY: JSON.stringify({ enabled: true, ...ranges }) }).deniedRanges).toEqual(ranges);
+    const files = { 'a.yaml': 'networkPolicy: {podCidrs: [10.244.0.0/16], serviceCidrs: [10.96.0.0/12], nodeCidrs: [10.0.0.0/16]}\n', 'off.yaml': 'networkPolicy: {enabled: false}\n' };
+    expect(resolveSettings({ values: ['a.yaml'] }, {}, (p) => files[p as keyof typeof files]).deniedRanges).toEqual(ranges);
+    expect(resolveSettings({ values: ['a.yaml', 'off.yaml'] }, {}, (p) => files[p as keyof typeof files]).deniedRanges).toBeUndefined();
+    expect(resolveSettings({}, {}).deniedRanges).toEqual({ podCidrs: [], serviceCidrs: [], nodeCidrs: [] });
   });
 
   it('lets values files win over the environment, and flags over both', () => {

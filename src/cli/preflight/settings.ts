@@ -4,6 +4,7 @@
 // `helm test` after it, check the same things.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import type { DeniedRanges } from './ranges.ts';
 import { minFreeDiskBytes } from '../../util/disk-space.ts';
 
 export interface SecretRef {
@@ -21,13 +22,18 @@ export interface PreflightSettings {
   /** RUNTIME_* settings, as the controller reads them. */
   runtimeEnv: Record<string, string>;
   secrets: SecretRef[];
-  /** Wildcard TLS Secret, needed in both namespaces; empty when TLS is not terminated by the Ingress. */
+  /**
+   * Wildcard TLS Secret of the application hosts, in the release namespace only (sandbox hosts get
+   * the ingress controller's default certificate); empty when TLS is not terminated by the Ingress.
+   */
   tlsSecret: string;
   controllerServiceAccount: string;
   apiServiceAccount: string;
   leaseName: string;
   /** External PostgreSQL app database to try (AGENTYARD_DATABASE_URL); absent with the bundled one. */
   databaseUrl?: string;
+  /** The cluster ranges the sandbox NetworkPolicy denies; absent while networkPolicy.enabled is false. */
+  deniedRanges?: DeniedRanges;
   /** Where this process keeps data (AGENTYARD_DATA_DIR), whose free space is checked; absent: not checked. */
   dataDir?: string;
   /** AGENTYARD_MIN_FREE_DISK_MB in bytes (default 512 MiB). */
@@ -49,6 +55,7 @@ export const CHART_DEFAULTS = {
   },
   database: { external: false },
   controller: { lease: { name: '' } },
+  networkPolicy: { enabled: true, podCidrs: [] as string[], serviceCidrs: [] as string[], nodeCidrs: [] as string[] },
 };
 
 export interface PreflightFlags {
@@ -84,6 +91,8 @@ function valuesFromEnv(env: NodeJS.ProcessEnv): Values {
   if (env.AGENTYARD_SANDBOX_NAMESPACE) v.sandboxNamespace = { name: env.AGENTYARD_SANDBOX_NAMESPACE };
   if (env.RUNTIME_TLS_SECRET !== undefined) v.ingress = { tlsSecret: env.RUNTIME_TLS_SECRET };
   if (env.AGENTYARD_LEASE_NAME) v.controller = { lease: { name: env.AGENTYARD_LEASE_NAME } };
+  // The helm test Pod's copy of the networkPolicy values (enabled and the three ranges), as JSON.
+  if (env.AGENTYARD_NETWORK_POLICY) v.networkPolicy = JSON.parse(env.AGENTYARD_NETWORK_POLICY) as Values;
   return v;
 }
 
@@ -100,6 +109,7 @@ export function parseSecretFlag(flag: string, what = '--secret'): SecretRef {
   return { namespace: m[1]!, name: m[2]!, key: m[3]!, what };
 }
 
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(str) : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
 
 export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): PreflightSettings {
@@ -117,7 +127,8 @@ export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, r
     ? flags.secrets.map((s) => parseSecretFlag(s))
     : [
         { namespace, ...v.secrets.apiKey, what: 'secrets.apiKey' },
-        ...(v.secrets.modelProvider.name ? [{ namespace: sandboxNamespace, ...v.secrets.modelProvider, what: 'secrets.modelProvider' }] : []),
+        // Read by the API's model gateway, so in the release namespace: sandboxes never get it.
+        ...(v.secrets.modelProvider.name ? [{ namespace, ...v.secrets.modelProvider, what: 'secrets.modelProvider' }] : []),
         ...(v.database.external ? [{ namespace, ...v.secrets.database, what: 'secrets.database' }] : []),
       ];
   const runtimeEnv: Record<string, string> = {
@@ -137,6 +148,7 @@ export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, r
     apiServiceAccount: `${name}-api`,
     leaseName: str(v.controller.lease.name) || `${name}-controller`,
     ...(env.AGENTYARD_DATABASE_URL ? { databaseUrl: env.AGENTYARD_DATABASE_URL } : {}),
+    ...(v.networkPolicy.enabled === false ? {} : { deniedRanges: { podCidrs: strings(v.networkPolicy.podCidrs), serviceCidrs: strings(v.networkPolicy.serviceCidrs), nodeCidrs: strings(v.networkPolicy.nodeCidrs) } }),
     ...(env.AGENTYARD_DATA_DIR ? { dataDir: env.AGENTYARD_DATA_DIR } : {}),
     minFreeDiskBytes: minFreeDiskBytes(env),
   };

@@ -2,7 +2,8 @@
 // WORKING → WAITING_FOR_SANDBOX → PREPARING_REPOSITORY → RUNNING_SETUP_SCRIPT → SETTING_UP_GIT_HOOKS
 // → SETTING_UP_SKILLS → STARTING_CONVERSATION → READY, or ERROR. One step per pass, each idempotent,
 // so a restarted controller resumes a half-done start. The facade owns status.executionStatus and
-// status.metrics (it hears them from the agent servers); this reconciler never touches them.
+// status.metrics (it hears them from the agent servers); this reconciler touches the status only
+// when the sandbox stops serving a `running` conversation (execution-truth.ts): nobody else could.
 import { isDeepStrictEqual } from 'node:util';
 import { ConditionType, Reason } from '../../api/conditions.ts';
 import { ConversationKind, START_TASK_STEPS, type Conversation, type ConversationStatus, type StartTaskStatus } from '../../api/conversation.ts';
@@ -25,6 +26,7 @@ import { autoLoadPlugins } from './marketplaces.ts';
 import { orgConfigSkills } from './org-config.ts';
 import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type GitSettings } from './repository.ts';
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
+import { interruption } from './execution-truth.ts';
 import { agentServerDialUrl } from '../../runtime/dial.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
@@ -62,7 +64,8 @@ export class ConversationReconciler {
     const conv = await this.#d.store.get(ConversationKind, namespace, name);
     if (!conv || conv.metadata.deletionTimestamp) return {};
     const step = conv.status?.startTask?.status ?? 'WORKING';
-    if (step === 'READY' || step === 'ERROR') return {};
+    if (step === 'READY') return this.#followSandbox(conv);
+    if (step === 'ERROR') return {};
 
     const status: ConversationStatus = structuredClone(conv.status ?? {});
     let result: Result = {};
@@ -81,6 +84,29 @@ export class ConversationReconciler {
       if (now !== step || !conv.status?.startTask) this.#recordStep(conv, status);
     }
     return result;
+  }
+
+  /** A `running` conversation whose sandbox stopped serving it: paused or error, with the reason as an event. */
+  async #followSandbox(conv: Conversation): Promise<Result> {
+    if (conv.status?.executionStatus !== 'running') return {};
+    const namespace = conv.metadata.namespace ?? 'default';
+    const sb = conv.status.sandboxName ? await this.#d.store.get(SandboxKind, namespace, conv.status.sandboxName) : undefined;
+    const change = interruption(conv, sb);
+    if (!change) return {};
+    for (let attempt = 0, latest: Conversation | undefined = conv; latest; attempt++) {
+      // Only over `running`: the agent server may have said something newer meanwhile.
+      if (latest.status?.executionStatus !== 'running') return {};
+      try {
+        await this.#d.store.updateStatus(ConversationKind, { ...latest, status: { ...latest.status, executionStatus: change.status } });
+        break;
+      } catch (err) {
+        if (!(err instanceof Conflict) || attempt >= 5) throw err;
+        latest = await this.#d.store.get(ConversationKind, namespace, conv.metadata.name);
+      }
+    }
+    this.#d.log?.info({ conversation: conv.metadata.name, executionStatus: change.status, why: change.why }, 'run interrupted');
+    this.#d.recorder?.record(conv, 'Warning', Reason.RunInterrupted, change.why);
+    return {};
   }
 
   #recordStep(conv: Conversation, status: ConversationStatus): void {

@@ -1,6 +1,8 @@
 // SandboxReconciler: turns a Sandbox into a running (or paused) agent server through the runtime,
 // and enforces the lifecycle of spec part 3: idle pause, 12-hour session cap, deletion of
 // long-paused sandboxes. Level-triggered: every pass recomputes from the resource and the runtime.
+// A dead agent server is restarted on its intact state with backoff (restarts.ts); only a crash
+// loop ends in ERROR. The runtime's watch pokes this reconciler as soon as one dies.
 import { isDeepStrictEqual } from 'node:util';
 import { ConditionType, Reason } from '../../api/conditions.ts';
 import { ConversationKind } from '../../api/conversation.ts';
@@ -10,13 +12,15 @@ import { SandboxKind, type Sandbox, type SandboxStatus } from '../../api/sandbox
 import type { RuntimeState, SandboxRuntime } from '../../runtime/types.ts';
 import type { ResourceStore } from '../../store/types.ts';
 import type { Logger } from '../../util/log.ts';
+import type { DateTime } from 'luxon';
 import type { Clock } from '../clock.ts';
 import type { EventRecorder } from '../events.ts';
 import { setCondition } from '../conditions.ts';
 import { splitKey } from '../keys.ts';
 import { decideLifecycle, lastActivity, nextDeadline, type LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
-import { ensureSessionKey } from './session-secret.ts';
+import { crashLoopMessage, DEFAULT_RESTART_POLICY, isNewDeath, recordDeath, recordRestart, restartDueAt, type RestartPolicy } from './restarts.ts';
+import { ensureSandboxKeys } from './session-secret.ts';
 
 /** Set by the controller when it pauses a sandbox itself; cleared on resume. */
 export const ANNOTATION_PAUSE_REASON = `${GROUP}/pause-reason`;
@@ -30,14 +34,23 @@ export interface SandboxReconcilerDeps {
   runtime: SandboxRuntime;
   clock: Clock;
   settings: LifecycleSettings;
+  /** Restart backoff and crash-loop limits (DEFAULT_RESTART_POLICY). */
+  restarts?: RestartPolicy;
   log?: Logger;
+}
+
+interface Converged {
+  state: RuntimeState;
+  requeueAfterMs?: number;
 }
 
 export class SandboxReconciler {
   readonly #d: SandboxReconcilerDeps;
+  readonly #policy: RestartPolicy;
 
   constructor(deps: SandboxReconcilerDeps) {
     this.#d = deps;
+    this.#policy = deps.restarts ?? DEFAULT_RESTART_POLICY;
   }
 
   async reconcile(key: string): Promise<Result> {
@@ -68,9 +81,9 @@ export class SandboxReconciler {
     const nowIso = now.toISO()!;
     let requeueAfterMs: number | undefined;
     if (status.phase !== 'ERROR') {
-      const state = sb.spec.paused ? await this.#d.runtime.pause(sb) : await this.#converge(sb, status);
-      applyRuntimeState(status, state, sb, nowIso);
-      if (status.phase === 'STARTING') requeueAfterMs = STARTING_POLL_MS;
+      const converged: Converged = sb.spec.paused ? { state: await this.#d.runtime.pause(sb) } : await this.#converge(sb, status, now);
+      applyRuntimeState(status, converged.state, sb, nowIso);
+      if (status.phase === 'STARTING') requeueAfterMs = converged.requeueAfterMs ?? STARTING_POLL_MS;
     }
 
     status.conversationCount = await this.#conversationCount(sb);
@@ -95,22 +108,46 @@ export class SandboxReconciler {
     else if (status.phase === 'ERROR') r.record(sb, 'Warning', Reason.RuntimeFailed, status.message ?? 'The sandbox failed');
   }
 
-  async #converge(sb: Sandbox, status: SandboxStatus): Promise<RuntimeState> {
+  async #converge(sb: Sandbox, status: SandboxStatus, now: DateTime): Promise<Converged> {
     const observed = await this.#d.runtime.observe(sb);
     if (observed.phase === 'absent' && status.phase === 'RUNNING') {
-      return { phase: 'failed', reason: Reason.RuntimeMissing, message: 'The sandbox runtime disappeared while it was running' };
+      return { state: { phase: 'failed', reason: Reason.RuntimeMissing, message: 'The sandbox runtime disappeared while it was running' } };
     }
-    if (observed.phase === 'absent' || observed.phase === 'paused') {
-      const sessionKey = await ensureSessionKey(this.#d.store, sb);
-      try {
-        return await this.#d.runtime.start(sb, { sessionKey });
-      } catch (err) {
-        // The runtime refused what this sandbox asks for: retrying cannot help.
-        if (err instanceof Invalid) return { phase: 'failed', reason: Reason.RuntimeFailed, message: `The runtime refused this sandbox: ${err.message}` };
-        throw err;
+    const death = observed.phase === 'exited' || observed.phase === 'running' || observed.phase === 'starting' ? observed.death : undefined;
+    if (isNewDeath(status, death)) {
+      const { deaths, crashLoop } = recordDeath(status, death, now, this.#policy);
+      this.#d.log?.warn({ sandbox: sb.metadata.name, reason: death.reason, message: death.message, deaths, crashLoop }, 'agent server died');
+      this.#d.recorder?.record(sb, 'Warning', Reason.Restarting, `The agent server died (${death.reason}): ${death.message}`);
+      if (crashLoop) {
+        // Compute released (a kubelet would otherwise restart it forever); the workspace stays until deletion.
+        await this.#d.runtime.pause(sb);
+        return { state: { phase: 'failed', reason: Reason.CrashLoop, message: crashLoopMessage(status, this.#policy) } };
       }
+      if (observed.phase !== 'exited') recordRestart(status, now, deaths); // the runtime brings it back itself
     }
-    return observed;
+    if (observed.phase === 'exited') {
+      const waitMs = restartDueAt(status, now, this.#policy).diff(now).as('milliseconds');
+      if (waitMs > 0) {
+        const message = `The agent server died (${observed.death.reason}); restarting in ${Math.ceil(waitMs / 1000)} s`;
+        return { state: { phase: 'starting', runtimeId: observed.runtimeId, message }, requeueAfterMs: waitMs };
+      }
+      const state = await this.#start(sb);
+      recordRestart(status, now);
+      return { state };
+    }
+    if (observed.phase === 'absent' || observed.phase === 'paused') return { state: await this.#start(sb) };
+    return { state: observed };
+  }
+
+  async #start(sb: Sandbox): Promise<RuntimeState> {
+    const keys = await ensureSandboxKeys(this.#d.store, sb);
+    try {
+      return await this.#d.runtime.start(sb, keys);
+    } catch (err) {
+      // The runtime refused what this sandbox asks for: retrying cannot help.
+      if (err instanceof Invalid) return { phase: 'failed', reason: Reason.RuntimeFailed, message: `The runtime refused this sandbox: ${err.message}` };
+      throw err;
+    }
   }
 
   async #conversationCount(sb: Sandbox): Promise<number> {
@@ -158,15 +195,17 @@ function applyRuntimeState(status: SandboxStatus, state: RuntimeState, sb: Sandb
       delete status.url;
       delete status.internalUrl;
       break;
+    case 'exited': // only while the reconciler waits out its backoff; it reports that as starting
     case 'starting':
       status.phase = 'STARTING';
       status.runtimeId = state.runtimeId;
       delete status.url;
       delete status.internalUrl;
-      if (state.message) status.message = state.message;
+      if ('message' in state && state.message) status.message = state.message;
       break;
     case 'running':
-      if (status.phase !== 'RUNNING') status.sessionStartTime = now; // a resume opens a new 12-hour window
+      // A resume opens a new 12-hour window; a restart after a death goes on with the one it had.
+      if (status.phase !== 'RUNNING' && !restarting(status)) status.sessionStartTime = now;
       status.phase = 'RUNNING';
       status.runtimeId = state.runtimeId;
       status.url = state.url;
@@ -193,13 +232,20 @@ function computeConditions(status: SandboxStatus, now: string, generation: numbe
   const phase = status.phase;
   if (phase !== 'ERROR') {
     const ready = phase === 'RUNNING';
+    const back = phase === 'STARTING' && restarting(status);
     conditions = setCondition(
       conditions,
       {
         type: ConditionType.Ready,
         status: ready ? 'True' : 'False',
-        reason: ready ? Reason.Running : phase === 'PAUSED' ? (status.pauseReason ?? Reason.UserRequest) : Reason.Starting,
-        message: ready ? `Agent server at ${status.url}` : phase === 'PAUSED' ? 'Compute released; workspace kept' : 'Agent server is starting',
+        reason: ready ? Reason.Running : phase === 'PAUSED' ? (status.pauseReason ?? Reason.UserRequest) : back ? Reason.Restarting : Reason.Starting,
+        message: ready
+          ? `Agent server at ${status.url}`
+          : phase === 'PAUSED'
+            ? 'Compute released; workspace kept'
+            : back
+              ? (status.message ?? `The agent server died (${status.lastDeath?.reason}); restarting`)
+              : 'Agent server is starting',
       },
       now,
       generation,
@@ -219,6 +265,16 @@ function computeConditions(status: SandboxStatus, now: string, generation: numbe
     now,
     generation,
   );
+}
+
+/**
+ * Coming back from a death rather than starting or resuming: the last death is newer than the
+ * session window and nobody paused the sandbox since.
+ */
+function restarting(status: SandboxStatus): boolean {
+  const died = status.lastDeath?.time;
+  if (!died || status.pausedAt) return false;
+  return !status.sessionStartTime || Date.parse(died) >= Date.parse(status.sessionStartTime);
 }
 
 function minDefined(...values: (number | undefined)[]): number | undefined {

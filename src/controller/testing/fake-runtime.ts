@@ -32,4 +32,13 @@ export class FakeRuntime implements SandboxRuntime {
   boot(name: string, url = `http://127.0.0.1:1/${name}`): void {
     this.states.set(name, { phase: 'running', runtimeId: name, url });
   }
+  #deaths = 0;
+  /** Its agent server dies and stays dead until start() (a process runtime). */
+  die(name: string, reason = 'AgentServerExited'): void {
+    this.states.set(name, { phase: 'exited', runtimeId: name, death: { id: `death ${++this.#deaths}`, reason, message: `killed (${reason})` } });
+  }
+  /** Its agent server dies and the runtime restarts it by itself (a kubelet); reported on the running state. */
+  dieAndHeal(name: string, url = `http://127.0.0.1:1/${name}`): void {
+    this.states.set(name, { phase: 'running', runtimeId: name, url, death: { id: `death ${++this.#deaths}`, reason: 'Error', message: 'container ended' } });
+  }
 }

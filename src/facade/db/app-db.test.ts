@@ -40,11 +40,27 @@ describe('SqliteAppStore', () => {
     await db.setSettings(u.id, { sandbox_grouping_strategy: 'ADD_TO_ANY' });
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
-    raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider;');
+    raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider; DROP TABLE model_usage; DROP TABLE installation;');
+    raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
     raw.pragma('user_version = 4');
     raw.close();
     db = new SqliteAppStore(join(dir, 'app.db'));
     expect(await db.getSettings(u.id)).toEqual({ sandbox_grouping_strategy: 'ADD_TO_ANY', git_login: null, git_login_provider: 'github' });
+  });
+
+  it('upgrades keys and users from before revocation (version 7): keys keep working, the built-in admin is an administrator', async () => {
+    const admin = await db.createUser('admin', 'admin');
+    const u = await db.createUser('early');
+    const key = await db.createApiKey(u.id);
+    await db.close();
+    const raw = new Database(join(dir, 'app.db'));
+    raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
+    raw.pragma('user_version = 7');
+    raw.close();
+    db = new SqliteAppStore(join(dir, 'app.db'));
+    expect(await db.findUserByApiKey(key)).toEqual(u);
+    expect((await db.getUserInfo(admin.id))?.admin).toBe(true);
+    expect((await db.getUserInfo(u.id))?.admin).toBe(false);
   });
 
   it('refuses a database from a newer build', async () => {

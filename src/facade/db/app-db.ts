@@ -5,15 +5,27 @@ import { systemClock, type Clock } from '../../controller/clock.ts';
 import { EventLog } from './event-log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
+import { SqliteModelUsage } from './model-usage.ts';
 import { PendingMessages } from './pending-messages.ts';
-import { DEFAULT_SETTINGS, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from './types.ts';
+import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type RevokeResult, type TombstoneKind, type UserInfo, type UserSettings } from './types.ts';
 
-export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserSettings } from './types.ts';
+export type { ApiKeyInfo, AppStore, AppUser, ConversationMeta, UserInfo, UserSettings } from './types.ts';
+
+interface UserRow {
+  id: string;
+  name: string;
+  is_admin: number;
+  created_at: string;
+  disabled_at: string | null;
+}
+
+const userInfo = (r: UserRow): UserInfo => ({ id: r.id, name: r.name, admin: r.is_admin === 1, created_at: r.created_at, disabled_at: r.disabled_at });
 
 export class SqliteAppStore implements AppStore {
   readonly db: Database.Database;
   readonly events: EventLog;
   readonly pending: PendingMessages;
+  readonly usage: SqliteModelUsage;
   readonly #clock: Clock;
 
   constructor(path: string, opts: { clock?: Clock } = {}) {
@@ -30,6 +42,7 @@ export class SqliteAppStore implements AppStore {
     }
     this.events = new EventLog(this.db);
     this.pending = new PendingMessages(this.db, this.#clock);
+    this.usage = new SqliteModelUsage(this.db);
   }
 
   #now(): string {
@@ -37,8 +50,28 @@ export class SqliteAppStore implements AppStore {
   }
 
   async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
-    this.db.prepare('INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)').run(id, name, this.#now());
+    // One statement: the check and the insert cannot be split by another writer.
+    const { changes } = this.db
+      .prepare(
+        `INSERT INTO users (id, name, created_at) SELECT ?, ?, ?
+         WHERE NOT EXISTS (SELECT 1 FROM installation WHERE key = 'single_user') OR NOT EXISTS (SELECT 1 FROM users)`,
+      )
+      .run(id, name, this.#now());
+    if (changes === 0) throw new SingleUserInstallation((await this.singleUserReason()) ?? 'single-user');
     return { id, name };
+  }
+
+  async countUsers(): Promise<number> {
+    return (this.db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n;
+  }
+
+  async setSingleUser(reason: string | undefined): Promise<void> {
+    if (reason === undefined) this.db.prepare("DELETE FROM installation WHERE key = 'single_user'").run();
+    else this.db.prepare("INSERT INTO installation (key, value) VALUES ('single_user', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(reason);
+  }
+
+  async singleUserReason(): Promise<string | undefined> {
+    return (this.db.prepare("SELECT value FROM installation WHERE key = 'single_user'").get() as { value: string } | undefined)?.value;
   }
 
   async getUser(id: string): Promise<AppUser | undefined> {
@@ -58,14 +91,45 @@ export class SqliteAppStore implements AppStore {
   }
 
   async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
-    return this.db.prepare('SELECT prefix, created_at FROM api_keys WHERE user_id = ? ORDER BY created_at').all(userId) as ApiKeyInfo[];
+    return this.db.prepare('SELECT prefix, created_at, revoked_at FROM api_keys WHERE user_id = ? ORDER BY created_at, prefix').all(userId) as ApiKeyInfo[];
   }
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
     return this.db
-      .prepare('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?')
+      .prepare('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
       .get(hashKey(key)) as AppUser | undefined;
+  }
+
+  async revokeApiKey(userId: string, prefix: string): Promise<RevokeResult> {
+    return this.db.transaction((): RevokeResult => {
+      const rows = this.db.prepare('SELECT hash FROM api_keys WHERE user_id = ? AND prefix = ? AND revoked_at IS NULL').all(userId, prefix) as { hash: string }[];
+      if (rows.length === 0) return 'not-found';
+      if (rows.length > 1) return 'ambiguous';
+      this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE hash = ?').run(this.#now(), rows[0]!.hash);
+      return 'revoked';
+    }).immediate();
+  }
+
+  async getUserInfo(id: string): Promise<UserInfo | undefined> {
+    const row = this.db.prepare('SELECT id, name, is_admin, created_at, disabled_at FROM users WHERE id = ?').get(id) as UserRow | undefined;
+    return row && userInfo(row);
+  }
+
+  async listUsers(): Promise<UserInfo[]> {
+    return (this.db.prepare('SELECT id, name, is_admin, created_at, disabled_at FROM users ORDER BY created_at, id').all() as UserRow[]).map(userInfo);
+  }
+
+  async setUserDisabled(id: string, disabled: boolean): Promise<boolean> {
+    // Disabling twice keeps the first time.
+    const r = disabled
+      ? this.db.prepare('UPDATE users SET disabled_at = COALESCE(disabled_at, ?) WHERE id = ?').run(this.#now(), id)
+      : this.db.prepare('UPDATE users SET disabled_at = NULL WHERE id = ?').run(id);
+    return r.changes > 0;
+  }
+
+  async setUserAdmin(id: string, admin: boolean): Promise<boolean> {
+    return this.db.prepare('UPDATE users SET is_admin = ? WHERE id = ?').run(admin ? 1 : 0, id).changes > 0;
   }
 
   async getSettings(userId: string): Promise<UserSettings> {

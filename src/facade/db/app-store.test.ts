@@ -10,7 +10,7 @@ import { ManualClock } from '../../controller/clock.ts';
 import { postgresBinDir, startPostgres, type PgServer } from '../../testing/postgres/server.ts';
 import { SqliteAppStore } from './app-db.ts';
 import { PostgresAppStore } from './postgres/app-store.ts';
-import type { AppStore } from './types.ts';
+import { SingleUserInstallation, type AppStore } from './types.ts';
 
 const ev = (id: string, kind = 'PauseEvent', ts = '2026-03-01T10:00:00.000Z') => ({ id, timestamp: ts, source: 'user', kind }) as unknown as Event;
 
@@ -99,10 +99,68 @@ for (const b of backends) {
       await db.addApiKey(u.id, 'operator-key');
       expect(await db.findUserByApiKey('operator-key')).toEqual(u);
       expect(await db.listApiKeys(u.id)).toEqual([
-        { prefix: key.slice(0, 9), created_at: '2026-03-01T10:00:00.000Z' },
-        { prefix: 'operator-', created_at: '2026-03-01T10:00:00.000Z' },
+        { prefix: key.slice(0, 9), created_at: '2026-03-01T10:00:00.000Z', revoked_at: null },
+        { prefix: 'operator-', created_at: '2026-03-01T10:00:00.000Z', revoked_at: null },
       ]);
       await expect(db.createUser('again', u.id)).rejects.toThrow();
+    });
+
+    it('refuses a second user while single-user, with the reason, and allows it once cleared', async () => {
+      expect(await db.singleUserReason()).toBeUndefined();
+      await db.setSingleUser('no bubblewrap');
+      await db.setSingleUser('bubblewrap is not installed');
+      expect(await db.singleUserReason()).toBe('bubblewrap is not installed');
+      const admin = await db.createUser('admin', 'admin');
+      const refused = await db.createUser('bob').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SingleUserInstallation);
+      expect((refused as Error).message).toContain('bubblewrap is not installed');
+      expect(await db.countUsers()).toBe(1);
+      expect(await db.getUser(admin.id)).toEqual(admin);
+      await db.setSingleUser(undefined);
+      expect(await db.singleUserReason()).toBeUndefined();
+      await db.createUser('bob');
+      expect(await db.countUsers()).toBe(2);
+    });
+
+    it('revokes a key by its prefix for good, refuses an ambiguous prefix, and disables and enables users', async () => {
+      const u = await db.createUser('alice');
+      const other = await db.createUser('bob');
+      const key = await db.createApiKey(u.id);
+      const second = await db.createApiKey(u.id);
+      const bobs = await db.createApiKey(other.id);
+      // Only the owner's keys: bob's prefix is unknown for alice.
+      expect(await db.revokeApiKey(u.id, bobs.slice(0, 9))).toBe('not-found');
+      clock.advance(60_000);
+      expect(await db.revokeApiKey(u.id, key.slice(0, 9))).toBe('revoked');
+      expect(await db.findUserByApiKey(key)).toBeUndefined();
+      expect(await db.findUserByApiKey(second)).toEqual(u);
+      expect(await db.revokeApiKey(u.id, key.slice(0, 9))).toBe('not-found'); // already revoked
+      expect((await db.listApiKeys(u.id)).find((k) => k.prefix === key.slice(0, 9))).toEqual({ prefix: key.slice(0, 9), created_at: '2026-03-01T10:00:00.000Z', revoked_at: '2026-03-01T10:01:00.000Z' });
+      // A revoked key stays revoked, also when an operator registers it again.
+      await db.addApiKey(u.id, key);
+      expect(await db.findUserByApiKey(key)).toBeUndefined();
+      // Two working keys with one prefix: nothing is revoked.
+      await db.addApiKey(u.id, 'same-prefix-1');
+      await db.addApiKey(u.id, 'same-prefix-2');
+      expect(await db.revokeApiKey(u.id, 'same-pre')).toBe('not-found');
+      expect(await db.revokeApiKey(u.id, 'same-pref')).toBe('ambiguous');
+      expect(await db.findUserByApiKey('same-prefix-1')).toEqual(u);
+
+      expect(await db.getUserInfo(u.id)).toEqual({ id: u.id, name: 'alice', admin: false, created_at: '2026-03-01T10:00:00.000Z', disabled_at: null });
+      expect(await db.setUserDisabled(u.id, true)).toBe(true);
+      expect(await db.findUserByApiKey(second)).toBeUndefined();
+      expect(await db.findUserByApiKey(bobs)).toEqual(other);
+      clock.advance(1000);
+      await db.setUserDisabled(u.id, true); // keeps the first time
+      expect((await db.getUserInfo(u.id))?.disabled_at).toBe('2026-03-01T10:01:00.000Z');
+      expect(await db.setUserDisabled(u.id, false)).toBe(true);
+      expect(await db.findUserByApiKey(second)).toEqual(u);
+      expect(await db.setUserDisabled('nobody', true)).toBe(false);
+      expect(await db.setUserAdmin(other.id, true)).toBe(true);
+      expect((await db.listUsers()).map((x) => [x.name, x.admin, x.disabled_at]).sort()).toEqual([
+        ['alice', false, null],
+        ['bob', true, null],
+      ]);
     });
 
     it('stores settings per user with the NO_GROUPING default and no Git login', async () => {
@@ -215,6 +273,27 @@ for (const b of backends) {
       expect(await db.wasDeleted('c1')).toBe(true);
       expect(await db.events.acknowledgedSeq('c1')).toBe(0);
       expect(await db.getConversationMeta('c1')).toEqual({ title: null, updatedAt: null });
+    });
+
+    it('records model usage per call and sums it per user, conversation, sandbox and model; kept after a purge', async () => {
+      const at = '2026-03-01T10:00:00.000Z';
+      const call = (userId: string | null, sandboxId: string, conversationId: string | null, model: string, prompt: number, cost = 0) =>
+        db.usage.record({ userId, sandboxId, conversationId, model, promptTokens: prompt, completionTokens: 2, cacheReadTokens: 1, reasoningTokens: 0, cost, at });
+      await call('alice', 'sb-1', 'c1', 'gpt', 10, 0.5);
+      await call('alice', 'sb-1', 'c1', 'gpt', 20, 0.25);
+      await call('alice', 'sb-2', null, 'mini', 5);
+      await call('bob', 'sb-3', 'c3', 'gpt', 1_000_000_000_000);
+      await call(null, 'kubectl-sb', null, 'gpt', 1);
+      const sum = (calls: number, prompt: number, cost: number) => ({ calls, prompt_tokens: prompt, completion_tokens: 2 * calls, cache_read_tokens: calls, reasoning_tokens: 0, cost });
+      expect(await db.usage.total({ userId: 'alice' })).toEqual(sum(3, 35, 0.75));
+      expect(await db.usage.total({ userId: 'nobody' })).toEqual(sum(0, 0, 0));
+      expect(await db.usage.summary('conversation', { userId: 'alice' })).toEqual([{ key: 'c1', ...sum(2, 30, 0.75) }, { key: null, ...sum(1, 5, 0) }]);
+      expect(await db.usage.summary('sandbox', { userId: 'alice' })).toEqual([{ key: 'sb-1', ...sum(2, 30, 0.75) }, { key: 'sb-2', ...sum(1, 5, 0) }]);
+      expect(await db.usage.summary('model', { userId: 'alice' })).toEqual([{ key: 'gpt', ...sum(2, 30, 0.75) }, { key: 'mini', ...sum(1, 5, 0) }]);
+      // Everyone's, most calls first, then by key with null last; big counts stay exact.
+      expect(await db.usage.summary('user')).toEqual([{ key: 'alice', ...sum(3, 35, 0.75) }, { key: 'bob', ...sum(1, 1_000_000_000_000, 0) }, { key: null, ...sum(1, 1, 0) }]);
+      await db.purgeConversation('c1');
+      expect((await db.usage.total()).calls).toBe(5);
     });
 
     it('keeps tombstones per kind and name; the latest deletion of a reused name wins', async () => {

@@ -81,6 +81,39 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE user_settings ADD COLUMN git_login TEXT;
   ALTER TABLE user_settings ADD COLUMN git_login_provider TEXT NOT NULL DEFAULT 'github';
   `,
+  // 5 → 6: the model gateway's usage record, one row per forwarded call (kept after deletions).
+  `
+  CREATE TABLE model_usage (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id TEXT,
+    sandbox_id TEXT NOT NULL,
+    conversation_id TEXT,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    reasoning_tokens INTEGER NOT NULL,
+    cost REAL NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX model_usage_user ON model_usage (user_id);
+  `,
+  // 6 → 7: facts about the installation itself; 'single_user' (its value the reason) while
+  // `agentyard up` runs sandboxes without isolation, when a second user must be refused.
+  `
+  CREATE TABLE installation (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+  // 7 → 8: revoked keys (kept, so a revoked key cannot come back), disabled users, administrators
+  // (the built-in admin of `agentyard up` and `agentyard api` is one).
+  `
+  ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
+  ALTER TABLE users ADD COLUMN disabled_at TEXT;
+  ALTER TABLE users ADD COLUMN is_admin INTEGER NOT NULL DEFAULT 0;
+  UPDATE users SET is_admin = 1 WHERE id = 'admin';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

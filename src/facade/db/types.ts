@@ -4,6 +4,17 @@
 // async so callers do not care which one they hold.
 import type { GitProvider, SandboxGrouping } from '../../api/conversation.ts';
 import type { Event } from '../../api/events/index.ts';
+import { Conflict } from '../../api/errors.ts';
+
+/** A second user for an installation that can only keep one apart from nobody. */
+export class SingleUserInstallation extends Conflict {
+  constructor(reason: string) {
+    super(
+      `this installation serves one user only: its sandboxes are not isolated from each other (${reason}). ` +
+        'Run `agentyard up` as root with bubblewrap installed (see README, "Sandbox isolation") to add users.',
+    );
+  }
+}
 
 export interface AppUser {
   id: string;
@@ -22,7 +33,22 @@ export const DEFAULT_SETTINGS: UserSettings = { sandbox_grouping_strategy: 'NO_G
 export interface ApiKeyInfo {
   prefix: string;
   created_at: string;
+  /** When it was revoked; null while it works. Revoked keys are kept, so a chosen key (AGENTYARD_API_KEY) stays revoked. */
+  revoked_at: string | null;
 }
+
+/** A user as administrators see it. */
+export interface UserInfo {
+  id: string;
+  name: string;
+  admin: boolean;
+  created_at: string;
+  /** When it was disabled; null while enabled. A disabled user's keys are refused. */
+  disabled_at: string | null;
+}
+
+/** What revoking a key by its display prefix did. */
+export type RevokeResult = 'revoked' | 'not-found' | 'ambiguous';
 
 export interface ConversationMeta {
   title: string | null;
@@ -102,20 +128,77 @@ export interface PendingStore {
   conversationIds(): Promise<string[]>;
 }
 
+/** One model call the model gateway forwarded, as the provider reported its usage. */
+export interface ModelUsageRecord {
+  /** The sandbox's owner; null for a sandbox without one (applied with kubectl). */
+  userId: string | null;
+  sandboxId: string;
+  /** The conversation the call was for, when the agent server named one attached to the sandbox. */
+  conversationId: string | null;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cacheReadTokens: number;
+  reasoningTokens: number;
+  /** What the provider reported in `usage.cost`, else 0. */
+  cost: number;
+  /** UTC ISO. */
+  at: string;
+}
+
+export interface UsageTotals {
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cache_read_tokens: number;
+  reasoning_tokens: number;
+  cost: number;
+}
+
+export type UsageGroup = 'user' | 'sandbox' | 'conversation' | 'model';
+
+/** The gateway's record of model usage: kept when conversations and sandboxes are deleted (it is accounting). */
+export interface ModelUsageStore {
+  record(r: ModelUsageRecord): Promise<void>;
+  /** Totals per value of `group` (most calls first), over one user's calls or everyone's. */
+  summary(group: UsageGroup, filter?: { userId?: string }): Promise<(UsageTotals & { key: string | null })[]>;
+  total(filter?: { userId?: string }): Promise<UsageTotals>;
+}
+
 /** Resources a user can delete through the API, and so have a tombstone. */
 export type TombstoneKind = 'Conversation' | 'Sandbox';
 
 export interface AppStore {
   readonly events: EventStore;
   readonly pending: PendingStore;
+  readonly usage: ModelUsageStore;
+  /** Refused (SingleUserInstallation) when the installation is single-user and has a user already. */
   createUser(name: string, id?: string): Promise<AppUser>;
+  countUsers(): Promise<number>;
+  /**
+   * Marks the installation single-user, with the reason (embedded mode whose sandboxes are not
+   * isolated from each other), or clears the mark (undefined). While marked, no second user.
+   */
+  setSingleUser(reason: string | undefined): Promise<void>;
+  singleUserReason(): Promise<string | undefined>;
   getUser(id: string): Promise<AppUser | undefined>;
   /** Issues a new key. The plaintext is returned once; only its hash is kept. */
   createApiKey(userId: string): Promise<string>;
   /** Registers a key chosen by the operator (AGENTYARD_API_KEY); idempotent. Only its hash is kept. */
   addApiKey(userId: string, key: string): Promise<void>;
   listApiKeys(userId: string): Promise<ApiKeyInfo[]>;
+  /** The user of a key that is not revoked, when the user is not disabled. */
   findUserByApiKey(key: string): Promise<AppUser | undefined>;
+  /**
+   * Revokes the user's working key shown as `prefix` (what listApiKeys shows). `ambiguous` when two
+   * working keys of the user share it: nothing is revoked then.
+   */
+  revokeApiKey(userId: string, prefix: string): Promise<RevokeResult>;
+  getUserInfo(id: string): Promise<UserInfo | undefined>;
+  listUsers(): Promise<UserInfo[]>;
+  /** false when there is no such user. */
+  setUserDisabled(id: string, disabled: boolean): Promise<boolean>;
+  setUserAdmin(id: string, admin: boolean): Promise<boolean>;
   getSettings(userId: string): Promise<UserSettings>;
   setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings>;
   /** Title and last update as the agent server reported them. */

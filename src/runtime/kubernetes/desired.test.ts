@@ -19,7 +19,7 @@ const settings: KubeRuntimeSettings = {
   storageClass: 'fast',
   addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'agents.example.com', RUNTIME_DISABLE_SSL: 'false' }),
   sinkBaseUrl: 'http://api.agentyard.svc',
-  llm: { model: 'openai/gpt', apiKeySecret: { name: 'llm', key: 'api-key' } },
+  llm: { model: 'openai/gpt', gatewayUrl: 'http://api.agentyard.svc/model-gateway/v1' },
   tlsSecretName: 'wildcard-tls',
 };
 
@@ -33,7 +33,11 @@ describe('desired objects for a sandbox', () => {
     expect(c.resources).toEqual({ requests: { cpu: '2', memory: '4Gi' }, limits: { cpu: '2', memory: '4Gi' } });
     const env = Object.fromEntries(c.env!.map((e) => [e.name, e]));
     expect(env['OH_SESSION_API_KEYS_0']!.valueFrom?.secretKeyRef).toEqual({ name: 'abc-session', key: 'key' });
-    expect(env['LLM_API_KEY']!.valueFrom?.secretKeyRef).toEqual({ name: 'llm', key: 'api-key' });
+    // The model through the gateway, with the sandbox's own token: no provider key in the Pod.
+    expect(env['LLM_BASE_URL']!.value).toBe('http://api.agentyard.svc/model-gateway/v1');
+    expect(env['LLM_API_KEY']!.valueFrom?.secretKeyRef).toEqual({ name: 'abc-session', key: 'model-token' });
+    expect(c.env!.flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []))).toEqual(['abc-session', 'abc-session', 'abc-session', 'abc-session']);
+    expect(env['LLM_NUM_RETRIES']!.value).toBe('10'); // rides out a restart of the API the gateway is part of
     expect(env['AGENTYARD_EVENT_SINK_URL']!.value).toBe('http://api.agentyard.svc/api/v1/webhooks/abc');
     expect(c.env!.filter((e) => e.value !== undefined).map((e) => e.name)).not.toContain('LLM_API_KEY');
   });
@@ -44,6 +48,13 @@ describe('desired objects for a sandbox', () => {
     const ing = desiredIngress(sb, settings);
     expect(ing.spec?.rules?.[0]?.host).toBe('abc-runtime.agents.example.com');
     expect(ing.spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'], secretName: 'wildcard-tls' }]);
+  });
+
+  it('asks for the ingress controller\'s default certificate when TLS is on without a Secret, and for no TLS when it is off', () => {
+    const { tlsSecretName: _, ...noSecret } = settings;
+    expect(desiredIngress(sb, noSecret).spec?.tls).toEqual([{ hosts: ['abc-runtime.agents.example.com'] }]);
+    const plain = { ...noSecret, addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'agents.example.com', RUNTIME_DISABLE_SSL: 'true' }) };
+    expect(desiredIngress(sb, plain).spec?.tls).toBeUndefined();
   });
 });
 
@@ -88,10 +99,12 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
     expect(archive.spec!.containers[0]).toMatchObject({ image: 'registry.example/agentyard:2', imagePullPolicy: 'Never', command: ['tar', '-czf', '/archive/abc-stamp.tar.gz', '-C', '/workspace', '.'] });
   });
 
-  it('probes the agent server: a startup grace, then readiness and liveness on /health', () => {
+  it('probes the agent server: a startup grace, liveness on /alive, readiness on /ready (never /health, which reports a full disk)', () => {
     const c = desiredPod(sb, settings).spec!.containers[0]!;
     const port = c.ports![0]!.containerPort;
-    for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe?.httpGet).toEqual({ path: '/health', port });
+    expect(c.startupProbe?.httpGet).toEqual({ path: '/alive', port });
+    expect(c.livenessProbe?.httpGet).toEqual({ path: '/alive', port });
+    expect(c.readinessProbe?.httpGet).toEqual({ path: '/ready', port });
     expect(c.startupProbe!.periodSeconds! * c.startupProbe!.failureThreshold!).toBeGreaterThanOrEqual(30);
     expect(c.livenessProbe!.periodSeconds! * c.livenessProbe!.failureThreshold!).toBeGreaterThanOrEqual(30);
   });
@@ -129,15 +142,32 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
 });
 
 describe('podState', () => {
-  const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'abc' }, status });
+  const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'abc', uid: 'uid-1' }, status });
   it.each([
     ['ready', pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }), { phase: 'running' }],
     ['pending', pod({ phase: 'Pending' }), { phase: 'starting' }],
-    ['crash looping', pod({ phase: 'Running', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } } }] }), { phase: 'failed', reason: 'CrashLoopBackOff' }],
-    ['failed', pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), { phase: 'failed', reason: 'Evicted', message: 'low memory' }],
+    // The kubelet restarts it: the controller counts the deaths and decides on a crash loop itself.
+    [
+      'container dead, the kubelet backing off',
+      pod({ phase: 'Running', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } }, lastState: { terminated: { exitCode: 137, reason: 'Error', signal: 9 } } }] }),
+      { phase: 'starting', death: { id: 'pod uid-1 death 6', reason: 'Error' } },
+    ],
+    [
+      'running again after a restart',
+      pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: true, restartCount: 6, state: { running: {} }, lastState: { terminated: { exitCode: 137, reason: 'Error' } } }] }),
+      { phase: 'running', death: { id: 'pod uid-1 death 6', reason: 'Error', message: 'The agent server container ended (Error, exit code 137)' } },
+    ],
+    ['image not pullable', pod({ phase: 'Pending', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'no such image' } } }] }), { phase: 'failed', reason: 'ImagePullBackOff' }],
+    ['failed as a whole (evicted): replaced', pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), { phase: 'exited', death: { id: 'pod uid-1 Failed', reason: 'Evicted', message: 'low memory' } }],
   ])('%s', (_n, p, want) => {
     expect(podState('abc', p, 'https://abc-runtime.x')).toMatchObject(want);
   });
+
+  it('a container that never died reports no death', () => {
+    const p = pod({ phase: 'Running', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { running: {} } }] });
+    expect(podState('abc', p, 'https://abc-runtime.x')).toEqual({ phase: 'starting', runtimeId: 'abc', message: 'Waiting for the agent server to be ready' });
+  });
+
   it('reports a ready Pod with its public URL and its Service as the control plane address', () => {
     const ready = pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
     expect(podState('abc', ready, 'https://abc-runtime.x', internalUrl('abc', 'sandboxes'))).toEqual({ phase: 'running', runtimeId: 'abc', url: 'https://abc-runtime.x', internalUrl: 'http://sandbox-abc.sandboxes.svc:80' });

@@ -6,6 +6,7 @@
 // own namespace (spec part 1 item 4).
 import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Service, V1OwnerReference, V1EnvVar, V1SecurityContext, V1PodSecurityContext } from '@kubernetes/client-node';
 import { SINK_ENV } from '../../api/event-sink.ts';
+import { GATEWAY_MODEL_RETRIES, MODEL_TOKEN_KEY } from '../../api/model-gateway.ts';
 import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { RuntimeAddressing } from './addressing.ts';
@@ -30,9 +31,18 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
   addressing: RuntimeAddressing;
   /** Base URL of the API as sandboxes reach it; events are pushed to `${sinkBaseUrl}/api/v1/webhooks/<sandbox>`. */
   sinkBaseUrl?: string;
-  llm?: { model?: string; baseUrl?: string; apiKeySecret?: { name: string; key: string } };
+  /**
+   * The model agents use, through the model gateway (`modelGatewayUrl` of the API as sandboxes reach
+   * it): LLM_BASE_URL is the gateway and LLM_API_KEY the sandbox's model token from its session
+   * Secret. The provider's key never enters a sandbox Pod.
+   */
+  llm?: { model: string; gatewayUrl: string };
   ingressClassName?: string;
-  /** Secret holding the wildcard certificate for `*.<base>`, when TLS is on. */
+  /**
+   * Secret holding the wildcard certificate for `*.<base>`, beside the sandboxes. Unset while TLS
+   * is on: the Ingress names its host without a Secret and the ingress controller serves its
+   * default certificate, so no private key has to live in the sandbox namespace (the chart's way).
+   */
   tlsSecretName?: string;
   defaultStorage?: string;
   archiveStorage?: string;
@@ -74,9 +84,14 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
   if (s.sinkBaseUrl) {
     vars.push({ name: SINK_ENV.url, value: `${s.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${sb.metadata.name}` }, { name: SINK_ENV.key, valueFrom: sessionKey });
   }
-  if (s.llm?.model) vars.push({ name: 'LLM_MODEL', value: s.llm.model });
-  if (s.llm?.baseUrl) vars.push({ name: 'LLM_BASE_URL', value: s.llm.baseUrl });
-  if (s.llm?.apiKeySecret) vars.push({ name: 'LLM_API_KEY', valueFrom: { secretKeyRef: s.llm.apiKeySecret } });
+  if (s.llm) {
+    vars.push(
+      { name: 'LLM_MODEL', value: s.llm.model },
+      { name: 'LLM_BASE_URL', value: s.llm.gatewayUrl },
+      { name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: sessionSecretName(sb.metadata.name), key: MODEL_TOKEN_KEY } } },
+      { name: 'LLM_NUM_RETRIES', value: String(GATEWAY_MODEL_RETRIES) },
+    );
+  }
   return vars;
 }
 
@@ -89,7 +104,7 @@ function pullSecrets(s: KubeRuntimeSettings): { imagePullSecrets?: { name: strin
  * agent-written code. Root filesystems are read-only; what must be written is a volume (the
  * workspace, /tmp, the bundle volume while it is filled).
  */
-const POD_SECURITY: V1PodSecurityContext = {
+const podSecurity = (): V1PodSecurityContext => ({
   runAsNonRoot: true,
   runAsUser: SANDBOX_UID,
   runAsGroup: SANDBOX_UID,
@@ -98,15 +113,18 @@ const POD_SECURITY: V1PodSecurityContext = {
   fsGroup: SANDBOX_UID,
   fsGroupChangePolicy: 'OnRootMismatch',
   seccompProfile: { type: 'RuntimeDefault' },
-};
-const CONTAINER_SECURITY: V1SecurityContext = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+});
+const containerSecurity = (): V1SecurityContext => ({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
 
 const agentImage = (s: KubeRuntimeSettings) => s.agentImage ?? s.image;
 const pullPolicy = (p: string | undefined) => (p ? { imagePullPolicy: p } : {});
 
 export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
   const resources = sandboxContainerResources(s.resources, sb.spec.resources);
-  const health = { httpGet: { path: '/health', port: AGENT_PORT } };
+  // /alive answers while the event loop does; /ready once the server serves (the Service and the
+  // controller wait for it). Not /health: it reports a full disk, which a restart would not cure.
+  const alive = { httpGet: { path: '/alive', port: AGENT_PORT } };
+  const ready = { httpGet: { path: '/ready', port: AGENT_PORT } };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -119,7 +137,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
       // shell that exits); Node as PID 1 would leave them as zombies.
       shareProcessNamespace: true,
       ...pullSecrets(s),
-      securityContext: POD_SECURITY,
+      securityContext: podSecurity(),
       initContainers: [
         {
           // Brings the agent server into the user's image (see bundle.ts), and lays out the
@@ -128,7 +146,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           image: agentImage(s),
           ...pullPolicy(s.imagePullPolicy),
           command: ['sh', '-c', `cp -R ${BUNDLE_DIR}/. ${BUNDLE_STAGING}/ && mkdir -p ${WORKSPACE_MOUNT}/project ${WORKSPACE_MOUNT}/home`],
-          securityContext: CONTAINER_SECURITY,
+          securityContext: containerSecurity(),
           resources: { requests: { cpu: '50m', memory: '32Mi' }, limits: { memory: '256Mi' } },
           volumeMounts: [
             { name: 'agentyard', mountPath: BUNDLE_STAGING },
@@ -147,10 +165,10 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           env: env(sb, s),
           // Up to a minute to start (a cold node, a large event store); then restarted after a
           // minute without answering, and out of the Service while it does not answer.
-          startupProbe: { ...health, periodSeconds: 1, failureThreshold: 60 },
-          readinessProbe: { ...health, periodSeconds: 2 },
-          livenessProbe: { ...health, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
-          securityContext: CONTAINER_SECURITY,
+          startupProbe: { ...alive, periodSeconds: 1, failureThreshold: 60 },
+          readinessProbe: { ...ready, periodSeconds: 2 },
+          livenessProbe: { ...alive, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+          securityContext: containerSecurity(),
           ...(resources ? { resources } : {}),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_MOUNT },
@@ -187,14 +205,14 @@ export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: st
       enableServiceLinks: false,
       restartPolicy: 'Never',
       ...pullSecrets(s),
-      securityContext: POD_SECURITY,
+      securityContext: podSecurity(),
       containers: [
         {
           name: 'archive',
           image: agentImage(s),
           ...pullPolicy(s.imagePullPolicy),
           command: ['tar', '-czf', `/archive/${sb.metadata.name}-${stamp}.tar.gz`, '-C', WORKSPACE_MOUNT, '.'],
-          securityContext: CONTAINER_SECURITY,
+          securityContext: containerSecurity(),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_MOUNT, readOnly: true },
             { name: 'archive', mountPath: '/archive' },
@@ -248,7 +266,7 @@ export function desiredIngress(sb: Sandbox, s: KubeRuntimeSettings): V1Ingress {
     metadata: metadata(sb, sb.metadata.name),
     spec: {
       ...(s.ingressClassName ? { ingressClassName: s.ingressClassName } : {}),
-      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : {}),
+      ...(s.tlsSecretName ? { tls: [{ hosts: [host], secretName: s.tlsSecretName }] } : s.addressing.urlFor(sb.metadata.name).startsWith('https:') ? { tls: [{ hosts: [host] }] } : {}),
       rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName(sb.metadata.name), port: { number: SERVICE_PORT } } } }] } }],
     },
   };

@@ -1,22 +1,34 @@
 // KubernetesRuntime: a Sandbox as a Pod + PVC + Service + Ingress in the sandbox namespace. Pause
 // deletes the Pod and keeps the PVC (compute released, workspace kept); resume recreates the Pod.
-import { CoreV1Api, NetworkingV1Api, StorageV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+// Liveness: the kubelet restarts a dead or hung (liveness probe) agent-server container on the same
+// volume; observe() reports each such death once (Pod uid + death count), a watch on the sandbox
+// Pods tells the controller at once, and a Pod that failed as a whole (evicted) is replaced.
+import { CoreV1Api, NetworkingV1Api, StorageV1Api, Watch, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { NotFound, Conflict, Unavailable } from '../../api/errors.ts';
+import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { fromKube } from '../../store/kube/errors.ts';
-import type { RuntimeState, SandboxRuntime } from '../types.ts';
+import type { AgentServerDeath, RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
 import { archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
 
-/** Container waiting reasons that will not heal without a change: the sandbox is ERROR. */
-const FATAL_WAITING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError']);
+/**
+ * Container waiting reasons that will not heal without a change: the sandbox is ERROR.
+ * CrashLoopBackOff is not one: the kubelet restarts the container and the controller counts the
+ * deaths (crash loop = too many within its window).
+ */
+const FATAL_WAITING = new Set(['ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError']);
+const WATCH_RETRY_MS = 1_000;
 
 export class KubernetesRuntime implements SandboxRuntime {
   readonly #core: CoreV1Api;
   readonly #net: NetworkingV1Api;
   readonly #storage: StorageV1Api;
   readonly #s: KubeRuntimeSettings;
+  readonly #watch: Watch;
 
   constructor(kubeConfig: KubeConfig, settings: KubeRuntimeSettings) {
+    this.#watch = new Watch(kubeConfig);
     this.#core = kubeConfig.makeApiClient(CoreV1Api);
     this.#net = kubeConfig.makeApiClient(NetworkingV1Api);
     this.#storage = kubeConfig.makeApiClient(StorageV1Api);
@@ -46,8 +58,54 @@ export class KubernetesRuntime implements SandboxRuntime {
     return podState(name, pod, this.#s.addressing.urlFor(name), internalUrl(name, this.#ns(sb)));
   }
 
+  /**
+   * Every change of a sandbox Pod (a container died or restarted, readiness flipped, the Pod went)
+   * pokes that sandbox. List, then watch from the list's resourceVersion; when the watch ends
+   * (timeout, error, 410) list again, which also pokes every sandbox once: nothing missed in between.
+   */
+  async watch(changed: (sandbox: SandboxRef) => void, signal: AbortSignal): Promise<void> {
+    const namespace = this.#s.namespace;
+    const labelSelector = 'app.kubernetes.io/managed-by=agentyard,app.kubernetes.io/component=sandbox';
+    const poke = (pod: V1Pod | undefined) => {
+      const name = pod?.metadata?.labels?.[LABEL_SANDBOX];
+      if (name) changed({ namespace: pod?.metadata?.namespace ?? namespace, name });
+    };
+    while (!signal.aborted) {
+      try {
+        const list = await this.#core.listNamespacedPod({ namespace, labelSelector });
+        list.items.forEach(poke);
+        const err = await new Promise<unknown>((resolve) => {
+          this.#watch
+            .watch(
+              `/api/v1/namespaces/${namespace}/pods`,
+              { labelSelector, resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
+              (type: string, obj: V1Pod) => {
+                if (type === 'ERROR') resolve(new Error(`sandbox Pod watch: ${(obj as { message?: string }).message ?? 'error'}`));
+                else poke(obj);
+              },
+              resolve,
+            )
+            .then((req) => (signal.aborted ? req.abort() : signal.addEventListener('abort', () => req.abort(), { once: true })), resolve);
+        });
+        if (signal.aborted) return;
+        if (!err || (err as { name?: string }).name === 'TimeoutError') continue; // a quiet watch ends after 30 s: list and watch again
+        this.#s.log?.warn({ err }, 'sandbox Pod watch failed; listing again');
+      } catch (err) {
+        if (signal.aborted) return;
+        this.#s.log?.warn({ err }, 'listing sandbox Pods failed; trying again');
+      }
+      await sleep(WATCH_RETRY_MS, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
   async start(sb: Sandbox): Promise<RuntimeState> {
     const namespace = this.#ns(sb);
+    // A Pod that failed as a whole (evicted, its node gone) never runs again: replaced, on the same volume.
+    const old = await this.#read(() => this.#core.readNamespacedPod({ name: sb.metadata.name, namespace }));
+    if (old && !old.metadata?.deletionTimestamp && (old.status?.phase === 'Failed' || old.status?.phase === 'Succeeded')) {
+      await this.#ignoreMissing(() => this.#core.deleteNamespacedPod({ name: sb.metadata.name, namespace, gracePeriodSeconds: 0 }));
+      return { phase: 'starting', runtimeId: sb.metadata.name, message: 'Replacing the failed Pod' };
+    }
     await this.#ensure(() => this.#core.createNamespacedPersistentVolumeClaim({ namespace, body: desiredPvc(sb, this.#s) }), 'PersistentVolumeClaim');
     await this.#ensure(() => this.#core.createNamespacedService({ namespace, body: desiredService(sb) }), 'Service');
     await this.#ensure(() => this.#net.createNamespacedIngress({ namespace, body: desiredIngress(sb, this.#s) }), 'Ingress');
@@ -130,15 +188,38 @@ export class KubernetesRuntime implements SandboxRuntime {
   }
 }
 
-/** Pod status → runtime state: Ready is running; a fatal waiting reason or a Failed pod is failed. */
+/**
+ * Pod status → runtime state: Ready is running; a fatal waiting reason is failed; a Failed Pod is
+ * exited (replaced by start()); a container the kubelet restarted carries its last death.
+ */
 export function podState(name: string, pod: V1Pod, url: string, internal?: string): RuntimeState {
   const status = pod.status;
-  if (status?.phase === 'Failed') return { phase: 'failed', runtimeId: name, reason: status.reason ?? 'PodFailed', message: status.message ?? 'The sandbox pod failed' };
+  const uid = pod.metadata?.uid ?? name;
+  if (status?.phase === 'Failed' || status?.phase === 'Succeeded') {
+    return { phase: 'exited', runtimeId: name, death: { id: `pod ${uid} ${status.phase}`, reason: status.reason ?? 'PodFailed', message: status.message ?? `The sandbox Pod ${status.phase === 'Failed' ? 'failed' : 'ended'}` } };
+  }
   for (const c of status?.containerStatuses ?? []) {
     const reason = c.state?.waiting?.reason;
     if (reason && FATAL_WAITING.has(reason)) return { phase: 'failed', runtimeId: name, reason, message: c.state?.waiting?.message ?? reason };
   }
+  const agent = status?.containerStatuses?.find((c) => c.name === 'agent-server') ?? status?.containerStatuses?.[0];
+  const death = agent ? containerDeath(uid, agent) : undefined;
   const ready = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  if (ready) return { phase: 'running', runtimeId: name, url, ...(internal ? { internalUrl: internal } : {}) };
-  return { phase: 'starting', runtimeId: name, message: status?.phase === 'Pending' ? 'Pod pending' : 'Waiting for the agent server to be ready' };
+  if (ready) return { phase: 'running', runtimeId: name, url, ...(internal ? { internalUrl: internal } : {}), ...(death ? { death } : {}) };
+  const message = death && !agent?.state?.running ? `The agent server container died (${death.reason}); the kubelet restarts it` : status?.phase === 'Pending' ? 'Pod pending' : 'Waiting for the agent server to be ready';
+  return { phase: 'starting', runtimeId: name, message, ...(death ? { death } : {}) };
+}
+
+/**
+ * The container's latest death, if it ever died: deaths so far are the restarts done plus the
+ * current one while it is not running (terminated, or waiting out the kubelet's back-off).
+ */
+function containerDeath(podUid: string, c: V1ContainerStatus): AgentServerDeath | undefined {
+  const current = c.state?.terminated ?? (c.state?.running ? undefined : c.lastState?.terminated);
+  const dead = c.state?.running === undefined && (c.state?.terminated !== undefined || c.lastState?.terminated !== undefined || c.restartCount > 0);
+  const deaths = (c.restartCount ?? 0) + (dead ? 1 : 0);
+  if (deaths === 0) return undefined;
+  const last = current ?? c.lastState?.terminated;
+  const how = last ? `${last.reason ?? 'Terminated'}${last.signal ? `, signal ${last.signal}` : ''}, exit code ${last.exitCode}` : 'restarted by the kubelet';
+  return { id: `pod ${podUid} death ${deaths}`, instance: `pod ${podUid}`, ordinal: deaths, reason: last?.reason ?? 'ContainerRestarted', message: `The agent server container ended (${how})${last?.message ? `: ${last.message}` : ''}` };
 }

@@ -176,24 +176,107 @@ describe('ProcessRuntime with a stand-in agent server', () => {
     expect(record('sb1').stopped).toBe('pause');
   });
 
-  it('reports an agent server that exited on its own as failed, pointing at its log', async () => {
+  it('reports an agent server that exited on its own as exited (restartable), once per process, how it ended and where its log is', async () => {
     const rt = fakeRuntime('exit');
     const sb = sandbox('sb1');
     await rt.start(sb, { sessionKey: KEY });
-    const state = await until(rt, sb, 'failed');
-    expect(state).toMatchObject({ reason: 'AgentServerExited' });
-    expect((state as { message: string }).message).toContain(join(dataDir, 'sandboxes', 'sb1', 'agent-server.log'));
+    let state = await until(rt, sb, 'exited');
+    expect(state).toMatchObject({ death: { reason: 'AgentServerExited' } });
+    const first = (state as Extract<RuntimeState, { phase: 'exited' }>).death;
+    // How it ended is known once this process has reaped its child (a moment after it is gone).
+    for (let i = 0; i < 100 && !JSON.stringify(state).includes('exit code 3'); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      state = await rt.observe(sb);
+    }
+    const death = (state as Extract<RuntimeState, { phase: 'exited' }>).death;
+    expect(death.id).toBe(first.id);
+    expect(death.message).toContain('exit code 3');
+    expect(death.message).toContain(join(dataDir, 'sandboxes', 'sb1', 'agent-server.log'));
+    expect(await rt.observe(sb)).toEqual(state); // the same death, the same id
+    // A restart is a new process: its death is another one.
+    await rt.start(sb, { sessionKey: KEY });
+    const again = (await until(rt, sb, 'exited')) as Extract<RuntimeState, { phase: 'exited' }>;
+    expect(again.death.id).not.toBe(death.id);
   });
 
-  it('fails and stops an agent server that never starts listening within the start timeout', async () => {
+  it('a kill -9 of the agent server alone leaves no tool of it running once the death is seen', async () => {
+    const rt = fakeRuntime('serve');
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    await until(rt, sb, 'running');
+    const toolPid = Number(readFileSync(join(rt.workspaceOf('sb1'), 'tool.pid'), 'utf8'));
+    process.kill(record('sb1').pid, 'SIGKILL'); // the leader only, as `kill -9 <pid>` does
+    await until(rt, sb, 'exited');
+    for (let i = 0; i < 100 && isAlive(toolPid); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(isAlive(toolPid)).toBe(false);
+  });
+
+  it('puts down an agent server that never starts listening within the start timeout: exited, a death before it was ready', async () => {
     const rt = fakeRuntime('hang', { startTimeoutMs: 1 });
     const sb = sandbox('sb1');
     await rt.start(sb, { sessionKey: KEY });
     const pid = record('sb1').pid;
-    const state = await until(rt, sb, 'failed');
-    expect(state).toMatchObject({ reason: 'AgentServerFailed' });
+    const state = await until(rt, sb, 'exited');
+    expect(state).toMatchObject({ death: { reason: 'AgentServerFailed' } });
     expect(isAlive(pid)).toBe(false);
     expect(await rt.observe(sb)).toEqual(state); // recorded, not re-derived from a dead pid
+  });
+
+  it('puts down an agent server that stops answering /health for longer than its grace', async () => {
+    const rt = fakeRuntime('serve', { unresponsiveAfterMs: 300 });
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    await until(rt, sb, 'running');
+    const pid = record('sb1').pid;
+    process.kill(pid, 'SIGSTOP'); // alive, not answering: hung
+    try {
+      expect((await rt.observe(sb)).phase).toBe('starting'); // within the grace: not yet a death
+      const state = await until(rt, sb, 'exited');
+      expect(state).toMatchObject({ death: { reason: 'AgentServerUnresponsive' } });
+      expect(isAlive(pid)).toBe(false);
+    } finally {
+      killQuietly(pid);
+    }
+  });
+
+  it('watch: tells of a death within a poll, for its own children and for adopted ones, and not of a pause', async () => {
+    const rt = fakeRuntime('serve', { liveness: { pollMs: 50, probeMs: 60_000 } });
+    const abort = new AbortController();
+    const seen: string[] = [];
+    const watching = rt.watch((ref) => seen.push(`${ref.namespace}/${ref.name}`), abort.signal);
+    try {
+      const [a, b] = [sandbox('sb1'), sandbox('sb2')];
+      await rt.start(a, { sessionKey: KEY });
+      await rt.start(b, { sessionKey: KEY });
+      await until(rt, a, 'running');
+      await until(rt, b, 'running');
+      const t0 = Date.now();
+      killQuietly(record('sb1').pid);
+      await until(rt, a, 'exited');
+      while (!seen.includes('default/sb1') && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 10));
+      expect(seen).toEqual(['default/sb1']);
+      expect(Date.now() - t0).toBeLessThan(2_000);
+
+      // Adopted by a fresh runtime (a restarted `agentyard up`): found dead by the pid poll.
+      const adopted = fakeRuntime('serve', { liveness: { pollMs: 50, probeMs: 60_000 } });
+      const seen2: string[] = [];
+      const watching2 = adopted.watch((ref) => seen2.push(ref.name), abort.signal);
+      await until(adopted, b, 'running');
+      await adopted.pause(b);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen2).toEqual([]); // a pause is no death
+      await adopted.start(b, { sessionKey: KEY });
+      await until(adopted, b, 'running');
+      killQuietly(record('sb2').pid);
+      const t1 = Date.now();
+      while (!seen2.includes('sb2') && Date.now() - t1 < 5_000) await new Promise((r) => setTimeout(r, 10));
+      expect(seen2).toEqual(['sb2']);
+      abort.abort();
+      await watching2;
+    } finally {
+      abort.abort();
+      await watching;
+    }
   });
 
   it('a record whose process died in an earlier boot of the machine is paused (restartable), not failed', async () => {
@@ -203,7 +286,7 @@ describe('ProcessRuntime with a stand-in agent server', () => {
     await until(rt, sb, 'running');
     const rec = record('sb1');
     killQuietly(rec.pid);
-    await until(rt, sb, 'failed'); // same boot: it died on its own
+    await until(rt, sb, 'exited'); // same boot: it died on its own
     writeFileSync(join(dataDir, 'sandboxes', 'sb1', 'runtime.json'), JSON.stringify({ ...rec, bootId: 'an-earlier-boot' }));
     expect(await rt.observe(sb)).toEqual({ phase: 'paused', runtimeId: 'sb1' });
     await rt.start(sb, { sessionKey: KEY });
@@ -220,7 +303,7 @@ describe('ProcessRuntime with a stand-in agent server', () => {
       await until(rt, sb, 'running');
       killQuietly(record('sb1').pid);
       writeFileSync(join(dataDir, 'sandboxes', 'sb1', 'runtime.json'), JSON.stringify({ pid: sleeper.pid, url: 'http://127.0.0.1:1' }));
-      expect((await rt.observe(sb)).phase).toBe('failed');
+      expect((await rt.observe(sb)).phase).toBe('exited');
       await rt.pause(sb);
       expect(isAlive(sleeper.pid!)).toBe(true);
     } finally {

@@ -8,17 +8,27 @@
 //   process alive, not answering yet         → starting (failed once it never listened within startTimeoutMs)
 //   process gone, stopped by pause/stopAll   → paused (the reconciler restarts it unless the user paused it)
 //   process gone, the machine rebooted since → paused likewise: nobody stopped it, but nothing failed either
-//   process gone otherwise                   → failed: it exited on its own (see agent-server.log)
+//   process gone otherwise                   → exited: it died on its own (see agent-server.log); the
+//                                              reconciler restarts it on its intact state, with backoff
+//   process alive, /health failing too long  → exited: hung; put down (SIGKILL) so it can be restarted
+//   never listened within startTimeoutMs     → exited likewise (killed): a death before it was ready
+//
+// Liveness (liveness.ts) pokes the controller within about a second of a death, so it does not wait
+// for its next deadline to look.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SINK_ENV } from '../../api/event-sink.ts';
+import { GATEWAY_MODEL_RETRIES } from '../../api/model-gateway.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { Logger } from '../../util/log.ts';
-import type { RuntimeState, SandboxRuntime } from '../types.ts';
+import type { RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
 import { archiveWorkspace } from './archive.ts';
-import { bootId, isAgentServer, stopGroup } from './processes.ts';
+import { PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
+import { healthy, ProcessLiveness, type LivenessOptions } from './liveness.ts';
+import { bootId, isAgentServer, isAlive, signalGroup, stopGroup } from './processes.ts';
+import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const LOG_FILE = 'agent-server.log';
@@ -31,31 +41,53 @@ interface RuntimeRecord {
   bootId?: string;
   /** Size of the log before this start: the `{"listening": url}` line of this run comes after it. */
   logOffset?: number;
-  /** 'pause': the user or the lifecycle paused it; 'shutdown': `agentyard up` stopped cleanly; 'failed': it never came up. */
+  /** 'pause': the user or the lifecycle paused it; 'shutdown': `agentyard up` stopped cleanly; 'failed': put down (never came up, or hung). */
   stopped?: 'pause' | 'shutdown' | 'failed';
   message?: string;
+  /** How the process ended, when this process saw it end (its own child). */
+  exit?: { code: number | null; signal: string | null };
 }
 
 export interface ProcessRuntimeOptions {
   dataDir: string;
   /** Command that runs the agent server; default: this repository's CLI on the current Node. */
   command?: string[];
-  /** Extra environment for every agent server (model settings, log level). */
+  /** Extra environment for every agent server (log level). */
   env?: Record<string, string>;
+  /**
+   * The model agents use, through the model gateway: each agent server gets LLM_MODEL, LLM_BASE_URL
+   * = the gateway and its sandbox's model token as LLM_API_KEY, never the provider's key.
+   */
+  model?: { model: string; gatewayUrl: string };
   /** The API's base URL: agent servers push events to `${sinkBaseUrl}/api/v1/webhooks/<sandbox>`. */
   sinkBaseUrl?: string;
   /** An agent server that has not printed its listening line after this long has failed (default 120 s). */
   startTimeoutMs?: number;
   /** SIGTERM → SIGKILL grace when stopping (default 10 s). */
   stopGraceMs?: number;
+  /** A serving agent server whose /health keeps failing this long is hung: killed and reported exited (default 30 s). */
+  unresponsiveAfterMs?: number;
+  liveness?: LivenessOptions;
   log?: Logger;
+  /** How the child is spawned: as its own user in its own namespaces, or plainly (default). */
+  launcher?: SandboxLauncher;
 }
 
 export class ProcessRuntime implements SandboxRuntime {
   readonly #o: ProcessRuntimeOptions;
+  readonly #launcher: SandboxLauncher;
+  readonly #liveness: ProcessLiveness;
+  /** Since when each serving agent server fails its /health (memory only: a restart just starts the count again). */
+  readonly #unhealthySince = new Map<string, number>();
 
   constructor(opts: ProcessRuntimeOptions) {
     this.#o = opts;
+    this.#launcher = opts.launcher ?? new PlainLauncher();
+    this.#liveness = new ProcessLiveness(opts.liveness);
+  }
+
+  watch(changed: (sandbox: SandboxRef) => void, signal: AbortSignal): Promise<void> {
+    return this.#liveness.run(changed, signal);
   }
 
   dirOf(name: string): string {
@@ -70,25 +102,46 @@ export class ProcessRuntime implements SandboxRuntime {
     const name = sb.metadata.name;
     if (!existsSync(this.dirOf(name))) return { phase: 'absent' };
     const rec = this.#read(name);
-    if (rec.stopped === 'failed') return { phase: 'failed', runtimeId: name, reason: 'AgentServerFailed', message: rec.message ?? 'The agent server failed' };
+    if (rec.stopped === 'failed') return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerFailed', message: rec.message ?? 'The agent server failed' } };
     if (!rec.pid || !isAgentServer(rec.pid)) {
+      this.#liveness.untrack(name);
       const rebooted = rec.bootId !== undefined && rec.bootId !== bootId();
       if (!rec.pid || rec.stopped || rebooted) return { phase: 'paused', runtimeId: name };
-      return { phase: 'failed', runtimeId: name, reason: 'AgentServerExited', message: `The agent server process exited unexpectedly; see ${join(this.dirOf(name), LOG_FILE)}` };
+      // Its tools may outlive it (kill -9 reaches the leader only): nothing of a dead sandbox keeps running.
+      // While any member is left the kernel keeps the group id, so it cannot name someone else's group.
+      if (!rebooted && !isAlive(rec.pid)) signalGroup(rec.pid, 'SIGKILL', { groupOnly: true });
+      const how = rec.exit ? (rec.exit.signal ? ` (killed by ${rec.exit.signal})` : ` (exit code ${rec.exit.code})`) : '';
+      return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerExited', message: `The agent server process exited unexpectedly${how}; see ${join(this.dirOf(name), LOG_FILE)}` } };
     }
     const url = rec.url ?? this.#listeningUrl(name, rec.logOffset ?? 0);
     if (url && !rec.url) this.#write(name, { ...rec, url });
-    if (url && (await healthy(url))) return { phase: 'running', runtimeId: name, url };
+    this.#liveness.track(refOf(sb), rec.pid, url);
+    if (url && (await healthy(url))) {
+      this.#unhealthySince.delete(name);
+      return { phase: 'running', runtimeId: name, url };
+    }
+    if (url) {
+      // Listening once, not answering now: hung (or very busy). After a grace it is put down.
+      const since = this.#unhealthySince.get(name) ?? Date.now();
+      this.#unhealthySince.set(name, since);
+      const grace = this.#o.unresponsiveAfterMs ?? 30_000;
+      if (Date.now() - since >= grace) {
+        const message = `The agent server stopped answering /health for ${Math.round(grace / 1000)} s and was killed; see ${join(this.dirOf(name), LOG_FILE)}`;
+        await this.#putDown(name, message);
+        return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerUnresponsive', message } };
+      }
+      return { phase: 'starting', runtimeId: name, message: 'The agent server does not answer /health' };
+    }
     const startedAt = Date.parse(rec.startedAt ?? '');
-    if (!url && Date.now() - startedAt > (this.#o.startTimeoutMs ?? 120_000)) {
+    if (Date.now() - startedAt > (this.#o.startTimeoutMs ?? 120_000)) {
       const message = `The agent server did not start listening within ${Math.round((this.#o.startTimeoutMs ?? 120_000) / 1000)} s; see ${join(this.dirOf(name), LOG_FILE)}`;
-      await this.#stop(name, 'failed', message);
-      return { phase: 'failed', runtimeId: name, reason: 'AgentServerFailed', message };
+      await this.#putDown(name, message);
+      return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerFailed', message } };
     }
     return { phase: 'starting', runtimeId: name, message: 'Waiting for the agent server to answer /health' };
   }
 
-  async start(sb: Sandbox, opts: { sessionKey: string }): Promise<RuntimeState> {
+  async start(sb: Sandbox, opts: { sessionKey: string; modelToken?: string }): Promise<RuntimeState> {
     const current = await this.observe(sb);
     if (current.phase === 'running' || current.phase === 'starting') return current;
     const name = sb.metadata.name;
@@ -97,14 +150,17 @@ export class ProcessRuntime implements SandboxRuntime {
     const logPath = join(dir, LOG_FILE);
     const logOffset = existsSync(logPath) ? statSync(logPath).size : 0;
     const logFd = openSync(logPath, 'a', 0o600);
-    const [cmd, ...args] = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
+    const base = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
+    const argv = [...base, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')];
+    const cmd = argv[0];
     let child;
     try {
-      child = spawn(cmd!, [...args, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')], {
-        cwd: join(dir, 'workspace'),
+      const launch = this.#launcher.prepare({ name, dir, argv, env: this.#env(name, opts.sessionKey, opts.modelToken) });
+      child = spawn(launch.command, launch.args, {
+        cwd: launch.cwd,
         detached: true, // its own process group: pause stops the agent's tools with it
         stdio: ['ignore', logFd, logFd],
-        env: this.#env(name, opts.sessionKey),
+        env: launch.env,
       });
     } finally {
       closeSync(logFd);
@@ -117,6 +173,7 @@ export class ProcessRuntime implements SandboxRuntime {
     }
     const boot = bootId();
     this.#write(name, { pid: child.pid, startedAt: new Date().toISOString(), logOffset, ...(boot ? { bootId: boot } : {}) });
+    this.#watchChild(sb, child.pid, child);
     this.#o.log?.info({ sandbox: name, pid: child.pid }, 'agent server started');
     return { phase: 'starting', runtimeId: name };
   }
@@ -134,6 +191,7 @@ export class ProcessRuntime implements SandboxRuntime {
     if (!existsSync(dir)) return;
     await this.#stop(name, 'pause');
     await archiveWorkspace(dir, join(this.#o.dataDir, 'archive'), name);
+    await this.#launcher.release(dir);
     rmSync(dir, { recursive: true, force: true });
     this.#o.log?.info({ sandbox: name }, 'sandbox deleted; workspace archived');
   }
@@ -149,7 +207,7 @@ export class ProcessRuntime implements SandboxRuntime {
   }
 
   /** Only what the agent server needs: the parent's environment (its own secrets) stays out. */
-  #env(name: string, sessionKey: string): Record<string, string> {
+  #env(name: string, sessionKey: string, modelToken: string | undefined): Record<string, string> {
     const dir = this.dirOf(name);
     return {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -157,7 +215,11 @@ export class ProcessRuntime implements SandboxRuntime {
       HOME: join(dir, 'home'),
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
+      ...AGENT_SERVER_MEMORY_ENV,
       ...this.#o.env,
+      ...(this.#o.model && modelToken
+        ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_API_KEY: modelToken, LLM_NUM_RETRIES: String(GATEWAY_MODEL_RETRIES) }
+        : {}),
       OH_SESSION_API_KEYS_0: sessionKey,
       // Seals the conversation secrets the agent server persists; derived so it survives restarts.
       OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${sessionKey}`).digest('hex'),
@@ -165,7 +227,20 @@ export class ProcessRuntime implements SandboxRuntime {
     };
   }
 
-  async #stop(name: string, why: 'pause' | 'shutdown' | 'failed', message?: string): Promise<void> {
+  /** Our own child: its exit is recorded (how it ended, for the message) and reported at once. */
+  #watchChild(sb: Sandbox, pid: number, child: { once(event: 'exit', fn: (code: number | null, signal: NodeJS.Signals | null) => void): unknown }): void {
+    const name = sb.metadata.name;
+    this.#liveness.track(refOf(sb), pid);
+    child.once('exit', (code, signal) => {
+      const rec = this.#read(name);
+      if (rec.pid === pid && !rec.stopped && existsSync(this.dirOf(name))) this.#write(name, { ...rec, exit: { code, signal } });
+      this.#liveness.exited(name, pid);
+    });
+  }
+
+  async #stop(name: string, why: 'pause' | 'shutdown', message?: string): Promise<void> {
+    this.#liveness.untrack(name);
+    this.#unhealthySince.delete(name);
     const rec = this.#read(name);
     if (rec.pid && isAgentServer(rec.pid)) {
       await stopGroup(rec.pid, this.#o.stopGraceMs ?? 10_000);
@@ -174,6 +249,19 @@ export class ProcessRuntime implements SandboxRuntime {
     if (rec.stopped !== why || rec.url || rec.message !== message) {
       this.#write(name, { ...(rec.pid ? { pid: rec.pid } : {}), stopped: why, ...(message ? { message } : {}) });
     }
+  }
+
+  /** Kills a hung (or never ready) agent server at once; the record keeps which start it was, so its death is counted once. */
+  async #putDown(name: string, message: string): Promise<void> {
+    this.#liveness.untrack(name);
+    this.#unhealthySince.delete(name);
+    const rec = this.#read(name);
+    if (rec.pid && isAgentServer(rec.pid)) {
+      signalGroup(rec.pid, 'SIGKILL');
+      await stopGroup(rec.pid, 0);
+      this.#o.log?.warn({ sandbox: name, pid: rec.pid }, message);
+    }
+    this.#write(name, { ...(rec.pid ? { pid: rec.pid } : {}), ...(rec.startedAt ? { startedAt: rec.startedAt } : {}), stopped: 'failed', message });
   }
 
   /** This run's `{"listening": url}` line; the agent server's log lines share the file. */
@@ -221,12 +309,11 @@ function readFrom(path: string, offset: number): string {
   }
 }
 
-async function healthy(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
+/** One start of one process: a death of it is this id, however often it is observed. */
+function deathId(rec: RuntimeRecord): string {
+  return `pid ${rec.pid ?? '?'} started ${rec.startedAt ?? '?'}`;
+}
+
+function refOf(sb: Sandbox): SandboxRef {
+  return { ...(sb.metadata.namespace ? { namespace: sb.metadata.namespace } : {}), name: sb.metadata.name };
 }

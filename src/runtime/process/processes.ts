@@ -31,11 +31,15 @@ export function isAgentServer(pid: number): boolean {
   }
 }
 
-/** Signals the whole process group the agent server leads (its tools' processes too). */
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/**
+ * Signals the whole process group the agent server leads (its tools' processes too). `groupOnly`:
+ * never the pid itself (its leader is known dead, the pid may be recycled).
+ */
+export function signalGroup(pid: number, signal: NodeJS.Signals, opts: { groupOnly?: boolean } = {}): void {
   try {
     process.kill(-pid, signal);
   } catch {
+    if (opts.groupOnly) return;
     try {
       process.kill(pid, signal);
     } catch {

@@ -76,8 +76,15 @@ export interface ScriptedLlm {
 
 export const SCRIPT_EXHAUSTED = 'The scripted model has no more responses';
 
-/** `host`: the address to listen on (default 127.0.0.1); e2e/node uses the node's, so Pods reach it. */
-export async function startScriptedLlm(script: ScriptStep[] = [], opts: { port?: number; host?: string } = {}): Promise<ScriptedLlm> {
+export interface ScriptedLlmOptions {
+  port?: number;
+  /** The address to listen on (default 127.0.0.1); e2e/node uses the node's, so Pods reach it. */
+  host?: string;
+  /** The provider key: when set, a request without `Authorization: Bearer <apiKey>` gets 401, as a real provider answers. */
+  apiKey?: string;
+}
+
+export async function startScriptedLlm(script: ScriptStep[] = [], opts: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
   const steps = [...script];
   const requests: RecordedRequest[] = [];
   const failures: Error[] = [];
@@ -85,6 +92,9 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: { port?:
 
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      return json(res, 401, error('Incorrect API key provided', 'invalid_request_error', 'invalid_api_key'), { 'x-should-retry': 'false' });
+    }
     if (req.method === 'GET' && path === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'agentyard-tests' }] });
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return json(res, 404, error(`No route ${req.method} ${path}`, 'not_found'));
     let body: Record<string, unknown>;

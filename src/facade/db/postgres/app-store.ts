@@ -5,9 +5,12 @@ import pg from 'pg';
 import { systemClock, type Clock } from '../../../controller/clock.ts';
 import type { Logger } from '../../../util/log.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
-import { DEFAULT_SETTINGS, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type TombstoneKind, type UserSettings } from '../types.ts';
+import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type RevokeResult, type TombstoneKind, type UserInfo, type UserSettings } from '../types.ts';
+
+const USER_INFO = 'SELECT id, name, is_admin AS admin, created_at, disabled_at FROM users';
 import { PgEventLog } from './event-log.ts';
 import { migratePostgres } from './migrations.ts';
+import { PgModelUsage } from './model-usage.ts';
 import { PgPendingMessages } from './pending.ts';
 import { inTransaction } from './sql.ts';
 
@@ -22,6 +25,7 @@ export class PostgresAppStore implements AppStore {
   readonly pool: pg.Pool;
   readonly events: PgEventLog;
   readonly pending: PgPendingMessages;
+  readonly usage: PgModelUsage;
   readonly #clock: Clock;
   #closed = false;
 
@@ -30,6 +34,7 @@ export class PostgresAppStore implements AppStore {
     this.#clock = clock;
     this.events = new PgEventLog(pool);
     this.pending = new PgPendingMessages(pool);
+    this.usage = new PgModelUsage(pool);
   }
 
   /** Connects and brings the schema up to date (safe when several replicas start at once). */
@@ -51,8 +56,26 @@ export class PostgresAppStore implements AppStore {
   }
 
   async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
-    await this.pool.query('INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)', [id, name, this.#now()]);
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO users (id, name, created_at) SELECT $1, $2, $3
+       WHERE NOT EXISTS (SELECT 1 FROM installation WHERE key = 'single_user') OR NOT EXISTS (SELECT 1 FROM users)`,
+      [id, name, this.#now()],
+    );
+    if (rowCount === 0) throw new SingleUserInstallation((await this.singleUserReason()) ?? 'single-user');
     return { id, name };
+  }
+
+  async countUsers(): Promise<number> {
+    return Number((await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM users')).rows[0]!.n);
+  }
+
+  async setSingleUser(reason: string | undefined): Promise<void> {
+    if (reason === undefined) await this.pool.query("DELETE FROM installation WHERE key = 'single_user'");
+    else await this.pool.query("INSERT INTO installation (key, value) VALUES ('single_user', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [reason]);
+  }
+
+  async singleUserReason(): Promise<string | undefined> {
+    return (await this.pool.query<{ value: string }>("SELECT value FROM installation WHERE key = 'single_user'")).rows[0]?.value;
   }
 
   async getUser(id: string): Promise<AppUser | undefined> {
@@ -75,12 +98,45 @@ export class PostgresAppStore implements AppStore {
   }
 
   async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
-    return (await this.pool.query<ApiKeyInfo>('SELECT prefix, created_at FROM api_keys WHERE user_id = $1 ORDER BY created_at', [userId])).rows;
+    return (await this.pool.query<ApiKeyInfo>('SELECT prefix, created_at, revoked_at FROM api_keys WHERE user_id = $1 ORDER BY created_at, prefix COLLATE "C"', [userId])).rows;
   }
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
-    return (await this.pool.query<AppUser>('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = $1', [hashKey(key)])).rows[0];
+    return (
+      await this.pool.query<AppUser>('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = $1 AND k.revoked_at IS NULL AND u.disabled_at IS NULL', [hashKey(key)])
+    ).rows[0];
+  }
+
+  async revokeApiKey(userId: string, prefix: string): Promise<RevokeResult> {
+    // One statement: revoke only when exactly one working key of the user has this prefix.
+    const r = await this.pool.query<{ n: string; revoked: string }>(
+      `WITH candidates AS (SELECT hash FROM api_keys WHERE user_id = $1 AND prefix = $2 AND revoked_at IS NULL),
+            done AS (UPDATE api_keys SET revoked_at = $3 WHERE hash IN (SELECT hash FROM candidates) AND (SELECT count(*) FROM candidates) = 1 RETURNING hash)
+       SELECT (SELECT count(*) FROM candidates) AS n, (SELECT count(*) FROM done) AS revoked`,
+      [userId, prefix, this.#now()],
+    );
+    const n = Number(r.rows[0]!.n);
+    return n === 0 ? 'not-found' : n > 1 ? 'ambiguous' : 'revoked';
+  }
+
+  async getUserInfo(id: string): Promise<UserInfo | undefined> {
+    return (await this.pool.query<UserInfo>(`${USER_INFO} WHERE id = $1`, [id])).rows[0];
+  }
+
+  async listUsers(): Promise<UserInfo[]> {
+    return (await this.pool.query<UserInfo>(`${USER_INFO} ORDER BY created_at, id COLLATE "C"`)).rows;
+  }
+
+  async setUserDisabled(id: string, disabled: boolean): Promise<boolean> {
+    const r = disabled
+      ? await this.pool.query('UPDATE users SET disabled_at = COALESCE(disabled_at, $2) WHERE id = $1', [id, this.#now()])
+      : await this.pool.query('UPDATE users SET disabled_at = NULL WHERE id = $1', [id]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async setUserAdmin(id: string, admin: boolean): Promise<boolean> {
+    return ((await this.pool.query('UPDATE users SET is_admin = $2 WHERE id = $1', [id, admin])).rowCount ?? 0) > 0;
   }
 
   async getSettings(userId: string): Promise<UserSettings> {

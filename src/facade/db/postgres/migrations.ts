@@ -75,6 +75,37 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE user_settings ADD COLUMN git_login text;
   ALTER TABLE user_settings ADD COLUMN git_login_provider text NOT NULL DEFAULT 'github';
   `,
+  // 3 → 4: the SQLite store's version 6 (the model gateway's usage record).
+  `
+  CREATE TABLE model_usage (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    user_id text COLLATE "C",
+    sandbox_id text COLLATE "C" NOT NULL,
+    conversation_id text COLLATE "C",
+    model text COLLATE "C" NOT NULL,
+    prompt_tokens bigint NOT NULL,
+    completion_tokens bigint NOT NULL,
+    cache_read_tokens bigint NOT NULL,
+    reasoning_tokens bigint NOT NULL,
+    cost double precision NOT NULL,
+    created_at text NOT NULL
+  );
+  CREATE INDEX model_usage_user ON model_usage (user_id);
+  `,
+  // 4 → 5: the SQLite store's version 7 (facts about the installation: 'single_user').
+  `
+  CREATE TABLE installation (
+    key text PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
+  // 5 → 6: the SQLite store's version 8 (revoked keys, disabled users, administrators).
+  `
+  ALTER TABLE api_keys ADD COLUMN revoked_at text;
+  ALTER TABLE users ADD COLUMN disabled_at text;
+  ALTER TABLE users ADD COLUMN is_admin boolean NOT NULL DEFAULT false;
+  UPDATE users SET is_admin = true WHERE id = 'admin';
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,237 @@
+// Sandboxes of two users of one `agentyard up`, attacked from the inside: bob's agent (a terminal
+// command the scripted model asks for), bob's /api/bash and bob's file route try to read the
+// service's environment, admin's workspace, the data directory's database and key, another agent
+// server's environment and records, and to signal admin's sandbox. Everything through the real
+// interfaces: `agentyard up` as a child process, `agentyard users create`, HTTP only.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processUids } from '../../src/runtime/process/isolation/identity.ts';
+import { createUser, noSecondUser, finished, startReady, userMessage, sandboxReads } from './flows.ts';
+import { eventually, removeDataDir, scriptedModelEnv, startService, startServiceWithModel, type RunningService, type ServiceWithModel } from './harness.ts';
+
+const run = promisify(execFile);
+const repoRoot = join(import.meta.dirname, '..', '..');
+
+const SERVICE_SECRET = `service-only-${process.pid}-${Date.now()}`;
+const ADMIN_SECRET = `admin-file-secret-${process.pid}`;
+
+interface Identity {
+  uid: number;
+  cgroups?: string[];
+}
+const identityOf = (dataDir: string, sb: string) => JSON.parse(readFileSync(join(dataDir, 'sandboxes', sb, 'sandbox-user.json'), 'utf8')) as Identity;
+const pidOf = (dataDir: string, sb: string) => (JSON.parse(readFileSync(join(dataDir, 'sandboxes', sb, 'runtime.json'), 'utf8')) as { pid: number }).pid;
+
+/** A shell script that runs each attack and prints `LABEL=<exit status>`, nothing of what it read. */
+function attacks(t: Record<string, string>): string {
+  return Object.entries(t)
+    .map(([label, cmd]) => `(${cmd}) >/dev/null 2>&1; echo "${label}=$?"`)
+    .join('\n');
+}
+
+function statuses(text: string): Record<string, number> {
+  return Object.fromEntries([...text.matchAll(/([A-Z][A-Z_]+)=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+(noSecondUser ? describe.skip : describe)(`agentyard up with two users: sandboxes isolated from each other and from the service${noSecondUser ? ` (skipped: ${noSecondUser})` : ''}`, () => {
+  let env: ServiceWithModel;
+  let svc: RunningService;
+  let bobKey: string;
+  let admin: { conversation: string; sandbox: string; workspace: string; sessionKey: string };
+
+  beforeAll(async () => {
+    env = await startServiceWithModel({ env: { AGENTYARD_SANDBOX_ISOLATION: 'required', AGENTYARD_SANDBOX_MEMORY_MB: '1536', AGENTYARD_E2E_SERVICE_SECRET: SERVICE_SECRET } });
+    svc = env.svc;
+    bobKey = await createUser(svc, 'bob');
+    // Admin's agent leaves a secret in admin's workspace.
+    env.llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: `echo ${ADMIN_SECRET} > admin-secret.txt && pwd` } }] },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'stored' } }] },
+    );
+    const task = await startReady(svc, { initial_message: userMessage('keep a secret') });
+    await finished(svc, task.app_conversation_id);
+    const { body } = await svc.api<{ session_api_key: string }[]>('GET', `/api/v1/sandboxes?id=${task.sandbox_id}`);
+    admin = { conversation: task.app_conversation_id, sandbox: task.sandbox_id, workspace: join(svc.dataDir, 'sandboxes', task.sandbox_id, 'workspace'), sessionKey: body[0]!.session_api_key };
+    expect(readFileSync(join(admin.workspace, 'admin-secret.txt'), 'utf8')).toBe(`${ADMIN_SECRET}\n`);
+  });
+
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it('says at start-up that sandboxes are isolated, and how', () => {
+    expect(svc.output.join('\n')).toMatch(/sandbox isolation: on \(bubblewrap; a user of its own per sandbox from uids \d+-\d+; .*1536 MiB/);
+  });
+
+  /** Every way bob's code could reach what is not his; all must fail. */
+  const attackSet = () => {
+    const d = svc.dataDir;
+    const adminPid = pidOf(d, admin.sandbox);
+    return {
+      UP_ENVIRON: `cat /proc/${svc.process.pid}/environ`,
+      UP_CMDLINE: `cat /proc/${svc.process.pid}/cmdline`,
+      ADMIN_FILE: `cat ${admin.workspace}/admin-secret.txt`,
+      ADMIN_LIST: `ls ${admin.workspace}`,
+      DB_KEY: `cat ${d}/resources.db.key`,
+      DB: `cat ${d}/resources.db`,
+      APP_DB: `cat ${d}/app.db`,
+      API_KEY: `cat ${d}/api-key`,
+      DATA_LIST: `ls ${d}/sandboxes/${admin.sandbox}`,
+      ADMIN_RUNTIME: `cat ${d}/sandboxes/${admin.sandbox}/runtime.json`,
+      ADMIN_STATE: `cat ${d}/sandboxes/${admin.sandbox}/state/agent-server.db`,
+      ADMIN_ENVIRON: `cat /proc/${adminPid}/environ`,
+      ADMIN_SIGNAL: `kill -TERM ${adminPid}`,
+      // No process outside the sandbox is visible at all: the service's command line is nowhere in /proc.
+      // (The pattern does not match its own command line.)
+      SEE_SERVICE: `cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -q -- ' u[p] --port'`,
+      WRITE_TOOLCHAIN: `touch /usr/bin/agentyard-was-here`,
+      WRITE_DATA_DIR: `touch ${d}/sandboxes/planted`,
+      WRITE_ROOT: `touch /planted`,
+      NEW_USERNS: `unshare -U true`,
+    };
+  };
+
+  const secrets = () => [SERVICE_SECRET, ADMIN_SECRET, svc.apiKey, admin.sessionKey];
+
+  it("bob's agent cannot read the service, admin's files, the data directory or admin's agent server, nor signal it", async () => {
+    // Also every environment bob's sandbox can read (its own processes'): nothing of the service's is there.
+    const script = `${attacks(attackSet())}\necho bob-was-here > mine.txt && cat mine.txt; echo "OWN=$?"\nid -u; echo "UID_SHOWN=$?"\ncat /proc/[0-9]*/environ > environs.bin 2>/dev/null; true`;
+    env.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: script } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'tried' } }] });
+    const task = await startReady(svc, { initial_message: userMessage('look around') }, bobKey);
+    const items = await finished(svc, task.app_conversation_id, bobKey);
+    const obs = items.find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'terminal')!;
+    const text = JSON.stringify(obs.observation);
+    const got = statuses(text);
+    const failedAttacks = Object.keys(attackSet()).filter((k) => got[k] === undefined || got[k] === 0);
+    expect(failedAttacks, text).toEqual([]);
+    expect(got.OWN, text).toBe(0);
+    expect(text).toContain('bob-was-here');
+    const environs = readFileSync(join(svc.dataDir, 'sandboxes', task.sandbox_id, 'workspace', 'environs.bin'), 'utf8');
+    expect(environs).toContain('OH_SESSION_API_KEYS_0='); // the read worked: its own agent server's
+    for (const s of [...secrets(), scriptedModelEnv(env.llm).LLM_API_KEY!]) expect(environs).not.toContain(s);
+    for (const s of secrets()) expect(text).not.toContain(s);
+
+    // What bob's agent wrote belongs to bob's sandbox user: neither root nor admin's.
+    const bob = identityOf(svc.dataDir, task.sandbox_id);
+    const adminUid = identityOf(svc.dataDir, admin.sandbox).uid;
+    const mine = join(svc.dataDir, 'sandboxes', task.sandbox_id, 'workspace', 'mine.txt');
+    expect(statSync(mine).uid).toBe(bob.uid);
+    expect(bob.uid).not.toBe(0);
+    expect(bob.uid).not.toBe(adminUid);
+    expect(text).toContain(String(bob.uid));
+    // Admin's sandbox survived the signal and still answers.
+    expect(process.kill(pidOf(svc.dataDir, admin.sandbox), 0)).toBe(true);
+    const adminFile = await svc.api<string>('GET', `/api/v1/app-conversations/${admin.conversation}/file?file_path=${encodeURIComponent(join(admin.workspace, 'admin-secret.txt'))}`);
+    expect(adminFile).toMatchObject({ status: 200, body: `${ADMIN_SECRET}\n` });
+    // Limits: the sandbox's cgroups hold the configured memory limit (or rlimits where cgroups are not writable).
+    const memory = bob.cgroups?.find((c) => c.includes('/memory/'));
+    if (memory) expect(readFileSync(join(memory, 'memory.limit_in_bytes'), 'utf8').trim()).toBe(String(1536 * 1024 * 1024));
+  });
+
+  it("bob's /api/bash and file route fail the same way; his own files work", async () => {
+    const { body: convs } = await svc.api<{ items: { id: string; sandbox_id: string }[] }>('GET', '/api/v1/app-conversations/search', undefined, bobKey);
+    const bobConv = convs.items[0]!;
+    const { body: sbs } = await svc.api<{ session_api_key: string; exposed_urls: { name: string; url: string }[] }[]>('GET', `/api/v1/sandboxes?id=${bobConv.sandbox_id}`, undefined, bobKey);
+    const agentUrl = sbs[0]!.exposed_urls.find((u) => u.name === 'AGENT_SERVER')!.url;
+    const res = await fetch(`${agentUrl}/api/bash/execute_bash_command`, {
+      method: 'POST',
+      headers: { 'X-Session-API-Key': sbs[0]!.session_api_key, 'content-type': 'application/json' },
+      body: JSON.stringify({ command: `${attacks(attackSet())}\ncat mine.txt >/dev/null; echo "OWN=$?"`, timeout: 60 }),
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    const got = statuses(text);
+    expect(Object.keys(attackSet()).filter((k) => got[k] === undefined || got[k] === 0), text).toEqual([]);
+    expect(got.OWN, text).toBe(0);
+    for (const s of secrets()) expect(text).not.toContain(s);
+
+    // Admin's session key opens nothing for bob either way: it never left admin's sandbox; but
+    // even bob's own key does not reach admin's agent server.
+    const adminSb = await svc.api('GET', `/api/v1/sandboxes?id=${admin.sandbox}`, undefined, bobKey);
+    expect(adminSb.body).toEqual([null]);
+
+    const file = (path: string) => svc.api<string>('GET', `/api/v1/app-conversations/${bobConv.id}/file?file_path=${encodeURIComponent(path)}`, undefined, bobKey);
+    for (const path of [join(admin.workspace, 'admin-secret.txt'), join(svc.dataDir, 'resources.db.key'), join(svc.dataDir, 'api-key'), `/proc/${svc.process.pid}/environ`, join(svc.dataDir, 'sandboxes', admin.sandbox, 'runtime.json')]) {
+      const r = await file(path);
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).not.toBe(200);
+      for (const s of secrets()) expect(JSON.stringify(r.body)).not.toContain(s);
+    }
+    expect(await file(join(svc.dataDir, 'sandboxes', bobConv.sandbox_id, 'workspace', 'mine.txt'))).toMatchObject({ status: 200, body: 'bob-was-here\n' });
+  });
+
+  it("pause leaves no process of bob's user; resume finds his files; delete archives them and frees his cgroups", async () => {
+    const { body: convs } = await svc.api<{ items: { id: string; sandbox_id: string }[] }>('GET', '/api/v1/app-conversations/search', undefined, bobKey);
+    const { id: conv, sandbox_id: sb } = convs.items[0]!;
+    const bob = identityOf(svc.dataDir, sb);
+    expect(processUids().has(bob.uid)).toBe(true);
+    expect((await svc.api('POST', `/api/v1/sandboxes/${sb}/pause`, undefined, bobKey)).status).toBe(200);
+    await sandboxReads(svc, sb, 'PAUSED', bobKey);
+    await eventually(async () => (processUids().has(bob.uid) ? undefined : true), "no process of bob's sandbox user");
+    expect((await svc.api('POST', `/api/v1/sandboxes/${sb}/resume`, undefined, bobKey)).status).toBe(200);
+    await sandboxReads(svc, sb, 'RUNNING', bobKey);
+    expect(identityOf(svc.dataDir, sb).uid).toBe(bob.uid);
+    const mine = join(svc.dataDir, 'sandboxes', sb, 'workspace', 'mine.txt');
+    expect(await svc.api('GET', `/api/v1/app-conversations/${conv}/file?file_path=${encodeURIComponent(mine)}`, undefined, bobKey)).toMatchObject({ status: 200, body: 'bob-was-here\n' });
+
+    expect((await svc.api('DELETE', `/api/v1/sandboxes/${sb}`, undefined, bobKey)).status).toBe(200);
+    await eventually(async () => (existsSync(join(svc.dataDir, 'sandboxes', sb)) ? undefined : true), "bob's sandbox directory to go");
+    const archive = readdirSync(join(svc.dataDir, 'archive')).find((f) => f.startsWith(sb));
+    expect(archive).toBeDefined();
+    const { stdout } = await run('tar', ['-tzf', join(svc.dataDir, 'archive', archive!)]);
+    expect(stdout).toContain('workspace/mine.txt');
+    expect(processUids().has(bob.uid)).toBe(false);
+    for (const c of bob.cgroups ?? []) expect(existsSync(c), c).toBe(false);
+  });
+
+  it('a restarted service adopts the running sandboxes again, and refuses to run two users without isolation', async () => {
+    const adminPid = pidOf(svc.dataDir, admin.sandbox);
+    await svc.stop('SIGKILL');
+    const again = await startService({ dataDir: svc.dataDir, env: { ...scriptedModelEnv(env.llm), AGENTYARD_SANDBOX_ISOLATION: 'required' } });
+    try {
+      await sandboxReads(again, admin.sandbox, 'RUNNING');
+      expect(pidOf(again.dataDir, admin.sandbox)).toBe(adminPid);
+      const file = await again.api<string>('GET', `/api/v1/app-conversations/${admin.conversation}/file?file_path=${encodeURIComponent(join(admin.workspace, 'admin-secret.txt'))}`);
+      expect(file).toMatchObject({ status: 200, body: `${ADMIN_SECRET}\n` });
+    } finally {
+      await again.stop();
+    }
+    // Two users and no isolation: `agentyard up` will not serve them.
+    const refused = await startService({ dataDir: svc.dataDir, env: { AGENTYARD_SANDBOX_ISOLATION: 'off' } }).then(
+      async (s) => {
+        await s.stop();
+        return undefined;
+      },
+      (err: unknown) => String(err),
+    );
+    expect(refused).toMatch(/this installation has 2 users, but its sandboxes cannot be isolated from each other here \(AGENTYARD_SANDBOX_ISOLATION=off\); refusing to start/);
+  });
+});
+
+describe('agentyard up without sandbox isolation', () => {
+  let svc: RunningService;
+
+  beforeAll(async () => {
+    svc = await startService({ env: { AGENTYARD_SANDBOX_ISOLATION: 'off' } });
+  });
+
+  afterAll(async () => {
+    await svc?.stop();
+    if (svc) removeDataDir(svc.dataDir);
+  });
+
+  it('says so at start-up and refuses a second user with the reason', async () => {
+    expect(svc.output.join('\n')).toContain('sandbox isolation: OFF (AGENTYARD_SANDBOX_ISOLATION=off); every sandbox runs as this service');
+    const err = await run(process.execPath, [join(repoRoot, 'src/cli/main.ts'), 'users', 'create', 'bob', '--data-dir', svc.dataDir], { cwd: repoRoot }).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(err?.code).toBe(1);
+    expect(err?.stderr).toContain('this installation serves one user only: its sandboxes are not isolated from each other (AGENTYARD_SANDBOX_ISOLATION=off)');
+    // The one user keeps working.
+    const me = await svc.api<{ id: string }>('GET', '/api/v1/users/me');
+    expect(me).toMatchObject({ status: 200, body: { id: 'admin' } });
+  });
+});

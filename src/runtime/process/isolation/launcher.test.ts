@@ -1,0 +1,211 @@
+// The launcher on its own: real sandboxes (as root with bubblewrap; skipped otherwise, the e2e
+// suite e2e/embedded/isolation.test.ts attacks them through `agentyard up`), the start-up decision,
+// and the pure parts (settings, uid allocation, cgroup layouts on a stand-in cgroup tree).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { allocateUid, readIdentity, writeIdentity } from './identity.ts';
+import { createSandboxLauncher, PlainLauncher, type IsolationReport } from './launcher.ts';
+import { cgroupMounts, Limits, ownCgroups } from './limits.ts';
+import { DEFAULT_LIMITS, loadIsolationSettings } from './settings.ts';
+
+const hasBwrap = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'bwrap')));
+const canIsolate = process.platform === 'linux' && process.getuid?.() === 0 && hasBwrap;
+
+let dataDir: string;
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'launcher-'));
+});
+afterEach(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('settings', () => {
+  it('defaults to auto with a high uid range, and refuses bad values by name', () => {
+    expect(loadIsolationSettings({})).toMatchObject({ mode: 'auto', uidRange: { first: 1_100_000_000 }, limits: DEFAULT_LIMITS, readOnlyPaths: [] });
+    expect(loadIsolationSettings({ AGENTYARD_SANDBOX_UID_RANGE: '5000-5009', AGENTYARD_SANDBOX_CPUS: '0.5', AGENTYARD_SANDBOX_MEMORY_MB: '512', AGENTYARD_SANDBOX_READ_ONLY_PATHS: '/a:/b' })).toMatchObject({
+      uidRange: { first: 5000, last: 5009 },
+      limits: { cpus: 0.5, memoryBytes: 512 * 1024 * 1024 },
+      readOnlyPaths: ['/a', '/b'],
+    });
+    expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_ISOLATION: 'maybe' })).toThrow("AGENTYARD_SANDBOX_ISOLATION must be auto, required or off, got 'maybe'");
+    expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_UID_RANGE: '0-100' })).toThrow(/AGENTYARD_SANDBOX_UID_RANGE must be <first>-<last> with 1000 <= first/);
+    expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_MEMORY_MB: '1.5' })).toThrow("AGENTYARD_SANDBOX_MEMORY_MB must be a positive integer, got '1.5'");
+  });
+});
+
+describe('uid allocation', () => {
+  it('hands out the lowest uid no sandbox holds and no process runs as, and says when the range is used up', () => {
+    const root = join(dataDir, 'sandboxes');
+    for (const [name, uid] of [['a', 5000], ['b', 5002]] as const) {
+      mkdirSync(join(root, name), { recursive: true });
+      writeIdentity(join(root, name), { uid });
+    }
+    expect(allocateUid(root, { first: 5000, last: 5009 }, new Set())).toBe(5001);
+    expect(allocateUid(root, { first: 5000, last: 5009 }, new Set([5001, 5003]))).toBe(5004);
+    expect(() => allocateUid(root, { first: 5000, last: 5002 }, new Set([5001]))).toThrow('every uid of the sandbox range 5000-5002 is in use; widen AGENTYARD_SANDBOX_UID_RANGE');
+    expect(readIdentity(join(root, 'a'))).toEqual({ uid: 5000 });
+    expect(readIdentity(join(root, 'none'))).toBeUndefined();
+  });
+});
+
+describe('cgroup layouts', () => {
+  const mountinfo = (fs: string) =>
+    [
+      `30 25 0:26 / ${fs}/cpu rw,relatime shared:5 - cgroup cgroup rw,cpu`,
+      `31 25 0:27 / ${fs}/memory rw,relatime shared:6 - cgroup cgroup rw,memory`,
+      `32 25 0:28 / ${fs}/pids rw,relatime shared:7 - cgroup cgroup rw,pids`,
+      `33 25 0:29 / ${fs}/unified rw,relatime shared:8 - cgroup2 cgroup2 rw`,
+      '40 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
+    ].join('\n');
+
+  it('reads mounts and the own cgroup of each controller', () => {
+    expect(cgroupMounts(mountinfo('/sys/fs/cgroup')).map((m) => [m.version, m.mountPoint, m.controllers.filter((c) => c !== 'rw')])).toEqual([
+      [1, '/sys/fs/cgroup/cpu', ['cpu']],
+      [1, '/sys/fs/cgroup/memory', ['memory']],
+      [1, '/sys/fs/cgroup/pids', ['pids']],
+      [2, '/sys/fs/cgroup/unified', []],
+    ]);
+    expect(ownCgroups('4:memory:/svc/x\n1:cpu,cpuacct:/\n0::/')).toEqual(new Map([['memory', '/svc/x'], ['cpu', '/'], ['cpuacct', '/'], ['', '/']]));
+  });
+
+  it('v1: a cgroup per sandbox below the service own one, with the limits written', () => {
+    const fs = join(dataDir, 'cg');
+    const proc = join(dataDir, 'proc');
+    mkdirSync(proc);
+    for (const c of ['cpu', 'memory/svc', 'pids']) mkdirSync(join(fs, c), { recursive: true });
+    writeFileSync(join(proc, 'mountinfo'), mountinfo(fs));
+    writeFileSync(join(proc, 'cgroup'), '3:pids:/\n2:memory:/svc\n1:cpu:/\n0::/\n');
+    const limits = Limits.detect('inst', { cpus: 1.5, memoryBytes: 1 << 30, pids: 100 }, proc);
+    expect(limits.kind).toBe('cgroup-v1');
+    const p = limits.prepare('sb1');
+    expect(p.cgroups).toEqual([join(fs, 'cpu/agentyard-inst/sb1'), join(fs, 'memory/svc/agentyard-inst/sb1'), join(fs, 'pids/agentyard-inst/sb1')]);
+    expect(p.procsFiles).toEqual(p.cgroups.map((c) => join(c, 'cgroup.procs')));
+    expect(readFileSync(join(p.cgroups[0]!, 'cpu.cfs_quota_us'), 'utf8')).toBe('150000');
+    expect(readFileSync(join(p.cgroups[1]!, 'memory.limit_in_bytes'), 'utf8')).toBe(String(1 << 30));
+    expect(readFileSync(join(p.cgroups[2]!, 'pids.max'), 'utf8')).toBe('100');
+    expect(limits.describe()).toBe('1.5 CPU, 1024 MiB memory, 100 processes per sandbox (cgroup v1)');
+  });
+
+  it('v2: controllers delegated to an installation subtree; without them, rlimits and the reason', () => {
+    const fs = join(dataDir, 'cg2');
+    const proc = join(dataDir, 'proc');
+    mkdirSync(join(fs, 'svc'), { recursive: true });
+    mkdirSync(proc);
+    writeFileSync(join(proc, 'mountinfo'), `33 25 0:29 / ${fs} rw - cgroup2 cgroup2 rw`);
+    writeFileSync(join(proc, 'cgroup'), '0::/svc\n');
+    writeFileSync(join(fs, 'svc', 'cgroup.controllers'), 'cpuset cpu io memory\n');
+    const without = Limits.detect('inst', DEFAULT_LIMITS, proc);
+    expect([without.kind, without.reason]).toEqual(['rlimit', `cgroup v2 does not delegate pids to ${join(fs, 'svc')}`]);
+    expect(without.prepare('sb1')).toEqual({ cgroups: [], procsFiles: [], rlimits: [`--data=${DEFAULT_LIMITS.memoryBytes}`, `--nproc=${DEFAULT_LIMITS.pids}`] });
+    expect(without.describe()).toContain('CPU unlimited');
+
+    writeFileSync(join(fs, 'svc', 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
+    const limits = Limits.detect('inst', { cpus: 2, memoryBytes: 1 << 30, pids: 50 }, proc);
+    expect(limits.kind).toBe('cgroup-v2');
+    expect(readFileSync(join(fs, 'svc', 'cgroup.subtree_control'), 'utf8')).toBe('+cpu +memory +pids');
+    const [dir] = limits.prepare('sb1').cgroups;
+    expect(dir).toBe(join(fs, 'svc/agentyard-inst/sb1'));
+    expect(readFileSync(join(dir!, 'cpu.max'), 'utf8')).toBe('200000 100000');
+    expect(readFileSync(join(dir!, 'memory.max'), 'utf8')).toBe(String(1 << 30));
+  });
+});
+
+describe('the start-up decision', () => {
+  it('off: plain children, with the reason', async () => {
+    const r = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_ISOLATION: 'off' }));
+    expect(r.isolated).toBe(false);
+    expect(r.launcher).toBeInstanceOf(PlainLauncher);
+    expect(r.summary).toBe('sandbox isolation: OFF (AGENTYARD_SANDBOX_ISOLATION=off); every sandbox runs as this service\'s own user, so this installation serves one user only');
+    const launch = r.launcher.prepare({ name: 's', dir: join(dataDir, 's'), argv: ['/bin/echo', 'agent-server'], env: { A: '1' } });
+    expect(launch).toEqual({ command: '/bin/echo', args: ['agent-server'], env: { A: '1' }, cwd: join(dataDir, 's', 'workspace') });
+  });
+
+  it.skipIf(canIsolate)('not root or no bubblewrap: unisolated with the reason, and a refusal when required', async () => {
+    const r = await createSandboxLauncher(dataDir, loadIsolationSettings({}));
+    expect(r.isolated).toBe(false);
+    expect(r.reason).toMatch(/not running as root|bubblewrap \(bwrap\) is not installed|needs Linux/);
+    await expect(createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_ISOLATION: 'required' }))).rejects.toThrow(/sandbox isolation is required \(AGENTYARD_SANDBOX_ISOLATION=required\) but not available/);
+  });
+
+  it.skipIf(!canIsolate)('a program the sandbox user cannot read makes the probe fail: unisolated, saying which', async () => {
+    // Only the program's own paths are mounted (their host parents' modes do not matter): a file
+    // readable by root alone is what a sandbox user cannot run.
+    const outside = mkdtempSync(join(tmpdir(), 'launcher-prog-'));
+    try {
+      writeFileSync(join(outside, 'main.ts'), '', { mode: 0o600 });
+      const r = await createSandboxLauncher(dataDir, loadIsolationSettings({}), { programPaths: [join(outside, 'main.ts')] });
+      expect(r.isolated).toBe(false);
+      expect(r.reason).toContain(`a probe sandbox failed: cannot read ${join(outside, 'main.ts')}`);
+      await expect(createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_ISOLATION: 'required' }), { programPaths: [join(outside, 'main.ts')] })).rejects.toThrow(
+        /sandbox isolation is required \(AGENTYARD_SANDBOX_ISOLATION=required\) but not available: a probe sandbox failed: cannot read/,
+      );
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!canIsolate)('a real sandbox (root, bubblewrap)', () => {
+  let report: IsolationReport;
+  beforeEach(async () => {
+    report = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_MEMORY_MB: '256' }));
+  });
+
+  it('runs as its own user, sees only its own processes and directories, writes only its own', async () => {
+    expect(report.isolated).toBe(true);
+    writeFileSync(join(dataDir, 'resources.db.key'), 'the-key');
+    const dirOf = (n: string) => join(dataDir, 'sandboxes', n);
+    for (const n of ['one', 'two']) mkdirSync(dirOf(n), { recursive: true, mode: 0o700 });
+    writeFileSync(join(dirOf('two'), 'runtime.json'), '{}');
+    const script = [
+      'id -u; id -G',
+      'ls /proc | grep -c "^[0-9]"',
+      `cat ${dataDir}/resources.db.key; echo "KEY=$?"`,
+      `ls ${dataDir}/sandboxes; echo "LIST=$?"`,
+      `ls ${dirOf('two')}; echo "OTHER=$?"`,
+      'echo mine > own.txt; echo "OWN=$?"',
+      'touch /usr/x; echo "USR=$?"',
+      'touch /tmp/x; echo "TMP=$?"',
+      'cat /proc/self/status | grep CapEff',
+      'echo "ENV=$SECRET_OF_UP:$MINE"',
+      'whoami',
+    ].join('\n');
+    const launch = report.launcher.prepare({ name: 'one', dir: dirOf('one'), argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin', MINE: 'mine' } });
+    const res = spawnSync(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, encoding: 'utf8', timeout: 20_000 });
+    const uid = readIdentity(dirOf('one'))!.uid;
+    expect(res.status, res.stderr).toBe(0);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines.slice(0, 2)).toEqual([String(uid), String(uid)]);
+    expect(Number(lines[2])).toBeLessThan(6); // bwrap's init, the user-namespace bwrap, sh, ls, grep
+    expect(res.stdout).toContain('KEY=1');
+    expect(res.stdout).not.toContain('the-key');
+    expect(lines).toContain('one'); // the only sandbox in its view of the data directory
+    expect(res.stdout).not.toMatch(/^two$/m);
+    expect(res.stdout).toMatch(/OTHER=[12]/);
+    expect(res.stdout).toContain('OWN=0');
+    expect(res.stdout).toMatch(/USR=1/);
+    expect(res.stdout).toContain('TMP=0');
+    expect(res.stdout).toContain('CapEff:\t0000000000000000');
+    expect(res.stdout).toContain('ENV=:mine');
+    expect(lines.at(-1)).toBe('sandbox');
+    expect(statSync(join(dirOf('one'), 'workspace', 'own.txt')).uid).toBe(uid);
+    expect(uid).toBeGreaterThanOrEqual(1_100_000_000);
+    await report.launcher.release(dirOf('one'));
+    for (const c of readIdentity(dirOf('one'))!.cgroups ?? []) expect(existsSync(c)).toBe(false);
+  });
+
+  it('gives two sandboxes two users', () => {
+    const a = join(dataDir, 'sandboxes', 'a');
+    const b = join(dataDir, 'sandboxes', 'b');
+    for (const d of [a, b]) mkdirSync(d, { recursive: true });
+    report.launcher.prepare({ name: 'a', dir: a, argv: ['/bin/true'], env: {} });
+    report.launcher.prepare({ name: 'b', dir: b, argv: ['/bin/true'], env: {} });
+    expect(readIdentity(a)!.uid).not.toBe(readIdentity(b)!.uid);
+    expect(statSync(join(b, 'workspace')).uid).toBe(readIdentity(b)!.uid);
+    expect(statSync(join(b, 'workspace')).mode & 0o777).toBe(0o700);
+    return Promise.all([report.launcher.release(a), report.launcher.release(b)]);
+  });
+});
