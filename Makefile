@@ -28,13 +28,13 @@ HAVE_GO := $(shell command -v go 2>/dev/null)
 REQUIRE_CLUSTER_TESTS := $(or $(AGENTYARD_REQUIRE_CLUSTER_TESTS),$(if $(HAVE_GO),1,0))
 test test-e2e test-kube test-node: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
 
-test: deps k8s-bin kube-score test-deps k8s-node
+test: deps k8s-bin kube-score oci-registry test-deps k8s-node
 	npm test
 
 test-unit: deps
 	npm run test:unit
 
-test-e2e: deps k8s-bin kube-score test-deps k8s-node
+test-e2e: deps k8s-bin kube-score oci-registry test-deps k8s-node
 	npm run test:e2e
 
 typecheck: deps
@@ -86,10 +86,12 @@ else
 	@hack/kube-score.sh >/dev/null || echo "WARNING: no kube-score (hack/kube-score.sh failed, see above): the chart's kube-score check is SKIPPED." >&2
 endif
 
-# Chromium, PostgreSQL and git from Debian's packages when they are missing (hack/test-deps.sh).
+# Chromium, PostgreSQL and git from Debian's packages when they are missing (hack/test-deps.sh), and
+# the real OpenHands agent server in a cached virtualenv for e2e/parity (hack/openhands-server.sh).
 # A warning only: a suite whose program is missing skips, or fails when the cluster suites are required.
 test-deps:
 	@hack/test-deps.sh || echo "WARNING: some system packages are missing; the suites that need them will skip (or fail under AGENTYARD_REQUIRE_CLUSTER_TESTS=1)." >&2
+	@hack/openhands-server.sh >/dev/null || echo "WARNING: no OpenHands agent server (hack/openhands-server.sh failed, see above): the differential suite e2e/parity will skip (or fail under AGENTYARD_REQUIRE_CLUSTER_TESTS=1)." >&2
 
 test-kube: deps k8s-bin kube-score
 	npx vitest run --project e2e e2e/kube e2e/helm
@@ -99,3 +101,30 @@ bench: deps
 
 clean:
 	rm -rf node_modules .data
+
+.PHONY: oci-registry chart-publish
+
+# Chart distribution. The CNCF Distribution registry (Go module proxy) for the licensed-pull tests
+# (e2e/helm/registry.test.ts), cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/registry/<version>;
+# strict like k8s-bin when the cluster suites are required.
+oci-registry:
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@hack/oci-registry.sh >/dev/null
+else
+	@hack/oci-registry.sh >/dev/null || echo "WARNING: no OCI registry (hack/oci-registry.sh failed, see above): the licensed chart pull test is SKIPPED." >&2
+endif
+
+# `make chart-publish CHART_OCI=oci://registry.example.com/charts` packages charts/agentyard and
+# pushes it as an OCI artifact (log in first: helm registry login registry.example.com).
+# HELM defaults to helm on the PATH, else the one hack/k8s-bin.sh caches; HELM_PUSH_FLAGS passes
+# e.g. --plain-http (a loopback registry) or --ca-file.
+CHART_OCI ?=
+CHART_DIST ?= $(CURDIR)/.scratch/chart-dist
+HELM ?= $(or $(shell command -v helm 2>/dev/null),$(shell hack/k8s-bin.sh 2>/dev/null | tail -1)/helm)
+HELM_PUSH_FLAGS ?=
+chart-publish:
+	@test -n "$(CHART_OCI)" || { echo "chart-publish: set CHART_OCI, e.g. make chart-publish CHART_OCI=oci://registry.example.com/charts" >&2; exit 2; }
+	@mkdir -p "$(CHART_DIST)"
+	@pkg=$$("$(HELM)" package charts/agentyard -d "$(CHART_DIST)" | sed -n 's/^Successfully packaged chart and saved it to: //p'); \
+	  test -n "$$pkg" || { echo "chart-publish: helm package failed" >&2; exit 1; }; \
+	  "$(HELM)" push "$$pkg" "$(CHART_OCI)" $(HELM_PUSH_FLAGS)

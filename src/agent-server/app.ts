@@ -13,6 +13,7 @@ import type { BashEventStore } from './bash/store.ts';
 import { bashRoutes } from './routes/bash.ts';
 import { conversationRoutes } from './routes/conversations.ts';
 import { eventRoutes } from './routes/events.ts';
+import { docsRoutes } from './routes/docs.ts';
 import { fileBrowserRoutes } from './routes/file-browser.ts';
 import { fileListRoutes } from './routes/files.ts';
 import { gitHistoryRoutes } from './routes/git-history.ts';
@@ -49,6 +50,7 @@ export function createApp(d: AppDeps): Koa {
 
   const health = healthRoutes(d.health);
   app.use(health.routes());
+  app.use(docsRoutes().routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSessionKey(d.keys));

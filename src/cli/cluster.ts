@@ -152,7 +152,16 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   const settings = loadLifecycleSettings(env);
   // The model gateway: LLM_API_KEY (the provider's key, from a Secret only this Deployment reads) stays in this process.
   const modelUpstream = modelUpstreamFromEnv(env);
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, ...(modelUpstream ? { modelUpstream } : {}) });
+  // GET /api/v1/sandbox-specs shows what sandboxes start from: the chart gives the API the same
+  // AGENTYARD_SANDBOX_IMAGE and AGENTYARD_SANDBOX_RESOURCES as the controller.
+  const podSettings = loadSandboxPodSettings(env);
+  const sandboxSpec = {
+    runtime: 'kubernetes' as const,
+    ...(env.AGENTYARD_SANDBOX_IMAGE ? { image: env.AGENTYARD_SANDBOX_IMAGE } : {}),
+    ...(podSettings.resources ? { resources: podSettings.resources } : {}),
+    readAt: new Date().toISOString(),
+  };
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

@@ -8,6 +8,9 @@ Commands:
   preflight      Check a cluster for what agentyard needs (CRDs, namespaces, storage class, URL settings,
                  secrets, RBAC) and say how to fix what is missing. Exit 1 when a check fails.
   support-bundle Collect versions, resource states, events and logs (secrets redacted) into one archive.
+                 [-o <file>] [-n <namespace>] [--upload <https-url> [--ca-file <pem>] [--upload-secret <name>]]
+                 The upload authenticates with AGENTYARD_SUPPORT_UPLOAD_TOKEN or the Secret
+                 agentyard-support-upload (key token) in the release namespace.
   users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]

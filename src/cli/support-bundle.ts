@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, VersionApi, type CoreV1Event } from '@kubernetes/client-node';
+import { UPLOAD_SECRET, UPLOAD_SECRET_KEY, UPLOAD_TOKEN_ENV, UploadError, uploadBundle, uploadUrl } from './support-upload.ts';
 
 const SENSITIVE = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
 export const REDACTED = '**********';
@@ -17,6 +18,8 @@ export const REDACTED = '**********';
  */
 export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
+  // Free text anywhere (event messages, annotations, statuses) may quote a key.
+  if (typeof value === 'string') return redactText(value);
   if (!value || typeof value !== 'object') return value;
   const obj = value as Record<string, unknown>;
   if (obj.kind === 'Secret') return { ...obj, data: Object.fromEntries(Object.keys((obj.data as object) ?? {}).map((k) => [k, REDACTED])), stringData: undefined };
@@ -66,19 +69,52 @@ async function namespaceEvents(core: CoreV1Api, namespace: string): Promise<{ or
   return { order: `newest first, at most ${EVENTS_KEPT}`, scanned: all.length, truncated: next !== undefined, items: recentEvents(all) };
 }
 
+/** The upload token from the installation's Secret; an UploadError saying how to provide one. */
+async function uploadToken(core: CoreV1Api, namespace: string, name: string): Promise<string> {
+  const fix = `set ${UPLOAD_TOKEN_ENV}, or create the Secret: kubectl -n ${namespace} create secret generic ${name} --from-literal=${UPLOAD_SECRET_KEY}=...`;
+  let data: Record<string, string> | undefined;
+  try {
+    data = (await core.readNamespacedSecret({ name, namespace })).data;
+  } catch (e) {
+    const code = (e as { code?: number }).code;
+    throw new UploadError(code === 404 ? `--upload needs the installation's upload token: Secret ${namespace}/${name} does not exist; ${fix}` : `--upload: cannot read Secret ${namespace}/${name} (${(e as Error).message.split('\n')[0]}); ${fix}`);
+  }
+  const token = data?.[UPLOAD_SECRET_KEY] ? Buffer.from(data[UPLOAD_SECRET_KEY], 'base64').toString('utf8').trim() : '';
+  if (!token) throw new UploadError(`--upload: Secret ${namespace}/${name} has no key "${UPLOAD_SECRET_KEY}"; ${fix}`);
+  return token;
+}
+
 function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { output: { type: 'string', short: 'o' }, namespace: { type: 'string', short: 'n' }, 'sandbox-namespace': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: { output: { type: 'string', short: 'o' }, namespace: { type: 'string', short: 'n' }, 'sandbox-namespace': { type: 'string' }, upload: { type: 'string' }, 'ca-file': { type: 'string' }, 'upload-secret': { type: 'string' } },
+    strict: true,
+  });
+  const err = (s: string) => process.stderr.write(s);
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const core = kc.makeApiClient(CoreV1Api);
+  const namespace = values.namespace ?? env.AGENTYARD_NAMESPACE ?? 'agentyard';
+  // Upload settings are checked before anything is collected: a refused URL or a missing token
+  // should not cost a bundle's worth of API calls first.
+  let upload: { url: URL; token: string } | undefined;
+  if (values.upload !== undefined) {
+    try {
+      const url = uploadUrl(values.upload);
+      const token = env[UPLOAD_TOKEN_ENV] || (await uploadToken(core, namespace, values['upload-secret'] ?? UPLOAD_SECRET));
+      upload = { url, token };
+    } catch (e) {
+      err(`support-bundle: ${(e as Error).message}\n`);
+      return 2;
+    }
+  }
   const apps = kc.makeApiClient(AppsV1Api);
   const networking = kc.makeApiClient(NetworkingV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const namespace = values.namespace ?? env.AGENTYARD_NAMESPACE ?? 'agentyard';
   const namespaces = [...new Set([namespace, values['sandbox-namespace'] ?? env.AGENTYARD_SANDBOX_NAMESPACE ?? 'agentyard-sandboxes'])];
   const work = mkdtempSync(join(tmpdir(), 'agentyard-bundle-'));
   const root = join(work, 'agentyard-support');
@@ -125,7 +161,16 @@ export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv
     const output = resolve(values.output ?? `agentyard-support-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
     await promisify(execFile)('tar', ['-czf', output, '-C', work, 'agentyard-support']);
     out(`support bundle written to ${output}\n`);
-    return 0;
+    if (!upload) return 0;
+    try {
+      const res = await uploadBundle(output, upload.url, { token: upload.token, ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}), log: (l) => err(`support-bundle: ${l}\n`) });
+      out(`support bundle uploaded to ${upload.url.origin}${upload.url.pathname} (HTTP ${res.status}${res.attempts > 1 ? `, after ${res.attempts} attempts` : ''})${res.body.trim() ? `: ${res.body.trim().slice(0, 300)}` : ''}\n`);
+      return 0;
+    } catch (e) {
+      if (!(e instanceof UploadError)) throw e;
+      err(`support-bundle: ${e.message}\n`);
+      return 1;
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

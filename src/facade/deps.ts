@@ -33,6 +33,16 @@ export interface FacadeSettings {
   maxPendingMessages?: number;
 }
 
+/** What the installation's sandboxes start from (GET /api/v1/sandbox-specs). */
+export interface DefaultSandboxSpec {
+  runtime: 'process' | 'kubernetes';
+  /** The default sandbox image (kubernetes); none for process sandboxes. */
+  image?: string;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  /** When the configuration was read (the spec's created_at). */
+  readAt?: string;
+}
+
 export interface FacadeDeps {
   store: ResourceStore;
   db: AppStore;
@@ -49,6 +59,8 @@ export interface FacadeDeps {
   modelUpstream?: ModelUpstream;
   /** Where this process keeps its data (embedded: the data dir): /health reports its free disk space. */
   dataDir?: string;
+  /** The default sandbox spec; default: process sandboxes. */
+  sandboxSpec?: DefaultSandboxSpec;
   /** Free space below which /health says `degraded`. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
   minFreeDiskBytes?: number;
 }

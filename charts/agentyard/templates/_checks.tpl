@@ -10,6 +10,7 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- include "agentyard.checkSettings" . }}
 {{- if and .Values.secrets.verify (lookup "v1" "Namespace" "" "default") }}
 {{- include "agentyard.checkCluster" . }}
+{{- include "agentyard.checkDatabaseMode" . }}
 {{- end }}
 {{- end -}}
 
@@ -143,4 +144,39 @@ not this look-up, are what the NetworkPolicy uses. A JSON object {pods, services
 {{- end }}
 {{- end }}
 {{- toJson (dict "pods" $pods "services" $services "nodes" $nodes) }}
+{{- end -}}
+
+{{/*
+No switch between the bundled database and an external one (spec: there is no supported migration
+path). Either way the API would start on an empty database while the data sits where it was, so an
+install or upgrade that would switch is refused. What the release uses now: the running API
+Deployment (it reads AGENTYARD_DATABASE_URL only with an external database); after an uninstall,
+the data volume that `helm.sh/resource-policy: keep` left behind, annotated at install.
+*/}}
+{{- define "agentyard.checkDatabaseMode" -}}
+{{- $ns := .Release.Namespace }}
+{{- $name := include "agentyard.fullname" . }}
+{{- $want := ternary "external" "bundled" .Values.database.external }}
+{{- $had := "" }}
+{{- $from := "" }}
+{{- with lookup "apps/v1" "Deployment" $ns (printf "%s-api" $name) }}
+{{- $had = "bundled" }}
+{{- range (index .spec.template.spec.containers 0).env | default list }}
+{{- if eq .name "AGENTYARD_DATABASE_URL" }}{{ $had = "external" }}{{ end }}
+{{- end }}
+{{- $from = printf "the API Deployment %s-api of this release" $name }}
+{{- else }}
+{{- with lookup "v1" "PersistentVolumeClaim" $ns (printf "%s-api-data" $name) }}
+{{- $had = index (.metadata.annotations | default dict) "agentyard.dev/database" | default "" }}
+{{- $from = printf "the data volume %s-api-data kept from an earlier installation" $name }}
+{{- end }}
+{{- end }}
+{{- if and $had (ne $had $want) }}
+{{- $restart := printf "helm uninstall, then kubectl -n %s delete pvc %s-api-data, then install with database.external=%v" $ns $name .Values.database.external }}
+{{- if eq $had "bundled" }}
+{{- fail (printf "database.external is true, but %s uses the bundled database (SQLite on the volume %s-api-data). There is no supported migration from the bundled to an external database, and switching would start the API on an empty database while the data stays on the volume. Keep database.external=false; to start over on PostgreSQL, losing the bundled data: %s" $from $name $restart) }}
+{{- else }}
+{{- fail (printf "database.external is false, but %s uses an external database (secrets.database). There is no supported migration between the two, and switching would start the API on an empty bundled database while the data stays in PostgreSQL. Keep database.external=true with the same secrets.database; to start over on the bundled database: %s" $from $restart) }}
+{{- end }}
+{{- end }}
 {{- end -}}
