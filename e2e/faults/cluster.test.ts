@@ -15,10 +15,10 @@ import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
 import { eventually } from '../embedded/harness.ts';
-import { apiUrlOf, leading, runCli, type CliProcess } from '../kube/cli.ts';
+import { apiUrlOf, leading, runClusterApi, runClusterController, type ClusterPlane, type CliProcess } from '../kube/cli.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.ts';
 import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from '../kube/host-proxy.ts';
-import { NodeAgent, TEST_IMAGE } from '../kube/node-agent.ts';
+import { NodeAgent } from '../kube/node-agent.ts';
 import { freePort } from '../kube/processes.ts';
 import { agentServerProcesses, allEvents, expectNoRunningWhileDown, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
@@ -45,45 +45,23 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
   const outage = { until: 0 };
   let work = '';
 
+  const plane = (): ClusterPlane => ({
+    kubeconfigPath: cluster.kubeconfigPath,
+    namespace: NS,
+    domain: DOMAIN,
+    proxyPort: proxy.port,
+    apiPort,
+    apiDataDir: join(work, 'api'),
+    apiKey: KEY,
+    llmUrl: llm.url,
+    providerKey: 'sk-provider-faults-0123456789',
+  });
   const startApi = async () => {
-    api = runCli(['api'], {
-      loopbackDomain: DOMAIN,
-      serviceProxyPort: proxy.port,
-      env: {
-        KUBECONFIG: cluster.kubeconfigPath,
-        AGENTYARD_SANDBOX_NAMESPACE: NS,
-        AGENTYARD_PORT: String(apiPort), // agent servers push to this address: it stays
-        AGENTYARD_HOST: '127.0.0.1',
-        AGENTYARD_DATA_DIR: join(work, 'api'),
-        AGENTYARD_API_KEY: KEY,
-        // The model gateway: only the API holds the provider's address and key.
-        LLM_MODEL: 'openai/scripted',
-        LLM_BASE_URL: llm.url,
-        LLM_API_KEY: 'sk-provider-faults-0123456789',
-        AGENTYARD_LOG_LEVEL: 'warn',
-      },
-    });
+    api = runClusterApi(plane());
     apiUrl = await apiUrlOf(api);
   };
   const startController = async () => {
-    controller = runCli(['controller'], {
-      loopbackDomain: DOMAIN,
-      serviceProxyPort: proxy.port,
-      env: {
-        KUBECONFIG: cluster.kubeconfigPath,
-        AGENTYARD_SANDBOX_NAMESPACE: NS,
-        STORAGE_CLASS: 'standard',
-        AGENTYARD_SANDBOX_IMAGE: TEST_IMAGE,
-        RUNTIME_BASE_URL: `${DOMAIN}:${proxy.port}`,
-        AGENTYARD_API_URL: `http://127.0.0.1:${apiPort}`,
-        LLM_MODEL: 'openai/scripted',
-        // A killed leader keeps the Lease until it runs out: short, so a restart takes over soon.
-        AGENTYARD_LEASE_DURATION_SECONDS: '3',
-        AGENTYARD_LEASE_RENEW_DEADLINE_SECONDS: '2',
-        AGENTYARD_LEASE_RETRY_PERIOD_SECONDS: '0.5',
-        AGENTYARD_LOG_LEVEL: 'warn',
-      },
-    });
+    controller = runClusterController(plane());
     await leading(controller);
   };
 

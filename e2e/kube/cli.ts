@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { eventually } from '../embedded/harness.ts';
+import { TEST_IMAGE } from './node-agent.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/main.ts');
 /** Preload that resolves the test sandbox domain to loopback inside the child (see host-proxy.ts). */
@@ -51,6 +52,65 @@ export function runCli(args: string[], opts: CliOptions): CliProcess {
     await exited;
   };
   return { child, lines, exited, stop };
+}
+
+/**
+ * The control plane the restart and fault suites run as real processes on the test cluster: the
+ * API on a fixed port (agent servers push events to that address and reach the model gateway there,
+ * so it must stay across restarts) in front of the scripted provider, and the controller with short
+ * Lease timings (a killed leader keeps the Lease until it runs out, so a restart takes over soon).
+ */
+export interface ClusterPlane {
+  kubeconfigPath: string;
+  namespace: string;
+  /** The sandbox domain the host proxy serves. */
+  domain: string;
+  proxyPort: number;
+  apiPort: number;
+  apiDataDir: string;
+  apiKey: string;
+  llmUrl: string;
+  providerKey: string;
+}
+
+export function runClusterApi(p: ClusterPlane): CliProcess {
+  return runCli(['api'], {
+    loopbackDomain: p.domain,
+    serviceProxyPort: p.proxyPort,
+    env: {
+      KUBECONFIG: p.kubeconfigPath,
+      AGENTYARD_SANDBOX_NAMESPACE: p.namespace,
+      AGENTYARD_PORT: String(p.apiPort),
+      AGENTYARD_HOST: '127.0.0.1',
+      AGENTYARD_DATA_DIR: p.apiDataDir,
+      AGENTYARD_API_KEY: p.apiKey,
+      // The model gateway: only the API holds the provider's address and key.
+      LLM_MODEL: 'openai/scripted',
+      LLM_BASE_URL: p.llmUrl,
+      LLM_API_KEY: p.providerKey,
+      AGENTYARD_LOG_LEVEL: 'warn',
+    },
+  });
+}
+
+export function runClusterController(p: ClusterPlane): CliProcess {
+  return runCli(['controller'], {
+    loopbackDomain: p.domain,
+    serviceProxyPort: p.proxyPort,
+    env: {
+      KUBECONFIG: p.kubeconfigPath,
+      AGENTYARD_SANDBOX_NAMESPACE: p.namespace,
+      STORAGE_CLASS: 'standard',
+      AGENTYARD_SANDBOX_IMAGE: TEST_IMAGE,
+      RUNTIME_BASE_URL: `${p.domain}:${p.proxyPort}`,
+      AGENTYARD_API_URL: `http://127.0.0.1:${p.apiPort}`,
+      LLM_MODEL: 'openai/scripted',
+      AGENTYARD_LEASE_DURATION_SECONDS: '3',
+      AGENTYARD_LEASE_RENEW_DEADLINE_SECONDS: '2',
+      AGENTYARD_LEASE_RETRY_PERIOD_SECONDS: '0.5',
+      AGENTYARD_LOG_LEVEL: 'warn',
+    },
+  });
 }
 
 /** The URL `agentyard api` printed once it listens. */
