@@ -107,11 +107,41 @@ describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (s
     expect(ids).toBeGreaterThan(4);
   }, 180_000);
 
+  it('pause closes the live feed; resume reconnects it and it goes on after the last event seen', async () => {
+    const before = await page.locator('#transcript > li').count();
+    await page.click('button:text-is("Pause")');
+    await expect.poll(() => page.textContent('#sandbox-status'), { timeout: 60_000 }).toBe('PAUSED');
+    await expect.poll(() => page.textContent('#feed-state'), { timeout: 30_000 }).not.toBe('live');
+    await shot('conversation-paused');
+    await page.click('button:text-is("Resume")');
+    await expect.poll(() => page.textContent('#sandbox-status'), { timeout: 60_000 }).toBe('RUNNING');
+    await expect.poll(() => page.textContent('#feed-state'), { timeout: 30_000 }).toBe('live');
+
+    llm.push({ content: 'Back after the pause.', toolCalls: [{ name: 'finish', arguments: { message: 'Resumed fine.' } }] });
+    await page.fill('#followup', 'Still there?');
+    await page.click('.followup button[type=submit]');
+    await expect.poll(() => page.locator('#transcript').textContent(), { timeout: 60_000 }).toContain('Back after the pause.');
+    const ids = await page.locator('#transcript > li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-id')));
+    expect(ids.length).toBeGreaterThan(before);
+    expect(new Set(ids).size).toBe(ids.length);
+  }, 180_000);
+
   it('lists the conversation with its live status', async () => {
     await page.click('text=← Conversations');
     const row = page.locator('#conversations tbody tr').first();
     await expect.poll(() => row.locator('.sandbox-status').textContent(), { timeout: 30_000 }).toBe('RUNNING');
     await expect.poll(() => row.locator('.execution-status').textContent(), { timeout: 30_000 }).toBe('finished');
     await shot('conversations');
+  });
+
+  it('deletes the conversation from its page', async () => {
+    const id = await page.locator('#conversations tbody tr').first().getAttribute('data-id');
+    await page.click(`#conversations tr[data-id="${id}"] a`);
+    page.once('dialog', (d) => void d.accept());
+    await page.click('button:text-is("Delete")');
+    await page.waitForURL(/#\/$/);
+    await expect.poll(() => page.locator(`#conversations tr[data-id="${id}"]`).count(), { timeout: 30_000 }).toBe(0);
+    const { body } = await svc.api<(unknown | null)[]>('GET', `/api/v1/app-conversations?ids=${id}`);
+    expect(body).toEqual([null]);
   });
 });

@@ -9,6 +9,14 @@ interface EventPage {
   next_page_id: string | null;
 }
 
+/**
+ * Frames the agent server sends but does not store, so they cannot be resumed after: the
+ * full_state snapshot at every connect, and errors about a frame this client sent.
+ */
+function transient(e: AgentEvent): boolean {
+  return e.kind === 'ServerErrorEvent' || (e.kind === 'ConversationStateUpdateEvent' && e['key'] === 'full_state');
+}
+
 export type FeedState = 'loading' | 'live' | 'reconnecting' | 'offline';
 
 export class EventFeed {
@@ -21,6 +29,8 @@ export class EventFeed {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   #state: FeedState = 'loading';
+  /** The last stored event seen: where a reconnect resumes. */
+  #cursor: string | undefined;
 
   constructor(key: string, conversationId: string, onChange: (events: AgentEvent[], state: FeedState) => void) {
     this.#key = key;
@@ -51,6 +61,7 @@ export class EventFeed {
       if (typeof e.id !== 'string' || this.#seen.has(e.id)) continue;
       this.#seen.add(e.id);
       this.#events.push(e);
+      if (!transient(e)) this.#cursor = e.id;
       changed = true;
     }
     if (changed) this.#emit();
@@ -76,27 +87,30 @@ export class EventFeed {
       return;
     }
     const base = new URL(conv.conversation_url);
-    const last = this.#events.at(-1);
     const url = new URL(`/sockets/events/${this.#id}`, base);
     url.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
-    if (last) url.searchParams.set('after_event_id', last.id);
+    if (this.#cursor) url.searchParams.set('after_event_id', this.#cursor);
     else url.searchParams.set('resend_mode', 'all');
     const ws = new WebSocket(url);
     this.#socket = ws;
     const key = conv.session_api_key;
     ws.onopen = () => {
       ws.send(JSON.stringify({ type: 'auth', session_api_key: key }));
-      this.#emit('live');
     };
     ws.onmessage = (m) => {
+      // Accepted: the server's first frame after the auth frame is the full_state snapshot.
+      if (this.#state !== 'live') this.#emit('live');
       try {
         this.#add([JSON.parse(String(m.data)) as AgentEvent]);
       } catch {
         // not an event frame
       }
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.#socket !== ws || this.#closed) return;
+      // 4400: the agent server does not know the cursor (its store was reset): replay everything,
+      // the events already shown are skipped by id.
+      if (ev.code === 4400) this.#cursor = undefined;
       this.#emit('reconnecting');
       this.#retry();
     };

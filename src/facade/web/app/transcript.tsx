@@ -19,7 +19,7 @@ function EventItem({ e }: { e: AgentEvent }) {
     case 'MessageEvent': {
       const msg = e['llm_message'] as { role: string; content: unknown };
       return (
-        <li class={`ev message role-${msg.role}`} data-kind={e.kind}>
+        <li class={`ev message role-${msg.role}`} data-kind={e.kind} data-id={e.id}>
           <span class="who">{msg.role === 'user' ? 'You' : 'Agent'}</span>
           <div class="text">{texts(msg.content)}</div>
         </li>
@@ -28,7 +28,7 @@ function EventItem({ e }: { e: AgentEvent }) {
     case 'ActionEvent': {
       const thought = texts(e['thought']);
       return (
-        <li class="ev action" data-kind={e.kind}>
+        <li class="ev action" data-kind={e.kind} data-id={e.id}>
           <span class="who">Tool call · <code class="tool">{String(e['tool_name'])}</code></span>
           {thought && <div class="text muted">{thought}</div>}
           {typeof e['summary'] === 'string' && <div class="text">{e['summary']}</div>}
@@ -42,7 +42,7 @@ function EventItem({ e }: { e: AgentEvent }) {
     case 'ObservationEvent': {
       const obs = e['observation'] as { content?: unknown } | undefined;
       return (
-        <li class="ev observation" data-kind={e.kind}>
+        <li class="ev observation" data-kind={e.kind} data-id={e.id}>
           <span class="who">Observation · <code>{String(e['tool_name'])}</code></span>
           <pre>{clip(texts(obs?.content) || JSON.stringify(obs, null, 2))}</pre>
         </li>
@@ -51,20 +51,20 @@ function EventItem({ e }: { e: AgentEvent }) {
     case 'AgentErrorEvent':
     case 'ConversationErrorEvent':
       return (
-        <li class="ev error" data-kind={e.kind}>
+        <li class="ev error" data-kind={e.kind} data-id={e.id}>
           <span class="who">Error</span>
           <div class="text">{String(e['error'] ?? e['detail'] ?? '')}</div>
         </li>
       );
     case 'ConversationStateUpdateEvent':
-      if (e['key'] === 'execution_status') return <li class="ev state muted" data-kind={e.kind}>Agent is {String(e['value'])}</li>;
+      if (e['key'] === 'execution_status') return <li class="ev state muted" data-kind={e.kind} data-id={e.id}>Agent is {String(e['value'])}</li>;
       return null;
     case 'SystemPromptEvent':
     case 'TokenEvent':
     case 'LLMCompletionLogEvent':
       return null;
     default:
-      return <li class="ev other muted" data-kind={e.kind}>{e.kind}</li>;
+      return <li class="ev other muted" data-kind={e.kind} data-id={e.id}>{e.kind}</li>;
   }
 }
 
