@@ -121,9 +121,21 @@ describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (s
     await page.fill('#followup', 'Still there?');
     await page.click('.followup button[type=submit]');
     await expect.poll(() => page.locator('#transcript').textContent(), { timeout: 60_000 }).toContain('Back after the pause.');
+
+    // A message while paused resumes the sandbox; the agent answers while this page has no socket,
+    // and the reconnect replays what it missed.
+    await page.click('button:text-is("Pause")');
+    await expect.poll(() => page.textContent('#sandbox-status'), { timeout: 60_000 }).toBe('PAUSED');
+    await expect.poll(() => page.textContent('#feed-state'), { timeout: 30_000 }).not.toBe('live');
+    llm.push({ content: 'Answered while you were away.', toolCalls: [{ name: 'finish', arguments: { message: 'Gap filled.' } }] });
+    await page.fill('#followup', 'A message while paused');
+    await page.click('.followup button[type=submit]');
+    await expect.poll(() => page.locator('#transcript').textContent(), { timeout: 60_000 }).toContain('Answered while you were away.');
+
     const ids = await page.locator('#transcript > li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-id')));
     expect(ids.length).toBeGreaterThan(before);
     expect(new Set(ids).size).toBe(ids.length);
+    expect(await page.locator('.ev.role-user').count()).toBe(4);
   }, 180_000);
 
   it('lists the conversation with its live status', async () => {
@@ -143,5 +155,12 @@ describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (s
     await expect.poll(() => page.locator(`#conversations tr[data-id="${id}"]`).count(), { timeout: 30_000 }).toBe(0);
     const { body } = await svc.api<(unknown | null)[]>('GET', `/api/v1/app-conversations?ids=${id}`);
     expect(body).toEqual([null]);
+  });
+
+  it('signs out, saying why, when the key in the tab is refused', async () => {
+    await page.evaluate(() => sessionStorage.setItem('agentyard.apiKey', 'revoked-or-made-up'));
+    await page.reload();
+    await expect.poll(() => page.textContent('#api-key-error').catch(() => null), { timeout: 10_000 }).toContain('refused');
+    expect(await page.evaluate(() => sessionStorage.getItem('agentyard.apiKey'))).toBeNull();
   });
 });

@@ -1,6 +1,8 @@
 // The browser's side of /api/v1: every call carries the API key the person signed in with (kept
 // in this tab's sessionStorage, like /launch does, so it never reaches a URL, a cookie or a log).
 export const KEY_STORAGE = 'agentyard.apiKey';
+/** Dispatched on window when the API refuses the key (revoked, or the user disabled): the app signs out. */
+export const KEY_REFUSED = 'agentyard:key-refused';
 
 export interface FieldError {
   loc: (string | number)[];
@@ -37,6 +39,7 @@ export async function api<T>(key: string, method: string, path: string, body?: u
   }
   if (!res.ok) {
     const detail = (payload as { detail?: unknown } | null)?.detail;
+    if (res.status === 401) dispatchEvent(new Event(KEY_REFUSED));
     const fields = Array.isArray(detail) ? (detail as FieldError[]) : [];
     const text = typeof detail === 'string' ? detail : fields.length > 0 ? fields.map((f) => `${f.loc.join('.')}: ${f.msg}`).join('; ') : `HTTP ${res.status}`;
     throw new ApiError(res.status, res.status === 401 ? 'The API key was refused.' : text, fields);

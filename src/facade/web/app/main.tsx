@@ -3,7 +3,7 @@
 // URL hash (#/c/<id>), so the facade serves one page at `/`.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, KEY_STORAGE, type Conversation } from './api.ts';
+import { api, ApiError, KEY_REFUSED, KEY_STORAGE, type Conversation } from './api.ts';
 import { Transcript } from './transcript.tsx';
 
 function useHash(): string {
@@ -16,9 +16,9 @@ function useHash(): string {
   return hash;
 }
 
-function SignIn({ onKey }: { onKey: (key: string) => void }) {
+function SignIn({ onKey, refused }: { onKey: (key: string) => void; refused: boolean }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string>();
+  const [error, setError] = useState<string | undefined>(refused ? 'The API key was refused (revoked or expired). Sign in again.' : undefined);
   const submit = async (e: Event) => {
     e.preventDefault();
     const k = key.trim();
@@ -163,11 +163,22 @@ function ConversationList({ apiKey }: { apiKey: string }) {
 
 function App() {
   const [key, setKey] = useState(() => sessionStorage.getItem(KEY_STORAGE) ?? '');
+  const [refused, setRefused] = useState(false);
   const hash = useHash();
   const signOut = () => {
     sessionStorage.removeItem(KEY_STORAGE);
     setKey('');
   };
+  // A key refused while signed in (revoked, user disabled): back to the sign-in form, saying why.
+  useEffect(() => {
+    const on = () => {
+      if (!sessionStorage.getItem(KEY_STORAGE)) return;
+      setRefused(true);
+      signOut();
+    };
+    addEventListener(KEY_REFUSED, on);
+    return () => removeEventListener(KEY_REFUSED, on);
+  }, []);
   const open = /^#\/c\/([0-9a-f]{32})$/.exec(hash)?.[1];
   return (
     <>
@@ -180,7 +191,7 @@ function App() {
       </header>
       <main>
         {!key ? (
-          <SignIn onKey={setKey} />
+          <SignIn refused={refused} onKey={(k) => { setRefused(false); setKey(k); }} />
         ) : open ? (
           <Transcript key={open} apiKey={key} id={open} />
         ) : (
