@@ -2,6 +2,7 @@
 //   store      SqliteStore create / updateStatus / list / watch delivery
 //   sink       event ingestion through the API's event sink over HTTP (what agent servers push)
 //   events     app events search (one page) and count over a large transcript
+//   cold start agent server spawn → /alive and idle RSS beside a bare Node HTTP server (bench/cold-start.ts)
 //   agent      agent server: emit, WebSocket replay against resume, a stalled client beside another
 //   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
@@ -19,6 +20,7 @@ import { PostgresAppStore, SqliteAppStore, startApiServer, type AppStore } from 
 import { postgresBinDir, startPostgres } from '../src/testing/postgres/server.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { benchAgentServer } from './agent-server.ts';
+import { benchColdStart } from './cold-start.ts';
 import { soak } from './soak.ts';
 
 const rows: [string, string, string][] = [];
@@ -109,6 +111,7 @@ async function benchSink(dir: string, backend: string, db: AppStore): Promise<vo
 
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
 try {
+  await benchColdStart(record);
   await benchStore(dir);
   await benchAgentServer(dir, record);
   await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));

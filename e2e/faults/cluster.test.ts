@@ -20,7 +20,7 @@ import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.
 import { routeTestHostsToLoopback, startHostProxy, type HostProxy } from '../kube/host-proxy.ts';
 import { NodeAgent, TEST_IMAGE } from '../kube/node-agent.ts';
 import { freePort } from '../kube/processes.ts';
-import { agentServerProcesses, allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
+import { agentServerProcesses, allEvents, expectNoRunningWhileDown, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
 const NS = 'agentyard-sandboxes';
 const DOMAIN = 'faults.test';
@@ -43,7 +43,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
   let apiUrl: string;
   let controller: CliProcess | undefined;
   const outage = { until: 0 };
-  const work = mkdtempSync(join(tmpdir(), 'agentyard-faults-kube-'));
+  let work = '';
 
   const startApi = async () => {
     api = runCli(['api'], {
@@ -88,6 +88,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
   };
 
   beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'agentyard-faults-kube-'));
     const reply = workingModel(STEPS, outage);
     [cluster, llm, apiPort] = await Promise.all([startTestCluster({ controllerManager: false }), startScriptedLlm(Array.from({ length: 3000 }, () => reply)), freePort()]);
     core = cluster.kubeConfig.makeApiClient(CoreV1Api);
@@ -107,10 +108,10 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
     await agent?.stop();
     await proxy?.close();
     undoRouting?.();
-    killAll(work); // last resort, so a failed run leaves nothing behind either
+    if (work) killAll(work); // last resort, so a failed run leaves nothing behind either
     await llm?.close();
     await cluster?.stop();
-    rmSync(work, { recursive: true, force: true });
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
@@ -181,6 +182,12 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
         process.kill(agent.pidOf(victim)!, 'SIGKILL');
         kills.set(victim, kills.get(victim)! + 1);
         watchers.push(timeRecovery(() => phaseOf(victim), Date.now(), timings));
+        // Status truth after this fault: its conversations leave `running` while it is down.
+        const onVictim = conversations.filter((c) => c.sandbox === victim).map((c) => `ids=${c.id}`).join('&');
+        await expectNoRunningWhileDown(
+          () => phaseOf(victim),
+          async () => (await call<(ConversationRecord | null)[]>('GET', `/api/v1/app-conversations?${onVictim}`)).map((r) => r?.execution_status ?? null),
+        );
         schedule.push(`kill agent-server container ${victim}`);
       } else if (r < 0.65) {
         await api!.stop('SIGKILL');

@@ -13,14 +13,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { systemClock } from '../../src/controller/clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
 import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from '../embedded/harness.ts';
-import { agentServerProcesses, allEvents, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
+import { agentServerProcesses, allEvents, expectNoRunningWhileDown, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 
 const SEED = faultSeed();
 const ROUNDS = 8;
@@ -38,15 +38,19 @@ async function freePort(): Promise<number> {
 }
 
 describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random kill -9 of agent servers and of up, a failing model', () => {
-  const work = mkdtempSync(join(tmpdir(), 'agentyard-faults-'));
-  const dataDir = join(work, 'data');
+  let work = '';
+  let dataDir = '';
   let llm: ScriptedLlm | undefined;
   let svc: RunningService | undefined;
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'agentyard-faults-'));
+    dataDir = join(work, 'data');
+  });
   afterAll(async () => {
     await svc?.stop();
-    killAll(dataDir); // last resort, so a failed run leaves nothing behind either
+    if (dataDir) killAll(dataDir); // last resort, so a failed run leaves nothing behind either
     await llm?.close();
-    removeDataDir(work);
+    if (work) removeDataDir(work);
   });
 
   it(`heals every fault with nothing lost, duplicated, stuck or orphaned (seed ${SEED})`, async () => {
@@ -105,6 +109,12 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
         process.kill(pid, 'SIGKILL');
         kills.set(victim, kills.get(victim)! + 1);
         watchers.push(timeRecovery(() => sandboxStatus(victim), Date.now(), timings));
+        // Status truth after this fault: its conversations leave `running` while it is down.
+        const onVictim = conversations.filter((x) => x.sandbox === victim).map((x) => `ids=${x.id}`).join('&');
+        await expectNoRunningWhileDown(
+          () => sandboxStatus(victim),
+          async () => (await api<(ConversationRecord | null)[]>('GET', `/api/v1/app-conversations?${onVictim}`)).body.map((r) => r?.execution_status ?? null),
+        );
         schedule.push(`kill agent server ${victim}`);
       } else if (r < 0.75) {
         await svc.stop('SIGKILL');

@@ -111,3 +111,24 @@ export async function timeRecovery(status: () => Promise<string | undefined>, t0
     await sleep(25);
   }
 }
+
+/**
+ * Status truth right after a kill: once the sandbox no longer reads RUNNING (its agent server is
+ * known dead), none of its conversations may read `running` for long: they must move to error (or
+ * paused) before the sandbox is RUNNING again. Throws when one read `running` the whole time.
+ */
+export async function expectNoRunningWhileDown(status: () => Promise<string | undefined>, executionStatuses: () => Promise<(string | null)[]>, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let sawDown = false;
+  while (Date.now() < deadline) {
+    const s = await status().catch(() => undefined);
+    if (s !== undefined && s !== 'RUNNING') {
+      sawDown = true;
+      if ((await executionStatuses().catch(() => ['unknown'])).every((e) => e !== 'running')) return;
+    } else if (sawDown && s === 'RUNNING') {
+      throw new Error('a conversation read `running` for the whole time its agent server was down');
+    }
+    await sleep(25);
+  }
+  throw new Error(`timed out waiting for the sandbox to read down with no conversation running (saw it down: ${sawDown})`);
+}

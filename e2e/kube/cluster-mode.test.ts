@@ -151,12 +151,12 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     await eventually(async () => ((await phase('dies')) === 'RUNNING' ? true : undefined), 'RUNNING', 60_000);
     const t0 = Date.now();
     process.kill(agent.pidOf('dies')!, 'SIGKILL');
+    // Noticed at all shows the watch: nothing else would look before the idle deadline, an hour here.
     await eventually(async () => ((await phase('dies')) !== 'RUNNING' ? true : undefined), 'noticed', 30_000, 20);
     const noticed = Date.now() - t0;
     await eventually(async () => ((await phase('dies')) === 'RUNNING' ? true : undefined), 'RUNNING again', 60_000, 20);
     const back = Date.now() - t0;
     console.log(`cluster, agent-server container kill -9: noticed after ${noticed} ms, RUNNING again after ${back} ms`);
-    expect(noticed).toBeLessThan(10_000); // the watch, not a deadline (the idle deadline is an hour here)
     const sb = (await store.get(SandboxKind, NS, 'dies'))!;
     expect(sb.status).toMatchObject({ restartCount: 1, lastDeath: { reason: 'Error', instance: expect.stringMatching(/^pod /), ordinal: 1 } });
     expect(sb.status?.lastDeath?.message).toMatch(/signal 9/);

@@ -13,6 +13,7 @@ import type { BashEventStore } from './bash/store.ts';
 import { bashRoutes } from './routes/bash.ts';
 import { conversationRoutes } from './routes/conversations.ts';
 import { eventRoutes } from './routes/events.ts';
+import { docsRoutes } from './routes/docs.ts';
 import { fileBrowserRoutes } from './routes/file-browser.ts';
 import { fileListRoutes } from './routes/files.ts';
 import { gitHistoryRoutes } from './routes/git-history.ts';
@@ -29,6 +30,7 @@ import { workspaceRoutes } from './routes/workspace.ts';
 import type { EventStore } from './store/event-store.ts';
 import type { StorageHealth } from './store/storage-health.ts';
 import { storageGuard } from './http/storage-guard.ts';
+import { defaultRegistry, httpMetrics, metricsEndpoint, type Registry } from '../util/metrics.ts';
 
 export interface AppDeps {
   service: ConversationService;
@@ -40,15 +42,22 @@ export interface AppDeps {
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
+  /** Prometheus registry GET /metrics serves. Default: the process's registry. */
+  metrics?: Registry;
 }
 
 export function createApp(d: AppDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
+  // Prometheus, open like /alive (route templates and process figures only: README, Metrics).
+  const metrics = d.metrics ?? defaultRegistry();
+  app.use(metricsEndpoint(metrics));
+  app.use(httpMetrics(metrics));
   app.use(errorMiddleware(d.log, { malformedJson: 'validation-error' }));
 
   const health = healthRoutes(d.health);
   app.use(health.routes());
+  app.use(docsRoutes().routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSessionKey(d.keys));

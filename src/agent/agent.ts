@@ -51,6 +51,8 @@ class Agent implements ConversationAgent {
   readonly #host: AgentHost;
   #mask: (text: string) => string;
   readonly #toolbox: Toolbox;
+  /** MCP servers connected for the system prompt before the first message: the next run's to end. */
+  #mcpForNextRun: AbortController | undefined;
   /** The unmasked actions of calls this agent planned; events carry masked copies. */
   readonly #real = new Map<string, Action>();
   /**
@@ -86,6 +88,9 @@ class Agent implements ConversationAgent {
 
   async run(signal: AbortSignal): Promise<void> {
     const host = this.#host;
+    const mcp = this.#mcpForNextRun;
+    this.#mcpForNextRun = undefined;
+    if (mcp) signal.aborted ? mcp.abort() : signal.addEventListener('abort', () => mcp.abort(), { once: true });
     if (!this.#calls.current()) return;
     const condenser = configuredCondenser(host, (...a) => this.#fail(...a));
     if (condenser === false) return;
@@ -245,6 +250,23 @@ class Agent implements ConversationAgent {
 
   ready(): Promise<void> {
     return this.#pluginsReady;
+  }
+
+  async recordSystemPrompt(): Promise<void> {
+    if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
+    await this.#pluginsReady;
+    if (this.#closed || this.#plugins.error) return;
+    try {
+      // The MCP tools are part of the prompt. A failure is left to the run, which records it as the
+      // conversation's error.
+      // The servers connected here belong to the next run: its abort (pause, interrupt) lets them go.
+      this.#mcpForNextRun = new AbortController();
+      await this.#toolbox.connectMcp(() => [...requestMcpSource(this.#host.request.agent?.mcp_config), ...this.#plugins.mcpSources(this.#host.request)], this.#mcpForNextRun.signal);
+    } catch (err) {
+      if (err instanceof McpConfigError || err instanceof McpConnectError) return;
+      throw err;
+    }
+    if (!this.#closed) this.#ensureSystemPrompt();
   }
 
   /** Plugin skills join the conversation's (before the system prompt lists them), with invoke_skill if they bring the first AgentSkills. */

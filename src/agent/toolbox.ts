@@ -24,6 +24,24 @@ export interface ToolboxOptions {
   outputDir?: string;
 }
 
+/**
+ * The terminal and the file editor, when `agent.tools` names them (by tool name or OpenHands class
+ * name): as in OpenHands, the model is offered exactly the tools named, plus the built-ins think and
+ * finish (and invoke_skill when skills need it). No list, or an empty one, means both: OpenHands would
+ * offer only think and finish then, an agent that can do nothing, and the controller starts agents
+ * without naming tools.
+ */
+function namedTools(tools: readonly { name: string }[] | undefined): Set<'terminal' | 'file_editor'> {
+  if (!tools?.length) return new Set(['terminal', 'file_editor']);
+  const out = new Set<'terminal' | 'file_editor'>();
+  for (const { name } of tools) {
+    const n = name.toLowerCase();
+    if (n === 'terminal' || n === 'terminaltool' || n === 'bash' || n === 'bashtool') out.add('terminal');
+    if (n === 'file_editor' || n === 'fileeditortool') out.add('file_editor');
+  }
+  return out;
+}
+
 export class Toolbox {
   /** What the model is offered, in this order; MCP and skill tools are added as they come. */
   readonly tools: AgentTool[];
@@ -35,13 +53,18 @@ export class Toolbox {
 
   constructor(host: AgentHost, opts: ToolboxOptions, skills: ConversationSkills) {
     this.#mcp = new ConversationMcp({ cwd: host.workspaceDir, secrets: () => host.secrets });
+    const named = namedTools(host.request.agent?.tools);
     this.tools = [
-      terminalTool({
-        session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, opts.terminal)),
-        secrets: () => host.secrets,
-        outputDir: () => opts.outputDir ?? (this.#ownOutputDir ??= join(tmpdir(), `agentyard-outputs-${randomBytes(6).toString('hex')}`)),
-      }),
-      fileEditorTool(),
+      ...(named.has('terminal')
+        ? [
+            terminalTool({
+              session: () => (this.#terminal ??= new TerminalSession(host.workspaceDir, opts.terminal)),
+              secrets: () => host.secrets,
+              outputDir: () => opts.outputDir ?? (this.#ownOutputDir ??= join(tmpdir(), `agentyard-outputs-${randomBytes(6).toString('hex')}`)),
+            }),
+          ]
+        : []),
+      ...(named.has('file_editor') ? [fileEditorTool()] : []),
       thinkTool,
       finishTool,
       ...(wantsBrowser(host.request.agent?.tools) ? browserTools(() => (this.#browser ??= new BrowserSession(undefined, host.persistenceDir ? { recordingsDir: join(host.persistenceDir, 'browser_recordings') } : {}))) : []),

@@ -96,6 +96,12 @@ export interface ConversationAgent {
    */
   ready?(): Promise<void>;
   /**
+   * Records the SystemPromptEvent now if none is recorded yet: OpenHands initialises its agent (tools,
+   * MCP servers, prompt) before it records the first user message, so the prompt comes first. Never
+   * rejects: what cannot be set up now is left to the run, which reports it. Optional.
+   */
+  recordSystemPrompt?(): Promise<void>;
+  /**
    * ask_agent: the model's answer to a side question with the conversation as context, recording no
    * event. Throws Conflict when no model can be used, BadGateway when the model fails. Optional: a host answers 501 without it.
    */

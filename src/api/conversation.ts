@@ -110,6 +110,34 @@ export const ConversationSpec = Type.Object(
     ownerGitLogin: Type.Optional(
       Type.Object({ login: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$' }), provider: GitProvider }, { additionalProperties: false }),
     ),
+    /** Model of this conversation's agent instead of the deployment default (same endpoint and key). */
+    llmModel: Type.Optional(Type.String({ minLength: 1 })),
+    /** Appended to the agent's system prompt. */
+    systemMessageSuffix: Type.Optional(Type.String()),
+    /**
+     * `plan`: the agent is told to investigate and write its plan to PLAN.md without changing
+     * anything else (an instruction in the system prompt; its tools are the default ones).
+     */
+    agentType: Type.Optional(Type.Union([Type.Literal('default'), Type.Literal('plan')])),
+    /** The conversation (same owner) this one is a sub-conversation of. */
+    parentConversation: Type.Optional(Type.String()),
+    /**
+     * Start-request fields of OpenHands clients that agentyard stores and shows as given: what
+     * started it, pull requests, sharing, suggested task, callback processors, agent profile.
+     */
+    clientFields: Type.Optional(
+      Type.Object(
+        {
+          trigger: Type.Optional(Type.String()),
+          prNumbers: Type.Optional(Type.Array(Type.Integer())),
+          public: Type.Optional(Type.Boolean()),
+          suggestedTask: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          processors: Type.Optional(Type.Array(Type.Unknown())),
+          agentProfileId: Type.Optional(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     observability: Type.Optional(
       Type.Object(
         {

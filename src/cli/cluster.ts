@@ -21,6 +21,7 @@ import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
 import { KubeStore } from '../store/kube/kube-store.ts';
 import { createLogger } from '../util/log.ts';
+import { defaultRegistry, startMetricsServer } from '../util/metrics.ts';
 
 function required(env: NodeJS.ProcessEnv, name: string, what: string): string {
   const v = env[name];
@@ -32,6 +33,12 @@ function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const v = Number(env[name] ?? fallback);
   if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number of seconds, got '${env[name]}'`);
   return v * 1000;
+}
+
+function metricsPortOf(raw: string): number {
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`AGENTYARD_METRICS_PORT must be an integer 0..65535, got '${raw}'`);
+  return port;
 }
 
 function kubeConfig(): KubeConfig {
@@ -94,6 +101,11 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   await runtime.checkStorageClass();
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
   const store = new KubeStore(kc);
+  // Prometheus metrics on a port of their own (the controller serves no other HTTP), as
+  // controller-runtime's manager does, by every replica: a standby shows it is alive and not leading.
+  // Only when AGENTYARD_METRICS_PORT is set (the chart's metrics.enabled sets 8080): a fixed port by
+  // default would collide where several controllers share a host (tests, a laptop).
+  const metrics = env.AGENTYARD_METRICS_PORT ? await startMetricsServer(defaultRegistry(), metricsPortOf(env.AGENTYARD_METRICS_PORT), env.AGENTYARD_HOST ?? '0.0.0.0') : undefined;
   const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
   const elector = new LeaderElector({
     kubeConfig: kc,
@@ -109,7 +121,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   let lost = false;
   void untilSignal().then(() => stop.abort());
   log.info({ identity, namespace }, 'campaigning for leadership');
-  process.stdout.write(`${JSON.stringify({ controller: identity, namespace })}\n`);
+  process.stdout.write(`${JSON.stringify({ controller: identity, namespace, ...(metrics ? { metrics: `${metrics.url}/metrics` } : {}) })}\n`);
   await elector.run(
     {
       onStartedLeading: async (signal) => {
@@ -129,6 +141,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     stop.signal,
   );
   await telemetry?.shutdown();
+  await metrics?.close();
   if (lost) log.error({ identity }, 'lost the lease: exiting so that only one controller acts');
   return lost ? 1 : 0;
 }
@@ -152,7 +165,16 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   const settings = loadLifecycleSettings(env);
   // The model gateway: LLM_API_KEY (the provider's key, from a Secret only this Deployment reads) stays in this process.
   const modelUpstream = modelUpstreamFromEnv(env);
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, ...(modelUpstream ? { modelUpstream } : {}) });
+  // GET /api/v1/sandbox-specs shows what sandboxes start from: the chart gives the API the same
+  // AGENTYARD_SANDBOX_IMAGE and AGENTYARD_SANDBOX_RESOURCES as the controller.
+  const podSettings = loadSandboxPodSettings(env);
+  const sandboxSpec = {
+    runtime: 'kubernetes' as const,
+    ...(env.AGENTYARD_SANDBOX_IMAGE ? { image: env.AGENTYARD_SANDBOX_IMAGE } : {}),
+    ...(podSettings.resources ? { resources: podSettings.resources } : {}),
+    readAt: new Date().toISOString(),
+  };
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

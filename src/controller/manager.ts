@@ -8,7 +8,9 @@ import { LABEL_SANDBOX, type KubeObject, type ResourceKind } from '../api/meta.t
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
+import { defaultRegistry, type Registry } from '../util/metrics.ts';
 import { objectKey } from './keys.ts';
+import { queueMetrics, sandboxPhases, startTaskSteps } from './metrics.ts';
 import { WorkQueue, type Reconcile } from './queue.ts';
 
 export interface ControllerSpec<T extends KubeObject> {
@@ -37,11 +39,14 @@ export class Controller {
   readonly #queues = new Map<string, WorkQueue>();
   readonly #abort = new AbortController();
   readonly #running: Promise<void>[] = [];
+  readonly #metrics: Registry;
 
-  constructor(opts: { store: ResourceStore; namespace?: string; log?: Logger }) {
+  /** `metrics`: where reconcile and work-queue metrics go (default: the process's registry). */
+  constructor(opts: { store: ResourceStore; namespace?: string; log?: Logger; metrics?: Registry }) {
     this.#store = opts.store;
     this.#namespace = opts.namespace;
     this.#log = opts.log;
+    this.#metrics = opts.metrics ?? defaultRegistry();
   }
 
   register<T extends KubeObject>(spec: ControllerSpec<T>): this {
@@ -58,7 +63,9 @@ export class Controller {
     const feeds = new Map<ResourceKind, Handler[]>();
     const feed = (kind: ResourceKind, fn: Handler) => feeds.set(kind, [...(feeds.get(kind) ?? []), fn]);
     for (const spec of this.#specs) {
+      const workers = spec.workers ?? 2;
       const queue = new WorkQueue({
+        metrics: queueMetrics(this.#metrics, spec.name, workers),
         onError: (key, err, terminal) => this.#log?.warn({ controller: spec.name, key, err, terminal }, 'reconcile failed'),
       });
       this.#queues.set(spec.name, queue);
@@ -74,8 +81,11 @@ export class Controller {
           }),
         );
       }
-      for (let i = 0; i < (spec.workers ?? 2); i++) this.#running.push(queue.work(spec.reconcile));
+      for (let i = 0; i < workers; i++) this.#running.push(queue.work(spec.reconcile));
     }
+    // Sandboxes by phase, from the Sandbox informer that a registered controller already runs.
+    if (feeds.has(SandboxKind)) feed(SandboxKind, sandboxPhases(this.#metrics));
+    if (feeds.has(ConversationKind)) feed(ConversationKind, startTaskSteps(this.#metrics));
     const synced: Promise<void>[] = [];
     for (const [kind, handlers] of feeds) {
       let markSynced!: () => void;

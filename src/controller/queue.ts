@@ -2,6 +2,7 @@
 // processed by two workers at once, and a key made dirty while it is processed runs once more.
 // Failed keys back off exponentially per key; deadlines of all keys are served by one timer over
 // a heap of due times.
+import { performance } from 'node:perf_hooks';
 import { DeadlineHeap } from './deadline-heap.ts';
 
 export class TerminalError extends Error {
@@ -17,6 +18,22 @@ export interface Result {
 
 export type Reconcile = (key: string, signal: AbortSignal) => Promise<Result>;
 
+/** What a queue reports for Prometheus (src/controller/metrics.ts names it as controller-runtime does). */
+export interface QueueMetrics {
+  /** A key was queued (not a duplicate). */
+  added(): void;
+  /** Keys waiting for a worker, after a change. */
+  depth(n: number): void;
+  /** A worker took a key that waited `seconds` since it was queued. */
+  waited(seconds: number): void;
+  /** A pass ended: `result` as controller-runtime labels it, `seconds` it took. */
+  reconciled(result: 'success' | 'error' | 'requeue_after', seconds: number, terminal: boolean): void;
+  /** A failed key was put back with backoff. */
+  retried(): void;
+  /** Workers in a pass now. */
+  active(n: number): void;
+}
+
 export interface QueueOptions {
   /** First retry delay after an error; doubles per consecutive failure of the key. */
   baseDelayMs?: number;
@@ -27,6 +44,7 @@ export interface QueueOptions {
   onError?: (key: string, err: Error, terminal: boolean) => void;
   /** The wall clock deadlines are measured on (tests use fake timers, which fake Date.now too). */
   now?: () => number;
+  metrics?: QueueMetrics;
 }
 
 /** setTimeout's limit (~24.8 days); a longer wait re-arms when it fires. */
@@ -43,10 +61,21 @@ export class WorkQueue {
   #waiters: (() => void)[] = [];
   #idleWaiters: (() => void)[] = [];
   #shuttingDown = false;
-  readonly #opts: Required<Omit<QueueOptions, 'onError'>> & Pick<QueueOptions, 'onError'>;
+  readonly #opts: Required<Omit<QueueOptions, 'onError' | 'metrics'>> & Pick<QueueOptions, 'onError'>;
+  readonly #metrics: QueueMetrics | undefined;
+  /** When each queued key was queued (only kept with metrics: queue latency). */
+  readonly #queuedAt = new Map<string, number>();
 
   constructor(opts: QueueOptions = {}) {
-    this.#opts = { baseDelayMs: 5, maxDelayMs: 1_000_000, passTimeoutMs: 60_000, now: Date.now, ...opts };
+    const { metrics, ...rest } = opts;
+    this.#opts = { baseDelayMs: 5, maxDelayMs: 1_000_000, passTimeoutMs: 60_000, now: Date.now, ...rest };
+    this.#metrics = metrics;
+  }
+
+  #pushed(key: string): void {
+    if (!this.#metrics) return;
+    this.#queuedAt.set(key, this.#opts.now());
+    this.#metrics.depth(this.#queue.length);
   }
 
   /** Keys waiting to be handed to a worker (not the delayed ones). */
@@ -66,8 +95,10 @@ export class WorkQueue {
   add(key: string): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
     this.#dirty.add(key);
+    this.#metrics?.added();
     if (this.#processing.has(key)) return; // re-queued by done()
     this.#queue.push(key);
+    this.#pushed(key);
     this.#wake();
   }
 
@@ -99,13 +130,22 @@ export class WorkQueue {
     const key = this.#queue.shift()!;
     this.#dirty.delete(key);
     this.#processing.add(key);
+    if (this.#metrics) {
+      const at = this.#queuedAt.get(key);
+      this.#queuedAt.delete(key);
+      if (at !== undefined) this.#metrics.waited(Math.max(0, this.#opts.now() - at) / 1000);
+      this.#metrics.depth(this.#queue.length);
+      this.#metrics.active(this.#processing.size);
+    }
     return key;
   }
 
   done(key: string): void {
     this.#processing.delete(key);
+    this.#metrics?.active(this.#processing.size);
     if (this.#dirty.has(key)) {
       this.#queue.push(key);
+      this.#pushed(key);
       this.#wake();
     }
     if (this.#processing.size === 0 && this.#queue.length === 0) {
@@ -127,21 +167,28 @@ export class WorkQueue {
   async #process(key: string, reconcile: Reconcile): Promise<void> {
     const controller = new AbortController();
     const timeout = setTimeout(() => controller.abort(new Error(`reconcile of ${key} timed out after ${this.#opts.passTimeoutMs} ms`)), this.#opts.passTimeoutMs);
+    const started = performance.now();
     try {
       // Called inside the try, so a reconciler that throws synchronously is handled like a rejection.
       const result = await reconcile(key, controller.signal);
       this.forget(key);
-      if (result?.requeueAfterMs !== undefined && result.requeueAfterMs >= 0) this.addAfter(key, result.requeueAfterMs);
+      const requeue = result?.requeueAfterMs !== undefined && result.requeueAfterMs >= 0;
+      this.#metrics?.reconciled(requeue ? 'requeue_after' : 'success', (performance.now() - started) / 1000, false);
+      if (requeue) this.addAfter(key, result.requeueAfterMs!);
     } catch (thrown) {
       const err = thrown instanceof Error ? thrown : new Error(`reconcile of ${key} threw ${String(thrown)}`, { cause: thrown });
       const terminal = err instanceof TerminalError;
+      this.#metrics?.reconciled('error', (performance.now() - started) / 1000, terminal);
       try {
         this.#opts.onError?.(key, err, terminal);
       } catch {
         // a failing error hook must not stop the worker
       }
       if (terminal) this.forget(key);
-      else this.addRateLimited(key);
+      else {
+        this.#metrics?.retried();
+        this.addRateLimited(key);
+      }
     } finally {
       clearTimeout(timeout);
       this.done(key);

@@ -18,6 +18,7 @@ import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { sandboxRoutes } from './routes/sandboxes.ts';
 import { marketplaceRoutes } from './routes/marketplaces.ts';
+import { openHandsRoutes } from './routes/openhands.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
@@ -25,6 +26,8 @@ import { usageRoutes } from './routes/usage.ts';
 import { userRoutes } from './routes/users.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
+import { defaultRegistry, httpMetrics, metricsEndpoint } from '../util/metrics.ts';
+import { eventsIngested } from './sink.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -76,7 +79,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };
@@ -96,6 +99,12 @@ export function publicPaths(facade: Facade): Set<string> {
 export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(deps)): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged once, by errorMiddleware
+  // Prometheus: /metrics is open like /health (what it holds and why: README, Metrics); the latency
+  // middleware is outermost so that refused and failed requests are counted with their status.
+  const metrics = deps.metrics ?? defaultRegistry();
+  app.use(metricsEndpoint(metrics));
+  app.use(httpMetrics(metrics));
+  eventsIngested(metrics);
   app.use(errorMiddleware(facade.d.log));
   // Before the API-key check: the model gateway checks its own tokens first, then reads the body.
   app.use(modelGateway(facade, { upstream: deps.modelUpstream }));

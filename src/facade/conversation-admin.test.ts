@@ -57,7 +57,7 @@ describe('conversation metadata, deletion and download', () => {
     expect(r.status).toBe(422);
     expect(r.body.detail.map((e: { loc: string[]; type: string }) => `${e.loc.join('.')}:${e.type}`).sort()).toEqual([
       'body.git_provider:value_error',
-      'body.public:extra_forbidden',
+      'body.public:type',
       'body.selected_branch:value_error',
     ]);
     const both = await h.call('PATCH', `/api/v1/app-conversations/${id}`, { body: { title: '', selected_repository: 'x/y' } });

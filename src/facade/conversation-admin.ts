@@ -11,7 +11,8 @@ import { AgentServerClient } from '../runtime/agent-server-client.ts';
 import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { batchConversations } from './queries.ts';
-import { deletedByUser, getOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { deletedByUser, getOwned, listOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { LABEL_PARENT } from './records.ts';
 import { agentServerDialUrl } from '../runtime/dial.ts';
 
 async function owned(d: FacadeDeps, user: AppUser, id: string): Promise<Conversation> {
@@ -56,8 +57,17 @@ export function refuseFixedAtStart(body: unknown): void {
 }
 
 /** Only the fields present are applied; `title: null` clears it. */
-export async function updateConversation(d: FacadeDeps, user: AppUser, id: string, patch: { title?: string | null }): Promise<Record<string, unknown>> {
+export async function updateConversation(d: FacadeDeps, user: AppUser, id: string, patch: { title?: string | null; public?: boolean | null }): Promise<Record<string, unknown>> {
   const conv = await owned(d, user, id);
+  if ('public' in patch) {
+    await modify(d, ConversationKind, conv.metadata.name, (c) => {
+      const { public: _old, ...fields } = c.spec.clientFields ?? {};
+      const next = patch.public === null || patch.public === undefined ? fields : { ...fields, public: patch.public };
+      const { clientFields: _f, ...spec } = c.spec;
+      c.spec = Object.keys(next).length > 0 ? { ...spec, clientFields: next } : spec;
+      return c;
+    });
+  }
   if ('title' in patch) {
     await modify(d, ConversationKind, conv.metadata.name, (c) => {
       const { title: _old, ...spec } = c.spec;
@@ -84,6 +94,11 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
   const name = conv.metadata.name;
   // Written first, so a DELETE retried after a failure part-way still answers 200 once it is gone.
   await d.db.recordDeletion('Conversation', name, user.id);
+  // Sub-conversations go with their parent (as in OpenHands), first: the last conversation of a
+  // shared sandbox is then the parent, which takes the sandbox as any last conversation does.
+  for (const child of await listOwned(d, ConversationKind, user.id, `${LABEL_PARENT}=${name}`)) {
+    await deleteConversation(d, user, child.metadata.name);
+  }
   const sandboxName = sandboxNameOf(conv);
   const sb = sandboxName ? await d.store.get(SandboxKind, d.namespace, sandboxName) : undefined;
   const dialUrl = sb?.status?.phase === 'RUNNING' ? agentServerDialUrl(sb) : undefined;

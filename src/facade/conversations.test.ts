@@ -62,8 +62,11 @@ describe('app-conversation records', () => {
   it('answers batches aligned with null for unknown and foreign ids, and refuses 100 or more', async () => {
     const mine = await start();
     const theirs = await start({}, h.bob.key);
-    const r = await h.call('GET', `/api/v1/app-conversations?ids=${mine}&ids=${theirs}&ids=nope`);
+    const r = await h.call('GET', `/api/v1/app-conversations?ids=${mine}&ids=${theirs}&ids=ffffffffffffffffffffffffffffffff`);
     expect(r.body.map((x: { id: string } | null) => x?.id ?? null)).toEqual([mine, null, null]);
+    const malformed = await h.call('GET', `/api/v1/app-conversations?ids=${mine}&ids=nope`);
+    expect(malformed.status).toBe(422);
+    expect(malformed.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual([['query', 'ids', 1]]);
     const many = Array.from({ length: 101 }, () => `ids=${mine}`).join('&');
     expect((await h.call('GET', `/api/v1/app-conversations?${many}`)).status).toBe(422);
   });

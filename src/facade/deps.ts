@@ -6,6 +6,7 @@ import type { Logger } from '../util/log.ts';
 import type { AppStore } from './db/types.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
+import type { Registry } from '../util/metrics.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -33,6 +34,16 @@ export interface FacadeSettings {
   maxPendingMessages?: number;
 }
 
+/** What the installation's sandboxes start from (GET /api/v1/sandbox-specs). */
+export interface DefaultSandboxSpec {
+  runtime: 'process' | 'kubernetes';
+  /** The default sandbox image (kubernetes); none for process sandboxes. */
+  image?: string;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  /** When the configuration was read (the spec's created_at). */
+  readAt?: string;
+}
+
 export interface FacadeDeps {
   store: ResourceStore;
   db: AppStore;
@@ -51,6 +62,10 @@ export interface FacadeDeps {
   modelUpstream?: ModelUpstream;
   /** Where this process keeps its data (embedded: the data dir): /health reports its free disk space. */
   dataDir?: string;
+  /** The default sandbox spec; default: process sandboxes. */
+  sandboxSpec?: DefaultSandboxSpec;
   /** Free space below which /health says `degraded`. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
   minFreeDiskBytes?: number;
+  /** Prometheus registry GET /metrics serves (src/util/metrics.ts). Default: the process's registry. */
+  metrics?: Registry;
 }

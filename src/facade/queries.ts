@@ -6,7 +6,7 @@ import type { Sandbox } from '../api/sandbox.ts';
 import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
 import { pageOf, timeParam, isoOf, type Page } from './paging.ts';
-import { appConversationRecord, conversationTitle, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
+import { appConversationRecord, LABEL_PARENT, conversationTitle, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
 import { listOwned, normalizeId, sandboxesByName, sandboxNameOf, sessionKeyOf } from './resources.ts';
 import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQuery, StartTaskSearchQuery } from '../api/app/requests.ts';
 
@@ -20,6 +20,13 @@ async function filterAsync<T>(items: T[], keep: (item: T) => Promise<boolean>): 
 
 async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
   const sandboxes = await sandboxesByName(d, user.id);
+  const subs = new Map<string, string[]>();
+  if (convs.length > 0) {
+    for (const child of await listOwned(d, ConversationKind, user.id, LABEL_PARENT)) {
+      const parent = child.metadata.labels![LABEL_PARENT]!;
+      subs.set(parent, [...(subs.get(parent) ?? []), child.metadata.name]);
+    }
+  }
   const keys = new Map<string, string | undefined>();
   const out: Rec[] = [];
   for (const conv of convs) {
@@ -34,6 +41,7 @@ async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversa
         meta: await d.db.getConversationMeta(id),
         lastEventAt: await d.db.events.lastTimestamp(id),
         sessionKey: sandbox ? keys.get(sandbox.metadata.name) : undefined,
+        subConversationIds: subs.get(id) ?? [],
       }),
     );
   }
@@ -64,6 +72,8 @@ function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conve
     if (createdGte !== undefined && created < createdGte) return false;
     if (createdLt !== undefined && created >= createdLt) return false;
     if (q.sandbox_id__eq !== undefined && sandboxNameOf(c) !== q.sandbox_id__eq) return false;
+    // OpenHands lists sub-conversations only when asked to.
+    if (q.include_sub_conversations !== true && c.spec.parentConversation !== undefined) return false;
     if (title !== undefined && !conversationTitle(c, (await d.db.getConversationMeta(id)).title).toLowerCase().includes(title)) return false;
     if (updatedGte !== undefined || updatedLt !== undefined) {
       const updated = isoOf(conversationUpdatedAt({ conv: c, meta: await d.db.getConversationMeta(id), lastEventAt: await d.db.events.lastTimestamp(id) }));

@@ -9,6 +9,8 @@ import { conversationSandboxStatus, sandboxNameOf, sandboxPhase } from './resour
 
 export const ANNOTATION_SECRET_NAMES = `${GROUP}/secret-names`;
 export const MASK = '**********';
+/** On a sub-conversation: its parent's name (sub_conversation_ids are read by this label). */
+export const LABEL_PARENT = `${GROUP}/parent-conversation`;
 const DEFAULT_SANDBOX_SPEC = 'default';
 
 export function secretNamesOf(conv: Conversation): string[] {
@@ -38,7 +40,31 @@ export function startRequestOf(conv: Conversation): Record<string, unknown> {
     observability_tags: s.observability?.tags ?? null,
     observability_metadata: s.observability?.metadata ?? null,
     title: s.title ?? null,
+    conversation_id: conv.metadata.name,
+    parent_conversation_id: s.parentConversation ?? null,
+    llm_model: s.llmModel ?? null,
+    agent_type: s.agentType ?? 'default',
+    system_message_suffix: s.systemMessageSuffix ?? null,
+    trigger: s.clientFields?.trigger ?? null,
+    pr_number: s.clientFields?.prNumbers ?? [],
+    public: s.clientFields?.public ?? null,
+    suggested_task: s.clientFields?.suggestedTask ?? null,
+    processors: s.clientFields?.processors ?? null,
+    agent_profile_id: s.clientFields?.agentProfileId ?? null,
   };
+}
+
+/**
+ * Start-request fields this conversation was given that change nothing here, each with the reason:
+ * accepted so that an OpenHands client works unchanged, and said instead of silently dropped.
+ */
+export function unappliedFieldsOf(conv: Conversation): Record<string, string> {
+  const f = conv.spec.clientFields;
+  const out: Record<string, string> = {};
+  if (f?.processors?.length) out['processors'] = 'Stored only: agentyard runs no server-side event callbacks (titles are set without one; webhooks deliver events)';
+  if (f?.agentProfileId) out['agent_profile_id'] = 'Stored only: agentyard has no agent profiles; the deployment model (or llm_model) is used';
+  if (f?.public === true) out['public'] = 'Stored only: agentyard has no public sharing; only the owner can read the conversation';
+  return out;
 }
 
 export function startTaskUpdatedAt(conv: Conversation): string {
@@ -60,6 +86,7 @@ export function startTaskRecord(conv: Conversation, sb: Sandbox | undefined): Re
     sandbox_id: sandboxId,
     agent_server_url: url ?? null,
     request: startRequestOf(conv),
+    unapplied_fields: unappliedFieldsOf(conv),
     created_at: conv.metadata.creationTimestamp ?? null,
     updated_at: startTaskUpdatedAt(conv),
   };
@@ -72,10 +99,12 @@ export interface ConversationView {
   /** Newest stored event timestamp. */
   lastEventAt: string | undefined;
   sessionKey: string | undefined;
+  /** Names of the conversations started with this one as parent. */
+  subConversationIds?: string[];
 }
 
 /** The newest of creation, start-task progress, the agent server's update and the newest event. */
-export function conversationUpdatedAt(v: Omit<ConversationView, 'sessionKey' | 'sandbox'>): string {
+export function conversationUpdatedAt(v: Omit<ConversationView, 'sessionKey' | 'sandbox' | 'subConversationIds'>): string {
   const times = [v.conv.metadata.creationTimestamp, v.conv.status?.startTask?.updatedAt, v.meta.updatedAt ?? undefined, v.lastEventAt];
   // Normalised to UTC ISO with milliseconds, so string order is time order.
   return times.map((t) => isoOf(t)).reduce((a, b) => (b > a ? b : a), '');
@@ -110,14 +139,17 @@ export function appConversationRecord(v: ConversationView): Record<string, unkno
     selected_branch: conv.spec.selectedBranch ?? null,
     git_provider: conv.spec.gitProvider ?? (conv.spec.selectedRepository ? 'github' : null),
     title: conversationTitle(conv, v.meta.title),
-    trigger: null,
-    pr_number: [],
-    llm_model: conv.status?.metrics?.model_name ?? null,
+    trigger: conv.spec.clientFields?.trigger ?? null,
+    pr_number: conv.spec.clientFields?.prNumbers ?? [],
+    llm_model: conv.spec.llmModel ?? conv.status?.metrics?.model_name ?? null,
+    // OpenHands' agent_kind is openhands|acp (the agent implementation); agent_type is the mode.
     agent_kind: 'openhands',
+    agent_type: conv.spec.agentType ?? 'default',
     metrics: conv.status?.metrics ?? null,
-    parent_conversation_id: null,
-    sub_conversation_ids: [],
-    public: null,
+    parent_conversation_id: conv.spec.parentConversation ?? null,
+    sub_conversation_ids: v.subConversationIds ?? [],
+    public: conv.spec.clientFields?.public ?? null,
+    unapplied_fields: unappliedFieldsOf(conv),
     tags: {},
     created_at: conv.metadata.creationTimestamp ?? null,
     updated_at: conversationUpdatedAt(v),

@@ -12,6 +12,7 @@ import type { FacadeDeps } from './deps.ts';
 import { isoOf } from './paging.ts';
 import { conversationName, keyMatches, modify, normalizeId, normalizeName, sandboxNameOf, sessionKeyOf } from './resources.ts';
 import { LABEL_AGENT_CONVERSATION } from '../api/meta.ts';
+import { counter, defaultRegistry, type Registry } from '../util/metrics.ts';
 
 /** The sandbox whose session key was presented; 401 for anything else, unknown sandboxes included. */
 export async function authenticateSandbox(d: FacadeDeps, sandboxId: string, presented: string): Promise<Sandbox> {
@@ -62,6 +63,9 @@ function parseItems(batch: SinkEventBatch): { seq: number; event: Event }[] {
   return items;
 }
 
+/** `agentyard_events_ingested_total`; createApiApp registers it at start, so the series exists at 0. */
+export const eventsIngested = (registry: Registry) => counter(registry, 'agentyard_events_ingested_total', 'Events agent servers pushed that the event sink stored (re-sent duplicates included)');
+
 export async function ingestEvents(d: FacadeDeps, activity: ActivityRecorder, sb: Sandbox, conversationId: string, batch: SinkEventBatch): Promise<SinkAck> {
   const items = parseItems(batch);
   const conv = await attachedConversation(d, sb, conversationId);
@@ -78,6 +82,7 @@ export async function ingestEvents(d: FacadeDeps, activity: ActivityRecorder, sb
   if (result.mismatched.length > 0) {
     d.log?.warn({ conversation: conv.metadata.name, seqs: result.mismatched }, 'event sink: a seq arrived again with a different event id; kept the first');
   }
+  eventsIngested(d.metrics ?? defaultRegistry()).inc(items.length);
   if (items.length > 0) await activity.record(sb.metadata.name);
   return { acknowledged_seq: result.acknowledgedSeq };
 }

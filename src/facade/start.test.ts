@@ -84,9 +84,9 @@ describe('start a conversation', () => {
   });
 
   it('validates selected_repository and unknown fields', async () => {
-    const r = await h.call('POST', '/api/v1/app-conversations', { body: { selected_repository: 'not-a-repo', llm_model: 'x' } });
+    const r = await h.call('POST', '/api/v1/app-conversations', { body: { selected_repository: 'not-a-repo', no_such_field: 'x' } });
     expect(r.status).toBe(422);
-    expect(r.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual(expect.arrayContaining([['body', 'selected_repository'], ['body', 'llm_model']]));
+    expect(r.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual(expect.arrayContaining([['body', 'selected_repository'], ['body', 'no_such_field']]));
   });
 
   it('attaches to an explicit sandbox only when it is the caller’s and RUNNING', async () => {
@@ -136,9 +136,12 @@ describe('start tasks', () => {
     const a = await start();
     const b = await start(h.bob.key);
     const dashed = `${a.id.slice(0, 8)}-${a.id.slice(8, 12)}-${a.id.slice(12, 16)}-${a.id.slice(16, 20)}-${a.id.slice(20)}`;
-    const r = await h.call('GET', `/api/v1/app-conversations/start-tasks?ids=${a.id}&ids=${b.id}&ids=ffffffffffffffffffffffffffffffff&ids=junk&ids=${dashed}`);
+    const r = await h.call('GET', `/api/v1/app-conversations/start-tasks?ids=${a.id}&ids=${b.id}&ids=ffffffffffffffffffffffffffffffff&ids=${dashed}`);
     expect(r.status).toBe(200);
-    expect(r.body.map((t: { id: string } | null) => t?.id ?? null)).toEqual([a.id, null, null, null, a.id]);
+    expect(r.body.map((t: { id: string } | null) => t?.id ?? null)).toEqual([a.id, null, null, a.id]);
+    const junk = await h.call('GET', `/api/v1/app-conversations/start-tasks?ids=${a.id}&ids=junk`);
+    expect(junk.status).toBe(422);
+    expect(junk.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual([['query', 'ids', 1]]);
 
     const [conv] = (await h.store.list(ConversationKind, NS, { labelSelector: `${LABEL_START_TASK}=${a.id}` })).items;
     await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:9' });

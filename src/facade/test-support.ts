@@ -15,7 +15,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { createLogger } from '../util/log.ts';
 import { SqliteAppStore } from './db/app-db.ts';
 import type { AppStore, AppUser } from './db/types.ts';
-import type { FacadeSettings } from './deps.ts';
+import type { DefaultSandboxSpec, FacadeSettings } from './deps.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
 import { startApiServer, type ApiServer } from './server.ts';
 import { startAgentServer, type AgentServer } from '../agent-server/server.ts';
@@ -38,7 +38,7 @@ export interface Harness {
 
 export async function startHarness(
   settings: Partial<FacadeSettings> = {},
-  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream } = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -61,6 +61,7 @@ export async function startHarness(
     host: '127.0.0.1',
     deliveryRetryMs: opts.deliveryRetryMs ?? 50,
     ...(opts.modelUpstream ? { modelUpstream: opts.modelUpstream } : {}),
+    ...(opts.sandboxSpec ? { sandboxSpec: opts.sandboxSpec } : {}),
   });
   const call: Harness['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };

@@ -69,6 +69,11 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     tags: row.tags,
     current_model_id: llm?.model ?? null,
     supports_runtime_model_switch: false,
+    available_models: [],
+    client_tools: [],
+    launched_agent_profile: null,
+    runtime_info: null,
+    tool_module_qualnames: {},
   };
 }
 

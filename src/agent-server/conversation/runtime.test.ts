@@ -26,13 +26,26 @@ const status = async (id: string) => (await s.api(`/api/conversations/${id}`)).b
 const kinds = async (id: string) => (await s.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => (e.kind === 'ConversationStateUpdateEvent' ? `status:${e.value}` : e.kind));
 
 describe('execution status', () => {
-  it('runs the initial message unless run is false', async () => {
+  it('runs the initial message at once, even with run: false (as OpenHands; the Python SDK sends that)', async () => {
     const id = await create({ initial_message: userText('hi') });
     await eventually(async () => (await status(id)) === 'finished');
     expect(await kinds(id)).toEqual(['MessageEvent', 'status:running', 'MessageEvent', 'status:finished']);
-    const quiet = await create({ initial_message: userText('hi', false) });
-    expect(await status(quiet)).toBe('idle');
+    const sdkStyle = await create({ initial_message: userText('hi', false) });
+    await eventually(async () => (await status(sdkStyle)) === 'finished');
+    expect(agents.runs).toBe(2);
+  });
+
+  it('POST /run on a finished conversation with nothing new runs nothing and records nothing', async () => {
+    const id = await create({ initial_message: userText('hi') });
+    await eventually(async () => (await status(id)) === 'finished');
+    const before = await kinds(id);
+    expect(await s.api(`/api/conversations/${id}/run`, { method: 'POST' })).toMatchObject({ status: 200 });
+    expect(await status(id)).toBe('finished');
+    expect(await kinds(id)).toEqual(before);
     expect(agents.runs).toBe(1);
+    // A new message makes it idle again, and then a run goes.
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('again', true) });
+    await eventually(async () => agents.runs === 2 && (await status(id)) === 'finished');
   });
 
   it('answers 409 to run while running, and queues exactly one rerun for messages sent meanwhile', async () => {

@@ -282,7 +282,7 @@ export class ConversationRuntime implements AgentHost {
     this.#run = active;
     active.done = agent.condense(controller.signal).finally(() => {
       this.#run = undefined;
-      if (this.#rerun && !this.#closing) this.run();
+      if (this.#rerun && !this.#closing) this.#start();
     });
     await active.done;
   }
@@ -318,6 +318,7 @@ export class ConversationRuntime implements AgentHost {
     const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
     const agent = this.#agentForMessage();
     await agent?.ready?.();
+    await agent?.recordSystemPrompt?.().catch((err: unknown) => this.#ctx.log.warn({ conversationId: this.conversationId, errName: (err as Error)?.name }, 'system prompt not recorded before the message; the run records it'));
     const skills = agent?.userMessageSkills?.(text);
     const event: Event = {
       ...newEventBase('user'),
@@ -354,6 +355,14 @@ export class ConversationRuntime implements AgentHost {
   /** Starts the agent in the background. Conflict (409) while a run is alive. */
   run(): void {
     if (this.#run || this.#closing) throw new Conflict(ALREADY_RUNNING);
+    // A finished conversation has nothing to answer until a new message (which sets it idle): like
+    // OpenHands, running it again makes no model call and records nothing.
+    if (this.#row.executionStatus === 'finished') return;
+    this.#start();
+  }
+
+  /** A run (a message sent during the last one is waiting: #afterRun starts it even when finished). */
+  #start(): void {
     this.#rerun = false;
     const controller = new AbortController();
     this.setExecutionStatus('running');
@@ -459,7 +468,7 @@ export class ConversationRuntime implements AgentHost {
     if (this.#deleted) return;
     // OpenHands clients treat the post-run snapshot as the authoritative end of a run.
     this.#ctx.bus.publish(this.conversationId, this.fullState());
-    if (this.#rerun && !this.#closing) this.run();
+    if (this.#rerun && !this.#closing) this.#start();
   }
 
   /** A client-set setting changed: state update for live clients, and the conversation is changed. */

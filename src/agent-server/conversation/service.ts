@@ -97,11 +97,11 @@ export class ConversationService {
 
   /**
    * `created` is false when the id already existed: the existing conversation is returned as is.
-   * `runInitial` follows OpenHands (an initial message always runs) unless the caller said run:false.
+   * An initial message starts the run at once (OpenHands ignores its `run` field here).
    * A conversation with plugins gets its agent at once: the plugins load in the background (a
    * failure is reported by the first run), and their skills are listed as soon as they are loaded.
    */
-  async create(req: StartConversationRequest, runInitial: boolean): Promise<{ info: ConversationInfo; created: boolean }> {
+  async create(req: StartConversationRequest): Promise<{ info: ConversationInfo; created: boolean }> {
     const requested = req.conversation_id == null ? undefined : normalizeConversationId(req.conversation_id);
     const id = requested ?? randomUUID();
     const existing = this.#loaded.get(id);
@@ -151,7 +151,7 @@ export class ConversationService {
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();
-    if (req.initial_message) await rt.sendMessage(req.initial_message, runInitial);
+    if (req.initial_message) await rt.sendMessage(req.initial_message, true);
     return { info: rt.info(), created: true };
   }
 

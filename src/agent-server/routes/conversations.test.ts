@@ -13,7 +13,7 @@ describe('health and auth', () => {
     expect(await t.s.api('/health', { key: null })).toMatchObject({ status: 200, body: { storage: { status: 'ok' }, disk: { free_bytes: expect.any(Number), low: expect.any(Boolean) } } });
     expect(await t.s.api('/ready', { key: null })).toEqual({ status: 200, body: { status: 'ready' } });
     const info = await t.s.api('/server_info', { key: null });
-    expect(info.body).toMatchObject({ version: '1.44.0' });
+    expect(info.body).toMatchObject({ version: '1.58.2' });
     expect(info.body.uptime).toBeGreaterThanOrEqual(0);
     expect(info.body.idle_time).toBeGreaterThanOrEqual(0);
   });

@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import { AskAgentRequest, ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
+import { Invalid } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import {
   ConversationBatchQuery,
@@ -14,11 +15,11 @@ export function conversationRoutes(service: ConversationService): Router {
   const router = withConversationIdParam(new Router({ prefix: '/conversations' }));
 
   router.post('/', async (ctx) => {
-    const raw = ctx.request.body as { initial_message?: { run?: unknown } } | undefined;
-    const req = parseStartConversationRequest(raw);
+    const req = parseStartConversationRequest(ctx.request.body);
     checkRequestHookConfig(req.hook_config);
-    // OpenHands always runs an initial message; we honour an explicit run:false.
-    const { info, created } = await service.create(req, raw?.initial_message?.run !== false);
+    // An initial message always starts the run, whatever its `run` says, as OpenHands does: the
+    // Python SDK sends `run: false` and relies on it (e2e/parity shows both servers agree).
+    const { info, created } = await service.create(req);
     ctx.status = created ? 201 : 200;
     ctx.body = info;
   });
@@ -87,6 +88,12 @@ export function conversationRoutes(service: ConversationService): Router {
   });
 
   router.post('/:conversation_id/fork', validate({ body: ForkConversationRequest }), async (ctx) => {
+    // A fork keeps the source's agent. OpenHands 1.58 has no `agent` here and ignores one silently; a
+    // caller who sends it expects it to apply, so it is refused (a deliberate difference, e2e/parity).
+    const raw = ctx.request.body as Record<string, unknown> | undefined;
+    if (raw && typeof raw === 'object' && 'agent' in raw) {
+      throw new Invalid([{ loc: ['body', 'agent'], msg: "A fork keeps the source conversation's agent; start a new conversation for another agent", type: 'extra_forbidden' }]);
+    }
     ctx.status = 201;
     ctx.body = service.fork(ctx.params['conversation_id']!, ctx.state['body'] as ForkConversationRequest);
   });

@@ -22,6 +22,14 @@ describe('fork', () => {
 
   const ids = async (id: string) => (await s.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => e.id) as string[];
 
+  it('refuses a fork request naming an agent (422 at body.agent): a fork keeps the source agent', async () => {
+    const res = await s.api(`/api/conversations/${src}/fork`, { method: 'POST', body: { agent: { kind: 'Agent', llm: { model: 'other/model' } } } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((d: any) => d.loc)).toEqual([['body', 'agent']]);
+    const list = (await s.api('/api/conversations/search')).body.items;
+    expect(list).toHaveLength(1);
+  });
+
   it('copies the events with their ids, starts idle, takes tags only from the request, leaves the source alone', async () => {
     const before = await ids(src);
     const res = await s.api(`/api/conversations/${src}/fork`, { method: 'POST', body: { title: 'Branch', tags: { exp: '1' } } });

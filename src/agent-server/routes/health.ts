@@ -5,7 +5,7 @@ import type { DiskSpace } from '../../util/disk-space.ts';
 import type { StorageFaultState } from '../store/storage-health.ts';
 
 /** The OpenHands agent-server release whose API surface we serve (for clients that gate on it). */
-export const COMPATIBLE_VERSION = '1.44.0';
+export const COMPATIBLE_VERSION = '1.58.2';
 
 export interface HealthDeps {
   startedAt: number;
@@ -53,8 +53,19 @@ export function healthRoutes(d: HealthDeps): Router {
       idle_time: Math.max(0, now - d.lastActivity()) / 1000,
       title: 'agentyard agent server',
       version: COMPATIBLE_VERSION,
+      // The SDK and tools API we serve is that release's; no build metadata (OpenHands says unknown too).
+      sdk_version: COMPATIBLE_VERSION,
+      tools_version: COMPATIBLE_VERSION,
+      workspace_version: 'unknown',
+      build_git_sha: 'unknown',
+      build_git_ref: 'unknown',
+      python_version: null,
       usable_tools: d.usableTools,
       runtime_idle_timeout_seconds: null,
+      max_foreground_terminal_timeout_seconds: null,
+      conversation_runtime: 'local',
+      available_conversation_runtimes: [],
+      app_backend_ingress_url: null,
       capabilities: ['event_seq_resume', 'event_sink_push'],
       docs: '/docs',
       redoc: '/redoc',

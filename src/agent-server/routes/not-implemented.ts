@@ -7,7 +7,7 @@ import { withConversationIdParam } from '../http/validate.ts';
 
 type Method = 'get' | 'post' | 'all';
 
-const NOT_BUILT: [method: Method, path: string, what: string][] = [
+export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
   ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
@@ -27,6 +27,18 @@ const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   ['all', '/auth/workspace-session', 'Workspace session cookies'],
   ['all', '/init', 'Deferred initialization'],
+  // OpenHands 1.58
+  ['all', '/conversations/:conversation_id/bash{/*rest}', 'Per-conversation runtimes (use /api/bash)'],
+  ['all', '/conversations/:conversation_id/file{/*rest}', 'Per-conversation runtimes (use /api/file)'],
+  ['all', '/conversations/:conversation_id/git{/*rest}', 'Per-conversation runtimes (use /api/git)'],
+  ['all', '/conversations/:conversation_id/vscode{/*rest}', 'VS Code in the sandbox'],
+  ['all', '/conversations/:conversation_id/runtime{/*rest}', 'Per-conversation runtimes'],
+  ['post', '/conversations/:conversation_id/children', 'Child conversations'],
+  ['get', '/tools/catalog', 'The tool catalog (GET /api/tools/ lists the tools)'],
+  ['post', '/bash/bash_commands/:command_id/stop', 'Stopping a background command'],
+  ['get', '/git/repositories/search', 'Repository search'],
+  ['all', '/acp{/*rest}', 'ACP agents'],
+  ['all', '/meta-profiles{/*rest}', 'Meta profiles'],
 ];
 
 export function notImplementedRoutes(): Router {

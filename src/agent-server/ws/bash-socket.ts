@@ -11,7 +11,7 @@ import type { Logger } from '../../util/log.ts';
 import { hexId, type BashService } from '../bash/service.ts';
 import type { BashEventStore } from '../bash/store.ts';
 import type { SessionKeys } from '../http/auth.ts';
-import { authenticateSocket } from './auth.ts';
+import { authenticateSocket, refusedUpgrade } from './auth.ts';
 
 export const BASH_SOCKET_PATH = /^\/sockets\/bash-events\/?$/;
 
@@ -41,6 +41,7 @@ export class BashSockets {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (!BASH_SOCKET_PATH.test(url.pathname)) return; // other paths belong to the events sockets
+      if (refusedUpgrade(req, url, this.#o.keys, socket)) return;
       this.#wss.handleUpgrade(req, socket, head, (ws) => {
         this.#sockets.add(ws);
         ws.on('close', () => this.#sockets.delete(ws));

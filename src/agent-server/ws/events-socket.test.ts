@@ -85,7 +85,7 @@ describe('events socket', () => {
     expect(byId.frames.slice(1).map((f) => f.id)).toEqual(live);
   });
 
-  it('accepts first-message auth, rejects a bad or missing one with 4001', async () => {
+  it('accepts first-message auth, rejects a bad or missing one with 4001, a wrong key with the upgrade with 403', async () => {
     const ok = connect('', {});
     await ok.opened;
     ok.ws.send(JSON.stringify({ type: 'auth', session_api_key: TEST_KEY }));
@@ -99,8 +99,14 @@ describe('events socket', () => {
 
     const silent = connect('', {});
     expect((await silent.done).code).toBe(4001); // auth timeout
+    // A wrong key given with the upgrade is refused before it, with HTTP 403 (as OpenHands).
     const wrongHeader = connect('', { 'x-session-api-key': 'nope' });
-    expect((await wrongHeader.done).code).toBe(4001);
+    wrongHeader.opened.catch(() => undefined);
+    const refused = await new Promise<number | undefined>((resolve) => {
+      wrongHeader.ws.once('unexpected-response', (_req, res) => resolve(res.statusCode));
+      wrongHeader.ws.once('open', () => resolve(undefined));
+    });
+    expect(refused).toBe(403);
     const query = connect(`?session_api_key=${TEST_KEY}`, {});
     await query.until(1);
   });

@@ -15,6 +15,7 @@ import type { ConversationService } from '../conversation/service.ts';
 import { SESSION_HEADER, type SessionKeys } from '../http/auth.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { normalizeTimestamp } from '../store/wire.ts';
+import { refusedUpgrade } from './auth.ts';
 import { BASH_SOCKET_PATH } from './bash-socket.ts';
 import { SocketClient, type ClientLimits } from './client.ts';
 
@@ -87,6 +88,7 @@ export class EventSockets {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
+      if (refusedUpgrade(req, url, this.#o.keys, socket)) return;
       this.#wss.handleUpgrade(req, socket, head, (ws) => this.#authenticate(ws, req, url, decodeURIComponent(m[1]!)));
     });
   }

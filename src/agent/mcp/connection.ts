@@ -1,10 +1,10 @@
 // Open connections to a conversation's MCP servers (official SDK client): a child process over
 // stdio, or a remote server over streamable HTTP (or legacy SSE). Each lists its tools once when
 // it connects; close() ends every transport, which stops stdio children (no leaked processes).
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+// The SDK (with zod and ajv, ≈ 200 modules) is loaded when a conversation first opens an MCP
+// server, not at the agent server's start (issue #16: start-up is module loading).
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '../../util/log.ts';
@@ -43,11 +43,12 @@ export class McpConnection {
 
   /** Connects and lists the tools; on failure everything opened is closed again and McpConnectError thrown. */
   static async open(name: string, cfg: McpServerConfig, opts: { cwd: string; signal?: AbortSignal; timeoutMs?: number }): Promise<McpConnection> {
-    const transport = makeTransport(cfg, opts.cwd);
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const transport = await makeTransport(cfg, opts.cwd);
     const client = new Client({ name: 'agentyard', version: '1.0.0' });
     const conn = new McpConnection(name, client, transport);
-    if (transport instanceof StdioClientTransport) {
-      transport.stderr?.on('data', (chunk: Buffer) => {
+    if (cfg.kind === 'stdio') {
+      (transport as StdioClientTransport).stderr?.on('data', (chunk: Buffer) => {
         conn.#stderr = (conn.#stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
       });
     }
@@ -94,13 +95,18 @@ export class McpConnection {
   }
 }
 
-function makeTransport(cfg: McpServerConfig, cwd: string): Transport {
+async function makeTransport(cfg: McpServerConfig, cwd: string): Promise<Transport> {
   if (cfg.kind === 'stdio') {
+    const { getDefaultEnvironment, StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     // Only the SDK's safe defaults (PATH, HOME, ...) plus what the configuration sets: never the
     // agent server's own environment, which holds the model and session keys.
     return new StdioClientTransport({ command: cfg.command, args: cfg.args, env: { ...getDefaultEnvironment(), ...cfg.env }, cwd: cfg.cwd ?? cwd, stderr: 'pipe' });
   }
   const requestInit: RequestInit = { headers: cfg.headers };
-  if (cfg.kind === 'sse') return new SSEClientTransport(new URL(cfg.url), { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...cfg.headers } }) } });
+  if (cfg.kind === 'sse') {
+    const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+    return new SSEClientTransport(new URL(cfg.url), { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...cfg.headers } }) } });
+  }
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit });
 }

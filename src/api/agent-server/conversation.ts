@@ -169,6 +169,14 @@ export const ConversationInfo = Type.Object({
   tags: Type.Optional(Type.Record(Type.String(), Type.String())),
   current_model_id: Nullable(Type.String()),
   supports_runtime_model_switch: Type.Optional(Type.Boolean()),
+  /** OpenHands 1.58: models a runtime switch may pick (none here), client-side tools (none), the agent profile launched (none). */
+  available_models: Type.Optional(Type.Array(Type.String())),
+  client_tools: Type.Optional(Type.Array(JsonObject)),
+  launched_agent_profile: Type.Optional(Nullable(JsonObject)),
+  /** OpenHands 1.58: the conversation's separate runtime, if any (null: it runs in this server). */
+  runtime_info: Type.Optional(Nullable(JsonObject)),
+  /** OpenHands 1.58: the Python module of each tool; none here (the tools are this server's own). */
+  tool_module_qualnames: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
 export type ConversationInfo = Static<typeof ConversationInfo>;
 

@@ -113,10 +113,16 @@ export const ServerInfo = Type.Object({
   workspace_version: Type.Optional(Type.String()),
   build_git_sha: Type.Optional(Type.String()),
   build_git_ref: Type.Optional(Type.String()),
+  /** OpenHands reports its Python here; this server is not Python (null). */
+  python_version: Type.Optional(Nullable(Type.String())),
   usable_tools: Type.Optional(Type.Array(Type.String())),
   runtime_idle_timeout_seconds: Nullable(Type.Number()),
   capabilities: Type.Optional(Type.Array(Type.String())),
   max_foreground_terminal_timeout_seconds: Nullable(Type.Number()),
+  /** Where conversations run: `local` (this server's own sandbox). */
+  conversation_runtime: Type.Optional(Type.String()),
+  available_conversation_runtimes: Type.Optional(Type.Array(Type.String())),
+  app_backend_ingress_url: Type.Optional(Nullable(Type.String())),
   docs: Type.Optional(Type.String()),
   redoc: Type.Optional(Type.String()),
 });

@@ -29,9 +29,51 @@ export function messageSizeIssue(message: unknown, loc: (string | number)[]): { 
   return { loc, msg: `A message is limited to ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB (JSON-encoded); this one has ${bytes} bytes`, type: 'too_long' };
 }
 
-/** Spec part 2, plus OpenHands' `title`. Unknown fields are refused (422). */
+/** A UUID, dashed or 32-char hex (OpenHands accepts both; records show the hex form). */
+export const UuidString = Type.String({ pattern: '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$', description: 'UUID, dashed or 32-character hex' });
+/** What started a conversation (OpenHands' ConversationTrigger); stored and shown. */
+export const ConversationTrigger = Type.Union(
+  ['resolver', 'gui', 'suggested_task', 'openhands_api', 'slack', 'microagent_management', 'jira', 'jira_dc', 'linear', 'bitbucket', 'automation'].map((t) => Type.Literal(t)),
+);
+/** OpenHands' agent_type: `plan` adds a planning instruction to the system prompt (see AgentType in api/conversation.ts). */
+export const AgentType = Type.Union([Type.Literal('default'), Type.Literal('plan')]);
+export const SUGGESTED_TASK_TYPES = ['MERGE_CONFLICTS', 'FAILING_CHECKS', 'UNRESOLVED_COMMENTS', 'OPEN_ISSUE', 'OPEN_PR', 'CREATE_MICROAGENT'] as const;
+/** OpenHands' SuggestedTask: the initial message is written from it (exclusive with initial_message). */
+export const SuggestedTask = Type.Object(
+  {
+    git_provider: GitProvider,
+    task_type: Type.Union(SUGGESTED_TASK_TYPES.map((t) => Type.Literal(t))),
+    repo: Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$' }),
+    issue_number: Type.Integer({ minimum: 1 }),
+    title: Type.String({ maxLength: 1000 }),
+  },
+  STRICT,
+);
+export type SuggestedTask = Static<typeof SuggestedTask>;
+/** OpenHands' EventCallbackProcessor (discriminated by `kind`): stored and shown, not run here. */
+export const EventCallbackProcessor = Type.Object({ kind: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: true });
+export const MAX_SYSTEM_MESSAGE_SUFFIX_BYTES = 64 * 1024;
+
+/** Spec part 2, plus the rest of OpenHands' AppConversationStartRequest. Unknown fields are refused (422). */
 export const AppConversationStartRequest = Type.Object(
   {
+    /** Caller-chosen conversation id; 409 when taken. */
+    conversation_id: Nullable(UuidString),
+    /** A conversation of the caller's own; the new one inherits its repository, branch, model and (when RUNNING) sandbox. */
+    parent_conversation_id: Nullable(UuidString),
+    /** Model for this conversation's agent instead of the deployment default (same endpoint and key). */
+    llm_model: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
+    agent_type: Type.Optional(Type.Union(AgentType.anyOf, { default: 'default' })),
+    /** Appended to the agent's system prompt (agent_context.system_message_suffix on the agent server). */
+    system_message_suffix: Nullable(Type.String({ maxLength: MAX_SYSTEM_MESSAGE_SUFFIX_BYTES })),
+    trigger: Nullable(ConversationTrigger),
+    pr_number: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100 })),
+    /** Stored and shown; agentyard has no public sharing, so it grants nothing (unapplied_fields says so). */
+    public: Nullable(Type.Boolean()),
+    suggested_task: Nullable(SuggestedTask),
+    processors: Nullable(Type.Array(EventCallbackProcessor, { maxItems: 20 })),
+    /** Stored and shown; agentyard has no agent profiles yet (unapplied_fields says so). */
+    agent_profile_id: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
     initial_message: Nullable(InitialMessage),
     selected_repository: Nullable(Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$' })),
     selected_branch: Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!-)[^\\s~^:?*\\[\\\\]+$' })),
@@ -63,7 +105,14 @@ export const AppSendMessageRequest = Type.Object(
 export type AppSendMessageRequest = Static<typeof AppSendMessageRequest>;
 
 /** PATCH /api/v1/app-conversations/{id}: only the fields present are applied; null clears. */
-export const AppConversationUpdateRequest = Type.Object({ title: Nullable(Type.String({ minLength: 1, maxLength: 200 })) }, STRICT);
+export const AppConversationUpdateRequest = Type.Object(
+  {
+    title: Nullable(Type.String({ minLength: 1, maxLength: 200 })),
+    /** Stored and shown (OpenHands' sharing flag); agentyard shares nothing, so true lands in unapplied_fields. */
+    public: Nullable(Type.Boolean()),
+  },
+  STRICT,
+);
 export type AppConversationUpdateRequest = Static<typeof AppConversationUpdateRequest>;
 
 /** A user's login on a Git host: its configuration repository `<login>/.agents` (or `/service-config`) gives user skills. */
@@ -84,7 +133,11 @@ const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10
 const PageId = Type.Optional(Type.String());
 const Ids = Type.Array(Type.String(), { maxItems: MAX_BATCH_IDS });
 
-export const IdsQuery = Type.Object({ ids: Ids });
+/**
+ * Conversation and start-task ids are UUIDs: a malformed one is a 422 at ['query', 'ids', i], as a
+ * generated client expects (OpenHands: 400/422), not a null that reads like "not found".
+ */
+export const IdsQuery = Type.Object({ ids: Type.Array(UuidString, { maxItems: MAX_BATCH_IDS }) });
 export type IdsQuery = Static<typeof IdsQuery>;
 /** GET /app-conversations/{id}/files: a directory in the sandbox; default the conversation's working dir. */
 export const WorkspaceFilesQuery = Type.Object({
@@ -102,6 +155,11 @@ export const WorkspaceGitQuery = Type.Object({
 export type WorkspaceGitQuery = Static<typeof WorkspaceGitQuery>;
 export const IdQuery = Type.Object({ id: Ids });
 export type IdQuery = Static<typeof IdQuery>;
+/** Sandbox ids are resource names (lowercase letters, digits, '-' and '.'): anything else is a 422 at ['query', 'id', i]. */
+export const SandboxIdsQuery = Type.Object({
+  id: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$', description: 'Sandbox id' }), { maxItems: MAX_BATCH_IDS }),
+});
+export type SandboxIdsQuery = Static<typeof SandboxIdsQuery>;
 
 const ConversationFilters = {
   title__contains: Type.Optional(Type.String()),
@@ -110,7 +168,7 @@ const ConversationFilters = {
   updated_at__gte: Type.Optional(Type.String()),
   updated_at__lt: Type.Optional(Type.String()),
   sandbox_id__eq: Type.Optional(Type.String()),
-  /** Accepted for OpenHands clients; agentyard has no sub-conversations yet. */
+  /** Sub-conversations (started with a parent_conversation_id) are left out unless true, as in OpenHands. */
   include_sub_conversations: Type.Optional(Type.Boolean()),
 };
 export const ConversationCountQuery = Type.Object(ConversationFilters);

@@ -14,6 +14,7 @@ import {
   EventSearchQuery,
   IdQuery,
   IdsQuery,
+  SandboxIdsQuery,
   WorkspaceFileQuery,
   WorkspaceFilesQuery,
   WorkspaceGitQuery,
@@ -30,6 +31,7 @@ import {
   StartTaskSearchQuery,
 } from './requests.ts';
 import { ConversationHooksResponse } from './hooks.ts';
+import { ListQuery, ModelInfo, NOT_BUILT_ROUTES, PendingMessageRequest, PendingMessageResponse, ProviderInfo, SandboxSpecInfo } from './compat.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
 import { UsageReport, UsersUsage } from './usage.ts';
@@ -48,6 +50,8 @@ export interface AppRoute {
   sandboxAuth?: true;
   /** Readable without any key. */
   public?: true;
+  /** An OpenHands route agentyard does not build: always 501 with the reason. */
+  notBuilt?: true;
 }
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
@@ -58,14 +62,14 @@ const StoredSecretInfo = Type.Object({ name: Type.String(), description: Nullabl
 
 export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/app-conversations', tag: 'conversations', summary: 'Start a conversation (asynchronous; returns a start task)', body: AppConversationStartRequest, response: AppConversationStartTask },
-  { method: 'get', path: '/api/v1/app-conversations', tag: 'conversations', summary: 'Get conversations by id (aligned with the input, null for unknown)', query: IdsQuery, response: Type.Array(Nullable(AppConversation)) },
+  { method: 'get', path: '/api/v1/app-conversations', tag: 'conversations', summary: 'Get conversations by id (aligned with the input, null for unknown; 422 with the position for a malformed id)', query: IdsQuery, response: Type.Array(Nullable(AppConversation)) },
   { method: 'get', path: '/api/v1/app-conversations/search', tag: 'conversations', summary: 'Search conversations, newest first', query: ConversationSearchQuery, response: Page(AppConversation) },
   { method: 'get', path: '/api/v1/app-conversations/count', tag: 'conversations', summary: 'Count conversations', query: ConversationCountQuery, response: Count },
-  { method: 'get', path: '/api/v1/app-conversations/start-tasks', tag: 'conversations', summary: 'Get start tasks by id (aligned, null for unknown)', query: IdsQuery, response: Type.Array(Nullable(AppConversationStartTask)) },
+  { method: 'get', path: '/api/v1/app-conversations/start-tasks', tag: 'conversations', summary: 'Get start tasks by id (aligned, null for unknown; 422 with the position for a malformed id)', query: IdsQuery, response: Type.Array(Nullable(AppConversationStartTask)) },
   { method: 'get', path: '/api/v1/app-conversations/start-tasks/search', tag: 'conversations', summary: 'Search start tasks', query: StartTaskSearchQuery, response: Page(AppConversationStartTask) },
   { method: 'get', path: '/api/v1/app-conversations/start-tasks/count', tag: 'conversations', summary: 'Count start tasks', query: StartTaskCountQuery, response: Count },
   { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/send-message', tag: 'conversations', summary: 'Send a follow-up message (a PAUSED sandbox is resumed and the message delivered once it runs; 409 while the sandbox is STARTING, as spec part 3 says)', body: AppSendMessageRequest, response: AppSendMessageResponse },
-  { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title). selected_repository, selected_branch and git_provider are fixed at start: 422 naming each', body: AppConversationUpdateRequest, response: AppConversation },
+  { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title, public). selected_repository, selected_branch and git_provider are fixed at start: 422 naming each', body: AppConversationUpdateRequest, response: AppConversation },
   { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation and its events; the last conversation of a sandbox takes the sandbox with it. Idempotent: a repeat by the same user answers 200', response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory: a zip of every event plus meta.json (application/zip)' },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file ; the content as a JSON string. A paused sandbox is resumed by the read; 409/410 when read-only', query: WorkspaceFileQuery, response: Type.String() },
@@ -78,11 +82,19 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events/count', tag: 'events', summary: 'Count events', query: EventCountQuery, response: Count },
   { method: 'get', path: '/api/v1/conversation/{conversation_id}/events', tag: 'events', summary: 'Get events by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(Event)) },
   { method: 'post', path: '/api/v1/sandboxes', tag: 'sandboxes', summary: 'Create a sandbox (STARTING, then RUNNING when ready)', query: SandboxCreateQuery, response: SandboxInfo },
-  { method: 'get', path: '/api/v1/sandboxes', tag: 'sandboxes', summary: 'Get sandboxes by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(SandboxInfo)) },
+  { method: 'get', path: '/api/v1/sandboxes', tag: 'sandboxes', summary: 'Get sandboxes by id (aligned, null for unknown; 422 for a malformed id)', query: SandboxIdsQuery, response: Type.Array(Nullable(SandboxInfo)) },
   { method: 'get', path: '/api/v1/sandboxes/search', tag: 'sandboxes', summary: 'Search sandboxes, newest first', query: PageQuery, response: Page(SandboxInfo) },
   { method: 'post', path: '/api/v1/sandboxes/{sandbox_id}/pause', tag: 'sandboxes', summary: 'Pause (compute released, workspace kept); idempotent', response: Success },
   { method: 'post', path: '/api/v1/sandboxes/{sandbox_id}/resume', tag: 'sandboxes', summary: 'Resume; a new 12-hour window starts; idempotent', response: Success },
   { method: 'delete', path: '/api/v1/sandboxes/{sandbox_id}', tag: 'sandboxes', summary: 'Delete the sandbox; its conversations become read-only (MISSING). Idempotent: a repeat by the same user answers 200; pause or resume afterwards answers 410', query: SandboxDeleteQuery, response: Success },
+  { method: 'post', path: '/api/v1/app-conversations/stream-start', tag: 'conversations', summary: 'Start a conversation and stream its start task: one JSON array of snapshots, a new one at every change, closed at READY or ERROR (or after 15 minutes; poll on from there)', body: AppConversationStartRequest, response: Type.Array(AppConversationStartTask) },
+  { method: 'post', path: '/api/v1/conversations/{conversation_id}/pending-messages', tag: 'conversations', summary: "Queue a message for a conversation that may still be starting (id: the conversation's, or task-<start task id>); delivered in order once it is READY and its sandbox RUNNING. 201 queued; 200 delivered at once when ready with nothing waiting; 429 past 10 waiting", body: PendingMessageRequest, response: PendingMessageResponse },
+  { method: 'get', path: '/api/v1/sandbox-specs/search', tag: 'sandboxes', summary: 'Sandbox specs: what a sandbox starts from (runtime, image, resources). One, default: the installation\'s', query: PageQuery, response: Page(SandboxSpecInfo) },
+  { method: 'get', path: '/api/v1/sandbox-specs', tag: 'sandboxes', summary: 'Get sandbox specs by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(SandboxSpecInfo)) },
+  { method: 'get', path: '/api/v1/config/models/search', tag: 'settings', summary: 'The model agents are given (LLM_MODEL); llm_model at start may name another the same endpoint serves', query: ListQuery, response: Page(ModelInfo) },
+  { method: 'get', path: '/api/v1/config/providers/search', tag: 'settings', summary: 'The provider of the configured model', query: ListQuery, response: Page(ProviderInfo) },
+  { method: 'get', path: '/api/v1/settings/conversation-schema', tag: 'settings', summary: 'JSON Schema of what a conversation is configured with: the start request', response: Type.Object({}, { additionalProperties: true }) },
+  ...NOT_BUILT_ROUTES.map((r): AppRoute => ({ method: r.method, path: r.path, tag: r.path.includes('/git/') ? 'users' : 'settings', summary: `Not built: answers 501. ${r.reason}`, notBuilt: true })),
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
   { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to', response: Type.Object({ id: Type.String(), name: Type.String() }) },

@@ -47,6 +47,11 @@ export function openApiDocument(version: string): Json {
       ...(route.body || route.query ? { '422': { description: 'Validation error', content: jsonContent({ $ref: '#/components/schemas/HTTPValidationError' }) } } : {}),
     };
     if (route.path.includes('{')) responses['404'] = { description: 'Unknown id (or one of another user)', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
+    if (route.notBuilt) {
+      // Always 501 (the summary says why): no success or validation answer to describe.
+      for (const code of Object.keys(responses)) delete responses[code];
+      responses['501'] = { description: 'Not built in agentyard; the detail says why and what to use instead', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
+    }
     if (!route.public) responses['401'] = { description: 'Missing or wrong key', content: jsonContent({ $ref: '#/components/schemas/ErrorDetail' }) };
     paths[route.path] = {
       ...paths[route.path],

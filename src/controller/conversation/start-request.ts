@@ -55,16 +55,34 @@ export interface StartExtras {
   plugins?: PluginSpec[];
 }
 
+/**
+ * What agent_type `plan` means here: an instruction, not a different tool set. OpenHands gives its
+ * planning agent planning tools and a PLAN.md under .agents_tmp/; agentyard's agent keeps its tools
+ * and is told to plan only, in PLAN.md in its working directory.
+ */
+export const PLAN_INSTRUCTION =
+  'You are in planning mode. Investigate the task and the workspace, then write a step-by-step plan to PLAN.md in the working directory. Do not change any other file, commit or push: the plan is the result of this conversation.';
+
+/** The system prompt suffix: the planning instruction (agent_type plan), then the caller's suffix. */
+export function systemMessageSuffixOf(conv: Conversation): string | undefined {
+  const parts = [conv.spec.agentType === 'plan' ? PLAN_INSTRUCTION : undefined, conv.spec.systemMessageSuffix].filter((p): p is string => Boolean(p?.trim()));
+  return parts.length > 0 ? parts.join('\n\n') : undefined;
+}
+
 export function agentServerStartRequest(conv: Conversation, secrets: Record<string, string>, llm: LlmConfig | undefined, extras: StartExtras = {}): Record<string, unknown> {
   const { spec } = conv;
   const plugins = [...(spec.plugins ?? []), ...(extras.plugins ?? [])];
+  // llm_model changes the model only: the endpoint and key stay the deployment's (its gateway).
+  const model = spec.llmModel ?? llm?.model;
+  const suffix = systemMessageSuffixOf(conv);
+  const context = { ...(extras.skills?.length ? { skills: extras.skills } : {}), ...(suffix ? { system_message_suffix: suffix } : {}) };
   return {
     conversation_id: dashedUuid(agentConversationId(conv)),
     workspace: { kind: 'LocalWorkspace', working_dir: conversationWorkingDir(conv) },
     agent: {
       kind: 'Agent',
-      llm: llm ? { model: llm.model, ...(llm.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm.apiKey ? { api_key: llm.apiKey } : {}) } : {},
-      ...(extras.skills?.length ? { agent_context: { skills: extras.skills } } : {}),
+      llm: llm || model ? { ...(model ? { model } : {}), ...(llm?.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm?.apiKey ? { api_key: llm.apiKey } : {}) } : {},
+      ...(Object.keys(context).length > 0 ? { agent_context: context } : {}),
     },
     ...(spec.initialMessage ? { initial_message: { ...spec.initialMessage, run: spec.initialMessage.run ?? true } } : {}),
     ...(Object.keys(secrets).length ? { secrets } : {}),

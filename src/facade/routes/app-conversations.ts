@@ -27,6 +27,7 @@ import {
 } from '../../api/app/requests.ts';
 import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
 import { startConversation } from '../start.ts';
+import { streamStartTask } from '../stream-start.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
 import { jsonBody } from '../body.ts';
 import { validate } from '../validate.ts';
@@ -36,6 +37,14 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
 
   r.post('/', validate({ body: AppConversationStartRequest, bodyLimitBytes: START_BODY_LIMIT_BYTES }), async (ctx) => {
     ctx.body = await startConversation(d, userOf(ctx), input<unknown, AppConversationStartRequest>(ctx).body);
+  });
+
+  r.post('/stream-start', validate({ body: AppConversationStartRequest, bodyLimitBytes: START_BODY_LIMIT_BYTES }), async (ctx) => {
+    const user = userOf(ctx);
+    const first = await startConversation(d, user, input<unknown, AppConversationStartRequest>(ctx).body);
+    ctx.type = 'application/json';
+    // Koa destroys the stream when the client goes away, which stops the watch behind it.
+    ctx.body = streamStartTask(d, user, first);
   });
 
   r.get('/', validate({ query: IdsQuery }), async (ctx) => {

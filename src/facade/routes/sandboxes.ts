@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { batchSandboxes, createSandbox, deleteSandbox, pauseSandbox, resumeSandbox, searchSandboxes } from '../sandboxes.ts';
-import { IdQuery, PageQuery, SandboxCreateQuery, SandboxDeleteQuery } from '../../api/app/requests.ts';
+import { SandboxIdsQuery, PageQuery, SandboxCreateQuery, SandboxDeleteQuery } from '../../api/app/requests.ts';
 import { validate } from '../validate.ts';
 
 export function sandboxRoutes({ d }: Facade): Router {
@@ -12,8 +12,8 @@ export function sandboxRoutes({ d }: Facade): Router {
     ctx.body = await createSandbox(d, userOf(ctx), input<SandboxCreateQuery>(ctx).query.sandbox_spec_id);
   });
 
-  r.get('/', validate({ query: IdQuery }), async (ctx) => {
-    ctx.body = await batchSandboxes(d, userOf(ctx), input<IdQuery>(ctx).query.id);
+  r.get('/', validate({ query: SandboxIdsQuery }), async (ctx) => {
+    ctx.body = await batchSandboxes(d, userOf(ctx), input<SandboxIdsQuery>(ctx).query.id);
   });
 
   r.get('/search', validate({ query: PageQuery }), async (ctx) => {

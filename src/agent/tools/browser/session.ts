@@ -5,7 +5,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+// playwright-core (≈ 75 MiB, ≈ 340 ms to load) is imported when a browser first starts, not when
+// the agent server starts (issue #16).
+import type { BrowserContext, Page } from 'playwright-core';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
@@ -94,6 +96,7 @@ export class BrowserSession {
     if (!executable) throw new BrowserUnavailable('Browser tools are not available: no Chromium found (install the chromium package or set AGENTYARD_CHROMIUM)');
     this.#starting ??= (async () => {
       this.#profileDir = mkdtempSync(join(tmpdir(), 'agentyard-browser-'));
+      const { chromium } = await import('playwright-core');
       const ctx = await chromium.launchPersistentContext(this.#profileDir, { executablePath: executable, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } });
       ctx.on('page', (p) => this.#track(p));
       for (const p of ctx.pages()) this.#track(p);

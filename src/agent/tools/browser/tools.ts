@@ -1,6 +1,6 @@
 // The browser tools (OpenHands names, arguments and BrowserObservation), on one BrowserSession per
 // conversation; the recording tools are in recording.ts.
-import TurndownService from 'turndown';
+import type TurndownService from 'turndown';
 import type { Page } from 'playwright-core';
 import type { BrowserObservation } from '../../../api/events/index.ts';
 import { optional, requireString, textContent, ToolArgumentError, type AgentTool } from '../tool.ts';
@@ -60,8 +60,15 @@ async function element(session: BrowserSession, index: number): Promise<{ page: 
   return { page, handle };
 }
 
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
-turndown.remove(['script', 'style', 'noscript']);
+// turndown (with its DOM, ≈ 50 modules) is loaded by the first browser_get_content, not at start-up.
+let turndownService: Promise<TurndownService> | undefined;
+function turndown(): Promise<TurndownService> {
+  return (turndownService ??= import('turndown').then(({ default: Turndown }) => {
+    const t = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
+    t.remove(['script', 'style', 'noscript']);
+    return t;
+  }));
+}
 
 const SPECS = [
   {
@@ -140,7 +147,7 @@ const SPECS = [
     },
     async run(action, session) {
       const page = await session.page();
-      let markdown = turndown.turndown(await page.content());
+      let markdown = (await turndown()).turndown(await page.content());
       if (!action.extract_links) markdown = markdown.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
       const start = action.start_from_char ?? 0;
       const part = markdown.slice(start, start + CONTENT_LIMIT);

@@ -1,0 +1,40 @@
+// What the differential suite tolerates, keyed `<flow>.<key>` of e2e/parity/flows.ts. The suite fails
+// on any difference listed in neither, and on an entry that no longer shows (so both lists stay true).
+
+/** Differences that are deliberate: each says why ours is right for agentyard. */
+export const DELIBERATE: Record<string, string> = {
+  'validation.bad_llm':
+    'An `agent.llm` without `model` is valid here: the server takes the model from LLM_MODEL (OpenHands has no such default), ' +
+    'and the controller and the model gateway start conversations with `llm: {}` on purpose. OpenHands answers 422.',
+  'fork.with_agent':
+    'A fork request naming an `agent` is refused (422 at body.agent): a fork keeps the source agent, and OpenHands 1.58 ' +
+    '(no such field) silently ignores it, so the caller would believe another agent runs.',
+  'fork.with_agent_locs': 'The 422 of fork.with_agent names body.agent; OpenHands answers 201 (no locations).',
+  'validation.bad_llm_locs': 'The same request as validation.bad_llm: accepted (201), so there are no 422 locations to compare.',
+};
+
+/**
+ * Differences that are not built yet (issue #14): tolerated so that `make test` stays green while
+ * they are open, and listed so that none goes unnoticed. Remove an entry when its work lands (the
+ * suite then fails until it is removed).
+ */
+export const GAPS: Record<string, string> = {
+  'create_with_message.updates': 'No ConversationStateUpdateEvent for last_user_message_id after a user message (the field is in the conversation record).',
+  'tool_run.updates': 'As create_with_message.updates.',
+  'tool_run.updates2': 'As create_with_message.updates.',
+  'websocket.first_frame_fields': 'The full_state snapshot lacks activated_path_rules and head_is_empty of the 1.58 ConversationState.',
+};
+
+/** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */
+export const OPENAPI_GAPS: Record<string, string> = {
+  'GET /v1/models: not described, answers 404': 'The OpenAI-compatible endpoint of 1.58 (the agent as a model) is not built; outside /api, so not under the 501 router.',
+  'POST /v1/chat/completions: not described, answers 404': 'As GET /v1/models.',
+  'POST /v1/responses: not described, answers 404': 'As GET /v1/models.',
+  'POST /app-backends/{extension_name}/session: not described, answers 404': 'Canvas extension backends (1.58) are not built; outside /api.',
+  'DELETE /app-backends/{extension_name}/session: not described, answers 404': 'As POST /app-backends/{extension_name}/session.',
+  'GET /api/conversations/search: query parameter include_skills not declared': 'include_skills (1.58: skills listed in the record) is ignored.',
+  'GET /api/conversations/{conversation_id}: query parameter include_skills not declared': 'As conversations/search.',
+  'GET /api/conversations: query parameter include_skills not declared': 'As conversations/search.',
+  'POST /api/conversations: query parameter include_skills not declared': 'As conversations/search.',
+  'POST /api/conversations/{conversation_id}/fork: query parameter include_skills not declared': 'As conversations/search.',
+};

@@ -1,0 +1,259 @@
+// The flows of the differential suite. Each drives one server (a Side) and returns what a client saw,
+// reduced to what must agree: status codes, field names, event kinds in order, execution status,
+// WebSocket frames and close codes, 422 locations, the tools offered to the model. Values that differ
+// by nature (ids, timestamps, texts of the system prompt) are left out on purpose.
+import WebSocket from 'ws';
+import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
+import { KEY, type Side } from './servers.ts';
+
+export type View = Record<string, unknown>;
+export type Flow = (s: Side) => Promise<View>;
+
+const MODEL = 'openai/scripted';
+
+export function agent(s: Side, tools: string[] = ['terminal', 'file_editor']): Record<string, unknown> {
+  return { kind: 'Agent', llm: { model: MODEL, base_url: s.llm.url, api_key: 'sk-parity', usage_id: 'agent' }, tools: tools.map((name) => ({ name, params: {} })) };
+}
+
+export function startBody(s: Side, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  // autotitle off: OpenHands asks the agent's model for a title at the first message (ours does not
+  // title conversations: a gap, listed), which would take a step of the script.
+  return { agent: agent(s), workspace: { kind: 'LocalWorkspace', working_dir: s.workDir }, autotitle: false, ...extra };
+}
+
+const text = (t: string, run?: boolean) => ({ role: 'user', content: [{ type: 'text', text: t }], ...(run === undefined ? {} : { run }) });
+const finish = (message: string): ScriptStep => ({ toolCalls: [{ name: 'finish', arguments: { message } }] });
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function events(s: Side, id: string): Promise<any[]> {
+  const r = await s.api(`/api/conversations/${id}/events/search?limit=100`);
+  if (r.status !== 200) throw new Error(`events/search: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.items;
+}
+
+async function status(s: Side, id: string): Promise<string> {
+  return (await s.api(`/api/conversations/${id}`)).body.execution_status;
+}
+
+/** Waits for one of the end states; returns it. */
+const settled = (s: Side, id: string) => until('the run to end', async () => {
+  const st = await status(s, id);
+  return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+});
+
+const isUpdate = (e: any) => e.kind === 'ConversationStateUpdateEvent';
+/**
+ * The conversation's own events in order. State updates are left out here: where they fall between
+ * them depends on timing (when usage is counted, for one), so they are compared by `updates`.
+ */
+const kinds = (evs: any[]) => evs.filter((e) => !isUpdate(e)).map((e) => (e.kind === 'MessageEvent' ? `MessageEvent:${e.source}` : e.kind));
+/** The state updates a client is told about: the keys updated, and the execution statuses in order. */
+const updates = (evs: any[]) => ({
+  keys: [...new Set(evs.filter(isUpdate).map((e) => e.key))].sort(),
+  statuses: evs.filter((e) => isUpdate(e) && e.key === 'execution_status').map((e) => e.value),
+});
+const sortedKeys = (o: unknown) => Object.keys((o ?? {}) as object).sort();
+const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : body);
+/** What the model was offered: tool names, sorted (the order is the provider's concern). */
+const offered = (s: Side, i: number) => (s.llm.requests[i]?.tools ?? []).map((t) => t.function.name).sort();
+
+export const FLOWS: Record<string, Flow> = {
+  async health(s) {
+    const info = await s.api('/server_info', { key: null });
+    return {
+      alive: (await s.api('/alive', { key: null })).status,
+      health: (await s.api('/health', { key: null })).status,
+      ready: (await s.api('/ready', { key: null })).status,
+      server_info: info.status,
+      server_info_fields: sortedKeys(info.body),
+      compatible_minor: String(info.body.version).split('.').slice(0, 2).join('.'),
+      openapi: (await s.api('/openapi.json', { key: null })).status,
+      docs: (await s.api('/docs', { key: null })).status,
+      redoc: (await s.api('/redoc', { key: null })).status,
+    };
+  },
+
+  async auth(s) {
+    return {
+      no_key: (await s.api('/api/conversations/search', { key: null })).status,
+      wrong_key: (await s.api('/api/conversations/search', { key: 'wrong' })).status,
+      right_key: (await s.api('/api/conversations/search')).status,
+    };
+  },
+
+  async validation(s) {
+    const empty = await s.api('/api/conversations', { method: 'POST', body: {} });
+    const badLlm = await s.api('/api/conversations', { method: 'POST', body: { agent: { kind: 'Agent', llm: {} }, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir } } });
+    const notUuid = await s.api('/api/conversations/not-a-uuid');
+    const missing = await s.api('/api/conversations/00000000-0000-4000-8000-000000000000');
+    return {
+      empty: empty.status,
+      empty_locs: locs(empty.body),
+      bad_llm: badLlm.status,
+      bad_llm_locs: locs(badLlm.body),
+      not_uuid: notUuid.status,
+      not_uuid_locs: locs(notUuid.body),
+      missing: missing.status,
+    };
+  },
+
+  /** A create without a message: the record a client gets back, and an idle conversation. */
+  async create_idle(s) {
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s) });
+    const id = r.body.id;
+    const evs = await events(s, id);
+    const pause = await s.api(`/api/conversations/${id}/pause`, { method: 'POST' });
+    const del = await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+    return {
+      status: r.status,
+      fields: sortedKeys(r.body),
+      execution_status: r.body.execution_status,
+      events: kinds(evs),
+      model_calls: s.llm.requests.length,
+      pause: pause.status,
+      delete: del.status,
+      after_delete: (await s.api(`/api/conversations/${id}`)).status,
+    };
+  },
+
+  /**
+   * A create with an initial message and `run: false`, as the Python SDK sends it: OpenHands starts
+   * the run anyway. Then POST /run on the finished conversation, with nothing new to answer.
+   */
+  async create_with_message(s) {
+    s.llm.push(finish('All done.'));
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { initial_message: text('Say done.', false) }) });
+    const id = r.body.id;
+    const end = await settled(s, id);
+    const evs = await events(s, id);
+    const callsBefore = s.llm.requests.length;
+    const run = await s.api(`/api/conversations/${id}/run`, { method: 'POST' });
+    // Give a wrongly started run the time to call the model and record something.
+    await new Promise((res) => setTimeout(res, 3000));
+    const after = await events(s, id);
+    return {
+      status: r.status,
+      end,
+      events: kinds(evs),
+      updates: updates(evs),
+      offered: offered(s, 0),
+      model_calls: callsBefore,
+      rerun: run.status,
+      rerun_model_calls: s.llm.requests.length - callsBefore,
+      rerun_new_events: after.slice(evs.length).map((e) => e.kind),
+      rerun_status: await status(s, id),
+    };
+  },
+
+  /** Message, run, one real terminal command, finish; a second message continues it. */
+  async tool_run(s) {
+    s.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo parity-$((40+2))' } }] }, finish('Printed it.'));
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s) });
+    const id = r.body.id;
+    const send = await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Print parity-42.') });
+    const run = await s.api(`/api/conversations/${id}/run`, { method: 'POST' });
+    const end = await settled(s, id);
+    const evs = await events(s, id);
+    const obs = evs.find((e) => e.kind === 'ObservationEvent');
+    const toolReply = s.llm.requests[1]?.messages.find((m) => m.role === 'tool');
+    s.llm.push(finish('Again.'));
+    const send2 = await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Once more.', true) });
+    const end2 = await settled(s, id);
+    const evs2 = await events(s, id);
+    return {
+      send: send.status,
+      run: run.status,
+      end,
+      events: kinds(evs),
+      updates: updates(evs),
+      observation_tool: obs?.tool_name,
+      tool_output_reached_model: JSON.stringify(toolReply?.content ?? '').includes('parity-42'),
+      send2: send2.status,
+      end2,
+      events2: kinds(evs2.slice(evs.length)),
+      updates2: updates(evs2.slice(evs.length)),
+      model_calls: s.llm.requests.length,
+    };
+  },
+
+  /** agent.tools names exactly what the model is offered, plus the built-ins. */
+  async tools(s) {
+    s.llm.push(finish('ok'));
+    const body = startBody(s, { agent: agent(s, ['terminal']), initial_message: text('Hi.') });
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    await settled(s, r.body.id);
+    return { offered: offered(s, 0) };
+  },
+
+  /** Fork after a run: the copy's events and status; a fork request naming an `agent` (no such field in 1.58). */
+  async fork(s) {
+    s.llm.push(finish('Done.'));
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { initial_message: text('Say done.') }) });
+    const id = r.body.id;
+    await settled(s, id);
+    const fork = await s.api(`/api/conversations/${id}/fork`, { method: 'POST', body: { title: 'copy' } });
+    const withAgent = await s.api(`/api/conversations/${id}/fork`, { method: 'POST', body: { agent: agent(s, ['terminal']) } });
+    return {
+      status: fork.status,
+      fields: sortedKeys(fork.body),
+      execution_status: fork.body.execution_status,
+      events: kinds(await events(s, fork.body.id)),
+      with_agent: withAgent.status,
+      with_agent_locs: withAgent.status === 422 ? locs(withAgent.body) : undefined,
+    };
+  },
+
+  async websocket(s) {
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s) });
+    const id = r.body.id;
+    const ws = (path: string) => socket(`${s.url.replace('http', 'ws')}${path}`);
+    const wrong = await ws(`/sockets/events/${id}?session_api_key=wrong`);
+    const right = await ws(`/sockets/events/${id}?session_api_key=${KEY}`);
+    return {
+      wrong_key_close: wrong.close,
+      wrong_key_frames: wrong.frames.map((f) => f.kind),
+      first_frame: right.frames[0] ? `${right.frames[0].kind}:${right.frames[0].key}` : undefined,
+      first_frame_fields: sortedKeys(right.frames[0]?.value),
+    };
+  },
+};
+
+/**
+ * Opens a socket, collects frames for a moment (or until it closes), and closes it. `close` is the
+ * close code, or `http <status>` when the upgrade itself was refused.
+ */
+function socket(url: string): Promise<{ close: number | string | undefined; frames: any[] }> {
+  return new Promise((resolve) => {
+    const frames: any[] = [];
+    const ws = new WebSocket(url);
+    let closed: number | string | undefined;
+    ws.on('unexpected-response', (_req, res) => {
+      closed = `http ${res.statusCode}`;
+      clearTimeout(timer);
+      res.resume();
+      done();
+    });
+    ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
+    ws.on('error', () => undefined);
+    const done = () => resolve({ close: closed, frames });
+    ws.on('close', (code) => {
+      closed = code;
+      clearTimeout(timer);
+      done();
+    });
+    const timer = setTimeout(() => {
+      ws.removeAllListeners('close');
+      ws.terminate();
+      done();
+    }, 3000);
+  });
+}

@@ -1,0 +1,188 @@
+// The two servers of the differential suite, each with its own scripted model (the same script is
+// pushed to both): the real OpenHands agent server (Python, installed by hack/openhands-server.sh
+// into a cached virtualenv) and ours, both on loopback with the same session key.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAgent } from '../../src/agent/agent.ts';
+import { startAgentServer, type AgentServer } from '../../src/agent-server/server.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import { requiredForTests } from '../../src/testing/required/required.ts';
+import { createLogger } from '../../src/util/log.ts';
+
+export const OPENHANDS_VERSION = '1.58.2';
+export const KEY = 'parity-session-key';
+
+/** The installed OpenHands agent server, or undefined (the suite skips unless the cluster suites are required). */
+export function openhandsBinary(): string | undefined {
+  const cache = process.env['AGENTYARD_CACHE'] ?? join(homedir(), '.cache/agentyard');
+  const bin = join(cache, 'venv', `openhands-agent-server-${OPENHANDS_VERSION}`, 'bin', 'agent-server');
+  return requiredForTests(existsSync(bin) ? bin : undefined, `the OpenHands agent server ${OPENHANDS_VERSION} (${bin})`, 'run hack/openhands-server.sh (make test does)');
+}
+
+export interface Side {
+  name: 'openhands' | 'agentyard';
+  url: string;
+  llm: ScriptedLlm;
+  /** Replaces `llm` with a fresh scripted model (no steps, no requests). */
+  renewLlm(): Promise<void>;
+  /** A directory the server may use as a conversation's working directory. */
+  workDir: string;
+  api(path: string, init?: { method?: string; body?: unknown; key?: string | null; rawBody?: string }): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+/** A Side's `llm` and `renewLlm`, on a scripted model that can be replaced between flows. */
+async function scripted(): Promise<Pick<Side, 'llm' | 'renewLlm'>> {
+  const side = { llm: await startScriptedLlm(), renewLlm: async () => {} };
+  side.renewLlm = async () => {
+    await side.llm.close();
+    side.llm = await startScriptedLlm();
+  };
+  return side;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function apiOf(url: string): Side['api'] {
+  return async (path, init = {}) => {
+    const headers: Record<string, string> = {};
+    const key = init.key === undefined ? KEY : init.key;
+    if (key !== null) headers['x-session-api-key'] = key;
+    const body = init.body !== undefined ? JSON.stringify(init.body) : init.rawBody;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(url + path, { method: init.method ?? 'GET', headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    try {
+      return { status, body: JSON.parse(text) };
+    } catch {
+      return { status, body: text };
+    }
+  };
+}
+
+async function waitReady(url: string, child: ChildProcess, log: () => string, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`the OpenHands agent server exited (${child.exitCode}) while starting:\n${log().slice(-4000)}`);
+    const status = await apiOf(url)('/ready', { key: null }).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the OpenHands agent server was not ready within ${ms / 1000} s:\n${log().slice(-4000)}`);
+}
+
+/**
+ * The real OpenHands agent server. Its paths (conversations, bash events, default workspace) are
+ * relative to its working directory, so it runs in a throwaway one; VS Code, tool preloading and the
+ * browser are off (nothing a flow here uses). Starting takes 20-60 s: its imports are heavy.
+ */
+export async function startOpenHands(bin: string): Promise<Side> {
+  // While working on the suite: reuse a server already running (started with OH_SESSION_API_KEYS_0=KEY).
+  const running = process.env['PARITY_OPENHANDS_URL'];
+  if (running) {
+    const workDir = mkdtempSync(join(tmpdir(), 'parity-openhands-work-'));
+    const side = await scripted();
+    return Object.assign(side, { name: 'openhands' as const, url: running, workDir, api: apiOf(running), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'parity-openhands-'));
+  const workDir = join(dir, 'work');
+  mkdirSync(workDir);
+  const side = await scripted();
+  const port = await freePort();
+  let out = '';
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], {
+    cwd: dir,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: dir,
+      OH_SESSION_API_KEYS_0: KEY,
+      OH_ENABLE_VSCODE: 'false',
+      OH_PRELOAD_TOOLS: 'false',
+      OH_ENABLE_BROWSER: 'false',
+      OH_WORKSPACE_PATH: workDir,
+      OH_CONVERSATIONS_PATH: join(dir, 'conversations'),
+      OH_BASH_EVENTS_DIR: join(dir, 'bash_events'),
+      OH_CONVERSATION_WORKTREE_ROOT: join(dir, 'worktrees'),
+      TMUX_TMPDIR: join(dir, 'tmux'),
+      // No telemetry and no LLM-catalogue fetches from a test.
+      OH_TELEMETRY__EXPORTER: 'none',
+      LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+      PYTHONUNBUFFERED: '1',
+    },
+  });
+  mkdirSync(join(dir, 'tmux'));
+  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    if (child.exitCode === null && child.pid) {
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await side.llm.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitReady(url, child, () => out, 240_000);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return Object.assign(side, { name: 'openhands' as const, url, workDir, api: apiOf(url), close });
+}
+
+/** Ours, in this process, with the real agent. */
+export async function startAgentyard(): Promise<Side> {
+  const dir = mkdtempSync(join(tmpdir(), 'parity-agentyard-'));
+  const workDir = join(dir, 'work');
+  mkdirSync(workDir);
+  const side = await scripted();
+  const server: AgentServer = await startAgentServer({
+    port: 0,
+    workspaceDir: workDir,
+    dataDir: join(dir, 'data'),
+    sessionKeys: [KEY],
+    createAgent,
+    log: createLogger('agent-server', 'silent'),
+  });
+  return Object.assign(side, {
+    name: 'agentyard' as const,
+    url: server.url,
+    workDir,
+    api: apiOf(server.url),
+    close: async () => {
+      await server.close();
+      await side.llm.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+}

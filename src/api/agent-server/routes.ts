@@ -1,0 +1,118 @@
+// The agent server's route table: the one description of its HTTP API that its OpenAPI document
+// (src/api/gen/agent-server-openapi.ts, served at /openapi.json) is generated from. Schemas are the
+// ones the routes validate with. src/agent-server/openapi.test.ts checks that it lists exactly the
+// routes the server serves; e2e/parity checks it against the real OpenHands document.
+import Type, { type TSchema } from 'typebox';
+import { Event } from '../events/index.ts';
+import {
+  AskAgentRequest,
+  AskAgentResponse,
+  BashCommand,
+  BashEvent,
+  BashEventPage,
+  ConfirmationResponseRequest,
+  ConversationInfo,
+  ConversationPage,
+  EventPage,
+  ExecuteBashRequest,
+  ForkConversationRequest,
+  GitChange,
+  GitCommitsPage,
+  GitDiff,
+  HealthStatus,
+  SendMessageRequest,
+  ServerInfo,
+  SetConfirmationPolicyRequest,
+  SetSecurityAnalyzerRequest,
+  SkillsRequest,
+  SkillsResponse,
+  StartConversationRequest,
+  Success,
+  SwitchLlmRequest,
+  UpdateConversationRequest,
+  UpdateSecretsRequest,
+} from './index.ts';
+import { GitCloneRequest, GitCloneResponse, MarketplacePluginsRequest, MarketplacePluginsResponse } from './git.ts';
+import { HooksRequest, HooksResponse } from './hooks.ts';
+import { PluginsRequest, PluginsResponse } from './plugins.ts';
+
+export interface AgentServerRoute {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI path template. */
+  path: string;
+  summary: string;
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'agentyard';
+  /** Query parameters the route reads, and which are required. */
+  query?: Record<string, { required?: true; schema?: TSchema }>;
+  body?: TSchema;
+  response?: TSchema;
+  /** Served without the session key. */
+  public?: true;
+}
+
+const S = Type.String();
+const I = Type.Integer();
+const q = (names: string[], required: string[] = []): AgentServerRoute['query'] => Object.fromEntries(names.map((n) => [n, required.includes(n) ? { required: true } : {}]));
+const EVENT_SEARCH = ['page_id', 'limit', 'kind', 'source', 'body', 'sort_order', 'timestamp__gte', 'timestamp__lt'];
+const CONV_SEARCH = ['page_id', 'limit', 'status', 'sort_order'];
+const C = '/api/conversations/{conversation_id}';
+
+export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
+  { method: 'get', path: '/', tag: 'server', summary: 'Server information (as /server_info)', response: ServerInfo, public: true },
+  { method: 'get', path: '/alive', tag: 'server', summary: 'Liveness', response: HealthStatus, public: true },
+  { method: 'get', path: '/health', tag: 'server', summary: 'Health (degraded while the disk is low or refuses writes)', public: true },
+  { method: 'get', path: '/ready', tag: 'server', summary: 'Readiness (503 while initializing)', response: HealthStatus, public: true },
+  { method: 'get', path: '/server_info', tag: 'server', summary: 'Server information: compatible OpenHands version, tools, capabilities', response: ServerInfo, public: true },
+
+  { method: 'post', path: '/api/conversations', tag: 'conversations', summary: 'Start a conversation (an initial message runs at once)', body: StartConversationRequest, response: ConversationInfo },
+  { method: 'get', path: '/api/conversations', tag: 'conversations', summary: 'Conversations by id (null for an unknown one)', query: q(['ids'], ['ids']), response: Type.Array(Type.Union([ConversationInfo, Type.Null()])) },
+  { method: 'get', path: '/api/conversations/search', tag: 'conversations', summary: 'Search conversations', query: q(CONV_SEARCH), response: ConversationPage },
+  { method: 'get', path: '/api/conversations/count', tag: 'conversations', summary: 'Count conversations', query: q(['status']), response: I },
+  { method: 'get', path: C, tag: 'conversations', summary: 'A conversation', response: ConversationInfo },
+  { method: 'patch', path: C, tag: 'conversations', summary: 'Update title or tags', body: UpdateConversationRequest, response: Success },
+  { method: 'delete', path: C, tag: 'conversations', summary: 'Delete a conversation', response: Success },
+  { method: 'get', path: `${C}/agent_final_response`, tag: 'conversations', summary: "The agent's final response", response: Type.Object({ response: S }) },
+  { method: 'post', path: `${C}/ask_agent`, tag: 'conversations', summary: 'Ask the agent a side question (nothing recorded)', body: AskAgentRequest, response: AskAgentResponse },
+  { method: 'post', path: `${C}/condense`, tag: 'conversations', summary: 'Condense the history now', response: Success },
+  { method: 'post', path: `${C}/confirmation_policy`, tag: 'conversations', summary: 'Set the confirmation policy', body: SetConfirmationPolicyRequest, response: Success },
+  { method: 'post', path: `${C}/fork`, tag: 'conversations', summary: 'Fork a conversation', body: ForkConversationRequest, response: ConversationInfo },
+  { method: 'post', path: `${C}/interrupt`, tag: 'conversations', summary: 'Interrupt the running agent', response: Success },
+  { method: 'post', path: `${C}/pause`, tag: 'conversations', summary: 'Pause the agent', response: Success },
+  { method: 'post', path: `${C}/run`, tag: 'conversations', summary: 'Run the agent (nothing to do on a finished conversation)', response: Success },
+  { method: 'post', path: `${C}/secrets`, tag: 'conversations', summary: 'Add or replace secrets', body: UpdateSecretsRequest, response: Success },
+  { method: 'post', path: `${C}/security_analyzer`, tag: 'conversations', summary: 'Set the security analyzer', body: SetSecurityAnalyzerRequest, response: Success },
+  { method: 'post', path: `${C}/switch_llm`, tag: 'conversations', summary: 'Switch the LLM for the next model call', body: SwitchLlmRequest, response: Success },
+
+  { method: 'get', path: `${C}/events`, tag: 'events', summary: 'Events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S), response: Type.Array(Type.Union([Event, Type.Null()])) },
+  { method: 'post', path: `${C}/events`, tag: 'events', summary: 'Send a user message (run: true starts the agent)', body: SendMessageRequest, response: Success },
+  { method: 'get', path: `${C}/events/search`, tag: 'events', summary: 'Search events', query: q(EVENT_SEARCH), response: EventPage },
+  { method: 'get', path: `${C}/events/count`, tag: 'events', summary: 'Count events', query: q(EVENT_SEARCH.filter((n) => !['page_id', 'limit', 'sort_order'].includes(n))), response: I },
+  { method: 'get', path: `${C}/events/{event_id}`, tag: 'events', summary: 'An event', response: Event },
+  { method: 'post', path: `${C}/events/respond_to_confirmation`, tag: 'events', summary: 'Accept or reject the actions waiting for confirmation', body: ConfirmationResponseRequest, response: Success },
+
+  { method: 'post', path: '/api/bash/start_bash_command', tag: 'bash', summary: 'Start a command in the background', body: ExecuteBashRequest, response: BashCommand },
+  { method: 'post', path: '/api/bash/execute_bash_command', tag: 'bash', summary: 'Run a command and wait for it', body: ExecuteBashRequest, response: BashEvent },
+  { method: 'get', path: '/api/bash/bash_events/search', tag: 'bash', summary: 'Search command events', query: q(['kind__eq', 'command_id__eq', 'timestamp__gte', 'timestamp__lt', 'order__gt', 'sort_order', 'page_id', 'limit']), response: BashEventPage },
+  { method: 'get', path: '/api/bash/bash_events/{event_id}', tag: 'bash', summary: 'A command event', response: BashEvent },
+  { method: 'get', path: '/api/bash/bash_events/', tag: 'bash', summary: 'Command events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S) },
+  { method: 'delete', path: '/api/bash/bash_events', tag: 'bash', summary: 'Clear all command events' },
+
+  { method: 'post', path: '/api/file/upload', tag: 'files', summary: 'Upload a file (multipart; path in the query)', query: q(['path'], ['path']) },
+  { method: 'get', path: '/api/file/download', tag: 'files', summary: 'Download a file', query: q(['path', 'ref'], ['path']) },
+  { method: 'get', path: '/api/file/download-trajectory/{conversation_id}', tag: 'files', summary: "A conversation's trajectory as a zip" },
+  { method: 'get', path: '/api/file/home', tag: 'files', summary: 'The home (workspace) directory', query: q(['include_hidden']), response: Type.Object({ home: S }) },
+  { method: 'get', path: '/api/file/search_subdirs', tag: 'files', summary: 'Subdirectories of a directory', query: q(['path', 'page_id', 'limit', 'include_hidden'], ['path']) },
+  { method: 'post', path: '/api/file/create_directory', tag: 'files', summary: 'Create a directory', query: q(['path']) },
+  { method: 'get', path: '/api/git/changes', tag: 'git', summary: 'Changed files of a repository', query: q(['path', 'ref'], ['path']), response: Type.Array(GitChange) },
+  { method: 'get', path: '/api/git/diff', tag: 'git', summary: 'A file before and after (working tree, or a commit)', query: q(['path', 'ref', 'commit'], ['path']), response: GitDiff },
+  { method: 'get', path: '/api/git/commits', tag: 'git', summary: 'Commit history', query: q(['path', 'limit'], ['path']), response: GitCommitsPage },
+  { method: 'get', path: '/api/git/commits/{sha}/changes', tag: 'git', summary: 'Files a commit changed', query: q(['path'], ['path']), response: Type.Array(GitChange) },
+  { method: 'post', path: '/api/skills', tag: 'skills', summary: 'The skills a conversation would load', body: SkillsRequest, response: SkillsResponse },
+  { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
+  { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
+  { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
+
+  { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
+  { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },
+  { method: 'post', path: '/api/agentyard/marketplaces/plugins', tag: 'agentyard', summary: "A marketplace's plugins (agentyard)", body: MarketplacePluginsRequest, response: MarketplacePluginsResponse },
+];

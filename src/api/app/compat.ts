@@ -1,0 +1,89 @@
+// Schemas of the OpenHands app-API routes agentyard serves for its clients beyond spec part 2:
+// sandbox specs, model and provider listings, pending messages, the settings schema.
+import Type, { type Static, type TSchema } from 'typebox';
+import { ImageContent, TextContent } from '../events/index.ts';
+
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+const STRICT = { additionalProperties: false } as const;
+
+const Quantities = Type.Record(Type.String(), Type.String());
+/**
+ * OpenHands' SandboxSpecInfo (id, command, created_at, initial_env, working_dir) plus what a
+ * conversation's sandbox starts from here: the runtime, the image and the resources.
+ */
+export const SandboxSpecInfo = Type.Object({
+  id: Type.String({ description: 'The value POST /api/v1/sandboxes?sandbox_spec_id= takes' }),
+  runtime: Type.Union([Type.Literal('process'), Type.Literal('kubernetes')], { description: 'process: a local process sandbox (agentyard up); kubernetes: a Pod' }),
+  image: Nullable(Type.String({ description: 'Container image (kubernetes); null for process sandboxes, which run on the host' })),
+  command: Nullable(Type.Array(Type.String())),
+  created_at: Type.String({ description: 'ISO 8601, UTC: when this server read its configuration' }),
+  initial_env: Type.Record(Type.String(), Type.String()),
+  working_dir: Type.String({ description: 'Where conversations work in the sandbox' }),
+  resources: Nullable(Type.Object({ requests: Type.Optional(Quantities), limits: Type.Optional(Quantities) }, { description: 'Kubernetes requests and limits of the agent-server container' })),
+});
+export type SandboxSpecInfo = Static<typeof SandboxSpecInfo>;
+
+export const ModelInfo = Type.Object({
+  id: Type.String({ description: 'litellm-style model name, as llm_model takes it' }),
+  provider: Type.String(),
+  is_default: Type.Boolean(),
+});
+export const ProviderInfo = Type.Object({ id: Type.String(), models: Type.Array(Type.String()) });
+
+export const ListQuery = Type.Object({
+  query: Type.Optional(Type.String({ description: 'Substring the id must contain' })),
+  page_id: Type.Optional(Type.String()),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100 })),
+});
+export type ListQuery = Static<typeof ListQuery>;
+
+/** POST /api/v1/conversations/{id}/pending-messages (OpenHands' PendingMessageRequest). */
+export const PendingMessageRequest = Type.Object(
+  {
+    role: Type.Optional(Type.Literal('user', { default: 'user' })),
+    content: Type.Array(Type.Union([TextContent, ImageContent]), { minItems: 1 }),
+  },
+  STRICT,
+);
+export type PendingMessageRequest = Static<typeof PendingMessageRequest>;
+export const PendingMessageResponse = Type.Object({
+  id: Type.String(),
+  queued: Type.Boolean({ description: 'false: the conversation was ready and nothing was waiting, so the message went to the agent at once' }),
+  position: Type.Integer({ minimum: 0, description: 'Place in the queue, 1 = next; 0 when delivered at once' }),
+});
+
+/**
+ * OpenHands app-API routes agentyard does not build (yet): each answers 501 with the reason, so a
+ * client learns what is missing instead of a 404 that reads like a wrong address.
+ */
+export interface NotBuiltRoute {
+  method: 'get' | 'post' | 'delete';
+  path: string;
+  reason: string;
+}
+const PROFILES = 'agentyard has no LLM profiles: the deployment configures the model (LLM_MODEL) and a conversation may name another with llm_model at start (GET /api/v1/config/models/search lists the configured one)';
+const GIT = 'agentyard holds no Git provider logins (no OAuth app): repositories are cloned with the <PROVIDER>_TOKEN secret a conversation is given, so it cannot list installations, repositories, branches or suggested tasks';
+export const NOT_BUILT_ROUTES: NotBuiltRoute[] = [
+  { method: 'get', path: '/api/v1/settings/profiles', reason: PROFILES },
+  { method: 'post', path: '/api/v1/settings/profiles', reason: PROFILES },
+  { method: 'get', path: '/api/v1/settings/profiles/{name}', reason: PROFILES },
+  { method: 'post', path: '/api/v1/settings/profiles/{name}', reason: PROFILES },
+  { method: 'delete', path: '/api/v1/settings/profiles/{name}', reason: PROFILES },
+  { method: 'post', path: '/api/v1/settings/profiles/{name}/activate', reason: PROFILES },
+  { method: 'post', path: '/api/v1/settings/profiles/{name}/rename', reason: PROFILES },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/switch_profile', reason: PROFILES },
+  {
+    method: 'get',
+    path: '/api/v1/settings/agent-schema',
+    reason: "agentyard's agent has no per-user settings: the deployment configures it, and a conversation's start request (GET /api/v1/settings/conversation-schema) is where llm_model, system_message_suffix and agent_type are set",
+  },
+  {
+    method: 'get',
+    path: '/api/v1/skills/search',
+    reason: 'agentyard has no installation-wide skill list: skills come from the repository, the organization configuration repository and registered marketplaces when a conversation starts; GET /api/v1/app-conversations/{id}/skills lists what one loaded, GET /api/v1/settings/marketplaces what is registered',
+  },
+  { method: 'get', path: '/api/v1/git/installations/search', reason: GIT },
+  { method: 'get', path: '/api/v1/git/repositories/search', reason: GIT },
+  { method: 'get', path: '/api/v1/git/branches/search', reason: GIT },
+  { method: 'get', path: '/api/v1/git/suggested-tasks/search', reason: GIT },
+];

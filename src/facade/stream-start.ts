@@ -1,0 +1,60 @@
+// POST /api/v1/app-conversations/stream-start (OpenHands): the start task as it moves, streamed
+// as one JSON array of snapshots (`[\n{...},\n{...}\n]`), the connection held until READY or ERROR.
+// Driven by the Conversation watch, so every step the controller records is seen.
+import { PassThrough, type Readable } from 'node:stream';
+import { ConversationKind } from '../api/conversation.ts';
+import { LABEL_START_TASK } from '../api/meta.ts';
+import { SandboxKind } from '../api/sandbox.ts';
+import type { AppUser } from './db/types.ts';
+import type { FacadeDeps } from './deps.ts';
+import { startTaskRecord } from './records.ts';
+import { isOwnedBy, sandboxNameOf } from './resources.ts';
+import { watchLoop } from './watch-loop.ts';
+
+/** A client that waits longer than this gets the array closed on the last snapshot; it can poll on. */
+const MAX_STREAM_MS = 15 * 60_000;
+
+type Rec = Record<string, unknown>;
+
+export function streamStartTask(d: FacadeDeps, user: AppUser, first: Rec): Readable {
+  const out = new PassThrough();
+  const abort = new AbortController();
+  const taskId = String(first['id']);
+  let last = JSON.stringify(first);
+  out.write(`[\n${last}`);
+  const finish = () => {
+    if (abort.signal.aborted) return;
+    abort.abort();
+    clearTimeout(cap);
+    out.end('\n]');
+  };
+  const cap = setTimeout(finish, MAX_STREAM_MS);
+  out.on('close', () => {
+    clearTimeout(cap);
+    abort.abort();
+  });
+
+  const check = async () => {
+    if (abort.signal.aborted) return;
+    const convs = (await d.store.list(ConversationKind, d.namespace, { labelSelector: `${LABEL_START_TASK}=${taskId}` })).items.filter((c) => isOwnedBy(c, user.id));
+    const conv = convs[0];
+    if (!conv) return finish(); // deleted meanwhile: the last snapshot stands
+    const sbName = sandboxNameOf(conv);
+    const sb = sbName ? await d.store.get(SandboxKind, d.namespace, sbName) : undefined;
+    const rec = startTaskRecord(conv, sb);
+    const text = JSON.stringify(rec);
+    if (text !== last && !abort.signal.aborted) {
+      last = text;
+      out.write(`,\n${text}`);
+    }
+    if (rec['status'] === 'READY' || rec['status'] === 'ERROR') finish();
+  };
+  // Serialised: snapshots go out in the order the store changed.
+  let chain = Promise.resolve();
+  const wake = () => {
+    chain = chain.then(check).catch((err: unknown) => d.log?.warn({ err, startTask: taskId }, 'stream-start: reading the start task failed'));
+    return chain;
+  };
+  void watchLoop(d, ConversationKind, { signal: abort.signal, onList: wake, onEvent: wake });
+  return out;
+}
