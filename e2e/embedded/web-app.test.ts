@@ -76,6 +76,7 @@ describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (s
     await page.click('form[aria-labelledby=new-title] button[type=submit]');
     await expect.poll(() => page.textContent('#repository-error').catch(() => null)).toMatch(/pattern|match/i);
     expect(await page.$('#branch-error')).toBeNull();
+    expect(await page.getAttribute('#repository', 'aria-invalid')).toBe('true');
     await shot('new-conversation-422');
 
     llm.push(
@@ -144,6 +145,11 @@ describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (s
     await expect.poll(() => row.locator('.sandbox-status').textContent(), { timeout: 30_000 }).toBe('RUNNING');
     await expect.poll(() => row.locator('.execution-status').textContent(), { timeout: 30_000 }).toBe('finished');
     await shot('conversations');
+
+    await page.fill('#search', 'no such title');
+    await expect.poll(() => page.textContent('#no-conversations').catch(() => null), { timeout: 10_000 }).toContain('No conversation title contains');
+    await page.fill('#search', 'hello from the web');
+    await expect.poll(() => page.locator('#conversations tbody tr').count(), { timeout: 10_000 }).toBe(1);
   });
 
   it('deletes the conversation from its page', async () => {

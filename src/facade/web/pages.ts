@@ -97,7 +97,7 @@ h2{font-size:1.2rem;margin:.2rem 0 .8rem} label{display:block;font-weight:600;ma
 input,textarea{width:100%;padding:.45rem;border:1px solid #b8bfc9;border-radius:4px;font:inherit} .row{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
 button{margin-top:.75rem;padding:.45rem .9rem;border-radius:4px;border:1px solid #2d5bd7;background:#2d5bd7;color:#fff;font:inherit;cursor:pointer}
 button:disabled{opacity:.5;cursor:default} button.danger{background:#fff;color:#b00020;border-color:#b00020} .actions button{margin-right:.5rem}
-.field-error{color:#b00020;margin:.3rem 0 0} .muted{color:#666} .signin{max-width:26rem;margin:3rem auto}
+.field-error{color:#b00020;margin:.3rem 0 0} [aria-invalid=true]{border-color:#b00020} .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)} #search{margin-bottom:.5rem} .muted{color:#666} .signin{max-width:26rem;margin:3rem auto}
 table{width:100%;border-collapse:collapse} th,td{text-align:left;padding:.4rem;border-bottom:1px solid #eceff3}
 .badge{display:inline-block;padding:0 .45rem;border-radius:9px;background:#e8ebf0;font-size:.85em} .s-running{background:#d7f3df} .s-error{background:#fbd9de} .s-paused{background:#fff0c7}
 #transcript{list-style:none;padding:0} .ev{border-left:3px solid #c8ced8;padding:.35rem .75rem;margin:.5rem 0;background:#fafbfc}

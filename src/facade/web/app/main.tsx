@@ -81,23 +81,25 @@ function NewConversation({ apiKey }: { apiKey: string }) {
     const msg = error?.forField(name);
     return msg ? <p class="field-error" id={id} role="alert">{msg}</p> : null;
   };
+  // A refused field is marked invalid and points at its message, for screen readers.
+  const invalid = (name: string, id: string) => (error?.forField(name) ? { 'aria-invalid': true, 'aria-describedby': id } : {});
   const placed = ['initial_message', 'selected_repository', 'selected_branch'];
   const general = error && !placed.some((f) => error.forField(f)) ? error.message : undefined;
   return (
     <form class="card" onSubmit={submit} aria-labelledby="new-title">
       <h2 id="new-title">New conversation</h2>
       <label for="message">Message</label>
-      <textarea id="message" rows={3} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
+      <textarea id="message" rows={3} {...invalid('initial_message', 'message-error')} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
       {fieldError('initial_message', 'message-error')}
       <div class="row">
         <div>
           <label for="repository">Repository (owner/name, optional)</label>
-          <input id="repository" value={repository} onInput={(e) => setRepository(e.currentTarget.value)} />
+          <input id="repository" {...invalid('selected_repository', 'repository-error')} value={repository} onInput={(e) => setRepository(e.currentTarget.value)} />
           {fieldError('selected_repository', 'repository-error')}
         </div>
         <div>
           <label for="branch">Branch (optional)</label>
-          <input id="branch" value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
+          <input id="branch" {...invalid('selected_branch', 'branch-error')} value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
           {fieldError('selected_branch', 'branch-error')}
         </div>
       </div>
@@ -110,12 +112,14 @@ function NewConversation({ apiKey }: { apiKey: string }) {
 function ConversationList({ apiKey }: { apiKey: string }) {
   const [items, setItems] = useState<Conversation[]>();
   const [error, setError] = useState<string>();
+  const [query, setQuery] = useState('');
   useEffect(() => {
     let live = true;
     let timer: ReturnType<typeof setTimeout>;
+    const filter = query.trim() ? `&title__contains=${encodeURIComponent(query.trim())}` : '';
     const load = async () => {
       try {
-        const page = await api<{ items: Conversation[] }>(apiKey, 'GET', '/app-conversations/search?limit=50');
+        const page = await api<{ items: Conversation[] }>(apiKey, 'GET', `/app-conversations/search?limit=50${filter}`);
         if (live) {
           setItems(page.items);
           setError(undefined);
@@ -131,15 +135,17 @@ function ConversationList({ apiKey }: { apiKey: string }) {
       live = false;
       clearTimeout(timer);
     };
-  }, [apiKey]);
+  }, [apiKey, query]);
   return (
     <section class="card">
       <h2>Conversations</h2>
+      <label for="search" class="visually-hidden">Search by title</label>
+      <input id="search" type="search" placeholder="Search by title" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
       {error && <p class="field-error">{error}</p>}
       {items === undefined ? (
         <p class="muted">Loading…</p>
       ) : items.length === 0 ? (
-        <p class="muted">No conversations yet.</p>
+        <p class="muted" id="no-conversations">{query.trim() ? 'No conversation title contains this.' : 'No conversations yet.'}</p>
       ) : (
         <table id="conversations">
           <thead>
