@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: deps run test test-unit test-e2e test-kube k8s-bin kube-score test-deps typecheck crds gen bench clean
+.PHONY: deps run test test-unit test-e2e test-kube test-node k8s-bin k8s-node kube-score test-deps typecheck crds gen bench clean
 
 deps: $(NPM_STAMP)
 
@@ -26,15 +26,15 @@ run: deps
 # decide yourself.
 HAVE_GO := $(shell command -v go 2>/dev/null)
 REQUIRE_CLUSTER_TESTS := $(or $(AGENTYARD_REQUIRE_CLUSTER_TESTS),$(if $(HAVE_GO),1,0))
-test test-e2e test-kube: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
+test test-e2e test-kube test-node: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
 
-test: deps k8s-bin kube-score oci-registry test-deps
+test: deps k8s-bin kube-score oci-registry test-deps k8s-node
 	npm test
 
 test-unit: deps
 	npm run test:unit
 
-test-e2e: deps k8s-bin kube-score oci-registry test-deps
+test-e2e: deps k8s-bin kube-score oci-registry test-deps k8s-node
 	npm run test:e2e
 
 typecheck: deps
@@ -57,6 +57,24 @@ else
 	  echo "WARNING: no Kubernetes binaries (hack/k8s-bin.sh failed, see above): e2e/kube, e2e/helm and"; \
 	  echo "WARNING: the Helm chart checks are SKIPPED. Install Go >= 1.25 and run make test again."; echo; } >&2
 endif
+
+# A REAL single-node cluster for e2e/node (hack/k8s-node.sh): kubelet, kube-scheduler and kube-proxy
+# (beside kube-apiserver), CoreDNS, crictl, kube-network-policies, local-path-provisioner and
+# Traefik from Go modules, and the images (pause, a debootstrapped Debian, Node 24 from npm, and
+# agentyard from this Dockerfile) built with buildah, cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/node.
+# Needs root and Debian's containerd & co. (test-deps). The first build takes about 20 minutes.
+# Strict like k8s-bin.
+k8s-node: deps k8s-bin test-deps
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@hack/k8s-node.sh
+else
+	@hack/k8s-node.sh || { echo; \
+	  echo "WARNING: no real test node (hack/k8s-node.sh failed, see above): e2e/node is SKIPPED."; \
+	  echo "WARNING: Install Go >= 1.25, run as root, and run make test again."; echo; } >&2
+endif
+
+test-node: deps k8s-node
+	npx vitest run --project e2e e2e/node
 
 # kube-score (Go module proxy), the outside best-practice check of the rendered chart
 # (e2e/helm/kube-score.test.ts), cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/kube-score/<version>.

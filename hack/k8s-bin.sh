@@ -29,16 +29,22 @@ export GOFLAGS="-mod=mod -buildvcs=false"
 export GOTOOLCHAIN=local
 export CGO_ENABLED=0
 
-log() { echo "k8s-bin: $*" >&2; }
-die() { echo "k8s-bin: error: $*" >&2; exit 1; }
+# hack/k8s-node.sh sources this file for the settings above and the wrapper module below; its
+# messages then carry its own name.
+LOG_NAME=${LOG_NAME:-k8s-bin}
+log() { echo "$LOG_NAME: $*" >&2; }
+die() { echo "$LOG_NAME: error: $*" >&2; exit 1; }
 
 minor=$(cut -d. -f2 <<<"$K8S_VERSION")
 staging="0.${K8S_VERSION#*.}"
 
-build_kube() {
+# The wrapper module every Kubernetes component is built from (k8s.io/kubernetes itself cannot be
+# `go install`ed: it has replace directives). Done once; later calls only cd into it.
+kube_module() {
   local mod="$WORK/kube"
   mkdir -p "$mod"
   cd "$mod"
+  grep -q "k8s.io/kubernetes v$K8S_VERSION" go.mod 2>/dev/null && return 0
   [[ -f go.mod ]] || go mod init local/k8sbin >/dev/null 2>&1
   log "resolving k8s.io/kubernetes@v$K8S_VERSION"
   local info gomod
@@ -52,20 +58,29 @@ build_kube() {
     go mod edit -replace "$m=$m@v$staging"
   done
   go get "k8s.io/kubernetes@v$K8S_VERSION" >&2
+}
+
+# Compiles k8s.io/kubernetes/cmd/<name> for each name into $BIN, from the wrapper module.
+build_kube_cmds() {
+  kube_module || return 1
   local ldf="-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION \
     -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
     -X k8s.io/component-base/version.gitTreeState=clean \
     -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION"
-  log "compiling kube-apiserver and kube-controller-manager (slow on a cold cache)"
-  go build -trimpath -ldflags "$ldf" -o "$WORK/out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager >&2
-  mv "$WORK/out/kube-apiserver" "$WORK/out/kube-controller-manager" "$BIN/"
+  local name pkgs=()
+  for name in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$name"); done
+  log "compiling $* (slow on a cold cache)"
+  go build -trimpath -ldflags "$ldf" -o "$WORK/out/" "${pkgs[@]}" >&2 || return 1
+  for name in "$@"; do mv "$WORK/out/$name" "$BIN/"; done
+}
+
+build_kube() {
+  build_kube_cmds kube-apiserver kube-controller-manager
 }
 
 # kubectl, so e2e suites can use the resources the way people do (apply, get, describe).
 build_kubectl() {
-  [[ -f "$WORK/kube/go.mod" ]] || build_kube || return 1
-  cd "$WORK/kube"
+  kube_module || return 1
   log "compiling kubectl"
   go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=v$K8S_VERSION" \
     -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl >&2
@@ -160,4 +175,4 @@ main() {
   echo "$BIN"
 }
 
-main "$@"; exit
+[[ -n ${K8S_BIN_SOURCED:-} ]] || { main "$@"; exit; }

@@ -6,6 +6,9 @@
 #   patchelf, bubblewrap, debootstrap - the agent bundle and the Node-less root filesystems it is
 #               tested in (e2e/build/agent-bundle.test.ts; hack/sandbox-rootfs.sh builds them, cached);
 #               bubblewrap also isolates embedded sandboxes (a user and namespaces of their own each)
+#   containerd, runc, containernetworking-plugins, iptables, nftables, conntrack - the real test
+#               node of e2e/node (hack/k8s-node.sh, e2e/node/node.ts)
+#   buildah, debootstrap, gcc + libc6-dev (a static pause) - its images, built without a registry
 # Idempotent and quick when everything is present. Without root or apt it only reports what is
 # missing; the suites that need a missing program then skip with a message naming it.
 set -uo pipefail
@@ -18,6 +21,12 @@ command -v patchelf >/dev/null || need+=(patchelf)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 rootfs() { "$(dirname "$0")/sandbox-rootfs.sh" || echo "test-deps: no sandbox root filesystems (hack/sandbox-rootfs.sh failed)" >&2; }
+for tool in containerd runc buildah iptables nft conntrack gcc; do
+  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || need+=("$tool")
+done
+need=("${need[@]/#nft/nftables}")
+[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/aarch64-linux-gnu/libc.a ] || need+=(libc6-dev)
 
 [ ${#need[@]} -eq 0 ] && { rootfs; exit 0; }
 echo "test-deps: installing ${need[*]}" >&2

@@ -36,7 +36,8 @@ export interface ClientCert {
   key: string;
 }
 
-export async function makePki(dir: string): Promise<Pki> {
+/** `extraSans`: more subjectAltName entries for the API server (`IP:...`, `DNS:...`), e.g. a real node's address. */
+export async function makePki(dir: string, extraSans: string[] = []): Promise<Pki> {
   await ecKey(dir, 'ca');
   await openssl(['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=agentyard-test-ca', '-days', '2', '-out', 'ca.crt'], dir);
 
@@ -47,7 +48,7 @@ export async function makePki(dir: string): Promise<Pki> {
       'basicConstraints=CA:FALSE',
       'keyUsage=digitalSignature,keyEncipherment',
       'extendedKeyUsage=serverAuth',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1',
+      `subjectAltName=${['IP:127.0.0.1', 'DNS:localhost', 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'IP:10.0.0.1', ...extraSans].join(',')}`,
       '',
     ].join('\n'),
   );

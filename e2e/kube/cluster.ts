@@ -45,8 +45,23 @@ export interface TestClusterOptions {
   /** kube-controller-manager --controllers; default the garbage collector and namespace controller. */
   controllers?: string[];
   startTimeoutMs?: number;
-  /** Extra kube-apiserver flags, e.g. `--watch-cache=false` so that compact() makes old watches 410. */
-  apiserverArgs?: string[];
+  /**
+   * Extra kube-apiserver flags, e.g. `--watch-cache=false` so that compact() makes old watches 410;
+   * or a function of the cluster's PKI (for flags naming certificates made from it).
+   */
+  apiserverArgs?: string[] | ((pki: Pki) => Promise<string[]>);
+  /**
+   * The address the API server binds and advertises; default 127.0.0.1. Another one (a real node's,
+   * e2e/node) is put in the serving certificate and becomes the `kubernetes` Service's endpoint.
+   */
+  address?: string;
+  /**
+   * Service accounts as a real cluster has them (e2e/node): the ServiceAccount admission plugin on,
+   * and kube-controller-manager given the signing key and the CA to publish. Default false.
+   */
+  serviceAccounts?: boolean;
+  /** Extra kube-controller-manager flags. */
+  controllerManagerArgs?: string[];
 }
 
 export interface TestCluster {
@@ -64,6 +79,8 @@ export interface TestCluster {
    * otherwise keep serving recent history from memory).
    */
   compact(): Promise<void>;
+  /** The cluster's CA and keys, to make more client certificates (makeClientCert). */
+  pki: Pki;
   /** Process ids of etcd, kube-apiserver and kube-controller-manager (while running). */
   pids(): number[];
   stop(): Promise<void>;
@@ -83,21 +100,22 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   };
   try {
     await mkdir(join(dir, 'pki'));
-    const pki = await makePki(join(dir, 'pki'));
+    const address = opts.address ?? '127.0.0.1';
+    const pki = await makePki(join(dir, 'pki'), address === '127.0.0.1' ? [] : [`IP:${address}`]);
     const admin = await makeClientCert(pki, 'admin', 'agentyard-admin', ['system:masters']);
 
     const etcd = await startEtcd(bin, dir, timeout);
     procs.push(etcd.proc);
 
     const port = await freePort();
-    const server = `https://127.0.0.1:${port}`;
+    const server = `https://${address}:${port}`;
     const apiserver = new ManagedProcess(
       'kube-apiserver',
       join(bin, 'kube-apiserver'),
       [
         `--etcd-servers=${etcd.url}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
+        `--bind-address=${address}`,
+        `--advertise-address=${address}`,
         `--secure-port=${port}`,
         `--cert-dir=${join(dir, 'apiserver-certs')}`,
         `--tls-cert-file=${pki.serverCert}`,
@@ -109,12 +127,12 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
         `--service-account-signing-key-file=${pki.saPrivate}`,
         '--service-cluster-ip-range=10.0.0.0/24',
         // No service-account controller runs, so the admission plugin would refuse every pod.
-        '--disable-admission-plugins=ServiceAccount',
+        ...(opts.serviceAccounts ? [] : ['--disable-admission-plugins=ServiceAccount']),
         '--allow-privileged=true',
         // Loopback cannot be a `kubernetes` Service endpoint; nothing here needs one.
-        '--endpoint-reconciler-type=none',
+        ...(address === '127.0.0.1' ? ['--endpoint-reconciler-type=none'] : []),
         '--profiling=false',
-        ...(opts.apiserverArgs ?? []),
+        ...(typeof opts.apiserverArgs === 'function' ? await opts.apiserverArgs(pki) : (opts.apiserverArgs ?? [])),
       ],
       join(dir, 'kube-apiserver.log'),
     );
@@ -145,6 +163,8 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
           '--use-service-account-credentials=false',
           '--secure-port=0',
           '--concurrent-gc-syncs=5',
+          ...(opts.serviceAccounts ? [`--service-account-private-key-file=${pki.saPrivate}`, `--root-ca-file=${pki.caCert}`] : []),
+          ...(opts.controllerManagerArgs ?? []),
         ],
         join(dir, 'kube-controller-manager.log'),
       );
@@ -159,6 +179,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
       dir,
       userKubeConfig: async (user, groups = []) =>
         clientConfig(server, pki, await makeClientCert(pki, `user-${user}`, user, groups), user),
+      pki,
       compact: () => compactEtcd(etcd.url),
       pids: () => procs.filter((p) => p.running && p.pid !== undefined).map((p) => p.pid!),
       stop,

@@ -24,13 +24,13 @@ export class ManagedProcess {
   readonly #child: ChildProcess;
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
-  constructor(name: string, bin: string, args: string[], logFile: string) {
+  constructor(name: string, bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv) {
     installExitHook();
     this.name = name;
     this.logFile = logFile;
     const fd = openSync(logFile, 'a');
     try {
-      this.#child = spawn(bin, args, { stdio: ['ignore', fd, fd] });
+      this.#child = spawn(bin, args, { stdio: ['ignore', fd, fd], ...(env ? { env } : {}) });
     } finally {
       closeSync(fd);
     }

@@ -78,6 +78,8 @@ export const SCRIPT_EXHAUSTED = 'The scripted model has no more responses';
 
 export interface ScriptedLlmOptions {
   port?: number;
+  /** The address to listen on (default 127.0.0.1); e2e/node uses the node's, so Pods reach it. */
+  host?: string;
   /** The provider key: when set, a request without `Authorization: Bearer <apiKey>` gets 401, as a real provider answers. */
   apiKey?: string;
 }
@@ -138,10 +140,11 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
     if (body.stream) return stream(res, completion, Boolean((body.stream_options as { include_usage?: boolean } | undefined)?.include_usage));
     json(res, 200, completion);
   });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://${host}:${port}/v1`,
     requests,
     failures,
     push: (...more) => steps.push(...more),
