@@ -92,7 +92,7 @@ export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
  * routed without one and authenticated by their router with the sandbox's session key.
  */
 export function publicPaths(facade: Facade): Set<string> {
-  const routers = [healthRoutes(facade.d), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [])];
+  const routers = [healthRoutes(facade.d), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [], { connectSrc: facade.d.webConnectSrc ?? [] })];
   return new Set(routers.flatMap((r) => r.stack.map((layer) => layer.path)).filter((p): p is string => typeof p === 'string'));
 }
 
@@ -116,6 +116,6 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(api.routes());
   app.use(api.allowedMethods());
   app.use(healthRoutes(facade.d).routes());
-  app.use(webRoutes(facade.d.pluginCatalog ?? []).routes());
+  app.use(webRoutes(facade.d.pluginCatalog ?? [], { connectSrc: facade.d.webConnectSrc ?? [] }).routes());
   return app;
 }

@@ -56,6 +56,8 @@ export interface FacadeDeps {
   agentClient?: AgentClientFactory;
   /** The instance plugin catalog the Plugin Directory (/plugins) shows; none by default. */
   pluginCatalog?: CatalogPlugin[];
+  /** CSP connect-src sources the web app needs for the agent servers' WebSockets (embedded: ws://127.0.0.1:*). */
+  webConnectSrc?: string[];
   /** The provider the model gateway forwards to (modelUpstreamFromEnv); none: the gateway answers 503. */
   modelUpstream?: ModelUpstream;
   /** Where this process keeps its data (embedded: the data dir): /health reports its free disk space. */

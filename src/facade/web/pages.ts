@@ -87,3 +87,30 @@ ${starter('', 'it')}</div>`;
 export function errorPage(title: string, message: string, nonce: string): string {
   return page(title, nonce, `<p id="error">${escapeHtml(message)}</p><p><a href="/plugins">Open the Plugin Directory</a></p>`);
 }
+
+const APP_STYLE = `
+*{box-sizing:border-box} body{font-family:system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
+header{display:flex;justify-content:space-between;align-items:center;padding:.6rem 1.25rem;background:#1d2433;color:#fff}
+header a,header .link{color:#fff;text-decoration:none;margin-left:1rem;background:none;border:0;font:inherit;cursor:pointer} .brand{font-weight:700;margin:0}
+main{max-width:60rem;margin:1.25rem auto;padding:0 1rem} .card{background:#fff;border:1px solid #dde1e7;border-radius:8px;padding:1rem 1.25rem;margin-bottom:1rem}
+h2{font-size:1.2rem;margin:.2rem 0 .8rem} label{display:block;font-weight:600;margin:.6rem 0 .25rem}
+input,textarea{width:100%;padding:.45rem;border:1px solid #b8bfc9;border-radius:4px;font:inherit} .row{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
+button{margin-top:.75rem;padding:.45rem .9rem;border-radius:4px;border:1px solid #2d5bd7;background:#2d5bd7;color:#fff;font:inherit;cursor:pointer}
+button:disabled{opacity:.5;cursor:default} button.danger{background:#fff;color:#b00020;border-color:#b00020} .actions button{margin-right:.5rem}
+.field-error{color:#b00020;margin:.3rem 0 0} [aria-invalid=true]{border-color:#b00020} .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)} #search{margin-bottom:.5rem} .muted{color:#666} .signin{max-width:26rem;margin:3rem auto}
+table{width:100%;border-collapse:collapse} th,td{text-align:left;padding:.4rem;border-bottom:1px solid #eceff3}
+.badge{display:inline-block;padding:0 .45rem;border-radius:9px;background:#e8ebf0;font-size:.85em} .s-running{background:#d7f3df} .s-error{background:#fbd9de} .s-paused{background:#fff0c7}
+#transcript{list-style:none;padding:0} .ev{border-left:3px solid #c8ced8;padding:.35rem .75rem;margin:.5rem 0;background:#fafbfc}
+.ev.role-user{border-color:#2d5bd7} .ev.role-assistant{border-color:#0a7a2f} .ev.action{border-color:#8a5cd1} .ev.observation{border-color:#8a8f99} .ev.error{border-color:#b00020}
+.who{font-size:.8em;font-weight:600;color:#555} .text{white-space:pre-wrap} pre{white-space:pre-wrap;word-break:break-word;max-height:20rem;overflow:auto;background:#f0f2f5;padding:.5rem;margin:.3rem 0}
+`;
+
+/** The web app's shell: the bundle (GET /app.js) renders everything into #app. */
+export function appPage(nonce: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>agentyard</title><style nonce="${nonce}">${APP_STYLE}</style></head>
+<body><div id="app"><noscript>The agentyard web app needs JavaScript.</noscript></div>
+<script type="module" nonce="${nonce}" src="/app.js"></script>
+</body></html>`;
+}

@@ -1,0 +1,77 @@
+// The browser's side of /api/v1: every call carries the API key the person signed in with (kept
+// in this tab's sessionStorage, like /launch does, so it never reaches a URL, a cookie or a log).
+export const KEY_STORAGE = 'agentyard.apiKey';
+/** Dispatched on window when the API refuses the key (revoked, or the user disabled): the app signs out. */
+export const KEY_REFUSED = 'agentyard:key-refused';
+
+export interface FieldError {
+  loc: (string | number)[];
+  msg: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly fields: FieldError[];
+  constructor(status: number, message: string, fields: FieldError[]) {
+    super(message);
+    this.status = status;
+    this.fields = fields;
+  }
+
+  /** The message for a form field: the 422 entries whose path names it (e.g. body.selected_branch). */
+  forField(name: string): string | undefined {
+    const hits = this.fields.filter((f) => f.loc.includes(name));
+    return hits.length > 0 ? hits.map((f) => f.msg).join('; ') : undefined;
+  }
+}
+
+export async function api<T>(key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  let payload: unknown = null;
+  try {
+    payload = await res.json();
+  } catch {
+    payload = null;
+  }
+  if (!res.ok) {
+    const detail = (payload as { detail?: unknown } | null)?.detail;
+    if (res.status === 401) dispatchEvent(new Event(KEY_REFUSED));
+    const fields = Array.isArray(detail) ? (detail as FieldError[]) : [];
+    const text = typeof detail === 'string' ? detail : fields.length > 0 ? fields.map((f) => `${f.loc.join('.')}: ${f.msg}`).join('; ') : `HTTP ${res.status}`;
+    throw new ApiError(res.status, res.status === 401 ? 'The API key was refused.' : text, fields);
+  }
+  return payload as T;
+}
+
+export interface Conversation {
+  id: string;
+  title: string | null;
+  sandbox_id: string | null;
+  selected_repository: string | null;
+  selected_branch: string | null;
+  sandbox_status: string;
+  execution_status: string | null;
+  conversation_url: string | null;
+  session_api_key: string | null;
+  updated_at: string;
+}
+
+export interface StartTask {
+  id: string;
+  status: string;
+  detail: string | null;
+  app_conversation_id: string | null;
+}
+
+/** An agent-server event on the OpenHands wire; the transcript reads only the fields it shows. */
+export interface AgentEvent {
+  id: string;
+  kind: string;
+  source?: string;
+  timestamp?: string;
+  [field: string]: unknown;
+}

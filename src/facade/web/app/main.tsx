@@ -1,0 +1,214 @@
+// The agentyard web app: sign in with an API key, the conversation list, a new conversation, and
+// a conversation's live transcript with follow-ups, pause/resume and delete. Routing is by the
+// URL hash (#/c/<id>), so the facade serves one page at `/`.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, KEY_REFUSED, KEY_STORAGE, type Conversation } from './api.ts';
+import { Transcript } from './transcript.tsx';
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return hash;
+}
+
+function SignIn({ onKey, refused }: { onKey: (key: string) => void; refused: boolean }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<string | undefined>(refused ? 'The API key was refused (revoked or expired). Sign in again.' : undefined);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const k = key.trim();
+    if (!k) return setError('Enter the API key.');
+    try {
+      await api(k, 'GET', '/app-conversations/count');
+      sessionStorage.setItem(KEY_STORAGE, k);
+      onKey(k);
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? 'This API key was refused. Use the key `agentyard up` printed, or one from `agentyard keys`.' : String((err as Error).message));
+    }
+  };
+  return (
+    <form class="card signin" onSubmit={submit}>
+      <h2>Sign in</h2>
+      <label for="api-key">API key</label>
+      <input id="api-key" type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+      {error && <p class="field-error" id="api-key-error" role="alert">{error}</p>}
+      <p class="muted">The key stays in this browser tab (session storage) and is sent only to this service's API.</p>
+      <button type="submit">Sign in</button>
+    </form>
+  );
+}
+
+function NewConversation({ apiKey }: { apiKey: string }) {
+  const [message, setMessage] = useState('');
+  const [repository, setRepository] = useState('');
+  const [branch, setBranch] = useState('');
+  const [error, setError] = useState<ApiError>();
+  const [status, setStatus] = useState<string>();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    const body: Record<string, unknown> = {};
+    if (message.trim()) body['initial_message'] = { role: 'user', content: [{ type: 'text', text: message.trim() }], run: true };
+    if (repository.trim()) body['selected_repository'] = repository.trim();
+    if (branch.trim()) body['selected_branch'] = branch.trim();
+    try {
+      setStatus('Starting…');
+      let task = await api<{ id: string }>(apiKey, 'POST', '/app-conversations', body);
+      for (;;) {
+        const [t] = await api<{ status: string; detail: string | null; app_conversation_id: string | null }[]>(apiKey, 'GET', `/app-conversations/start-tasks?ids=${task.id}`);
+        if (t?.app_conversation_id) {
+          setStatus(undefined);
+          setMessage('');
+          location.hash = `#/c/${t.app_conversation_id}`;
+          return;
+        }
+        if (t?.status === 'ERROR') throw new ApiError(500, t.detail ?? 'The start failed', []);
+        setStatus(`Starting… (${t?.status ?? 'WORKING'})`);
+        await new Promise((r) => setTimeout(r, 1000));
+        task = { id: task.id };
+      }
+    } catch (err) {
+      setStatus(undefined);
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err), []));
+    }
+  };
+  const fieldError = (name: string, id: string) => {
+    const msg = error?.forField(name);
+    return msg ? <p class="field-error" id={id} role="alert">{msg}</p> : null;
+  };
+  // A refused field is marked invalid and points at its message, for screen readers.
+  const invalid = (name: string, id: string) => (error?.forField(name) ? { 'aria-invalid': true, 'aria-describedby': id } : {});
+  const placed = ['initial_message', 'selected_repository', 'selected_branch'];
+  const general = error && !placed.some((f) => error.forField(f)) ? error.message : undefined;
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="new-title">
+      <h2 id="new-title">New conversation</h2>
+      <label for="message">Message</label>
+      <textarea id="message" rows={3} {...invalid('initial_message', 'message-error')} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
+      {fieldError('initial_message', 'message-error')}
+      <div class="row">
+        <div>
+          <label for="repository">Repository (owner/name, optional)</label>
+          <input id="repository" {...invalid('selected_repository', 'repository-error')} value={repository} onInput={(e) => setRepository(e.currentTarget.value)} />
+          {fieldError('selected_repository', 'repository-error')}
+        </div>
+        <div>
+          <label for="branch">Branch (optional)</label>
+          <input id="branch" {...invalid('selected_branch', 'branch-error')} value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
+          {fieldError('selected_branch', 'branch-error')}
+        </div>
+      </div>
+      {general && <p class="field-error" role="alert">{general}</p>}
+      <button type="submit" disabled={status !== undefined}>Start conversation</button> {status && <span class="muted" role="status">{status}</span>}
+    </form>
+  );
+}
+
+function ConversationList({ apiKey }: { apiKey: string }) {
+  const [items, setItems] = useState<Conversation[]>();
+  const [error, setError] = useState<string>();
+  const [query, setQuery] = useState('');
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout>;
+    const filter = query.trim() ? `&title__contains=${encodeURIComponent(query.trim())}` : '';
+    const load = async () => {
+      try {
+        const page = await api<{ items: Conversation[] }>(apiKey, 'GET', `/app-conversations/search?limit=50${filter}`);
+        if (live) {
+          setItems(page.items);
+          setError(undefined);
+        }
+      } catch (err) {
+        if (live) setError((err as Error).message);
+      }
+      // Live status by polling: the list is small and this keeps the facade stateless.
+      if (live) timer = setTimeout(load, 2000);
+    };
+    void load();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [apiKey, query]);
+  return (
+    <section class="card">
+      <h2>Conversations</h2>
+      <label for="search" class="visually-hidden">Search by title</label>
+      <input id="search" type="search" placeholder="Search by title" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+      {error && <p class="field-error">{error}</p>}
+      {items === undefined ? (
+        <p class="muted">Loading…</p>
+      ) : items.length === 0 ? (
+        <p class="muted" id="no-conversations">{query.trim() ? 'No conversation title contains this.' : 'No conversations yet.'}</p>
+      ) : (
+        <table id="conversations">
+          <thead>
+            <tr><th>Title</th><th>Sandbox</th><th>Agent</th><th>Updated</th></tr>
+          </thead>
+          <tbody>
+            {items.map((c) => (
+              <tr key={c.id} data-id={c.id}>
+                <td><a href={`#/c/${c.id}`}>{c.title ?? c.id}</a></td>
+                <td class="sandbox-status"><span class={`badge s-${c.sandbox_status.toLowerCase()}`}>{c.sandbox_status}</span></td>
+                <td class="execution-status">{c.execution_status ?? '—'}</td>
+                <td class="muted">{new Date(c.updated_at).toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function App() {
+  const [key, setKey] = useState(() => sessionStorage.getItem(KEY_STORAGE) ?? '');
+  const [refused, setRefused] = useState(false);
+  const hash = useHash();
+  const signOut = () => {
+    sessionStorage.removeItem(KEY_STORAGE);
+    setKey('');
+  };
+  // A key refused while signed in (revoked, user disabled): back to the sign-in form, saying why.
+  useEffect(() => {
+    const on = () => {
+      if (!sessionStorage.getItem(KEY_STORAGE)) return;
+      setRefused(true);
+      signOut();
+    };
+    addEventListener(KEY_REFUSED, on);
+    return () => removeEventListener(KEY_REFUSED, on);
+  }, []);
+  const open = /^#\/c\/([0-9a-f]{32})$/.exec(hash)?.[1];
+  return (
+    <>
+      <header>
+        <a href="#/" class="brand">agentyard</a>
+        <nav>
+          <a href="/plugins">Plugin Directory</a>
+          {key && <button type="button" class="link" onClick={signOut}>Sign out</button>}
+        </nav>
+      </header>
+      <main>
+        {!key ? (
+          <SignIn refused={refused} onKey={(k) => { setRefused(false); setKey(k); }} />
+        ) : open ? (
+          <Transcript key={open} apiKey={key} id={open} />
+        ) : (
+          <>
+            <NewConversation apiKey={key} />
+            <ConversationList apiKey={key} />
+          </>
+        )}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);
