@@ -18,6 +18,9 @@ Commands:
                  [-o <file>] [-n <namespace>] [--upload <https-url> [--ca-file <pem>] [--upload-secret <name>]]
                  The upload authenticates with AGENTYARD_SUPPORT_UPLOAD_TOKEN or the Secret
                  agentyard-support-upload (key token) in the release namespace.
+  uninstall-cleanup  Delete every Conversation and Sandbox in the sandbox namespace and wait until the
+                 controller has finalized them (the chart's pre-delete hook). [-n <namespace>] [--timeout <s>]
+                 [--delete-archives] (also delete the agentyard-archive PVC)
   users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]
@@ -41,6 +44,10 @@ async function main(argv: string[]): Promise<number> {
     case 'support-bundle': {
       const { runSupportBundleCli } = await import('./support-bundle.ts');
       return runSupportBundleCli(rest);
+    }
+    case 'uninstall-cleanup': {
+      const { runUninstallCleanupCli } = await import('./uninstall-cleanup.ts');
+      return runUninstallCleanupCli(rest);
     }
     case 'users': {
       const { runUsersCli } = await import('./users.ts');
