@@ -37,7 +37,8 @@ describe.skipIf(!helmBin || !kubectlBin)('the chart and a switch of database', (
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const kube = (verb: string, ...set: string[]) => helm([verb, 'agentyard', ...(verb === 'uninstall' ? [] : [CHART, '-f', values]), '-n', NS, '--kubeconfig', cluster.kubeconfigPath, ...set.flatMap((v) => ['--set', v])]);
+  // No Job controller here to run the pre-delete cleanup hook (install.test.ts validates it, e2e/node runs it).
+  const kube = (verb: string, ...set: string[]) => helm([verb, 'agentyard', ...(verb === 'uninstall' ? ['--no-hooks'] : [CHART, '-f', values]), '-n', NS, '--kubeconfig', cluster.kubeconfigPath, ...set.flatMap((v) => ['--set', v])]);
   const kubectl = (...args: string[]) => run(kubectlBin!, ['--kubeconfig', cluster.kubeconfigPath, '-n', NS, ...args]);
   const TO_EXTERNAL = /database\.external is true, but the API Deployment agentyard-api of this release uses the bundled database \(SQLite on the volume agentyard-api-data\)\. There is no supported migration from the bundled to an external database, and switching would start the API on an empty database while the data stays on the volume\. Keep database\.external=false; to start over on PostgreSQL, losing the bundled data: helm uninstall, then kubectl -n agentyard delete pvc agentyard-api-data, then install with database\.external=true/;
 

@@ -253,7 +253,17 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     const controller = await apps.readNamespacedDeployment({ name: 'agentyard-controller', namespace: NS });
     expect(controller.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'AGENTYARD_IDLE_TIME_SECONDS')?.value).toBe('600');
 
-    const removed = await kube(['uninstall', 'agentyard', '-n', NS]);
+    // The pre-delete hook (Job agentyard-uninstall) needs a Job controller and a node to run it; this
+    // cluster has neither, so it is validated here by the real API server (server-side dry run) and
+    // run for real in e2e/node/story.test.ts (its command: e2e/kube/uninstall-cleanup.test.ts).
+    const hooks = (await kube(['get', 'hooks', 'agentyard', '-n', NS])).out;
+    expect(hooks).toMatch(/kind: Job[\s\S]*uninstall-cleanup/);
+    const preDelete = hooks.split(/^---$/m).filter((doc) => /helm\.sh\/hook: pre-delete/.test(doc));
+    expect(preDelete.length).toBe(5); // ServiceAccount, Role, RoleBinding, NetworkPolicy, Job
+    writeFileSync(join(dir, 'hooks.yaml'), preDelete.join('\n---\n'));
+    const validated = await kubectl('apply', '--dry-run=server', '-f', join(dir, 'hooks.yaml'));
+    expect(validated.stdout).toMatch(/job\.batch\/agentyard-uninstall created \(server dry run\)/);
+    const removed = await kube(['uninstall', 'agentyard', '-n', NS, '--no-hooks']);
     expect(removed.ok, removed.out).toBe(true);
     await expect(apps.readNamespacedDeployment({ name: 'agentyard-controller', namespace: NS })).rejects.toThrow();
     await core.readNamespacedPersistentVolumeClaim({ name: 'agentyard-api-data', namespace: NS });
