@@ -31,6 +31,7 @@ export interface UninstallCleanupResult {
 async function deleteAll<T extends KubeObject>(store: ResourceStore, kind: ResourceKind<T>, namespace: string): Promise<number> {
   const { items } = await store.list(kind, namespace);
   for (const o of items) {
+    if (o.metadata.deletionTimestamp) continue; // already being finalized
     try {
       await store.delete(kind, namespace, o.metadata.name);
     } catch (err) {
