@@ -94,6 +94,7 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
         runtime: { storageClass: 'local-path' },
         llm: { model: 'openai/scripted', baseUrl: llm.url },
         controller: { replicas: 2 },
+        uninstall: { deleteArchives: true },   // the last step wants nothing left in the sandbox namespace
         networkPolicy: {
           // Traefik runs on the node's address (host network): it is not a Pod any selector matches.
           ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
@@ -304,12 +305,11 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     expect(after).toEqual(before);
   });
 
-  // Fails today, and is kept failing on purpose (it.fails) until it is fixed: nothing deletes the
-  // sandboxes once the release is gone. Left in the sandbox namespace: the Sandbox and Conversation
-  // resources and every sandbox's Pod, workspace PVC, Service, Ingress and session Secret, and the
-  // archive PVC. When the chart learns to clean up (e.g. a pre-delete hook that deletes the Sandboxes
-  // while the controller still runs), this starts failing: make it a plain `it`.
-  it.fails('helm uninstall leaves nothing of agentyard in the sandbox namespace', async () => {
+  // The chart's pre-delete hook (Job agentyard-uninstall: `agentyard uninstall-cleanup`) deletes the
+  // Conversations and Sandboxes while the controller still runs: archives are taken, and each
+  // sandbox's Pod, workspace PVC, Service, Ingress and session Secret go with it. The archive PVC goes
+  // too because these values set uninstall.deleteArchives (the chart keeps it by default).
+  it('helm uninstall leaves nothing of agentyard in the sandbox namespace', async () => {
     const removed = await timed('helm uninstall', () => kube(['uninstall', 'agentyard', '-n', NS, '--wait', '--timeout', '3m']));
     expect(removed.ok, removed.out).toBe(true);
     const left = await eventually(async () => {
