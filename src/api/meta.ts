@@ -71,4 +71,9 @@ export const LABEL_START_TASK = `${GROUP}/start-task`;
 /** The id the agent server knows a conversation by, when its resource name is not a UUID (kubectl). */
 export const LABEL_AGENT_CONVERSATION = `${GROUP}/agent-conversation`;
 export const ANNOTATION_LAST_ACTIVITY = `${GROUP}/last-activity-time`;
+/**
+ * When agentyard created the object, in milliseconds: creationTimestamp has whole seconds only (as in
+ * Kubernetes), so two sandboxes created within one second would tie for "newest" and "oldest".
+ */
+export const ANNOTATION_CREATED_AT = `${GROUP}/created-at`;
 export const FINALIZER_RUNTIME = `${GROUP}/runtime`;

@@ -1,6 +1,6 @@
 // Sandbox operations of /api/v1/sandboxes. The facade only writes the Sandbox resource (create,
 // spec.paused, delete); the controller makes it so and reports status.
-import { API_VERSION, LABEL_OWNER } from '../api/meta.ts';
+import { ANNOTATION_CREATED_AT, API_VERSION, LABEL_OWNER } from '../api/meta.ts';
 import { BadRequest, Conflict, Gone, Invalid, NotFound } from '../api/errors.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import { admit } from './admission.ts';
@@ -34,7 +34,7 @@ export async function createSandbox(d: FacadeDeps, user: AppUser, specId: string
   const sb = await d.store.create(SandboxKind, {
     apiVersion: API_VERSION,
     kind: 'Sandbox',
-    metadata: { name: newId(), namespace: d.namespace, labels: { [LABEL_OWNER]: user.id } },
+    metadata: { name: newId(), namespace: d.namespace, labels: { [LABEL_OWNER]: user.id }, annotations: { [ANNOTATION_CREATED_AT]: d.clock.now().toUTC().toISO()! } },
     spec: { owner: user.id, paused: false },
   });
   return info(d, sb);

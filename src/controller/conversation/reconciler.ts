@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConditionType, Reason } from '../../api/conditions.ts';
 import { ConversationKind, START_TASK_STEPS, type Conversation, type ConversationStatus, type StartTaskStatus } from '../../api/conversation.ts';
 import { Conflict, isAgentyardError } from '../../api/errors.ts';
-import { API_VERSION, LABEL_AGENT_CONVERSATION, LABEL_OWNER, LABEL_SANDBOX } from '../../api/meta.ts';
+import { ANNOTATION_CREATED_AT, API_VERSION, LABEL_AGENT_CONVERSATION, LABEL_OWNER, LABEL_SANDBOX } from '../../api/meta.ts';
 import { SandboxKind, type Sandbox } from '../../api/sandbox.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import { AgentServerClient } from '../../runtime/agent-server-client.ts';
@@ -264,7 +264,7 @@ export class ConversationReconciler {
     const create: Sandbox = {
       apiVersion: API_VERSION,
       kind: 'Sandbox',
-      metadata: { name, namespace, labels: owner ? { [LABEL_OWNER]: owner } : {} },
+      metadata: { name, namespace, labels: owner ? { [LABEL_OWNER]: owner } : {}, annotations: { [ANNOTATION_CREATED_AT]: this.#d.clock.now().toUTC().toISO()! } },
       spec: { ...(owner ? { owner } : {}), paused: false },
     };
     return { name, create };
