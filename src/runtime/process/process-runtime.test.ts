@@ -252,10 +252,11 @@ describe('ProcessRuntime with a stand-in agent server', () => {
       await until(rt, b, 'running');
       const t0 = Date.now();
       killQuietly(record('sb1').pid);
-      await until(rt, a, 'exited');
-      // Told by the watch, without anyone asking (how fast is measured by the fault suite, not asserted here).
+      // Told by the watch, without anyone asking (how fast is measured by the fault suite, not asserted
+      // here). Only then observe(): one that finds the death first has no need of the watch, and stops it.
       while (!seen.includes('default/sb1') && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 10));
       expect(seen).toEqual(['default/sb1']);
+      await until(rt, a, 'exited');
 
       // Adopted by a fresh runtime (a restarted `agentyard up`): found dead by the pid poll.
       const adopted = fakeRuntime('serve', { liveness: { pollMs: 50, probeMs: 60_000 } });
