@@ -47,7 +47,9 @@ export class SinkPusher {
     this.#o = o;
     this.#batch = Math.min(Math.max(o.batchSize ?? 100, 1), 100);
     this.#initial = o.retryInitialMs ?? 500;
-    this.#max = o.retryMaxMs ?? 30_000;
+    // Short: a restarted API should see what happened while it was down within seconds, not after a
+    // backoff grown through the outage (one failed request per conversation every 5 s meanwhile).
+    this.#max = o.retryMaxMs ?? 5_000;
   }
 
   /** New events were appended to the conversation. */
