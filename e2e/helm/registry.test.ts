@@ -50,23 +50,39 @@ describe.skipIf(!helmBin || !registryBin)('licensed chart pulls from an OCI regi
     const realm = `http://127.0.0.1:${(tokens.address() as AddressInfo).port}/token`;
     writeFileSync(join(dir, 'jwks.json'), JSON.stringify(issuer.jwks()));
     for (const d of ['nobody', 'customer', 'other']) mkdirSync(join(dir, d));
-    const port = await freePort();
-    host = `127.0.0.1:${port}`;
-    writeFileSync(
-      join(dir, 'config.yml'),
-      [
-        'version: 0.1',
-        'log: {level: info, formatter: text}',
-        `storage: {filesystem: {rootdirectory: ${join(dir, 'data')}}}`,
-        `http: {addr: "${host}", secret: ${Math.random().toString(36).slice(2)}}`,
-        `auth: {token: {realm: "${realm}", service: ${SERVICE}, issuer: agentyard-license-server, jwks: ${join(dir, 'jwks.json')}}}`,
-        '',
-      ].join('\n'),
-    );
-    registry = spawn(registryBin!, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    registry.stdout!.on('data', (c: Buffer) => (registryLog += c.toString()));
-    registry.stderr!.on('data', (c: Buffer) => (registryLog += c.toString()));
-    await eventually(async () => (await fetch(`http://${host}/v2/`).then((r) => r.status).catch(() => 0)) === 401, 'the registry to answer', 30_000);
+    // A free port can be taken by another process before the registry binds it: then the registry
+    // exits and another server may answer on that port. Wait for the registry's own answer (its
+    // API version header), and start again on another port if it exited.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      host = `127.0.0.1:${port}`;
+      writeFileSync(
+        join(dir, 'config.yml'),
+        [
+          'version: 0.1',
+          'log: {level: info, formatter: text}',
+          `storage: {filesystem: {rootdirectory: ${join(dir, 'data')}}}`,
+          `http: {addr: "${host}", secret: ${Math.random().toString(36).slice(2)}}`,
+          `auth: {token: {realm: "${realm}", service: ${SERVICE}, issuer: agentyard-license-server, jwks: ${join(dir, 'jwks.json')}}}`,
+          '',
+        ].join('\n'),
+      );
+      registry = spawn(registryBin!, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      registry.stdout!.on('data', (c: Buffer) => (registryLog += c.toString()));
+      registry.stderr!.on('data', (c: Buffer) => (registryLog += c.toString()));
+      const child = registry;
+      const up = await eventually(
+        async () => {
+          if (child.exitCode !== null || child.signalCode !== null) return 'exited';
+          const res = await fetch(`http://${host}/v2/`).catch(() => undefined);
+          return res?.status === 401 && res.headers.get('docker-distribution-api-version') === 'registry/2.0' ? 'up' : undefined;
+        },
+        'the registry to answer',
+        30_000,
+      );
+      if (up === 'up') break;
+      if (attempt === 3) throw new Error(`the registry did not start:\n${registryLog}`);
+    }
   }, 60_000);
 
   afterAll(async () => {
