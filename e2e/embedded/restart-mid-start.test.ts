@@ -132,7 +132,9 @@ async function killAndRestartDuring(hold: Hold): Promise<void> {
   await eventually(async () => {
     const { body } = await second.api<({ execution_status: string } | null)[]>('GET', `/api/v1/app-conversations?ids=${conversationId}`);
     return body[0]?.execution_status === 'finished' ? true : undefined;
-  }, 'the agent to finish');
+    // The run starts at create, so in STARTING_CONVERSATION its model call goes out while `up` (and
+    // with it the model gateway) is down: the agent retries, waiting up to 30 s between attempts.
+  }, 'the agent to finish', 180_000);
 
   // The agent server's own record of the conversation, read with the sandbox's session key.
   const { body: sandboxes } = await second.api<({ session_api_key: string; exposed_urls: { name: string; url: string }[] } | null)[]>('GET', `/api/v1/sandboxes?id=${task.sandbox_id}`);
@@ -176,5 +178,6 @@ describe('kill -9 of agentyard up in the middle of a start', () => {
   it.each<Hold>(['WAITING_FOR_SANDBOX', 'STARTING_CONVERSATION'])(
     'killed in %s, restarted: READY, the message delivered once, no event lost or repeated',
     (hold) => killAndRestartDuring(hold),
+    300_000,
   );
 });
