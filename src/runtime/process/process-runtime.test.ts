@@ -207,7 +207,12 @@ describe('ProcessRuntime with a stand-in agent server', () => {
     const toolPid = Number(readFileSync(join(rt.workspaceOf('sb1'), 'tool.pid'), 'utf8'));
     process.kill(record('sb1').pid, 'SIGKILL'); // the leader only, as `kill -9 <pid>` does
     await until(rt, sb, 'exited');
-    for (let i = 0; i < 100 && isAlive(toolPid); i++) await new Promise((r) => setTimeout(r, 20));
+    // The first observe() can meet the leader as a zombie (not reaped yet), which does not yet prove
+    // the group is ours to kill; the controller observes again on its restart backoff, as this does.
+    for (let i = 0; i < 100 && isAlive(toolPid); i++) {
+      await rt.observe(sb);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     expect(isAlive(toolPid)).toBe(false);
   });
 
