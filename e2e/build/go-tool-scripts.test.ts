@@ -2,31 +2,14 @@
 // chart check, the OCI registry for the licensed chart pulls) must fail when they cannot provide it,
 // so that `make test` with Go fails instead of running with those suites skipped. Each runs against
 // a throwaway cache, with a `go` that always fails and stand-ins for the binary.
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { executable, runHackScript } from './hack-script.ts';
 
 const HACK = join(import.meta.dirname, '../../hack');
 
-function executable(path: string, body: string): void {
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-}
-
-function run(script: string, cache: string, path: string): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    // stdin closed: bash reads ~/.bashrc (which may put a real go on the PATH) when stdin is a socket.
-    const child = spawn(script, [], { env: { PATH: path, AGENTYARD_CACHE: cache, HOME: cache }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-}
 
 const SCRIPTS = [
   { script: 'kube-score.sh', name: 'kube-score', versionVar: 'KUBE_SCORE_VERSION', bin: 'kube-score/{v}/kube-score', pkg: 'github.com/zegl/kube-score/cmd/kube-score' },
@@ -52,7 +35,7 @@ describe.each(SCRIPTS)('hack/$script', ({ script, name, versionVar, bin: binPatt
   }
 
   it('fails, naming the module, when the program cannot be built', async () => {
-    const r = await run(path, cache, withGo);
+    const r = await runHackScript(path, cache, withGo);
     expect(r.code).not.toBe(0);
     expect(r.err).toContain(`${name}: error: go install ${pkg}@v${version} failed`);
     expect(r.out).toBe('');
@@ -60,7 +43,7 @@ describe.each(SCRIPTS)('hack/$script', ({ script, name, versionVar, bin: binPatt
 
   it('builds nothing once the binary is there, and prints its path', async () => {
     executable(bin, 'exit 0');
-    const r = await run(path, cache, withGo);
+    const r = await runHackScript(path, cache, withGo);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toBe(`${bin}\n`);
@@ -68,13 +51,13 @@ describe.each(SCRIPTS)('hack/$script', ({ script, name, versionVar, bin: binPatt
 
   it('fails when the binary it has does not run', async () => {
     executable(bin, 'exit 3');
-    const r = await run(path, cache, withGo);
+    const r = await runHackScript(path, cache, withGo);
     expect(r.code).not.toBe(0);
     expect(r.err).toContain(`${name}: error: ${bin} does not run`);
   });
 
   it('fails without Go, saying so', async () => {
-    const r = await run(path, cache, noGo);
+    const r = await runHackScript(path, cache, noGo);
     expect(r.code).not.toBe(0);
     expect(r.err).toContain(`${name}: error: Go toolchain not found`);
   });

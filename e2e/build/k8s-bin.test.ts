@@ -1,32 +1,16 @@
 // hack/k8s-bin.sh must fail when it cannot provide every binary the cluster and chart suites use,
 // helm3 included, so that `make test` with Go fails instead of running with suites skipped. Run
 // against a throwaway cache whose binaries are stand-ins, with a `go` that always fails.
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { executable, runHackScript } from './hack-script.ts';
 import { pinnedKubeVersion } from '../kube/cluster.ts';
 
 const SCRIPT = join(import.meta.dirname, '../../hack/k8s-bin.sh');
 
-function executable(path: string, body: string): void {
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-}
-
-function k8sBin(cache: string, path: string): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    // stdin closed: bash reads ~/.bashrc (which may put a real go on the PATH) when stdin is a socket.
-    const child = spawn(SCRIPT, [], { env: { PATH: path, AGENTYARD_CACHE: cache, HOME: cache }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-}
+const k8sBin = (cache: string, path: string) => runHackScript(SCRIPT, cache, path);
 
 describe('hack/k8s-bin.sh', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-k8s-bin-'));

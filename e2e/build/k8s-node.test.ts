@@ -1,25 +1,15 @@
 // hack/k8s-node.sh must fail, naming what is missing, rather than leave e2e/node to skip quietly
 // when `make test` requires the cluster suites. Run against a throwaway cache with a PATH of
 // chosen tools (no real build happens).
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runHackScript } from './hack-script.ts';
 
 const SCRIPT = join(import.meta.dirname, '../../hack/k8s-node.sh');
 
-function k8sNode(cache: string, path: string): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(SCRIPT, [], { env: { PATH: path, AGENTYARD_CACHE: cache, HOME: cache }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-}
+const k8sNode = (cache: string, path: string) => runHackScript(SCRIPT, cache, path);
 
 describe('hack/k8s-node.sh', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-k8s-node-'));
