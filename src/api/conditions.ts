@@ -25,5 +25,11 @@ export const Reason = {
   CapacityExceeded: 'CapacityExceeded',
   Placed: 'Placed',
   StartFailed: 'StartFailed',
+  /** Start task steps that did their work (events on the Conversation), or failed it (the start's Ready reason). */
+  SetupScriptRan: 'SetupScriptRan',
+  SetupScriptFailed: 'SetupScriptFailed',
+  GitHooksInstalled: 'GitHooksInstalled',
+  GitHooksFailed: 'GitHooksFailed',
+  SkillsLoaded: 'SkillsLoaded',
   Ready: 'Ready',
 } as const;

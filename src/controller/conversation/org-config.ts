@@ -55,3 +55,16 @@ export async function orgConfigSkills(
     return [];
   }
 }
+
+/** The names of the skills the conversation's working directory defines (the agent loads them itself at start). */
+export async function projectSkillNames(client: AgentServerClient, conv: Conversation, log?: Logger): Promise<string[]> {
+  const only = { load_public: false, load_user: false, load_project: true, load_org: false };
+  try {
+    const { skills } = (await client.postJson('/api/skills', { ...only, project_dir: conversationWorkingDir(conv) })) as SkillsResponse;
+    return skills.map((s) => s.name);
+  } catch (err) {
+    if (isAgentyardError(err) && err.code === 'Unavailable') throw err; // retried with the start step
+    log?.warn({ conversation: conv.metadata.name, code: isAgentyardError(err) ? err.code : 'error' }, "the working directory's skills could not be listed");
+    return [];
+  }
+}
