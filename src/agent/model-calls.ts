@@ -6,7 +6,7 @@ import { BadGateway, Conflict } from '../api/errors.ts';
 import { CONVERSATION_HEADER } from '../api/model-gateway.ts';
 import type { ErrorClassification, Event } from '../api/events/index.ts';
 import { ASK_USAGE_ID } from './ask.ts';
-import { stateUpdate } from './events.ts';
+import { completionLog, stateUpdate } from './events.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
 import { maskDeep } from './mask.ts';
@@ -82,17 +82,35 @@ export class ModelCalls {
     let completion: Completion;
     const host = this.#d.host;
     const onDelta = o.stream ? host.streamDelta?.bind(host) : undefined;
+    const started = Date.now();
     try {
       completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}) });
     } catch (err) {
       if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
       const e = toModelCallError(err);
+      this.#logCompletion(model.model, o, { messages, tools, kwargs: { stream: o.stream }, error: { type: e.code, message: e.message }, cost: 0, latency_sec: (Date.now() - started) / 1000 }, true);
       if (e.code === 'LLMContextWindowExceedError' && o.condensable) return 'condense';
       this.#d.fail(e.code, e.message, e.classification);
       return undefined;
     }
+    const usage = completion.usage;
+    this.#logCompletion(model.model, o, {
+      messages,
+      tools,
+      kwargs: { stream: o.stream },
+      response: { id: completion.responseId, content: completion.content, reasoning_content: completion.reasoning, tool_calls: completion.toolCalls },
+      cost: priced(usage, host.request.agent?.llm).cost,
+      latency_sec: (Date.now() - started) / 1000,
+      usage_summary: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, reasoning_tokens: usage.reasoningTokens, cache_read_tokens: usage.cacheReadTokens },
+    }, false);
     this.#record(model.model, completion, o.bucket);
     return completion;
+  }
+
+  /** With `agent.llm.log_completions` on, every agent and condenser call (and failure) becomes an LLMCompletionLogEvent; masked like every event. */
+  #logCompletion(model: string, o: CallOptions, data: Record<string, unknown>, failed: boolean): void {
+    if (this.#d.host.request.agent?.llm?.log_completions !== true) return;
+    this.#d.emit(completionLog(model, o.bucket, data, failed));
   }
 
   /**
