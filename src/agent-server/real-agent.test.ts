@@ -23,6 +23,30 @@ afterEach(async () => {
 });
 
 describe('agent server with the real agent', () => {
+  it('records a TokenEvent per agent model call when litellm_extra_body asks for token ids (sent along to the endpoint), none otherwise', async () => {
+    llm.push(
+      { toolCalls: [{ name: 'finish', arguments: { message: 'one' } }], tokenIds: { prompt: [1, 2, 3], response: [7, 8] } },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'two' } }], tokenIds: { prompt: [4], response: [9] } },
+    );
+    const run = async (extra: Record<string, unknown> | undefined) => {
+      const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p') }, agent: { llm: { model: 'openai/scripted', ...(extra ? { litellm_extra_body: extra } : {}) }, tools: [] }, initial_message: userText('go', true) };
+      const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
+      await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+      return (await s.api(`/api/conversations/${id}/events/search`)).body.items as any[];
+    };
+    const asked = await run({ return_token_ids: true });
+    expect(llm.requests.at(-1)?.body['return_token_ids']).toBe(true);
+    const tokens = asked.filter((e) => e.kind === 'TokenEvent');
+    expect(tokens).toEqual([expect.objectContaining({ source: 'agent', prompt_token_ids: [1, 2, 3], response_token_ids: [7, 8] })]);
+    const kinds = asked.map((e) => e.kind).filter((k) => k !== 'ConversationStateUpdateEvent');
+    // Where OpenHands puts it: after the answer's actions ran (here the finish and its observation).
+    expect(kinds.slice(-3)).toEqual(['ActionEvent', 'ObservationEvent', 'TokenEvent']);
+
+    const plain = await run(undefined);
+    expect(llm.requests.at(-1)?.body['return_token_ids']).toBeUndefined();
+    expect(plain.some((e) => e.kind === 'TokenEvent')).toBe(false);
+  });
+
   it('streams an LLMCompletionLogEvent per model call when log_completions is on, masked, and none when it is off', async () => {
     llm.push(
       { toolCalls: [{ name: 'terminal', arguments: { command: 'echo $TOKEN_X' } }], usage: { prompt_tokens: 30, completion_tokens: 5 } },
@@ -49,7 +73,8 @@ describe('agent server with the real agent', () => {
     expect(logs).toHaveLength(2);
     expect(on.streamed.map((e) => e.id)).toEqual(logs.map((e: any) => e.id));
     for (const e of logs) {
-      expect(e).toMatchObject({ source: 'environment', model_name: 'openai/scripted', usage_id: 'agent' });
+      // The LLM's usage_id, 'default' when the request names none (as OpenHands).
+      expect(e).toMatchObject({ source: 'environment', model_name: 'openai/scripted', usage_id: 'default' });
       expect(e.filename).toMatch(/^openai__scripted-\d+\.\d{3}-[0-9a-f]{4}\.json$/);
     }
     const first = JSON.parse(logs[0].log_data);

@@ -115,3 +115,8 @@ export function completionLog(model: string, usageId: string, data: Record<strin
   const filename = `${model.replaceAll('/', '__')}-${now.toFixed(3)}-${randomBytes(2).toString('hex')}${failed ? '-error' : ''}.json`;
   return { ...newEventBase('environment'), filename, log_data: JSON.stringify({ ...data, timestamp: now }), model_name: model, usage_id: usageId, kind: 'LLMCompletionLogEvent' };
 }
+
+/** The token ids of one model call (vLLM, asked with litellm_extra_body.return_token_ids), as OpenHands records them. */
+export function tokenEvent(prompt: number[], response: number[]): Of<'TokenEvent'> {
+  return { ...newEventBase('agent'), prompt_token_ids: prompt, response_token_ids: response, kind: 'TokenEvent' };
+}
