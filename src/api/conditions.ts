@@ -31,5 +31,7 @@ export const Reason = {
   GitHooksInstalled: 'GitHooksInstalled',
   GitHooksFailed: 'GitHooksFailed',
   SkillsLoaded: 'SkillsLoaded',
+  /** A configuration repository defines a skill name old-style and new-style (spec part 4 rule 6). */
+  SkillNameConflict: 'SkillNameConflict',
   Ready: 'Ready',
 } as const;

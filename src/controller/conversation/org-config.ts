@@ -39,12 +39,16 @@ export async function orgConfigSkills(
   secrets: Record<string, string>,
   git: GitSettings,
   log?: Logger,
+  /** Filled with the names a configuration repository defines both old-style and new-style (spec part 4 rule 6). */
+  conflicts: NonNullable<SkillsResponse['conflicts']> = [],
 ): Promise<Record<string, unknown>[]> {
   const configs = configRepositories(conv, secrets, git);
   if (configs.length === 0) return [];
   const only = { load_public: false, load_user: false, load_project: false, load_org: false };
   try {
-    const { skills } = (await client.postJson('/api/skills', { ...only, load_org: true, org_configs: configs })) as SkillsResponse;
+    const loaded = (await client.postJson('/api/skills', { ...only, load_org: true, org_configs: configs })) as SkillsResponse;
+    conflicts.push(...(loaded.conflicts ?? []));
+    const { skills } = loaded;
     if (skills.length === 0) return [];
     const project = (await client.postJson('/api/skills', { ...only, load_project: true, project_dir: conversationWorkingDir(conv) })) as SkillsResponse;
     const own = new Set(project.skills.map((s) => s.name));

@@ -27,6 +27,7 @@ import { orgConfigSkills } from './org-config.ts';
 import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type GitSettings } from './repository.ts';
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 import { interruption } from './execution-truth.ts';
+import type { SkillsResponse } from '../../api/agent-server/skills.ts';
 import { installGitHooks, PRE_COMMIT_SCRIPT, runSetupScript, SETUP_SCRIPT, SETUP_SCRIPT_TIMEOUT_S } from './workspace-setup.ts';
 import { projectSkillNames } from './org-config.ts';
 import { agentServerDialUrl } from '../../runtime/dial.ts';
@@ -215,7 +216,11 @@ export class ConversationReconciler {
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = await this.#client(conv, sb);
     const git = this.#d.git ?? DEFAULT_GIT_SETTINGS;
-    const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log);
+    const conflicts: NonNullable<SkillsResponse['conflicts']> = [];
+    const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log, conflicts);
+    for (const c of conflicts) {
+      this.#d.recorder?.record(conv, 'Warning', Reason.SkillNameConflict, `Skill ${c.name} is defined in both microagents/ (old style) and skills/ (new style) of ${c.org}'s configuration repository; the skills/ one is used — remove the other`);
+    }
     const plugins = await autoLoadPlugins(client, conv, secrets, git, { ...(this.#d.log ? { log: this.#d.log } : {}), ...(this.#d.recorder ? { recorder: this.#d.recorder } : {}) });
     const project = await projectSkillNames(client, conv, this.#d.log);
     const names = [...new Set([...skills.map((k) => String(k['name'])), ...project])].sort();

@@ -37,7 +37,8 @@ beforeAll(async () => {
       '.agents/skills/deploy/SKILL.md': '---\nname: deploy\ndescription: how to deploy\n---\nRun make deploy.\n',
     },
   });
-  git.createRepo('acme/.agents', { main: { 'skills/house/SKILL.md': '---\nname: house\ndescription: house rules\n---\nUse tabs.\n' } });
+  // `house` defined old-style (microagents/) and new-style (skills/): spec part 4 rule 6 says it must not be.
+  git.createRepo('acme/.agents', { main: { 'skills/house/SKILL.md': '---\nname: house\ndescription: house rules\n---\nUse tabs.\n', 'microagents/house.md': '---\nname: house\n---\nUse spaces.\n' } });
   git.createRepo('acme/broken', { main: { 'README.md': 'broken\n', '.openhands/setup.sh': 'echo "fetching toolchain"\necho "error: toolchain 9.9 not found" >&2\nexit 3\n' } });
   git.createRepo('acme/plain', { main: { 'README.md': 'plain\n' } });
 });
@@ -115,6 +116,10 @@ describe('the start task steps do their work', () => {
     expect(skillsStep?.detail).toBe('Skills: deploy, house');
     expect(steps.findIndex((t) => t === skillsStep)).toBeLessThan(steps.findIndex((t) => t.status === 'STARTING_CONVERSATION'));
     expect(s.events).toContainEqual('Normal SkillsLoaded: Skills: deploy, house');
+    // The duplicate name: the new-style skill is used, and the start carries a Warning naming both places.
+    expect(s.events).toContainEqual(expect.stringMatching(/^Warning SkillNameConflict: Skill house is defined in both microagents\/ \(old style\) and skills\/ \(new style\) of acme's configuration repository/));
+    const conv = (await s.env.store.get(ConversationKind, NS, hex(1)))!;
+    expect(conv.status?.startSkills?.skills.find((k) => k['name'] === 'house')?.['content']).toContain('Use tabs.');
     // What was loaded is what the agent server was given.
     const started = await server.api(`/api/conversations/search`);
     expect(started.body.items.map((c: { id: string }) => c.id.replaceAll('-', ''))).toContain(hex(1));
