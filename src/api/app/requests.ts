@@ -3,6 +3,7 @@
 import Type, { type Static } from 'typebox';
 import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping, SpanName } from '../conversation.ts';
 import { ImageContent, TextContent } from '../events/index.ts';
+import { ConfirmationPolicy } from '../agent-server/policy.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
 const STRICT = { additionalProperties: false } as const;
@@ -257,3 +258,14 @@ export const MarketplaceRegistrationUpdate = Type.Object(
 export type MarketplaceRegistrationUpdate = Static<typeof MarketplaceRegistrationUpdate>;
 export const MarketplaceParams = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }) });
 export type MarketplaceParams = Static<typeof MarketplaceParams>;
+
+/** `POST /app-conversations/{id}/confirmation-policy`: which actions wait for the user (agent server's policy, passed on). */
+export const AppConfirmationPolicyRequest = Type.Object({ policy: ConfirmationPolicy }, { additionalProperties: false });
+export type AppConfirmationPolicyRequest = Static<typeof AppConfirmationPolicyRequest>;
+
+/** `POST /app-conversations/{id}/respond-to-confirmation`: accept or reject the actions waiting. */
+export const AppConfirmationResponse = Type.Object(
+  { accept: Type.Boolean(), reason: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })) },
+  { additionalProperties: false },
+);
+export type AppConfirmationResponse = Static<typeof AppConfirmationResponse>;

@@ -5,6 +5,8 @@ import { Event } from '../events/index.ts';
 import { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../event-sink.ts';
 import { GitProvider, SandboxGrouping } from '../conversation.ts';
 import {
+  AppConfirmationPolicyRequest,
+  AppConfirmationResponse,
   AppConversationStartRequest,
   AppConversationUpdateRequest,
   AppSendMessageRequest,
@@ -72,6 +74,8 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title, public). selected_repository, selected_branch and git_provider are fixed at start: 422 naming each', body: AppConversationUpdateRequest, response: AppConversation },
   { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation and its events; the last conversation of a sandbox takes the sandbox with it. Idempotent: a repeat by the same user answers 200', response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory: a zip of every event plus meta.json (application/zip)' },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/confirmation-policy', tag: 'conversations', summary: "Set the conversation's confirmation policy (NeverConfirm, AlwaysConfirm, ConfirmRisky) on its agent server; actions it covers wait in waiting_for_confirmation. 409/410 when the sandbox is read-only", body: AppConfirmationPolicyRequest, response: Success },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/respond-to-confirmation', tag: 'conversations', summary: 'Accept (they run) or reject (each gets a UserRejectObservation with the reason) the actions waiting for confirmation', body: AppConfirmationResponse, response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file ; the content as a JSON string. A paused sandbox is resumed by the read; 409/410 when read-only', query: WorkspaceFileQuery, response: Type.String() },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace repository at path', query: WorkspaceGitQuery, response: Type.Array(Type.Object({ status: Type.String(), path: Type.String() })) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Whole file at path before and after', query: WorkspaceGitQuery, response: Type.Object({ modified: Nullable(Type.String()), original: Nullable(Type.String()) }) },
