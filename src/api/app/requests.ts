@@ -146,11 +146,11 @@ export const WorkspaceFilesQuery = Type.Object({
 });
 export type WorkspaceFilesQuery = Static<typeof WorkspaceFilesQuery>;
 export const WorkspaceFileQuery = Type.Object({
-  file_path: Type.String({ minLength: 1, description: 'The file to read: an absolute path in the sandbox' }),
+  file_path: Type.String({ minLength: 1, description: 'The file to read: an absolute path in the sandbox, or one relative to the working directory (as the file listing gives them)' }),
 });
 export type WorkspaceFileQuery = Static<typeof WorkspaceFileQuery>;
 export const WorkspaceGitQuery = Type.Object({
-  path: Type.String({ minLength: 1, description: 'An absolute path in the sandbox: the repository (changes) or the file (diff)' }),
+  path: Type.String({ minLength: 1, description: 'The repository (changes) or the file (diff): an absolute path in the sandbox, or one relative to the working directory' }),
   ref: Type.Optional(Type.String({ minLength: 1, description: 'Compare against this ref instead of HEAD' })),
 });
 export type WorkspaceGitQuery = Static<typeof WorkspaceGitQuery>;
@@ -269,3 +269,10 @@ export const AppConfirmationResponse = Type.Object(
   { additionalProperties: false },
 );
 export type AppConfirmationResponse = Static<typeof AppConfirmationResponse>;
+
+/** `POST /app-conversations/{id}/fork`. */
+export const AppForkRequest = Type.Object(
+  { title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { additionalProperties: false },
+);
+export type AppForkRequest = Static<typeof AppForkRequest>;

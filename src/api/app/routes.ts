@@ -7,6 +7,7 @@ import { GitProvider, SandboxGrouping } from '../conversation.ts';
 import {
   AppConfirmationPolicyRequest,
   AppConfirmationResponse,
+  AppForkRequest,
   AppConversationStartRequest,
   AppConversationUpdateRequest,
   AppSendMessageRequest,
@@ -74,6 +75,7 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title, public). selected_repository, selected_branch and git_provider are fixed at start: 422 naming each', body: AppConversationUpdateRequest, response: AppConversation },
   { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation and its events; the last conversation of a sandbox takes the sandbox with it. Idempotent: a repeat by the same user answers 200', response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory: a zip of every event plus meta.json (application/zip)' },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/fork', tag: 'conversations', summary: "Fork a conversation: a new one in the same sandbox with the source's events and state copied (the source is not changed); answers its start task. A paused sandbox is resumed; 409/410 when the source is read-only or still starting", body: AppForkRequest, response: AppConversationStartTask },
   { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/confirmation-policy', tag: 'conversations', summary: "Set the conversation's confirmation policy (NeverConfirm, AlwaysConfirm, ConfirmRisky) on its agent server; actions it covers wait in waiting_for_confirmation. 409/410 when the sandbox is read-only", body: AppConfirmationPolicyRequest, response: Success },
   { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/respond-to-confirmation', tag: 'conversations', summary: 'Accept (they run) or reject (each gets a UserRejectObservation with the reason) the actions waiting for confirmation', body: AppConfirmationResponse, response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file ; the content as a JSON string. A paused sandbox is resumed by the read; 409/410 when read-only', query: WorkspaceFileQuery, response: Type.String() },

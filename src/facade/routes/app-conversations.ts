@@ -13,6 +13,7 @@ import {
 import {
   AppConfirmationPolicyRequest,
   AppConfirmationResponse,
+  AppForkRequest,
   AppConversationStartRequest,
   AppConversationUpdateRequest,
   AppSendMessageRequest,
@@ -29,6 +30,7 @@ import {
 } from '../../api/app/requests.ts';
 import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
 import { respondToConfirmation, setConfirmationPolicy } from '../confirmation.ts';
+import { forkConversation } from '../fork.ts';
 import { startConversation } from '../start.ts';
 import { streamStartTask } from '../stream-start.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
@@ -96,6 +98,10 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.type = 'application/zip';
     ctx.attachment(filename);
     ctx.body = body;
+  });
+
+  r.post('/:conversation_id/fork', validate({ body: AppForkRequest }), async (ctx) => {
+    ctx.body = await forkConversation(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppForkRequest>(ctx).body);
   });
 
   r.post('/:conversation_id/confirmation-policy', validate({ body: AppConfirmationPolicyRequest }), async (ctx) => {
