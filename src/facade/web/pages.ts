@@ -103,6 +103,12 @@ table{width:100%;border-collapse:collapse} th,td{text-align:left;padding:.4rem;b
 #transcript{list-style:none;padding:0} .ev{border-left:3px solid #c8ced8;padding:.35rem .75rem;margin:.5rem 0;background:#fafbfc}
 .ev.role-user{border-color:#2d5bd7} .ev.role-assistant{border-color:#0a7a2f} .ev.action{border-color:#8a5cd1} .ev.observation{border-color:#8a8f99} .ev.error{border-color:#b00020}
 .who{font-size:.8em;font-weight:600;color:#555} .text{white-space:pre-wrap} pre{white-space:pre-wrap;word-break:break-word;max-height:20rem;overflow:auto;background:#f0f2f5;padding:.5rem;margin:.3rem 0}
+.block{list-style:none;padding:0;margin:0;content-visibility:auto;contain-intrinsic-size:auto 3000px} .result{margin:.4rem 0 .1rem;padding-left:.6rem;border-left:2px solid #8a8f99} .result.error,.result.rejected{border-color:#b00020}
+.thinking summary{color:#666;font-size:.85em;cursor:pointer} .pending{border-style:dashed} .confirm{border:2px solid #c77d00;background:#fff8e8;border-radius:6px;padding:.5rem 1rem;margin:.75rem 0} .confirm h3{margin:.2rem 0}
+.tabs{margin:.75rem 0 .25rem;border-bottom:1px solid #dde1e7} .tabs button{background:#fff;color:#1d2433;border-color:#dde1e7;border-bottom:0;border-radius:4px 4px 0 0;margin:0 .25rem 0 0} .tabs [aria-selected=true]{background:#1d2433;color:#fff}
+.link{background:none;border:0;color:#2d5bd7;padding:0;margin:0;text-decoration:underline} .inline{display:inline;font-weight:400} .inline select{margin-left:.25rem} .rename input{width:auto;min-width:20rem}
+.paths{list-style:none;padding:0;max-height:22rem;overflow:auto;font-family:ui-monospace,monospace;font-size:.9em} .paths li{margin:.15rem 0} .git-added{background:#d7f3df} .git-deleted{background:#fbd9de} .git-updated,.git-moved{background:#fff0c7}
+.diff .add{background:#e6ffec;display:block} .diff .del{background:#ffebe9;display:block} .diff .same{display:block;color:#555} .earlier{text-align:center} fieldset{border:1px solid #dde1e7;border-radius:6px;margin:.75rem 0} .kv{display:grid;grid-template-columns:1fr 1fr auto;gap:.5rem;align-items:end}
 `;
 
 /** The web app's shell: the bundle (GET /app.js) renders everything into #app. */

@@ -4,6 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, KEY_REFUSED, KEY_STORAGE, type Conversation } from './api.ts';
+import { NewConversation } from './new-conversation.tsx';
 import { Transcript } from './transcript.tsx';
 
 function useHash(): string {
@@ -39,72 +40,6 @@ function SignIn({ onKey, refused }: { onKey: (key: string) => void; refused: boo
       {error && <p class="field-error" id="api-key-error" role="alert">{error}</p>}
       <p class="muted">The key stays in this browser tab (session storage) and is sent only to this service's API.</p>
       <button type="submit">Sign in</button>
-    </form>
-  );
-}
-
-function NewConversation({ apiKey }: { apiKey: string }) {
-  const [message, setMessage] = useState('');
-  const [repository, setRepository] = useState('');
-  const [branch, setBranch] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [status, setStatus] = useState<string>();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setError(undefined);
-    const body: Record<string, unknown> = {};
-    if (message.trim()) body['initial_message'] = { role: 'user', content: [{ type: 'text', text: message.trim() }], run: true };
-    if (repository.trim()) body['selected_repository'] = repository.trim();
-    if (branch.trim()) body['selected_branch'] = branch.trim();
-    try {
-      setStatus('Starting…');
-      let task = await api<{ id: string }>(apiKey, 'POST', '/app-conversations', body);
-      for (;;) {
-        const [t] = await api<{ status: string; detail: string | null; app_conversation_id: string | null }[]>(apiKey, 'GET', `/app-conversations/start-tasks?ids=${task.id}`);
-        if (t?.app_conversation_id) {
-          setStatus(undefined);
-          setMessage('');
-          location.hash = `#/c/${t.app_conversation_id}`;
-          return;
-        }
-        if (t?.status === 'ERROR') throw new ApiError(500, t.detail ?? 'The start failed', []);
-        setStatus(`Starting… (${t?.status ?? 'WORKING'})`);
-        await new Promise((r) => setTimeout(r, 1000));
-        task = { id: task.id };
-      }
-    } catch (err) {
-      setStatus(undefined);
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err), []));
-    }
-  };
-  const fieldError = (name: string, id: string) => {
-    const msg = error?.forField(name);
-    return msg ? <p class="field-error" id={id} role="alert">{msg}</p> : null;
-  };
-  // A refused field is marked invalid and points at its message, for screen readers.
-  const invalid = (name: string, id: string) => (error?.forField(name) ? { 'aria-invalid': true, 'aria-describedby': id } : {});
-  const placed = ['initial_message', 'selected_repository', 'selected_branch'];
-  const general = error && !placed.some((f) => error.forField(f)) ? error.message : undefined;
-  return (
-    <form class="card" onSubmit={submit} aria-labelledby="new-title">
-      <h2 id="new-title">New conversation</h2>
-      <label for="message">Message</label>
-      <textarea id="message" rows={3} {...invalid('initial_message', 'message-error')} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
-      {fieldError('initial_message', 'message-error')}
-      <div class="row">
-        <div>
-          <label for="repository">Repository (owner/name, optional)</label>
-          <input id="repository" {...invalid('selected_repository', 'repository-error')} value={repository} onInput={(e) => setRepository(e.currentTarget.value)} />
-          {fieldError('selected_repository', 'repository-error')}
-        </div>
-        <div>
-          <label for="branch">Branch (optional)</label>
-          <input id="branch" {...invalid('selected_branch', 'branch-error')} value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
-          {fieldError('selected_branch', 'branch-error')}
-        </div>
-      </div>
-      {general && <p class="field-error" role="alert">{general}</p>}
-      <button type="submit" disabled={status !== undefined}>Start conversation</button> {status && <span class="muted" role="status">{status}</span>}
     </form>
   );
 }
