@@ -224,7 +224,7 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
       expect(await node.kubectl('get', kind, '-n', SANDBOXES, '-l', `agentyard.dev/sandbox=${sandboxId}`, '-o', 'name'), kind).toBe('');
     }
     const { body } = await api<{ items: { kind: string }[] }>('GET', `/api/v1/conversation/${conversationId}/events/search?limit=100`);
-    expect(body.items.filter((e) => e.kind === 'ObservationEvent')).toHaveLength(4) // two runs: terminal and finish each;
+    expect(body.items.filter((e) => e.kind === 'ObservationEvent')).toHaveLength(4); // two runs: terminal and finish each
   });
 
   const startSandbox = async (): Promise<StartTask & { sandbox_id: string; app_conversation_id: string }> => {
