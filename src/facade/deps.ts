@@ -6,6 +6,7 @@ import type { Logger } from '../util/log.ts';
 import type { AppStore } from './db/types.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
+import type { LoginSettings } from './login/config.ts';
 import type { Registry } from '../util/metrics.ts';
 
 export interface AgentMessage {
@@ -68,4 +69,6 @@ export interface FacadeDeps {
   minFreeDiskBytes?: number;
   /** Prometheus registry GET /metrics serves (src/util/metrics.ts). Default: the process's registry. */
   metrics?: Registry;
+  /** OpenID Connect login (login/config.ts); absent: the app signs in with API keys only. */
+  login?: LoginSettings;
 }
