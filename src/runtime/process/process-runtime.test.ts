@@ -130,10 +130,10 @@ describe('ProcessRuntime with the real agent server', () => {
     await again.delete(sb);
     expect(existsSync(join(dataDir, 'sandboxes', 'sb1'))).toBe(false);
     expect(await again.observe(sb)).toEqual({ phase: 'absent' });
-    const archives = readdirSync(join(dataDir, 'archive'));
+    const archives = readdirSync(join(dataDir, 'objects', 'internal', 'workspace-archives'));
     expect(archives).toHaveLength(1);
     expect(archives[0]).toMatch(/^sb1-.*\.tar\.gz$/);
-    const listing = execFileSync('tar', ['-tzf', join(dataDir, 'archive', archives[0]!)], { encoding: 'utf8' });
+    const listing = execFileSync('tar', ['-tzf', join(dataDir, 'objects', 'internal', 'workspace-archives', archives[0]!)], { encoding: 'utf8' });
     expect(listing).toContain('workspace/notes.txt');
     await again.delete(sb); // idempotent
   });

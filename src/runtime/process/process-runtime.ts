@@ -24,7 +24,9 @@ import { GATEWAY_MODEL_RETRIES } from '../../api/model-gateway.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
-import { archiveWorkspace } from './archive.ts';
+import { preserveSandboxData } from './archive.ts';
+import { FsObjectStore } from '../../objstore/fs-store.ts';
+import type { ObjectStore } from '../../objstore/types.ts';
 import { PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
 import { healthy, ProcessLiveness, type LivenessOptions } from './liveness.ts';
 import { bootId, isAgentServer, isAlive, signalGroup, stopGroup } from './processes.ts';
@@ -73,18 +75,24 @@ export interface ProcessRuntimeOptions {
   log?: Logger;
   /** How the child is spawned: as its own user in its own namespaces, or plainly (default). */
   launcher?: SandboxLauncher;
+  /** Where a deleted sandbox's workspace archive and conversation files go; default <dataDir>/objects. */
+  objects?: ObjectStore;
+  /** Whether a conversation still exists: a deleted one's files are not kept. Default: all are. */
+  keepConversation?: (conversationId: string) => Promise<boolean>;
 }
 
 export class ProcessRuntime implements SandboxRuntime {
   readonly #o: ProcessRuntimeOptions;
   readonly #launcher: SandboxLauncher;
   readonly #liveness: ProcessLiveness;
+  readonly #objects: ObjectStore;
   /** Since when each serving agent server fails its /health (memory only: a restart just starts the count again). */
 
   constructor(opts: ProcessRuntimeOptions) {
     this.#o = opts;
     this.#launcher = opts.launcher ?? new PlainLauncher();
     this.#liveness = new ProcessLiveness(opts.liveness);
+    this.#objects = opts.objects ?? new FsObjectStore(join(opts.dataDir, 'objects'));
   }
 
   watch(changed: (sandbox: SandboxRef) => void, signal: AbortSignal): Promise<void> {
@@ -194,10 +202,11 @@ export class ProcessRuntime implements SandboxRuntime {
     const dir = this.dirOf(name);
     if (!existsSync(dir)) return;
     await this.#stop(name, 'pause');
-    await archiveWorkspace(dir, join(this.#o.dataDir, 'archive'), name);
+    // Throws while the object store is unreachable: the directory stays and the delete is retried.
+    const kept = await preserveSandboxData(dir, name, { objects: this.#objects, ...(this.#o.keepConversation ? { keepConversation: this.#o.keepConversation } : {}) });
     await this.#launcher.release(dir);
     rmSync(dir, { recursive: true, force: true });
-    this.#o.log?.info({ sandbox: name }, 'sandbox deleted; workspace archived');
+    this.#o.log?.info({ sandbox: name, archive: kept.archiveKey, conversationFiles: kept.conversationFiles, store: this.#objects.location }, 'sandbox deleted; workspace archived');
   }
 
   /**
