@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { NS, setSandboxPhase, startWorkspaceHarness, type WorkspaceHarness } from './test-support.ts';
 import { SandboxKind } from '../api/sandbox.ts';
+import type { LoginSettings } from './login/config.ts';
+import { hashSecret, newSecret, SESSION_COOKIE } from './login/session.ts';
 
 interface Frame {
   id: string;
@@ -14,11 +16,11 @@ interface Frame {
 }
 
 /** A relay socket that authenticates with `key` and collects frames until closed. */
-function relay(h: WorkspaceHarness, id: string, key: string, query = '') {
-  const ws = new WebSocket(`${h.server.url.replace('http', 'ws')}/api/v1/conversation/${id}/events/socket${query}`);
+function relay(h: WorkspaceHarness, id: string, key: string, query = '', session?: { cookie: string; csrf: string }) {
+  const ws = new WebSocket(`${h.server.url.replace('http', 'ws')}/api/v1/conversation/${id}/events/socket${query}`, session ? { headers: { cookie: session.cookie } } : {});
   const frames: Frame[] = [];
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', api_key: key })));
+  ws.on('open', () => ws.send(JSON.stringify(session ? { type: 'auth', csrf_token: session.csrf } : { type: 'auth', api_key: key })));
   ws.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
   const until = async (check: () => boolean, what: string) => {
     const deadline = Date.now() + 5000;
@@ -92,5 +94,43 @@ describe('the event relay', () => {
     expect((await h.store.get(SandboxKind, NS, 'sb-1'))!.spec.paused).not.toBe(true);
     await h.agent.close();
     expect((await live.closed).code).toBeGreaterThanOrEqual(1001);
+  });
+});
+
+describe('the event relay with OIDC login on', () => {
+  const LOGIN: LoginSettings = {
+    // Never contacted: sessions are made in the store here, as a login makes them.
+    issuer: 'http://127.0.0.1:9/realms/none',
+    clientId: 'agentyard',
+    publicUrl: 'http://127.0.0.1:3000',
+    roleClaim: 'groups',
+    scopes: 'openid',
+    sessionMaxAgeMs: 8 * 3600_000,
+    sessionIdleMs: 3600_000,
+  };
+  let h: WorkspaceHarness;
+  beforeEach(async () => {
+    h = await startWorkspaceHarness({}, { login: LOGIN });
+  });
+  afterEach(() => h.close());
+
+  async function session(userId: string): Promise<{ cookie: string; csrf: string }> {
+    const id = newSecret();
+    const csrf = newSecret();
+    await h.db.logins.createSession(hashSecret(id), { userId, csrfToken: csrf, idToken: null, expiresAt: h.clock.now().plus({ hours: 1 }).toUTC().toISO()! });
+    return { cookie: `${SESSION_COOKIE}=${id}`, csrf };
+  }
+
+  it("takes the session cookie with the session's CSRF token; not the cookie alone, nor another token", async () => {
+    const id = await h.conversation(h.workspace);
+    const s = await session(h.alice.user.id);
+    const ok = relay(h, id, '', '', s);
+    await ok.until(() => ok.frames.length >= 1, 'the full_state frame');
+    expect(ok.frames[0]).toMatchObject({ kind: 'ConversationStateUpdateEvent', key: 'full_state' });
+    ok.ws.close();
+    expect(await relay(h, id, '', '', { cookie: s.cookie, csrf: 'not-the-token' }).closed).toMatchObject({ code: 4001 });
+    expect(await relay(h, id, '', '', { cookie: 'agentyard_session=made-up', csrf: s.csrf }).closed).toMatchObject({ code: 4001 });
+    const bob = await session(h.bob.user.id);
+    expect(await relay(h, id, '', '', bob).closed).toMatchObject({ code: 4004 });
   });
 });

@@ -4,12 +4,15 @@
 // The facade dials the agent server where the control plane does (runtime/dial.ts).
 //
 // Protocol, as the agent server's own socket: the first frame is {"type":"auth","api_key":...}
-// (a key never goes in a URL that gets logged); the query (after_event_id, after_seq,
+// (a key never goes in a URL that gets logged), or, with OIDC login on, {"type":"auth",
+// "csrf_token":...} beside the session cookie the upgrade carries: the session's CSRF token, as
+// every state-changing request must show (a cookie alone could be another site's doing); the query (after_event_id, after_seq,
 // resend_mode, after_timestamp) is passed on, so a client resumes after the last event it saw.
 // Close codes: 4001 authentication failed, 4004 no such conversation (or not the caller's),
 // 4409 its sandbox does not serve now (paused, starting, gone: try again later; the relay never
 // resumes a sandbox), 4502 its agent server cannot be reached; the agent server's own codes
 // (4400 unknown cursor, 1013 too many connections, ...) are passed on.
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -17,6 +20,9 @@ import { ConversationKind } from '../api/conversation.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import { agentServerDialUrl } from '../runtime/dial.ts';
 import type { Facade } from './context.ts';
+import type { AppUser } from './db/types.ts';
+import { sessionPolicy } from './login/routes.ts';
+import { hashSecret, SESSION_COOKIE } from './login/session.ts';
 import { getOwned, sandboxNameOf, sandboxPhase, sessionKeyOf } from './resources.ts';
 
 export const RELAY_PATH = /^\/api\/v1\/conversation\/([0-9a-f]{32})\/events\/socket$/;
@@ -31,14 +37,16 @@ export interface RelayOptions {
 
 export class EventRelay {
   readonly #d: Facade['d'];
+  readonly #facade: Facade;
   readonly #o: Required<RelayOptions>;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   readonly #open = new Set<WebSocket>();
   readonly #ping: NodeJS.Timeout;
   readonly #alive = new WeakSet<WebSocket>();
 
-  constructor(d: Facade['d'], o: RelayOptions = {}) {
-    this.#d = d;
+  constructor(facade: Facade, o: RelayOptions = {}) {
+    this.#facade = facade;
+    this.#d = facade.d;
     this.#o = { authTimeoutMs: o.authTimeoutMs ?? 10_000, pingIntervalMs: o.pingIntervalMs ?? 30_000, maxBufferedBytes: o.maxBufferedBytes ?? 4 * 1024 * 1024 };
     // Heartbeat: a browser that did not answer the previous ping is gone; its upstream goes too.
     this.#ping = setInterval(() => {
@@ -61,7 +69,7 @@ export class EventRelay {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
-      this.#wss.handleUpgrade(req, socket, head, (ws) => this.#authenticate(ws, url, m[1]!));
+      this.#wss.handleUpgrade(req, socket, head, (ws) => this.#authenticate(ws, url, m[1]!, sessionCookie(req)));
     });
   }
 
@@ -72,7 +80,7 @@ export class EventRelay {
     for (const ws of this.#open) ws.terminate();
   }
 
-  #authenticate(ws: WebSocket, url: URL, id: string): void {
+  #authenticate(ws: WebSocket, url: URL, id: string, cookie: string | undefined): void {
     this.#open.add(ws);
     this.#alive.add(ws);
     ws.on('pong', () => this.#alive.add(ws));
@@ -82,24 +90,33 @@ export class EventRelay {
     ws.once('close', () => clearTimeout(timer));
     ws.once('message', (data: RawData) => {
       clearTimeout(timer);
-      let frame: { type?: unknown; api_key?: unknown } | undefined;
+      let frame: { type?: unknown; api_key?: unknown; csrf_token?: unknown } | undefined;
       try {
         frame = JSON.parse(data.toString()) as typeof frame;
       } catch {
         frame = undefined;
       }
-      if (frame?.type !== 'auth' || typeof frame.api_key !== 'string') return ws.close(4001, 'Authentication failed');
-      void this.#connect(ws, url, id, frame.api_key).catch((err: unknown) => {
-        this.#d.log.warn({ err, conversationId: id }, 'relay: could not connect');
-        if (ws.readyState === WebSocket.OPEN) ws.close(1011, 'Relay failed');
-      });
+      if (frame?.type !== 'auth') return ws.close(4001, 'Authentication failed');
+      void this.#userOf(frame, cookie)
+        .then((user) => (user ? this.#connect(ws, url, id, user) : ws.close(4001, 'Authentication failed')))
+        .catch((err: unknown) => {
+          this.#d.log.warn({ err, conversationId: id }, 'relay: could not connect');
+          if (ws.readyState === WebSocket.OPEN) ws.close(1011, 'Relay failed');
+        });
     });
   }
 
-  async #connect(ws: WebSocket, url: URL, id: string, apiKey: string): Promise<void> {
+  /** The caller: by API key, or by the session cookie with that session's CSRF token. */
+  async #userOf(frame: { api_key?: unknown; csrf_token?: unknown }, cookie: string | undefined): Promise<AppUser | undefined> {
+    if (typeof frame.api_key === 'string') return this.#d.db.findUserByApiKey(frame.api_key);
+    const oidc = this.#facade.oidc;
+    if (!oidc || cookie === undefined || typeof frame.csrf_token !== 'string') return undefined;
+    const session = await this.#d.db.logins.findSession(hashSecret(cookie), sessionPolicy(oidc).idleMs);
+    return session && sameToken(frame.csrf_token, session.csrfToken) ? session.user : undefined;
+  }
+
+  async #connect(ws: WebSocket, url: URL, id: string, user: AppUser): Promise<void> {
     const d = this.#d;
-    const user = await d.db.findUserByApiKey(apiKey);
-    if (!user) return ws.close(4001, 'Authentication failed');
     const conv = await getOwned(d, ConversationKind, user.id, id);
     if (!conv || conv.metadata.deletionTimestamp) return ws.close(4004, 'Conversation not found');
     const name = sandboxNameOf(conv);
@@ -149,4 +166,19 @@ export class EventRelay {
       if (up.readyState === WebSocket.CONNECTING || up.readyState === WebSocket.OPEN) up.terminate();
     });
   }
+}
+
+function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The session cookie's value in an upgrade request (no Koa context here). */
+function sessionCookie(req: IncomingMessage): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
 }

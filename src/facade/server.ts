@@ -29,7 +29,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   const delivery = new PendingDelivery(facade.d, o.deliveryRetryMs !== undefined ? { retryMs: o.deliveryRetryMs } : {});
   const cleanup = new ConversationCleanup(facade.d);
   const server: Server = createServer(app.callback());
-  const relay = new EventRelay(facade.d);
+  const relay = new EventRelay(facade);
   relay.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
