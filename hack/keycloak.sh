@@ -6,7 +6,7 @@
 #   ${AGENTYARD_CACHE:-$HOME/.cache/agentyard}/keycloak/<version>/keycloak-<version>/
 #   ${AGENTYARD_CACHE:-$HOME/.cache/agentyard}/keycloak/<version>/kc   (kc.sh with a JDK it runs on)
 # Keycloak 26 needs Java 21 or newer: the newest JDK under /usr/lib/jvm (or JAVA_HOME) of at least
-# that version is written into the wrapper. Idempotent and locked (two worktrees may ask at once).
+# that version is written into the wrapper (KEYCLOAK_JVM_DIRS: where to look instead of /usr/lib/jvm/*). Idempotent and locked (two worktrees may ask at once).
 # Prints the wrapper's path on stdout (last line); progress goes to stderr. Nothing is written
 # inside the repository.
 set -euo pipefail
@@ -20,7 +20,7 @@ java_major() { "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's
 
 pick_java() {
   local best='' best_major=0 home major
-  for home in ${JAVA_HOME:-} /usr/lib/jvm/*; do
+  for home in ${JAVA_HOME:-} ${KEYCLOAK_JVM_DIRS:-/usr/lib/jvm/*}; do
     [[ -x "$home/bin/java" ]] || continue
     major=$(java_major "$home")
     [[ -n "$major" ]] || continue
@@ -35,7 +35,7 @@ exec 9>"$dir/.lock"
 flock 9
 if [[ ! -x "$wrapper" ]]; then
   command -v mvn >/dev/null || { echo "keycloak: error: Maven (mvn) not found; it fetches Keycloak from Maven Central" >&2; exit 1; }
-  java_home=$(pick_java)
+  java_home=$(pick_java) || exit 1
   echo "keycloak: fetching org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION (zip) with Maven" >&2
   repo="$CACHE/keycloak/m2"
   mvn -q -B dependency:get -Dmaven.repo.local="$repo" -Dtransitive=false -Dartifact="org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION:zip" >&2
