@@ -1,5 +1,6 @@
 // Cluster mode: `agentyard controller` (the operator, leader-elected) and `agentyard api` (the
 // facade over custom resources). Configuration comes from the environment the Helm chart sets.
+import { objectStoreFromEnv } from '../objstore/config.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -180,7 +181,13 @@ export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process
     ...(podSettings.resources ? { resources: podSettings.resources } : {}),
     readAt: new Date().toISOString(),
   };
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(login ? { login } : {}) });
+  // The chart's objectStore (bundled SeaweedFS or an external bucket): conversation data deleted
+  // with the conversation and served in its download. Unset: none (workspace archives stay on the
+  // controller's archive volume). A wrong setting or an unreachable bucket stops the API here.
+  const objects = env.AGENTYARD_OBJECT_STORE ? objectStoreFromEnv(env, dataDir) : undefined;
+  await objects?.init();
+  if (objects) log.info({ objectStore: objects.kind, location: objects.location }, 'object store ready');
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(login ? { login } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { SandboxKind } from '../api/sandbox.ts';
+import { ConversationKind } from '../api/conversation.ts';
+import { objectStoreFromEnv } from '../objstore/config.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
@@ -117,6 +119,11 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   // Sandboxes as users of their own in namespaces of their own, or (when the host cannot) one user only.
   const isolation = await createSandboxLauncher(dataDir, isolationSettings);
 
+  // Workspace archives and conversation files (src/objstore): <dataDir>/objects unless
+  // AGENTYARD_OBJECT_STORE says otherwise; a wrong setting or an unreachable bucket stops us here.
+  const objects = objectStoreFromEnv(env, dataDir);
+  await objects.init();
+
   const clock = systemClock;
   const store = new SqliteStore(join(dataDir, 'resources.db'), { clock });
   // The app store follows AGENTYARD_DATABASE_URL as `agentyard api` and `agentyard users` do; resources stay in SQLite.
@@ -134,11 +141,16 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}), ...(login ? { login } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}), ...(login ? { login } : {}) });
   if (login) login.publicUrl ??= api.url; // read at each login, so filling it once listening is enough
   // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
   const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;
-  const runtime = new ProcessRuntime({ dataDir, env: agentServerEnv(env), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
+  // A deleted sandbox's conversation files are kept only for conversations that still exist.
+  const keepConversation = async (id: string) => {
+    const c = await store.get(ConversationKind, NAMESPACE, id);
+    return c !== undefined && !c.metadata.deletionTimestamp;
+  };
+  const runtime = new ProcessRuntime({ dataDir, objects, keepConversation, env: agentServerEnv(env), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 

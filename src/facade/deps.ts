@@ -8,6 +8,7 @@ import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
 import type { LoginSettings } from './login/config.ts';
 import type { Registry } from '../util/metrics.ts';
+import type { ObjectStore } from '../objstore/types.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -71,4 +72,9 @@ export interface FacadeDeps {
   metrics?: Registry;
   /** OpenID Connect login (login/config.ts); absent: the app signs in with API keys only. */
   login?: LoginSettings;
+  /**
+   * Conversation data kept outside the database (src/objstore): deleted with the conversation,
+   * its `conversations/<id>/files/` handed to the owner in the download. None: there is none.
+   */
+  objects?: ObjectStore;
 }
