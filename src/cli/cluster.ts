@@ -1,5 +1,7 @@
 // Cluster mode: `agentyard controller` (the operator, leader-elected) and `agentyard api` (the
 // facade over custom resources). Configuration comes from the environment the Helm chart sets.
+import { S3ObjectStore } from '../objstore/s3-store.ts';
+import { ARCHIVE_UPLOAD_DEADLINE_SECONDS } from '../runtime/kubernetes/desired.ts';
 import { objectStoreFromEnv } from '../objstore/config.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -86,6 +88,11 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   const settings = loadLifecycleSettings(env);
   const addressing = loadRuntimeAddressing(env); // refuses an inconsistent RUNTIME_URL_PATTERN now
   const llm = sandboxModel(env);
+  // With the chart's objectStore, workspace archives go to the bucket (presigned uploads from the
+  // archive Pod); the controller needs the bucket, not a filesystem, so only s3 counts here.
+  const objects = env.AGENTYARD_OBJECT_STORE === 's3' ? objectStoreFromEnv(env, '/nonexistent') : undefined;
+  const archiveStore = objects instanceof S3ObjectStore ? objects : undefined;
+  await archiveStore?.init();
   const runtime = new KubernetesRuntime(kc, {
     namespace,
     image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the default image sandboxes run (any Linux image with a shell; the agentyard image by default)'),
@@ -98,6 +105,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
     ...loadSandboxPodSettings(env),
+    ...(archiveStore ? { archiveUploadUrl: (key: string) => archiveStore.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS) } : {}),
   });
   await runtime.checkStorageClass();
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
