@@ -8,6 +8,7 @@ import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
 import type { Registry } from '../util/metrics.ts';
 import type { ObjectStore } from '../objstore/types.ts';
+import type { InstalledLicense } from '../license/license.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -74,4 +75,6 @@ export interface FacadeDeps {
    * its `conversations/<id>/files/` handed to the owner in the download. None: there is none.
    */
   objects?: ObjectStore;
+  /** The license checked at start (src/license); none: unlicensed, nothing refused. */
+  license?: InstalledLicense;
 }
