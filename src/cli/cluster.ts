@@ -4,6 +4,7 @@ import { S3ObjectStore } from '../objstore/s3-store.ts';
 import { ARCHIVE_UPLOAD_DEADLINE_SECONDS } from '../runtime/kubernetes/desired.ts';
 import { objectStoreFromEnv } from '../objstore/config.ts';
 import { licenseFromEnv } from '../license/license.ts';
+import { supportUploadFromEnv } from '../facade/support-bundle.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -194,7 +195,7 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   const license = licenseFromEnv(env);
   if (license) log.info({ customer: license.license.customer, expires: license.license.expires_at, verified: license.verified }, 'license checked');
   if (objects) log.info({ objectStore: objects.kind, location: objects.location }, 'object store ready');
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}) });
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

@@ -9,6 +9,7 @@ import { SandboxKind } from '../api/sandbox.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import { objectStoreFromEnv } from '../objstore/config.ts';
 import { licenseFromEnv } from '../license/license.ts';
+import { supportUploadFromEnv } from '../facade/support-bundle.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
@@ -137,7 +138,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, ...(license ? { license } : {}), port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}) });
   // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
   const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;
   // A deleted sandbox's conversation files are kept only for conversations that still exist.

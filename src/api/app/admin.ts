@@ -16,3 +16,13 @@ export const LicenseStatus = Type.Object({
   signature: Type.Optional(Type.Union([Type.Literal('verified'), Type.Literal('unverified')])),
 });
 export type LicenseStatus = Static<typeof LicenseStatus>;
+
+export const SupportBundleUpload = Type.Object({
+  uploaded_to: Type.String({ description: 'Origin and path of the receiver (never a token)' }),
+  status: Type.Integer({ description: "The receiver's HTTP status" }),
+  attempts: Type.Integer(),
+  bytes: Type.Integer({ description: 'Size of the uploaded tar.gz' }),
+  files: Type.Array(Type.String(), { description: 'What the bundle holds' }),
+  receipt: Type.String({ description: "The start of the receiver's answer (e.g. a ticket number)" }),
+});
+export type SupportBundleUpload = Static<typeof SupportBundleUpload>;

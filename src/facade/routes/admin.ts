@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { licenseStatus } from '../../license/license.ts';
 import { adminOnly } from '../admin.ts';
 import type { Facade } from '../context.ts';
+import { uploadSupportBundle } from '../support-bundle.ts';
 
 export function adminRoutes({ d }: Facade): Router {
   const r = new Router({ prefix: '/admin' });
@@ -11,6 +12,10 @@ export function adminRoutes({ d }: Facade): Router {
   r.get('/license', admins, async (ctx) => {
     const seatsUsed = (await d.db.listUsers()).filter((u) => !u.disabled_at).length;
     ctx.body = licenseStatus(d.license, d.clock.now().toJSDate(), seatsUsed);
+  });
+
+  r.post('/support-bundle', admins, async (ctx) => {
+    ctx.body = await uploadSupportBundle(d, d.supportUpload ?? {});
   });
 
   return r;
