@@ -8,6 +8,7 @@ import { supportUploadFromEnv } from '../facade/support-bundle.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
@@ -21,6 +22,7 @@ import { openAppStore, startApiServer } from '../facade/index.ts';
 import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
+import { LOGIN_FLAGS, loginSettings } from '../facade/login/config.ts';
 import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
@@ -157,7 +159,11 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   return lost ? 1 : 0;
 }
 
-export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: LOGIN_FLAGS, strict: true });
+  // OpenID Connect login (README, "Login"); behind an ingress the public URL cannot be guessed.
+  const login = loginSettings(env, values);
+  if (login && !login.publicUrl) throw new Error('AGENTYARD_PUBLIC_URL (--public-url) is required with OpenID Connect login: the address browsers use, e.g. https://agentyard.example.com');
   const log = createLogger('api');
   const store = new KubeStore(kubeConfig());
   // External PostgreSQL (several replicas) when AGENTYARD_DATABASE_URL is set, else the bundled SQLite file (one replica).
@@ -195,7 +201,7 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
   const license = licenseFromEnv(env);
   if (license) log.info({ customer: license.license.customer, expires: license.license.expires_at, verified: license.verified }, 'license checked');
   if (objects) log.info({ objectStore: objects.kind, location: objects.location }, 'object store ready');
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env) });
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), ...(login ? { login } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

@@ -20,6 +20,7 @@ import { SqliteAppStore } from './db/app-db.ts';
 import type { AppStore, AppUser } from './db/types.ts';
 import type { DefaultSandboxSpec, FacadeSettings } from './deps.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
+import type { LoginSettings } from './login/config.ts';
 import { startApiServer, type ApiServer } from './server.ts';
 import { startAgentServer, type AgentServer } from '../agent-server/server.ts';
 import { FakeAgents, startRequest } from '../agent-server/test-support.ts';
@@ -41,7 +42,7 @@ export interface Harness {
 
 export async function startHarness(
   settings: Partial<FacadeSettings> = {},
-  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; objects?: ObjectStore; license?: InstalledLicense; supportUpload?: SupportUploadSettings } = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore; license?: InstalledLicense; supportUpload?: SupportUploadSettings } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -65,6 +66,7 @@ export async function startHarness(
     deliveryRetryMs: opts.deliveryRetryMs ?? 50,
     ...(opts.modelUpstream ? { modelUpstream: opts.modelUpstream } : {}),
     ...(opts.sandboxSpec ? { sandboxSpec: opts.sandboxSpec } : {}),
+    ...(opts.login ? { login: opts.login } : {}),
     ...(opts.objects ? { objects: opts.objects } : {}),
     ...(opts.license ? { license: opts.license } : {}),
     ...(opts.supportUpload ? { supportUpload: opts.supportUpload } : {}),

@@ -244,6 +244,24 @@ describe('ProcessRuntime with a stand-in agent server', () => {
     }
   });
 
+  it('the grace of a hung agent server is kept on disk: a restarted runtime does not start it over', async () => {
+    const sb = sandbox('sb1');
+    const first = fakeRuntime('serve', { unresponsiveAfterMs: 300 });
+    await first.start(sb, { sessionKey: KEY });
+    await until(first, sb, 'running');
+    const pid = record('sb1').pid;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      expect((await first.observe(sb)).phase).toBe('starting'); // the grace begins
+      await new Promise((r) => setTimeout(r, 350));
+      // `up` restarted meanwhile: a new runtime over the same directory knows the grace is over.
+      const second = fakeRuntime('serve', { unresponsiveAfterMs: 300 });
+      expect(await second.observe(sb)).toMatchObject({ phase: 'exited', death: { reason: 'AgentServerUnresponsive' } });
+    } finally {
+      killQuietly(pid);
+    }
+  });
+
   it('watch: tells of a death by itself, for its own children and for adopted ones, and not of a pause', async () => {
     const rt = fakeRuntime('serve', { liveness: { pollMs: 50, probeMs: 60_000 } });
     const abort = new AbortController();

@@ -48,6 +48,8 @@ interface RuntimeRecord {
   message?: string;
   /** How the process ended, when this process saw it end (its own child). */
   exit?: { code: number | null; signal: string | null };
+  /** Since when a listening agent server has not answered /health (ms since epoch): its grace survives a restart of `up`. */
+  unhealthySince?: number;
 }
 
 export interface ProcessRuntimeOptions {
@@ -85,7 +87,6 @@ export class ProcessRuntime implements SandboxRuntime {
   readonly #liveness: ProcessLiveness;
   readonly #objects: ObjectStore;
   /** Since when each serving agent server fails its /health (memory only: a restart just starts the count again). */
-  readonly #unhealthySince = new Map<string, number>();
 
   constructor(opts: ProcessRuntimeOptions) {
     this.#o = opts;
@@ -125,13 +126,16 @@ export class ProcessRuntime implements SandboxRuntime {
     if (url && !rec.url) this.#write(name, { ...rec, url });
     this.#liveness.track(refOf(sb), rec.pid, url);
     if (url && (await healthy(url))) {
-      this.#unhealthySince.delete(name);
+      if (rec.unhealthySince !== undefined) {
+        const { unhealthySince: _, ...rest } = this.#read(name);
+        this.#write(name, rest);
+      }
       return { phase: 'running', runtimeId: name, url };
     }
     if (url) {
       // Listening once, not answering now: hung (or very busy). After a grace it is put down.
-      const since = this.#unhealthySince.get(name) ?? Date.now();
-      this.#unhealthySince.set(name, since);
+      const since = rec.unhealthySince ?? Date.now();
+      if (rec.unhealthySince === undefined) this.#write(name, { ...this.#read(name), unhealthySince: since });
       const grace = this.#o.unresponsiveAfterMs ?? 30_000;
       if (Date.now() - since >= grace) {
         const message = `The agent server stopped answering /health for ${Math.round(grace / 1000)} s and was killed; see ${join(this.dirOf(name), LOG_FILE)}`;
@@ -249,7 +253,6 @@ export class ProcessRuntime implements SandboxRuntime {
 
   async #stop(name: string, why: 'pause' | 'shutdown', message?: string): Promise<void> {
     this.#liveness.untrack(name);
-    this.#unhealthySince.delete(name);
     const rec = this.#read(name);
     if (rec.pid && isAgentServer(rec.pid)) {
       await stopGroup(rec.pid, this.#o.stopGraceMs ?? 10_000);
@@ -263,7 +266,6 @@ export class ProcessRuntime implements SandboxRuntime {
   /** Kills a hung (or never ready) agent server at once; the record keeps which start it was, so its death is counted once. */
   async #putDown(name: string, message: string): Promise<void> {
     this.#liveness.untrack(name);
-    this.#unhealthySince.delete(name);
     const rec = this.#read(name);
     if (rec.pid && isAgentServer(rec.pid)) {
       signalGroup(rec.pid, 'SIGKILL');
