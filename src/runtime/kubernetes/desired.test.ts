@@ -102,7 +102,7 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
   it('with an object store, uploads to the presigned URL it is given: no archive volume, no credentials, restarted while the store is down', () => {
     const pod = desiredArchivePod(sb, withImages, 'stamp', { url: 'http://objects.agentyard.svc:8333/agentyard/internal/workspace-archives/abc-stamp.tar.gz?X-Amz-Signature=s' });
     const c = pod.spec!.containers[0]!;
-    expect(c).toMatchObject({ image: 'registry.example/agentyard:2', command: ['agentyard', 'archive-upload', '--dir', '/workspace'] });
+    expect(c).toMatchObject({ image: 'registry.example/agentyard:2', command: ['/agentyard/bin/node', '/agentyard/app/src/cli/main.ts', 'archive-upload', '--dir', '/workspace'] });
     expect(c.env).toContainEqual({ name: 'AGENTYARD_ARCHIVE_UPLOAD_URL', value: expect.stringContaining('/internal/workspace-archives/abc-stamp.tar.gz') });
     expect(c.env!.every((e) => e.valueFrom === undefined)).toBe(true);
     expect(pod.spec!.volumes!.map((v) => v.persistentVolumeClaim?.claimName).filter(Boolean)).toEqual(['abc-workspace']);

@@ -262,7 +262,8 @@ function uploadingArchivePod(sb: Sandbox, s: KubeRuntimeSettings, url: string): 
           name: 'archive',
           image: agentImage(s),
           ...pullPolicy(s.imagePullPolicy),
-          command: ['agentyard', 'archive-upload', '--dir', WORKSPACE_MOUNT],
+          // The image's own Node and CLI (the agentyard image is the bundle at /agentyard).
+          command: [BUNDLE_NODE, BUNDLE_CLI, 'archive-upload', '--dir', WORKSPACE_MOUNT],
           env: [{ name: ARCHIVE_UPLOAD_URL_ENV, value: url }, { name: 'TMPDIR', value: '/scratch' }],
           securityContext: containerSecurity(),
           volumeMounts: [
