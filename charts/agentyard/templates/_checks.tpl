@@ -62,6 +62,15 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- end }}
 {{- end }}
 {{- $replicas := int .Values.api.replicas }}
+{{- $os := .Values.objectStore }}
+{{- if eq $os.mode "bundled" }}
+{{- if not $os.bundled.image.tag }}
+{{- fail "objectStore.mode is bundled, but objectStore.bundled.image.tag is empty: name the SeaweedFS image version to run (e.g. the upstream chrislusf/seaweedfs tag you tested), never an implicit latest" }}
+{{- end }}
+{{- if not $os.credentialsSecret.name }}
+{{- fail "objectStore.mode is bundled, but objectStore.credentialsSecret.name is empty: the bundled server refuses anonymous requests; create a Secret with an access key id and secret (kubectl create secret generic agentyard-object-store --from-literal=access-key-id=... --from-literal=secret-access-key=...) and name it" }}
+{{- end }}
+{{- end }}
 {{- if not .Values.database.external }}
 {{- if gt $replicas 1 }}
 {{- fail (printf "api.replicas is %d, but the bundled database (SQLite on a volume) serves one API replica only: set api.replicas=1, or database.external=true with an external PostgreSQL" $replicas) }}
@@ -98,6 +107,12 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- end }}
 {{- if and .Values.login.oidc.enabled .Values.login.oidc.clientSecret.name }}
 {{- $refs = append $refs (list "login.oidc.clientSecret" .Values.login.oidc.clientSecret $ns) }}
+{{- end }}
+{{- with .Values.objectStore }}
+{{- if and (ne .mode "none") .credentialsSecret.name }}
+{{- $refs = append $refs (list "objectStore.credentialsSecret" (dict "name" .credentialsSecret.name "key" .credentialsSecret.accessKeyIdKey) $ns) }}
+{{- $refs = append $refs (list "objectStore.credentialsSecret" (dict "name" .credentialsSecret.name "key" .credentialsSecret.secretAccessKeyKey) $ns) }}
+{{- end }}
 {{- end }}
 {{- range $r := $refs }}
 {{- $what := index $r 0 }}
