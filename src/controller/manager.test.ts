@@ -143,6 +143,34 @@ describe('Controller', () => {
     expect(store.watches).toBe(2); // the Gone watch, then the one after the relist
   });
 
+  it('reconciles a change made after start before the objects the first list queued', async () => {
+    const store = newStore();
+    for (let i = 0; i < 20; i++) await store.create(SandboxKind, sandbox(`listed-${i}`));
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const ctrl = await started(
+      new Controller({ store }).register({
+        name: 'sandbox',
+        kind: SandboxKind,
+        workers: 1,
+        reconcile: async (key) => {
+          seen.push(key);
+          if (seen.length === 1) await gate; // the worker is busy with the first listed key
+          return {};
+        },
+      }),
+    );
+    await store.create(SandboxKind, sandbox('changed'));
+    const queue = ctrl.queue('sandbox')!;
+    while (queue.length < 20) await new Promise((r) => setImmediate(r)); // 19 listed + the change
+    expect(queue.lowPriority).toBe(19);
+    release();
+    while (seen.length < 21) await new Promise((r) => setImmediate(r));
+    expect(seen[0]).toMatch(/^default\/listed-/);
+    expect(seen[1]).toBe('default/changed');
+  });
+
   it('stop() ends watches and workers: later changes reconcile nothing', async () => {
     const store = newStore();
     const rec = new Recorder();

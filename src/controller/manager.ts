@@ -59,7 +59,8 @@ export class Controller {
   }
 
   async start(): Promise<void> {
-    type Handler = (obj: KubeObject, deleted: boolean) => void;
+    /** `listed`: the object came from a (re)list, not a watch event: its key waits in the low-priority lane. */
+    type Handler = (obj: KubeObject, deleted: boolean, listed: boolean) => void;
     const feeds = new Map<ResourceKind, Handler[]>();
     const feed = (kind: ResourceKind, fn: Handler) => feeds.set(kind, [...(feeds.get(kind) ?? []), fn]);
     for (const spec of this.#specs) {
@@ -69,11 +70,11 @@ export class Controller {
         onError: (key, err, terminal) => this.#log?.warn({ controller: spec.name, key, err, terminal }, 'reconcile failed'),
       });
       this.#queues.set(spec.name, queue);
-      feed(spec.kind, (obj, deleted) => {
+      feed(spec.kind, (obj, deleted, listed) => {
         spec.observe?.(obj, deleted);
-        queue.add(objectKey(obj.metadata.namespace, obj.metadata.name));
+        queue.add(objectKey(obj.metadata.namespace, obj.metadata.name), { lowPriority: listed });
       });
-      for (const w of spec.watches ?? []) feed(w.kind, (obj) => w.map(obj).forEach((k) => queue.add(k)));
+      for (const w of spec.watches ?? []) feed(w.kind, (obj, _deleted, listed) => w.map(obj).forEach((k) => queue.add(k, { lowPriority: listed })));
       for (const source of spec.sources ?? []) {
         this.#running.push(
           source((key) => queue.add(key), this.#abort.signal).catch((err: unknown) => {
@@ -90,7 +91,7 @@ export class Controller {
     for (const [kind, handlers] of feeds) {
       let markSynced!: () => void;
       synced.push(new Promise<void>((r) => (markSynced = r)));
-      this.#running.push(this.#informer(kind, (obj, deleted) => handlers.forEach((h) => h(obj, deleted)), markSynced));
+      this.#running.push(this.#informer(kind, (obj, deleted, listed) => handlers.forEach((h) => h(obj, deleted, listed)), markSynced));
     }
     await Promise.all(synced);
   }
@@ -102,15 +103,15 @@ export class Controller {
   }
 
   /** List, then watch from the list's resourceVersion; relist on Gone or a broken watch. */
-  async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean) => void, synced: () => void): Promise<void> {
+  async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean, listed: boolean) => void, synced: () => void): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
       try {
         const list = await this.#store.list(kind, this.#namespace);
-        for (const item of list.items) onChange(item, false);
+        for (const item of list.items) onChange(item, false, true);
         synced();
         for await (const event of this.#store.watch(kind, this.#namespace, { resourceVersion: list.resourceVersion, signal })) {
-          onChange(event.object, event.type === 'DELETED');
+          onChange(event.object, event.type === 'DELETED', false);
         }
       } catch (err) {
         if (signal.aborted) return;
