@@ -6,7 +6,7 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { ResourceStore, WatchOptions } from '../store/types.ts';
 import { ManualClock } from './clock.ts';
-import { Controller, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
+import { Controller, ConversationCounts, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
 import { interceptStore } from './testing/env.ts';
 
 const NS = 'default';
@@ -180,6 +180,24 @@ describe('Controller', () => {
     await store.create(SandboxKind, sandbox('after-stop'));
     await store.get(SandboxKind, NS, 'after-stop');
     expect(rec.seen).toEqual([]);
+  });
+});
+
+describe('ConversationCounts', () => {
+  it('counts conversations by their sandbox label, leaving out those deleted or being deleted', () => {
+    const counts = new ConversationCounts();
+    counts.observe(conversation('c1', 'sb1'), false);
+    counts.observe(conversation('c2', 'sb1'), false);
+    counts.observe(conversation('c2', 'sb1'), false); // an update: still one
+    counts.observe(conversation('c3'), false); // no sandbox label
+    counts.observe({ ...conversation('c4', 'sb2'), metadata: { ...conversation('c4', 'sb2').metadata, namespace: 'other' } }, false);
+    expect([counts.of(sandbox('sb1')), counts.of(sandbox('sb2'))]).toEqual([2, 0]); // sb2's is in another namespace
+    counts.observe({ ...conversation('c1', 'sb1'), metadata: { ...conversation('c1', 'sb1').metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }, false);
+    expect(counts.of(sandbox('sb1'))).toBe(1);
+    counts.observe(conversation('c2', 'sb2'), false); // relabelled
+    expect([counts.of(sandbox('sb1')), counts.of(sandbox('sb2'))]).toEqual([0, 1]);
+    counts.observe(conversation('c2', 'sb2'), true);
+    expect(counts.of(sandbox('sb2'))).toBe(0);
   });
 });
 

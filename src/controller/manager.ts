@@ -82,7 +82,6 @@ export class Controller {
           }),
         );
       }
-      for (let i = 0; i < workers; i++) this.#running.push(queue.work(spec.reconcile));
     }
     // Sandboxes by phase, from the Sandbox informer that a registered controller already runs.
     if (feeds.has(SandboxKind)) feed(SandboxKind, sandboxPhases(this.#metrics));
@@ -94,6 +93,12 @@ export class Controller {
       this.#running.push(this.#informer(kind, (obj, deleted, listed) => handlers.forEach((h) => h(obj, deleted, listed)), markSynced));
     }
     await Promise.all(synced);
+    // Workers start once every informer has listed (controller-runtime's WaitForCacheSync): a pass
+    // reads indexes fed by the informers (conversations per sandbox), complete only from then on.
+    for (const spec of this.#specs) {
+      const queue = this.#queues.get(spec.name)!;
+      for (let i = 0; i < (spec.workers ?? 2); i++) this.#running.push(queue.work(spec.reconcile));
+    }
   }
 
   async stop(): Promise<void> {
@@ -129,6 +134,35 @@ export function sandboxKeysOfConversation(obj: KubeObject): string[] {
   const conv = obj as Conversation;
   const name = conv.status?.sandboxName ?? conv.metadata.labels?.[LABEL_SANDBOX];
   return name ? [objectKey(conv.metadata.namespace, name)] : [];
+}
+
+/**
+ * Conversations per sandbox by the sandbox label, without those being deleted: the count a Sandbox's
+ * status shows, read from memory instead of a list of all conversations on every pass.
+ */
+export class ConversationCounts {
+  readonly #bySandbox = new Map<string, Set<string>>();
+  readonly #byConversation = new Map<string, string>();
+
+  observe(obj: KubeObject, deleted: boolean): void {
+    const convKey = objectKey(obj.metadata.namespace, obj.metadata.name);
+    const previous = this.#byConversation.get(convKey);
+    if (previous) {
+      const set = this.#bySandbox.get(previous)!;
+      set.delete(convKey);
+      if (set.size === 0) this.#bySandbox.delete(previous);
+      this.#byConversation.delete(convKey);
+    }
+    const sandbox = obj.metadata.labels?.[LABEL_SANDBOX];
+    if (deleted || obj.metadata.deletionTimestamp || !sandbox) return;
+    const sandboxKey = objectKey(obj.metadata.namespace, sandbox);
+    this.#byConversation.set(convKey, sandboxKey);
+    this.#bySandbox.set(sandboxKey, (this.#bySandbox.get(sandboxKey) ?? new Set()).add(convKey));
+  }
+
+  of(sb: KubeObject): number {
+    return this.#bySandbox.get(objectKey(sb.metadata.namespace, sb.metadata.name))?.size ?? 0;
+  }
 }
 
 /** Which conversations sit on which sandbox, so a Sandbox change can wake its waiting starts. */
