@@ -171,6 +171,41 @@ describe('Controller', () => {
     expect(seen[1]).toBe('default/changed');
   });
 
+  it('tells handlers of an object deleted while no watch ran, when the relist no longer finds it', async () => {
+    const base = newStore();
+    await base.create(SandboxKind, sandbox('sb1'));
+    await base.create(ConversationKind, conversation('kept', 'sb1'));
+    await base.create(ConversationKind, conversation('gone', 'sb1'));
+    let failed = false;
+    // The first Conversation watch: 'gone' is deleted, then the watch is Gone (compacted meanwhile).
+    const store = interceptStore(base, {
+      watch: <T extends KubeObject>(kind: ResourceKind<T>, ns: string | undefined, opts?: WatchOptions) => {
+        if (kind.kind !== 'Conversation' || failed) return base.watch(kind, ns, opts);
+        failed = true;
+        return { [Symbol.asyncIterator]: () => ({ next: async () => (await base.delete(ConversationKind, NS, 'gone'), Promise.reject(new Gone('too old resource version'))) }) } as AsyncIterable<never>;
+      },
+    });
+    const counts = new ConversationCounts();
+    const deletions: string[] = [];
+    const rec = new Recorder();
+    const relisted = rec.next('default/gone');
+    await started(
+      new Controller({ store }).register({
+        name: 'conversation',
+        kind: ConversationKind,
+        reconcile: rec.reconcile,
+        observe: (obj: KubeObject, deleted: boolean) => {
+          counts.observe(obj, deleted);
+          if (deleted) deletions.push(obj.metadata.name);
+        },
+      }),
+    );
+    await relisted; // queued again by the relist that found it gone
+    while (deletions.length === 0) await new Promise((r) => setImmediate(r));
+    expect(deletions).toEqual(['gone']);
+    expect(counts.of(sandbox('sb1'))).toBe(1);
+  });
+
   it('stop() ends watches and workers: later changes reconcile nothing', async () => {
     const store = newStore();
     const rec = new Recorder();

@@ -107,15 +107,35 @@ export class Controller {
     await Promise.allSettled(this.#running);
   }
 
-  /** List, then watch from the list's resourceVersion; relist on Gone or a broken watch. */
+  /**
+   * List, then watch from the list's resourceVersion; relist on Gone or a broken watch. An object a
+   * relist no longer finds was deleted while no watch ran: handlers are told so (with what is
+   * known of it, its namespace and name), or indexes fed by them would keep it for good.
+   */
   async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean, listed: boolean) => void, synced: () => void): Promise<void> {
     const signal = this.#abort.signal;
+    const known = new Map<string, { name: string; namespace?: string }>();
+    const seen = (obj: KubeObject, deleted: boolean) => {
+      const key = objectKey(obj.metadata.namespace, obj.metadata.name);
+      if (deleted) known.delete(key);
+      else if (!known.has(key)) known.set(key, { name: obj.metadata.name, ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) });
+    };
     while (!signal.aborted) {
       try {
         const list = await this.#store.list(kind, this.#namespace);
-        for (const item of list.items) onChange(item, false, true);
+        const listed = new Set(list.items.map((o) => objectKey(o.metadata.namespace, o.metadata.name)));
+        for (const [key, metadata] of [...known]) {
+          if (listed.has(key)) continue;
+          known.delete(key);
+          onChange({ apiVersion: kind.apiVersion, kind: kind.kind, metadata } as KubeObject, true, true);
+        }
+        for (const item of list.items) {
+          seen(item, false);
+          onChange(item, false, true);
+        }
         synced();
         for await (const event of this.#store.watch(kind, this.#namespace, { resourceVersion: list.resourceVersion, signal })) {
+          seen(event.object, event.type === 'DELETED');
           onChange(event.object, event.type === 'DELETED', false);
         }
       } catch (err) {
