@@ -2,7 +2,7 @@
 // the facade's relay of the agent server's WebSocket (event-relay.ts) for live events. The socket authenticates by its first frame (the
 // key never goes in a URL) and resumes after the last event seen (after_event_id), so a reconnect
 // leaves no gap; events are kept once by id, whichever path brought them.
-import { api, KEY_REFUSED, type AgentEvent } from './api.ts';
+import { api, COOKIE_SESSION, KEY_REFUSED, sessionCsrfToken, type AgentEvent } from './api.ts';
 
 interface EventPage {
   items: AgentEvent[];
@@ -93,7 +93,8 @@ export class EventFeed {
     const ws = new WebSocket(url);
     this.#socket = ws;
     ws.onopen = () => {
-      ws.send(JSON.stringify({ type: 'auth', api_key: this.#key }));
+      // A browser session (the cookie goes with the upgrade) shows its CSRF token, as a change would.
+      ws.send(JSON.stringify(this.#key === COOKIE_SESSION ? { type: 'auth', csrf_token: sessionCsrfToken() } : { type: 'auth', api_key: this.#key }));
     };
     ws.onmessage = (m) => {
       // Accepted: the server's first frame after the auth frame is the full_state snapshot.

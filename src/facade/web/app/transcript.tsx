@@ -9,7 +9,7 @@
 // mounted blocks off screen skip layout and paint (CSS content-visibility).
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, awaitConversation, type AgentEvent, type Conversation } from './api.ts';
+import { api, ApiError, awaitConversation, COOKIE_SESSION, type AgentEvent, type Conversation } from './api.ts';
 import { EventFeed, type FeedState } from './feed.ts';
 import { BLOCK_ROWS, TranscriptModel, type Row } from './transcript-model.ts';
 import { Workspace } from './workspace.tsx';
@@ -236,7 +236,7 @@ function Rename({ apiKey, id, title, onDone }: { apiKey: string; id: string; tit
 
 /** The trajectory zip, fetched with the key (a link cannot carry it) and saved from a blob URL. */
 async function download(apiKey: string, id: string): Promise<void> {
-  const res = await fetch(`/api/v1/app-conversations/${id}/download`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const res = await fetch(`/api/v1/app-conversations/${id}/download`, { headers: apiKey === COOKIE_SESSION ? {} : { authorization: `Bearer ${apiKey}` } });
   if (!res.ok) throw new ApiError(res.status, `The download failed (HTTP ${res.status})`, []);
   const url = URL.createObjectURL(await res.blob());
   const a = document.createElement('a');
