@@ -8,7 +8,7 @@ import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
-import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
+import { gitHostsFromEnv, gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { openAppStore, startApiServer } from '../facade/index.ts';
 import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
@@ -127,7 +127,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}) });
   // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
   const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;
   const runtime = new ProcessRuntime({ dataDir, env: agentServerEnv(env), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });

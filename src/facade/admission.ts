@@ -1,6 +1,7 @@
 // Capacity admission (spec part 8 rule 2): past the installation's tested sandbox capacity a
 // request that needs another running sandbox is refused with 429, never served by silently pausing
 // someone else's sandbox. The controller checks again when it places; this is the early answer.
+import { currentCapacity } from './sandbox-configuration.ts';
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
 import { TooManyRequests } from '../api/errors.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
@@ -33,7 +34,8 @@ export async function activeSandboxCount(d: FacadeDeps): Promise<number> {
 
 /** Throws TooManyRequests when one more active sandbox would exceed the capacity. */
 export async function admit(d: FacadeDeps, what: string): Promise<void> {
-  const capacity = d.settings.capacity;
+  // The admin console's value when set: a change applies to the next start, without a restart.
+  const capacity = await currentCapacity(d);
   if (capacity === Infinity) return;
   const active = await activeSandboxCount(d);
   if (active >= capacity) {

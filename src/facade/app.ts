@@ -13,6 +13,7 @@ import type { Facade } from './context.ts';
 import type { FacadeDeps } from './deps.ts';
 import { errorMiddleware } from './errors.ts';
 import { modelGateway } from './model-gateway/gateway.ts';
+import { adminRoutes } from './routes/admin.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
@@ -79,7 +80,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, adminRoutes, openHandsRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };

@@ -1,0 +1,48 @@
+// The Sandbox Configuration on a real kube-apiserver: the generated CRD accepts the object and
+// the API server refuses a bad value (the schema the API validates with), and a running
+// controller over KubeStore takes a change up at once (the scenario the SQLite test runs too).
+import { randomUUID } from 'node:crypto';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Invalid } from '../../src/api/errors.ts';
+import { API_VERSION, GROUP, VERSION } from '../../src/api/meta.ts';
+import { SandboxConfigurationKind, type SandboxConfiguration } from '../../src/api/sandbox-configuration.ts';
+import { configurationChangeMovesDeadlines } from '../../src/controller/testing/configuration-scenario.ts';
+import { KubeStore } from '../../src/store/kube/kube-store.ts';
+import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
+
+const skip = !kubeBinDir();
+
+describe.skipIf(skip)('Sandbox Configuration on a real API server', () => {
+  let cluster: TestCluster;
+  let store: KubeStore;
+  beforeAll(async () => {
+    cluster = await startTestCluster({ controllerManager: false });
+    store = new KubeStore(cluster.kubeConfig);
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  async function namespace(): Promise<string> {
+    const name = `cfg-${randomUUID().slice(0, 8)}`;
+    await cluster.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+    return name;
+  }
+
+  it('refuses a configuration outside the schema: KubeStore before writing, and the API server itself (kubectl)', async () => {
+    const ns = await namespace();
+    const body: SandboxConfiguration = { apiVersion: API_VERSION, kind: 'SandboxConfiguration', metadata: { name: 'default', namespace: ns }, spec: { idleTimeSeconds: 0 } };
+    await expect(store.create(SandboxConfigurationKind, body)).rejects.toBeInstanceOf(Invalid);
+    const raw = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+    const refused = await raw.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'sandboxconfigurations', body }).then(() => undefined, (err: { code?: number; body?: string }) => err);
+    expect(refused?.code).toBe(422);
+    expect(String(refused?.body)).toContain('spec.idleTimeSeconds');
+    const ok = await raw.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'sandboxconfigurations', body: { ...body, spec: { idleTimeSeconds: 60 } } });
+    expect((ok as { spec: unknown }).spec).toEqual({ idleTimeSeconds: 60 });
+  });
+
+  it('a running controller moves idle and deletion deadlines when the configuration changes', async () => {
+    await configurationChangeMovesDeadlines(store, await namespace());
+  });
+});
