@@ -99,7 +99,7 @@ export const APP_ROUTES: AppRoute[] = [
   ...NOT_BUILT_ROUTES.map((r): AppRoute => ({ method: r.method, path: r.path, tag: r.path.includes('/git/') ? 'users' : 'settings', summary: `Not built: answers 501. ${r.reason}`, notBuilt: true })),
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
-  { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to', response: Type.Object({ id: Type.String(), name: Type.String() }) },
+  { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to, and whether they are an administrator', response: Type.Object({ id: Type.String(), name: Type.String(), admin: Type.Boolean() }) },
   { method: 'get', path: '/api/v1/users/me/keys', tag: 'users', summary: "The caller's API keys (display prefixes, creation and revocation times; never a key)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
   { method: 'post', path: '/api/v1/users/me/keys', tag: 'users', summary: 'Issue a new API key for the caller (201). The key is in this answer only; afterwards it is listed by its prefix', response: Type.Object({ key: Type.String(), prefix: Type.String(), created_at: Type.Union([Type.String(), Type.Null()]) }) },
   { method: 'delete', path: '/api/v1/users/me/keys/{prefix}', tag: 'users', summary: "Revoke one of the caller's keys (by the prefix the list shows); refused at once and for good. 404 when no working key has it, 409 when several do", response: Success },

@@ -105,11 +105,20 @@ table{width:100%;border-collapse:collapse} th,td{text-align:left;padding:.4rem;b
 .who{font-size:.8em;font-weight:600;color:#555} .text{white-space:pre-wrap} pre{white-space:pre-wrap;word-break:break-word;max-height:20rem;overflow:auto;background:#f0f2f5;padding:.5rem;margin:.3rem 0}
 `;
 
+// Settings, Settings > Skills and the admin console (src/facade/web/app/settings.tsx, skills.tsx, admin.tsx).
+const APP_STYLE_SETTINGS = `
+select{width:100%;padding:.45rem;border:1px solid #b8bfc9;border-radius:4px;font:inherit;background:#fff} h3{font-size:1rem;margin:1rem 0 .3rem}
+.tabs{display:flex;gap:.25rem;margin-bottom:.75rem} .tabs a{padding:.35rem .8rem;border-radius:4px 4px 0 0;color:#2d5bd7;text-decoration:none;border-bottom:2px solid transparent} .tabs a[aria-current=page]{border-color:#2d5bd7;font-weight:600;color:#1d1d1f}
+button.secondary{background:#fff;color:#2d5bd7} .link-button{background:none;border:0;color:#2d5bd7;padding:0;margin:.3rem 0 0} label.inline{display:inline-flex;gap:.4rem;align-items:center;font-weight:400} label.inline input{width:auto}
+.saved{color:#0a7a2f;margin-left:.5rem} .notice{background:#eef6ee;border:1px solid #9fd3a8;border-radius:6px;padding:.5rem .8rem;margin-bottom:.75rem} .row3{display:grid;grid-template-columns:1fr 1fr 1fr;gap:1rem}
+.small{font-size:.85em} td.actions{white-space:nowrap} td.actions input{width:12rem;display:inline-block} .page-title{font-size:1.4rem;margin:.2rem 0 .8rem} ul.plugins{margin:.3rem 0;padding-left:1.2rem}
+`;
+
 /** The web app's shell: the bundle (GET /app.js) renders everything into #app. */
 export function appPage(nonce: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>agentyard</title><style nonce="${nonce}">${APP_STYLE}</style></head>
+<title>agentyard</title><style nonce="${nonce}">${APP_STYLE}${APP_STYLE_SETTINGS}</style></head>
 <body><div id="app"><noscript>The agentyard web app needs JavaScript.</noscript></div>
 <script type="module" nonce="${nonce}" src="/app.js"></script>
 </body></html>`;

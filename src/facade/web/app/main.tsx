@@ -5,6 +5,9 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, KEY_REFUSED, KEY_STORAGE, type Conversation } from './api.ts';
 import { Transcript } from './transcript.tsx';
+import { AdminPage } from './admin.tsx';
+import { SettingsPage } from './settings.tsx';
+import { SkillsPage } from './skills.tsx';
 
 function useHash(): string {
   const [hash, setHash] = useState(location.hash);
@@ -186,12 +189,20 @@ function App() {
     return () => removeEventListener(KEY_REFUSED, on);
   }, []);
   const open = /^#\/c\/([0-9a-f]{32})$/.exec(hash)?.[1];
+  // Who is signed in, and whether they are an administrator (the Admin link; the API decides).
+  const [me, setMe] = useState<{ id: string; admin: boolean }>();
+  useEffect(() => {
+    setMe(undefined);
+    if (key) api<{ id: string; admin: boolean }>(key, 'GET', '/users/me').then(setMe, () => undefined);
+  }, [key]);
   return (
     <>
       <header>
         <a href="#/" class="brand">agentyard</a>
         <nav>
           <a href="/plugins">Plugin Directory</a>
+          {key && <a href="#/settings">Settings</a>}
+          {key && me?.admin && <a href="#/admin">Admin</a>}
           {key && <button type="button" class="link" onClick={signOut}>Sign out</button>}
         </nav>
       </header>
@@ -200,6 +211,12 @@ function App() {
           <SignIn refused={refused} onKey={(k) => { setRefused(false); setKey(k); }} />
         ) : open ? (
           <Transcript key={open} apiKey={key} id={open} />
+        ) : hash === '#/settings' ? (
+          <SettingsPage apiKey={key} />
+        ) : hash === '#/settings/skills' ? (
+          <SkillsPage apiKey={key} admin={me?.admin === true} />
+        ) : hash === '#/admin' ? (
+          <AdminPage apiKey={key} me={me?.id ?? ''} />
         ) : (
           <>
             <NewConversation apiKey={key} />
