@@ -125,8 +125,8 @@ export function SkillsPage({ apiKey, admin }: { apiKey: string; admin: boolean }
             <FieldError error={error} field="name" id="mp-name-error" />
           </div>
           <div>
-            <label for="mp-url">Repository URL</label>
-            <input id="mp-url" autocomplete="off" placeholder="https://github.com/acme/marketplace" {...invalid(error, 'url', 'mp-url-error')} value={form.url} onInput={(e) => set({ url: e.currentTarget.value })} />
+            <label for="mp-url">Repository URL (http or https, without credentials)</label>
+            <input id="mp-url" autocomplete="off" {...invalid(error, 'url', 'mp-url-error')} value={form.url} onInput={(e) => set({ url: e.currentTarget.value })} />
             <FieldError error={error} field="url" id="mp-url-error" />
           </div>
         </div>
