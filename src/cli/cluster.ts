@@ -1,8 +1,10 @@
 // Cluster mode: `agentyard controller` (the operator, leader-elected) and `agentyard api` (the
 // facade over custom resources). Configuration comes from the environment the Helm chart sets.
+import { objectStoreFromEnv } from '../objstore/config.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
@@ -16,6 +18,7 @@ import { openAppStore, startApiServer } from '../facade/index.ts';
 import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
+import { LOGIN_FLAGS, loginSettings } from '../facade/login/config.ts';
 import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
@@ -146,7 +149,11 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   return lost ? 1 : 0;
 }
 
-export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: LOGIN_FLAGS, strict: true });
+  // OpenID Connect login (README, "Login"); behind an ingress the public URL cannot be guessed.
+  const login = loginSettings(env, values);
+  if (login && !login.publicUrl) throw new Error('AGENTYARD_PUBLIC_URL (--public-url) is required with OpenID Connect login: the address browsers use, e.g. https://agentyard.example.com');
   const log = createLogger('api');
   const store = new KubeStore(kubeConfig());
   // External PostgreSQL (several replicas) when AGENTYARD_DATABASE_URL is set, else the bundled SQLite file (one replica).
@@ -174,7 +181,13 @@ export async function runApiCli(_argv: string[], env: NodeJS.ProcessEnv = proces
     ...(podSettings.resources ? { resources: podSettings.resources } : {}),
     readAt: new Date().toISOString(),
   };
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}) });
+  // The chart's objectStore (bundled SeaweedFS or an external bucket): conversation data deleted
+  // with the conversation and served in its download. Unset: none (workspace archives stay on the
+  // controller's archive volume). A wrong setting or an unreachable bucket stops the API here.
+  const objects = env.AGENTYARD_OBJECT_STORE ? objectStoreFromEnv(env, dataDir) : undefined;
+  await objects?.init();
+  if (objects) log.info({ objectStore: objects.kind, location: objects.location }, 'object store ready');
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(login ? { login } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

@@ -12,6 +12,10 @@ const USAGE = `Usage: agentyard <command> [options]
 Commands:
   up             Run everything on this machine: API, controller and sandboxes as local processes (SQLite).
                  --port <n> (AGENTYARD_PORT, default 3000)  --data-dir <dir> (AGENTYARD_DATA_DIR, default ./.data)
+                 OpenID Connect login (README "Login"; also for api): --oidc-issuer <url> --oidc-client-id <id>
+                 [--oidc-client-secret-file <file>] [--oidc-admin-group <group>] [--oidc-role-claim <claim>]
+                 [--public-url <url>] (AGENTYARD_OIDC_ISSUER, AGENTYARD_OIDC_CLIENT_ID, AGENTYARD_OIDC_CLIENT_SECRET[_FILE],
+                 AGENTYARD_OIDC_ADMIN_GROUP, AGENTYARD_OIDC_ROLE_CLAIM, AGENTYARD_PUBLIC_URL)
   preflight      Check a cluster for what agentyard needs (CRDs, namespaces, storage class, URL settings,
                  secrets, RBAC) and say how to fix what is missing. Exit 1 when a check fails.
   support-bundle Collect versions, resource states, events and logs (secrets redacted) into one archive.

@@ -7,7 +7,9 @@ import type { Logger } from '../util/log.ts';
 import type { AppStore } from './db/types.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
+import type { LoginSettings } from './login/config.ts';
 import type { Registry } from '../util/metrics.ts';
+import type { ObjectStore } from '../objstore/types.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -74,4 +76,11 @@ export interface FacadeDeps {
   gitHosts?: GitHosts;
   /** Prometheus registry GET /metrics serves (src/util/metrics.ts). Default: the process's registry. */
   metrics?: Registry;
+  /** OpenID Connect login (login/config.ts); absent: the app signs in with API keys only. */
+  login?: LoginSettings;
+  /**
+   * Conversation data kept outside the database (src/objstore): deleted with the conversation,
+   * its `conversations/<id>/files/` handed to the owner in the download. None: there is none.
+   */
+  objects?: ObjectStore;
 }

@@ -7,6 +7,9 @@ import { SqliteAppStore } from './app-db.ts';
 import { SCHEMA_VERSION } from './migrations.ts';
 
 // SQLite-only behaviour; what both stores share is in app-store.test.ts.
+/** Takes a file at the current version back to version 8 (before OpenID Connect login). */
+const UNDO_LOGIN = 'DROP INDEX users_oidc_identity; ALTER TABLE users DROP COLUMN oidc_issuer; ALTER TABLE users DROP COLUMN oidc_subject; ALTER TABLE users DROP COLUMN email; DROP TABLE sessions; DROP TABLE login_requests;';
+
 describe('SqliteAppStore', () => {
   let dir: string;
   let db: SqliteAppStore;
@@ -40,6 +43,7 @@ describe('SqliteAppStore', () => {
     await db.setSettings(u.id, { sandbox_grouping_strategy: 'ADD_TO_ANY' });
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_LOGIN);
     raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider; DROP TABLE model_usage; DROP TABLE installation;');
     raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
     raw.pragma('user_version = 4');
@@ -54,6 +58,7 @@ describe('SqliteAppStore', () => {
     const key = await db.createApiKey(u.id);
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_LOGIN);
     raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
     raw.pragma('user_version = 7');
     raw.close();
@@ -61,6 +66,20 @@ describe('SqliteAppStore', () => {
     expect(await db.findUserByApiKey(key)).toEqual(u);
     expect((await db.getUserInfo(admin.id))?.admin).toBe(true);
     expect((await db.getUserInfo(u.id))?.admin).toBe(false);
+  });
+
+  it('upgrades users from before OpenID Connect login (version 8): they keep their keys and can log in as a new identity', async () => {
+    const u = await db.createUser('early');
+    const key = await db.createApiKey(u.id);
+    await db.close();
+    const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_LOGIN);
+    raw.pragma('user_version = 8');
+    raw.close();
+    db = new SqliteAppStore(join(dir, 'app.db'));
+    expect(await db.findUserByApiKey(key)).toEqual(u);
+    const login = await db.logins.userForIdentity({ issuer: 'https://idp.example.test', subject: 's', name: 'New', email: null, admin: undefined });
+    expect(login.user.id).not.toBe(u.id);
   });
 
   it('refuses a database from a newer build', async () => {

@@ -3,6 +3,7 @@
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../controller/clock.ts';
 import { EventLog } from './event-log.ts';
+import { Logins } from './logins.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
 import { SqliteModelUsage } from './model-usage.ts';
@@ -26,6 +27,7 @@ export class SqliteAppStore implements AppStore {
   readonly events: EventLog;
   readonly pending: PendingMessages;
   readonly usage: SqliteModelUsage;
+  readonly logins: Logins;
   readonly #clock: Clock;
 
   constructor(path: string, opts: { clock?: Clock } = {}) {
@@ -43,6 +45,18 @@ export class SqliteAppStore implements AppStore {
     this.events = new EventLog(this.db);
     this.pending = new PendingMessages(this.db, this.#clock);
     this.usage = new SqliteModelUsage(this.db);
+    const db = this.db;
+    this.logins = new Logins(
+      {
+        async all<T>(sql: string, params: unknown[]): Promise<T[]> {
+          const st = db.prepare(sql);
+          if (st.reader) return st.all(...params) as T[];
+          st.run(...params);
+          return [];
+        },
+      },
+      this.#clock,
+    );
   }
 
   #now(): string {

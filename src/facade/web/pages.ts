@@ -3,6 +3,11 @@
 // JSON block that is never executed and whose "<" are escaped, so nothing from a link can close a tag.
 import type { PluginSpec } from '../../api/conversation.ts';
 import type { CatalogPlugin } from './catalog.ts';
+/** For the few server-rendered error pages (login's). */
+export function escapeHtml(s: string): string {
+  return s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+}
+
 const APP_STYLE = `
 *{box-sizing:border-box} body{font-family:system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
 header{display:flex;justify-content:space-between;align-items:center;padding:.6rem 1.25rem;background:#1d2433;color:#fff}
