@@ -47,7 +47,7 @@ export function createController(deps: ControllerDeps): Controller {
       kind: SandboxKind,
       reconcile: (key) => sandboxes.reconcile(key),
       watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOfConversation }],
-      sources: [...liveness, configuration.source],
+      sources: [...liveness, configuration],
     })
     .register({
       name: 'conversation',

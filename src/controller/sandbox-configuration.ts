@@ -4,7 +4,7 @@
 // reconcilers read, and requeues every Sandbox so its idle and deletion deadlines are recomputed
 // (controller-runtime: a watch on a related kind mapped onto every primary key).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Gone } from '../api/errors.ts';
+import { Gone, NotFound } from '../api/errors.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import { SANDBOX_CONFIGURATION_NAME, SandboxConfigurationKind, type SandboxConfigurationSpec } from '../api/sandbox-configuration.ts';
 import type { ResourceStore } from '../store/types.ts';
@@ -14,6 +14,8 @@ import type { LifecycleSettings } from './lifecycle.ts';
 import type { Source } from './manager.ts';
 
 const RELIST_BACKOFF_MS = 1_000;
+/** The kind is not served (a chart upgrade without `kubectl apply` of its CRDs): the defaults apply; look again now and then. */
+const MISSING_KIND_BACKOFF_MS = 60_000;
 
 /** The settings in force: each field of the configuration object, else the default. */
 export function effectiveSettings(defaults: LifecycleSettings, spec: SandboxConfigurationSpec | undefined): LifecycleSettings {
@@ -59,11 +61,8 @@ export class LiveLifecycleSettings implements LifecycleSettings {
 /**
  * A controller Source: list+watch the configuration object (relisting after a broken watch, as the
  * informers do), apply each change, and when a value moved enqueue every Sandbox of the namespace.
- * `ready` resolves after the first list, so a controller starts with the stored values in force.
  */
-export function sandboxConfigurationSource(store: ResourceStore, namespace: string, live: LiveLifecycleSettings, log?: Logger): { source: Source; ready: Promise<void> } {
-  let markReady!: () => void;
-  const ready = new Promise<void>((r) => (markReady = r));
+export function sandboxConfigurationSource(store: ResourceStore, namespace: string, live: LiveLifecycleSettings, log?: Logger): Source {
   const requeueAll = async (enqueue: (key: string) => void) => {
     for (const sb of (await store.list(SandboxKind, namespace)).items) enqueue(objectKey(sb.metadata.namespace, sb.metadata.name));
   };
@@ -73,7 +72,6 @@ export function sandboxConfigurationSource(store: ResourceStore, namespace: stri
         const list = await store.list(SandboxConfigurationKind, namespace);
         const current = list.items.find((c) => c.metadata.name === SANDBOX_CONFIGURATION_NAME);
         if (live.apply(current?.spec)) await requeueAll(enqueue);
-        markReady();
         for await (const ev of store.watch(SandboxConfigurationKind, namespace, { resourceVersion: list.resourceVersion, signal })) {
           if (ev.object.metadata.name !== SANDBOX_CONFIGURATION_NAME) continue;
           if (live.apply(ev.type === 'DELETED' ? undefined : ev.object.spec)) {
@@ -84,10 +82,12 @@ export function sandboxConfigurationSource(store: ResourceStore, namespace: stri
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof Gone) continue;
-        log?.warn({ err }, 'sandbox configuration watch failed; relisting');
-        await sleep(RELIST_BACKOFF_MS, undefined, { signal }).catch(() => undefined);
+        const missing = err instanceof NotFound;
+        // Without the object's kind the controller still runs, on the defaults (preflight names the missing CRD).
+        log?.warn({ err }, missing ? 'SandboxConfiguration is not served (CRD missing?); the environment defaults apply' : 'sandbox configuration watch failed; relisting');
+        await sleep(missing ? MISSING_KIND_BACKOFF_MS : RELIST_BACKOFF_MS, undefined, { signal }).catch(() => undefined);
       }
     }
   };
-  return { source, ready };
+  return source;
 }
