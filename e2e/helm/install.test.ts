@@ -228,7 +228,7 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     const made = await agentyard(['support-bundle', '-n', NS, '--output', bundle], { KUBECONFIG: cluster.kubeconfigPath });
     expect(made.code, made.out).toBe(0);
     const listing = (await run('tar', ['-tzf', bundle])).stdout;
-    for (const file of ['versions.json', 'agentyard/deployments.json', 'agentyard/secrets.json', 'agentyard-sandboxes/sandboxes.json', 'agentyard-sandboxes/events.json']) expect(listing).toContain(`agentyard-support/${file}`);
+    for (const file of ['versions.json', 'agentyard/deployments.json', 'agentyard/secrets.json', 'agentyard-sandboxes/sandboxes.json', 'agentyard-sandboxes/sandboxconfigurations.json', 'agentyard-sandboxes/events.json']) expect(listing).toContain(`agentyard-support/${file}`);
     await run('tar', ['-xzf', bundle, '-C', dir]);
     // The controller's events about the sandbox above, newest first.
     const events = JSON.parse(readFileSync(join(dir, 'agentyard-support/agentyard-sandboxes/events.json'), 'utf8')) as { items: CoreV1Event[] };
