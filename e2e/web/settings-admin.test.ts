@@ -63,7 +63,7 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     bob = await mk('bob');
     await db.setUserAdmin(alice.id, true);
     const settings = { idleTimeMs: 1_800_000, deletionTimeMs: 604_800_000, capacity: 20 };
-    server = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, log: createLogger('web-settings', 'silent'), port: 0, host: '127.0.0.1' });
+    server = await startApiServer({ store, db, clock: systemClock, namespace: NS, settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs, marketplaceListing: 'any-host' }, log: createLogger('web-settings', 'silent'), port: 0, host: '127.0.0.1' });
     const runtime = new FakeRuntime();
     runtime.startResult = (name) => ({ phase: 'running', runtimeId: name, url: `http://127.0.0.1:9/${name}` });
     controller = createController({ store, runtime, clock: systemClock, settings, namespace: NS });

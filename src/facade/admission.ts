@@ -1,13 +1,13 @@
 // Capacity admission (spec part 8 rule 2): past the installation's tested sandbox capacity a
 // request that needs another running sandbox is refused with 429, never served by silently pausing
 // someone else's sandbox. The controller checks again when it places; this is the early answer.
-import { currentCapacity } from './sandbox-configuration.ts';
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
 import { TooManyRequests } from '../api/errors.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { SandboxGrouping } from '../api/conversation.ts';
 import type { FacadeDeps } from './deps.ts';
 import { isOwnedBy, sandboxNameOf } from './resources.ts';
+import { currentCapacity } from './sandbox-configuration.ts';
 
 /** Holds, or will soon hold, compute: not deleting, not asked to pause, not failed. */
 function isActive(sb: Sandbox): boolean {

@@ -36,6 +36,13 @@ export interface FacadeSettings {
   activityCoalesceMs?: number;
   /** How long a workspace read waits for the paused sandbox it resumed. Default 30. */
   resumeWaitSeconds?: number;
+  /**
+   * Where the API itself may clone a marketplace to list its plugins. `git-hosts` (default): only
+   * on the configured Git hosts, so a registered URL cannot make the API pod reach into the cluster
+   * network (sandboxes, which Auto-Load clones in, are fenced off from it; the API is not).
+   * `any-host`: anywhere (embedded mode, where the API runs beside the user's own processes).
+   */
+  marketplaceListing?: 'git-hosts' | 'any-host';
   /** Queued messages per conversation before send-message answers 429. Default 10. */
   maxPendingMessages?: number;
 }

@@ -11,7 +11,8 @@ import { marketplacesSecretName, ORGANIZATION_MARKETPLACES } from './marketplace
 import { NS, startConversationId, startHarness, type Harness } from './test-support.ts';
 
 let h: Harness;
-beforeAll(async () => (h = await startHarness()));
+// Marketplaces on any host are listed here: the test's Git server is on 127.0.0.1 (embedded mode's setting).
+beforeAll(async () => (h = await startHarness({ marketplaceListing: 'any-host' })));
 afterAll(() => h.close());
 
 const M = '/api/v1/settings/marketplaces';
@@ -107,6 +108,23 @@ describe('/api/v1/settings/marketplaces', () => {
       await h.call('DELETE', `${M}/team-plugins`);
       await h.call('DELETE', `${M}/no-manifest`);
     } finally {
+      await git.close();
+    }
+  });
+
+  it('by default lists marketplaces on the configured Git hosts only, without cloning anything else', async () => {
+    const git = await startGitHttpServer();
+    const strict = await startHarness();
+    try {
+      git.createRepo('acme/market', { main: { '.claude-plugin/marketplace.json': '{"plugins":[]}' } });
+      await strict.call('POST', M, { body: { name: 'inside', url: `${git.url}/acme/market.git` } });
+      const r = await strict.call('GET', `${M}/inside/plugins`);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ status: 'FAILED', plugins: [] });
+      expect(r.body.detail).toContain('Git hosts only');
+      expect(git.requests).toEqual([]);
+    } finally {
+      await strict.close();
       await git.close();
     }
   });

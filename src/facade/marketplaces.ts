@@ -31,8 +31,8 @@ export function marketplacesSecretName(userId: string): string {
 /** Where one list lives: a user's personal list, or the installation's organization list. */
 interface ListRef {
   name: string;
-  labels: Record<string, string>;
   /** A Secret of this name is this list only when it carries these labels (a stray one is ignored). */
+  labels: Record<string, string>;
 }
 
 const personalList = (user: AppUser): ListRef => ({ name: marketplacesSecretName(user.id), labels: { [LABEL_OWNER]: user.id } });
@@ -140,11 +140,16 @@ export async function unregisterMarketplace(d: FacadeDeps, user: AppUser, name: 
 /**
  * The plugins a marketplace offers (discoverable without loading them): its manifest, read from a
  * shallow clone in a temporary directory. The caller's `<PROVIDER>_TOKEN` stored secret goes along
- * only when the marketplace lives on a configured Git host, as for Auto-Load in the sandbox.
+ * only when the marketplace lives on a configured Git host, as for Auto-Load in the sandbox. Other
+ * hosts only with `marketplaceListing: 'any-host'` (FacadeSettings).
  */
 export async function listMarketplacePlugins(d: FacadeDeps, user: AppUser, name: string): Promise<MarketplacePluginsResponse & { marketplace: MarketplaceRegistration }> {
   const { reg } = await listOf(d, user, name, false);
   const provider = providerOfUrl(reg.url, d.gitHosts ?? DEFAULT_GIT_HOSTS);
+  if (!provider && d.settings.marketplaceListing !== 'any-host') {
+    const hosts = Object.values(d.gitHosts ?? DEFAULT_GIT_HOSTS).filter(Boolean).join(', ');
+    return { marketplace: reg, status: 'FAILED', plugins: [], detail: `This installation lists marketplaces on its Git hosts only (${hosts}); this one's plugins still load with Auto-Load, in the sandbox` };
+  }
   const token = provider ? (await storedSecretValues(d, user))[tokenSecretName(provider)] : undefined;
   const res = await marketplacePlugins({
     url: reg.url,
