@@ -24,6 +24,8 @@ const CHROMIUM = '/usr/bin/chromium';
 const missing = existsSync(CHROMIUM) ? undefined : `chromium missing at ${CHROMIUM}`;
 if (missing && process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1') throw new Error(`the web app suite needs ${missing} (hack/test-deps.sh installs it)`);
 const NS = 'default';
+/** expect.poll with room for a loaded machine (its default is one second; listing a marketplace clones it). */
+const poll = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}) => expect.poll(fn, { timeout: 15_000, ...opts });
 
 describe.skipIf(missing !== undefined)(`Settings and the admin console in a browser${missing ? ` (skipped: ${missing})` : ''}`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'web-settings-'));
@@ -100,7 +102,7 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.selectOption('#grouping', 'GROUP_BY_NEWEST');
     await page.fill('#git-login', 'not a login!');
     await page.click('#save-settings');
-    await expect.poll(() => page.textContent('#git-login-error').catch(() => null)).toMatch(/pattern|match/i);
+    await poll(() => page.textContent('#git-login-error').catch(() => null)).toMatch(/pattern|match/i);
     expect(await page.getAttribute('#git-login', 'aria-invalid')).toBe('true');
     expect(await page.$('#grouping-error')).toBeNull();
     await shot(page, 'settings-422');
@@ -112,7 +114,7 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.click('#save-settings');
     await page.waitForSelector('.saved');
     expect((await call(alice.key, 'GET', '/settings')).body).toEqual({ sandbox_grouping_strategy: 'GROUP_BY_NEWEST', git_login: 'alice-gh', git_login_provider: 'github' });
-    await expect.poll(() => page.locator('#secrets tr[data-name="GITHUB_TOKEN"]').count()).toBe(1);
+    await poll(() => page.locator('#secrets tr[data-name="GITHUB_TOKEN"]').count()).toBe(1);
     expect(await page.inputValue('#git-token')).toBe('');
     expect(await page.content()).not.toContain('ghp_web_token_value_123');
     // After a reload the saved values are what the page shows.
@@ -126,23 +128,23 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.fill('#secret-name', 'not valid!');
     await page.fill('#secret-value', 'v1');
     await page.click('#secret-form button[type=submit]');
-    await expect.poll(() => page.textContent('#secret-name-error').catch(() => null)).toMatch(/pattern|match/i);
+    await poll(() => page.textContent('#secret-name-error').catch(() => null)).toMatch(/pattern|match/i);
     await page.fill('#secret-name', 'DEPLOY_KEY');
     await page.fill('#secret-value', 'first-value-abc');
     await page.fill('#secret-description', 'Deploys the docs');
     await page.click('#secret-form button[type=submit]');
     const row = page.locator('#secrets tr[data-name="DEPLOY_KEY"]');
-    await expect.poll(() => row.textContent()).toContain('Deploys the docs');
+    await poll(() => row.textContent()).toContain('Deploys the docs');
     await row.locator('button:text-is("Replace")').click();
     await page.fill('#replace-DEPLOY_KEY', 'second-value-xyz');
     await row.locator('button:text-is("Save value")').click();
-    await expect.poll(() => row.locator('button:text-is("Replace")').count()).toBe(1);
+    await poll(() => row.locator('button:text-is("Replace")').count()).toBe(1);
     const values = await store.get((await import('../../src/api/secret.ts')).SecretKind, NS, (await import('../../src/api/secret.ts')).userSecretsName(alice.id));
     expect(Buffer.from(values!.data!['DEPLOY_KEY']!, 'base64').toString()).toBe('second-value-xyz');
     expect(await page.content()).not.toContain('second-value-xyz');
     await shot(page, 'settings');
     await row.locator('button:text-is("Delete")').click();
-    await expect.poll(() => page.locator('#secrets tr[data-name="DEPLOY_KEY"]').count()).toBe(0);
+    await poll(() => page.locator('#secrets tr[data-name="DEPLOY_KEY"]').count()).toBe(0);
   });
 
   it('Settings: an API key is created and shown once, listed by prefix, works, and is revoked', async () => {
@@ -152,12 +154,12 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     expect((await call(key, 'GET', '/users/me')).body).toMatchObject({ id: alice.id, admin: true });
     const prefix = key.slice(0, 9);
     const row = page.locator(`#api-keys tr[data-prefix="${prefix}"]`);
-    await expect.poll(() => row.textContent()).toContain('active');
+    await poll(() => row.textContent()).toContain('active');
     await shot(page, 'settings-api-key');
     await page.click('#new-key button:text-is("Done")');
     expect(await page.$('#new-key-value')).toBeNull();
     await row.locator('button:text-is("Revoke")').click();
-    await expect.poll(() => row.textContent()).toContain('revoked');
+    await poll(() => row.textContent()).toContain('revoked');
     expect((await call(key, 'GET', '/users/me')).status).toBe(401);
   });
 
@@ -167,14 +169,14 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.fill('#mp-name', 'team');
     await page.fill('#mp-url', 'https://user:secret@github.com/acme/marketplace');
     await page.click('#marketplace-form button[type=submit]');
-    await expect.poll(() => page.textContent('#mp-url-error').catch(() => null)).toMatch(/pattern|match/i);
+    await poll(() => page.textContent('#mp-url-error').catch(() => null)).toMatch(/pattern|match/i);
     await shot(page, 'settings-skills-422');
     await page.fill('#mp-url', `${git.url}/acme/marketplace.git`);
     await page.click('#marketplace-form button[type=submit]');
     const personal = page.locator('#marketplaces tr[data-name="team"]');
-    await expect.poll(() => personal.textContent()).toContain('Personal');
+    await poll(() => personal.textContent()).toContain('Personal');
     await personal.locator('button:text-is("Show plugins")').click();
-    await expect.poll(() => personal.locator('ul.plugins li').allTextContents()).toEqual([expect.stringContaining('changelog'), expect.stringContaining('reviewer')]);
+    await poll(() => personal.locator('ul.plugins li').allTextContents()).toEqual([expect.stringContaining('changelog'), expect.stringContaining('reviewer')]);
 
     await page.fill('#mp-name', 'acme-skills');
     await page.fill('#mp-url', `${git.url}/acme/marketplace.git`);
@@ -183,7 +185,7 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.check('#mp-auto-load');
     await page.click('#marketplace-form button[type=submit]');
     const org = page.locator('#marketplaces tr[data-name="acme-skills"]');
-    await expect.poll(() => org.textContent()).toContain('Organization acme');
+    await poll(() => org.textContent()).toContain('Organization acme');
     expect(await org.locator('input[type=checkbox]').isChecked()).toBe(true);
     await shot(page, 'settings-skills');
   });
@@ -198,8 +200,8 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.fill('#cfg-idle_time_seconds', '0');
     await page.fill('#cfg-sandbox_capacity', 'lots');
     await page.click('#save-config');
-    await expect.poll(() => page.textContent('#cfg-idle_time_seconds-error').catch(() => null)).toMatch(/greater|minimum|>=/i);
-    await expect.poll(() => page.textContent('#cfg-sandbox_capacity-error').catch(() => null)).toBeTruthy();
+    await poll(() => page.textContent('#cfg-idle_time_seconds-error').catch(() => null)).toMatch(/greater|minimum|>=/i);
+    await poll(() => page.textContent('#cfg-sandbox_capacity-error').catch(() => null)).toBeTruthy();
     expect(await page.$('#cfg-deletion_time_seconds-error')).toBeNull();
     await shot(page, 'admin-422');
     expect(await store.get(SandboxConfigurationKind, NS, SANDBOX_CONFIGURATION_NAME)).toBeUndefined();
@@ -208,30 +210,30 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.fill('#cfg-sandbox_capacity', '8');
     await page.click('#save-config');
     await page.waitForSelector('.saved');
-    await expect.poll(() => page.locator('#config-changes tbody tr').count()).toBe(2);
+    await poll(() => page.locator('#config-changes tbody tr').count()).toBe(2);
     expect(await page.locator('#config-changes').textContent()).toContain('alice');
     expect((await store.get(SandboxConfigurationKind, NS, SANDBOX_CONFIGURATION_NAME))?.spec).toMatchObject({ idleTimeSeconds: 600, sandboxCapacity: 8 });
     expect((await call(alice.key, 'GET', '/admin/sandbox-configuration')).body).toMatchObject({ idle_time_seconds: 600, sandbox_capacity: 8, deletion_time_seconds: 604800 });
 
     // Every user's sandboxes, with owner and status.
-    await expect.poll(() => page.locator('#all-sandboxes tbody tr').count(), { timeout: 15_000 }).toBe(2);
-    await expect.poll(() => page.locator('#all-sandboxes td.owner').allTextContents()).toEqual(expect.arrayContaining(['alice', 'bob']));
-    await expect.poll(() => page.locator('#all-sandboxes .badge').allTextContents(), { timeout: 15_000 }).toEqual(['RUNNING', 'RUNNING']);
+    await poll(() => page.locator('#all-sandboxes tbody tr').count(), { timeout: 15_000 }).toBe(2);
+    await poll(() => page.locator('#all-sandboxes td.owner').allTextContents()).toEqual(expect.arrayContaining(['alice', 'bob']));
+    await poll(() => page.locator('#all-sandboxes .badge').allTextContents(), { timeout: 15_000 }).toEqual(['RUNNING', 'RUNNING']);
     expect((await store.list(SandboxKind, NS)).items).toHaveLength(2);
   });
 
   it('Admin console: an administrator grants and revokes the role, and disables and enables a user', async () => {
     const row = page.locator('#users tr[data-user="bob"]');
     await row.locator('button:text-is("Make admin")').click();
-    await expect.poll(() => row.locator('.role').textContent()).toBe('administrator');
+    await poll(() => row.locator('.role').textContent()).toBe('administrator');
     expect((await call(bob.key, 'GET', '/users/me')).body).toMatchObject({ admin: true });
     await row.locator('button:text-is("Revoke admin")').click();
-    await expect.poll(() => row.locator('.role').textContent()).toBe('user');
+    await poll(() => row.locator('.role').textContent()).toBe('user');
     await row.locator('button:text-is("Disable")').click();
-    await expect.poll(() => row.locator('.state').textContent()).toBe('disabled');
+    await poll(() => row.locator('.state').textContent()).toBe('disabled');
     expect((await call(bob.key, 'GET', '/users/me')).status).toBe(401);
     await row.locator('button:text-is("Enable")').click();
-    await expect.poll(() => row.locator('.state').textContent()).toBe('active');
+    await poll(() => row.locator('.state').textContent()).toBe('active');
     // Alice cannot act on herself here.
     expect(await page.locator('#users tr[data-user="alice"] button').count()).toBe(0);
     await shot(page, 'admin');
@@ -251,7 +253,7 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
 
     await other.goto(`${server.url}/#/settings/skills`);
     const org = other.locator('#marketplaces tr[data-name="acme-skills"]');
-    await expect.poll(() => org.textContent()).toContain('Managed by administrators');
+    await poll(() => org.textContent()).toContain('Managed by administrators');
     expect(await org.locator('input[type=checkbox]').isDisabled()).toBe(true);
     expect(await other.locator('#marketplaces tr[data-name="team"]').count()).toBe(0);
     expect(await other.locator('#mp-scope option[value="organization"]').isDisabled()).toBe(true);
