@@ -4,6 +4,7 @@
 //   events     app events search (one page) and count over a large transcript
 //   cold start agent server spawn → /alive and idle RSS beside a bare Node HTTP server (bench/cold-start.ts)
 //   agent      agent server: emit, WebSocket replay against resume, a stalled client beside another
+//   config     a Sandbox Configuration change taken up by a running controller (bench/config-takeup.ts)
 //   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
@@ -21,6 +22,7 @@ import { postgresBinDir, startPostgres } from '../src/testing/postgres/server.ts
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { benchAgentServer } from './agent-server.ts';
 import { benchColdStart } from './cold-start.ts';
+import { benchConfigTakeup } from './config-takeup.ts';
 import { soak } from './soak.ts';
 
 const rows: [string, string, string][] = [];
@@ -113,6 +115,7 @@ const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
 try {
   await benchColdStart(record);
   await benchStore(dir);
+  await benchConfigTakeup(record);
   await benchAgentServer(dir, record);
   await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
   if (postgresBinDir()) {
