@@ -15,7 +15,6 @@ import { errorMiddleware } from './errors.ts';
 import { OidcClient } from './login/oidc.ts';
 import { loginRoutes, sessionPolicy } from './login/routes.ts';
 import { modelGateway } from './model-gateway/gateway.ts';
-import { adminRoutes } from './routes/admin.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { hookRoutes } from './routes/hooks.ts';
@@ -27,6 +26,8 @@ import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { userRoutes } from './routes/users.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { licenseGate } from './license-gate.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
 import { defaultRegistry, httpMetrics, metricsEndpoint } from '../util/metrics.ts';
@@ -82,7 +83,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, adminRoutes, openHandsRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes, adminRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };
@@ -116,6 +117,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   // With OIDC login on, a browser session's cookie authenticates too (CSRF-checked; README, "Login").
   const oidc = facade.oidc;
   app.use(requireApiKey(deps.db, { except: (path) => open.has(path) || path.startsWith(webhooks), ...(oidc ? { sessions: () => sessionPolicy(oidc) } : {}) }));
+  app.use(licenseGate(facade.d));
   const { openApi, api } = apiRouters(facade);
   app.use(openApi.routes());
   app.use(api.routes());

@@ -10,6 +10,8 @@ import type { CatalogPlugin } from './web/catalog.ts';
 import type { LoginSettings } from './login/config.ts';
 import type { Registry } from '../util/metrics.ts';
 import type { ObjectStore } from '../objstore/types.ts';
+import type { InstalledLicense } from '../license/license.ts';
+import type { SupportUploadSettings } from './support-bundle.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -90,4 +92,8 @@ export interface FacadeDeps {
    * its `conversations/<id>/files/` handed to the owner in the download. None: there is none.
    */
   objects?: ObjectStore;
+  /** The license checked at start (src/license); none: unlicensed, nothing refused. */
+  license?: InstalledLicense;
+  /** Where POST /api/v1/admin/support-bundle sends the bundle (supportUploadFromEnv). */
+  supportUpload?: SupportUploadSettings;
 }

@@ -1,6 +1,8 @@
 // Shared fixtures for the facade's tests: a real SqliteStore file, a real AppDb file, a manual
 // clock, users with API keys, a listening API server, and helpers that play the controller.
 import type { ObjectStore } from '../objstore/types.ts';
+import type { InstalledLicense } from '../license/license.ts';
+import type { SupportUploadSettings } from './support-bundle.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,7 +42,7 @@ export interface Harness {
 
 export async function startHarness(
   settings: Partial<FacadeSettings> = {},
-  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore } = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore; license?: InstalledLicense; supportUpload?: SupportUploadSettings } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -66,6 +68,8 @@ export async function startHarness(
     ...(opts.sandboxSpec ? { sandboxSpec: opts.sandboxSpec } : {}),
     ...(opts.login ? { login: opts.login } : {}),
     ...(opts.objects ? { objects: opts.objects } : {}),
+    ...(opts.license ? { license: opts.license } : {}),
+    ...(opts.supportUpload ? { supportUpload: opts.supportUpload } : {}),
   });
   const call: Harness['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };

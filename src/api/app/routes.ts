@@ -37,14 +37,14 @@ import { AppConversation, AppConversationStartTask, AppSendMessageResponse, Mark
 import { ConversationSkillsResponse } from './skills.ts';
 import { UsageReport, UsersUsage } from './usage.ts';
 import { ApiKeyInfo, UserInfo } from './users.ts';
-import { AdminSandbox, SandboxConfigurationInfo, SandboxConfigurationUpdate } from './admin.ts';
+import { AdminSandbox, LicenseStatus, SandboxConfigurationInfo, SandboxConfigurationUpdate, SupportBundleUpload } from './admin.ts';
 
 export interface AppRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI path template under the base URL. */
   path: string;
   summary: string;
-  tag: 'conversations' | 'events' | 'sandboxes' | 'settings' | 'users' | 'webhooks' | 'meta';
+  tag: 'conversations' | 'events' | 'sandboxes' | 'settings' | 'users' | 'webhooks' | 'meta' | 'admin';
   query?: TSchema;
   body?: TSchema;
   response?: TSchema;
@@ -103,6 +103,8 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/users/me/keys', tag: 'users', summary: "The caller's API keys (display prefixes, creation and revocation times; never a key)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
   { method: 'post', path: '/api/v1/users/me/keys', tag: 'users', summary: 'Issue a new API key for the caller (201). The key is in this answer only; afterwards it is listed by its prefix', response: Type.Object({ key: Type.String(), prefix: Type.String(), created_at: Type.Union([Type.String(), Type.Null()]) }) },
   { method: 'delete', path: '/api/v1/users/me/keys/{prefix}', tag: 'users', summary: "Revoke one of the caller's keys (by the prefix the list shows); refused at once and for good. 404 when no working key has it, 409 when several do", response: Success },
+  { method: 'get', path: '/api/v1/admin/license', tag: 'admin', summary: 'The installed license: validity, expiry, seats against enabled users, signature check (administrators only; 403 otherwise). Never the whole license id', response: LicenseStatus },
+  { method: 'post', path: '/api/v1/admin/support-bundle', tag: 'admin', summary: "Collect a redacted support bundle (versions, settings, Sandbox and Conversation resources, users without keys, license status) and upload it over HTTPS to the installation's receiver with its token (administrators only). 409 when no receiver or token is configured, 502 when the receiver refuses or stays unreachable", response: SupportBundleUpload },
   { method: 'get', path: '/api/v1/users', tag: 'users', summary: 'Every user (administrators only; 403 otherwise)', response: Type.Object({ items: Type.Array(UserInfo) }) },
   { method: 'post', path: '/api/v1/users/{user_id}/disable', tag: 'users', summary: "Disable a user: every key of theirs is refused at once (administrators only; 409 for oneself)", response: UserInfo },
   { method: 'post', path: '/api/v1/users/{user_id}/enable', tag: 'users', summary: "Enable a user again: their unrevoked keys work again (administrators only)", response: UserInfo },
