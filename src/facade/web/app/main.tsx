@@ -6,6 +6,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, COOKIE_SESSION, KEY_REFUSED, KEY_STORAGE, loadSession, logout, type Conversation } from './api.ts';
 import { NewConversation } from './new-conversation.tsx';
 import { Transcript } from './transcript.tsx';
+import { AdminPage } from './admin.tsx';
+import { LaunchPage, pageData, PluginDirectory } from './plugins.tsx';
+import { SettingsPage } from './settings.tsx';
+import { SkillsPage } from './skills.tsx';
 
 function useHash(): string {
   const [hash, setHash] = useState(location.hash);
@@ -140,20 +144,40 @@ function App() {
     return () => removeEventListener(KEY_REFUSED, on);
   }, []);
   const open = /^#\/c\/([0-9a-f]{32})$/.exec(hash)?.[1];
+  const [served] = useState(pageData);
+  // Who is signed in, and whether they are an administrator (the Admin link; the API decides).
+  const [me, setMe] = useState<{ id: string; admin: boolean }>();
+  useEffect(() => {
+    setMe(undefined);
+    if (key) api<{ id: string; admin: boolean }>(key, 'GET', '/users/me').then(setMe, () => undefined);
+  }, [key]);
   return (
     <>
       <header>
-        <a href="#/" class="brand">agentyard</a>
+        <a href="/#/" class="brand">agentyard</a>
         <nav>
           <a href="/plugins">Plugin Directory</a>
+          {key && <a href="/#/settings">Settings</a>}
+          {key && me?.admin && <a href="/#/admin">Admin</a>}
           {key && <button type="button" class="link" onClick={signOut}>Sign out</button>}
         </nav>
       </header>
       <main>
-        {!key ? (
+        {/* /plugins and /launch: the server's page data; they work signed out too (the key is asked for at start). */}
+        {served?.page === 'plugins' ? (
+          <PluginDirectory apiKey={key} catalog={served.plugins} />
+        ) : served ? (
+          <LaunchPage apiKey={key} data={served} />
+        ) : !key ? (
           <SignIn refused={refused} oidc={oidc} onKey={(k) => { setRefused(false); setKey(k); }} />
         ) : open ? (
           <Transcript key={open} apiKey={key} id={open} />
+        ) : hash === '#/settings' ? (
+          <SettingsPage apiKey={key} />
+        ) : hash === '#/settings/skills' ? (
+          <SkillsPage apiKey={key} admin={me?.admin === true} />
+        ) : hash === '#/admin' ? (
+          <AdminPage apiKey={key} me={me?.id ?? ''} />
         ) : (
           <>
             <NewConversation apiKey={key} />
