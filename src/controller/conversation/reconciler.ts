@@ -146,23 +146,25 @@ export class ConversationReconciler {
       case 'WAITING_FOR_SANDBOX':
         return { step: 'PREPARING_REPOSITORY' };
       case 'PREPARING_REPOSITORY':
-        if (conv.spec.selectedRepository) await this.#cloneRepository(conv, sb);
+        // A fork works in its source's workspace, where the repository already is.
+        if (conv.spec.selectedRepository && !conv.spec.forkOf) await this.#cloneRepository(conv, sb);
         return { step: 'RUNNING_SETUP_SCRIPT' };
+      // A fork works in its source's workspace, set up already, and keeps its source's agent and skills.
       case 'RUNNING_SETUP_SCRIPT':
-        await this.#runSetupScript(conv, sb);
+        if (!conv.spec.forkOf) await this.#runSetupScript(conv, sb);
         return { step: 'SETTING_UP_GIT_HOOKS' };
       case 'SETTING_UP_GIT_HOOKS':
-        await this.#installGitHooks(conv, sb);
+        if (!conv.spec.forkOf) await this.#installGitHooks(conv, sb);
         return { step: 'SETTING_UP_SKILLS' };
       case 'SETTING_UP_SKILLS':
         // Two passes: the first loads and reports (the step's detail names the skills), the next moves on.
-        if (!status.startSkills) {
+        if (!status.startSkills && !conv.spec.forkOf) {
           status.startSkills = await this.#loadSkills(conv, sb);
           return { step: 'SETTING_UP_SKILLS', detail: skillsDetail(status.startSkills) };
         }
         return { step: 'STARTING_CONVERSATION' };
       case 'STARTING_CONVERSATION':
-        await this.#startOnAgentServer(conv, sb, status.startSkills ?? (await this.#loadSkills(conv, sb)));
+        await this.#startOnAgentServer(conv, sb, status.startSkills);
         status.initialMessageDelivered = conv.spec.initialMessage !== undefined;
         return { step: 'READY' };
       default:
@@ -232,15 +234,35 @@ export class ConversationReconciler {
     return loaded;
   }
 
-  async #startOnAgentServer(conv: Conversation, sb: Sandbox, loaded: NonNullable<ConversationStatus['startSkills']>): Promise<void> {
-    const secrets = await readConversationSecrets(this.#d.store, conv);
+  async #startOnAgentServer(conv: Conversation, sb: Sandbox, loaded: ConversationStatus['startSkills']): Promise<void> {
     const client = await this.#client(conv, sb);
+    if (conv.spec.forkOf) return this.#forkOnAgentServer(conv, client);
+    const secrets = await readConversationSecrets(this.#d.store, conv);
+    loaded ??= await this.#loadSkills(conv, sb);
     try {
       await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm, { skills: loaded.skills, plugins: loaded.plugins }));
     } catch (err) {
       // 4xx from the agent server will not heal by retrying; anything else is retried.
       if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {
         throw new StartFailure(Reason.StartFailed, `The agent server refused the conversation: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * A fork: the agent server copies the source's events and state into a conversation with this
+   * one's id. A repeated pass finds it there (409) and is done; a source gone ends the start.
+   */
+  async #forkOnAgentServer(conv: Conversation, client: AgentServerClient): Promise<void> {
+    const src = await this.#d.store.get(ConversationKind, conv.metadata.namespace ?? 'default', conv.spec.forkOf!);
+    if (!src || src.metadata.deletionTimestamp) throw new StartFailure(Reason.StartFailed, `Conversation ${conv.spec.forkOf}, which this one forks, no longer exists`);
+    try {
+      await client.postJson(`/api/conversations/${agentConversationId(src)}/fork`, { id: agentConversationId(conv), title: conv.spec.title ?? null });
+    } catch (err) {
+      if (isAgentyardError(err) && err.code === 'Conflict') return;
+      if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest' || err.code === 'NotFound')) {
+        throw new StartFailure(Reason.StartFailed, `The agent server refused the fork: ${err.message}`);
       }
       throw err;
     }

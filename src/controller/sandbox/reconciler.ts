@@ -36,6 +36,13 @@ export interface SandboxReconcilerDeps {
   settings: LifecycleSettings;
   /** Restart backoff and crash-loop limits (DEFAULT_RESTART_POLICY). */
   restarts?: RestartPolicy;
+  /**
+   * The sandbox's conversations not being deleted, from an index the controller keeps over its
+   * Conversation informer (ConversationCounts); without it, a list by label on every pass.
+   */
+  conversationCount?: (sb: Sandbox) => number;
+  /** Of those, how many are `running` (same index); a running agent holds off the idle pause. */
+  runningConversations?: (sb: Sandbox) => number;
   log?: Logger;
 }
 
@@ -64,7 +71,7 @@ export class SandboxReconciler {
 
     const now = this.#d.clock.now();
     const conversations = await this.#conversations(sb);
-    const ctx = { agentRunning: conversations.some((c) => c.status?.executionStatus === 'running') };
+    const ctx = { agentRunning: conversations.running };
     if (ctx.agentRunning) sb = await this.#stampRunning(sb, now);
     const decision = decideLifecycle(sb, now, this.#d.settings, ctx);
     if (decision.action === 'delete') return this.#deletePermanently(sb);
@@ -89,7 +96,7 @@ export class SandboxReconciler {
       if (status.phase === 'STARTING') requeueAfterMs = converged.requeueAfterMs ?? STARTING_POLL_MS;
     }
 
-    status.conversationCount = conversations.length;
+    status.conversationCount = conversations.count;
     const activity = lastActivity({ ...sb, status });
     if (activity) status.lastActivityTime = activity.toISO()!;
     status.observedGeneration = sb.metadata.generation;
@@ -166,9 +173,12 @@ export class SandboxReconciler {
     return this.#d.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, annotations } });
   }
 
-  async #conversations(sb: Sandbox): Promise<Conversation[]> {
+  /** How many conversations the sandbox holds, and whether one is running: from the controller's index, else a list by label. */
+  async #conversations(sb: Sandbox): Promise<{ count: number; running: boolean }> {
+    if (this.#d.conversationCount && this.#d.runningConversations) return { count: this.#d.conversationCount(sb), running: this.#d.runningConversations(sb) > 0 };
     const { items } = await this.#d.store.list(ConversationKind, sb.metadata.namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
-    return items.filter((c) => !c.metadata.deletionTimestamp);
+    const live = items.filter((c) => !c.metadata.deletionTimestamp);
+    return { count: live.length, running: live.some((c) => c.status?.executionStatus === 'running') };
   }
 
   async #finalize(sb: Sandbox): Promise<Result> {
