@@ -33,9 +33,4 @@ export const OPENAPI_GAPS: Record<string, string> = {
   'POST /v1/responses: not described, answers 404': 'As GET /v1/models.',
   'POST /app-backends/{extension_name}/session: not described, answers 404': 'Canvas extension backends (1.58) are not built; outside /api.',
   'DELETE /app-backends/{extension_name}/session: not described, answers 404': 'As POST /app-backends/{extension_name}/session.',
-  'GET /api/conversations/search: query parameter include_skills not declared': 'include_skills (1.58: skills listed in the record) is ignored.',
-  'GET /api/conversations/{conversation_id}: query parameter include_skills not declared': 'As conversations/search.',
-  'GET /api/conversations: query parameter include_skills not declared': 'As conversations/search.',
-  'POST /api/conversations: query parameter include_skills not declared': 'As conversations/search.',
-  'POST /api/conversations/{conversation_id}/fork: query parameter include_skills not declared': 'As conversations/search.',
 };
