@@ -14,6 +14,10 @@ import type { LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
 import { Controller, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
+import { SandboxWarmPoolKind } from '../api/warm-pool.ts';
+import { defaultRegistry, type Registry } from '../util/metrics.ts';
+import { warmPoolMetrics } from './warm-pool/metrics.ts';
+import { poolKeysOfSandbox, WarmPoolReconciler } from './warm-pool/reconciler.ts';
 
 export interface ControllerDeps {
   store: ResourceStore;
@@ -27,17 +31,21 @@ export interface ControllerDeps {
   recorder?: EventRecorder;
   /** Git hosts and configuration repository naming (gitSettingsFromEnv). */
   git?: GitSettings;
+  /** Where reconcile, work-queue and warm-pool metrics go (default: the process's registry). */
+  metrics?: Registry;
 }
 
 export function createController(deps: ControllerDeps): Controller {
-  const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log) };
+  const registry = deps.metrics ?? defaultRegistry();
+  const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log), warmPools: warmPoolMetrics(registry) };
   const sandboxes = new SandboxReconciler(withRecorder);
   const conversations = new ConversationReconciler(withRecorder);
+  const pools = new WarmPoolReconciler({ ...withRecorder, metrics: withRecorder.warmPools });
   const placements = new PlacementIndex();
   const runtime = deps.runtime;
   // The runtime tells of agent-server deaths as they happen: the Sandbox is looked at within seconds.
   const liveness: Source[] = runtime.watch ? [(enqueue, signal) => runtime.watch!((ref) => enqueue(objectKey(ref.namespace ?? deps.namespace, ref.name)), signal)] : [];
-  return new Controller({ store: deps.store, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) })
+  return new Controller({ store: deps.store, metrics: registry, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) })
     .register({
       name: 'sandbox',
       kind: SandboxKind,
@@ -51,6 +59,13 @@ export function createController(deps: ControllerDeps): Controller {
       reconcile: (key) => conversations.reconcile(key),
       observe: (obj: KubeObject, deleted: boolean) => placements.observe(obj, deleted),
       watches: [{ kind: SandboxKind as ResourceKind, map: (sb) => placements.conversationsOf(sb) }],
+    })
+    .register({
+      name: 'warmpool',
+      kind: SandboxWarmPoolKind,
+      reconcile: (key) => pools.reconcile(key),
+      watches: [{ kind: SandboxKind as ResourceKind, map: poolKeysOfSandbox }],
+      workers: 1,
     });
 }
 
