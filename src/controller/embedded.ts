@@ -12,7 +12,8 @@ import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
-import { Controller, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
+import { Controller, PlacementIndex, type Source } from './manager.ts';
+import { sandboxKeysOnPlacementChange } from './placement-changes.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
 import { SandboxWarmPoolKind } from '../api/warm-pool.ts';
 import { defaultRegistry, type Registry } from '../util/metrics.ts';
@@ -50,7 +51,7 @@ export function createController(deps: ControllerDeps): Controller {
       name: 'sandbox',
       kind: SandboxKind,
       reconcile: (key) => sandboxes.reconcile(key),
-      watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOfConversation }],
+      watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOnPlacementChange() }],
       sources: liveness,
     })
     .register({

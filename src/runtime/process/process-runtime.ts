@@ -15,6 +15,7 @@
 //
 // Liveness (liveness.ts) pokes the controller within about a second of a death, so it does not wait
 // for its next deadline to look.
+import { LABEL_WARM_POOL } from '../../api/warm-pool.ts';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -155,7 +156,7 @@ export class ProcessRuntime implements SandboxRuntime {
     const cmd = argv[0];
     let child;
     try {
-      const launch = this.#launcher.prepare({ name, dir, argv, env: this.#env(name, opts.sessionKey, opts.modelToken) });
+      const launch = this.#launcher.prepare({ name, dir, argv, env: { ...this.#env(name, opts.sessionKey, opts.modelToken), ...(sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined ? { AGENTYARD_WARM_UP: '1' } : {}) } });
       child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
         detached: true, // its own process group: pause stops the agent's tools with it
