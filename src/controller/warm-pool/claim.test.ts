@@ -13,6 +13,7 @@ import { readSessionKey, sessionSecretName } from '../sandbox/session-secret.ts'
 import { controllerEnv, interceptStore, NS } from '../testing/env.ts';
 import { startFakeAgentServer, type FakeAgentServer } from '../testing/fake-agent-server.ts';
 import { ANNOTATION_HANDED_TO } from './hand-over.ts';
+import { REFILL_DELAY_MS } from './reconciler.ts';
 import { createPool, fill, members } from './testing.ts';
 
 let agent: FakeAgentServer;
@@ -56,7 +57,10 @@ describe('claiming from a warm pool', () => {
     // The conversation was started with the user's key, after the hand-over.
     expect(agent.started.find((r) => String(r.conversation_id).replaceAll('-', '') === hex(1))?.key).toBe(sessionKey);
 
-    // The pool starts a replacement.
+    // The pool starts a replacement, once the claiming start is through (REFILL_DELAY_MS).
+    expect((await env.pools.reconcile(`${NS}/p`)).requeueAfterMs).toBe(REFILL_DELAY_MS);
+    expect(await members(env, 'p')).toHaveLength(1);
+    env.clock.advance(REFILL_DELAY_MS);
     await env.pools.reconcile(`${NS}/p`);
     expect(await members(env, 'p')).toHaveLength(2);
     expect((await env.store.get(SandboxWarmPoolKind, NS, 'p'))!.status).toMatchObject({ claimed: 1, replicas: 2, readyReplicas: 1 });

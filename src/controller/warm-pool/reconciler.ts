@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConditionType, Reason } from '../../api/conditions.ts';
 import { Conflict, NotFound } from '../../api/errors.ts';
 import { SandboxKind, type Sandbox } from '../../api/sandbox.ts';
-import { LABEL_CLAIMED_FROM, LABEL_WARM_POOL, SandboxWarmPoolKind, type SandboxWarmPool, type SandboxWarmPoolStatus } from '../../api/warm-pool.ts';
+import { ANNOTATION_CLAIMED_AT, LABEL_CLAIMED_FROM, LABEL_WARM_POOL, SandboxWarmPoolKind, type SandboxWarmPool, type SandboxWarmPoolStatus } from '../../api/warm-pool.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { ResourceStore } from '../../store/types.ts';
 import type { Logger } from '../../util/log.ts';
@@ -23,6 +23,12 @@ import type { WarmPoolMetrics } from './metrics.ts';
 
 /** Looked at again while the installation is at capacity: a slot may free up without any event of ours. */
 const CAPACITY_RETRY_MS = 10_000;
+/**
+ * A claimed member is replaced this long after its claim, not at once: starting the replacement
+ * (a process spawn, a Pod) would compete with the claiming start's own last steps, which are what
+ * the user waits for. A burst of claims is replaced together once it is over.
+ */
+export const REFILL_DELAY_MS = 500;
 
 export interface WarmPoolReconcilerDeps {
   store: ResourceStore;
@@ -66,6 +72,8 @@ export class WarmPoolReconciler {
       const surplus = [...keep].sort((a, b) => Number(isReadyMember(a)) - Number(isReadyMember(b)) || byAge(b, a)).slice(0, keep.length - want);
       for (const sb of surplus) await this.#remove(sb, 'surplus');
       keep.splice(0, keep.length, ...keep.filter((sb) => !surplus.includes(sb)));
+    } else if (keep.length < want && this.#sinceLastClaim(sandboxes, name) < REFILL_DELAY_MS) {
+      requeueAfterMs = REFILL_DELAY_MS - this.#sinceLastClaim(sandboxes, name);
     } else if (keep.length < want) {
       const room = this.#d.settings.capacity - sandboxes.filter(holdsCapacity).length;
       const add = Math.max(0, Math.min(want - keep.length, room));
@@ -88,6 +96,12 @@ export class WarmPoolReconciler {
       }
     }
     return requeueAfterMs !== undefined ? { requeueAfterMs } : {};
+  }
+
+  #sinceLastClaim(sandboxes: readonly Sandbox[], pool: string): number {
+    const now = this.#d.clock.now().toMillis();
+    const last = Math.max(0, ...sandboxes.filter((sb) => sb.metadata.labels?.[LABEL_CLAIMED_FROM] === pool).map((sb) => Date.parse(sb.metadata.annotations?.[ANNOTATION_CLAIMED_AT] ?? '') || 0));
+    return now - last;
   }
 
   async #remove(sb: Sandbox, why: string): Promise<void> {
