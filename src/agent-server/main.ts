@@ -62,6 +62,13 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
   if (!values.workspace) throw new Error('--workspace <dir> is required');
 
   const log = createLogger('agent-server');
+  // A warm-pool member (AGENTYARD_WARM_UP=1, set by the runtime) warms up before it listens: it reads
+  // ready (and can be claimed) only once its first user conversation will not pay for compiling the
+  // code, and the warm-up never competes with a claim for its event loop.
+  if (env['AGENTYARD_WARM_UP'] === '1') {
+    const llm = llmDefaultsFromEnv(env);
+    await warmUp({ dataDir: resolve(values['data-dir'] ?? join(values.workspace, '.agentyard')), createAgent, ...(llm ? { llmDefaults: llm } : {}), log }).catch((err: unknown) => log.warn({ err }, 'warm-up failed'));
+  }
   const retries = modelRetriesFromEnv(env);
   const sinkUrl = env[SINK_ENV.url];
   const server = await startAgentServer({
@@ -94,10 +101,5 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     process.on('SIGINT', stop);
   });
   process.stdout.write(JSON.stringify({ listening: server.url }) + '\n');
-  // A warm-pool member (AGENTYARD_WARM_UP=1, set by the runtime): its first user conversation should not pay for compiling the code.
-  if (env['AGENTYARD_WARM_UP'] === '1') {
-    const llm = llmDefaultsFromEnv(env);
-    void warmUp({ dataDir: resolve(values['data-dir'] ?? join(values.workspace, '.agentyard')), createAgent, ...(llm ? { llmDefaults: llm } : {}), log }).catch((err: unknown) => log.warn({ err }, 'warm-up failed'));
-  }
   return stopped;
 }

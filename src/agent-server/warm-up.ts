@@ -1,9 +1,9 @@
 // Warm-up of a warm-pool agent server: a fresh process pays for its first conversation (lazy
 // compilation of the request validators, the conversation and agent code, Koa's routes, SQLite
 // statements; ~50-300 ms measured) when that conversation arrives, i.e. inside a user's start.
-// A pool member runs one throwaway conversation through a second, private agent server in the same
-// process (own port, own data directory, removed afterwards) right after it listens: the code is
-// then compiled and hot, and its own stores stay untouched, so it can still be handed over.
+// A pool member runs one throwaway conversation through a private agent server in the same process
+// (own port, own data directory, removed afterwards) before its real one listens: the code is then
+// compiled and hot, and its own stores stay untouched, so it can still be handed over.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
