@@ -4,6 +4,7 @@
 //   events     app events search (one page) and count over a large transcript
 //   cold start agent server spawn → /alive and idle RSS beside a bare Node HTTP server (bench/cold-start.ts)
 //   agent      agent server: emit, WebSocket replay against resume, a stalled client beside another
+//   warm pool  start → READY from a SandboxWarmPool beside a cold start, embedded (bench/warm-pool.ts)
 //   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
@@ -22,6 +23,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { benchAgentServer } from './agent-server.ts';
 import { benchColdStart } from './cold-start.ts';
 import { soak } from './soak.ts';
+import { benchWarmPool } from './warm-pool.ts';
 
 const rows: [string, string, string][] = [];
 function record(name: string, value: number, unit: string, note = ''): void {
@@ -114,6 +116,7 @@ try {
   await benchColdStart(record);
   await benchStore(dir);
   await benchAgentServer(dir, record);
+  await benchWarmPool(record);
   await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
   if (postgresBinDir()) {
     const pg = await startPostgres();

@@ -5,7 +5,8 @@
 // back to full, so every one is a hit (checked); each conversation is deleted afterwards, which
 // takes its sandbox with it, so the machine holds only the pool and one sandbox at a time.
 // Issue #16's target: p50 ≤ 50 ms, p99 ≤ 150 ms.
-// `node bench/warm-pool.ts [starts]` prints the figures alone; `make bench` includes them.
+// `node bench/warm-pool.ts [starts]` prints the figures alone (WARM_POOL_BENCH_STEPS=1: also the
+// controller's start-step and reconcile metrics, to see where the time goes); `make bench` includes them.
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { eventually, startServiceWithModel, type RunningService } from '../e2e/embedded/harness.ts';
