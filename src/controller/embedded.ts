@@ -12,9 +12,10 @@ import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
-import { Controller, PlacementIndex, type Source } from './manager.ts';
+import { Controller, ConversationCounts, PlacementIndex, type Source } from './manager.ts';
 import { sandboxKeysOnPlacementChange } from './placement-changes.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
+import { LiveLifecycleSettings, sandboxConfigurationSource } from './sandbox-configuration.ts';
 import { SandboxWarmPoolKind } from '../api/warm-pool.ts';
 import { defaultRegistry, type Registry } from '../util/metrics.ts';
 import { warmPoolMetrics } from './warm-pool/metrics.ts';
@@ -37,9 +38,13 @@ export interface ControllerDeps {
 }
 
 export function createController(deps: ControllerDeps): Controller {
+  // deps.settings are the defaults; the SandboxConfiguration object overrides them while it exists.
+  const settings = new LiveLifecycleSettings(deps.settings);
+  const configuration = sandboxConfigurationSource(deps.store, deps.namespace ?? 'default', settings, deps.log);
   const registry = deps.metrics ?? defaultRegistry();
-  const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log), warmPools: warmPoolMetrics(registry) };
-  const sandboxes = new SandboxReconciler(withRecorder);
+  const withRecorder = { ...deps, settings, recorder: deps.recorder ?? logRecorder(deps.log), warmPools: warmPoolMetrics(registry) };
+  const counts = new ConversationCounts();
+  const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb) });
   const conversations = new ConversationReconciler(withRecorder);
   const pools = new WarmPoolReconciler({ ...withRecorder, metrics: withRecorder.warmPools });
   const placements = new PlacementIndex();
@@ -52,13 +57,16 @@ export function createController(deps: ControllerDeps): Controller {
       kind: SandboxKind,
       reconcile: (key) => sandboxes.reconcile(key),
       watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOnPlacementChange() }],
-      sources: liveness,
+      sources: [...liveness, configuration],
     })
     .register({
       name: 'conversation',
       kind: ConversationKind,
       reconcile: (key) => conversations.reconcile(key),
-      observe: (obj: KubeObject, deleted: boolean) => placements.observe(obj, deleted),
+      observe: (obj: KubeObject, deleted: boolean) => {
+        placements.observe(obj, deleted);
+        counts.observe(obj, deleted);
+      },
       watches: [{ kind: SandboxKind as ResourceKind, map: (sb) => placements.conversationsOf(sb) }],
     })
     .register({

@@ -9,6 +9,7 @@ import type { FacadeDeps } from './deps.ts';
 import { isOwnedBy, sandboxNameOf } from './resources.ts';
 import { LABEL_WARM_POOL, SandboxWarmPoolKind } from '../api/warm-pool.ts';
 import { isReadyMember, matchesTemplate } from '../controller/warm-pool/members.ts';
+import { currentCapacity } from './sandbox-configuration.ts';
 
 /** Holds, or will soon hold, compute: not deleting, not asked to pause, not failed. */
 function isActive(sb: Sandbox): boolean {
@@ -52,7 +53,8 @@ export async function warmMemberReady(d: FacadeDeps): Promise<boolean> {
  * count: they hold compute like any sandbox.
  */
 export async function admit(d: FacadeDeps, what: string, opts: { warmPool?: boolean } = {}): Promise<void> {
-  const capacity = d.settings.capacity;
+  // The admin console's value when set: a change applies to the next start, without a restart.
+  const capacity = await currentCapacity(d);
   if (capacity === Infinity) return;
   const active = await activeSandboxCount(d);
   if (active >= capacity && !(opts.warmPool && (await warmMemberReady(d)))) {
