@@ -83,7 +83,7 @@ describe.skipIf(!weed)('conversation data in a real S3 bucket (SeaweedFS)', () =
     sw = await startSeaweed(weed!);
   }, 90_000);
   afterEach(() => h?.close());
-  afterAll(() => sw?.destroy());
+  afterAll(() => sw?.destroy(), 30_000);
 
   it('download reads the bucket, DELETE empties the conversation prefix; while the server is down DELETE is a 503 and nothing goes', async () => {
     const objects = new S3ObjectStore({ endpoint: sw.endpoint, bucket: 'conversations', credentials: sw.credentials, retry: { attempts: 3, baseDelayMs: 50 } });

@@ -49,7 +49,7 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
     JSON.stringify({ identities: [{ name: 'agentyard', credentials: [{ accessKey: credentials.accessKeyId, secretKey: credentials.secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
   );
   const ports = { master: await freePort(), volume: await freePort(), filer: await freePort(), s3: await freePort() };
-  const grpc = { master: await freePort(), volume: await freePort(), filer: await freePort() };
+  const grpc = { master: await freePort(), volume: await freePort(), filer: await freePort(), s3: await freePort() };
   const args = [
     'server',
     `-dir=${root}`,
@@ -66,6 +66,10 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
     `-filer.port.grpc=${grpc.filer}`,
     '-s3',
     `-s3.port=${ports.s3}`,
+    `-s3.port.grpc=${grpc.s3}`,
+    // Off: the Iceberg and Lance catalogs would take fixed ports other tests may hold.
+    '-s3.port.iceberg=0',
+    '-s3.port.lance=0',
     `-s3.config=${join(root, 's3.json')}`,
   ];
   let child: ChildProcess | undefined;
