@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: deps run test test-unit test-e2e test-kube test-node k8s-bin k8s-node kube-score test-deps typecheck crds gen bench clean
+.PHONY: deps run test test-unit test-e2e test-kube test-node k8s-bin k8s-node kube-score keycloak test-deps typecheck crds gen bench clean
 
 deps: $(NPM_STAMP)
 
@@ -28,13 +28,13 @@ HAVE_GO := $(shell command -v go 2>/dev/null)
 REQUIRE_CLUSTER_TESTS := $(or $(AGENTYARD_REQUIRE_CLUSTER_TESTS),$(if $(HAVE_GO),1,0))
 test test-e2e test-kube test-node: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
 
-test: deps k8s-bin kube-score oci-registry seaweedfs test-deps k8s-node
+test: deps k8s-bin kube-score oci-registry keycloak seaweedfs test-deps k8s-node
 	npm test
 
 test-unit: deps
 	npm run test:unit
 
-test-e2e: deps k8s-bin kube-score oci-registry seaweedfs test-deps k8s-node
+test-e2e: deps k8s-bin kube-score oci-registry keycloak seaweedfs test-deps k8s-node
 	npm run test:e2e
 
 typecheck: deps
@@ -84,6 +84,16 @@ ifeq ($(REQUIRE_CLUSTER_TESTS),1)
 	@hack/kube-score.sh >/dev/null
 else
 	@hack/kube-score.sh >/dev/null || echo "WARNING: no kube-score (hack/kube-score.sh failed, see above): the chart's kube-score check is SKIPPED." >&2
+endif
+
+# Keycloak (org.keycloak:keycloak-quarkus-dist from Maven Central, with Maven; run on a JDK >= 21
+# under /usr/lib/jvm), the real OpenID provider of the login suite (e2e/login), cached in
+# $${AGENTYARD_CACHE:-~/.cache/agentyard}/keycloak/<version>. Strict like k8s-bin.
+keycloak:
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@hack/keycloak.sh >/dev/null
+else
+	@hack/keycloak.sh >/dev/null || echo "WARNING: no Keycloak (hack/keycloak.sh failed, see above): the OIDC login suite e2e/login is SKIPPED." >&2
 endif
 
 # Chromium, PostgreSQL and git from Debian's packages when they are missing (hack/test-deps.sh), and

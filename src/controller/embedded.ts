@@ -12,8 +12,9 @@ import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
-import { Controller, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
+import { Controller, ConversationCounts, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
+import { LiveLifecycleSettings, sandboxConfigurationSource } from './sandbox-configuration.ts';
 
 export interface ControllerDeps {
   store: ResourceStore;
@@ -30,8 +31,12 @@ export interface ControllerDeps {
 }
 
 export function createController(deps: ControllerDeps): Controller {
-  const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log) };
-  const sandboxes = new SandboxReconciler(withRecorder);
+  // deps.settings are the defaults; the SandboxConfiguration object overrides them while it exists.
+  const settings = new LiveLifecycleSettings(deps.settings);
+  const configuration = sandboxConfigurationSource(deps.store, deps.namespace ?? 'default', settings, deps.log);
+  const withRecorder = { ...deps, settings, recorder: deps.recorder ?? logRecorder(deps.log) };
+  const counts = new ConversationCounts();
+  const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb) });
   const conversations = new ConversationReconciler(withRecorder);
   const placements = new PlacementIndex();
   const runtime = deps.runtime;
@@ -43,13 +48,16 @@ export function createController(deps: ControllerDeps): Controller {
       kind: SandboxKind,
       reconcile: (key) => sandboxes.reconcile(key),
       watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOfConversation }],
-      sources: liveness,
+      sources: [...liveness, configuration],
     })
     .register({
       name: 'conversation',
       kind: ConversationKind,
       reconcile: (key) => conversations.reconcile(key),
-      observe: (obj: KubeObject, deleted: boolean) => placements.observe(obj, deleted),
+      observe: (obj: KubeObject, deleted: boolean) => {
+        placements.observe(obj, deleted);
+        counts.observe(obj, deleted);
+      },
       watches: [{ kind: SandboxKind as ResourceKind, map: (sb) => placements.conversationsOf(sb) }],
     });
 }

@@ -59,6 +59,15 @@ export class SqliteAppStore implements AppStore {
     );
   }
 
+  readonly #statements = new Map<string, Database.Statement>();
+
+  /** A prepared statement, prepared once: preparing costs more than running a point query. */
+  #prepared(sql: string): Database.Statement {
+    let st = this.#statements.get(sql);
+    if (!st) this.#statements.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
+
   #now(): string {
     return this.#clock.now().toUTC().toISO()!;
   }
@@ -110,8 +119,7 @@ export class SqliteAppStore implements AppStore {
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
-    return this.db
-      .prepare('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
+    return this.#prepared('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
       .get(hashKey(key)) as AppUser | undefined;
   }
 
@@ -163,7 +171,7 @@ export class SqliteAppStore implements AppStore {
   }
 
   async getConversationMeta(conversationId: string): Promise<ConversationMeta> {
-    const row = this.db.prepare('SELECT title, updated_at FROM conversation_meta WHERE conversation_id = ?').get(conversationId) as
+    const row = this.#prepared('SELECT title, updated_at FROM conversation_meta WHERE conversation_id = ?').get(conversationId) as
       | { title: string | null; updated_at: string | null }
       | undefined;
     return { title: row?.title ?? null, updatedAt: row?.updated_at ?? null };

@@ -195,6 +195,7 @@ for (const b of backends) {
       // The same id at another seq is a replay already held: not stored twice, and it leaves a gap.
       expect((await db.events.ingest('c1', [{ seq: 3, event: ev('a') }])).acknowledgedSeq).toBe(2);
       expect(await db.events.count('c1', {})).toBe(2);
+      expect(await db.events.count('c1', { kind: ev('x').kind })).toBe(2);
     });
 
     it('takes concurrent batches of one conversation in any order', async () => {
@@ -272,6 +273,7 @@ for (const b of backends) {
       expect(await db.conversationIds()).toEqual(['c2']);
       expect(await db.wasDeleted('c1')).toBe(true);
       expect(await db.events.acknowledgedSeq('c1')).toBe(0);
+      expect(await db.events.count('c1', {})).toBe(0);
       expect(await db.getConversationMeta('c1')).toEqual({ title: null, updatedAt: null });
     });
 

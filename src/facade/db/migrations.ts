@@ -141,6 +141,17 @@ const MIGRATIONS: readonly string[] = [
     expires_at TEXT NOT NULL
   );
   `,
+  // 9 → 10: events per conversation and kind, kept by ingest, so a count without a time range reads
+  // a few rows instead of scanning a transcript of 100,000 events (issue #16).
+  `
+  CREATE TABLE event_counts (
+    conversation_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, kind)
+  ) WITHOUT ROWID;
+  INSERT INTO event_counts (conversation_id, kind, n) SELECT conversation_id, kind, COUNT(*) FROM events GROUP BY conversation_id, kind;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
