@@ -88,12 +88,13 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
       child = c;
       c.stdout!.on('data', (d: Buffer) => (output += d.toString()));
       c.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      // Ready when the S3 gateway answers a signed-for-nobody request with an S3 error document.
+      // Ready when the filer (where S3 keeps its metadata) and the S3 gateway both answer; the
+      // gateway answers an unsigned request with an S3 error document.
       const deadline = Date.now() + 60_000;
+      const answers = (url: string) => fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.status > 0 && r.status < 500, () => false);
       for (;;) {
         if (c.exitCode !== null) throw new Error(`weed server exited (${c.exitCode}): ${output.slice(-2000)}`);
-        const status = await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(1000) }).then((r) => r.status, () => 0);
-        if (status > 0 && status < 500) return;
+        if ((await answers(`http://127.0.0.1:${ports.filer}/`)) && (await answers(`${endpoint}/`))) return;
         if (Date.now() > deadline) throw new Error(`weed server did not answer on ${endpoint} within 60 s: ${output.slice(-2000)}`);
         await new Promise((r) => setTimeout(r, 200));
       }
