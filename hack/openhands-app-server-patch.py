@@ -9,6 +9,9 @@ a file whose text no longer matches (another release) fails loudly rather than r
 2. sandbox/process_sandbox_service.py `_get_process_status`: an agent server waiting for requests is
    `sleeping` to psutil, which it maps to STARTING, so every start waits for RUNNING until its
    120 s timeout and fails. Patched: sleeping (and idle, disk-sleep) count as running.
+3. The same file, `_wait_for_server_ready`: it gives a new agent server 30 s to answer /alive; its
+   imports alone take 20-60 s on two cores shared with other test suites, so starts failed with
+   "Agent Server Failed to start properly" now and then. Patched: 180 s.
 """
 import importlib.util
 import pathlib
@@ -31,6 +34,11 @@ PATCHES = [
                     return SandboxStatus.RUNNING''',
         f'''                if status in (psutil.STATUS_RUNNING, psutil.STATUS_SLEEPING, psutil.STATUS_DISK_SLEEP, psutil.STATUS_IDLE):  {MARK}
                     return SandboxStatus.RUNNING''',
+    ),
+    (
+        'app_server/sandbox/process_sandbox_service.py',
+        '''    async def _wait_for_server_ready(self, port: int, timeout: int = 30) -> bool:''',
+        f'''    async def _wait_for_server_ready(self, port: int, timeout: int = 180) -> bool:  {MARK}''',
     ),
 ]
 

@@ -6,8 +6,8 @@
 # Cached outside the repository, so a fresh clone on the same machine reuses it:
 #   ${AGENTYARD_CACHE:-$HOME/.cache/agentyard}/venv/openhands-ai-<version>/bin/python
 # The two local patches it needs to run here with process sandboxes (hack/openhands-app-server-patch.py
-# says which and why) are applied to the installed package at install time; the venv counts as ready
-# only once they are (the marker file .agentyard-patched). Needs Python >= 3.12 (pyenv's 3.12 or 3.13,
+# says which and why) are applied to the installed package (at install time, and again at each run:
+# idempotent); the venv counts as ready only once they are (the marker file .agentyard-patched). Needs Python >= 3.12 (pyenv's 3.12 or 3.13,
 # else python3.12/python3.13/python3 on the PATH) and pip's ordinary index. Idempotent and locked (two
 # worktrees may ask at once). Prints the venv's python on stdout (last line); progress goes to stderr.
 # Nothing is written inside the repository. Takes about 7 minutes the first time (measured on 2 busy cores).
@@ -51,9 +51,10 @@ main() {
       "$VENV/bin/pip" install -q --disable-pip-version-check "openhands-ai==$OPENHANDS_AI_VERSION" >&2 \
         || { rm -rf "$VENV"; die "pip install openhands-ai==$OPENHANDS_AI_VERSION failed"; }
     fi
-    "$PY" "$PATCH" || die "patching openhands-ai $OPENHANDS_AI_VERSION failed (see above)"
-    touch "$READY"
   fi
+  # Every time (idempotent, a fraction of a second): a patch added since the install is applied too.
+  "$PY" "$PATCH" || { rm -f "$READY"; die "patching openhands-ai $OPENHANDS_AI_VERSION failed (see above)"; }
+  touch "$READY"
   echo "$PY"
 }
 
