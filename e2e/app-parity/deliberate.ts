@@ -14,6 +14,9 @@ export const DELIBERATE: Record<string, string> = {
   'pause_resume.record_execution_status':
     'The record keeps the last execution status the agent server reported while its sandbox is paused ("finished"); OpenHands ' +
     'reads it live from the agent server and so shows null whenever the sandbox is not RUNNING. sandbox_status says PAUSED on both.',
+  'pause_resume.send_paused':
+    'A message to a conversation whose sandbox is paused is taken (200): the sandbox resumes and the message is delivered when it ' +
+    'runs (spec part 3), nothing is lost and the client needs no resume-then-retry dance. OpenHands answers 409 "resume it first".',
   'start.title_calls':
     'Ours titles a conversation from the first line of its first message, with no model call; OpenHands asks the model for a title ' +
     'beside the agent\'s first call (a second paid call per conversation, and the title changes under the user a moment later).',

@@ -240,6 +240,8 @@ export const FLOWS: [string, Flow][] = [
         return sb?.status === 'PAUSED' ? sb : undefined;
       });
       const [rec] = await records(s, [id]);
+      // A message that does not run the agent, sent while paused: OpenHands refuses it (resume first).
+      const sendPaused = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, message('While paused.', false));
       const resume = await s.api('POST', `${V1}/sandboxes/${sandbox}/resume`);
       const running = await until('the sandbox to read RUNNING', async () => {
         const [sb] = (await s.api('GET', `${V1}/sandboxes?id=${sandbox}`)).body;
@@ -252,6 +254,7 @@ export const FLOWS: [string, Flow][] = [
         paused_types: types(paused),
         record_sandbox_status: rec.sandbox_status,
         record_execution_status: rec.execution_status,
+        send_paused: sendPaused.status,
         resume: [resume.status, resume.body],
         running_fields: fields(running),
         running_urls: running.exposed_urls?.map((u: any) => u.name),
