@@ -1,14 +1,25 @@
-// `make bench`: figures for the hot paths, printed as a table. Numbers, not pass/fail: compare runs.
+// `make bench`: figures for the hot paths, printed as a table, each beside its floor or peer measured
+// in the same run (a bare Node server, raw SQLite inserts, a bare Koa route, a bare ws server, the
+// real OpenHands agent server) with the ratio and, where issue #16 sets one, the target: met, or
+// MISSED by how much. Numbers, not pass/fail: compare runs.
+// BENCH_PARTS=a,b,... runs only those parts (names below); the sizes have knobs of their own.
 //   store      SqliteStore create / updateStatus / list / watch delivery
 //   sink       event ingestion through the API's event sink over HTTP (what agent servers push)
 //   events     app events search (one page) and count over a large transcript
 //   cold start agent server spawn → /alive and idle RSS beside a bare Node HTTP server (bench/cold-start.ts)
 //   agent      agent server: emit, WebSocket replay against resume, a stalled client beside another
+//   fanout     WebSocket fan-out to 100 subscribers of one conversation (bench/ws-fanout.ts)
+//   facade     app-conversations/search requests/s beside a bare Koa route (bench/facade-search.ts)
+//   scale-events  events search / count at 100,000 events vs 1,000, ingest vs raw SQLite (bench/events-scale.ts)
+//   steps      agent servers side by side, ours and OpenHands: start, RSS, create, per step (10 vs
+//              1,000 steps), search, replay (bench/agent-steps.ts)
+//   controller 10,000 Sandboxes on SQLite and a kube-apiserver: deadline lateness, RSS (bench/controller-scale.ts;
+//              BENCH_KUBE=0 leaves the kube-apiserver out)
 //   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { API_VERSION, LABEL_OWNER } from '../src/api/meta.ts';
@@ -20,12 +31,17 @@ import { PostgresAppStore, SqliteAppStore, startApiServer, type AppStore } from 
 import { postgresBinDir, startPostgres } from '../src/testing/postgres/server.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { benchAgentServer } from './agent-server.ts';
+import { benchAgentSteps } from './agent-steps.ts';
 import { benchColdStart } from './cold-start.ts';
+import { benchControllerScale } from './controller-scale.ts';
+import { benchEventsScale } from './events-scale.ts';
+import { benchFacadeSearch } from './facade-search.ts';
+import { benchWsFanout } from './ws-fanout.ts';
 import { soak } from './soak.ts';
 
 const rows: [string, string, string][] = [];
 function record(name: string, value: number, unit: string, note = ''): void {
-  rows.push([name, `${value.toFixed(value < 10 ? 2 : 0)} ${unit}`, note]);
+  rows.push([name, Number.isNaN(value) ? '-' : `${value.toFixed(value < 10 ? 2 : 0)} ${unit}`, note]);
 }
 
 async function time<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
@@ -109,27 +125,34 @@ async function benchSink(dir: string, backend: string, db: AppStore): Promise<vo
   await db.close();
 }
 
+const parts = new Set((process.env.BENCH_PARTS ?? 'cold-start,store,agent,sink,events,fanout,facade,scale-events,steps,controller,soak').split(',').map((p) => p.trim()));
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
+const started = Date.now();
 try {
-  await benchColdStart(record);
-  await benchStore(dir);
-  await benchAgentServer(dir, record);
-  await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
-  if (postgresBinDir()) {
+  if (parts.has('cold-start')) await benchColdStart(record);
+  if (parts.has('store')) await benchStore(dir);
+  if (parts.has('agent')) await benchAgentServer(dir, record);
+  if (parts.has('sink') || parts.has('events')) await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
+  if ((parts.has('sink') || parts.has('events')) && postgresBinDir()) {
     const pg = await startPostgres();
     try {
       await benchSink(dir, 'postgresql', await PostgresAppStore.open(pg.url));
     } finally {
       await pg.stop();
     }
-  } else {
+  } else if (parts.has('sink') || parts.has('events')) {
     rows.push(['sink/events (postgresql)', 'skipped', 'PostgreSQL server binaries not found under /usr/lib/postgresql']);
   }
+  if (parts.has('fanout')) await benchWsFanout(record);
+  if (parts.has('facade')) await benchFacadeSearch(record);
+  if (parts.has('scale-events')) await benchEventsScale(record);
+  if (parts.has('steps')) await benchAgentSteps(record);
+  if (parts.has('controller')) await benchControllerScale(record, process.env.BENCH_KUBE === '0' ? ['sqlite'] : ['sqlite', 'kube']);
   const width = Math.max(...rows.map((r) => r[0].length));
-  console.log(`agentyard bench (node ${process.version}, ${new Date().toISOString()})`);
+  console.log(`agentyard bench (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${((Date.now() - started) / 60_000).toFixed(1)} min)`);
   for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(16)}  ${note}`);
   console.log(`rss ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MiB`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-await soak();
+if (parts.has('soak')) await soak();

@@ -180,7 +180,7 @@ describe('agentyard up: a conversation end to end', () => {
     expect((await allEvents(svc, conversationId)).length).toBe(events.length);
     expect((await svc.api('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=${encodeURIComponent(join(workspace, 'greeting.txt'))}`)).status).toBe(410);
     await eventually(async () => (existsSync(workspace) ? undefined : true), 'the workspace to be removed');
-    expect(readdirSync(join(svc.dataDir, 'archive')).some((f) => f.startsWith(sandboxId))).toBe(true);
+    expect(readdirSync(join(svc.dataDir, 'objects', 'internal', 'workspace-archives')).some((f) => f.startsWith(sandboxId))).toBe(true);
   });
 });
 

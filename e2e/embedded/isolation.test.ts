@@ -178,9 +178,9 @@ function statuses(text: string): Record<string, number> {
 
     expect((await svc.api('DELETE', `/api/v1/sandboxes/${sb}`, undefined, bobKey)).status).toBe(200);
     await eventually(async () => (existsSync(join(svc.dataDir, 'sandboxes', sb)) ? undefined : true), "bob's sandbox directory to go");
-    const archive = readdirSync(join(svc.dataDir, 'archive')).find((f) => f.startsWith(sb));
+    const archive = readdirSync(join(svc.dataDir, 'objects', 'internal', 'workspace-archives')).find((f) => f.startsWith(sb));
     expect(archive).toBeDefined();
-    const { stdout } = await run('tar', ['-tzf', join(svc.dataDir, 'archive', archive!)]);
+    const { stdout } = await run('tar', ['-tzf', join(svc.dataDir, 'objects', 'internal', 'workspace-archives', archive!)]);
     expect(stdout).toContain('workspace/mine.txt');
     expect(processUids().has(bob.uid)).toBe(false);
     for (const c of bob.cgroups ?? []) expect(existsSync(c), c).toBe(false);

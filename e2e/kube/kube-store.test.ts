@@ -84,6 +84,28 @@ describe.skipIf(skip)('KubeStore on a real API server', () => {
     ns = await newNamespace();
   });
 
+  it('lists in pages of listPageSize, all of one snapshot, and a watch from its resourceVersion misses nothing', async () => {
+    const paged = new KubeStore(cluster.kubeConfig, { listPageSize: 2 });
+    const pns = await newNamespace();
+    const names = ['p1', 'p2', 'p3', 'p4', 'p5'];
+    for (const name of names) await paged.create(SandboxKind, sandbox(pns, name));
+    const { items, resourceVersion } = await paged.list(SandboxKind, pns);
+    expect(items.map((o) => o.metadata.name)).toEqual(names);
+    const abort = new AbortController();
+    const seen: string[] = [];
+    const watching = (async () => {
+      for await (const e of paged.watch(SandboxKind, pns, { resourceVersion, signal: abort.signal })) {
+        seen.push(`${e.type}:${e.object.metadata.name}`);
+        if (seen.length === 1) return;
+      }
+    })();
+    await paged.create(SandboxKind, sandbox(pns, 'p6'));
+    await watching;
+    abort.abort();
+    expect(seen).toEqual(['ADDED:p6']);
+    expect((await paged.list(SandboxKind, pns, { labelSelector: 'none=here' })).items).toEqual([]);
+  });
+
   it('maps AlreadyExists, stale resourceVersions and missing objects to domain errors', async () => {
     const name = unique('sb');
     const created = await store.create(SandboxKind, sandbox(ns, name));

@@ -184,6 +184,34 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     expect(await node.kubectl('exec', '-n', SANDBOXES, sandboxId, '--', 'cat', '/workspace/project/proof.txt')).toBe('node-ok\n');
   });
 
+  it('kill -9 of the agent server in its container: the kubelet restarts it, the conversation carries on, nothing lost or repeated', async () => {
+    type Ev = { id: string; kind: string; tool_name?: string };
+    const eventsNow = async () => (await api<{ items: Ev[] }>('GET', `/api/v1/conversation/${conversationId}/events/search?limit=100`)).body.items;
+    const before = await eventsNow();
+    const restarts = async () => (await core.readNamespacedPod({ name: sandboxId, namespace: SANDBOXES })).status?.containerStatuses?.find((c) => c.name === 'agent-server')?.restartCount ?? 0;
+    const restartsBefore = await restarts();
+    const containerId = (await node.crictl('ps', '--quiet', '--no-trunc', '--label', `io.kubernetes.pod.name=${sandboxId}`, '--name', 'agent-server')).trim();
+    const pids = containerPids(containerId);
+    expect(pids.length, `processes of container ${containerId}`).toBeGreaterThan(0);
+    for (const pid of pids) process.kill(pid, 'SIGKILL');
+    await timed('agent-server container restarted and serving', async () => {
+      await eventually(async () => ((await restarts()) > restartsBefore ? true : undefined), 'the kubelet to restart the container', 120_000);
+      await eventually(async () => ((await sandboxStatus(sandboxId)) === 'RUNNING' ? true : undefined), 'RUNNING after the restart', 120_000);
+    });
+    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'cat proof.txt' } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'still here' } }] });
+    const sent = await api('POST', `/api/v1/app-conversations/${conversationId}/send-message`, { role: 'user', content: [{ type: 'text', text: 'are you back?' }] });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const after = await eventually(async () => {
+      const items = await eventsNow();
+      return items.filter((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish').length === 2 ? items : undefined;
+    }, 'the follow-up to finish after the restart', 180_000);
+    // Everything from before the kill is still there, in place, and nothing arrived twice.
+    expect(after.slice(0, before.length).map((e) => e.id)).toEqual(before.map((e) => e.id));
+    expect(new Set(after.map((e) => e.id)).size).toBe(after.length);
+    const terminal = after.slice(before.length).find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'terminal') as { observation?: { content: { text: string }[] } } | undefined;
+    expect(terminal?.observation?.content[0]?.text).toContain('node-ok'); // the volume survived the restart
+  });
+
   it('delete runs the archive Pod, removes every child, and the transcript stays readable', async () => {
     await timed('delete', async () => {
       expect((await api('DELETE', `/api/v1/sandboxes/${sandboxId}`)).status).toBe(200);
@@ -196,7 +224,7 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
       expect(await node.kubectl('get', kind, '-n', SANDBOXES, '-l', `agentyard.dev/sandbox=${sandboxId}`, '-o', 'name'), kind).toBe('');
     }
     const { body } = await api<{ items: { kind: string }[] }>('GET', `/api/v1/conversation/${conversationId}/events/search?limit=100`);
-    expect(body.items.filter((e) => e.kind === 'ObservationEvent')).toHaveLength(2);
+    expect(body.items.filter((e) => e.kind === 'ObservationEvent')).toHaveLength(4); // two runs: terminal and finish each
   });
 
   const startSandbox = async (): Promise<StartTask & { sandbox_id: string; app_conversation_id: string }> => {

@@ -92,6 +92,31 @@ async function waitReady(url: string, child: ChildProcess, log: () => string, ms
 }
 
 /**
+ * The environment the OpenHands agent server runs with here (bench/agent-steps.ts starts it the same
+ * way): paths under `dir`, session key KEY, VS Code, tool preloading, browser and telemetry off.
+ * It also needs `dir/tmux` to exist.
+ */
+export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: dir,
+    OH_SESSION_API_KEYS_0: KEY,
+    OH_ENABLE_VSCODE: 'false',
+    OH_PRELOAD_TOOLS: 'false',
+    OH_ENABLE_BROWSER: 'false',
+    OH_WORKSPACE_PATH: workDir,
+    OH_CONVERSATIONS_PATH: join(dir, 'conversations'),
+    OH_BASH_EVENTS_DIR: join(dir, 'bash_events'),
+    OH_CONVERSATION_WORKTREE_ROOT: join(dir, 'worktrees'),
+    TMUX_TMPDIR: join(dir, 'tmux'),
+    // No telemetry and no LLM-catalogue fetches from a test.
+    OH_TELEMETRY__EXPORTER: 'none',
+    LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+    PYTHONUNBUFFERED: '1',
+  };
+}
+
+/**
  * The real OpenHands agent server. Its paths (conversations, bash events, default workspace) are
  * relative to its working directory, so it runs in a throwaway one; VS Code, tool preloading and the
  * browser are off (nothing a flow here uses). Starting takes 20-60 s: its imports are heavy.
@@ -110,28 +135,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
   const side = await scripted();
   const port = await freePort();
   let out = '';
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], {
-    cwd: dir,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      HOME: dir,
-      OH_SESSION_API_KEYS_0: KEY,
-      OH_ENABLE_VSCODE: 'false',
-      OH_PRELOAD_TOOLS: 'false',
-      OH_ENABLE_BROWSER: 'false',
-      OH_WORKSPACE_PATH: workDir,
-      OH_CONVERSATIONS_PATH: join(dir, 'conversations'),
-      OH_BASH_EVENTS_DIR: join(dir, 'bash_events'),
-      OH_CONVERSATION_WORKTREE_ROOT: join(dir, 'worktrees'),
-      TMUX_TMPDIR: join(dir, 'tmux'),
-      // No telemetry and no LLM-catalogue fetches from a test.
-      OH_TELEMETRY__EXPORTER: 'none',
-      LITELLM_LOCAL_MODEL_COST_MAP: 'True',
-      PYTHONUNBUFFERED: '1',
-    },
-  });
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: openhandsEnv(dir, workDir) });
   mkdirSync(join(dir, 'tmux'));
   child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));

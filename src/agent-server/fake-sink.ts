@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Value } from 'typebox/value';
-import { SinkConversationUpdate, SinkEventBatch } from '../api/event-sink.ts';
+import { SINK_BATCH_MAX_BYTES, SinkConversationUpdate, SinkEventBatch } from '../api/event-sink.ts';
 import { parseEvent } from '../api/events/index.ts';
 
 /** Stores events by (conversation, seq); answers the highest seq held without a gap. */
@@ -15,7 +15,10 @@ export class FakeSink {
   requests = 0;
   readonly keys = new Set<string>();
   readonly events = new Map<string, Map<number, { id: string }>>();
-  readonly arrivals: { conversation: string; seqs: number[] }[] = [];
+  readonly arrivals: { conversation: string; seqs: number[]; bytes: number }[] = [];
+  /** Bodies over this get 413, as the API's sink route answers. */
+  maxBodyBytes = SINK_BATCH_MAX_BYTES;
+  tooLarge = 0;
   readonly updates: SinkConversationUpdate[] = [];
 
   constructor() {
@@ -30,13 +33,19 @@ export class FakeSink {
           res.writeHead(503).end('{"detail":"try later"}');
           return;
         }
+        const bytes = Buffer.byteLength(body);
+        if (bytes > this.maxBodyBytes) {
+          this.tooLarge++;
+          res.writeHead(413).end('{"detail":"too large"}');
+          return;
+        }
         const json = JSON.parse(body) as unknown;
         const m = /^\/sink\/events\/([^/]+)$/.exec(req.url ?? '');
         if (m && Value.Check(SinkEventBatch, json)) {
           const held = this.events.get(m[1]!) ?? new Map();
           this.events.set(m[1]!, held);
           for (const item of json.items) held.set(item.seq, parseEvent(item.event)); // strict validation, as the API does
-          this.arrivals.push({ conversation: m[1]!, seqs: json.items.map((i) => i.seq) });
+          this.arrivals.push({ conversation: m[1]!, seqs: json.items.map((i) => i.seq), bytes });
           let acked = 0;
           while (held.has(acked + 1)) acked++;
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ acknowledged_seq: acked }));

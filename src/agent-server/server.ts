@@ -45,7 +45,7 @@ export interface AgentServerOptions {
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
-    sink?: { batchSize?: number; retryInitialMs?: number; retryMaxMs?: number };
+    sink?: { batchSize?: number; batchMaxBytes?: number; retryInitialMs?: number; retryMaxMs?: number };
     /** One-shot commands (/api/bash): chunk size and SIGTERM-to-SIGKILL grace. */
     bash?: { maxChunkChars?: number; killGraceMs?: number };
     /** How long close() waits for a running agent to stop. Default 10 s. */

@@ -61,6 +61,21 @@ describe('sink pusher', () => {
     expect(sink.updates.at(-1)).toMatchObject({ id, execution_status: 'finished' });
   });
 
+  it('splits batches that would exceed the sink body limit instead of retrying one forever', async () => {
+    // 40 events of 600 KB are 24 MB: over the sink's 16 MiB limit as one batch of 40.
+    const s = await start();
+    const id = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('hi') }) })).body.id;
+    await eventually(() => s.agents.hosts.length === 1);
+    const big = 'x'.repeat(600_000);
+    for (let i = 0; i < 40; i++) s.agents.hosts[0]!.emit(agentMessage(`${i} ${big}`));
+    const expected = await storedIds(s, id);
+    await eventually(() => sink.ids(id).length === expected.length, 20_000);
+    expect(sink.ids(id)).toEqual(expected);
+    expect(sink.tooLarge).toBe(0);
+    expect(Math.max(...sink.arrivals.map((a) => a.bytes))).toBeLessThanOrEqual(sink.maxBodyBytes);
+    expect(sink.arrivals.filter((a) => a.conversation === id).length).toBeGreaterThan(1);
+  });
+
   it('resumes from the stored cursor after a restart, re-sending nothing already acknowledged', async () => {
     const s = await start();
     const id = (await s.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('hi') }) })).body.id;

@@ -2,7 +2,7 @@
 // batches, and records what the sink acknowledged. Failures back off exponentially and retry from
 // the stored cursor; nothing is dropped, and a restarted server resumes where it left off.
 // Conversation summaries (status, title, usage) follow each batch of events, coalesced.
-import { SinkAck, type SinkConversationUpdate, type SinkEventBatch } from '../api/event-sink.ts';
+import { SINK_BATCH_MAX_BYTES, SinkAck, type SinkConversationUpdate, type SinkEventBatch } from '../api/event-sink.ts';
 import { Value } from 'typebox/value';
 import type { Logger } from '../util/log.ts';
 import type { SinkCursorStore } from './store/conversation-store.ts';
@@ -20,6 +20,8 @@ export interface SinkPusherOptions {
   isDeleted(conversationId: string): boolean;
   log: Logger;
   batchSize?: number;
+  /** At most this many bytes of event JSON per batch (the sink's body limit, less room for the envelope). */
+  batchMaxBytes?: number;
   retryInitialMs?: number;
   retryMaxMs?: number;
   requestTimeoutMs?: number;
@@ -39,6 +41,7 @@ export class SinkPusher {
   readonly #states = new Map<string, State>();
   readonly #abort = new AbortController();
   readonly #batch: number;
+  readonly #batchBytes: number;
   readonly #initial: number;
   readonly #max: number;
   #closed = false;
@@ -46,6 +49,8 @@ export class SinkPusher {
   constructor(o: SinkPusherOptions) {
     this.#o = o;
     this.#batch = Math.min(Math.max(o.batchSize ?? 100, 1), 100);
+    // The envelope adds `{"seq":N,"event":}` per item and the outer object: 64 KiB covers 100 items.
+    this.#batchBytes = o.batchMaxBytes ?? SINK_BATCH_MAX_BYTES - 64 * 1024;
     this.#initial = o.retryInitialMs ?? 500;
     // Short: a restarted API should see what happened while it was down within seconds, not after a
     // backoff grown through the outage (one failed request per conversation every 5 s meanwhile).
@@ -146,7 +151,7 @@ export class SinkPusher {
   /** Pushes one batch; false when there was nothing to push. */
   async #pushBatch(id: string): Promise<boolean> {
     const acked = this.#o.cursor.get(id);
-    const rows = this.#o.events.after(id, acked, this.#batch);
+    const rows = this.#withinBudget(this.#o.events.after(id, acked, this.#batch));
     if (rows.length === 0) return false;
     const body: SinkEventBatch = { items: rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.json) as unknown })) };
     const res = await this.#post(`/events/${id}`, body);
@@ -157,6 +162,19 @@ export class SinkPusher {
     if (ack === acked) throw new SinkHttpError(`event sink acknowledged nothing past seq ${acked}`);
     this.#o.cursor.set(id, ack);
     return true;
+  }
+
+  /**
+   * The longest prefix of `rows` whose JSON fits the byte budget, and always the first row: a batch
+   * over the sink's body limit would be refused (413) and retried forever.
+   */
+  #withinBudget<R extends { json: string }>(rows: R[]): R[] {
+    let bytes = 0;
+    for (let i = 0; i < rows.length; i++) {
+      bytes += Buffer.byteLength(rows[i]!.json);
+      if (bytes > this.#batchBytes && i > 0) return rows.slice(0, i);
+    }
+    return rows;
   }
 
   async #post(path: string, body: unknown): Promise<unknown> {

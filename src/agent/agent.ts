@@ -20,6 +20,7 @@ import type { Completion, ModelClientOptions } from './llm/client.ts';
 import { McpConfigError, McpConnectError, requestMcpSource } from './mcp/index.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
+import { ModelView } from './model-view.ts';
 import { ModelCalls } from './model-calls.ts';
 import { ConversationPlugins } from './plugins/index.ts';
 import { ConversationSkills } from './skills/conversation.ts';
@@ -71,6 +72,8 @@ class Agent implements ConversationAgent {
   /** Loaded at the first run (project hooks file, hook_config, plugins); SessionStart runs then. */
   readonly #hooks: RunHooks;
   readonly #calls: ModelCalls;
+  /** What the model reads, followed step by step. */
+  readonly #view = new ModelView();
 
   constructor(host: AgentHost, opts: AgentOptions) {
     this.#host = host;
@@ -121,7 +124,7 @@ class Agent implements ConversationAgent {
       // Read at every step: switch_llm takes effect at the next model call.
       const model = this.#calls.current();
       if (!model) return;
-      const view = buildView(host.events());
+      const view = this.#view.update(host.events());
       // A request (POST /condense, a context-window error) condenses even without a configured condenser.
       const cfg = condenser ?? (view.unhandledRequest ? DEFAULT_CONDENSER : undefined);
       const viewTokens = this.#calls.viewTokens;
@@ -132,7 +135,10 @@ class Agent implements ConversationAgent {
         // The condensation is this step; the next one reads the condensed view.
         if (outcome === 'condensed') continue;
       }
-      const completion = await this.#calls.call(model, buildMessages(this.#hooks.visible(view.events)), this.#toolbox.tools.map(toChatTool), signal, {
+      // Hooks that hide blocked prompts make a view of their own; otherwise the kept messages serve.
+      const visible = this.#hooks.visible(view.events);
+      const messages = visible === view.events ? this.#view.messages() : buildMessages(visible);
+      const completion = await this.#calls.call(model, messages, this.#toolbox.tools.map(toChatTool), signal, {
         stream: host.request.agent?.llm.stream === true,
         // Once: a context-window error right after an unanswered request is not cured by asking again.
         condensable: condenser !== undefined && !view.unhandledRequest,

@@ -9,76 +9,116 @@ type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 export const INTERRUPTED_CALL = 'ERROR: this tool call was interrupted before it produced a result.';
 
 export function buildMessages(events: readonly Event[]): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  /** Tool answers by call id; they are placed right after the assistant message that made the call. */
-  const answers = new Map<string, string>();
-  let open: { responseId: string; message: AssistantMessage } | undefined;
-  const push = (m: ChatMessage) => {
-    open = undefined;
-    messages.push(m);
-  };
-  const answer = (toolCallId: string, text: string) => {
-    if (!answers.has(toolCallId)) answers.set(toolCallId, text);
-  };
-  for (const e of events) {
+  const builder = new MessageBuilder();
+  for (const e of events) builder.add(e);
+  return builder.messages();
+}
+
+type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
+
+/**
+ * The chat messages of a list of events, built one event at a time, so that an agent step adds its
+ * own events instead of rebuilding the whole history (a step would otherwise cost more the longer
+ * the conversation). buildMessages is this over a whole list; both give the same messages.
+ *
+ * Chat APIs want every tool call answered right after its assistant message, even when the answer
+ * is recorded later (a confirmed batch) or never (an interrupted call): the tool message is placed
+ * with the call and filled in when its answer comes. The system prompt leads even when it was
+ * recorded after the first user message (the agent server creates the agent, and so records the
+ * prompt, at the first run). Adjacent plain user messages are merged, as OpenHands does (some chat
+ * templates require alternation).
+ */
+export class MessageBuilder {
+  readonly #system: ChatMessage[] = [];
+  readonly #body: ChatMessage[] = [];
+  /** Tool answers by call id (the first one counts). */
+  readonly #answers = new Map<string, string>();
+  /** The tool messages placed for each call id, to fill in when the answer comes. */
+  readonly #placed = new Map<string, ToolMessage[]>();
+  /** The assistant message of the last response while its parallel calls keep coming. */
+  #open: { responseId: string; message: AssistantMessage } | undefined;
+
+  add(e: Event): void {
     switch (e.kind) {
       case 'SystemPromptEvent':
-        push({ role: 'system', content: [e.system_prompt.text, e.dynamic_context?.text].filter(Boolean).join('\n\n') });
+        this.#open = undefined;
+        this.#system.push({ role: 'system', content: [e.system_prompt.text, e.dynamic_context?.text].filter(Boolean).join('\n\n') });
         break;
       case 'MessageEvent': {
         const body = [contentText(e.llm_message.content), contentText(e.extended_content)].filter(Boolean).join('\n');
-        push(e.llm_message.role === 'assistant' ? { role: 'assistant', content: body } : { role: 'user', content: body });
+        if (e.llm_message.role === 'assistant') this.#push({ role: 'assistant', content: body });
+        else this.#pushUser(body);
         break;
       }
       case 'ActionEvent': {
         const call = { id: e.tool_call.id, type: 'function' as const, function: { name: e.tool_call.name, arguments: e.tool_call.arguments } };
-        // Actions of one response (parallel calls) are one assistant message with several tool calls.
-        if (open && open.responseId === e.llm_response_id) {
-          open.message.tool_calls = [...(open.message.tool_calls ?? []), call];
+        // Actions of one response (parallel calls) are one assistant message with several tool calls;
+        // nothing else was placed since, so its tool messages end the list and this one goes after them.
+        if (this.#open && this.#open.responseId === e.llm_response_id) {
+          this.#open.message.tool_calls = [...(this.#open.message.tool_calls ?? []), call];
         } else {
           const message: AssistantMessage = { role: 'assistant', content: contentText(e.thought) || null, tool_calls: [call] };
-          push(message);
-          open = { responseId: e.llm_response_id, message };
+          this.#push(message);
+          this.#open = { responseId: e.llm_response_id, message };
         }
+        this.#placeToolMessage(call.id);
         break;
       }
       case 'ObservationEvent':
-        answer(e.tool_call_id, observationText(e.observation));
+        this.#answer(e.tool_call_id, observationText(e.observation));
         break;
       case 'AgentErrorEvent':
-        answer(e.tool_call_id, `ERROR: ${e.error}`);
+        this.#answer(e.tool_call_id, `ERROR: ${e.error}`);
         break;
       case 'CondensationSummaryEvent':
         // What a condensation left of the forgotten events; the model reads it as user input (OpenHands).
-        push({ role: 'user', content: e.summary });
+        this.#pushUser(e.summary);
         break;
       case 'UserRejectObservation':
-        answer(e.tool_call_id, `Action rejected: ${e.rejection_reason ?? 'User rejected the action'}`);
+        this.#answer(e.tool_call_id, `Action rejected: ${e.rejection_reason ?? 'User rejected the action'}`);
         break;
       default:
         // State updates, conversation errors, pauses, tokens: not part of what the model reads.
         break;
     }
   }
-  // Chat APIs want every tool call answered right after its assistant message, even when the
-  // answer was recorded later (a confirmed batch) or never (an interrupted call).
-  // The system prompt leads even when it was recorded after the first user message (the agent
-  // server creates the agent, and so records the prompt, at the first run).
-  const ordered = [...messages.filter((m) => m.role === 'system'), ...messages.filter((m) => m.role !== 'system')];
-  const out: ChatMessage[] = [];
-  for (const m of ordered) {
-    const last = out.at(-1);
-    // OpenHands merges adjacent plain user messages; some chat templates require alternation.
-    if (m.role === 'user' && last?.role === 'user' && typeof last.content === 'string' && typeof m.content === 'string') {
-      last.content = `${last.content}\n\n${m.content}`;
-      continue;
-    }
-    out.push(m);
-    if (m.role === 'assistant' && m.tool_calls?.length) {
-      for (const c of m.tool_calls) out.push({ role: 'tool', tool_call_id: c.id, content: answers.get(c.id) ?? INTERRUPTED_CALL });
-    }
+
+  /** The messages so far (a new array; the builder goes on from here). */
+  messages(): ChatMessage[] {
+    return [...this.#system, ...this.#body];
   }
-  return out;
+
+  #push(m: ChatMessage): void {
+    this.#open = undefined;
+    this.#body.push(m);
+  }
+
+  #pushUser(content: string): void {
+    const last = this.#body.at(-1);
+    if (last?.role === 'user' && typeof last.content === 'string') {
+      // A new object: messages handed out earlier keep what they said.
+      this.#body[this.#body.length - 1] = { role: 'user', content: `${last.content}\n\n${content}` };
+      this.#open = undefined;
+      return;
+    }
+    this.#push({ role: 'user', content });
+  }
+
+  #placeToolMessage(callId: string): void {
+    const m: ToolMessage = { role: 'tool', tool_call_id: callId, content: this.#answers.get(callId) ?? INTERRUPTED_CALL };
+    this.#body.push(m);
+    this.#placed.set(callId, [...(this.#placed.get(callId) ?? []), m]);
+  }
+
+  #answer(callId: string, text: string): void {
+    if (this.#answers.has(callId)) return;
+    this.#answers.set(callId, text);
+    const placed = this.#placed.get(callId);
+    if (!placed) return;
+    // New objects in place of the placeholders, for the same reason as in #pushUser.
+    for (const m of placed) this.#body[this.#body.lastIndexOf(m)] = { ...m, content: text };
+    this.#placed.delete(callId);
+  }
 }
 
 /**

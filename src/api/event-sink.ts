@@ -26,6 +26,13 @@ export const SinkEventBatch = Type.Object(
 );
 export type SinkEventBatch = Static<typeof SinkEventBatch>;
 
+/**
+ * The most a sink batch may weigh as JSON. The sink refuses larger bodies (413), so the pusher
+ * fills a batch up to this many bytes as well as up to `maxItems`; one event alone is always sent
+ * (agent-server messages are limited far below this).
+ */
+export const SINK_BATCH_MAX_BYTES = 16 * 1024 * 1024;
+
 /** The sink answers with the highest sequence number it now holds without a gap. */
 export const SinkAck = Type.Object({ acknowledged_seq: Type.Integer({ minimum: 0 }) });
 export type SinkAck = Static<typeof SinkAck>;

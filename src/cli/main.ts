@@ -12,6 +12,10 @@ const USAGE = `Usage: agentyard <command> [options]
 Commands:
   up             Run everything on this machine: API, controller and sandboxes as local processes (SQLite).
                  --port <n> (AGENTYARD_PORT, default 3000)  --data-dir <dir> (AGENTYARD_DATA_DIR, default ./.data)
+                 OpenID Connect login (README "Login"; also for api): --oidc-issuer <url> --oidc-client-id <id>
+                 [--oidc-client-secret-file <file>] [--oidc-admin-group <group>] [--oidc-role-claim <claim>]
+                 [--public-url <url>] (AGENTYARD_OIDC_ISSUER, AGENTYARD_OIDC_CLIENT_ID, AGENTYARD_OIDC_CLIENT_SECRET[_FILE],
+                 AGENTYARD_OIDC_ADMIN_GROUP, AGENTYARD_OIDC_ROLE_CLAIM, AGENTYARD_PUBLIC_URL)
   preflight      Check a cluster for what agentyard needs (CRDs, namespaces, storage class, URL settings,
                  secrets, RBAC) and say how to fix what is missing. Exit 1 when a check fails.
   support-bundle Collect versions, resource states, events and logs (secrets redacted) into one archive.
@@ -21,6 +25,8 @@ Commands:
   uninstall-cleanup  Delete every Conversation and Sandbox in the sandbox namespace and wait until the
                  controller has finalized them (the chart's pre-delete hook). [-n <namespace>] [--timeout <s>]
                  [--delete-archives] (also delete the agentyard-archive PVC)
+  archive-upload Tar a workspace and PUT it to the presigned URL in AGENTYARD_ARCHIVE_UPLOAD_URL (the
+                 workspace archive Pod, with an object store). --dir <dir>
   users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]
@@ -48,6 +54,10 @@ async function main(argv: string[]): Promise<number> {
     case 'uninstall-cleanup': {
       const { runUninstallCleanupCli } = await import('./uninstall-cleanup.ts');
       return runUninstallCleanupCli(rest);
+    }
+    case 'archive-upload': {
+      const { runArchiveUploadCli } = await import('./archive-upload.ts');
+      return runArchiveUploadCli(rest);
     }
     case 'users': {
       const { runUsersCli } = await import('./users.ts');

@@ -6,6 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { SandboxKind } from '../api/sandbox.ts';
+import { ConversationKind } from '../api/conversation.ts';
+import { objectStoreFromEnv } from '../objstore/config.ts';
+import { licenseFromEnv } from '../license/license.ts';
+import { supportUploadFromEnv } from '../facade/support-bundle.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
 import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
@@ -14,6 +18,7 @@ import { openAppStore, startApiServer } from '../facade/index.ts';
 import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
 import { telemetryFromEnv } from '../facade/telemetry/provider.ts';
 import { loadPluginCatalog } from '../facade/web/catalog.ts';
+import { isLoopbackHttp, LOGIN_FLAGS, loginSettings } from '../facade/login/config.ts';
 import { createSandboxLauncher } from '../runtime/process/isolation/launcher.ts';
 import { loadIsolationSettings } from '../runtime/process/isolation/settings.ts';
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
@@ -91,7 +96,7 @@ function agentServerCommand(env: NodeJS.ProcessEnv): string[] | undefined {
 export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' } },
+    options: { port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' }, ...LOGIN_FLAGS },
     strict: true,
   });
   const port = Number(values.port ?? env.AGENTYARD_PORT ?? '3000');
@@ -105,10 +110,23 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const command = agentServerCommand(env);
   const pluginCatalog = loadPluginCatalog(env);
   const modelUpstream = modelUpstreamFromEnv(env); // refuses a model it could never reach, now
+  // OpenID Connect login (README, "Login"); without --public-url the callback is at this service's own
+  // address, which browsers can reach only when it listens on loopback.
+  const login = loginSettings(env, values);
+  if (login && !login.publicUrl && !isLoopbackHttp(new URL(`http://${host.includes(':') ? `[${host}]` : host}`))) {
+    throw new Error(`--public-url (AGENTYARD_PUBLIC_URL) is required with OpenID Connect login when listening on ${host}: the address browsers use, e.g. https://agentyard.example.com`);
+  }
   const log = createLogger('agentyard');
 
   // Sandboxes as users of their own in namespaces of their own, or (when the host cannot) one user only.
   const isolation = await createSandboxLauncher(dataDir, isolationSettings);
+
+  // Workspace archives and conversation files (src/objstore): <dataDir>/objects unless
+  // AGENTYARD_OBJECT_STORE says otherwise; a wrong setting or an unreachable bucket stops us here.
+  const objects = objectStoreFromEnv(env, dataDir);
+  await objects.init();
+  // A license that is malformed or not the vendor's stops us here, naming what is wrong.
+  const license = licenseFromEnv(env);
 
   const clock = systemClock;
   const store = new SqliteStore(join(dataDir, 'resources.db'), { clock });
@@ -127,10 +145,16 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}), ...(login ? { login } : {}) });
+  if (login) login.publicUrl ??= api.url; // read at each login, so filling it once listening is enough
   // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
   const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;
-  const runtime = new ProcessRuntime({ dataDir, env: agentServerEnv(env), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
+  // A deleted sandbox's conversation files are kept only for conversations that still exist.
+  const keepConversation = async (id: string) => {
+    const c = await store.get(ConversationKind, NAMESPACE, id);
+    return c !== undefined && !c.metadata.deletionTimestamp;
+  };
+  const runtime = new ProcessRuntime({ dataDir, objects, keepConversation, env: agentServerEnv(env), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 
@@ -138,6 +162,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   process.stdout.write(`${isolation.summary}\n`);
   log[isolation.isolated ? 'info' : 'warn']({ isolated: isolation.isolated, ...(isolation.reason ? { reason: isolation.reason } : {}) }, isolation.summary);
   process.stdout.write(adminKeyNotice(admin));
+  if (login) process.stdout.write(`Sign-in: OpenID Connect at ${login.issuer} (redirect URI ${login.publicUrl}/auth/callback), or with an API key\n`);
   process.stdout.write(`agentyard is up at ${api.url}\n`);
   if (!env.LLM_MODEL) {
     process.stdout.write('No model configured: set LLM_MODEL, LLM_BASE_URL and LLM_API_KEY for the agent to work.\n');

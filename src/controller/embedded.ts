@@ -12,7 +12,7 @@ import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
-import { Controller, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
+import { Controller, ConversationCounts, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
 
 export interface ControllerDeps {
@@ -31,7 +31,8 @@ export interface ControllerDeps {
 
 export function createController(deps: ControllerDeps): Controller {
   const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log) };
-  const sandboxes = new SandboxReconciler(withRecorder);
+  const counts = new ConversationCounts();
+  const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb) });
   const conversations = new ConversationReconciler(withRecorder);
   const placements = new PlacementIndex();
   const runtime = deps.runtime;
@@ -49,7 +50,10 @@ export function createController(deps: ControllerDeps): Controller {
       name: 'conversation',
       kind: ConversationKind,
       reconcile: (key) => conversations.reconcile(key),
-      observe: (obj: KubeObject, deleted: boolean) => placements.observe(obj, deleted),
+      observe: (obj: KubeObject, deleted: boolean) => {
+        placements.observe(obj, deleted);
+        counts.observe(obj, deleted);
+      },
       watches: [{ kind: SandboxKind as ResourceKind, map: (sb) => placements.conversationsOf(sb) }],
     });
 }

@@ -6,7 +6,7 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { ResourceStore, WatchOptions } from '../store/types.ts';
 import { ManualClock } from './clock.ts';
-import { Controller, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
+import { Controller, ConversationCounts, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
 import { interceptStore } from './testing/env.ts';
 
 const NS = 'default';
@@ -143,6 +143,69 @@ describe('Controller', () => {
     expect(store.watches).toBe(2); // the Gone watch, then the one after the relist
   });
 
+  it('reconciles a change made after start before the objects the first list queued', async () => {
+    const store = newStore();
+    for (let i = 0; i < 20; i++) await store.create(SandboxKind, sandbox(`listed-${i}`));
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const ctrl = await started(
+      new Controller({ store }).register({
+        name: 'sandbox',
+        kind: SandboxKind,
+        workers: 1,
+        reconcile: async (key) => {
+          seen.push(key);
+          if (seen.length === 1) await gate; // the worker is busy with the first listed key
+          return {};
+        },
+      }),
+    );
+    await store.create(SandboxKind, sandbox('changed'));
+    const queue = ctrl.queue('sandbox')!;
+    while (queue.length < 20) await new Promise((r) => setImmediate(r)); // 19 listed + the change
+    expect(queue.lowPriority).toBe(19);
+    release();
+    while (seen.length < 21) await new Promise((r) => setImmediate(r));
+    expect(seen[0]).toMatch(/^default\/listed-/);
+    expect(seen[1]).toBe('default/changed');
+  });
+
+  it('tells handlers of an object deleted while no watch ran, when the relist no longer finds it', async () => {
+    const base = newStore();
+    await base.create(SandboxKind, sandbox('sb1'));
+    await base.create(ConversationKind, conversation('kept', 'sb1'));
+    await base.create(ConversationKind, conversation('gone', 'sb1'));
+    let failed = false;
+    // The first Conversation watch: 'gone' is deleted, then the watch is Gone (compacted meanwhile).
+    const store = interceptStore(base, {
+      watch: <T extends KubeObject>(kind: ResourceKind<T>, ns: string | undefined, opts?: WatchOptions) => {
+        if (kind.kind !== 'Conversation' || failed) return base.watch(kind, ns, opts);
+        failed = true;
+        return { [Symbol.asyncIterator]: () => ({ next: async () => (await base.delete(ConversationKind, NS, 'gone'), Promise.reject(new Gone('too old resource version'))) }) } as AsyncIterable<never>;
+      },
+    });
+    const counts = new ConversationCounts();
+    const deletions: string[] = [];
+    const rec = new Recorder();
+    const relisted = rec.next('default/gone');
+    await started(
+      new Controller({ store }).register({
+        name: 'conversation',
+        kind: ConversationKind,
+        reconcile: rec.reconcile,
+        observe: (obj: KubeObject, deleted: boolean) => {
+          counts.observe(obj, deleted);
+          if (deleted) deletions.push(obj.metadata.name);
+        },
+      }),
+    );
+    await relisted; // queued again by the relist that found it gone
+    while (deletions.length === 0) await new Promise((r) => setImmediate(r));
+    expect(deletions).toEqual(['gone']);
+    expect(counts.of(sandbox('sb1'))).toBe(1);
+  });
+
   it('stop() ends watches and workers: later changes reconcile nothing', async () => {
     const store = newStore();
     const rec = new Recorder();
@@ -152,6 +215,24 @@ describe('Controller', () => {
     await store.create(SandboxKind, sandbox('after-stop'));
     await store.get(SandboxKind, NS, 'after-stop');
     expect(rec.seen).toEqual([]);
+  });
+});
+
+describe('ConversationCounts', () => {
+  it('counts conversations by their sandbox label, leaving out those deleted or being deleted', () => {
+    const counts = new ConversationCounts();
+    counts.observe(conversation('c1', 'sb1'), false);
+    counts.observe(conversation('c2', 'sb1'), false);
+    counts.observe(conversation('c2', 'sb1'), false); // an update: still one
+    counts.observe(conversation('c3'), false); // no sandbox label
+    counts.observe({ ...conversation('c4', 'sb2'), metadata: { ...conversation('c4', 'sb2').metadata, namespace: 'other' } }, false);
+    expect([counts.of(sandbox('sb1')), counts.of(sandbox('sb2'))]).toEqual([2, 0]); // sb2's is in another namespace
+    counts.observe({ ...conversation('c1', 'sb1'), metadata: { ...conversation('c1', 'sb1').metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }, false);
+    expect(counts.of(sandbox('sb1'))).toBe(1);
+    counts.observe(conversation('c2', 'sb2'), false); // relabelled
+    expect([counts.of(sandbox('sb1')), counts.of(sandbox('sb2'))]).toEqual([0, 1]);
+    counts.observe(conversation('c2', 'sb2'), true);
+    expect(counts.of(sandbox('sb2'))).toBe(0);
   });
 });
 

@@ -59,7 +59,8 @@ export class Controller {
   }
 
   async start(): Promise<void> {
-    type Handler = (obj: KubeObject, deleted: boolean) => void;
+    /** `listed`: the object came from a (re)list, not a watch event: its key waits in the low-priority lane. */
+    type Handler = (obj: KubeObject, deleted: boolean, listed: boolean) => void;
     const feeds = new Map<ResourceKind, Handler[]>();
     const feed = (kind: ResourceKind, fn: Handler) => feeds.set(kind, [...(feeds.get(kind) ?? []), fn]);
     for (const spec of this.#specs) {
@@ -69,11 +70,11 @@ export class Controller {
         onError: (key, err, terminal) => this.#log?.warn({ controller: spec.name, key, err, terminal }, 'reconcile failed'),
       });
       this.#queues.set(spec.name, queue);
-      feed(spec.kind, (obj, deleted) => {
+      feed(spec.kind, (obj, deleted, listed) => {
         spec.observe?.(obj, deleted);
-        queue.add(objectKey(obj.metadata.namespace, obj.metadata.name));
+        queue.add(objectKey(obj.metadata.namespace, obj.metadata.name), { lowPriority: listed });
       });
-      for (const w of spec.watches ?? []) feed(w.kind, (obj) => w.map(obj).forEach((k) => queue.add(k)));
+      for (const w of spec.watches ?? []) feed(w.kind, (obj, _deleted, listed) => w.map(obj).forEach((k) => queue.add(k, { lowPriority: listed })));
       for (const source of spec.sources ?? []) {
         this.#running.push(
           source((key) => queue.add(key), this.#abort.signal).catch((err: unknown) => {
@@ -81,7 +82,6 @@ export class Controller {
           }),
         );
       }
-      for (let i = 0; i < workers; i++) this.#running.push(queue.work(spec.reconcile));
     }
     // Sandboxes by phase, from the Sandbox informer that a registered controller already runs.
     if (feeds.has(SandboxKind)) feed(SandboxKind, sandboxPhases(this.#metrics));
@@ -90,9 +90,15 @@ export class Controller {
     for (const [kind, handlers] of feeds) {
       let markSynced!: () => void;
       synced.push(new Promise<void>((r) => (markSynced = r)));
-      this.#running.push(this.#informer(kind, (obj, deleted) => handlers.forEach((h) => h(obj, deleted)), markSynced));
+      this.#running.push(this.#informer(kind, (obj, deleted, listed) => handlers.forEach((h) => h(obj, deleted, listed)), markSynced));
     }
     await Promise.all(synced);
+    // Workers start once every informer has listed (controller-runtime's WaitForCacheSync): a pass
+    // reads indexes fed by the informers (conversations per sandbox), complete only from then on.
+    for (const spec of this.#specs) {
+      const queue = this.#queues.get(spec.name)!;
+      for (let i = 0; i < (spec.workers ?? 2); i++) this.#running.push(queue.work(spec.reconcile));
+    }
   }
 
   async stop(): Promise<void> {
@@ -101,16 +107,36 @@ export class Controller {
     await Promise.allSettled(this.#running);
   }
 
-  /** List, then watch from the list's resourceVersion; relist on Gone or a broken watch. */
-  async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean) => void, synced: () => void): Promise<void> {
+  /**
+   * List, then watch from the list's resourceVersion; relist on Gone or a broken watch. An object a
+   * relist no longer finds was deleted while no watch ran: handlers are told so (with what is
+   * known of it, its namespace and name), or indexes fed by them would keep it for good.
+   */
+  async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean, listed: boolean) => void, synced: () => void): Promise<void> {
     const signal = this.#abort.signal;
+    const known = new Map<string, { name: string; namespace?: string }>();
+    const seen = (obj: KubeObject, deleted: boolean) => {
+      const key = objectKey(obj.metadata.namespace, obj.metadata.name);
+      if (deleted) known.delete(key);
+      else if (!known.has(key)) known.set(key, { name: obj.metadata.name, ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) });
+    };
     while (!signal.aborted) {
       try {
         const list = await this.#store.list(kind, this.#namespace);
-        for (const item of list.items) onChange(item, false);
+        const listed = new Set(list.items.map((o) => objectKey(o.metadata.namespace, o.metadata.name)));
+        for (const [key, metadata] of [...known]) {
+          if (listed.has(key)) continue;
+          known.delete(key);
+          onChange({ apiVersion: kind.apiVersion, kind: kind.kind, metadata } as KubeObject, true, true);
+        }
+        for (const item of list.items) {
+          seen(item, false);
+          onChange(item, false, true);
+        }
         synced();
         for await (const event of this.#store.watch(kind, this.#namespace, { resourceVersion: list.resourceVersion, signal })) {
-          onChange(event.object, event.type === 'DELETED');
+          seen(event.object, event.type === 'DELETED');
+          onChange(event.object, event.type === 'DELETED', false);
         }
       } catch (err) {
         if (signal.aborted) return;
@@ -128,6 +154,35 @@ export function sandboxKeysOfConversation(obj: KubeObject): string[] {
   const conv = obj as Conversation;
   const name = conv.status?.sandboxName ?? conv.metadata.labels?.[LABEL_SANDBOX];
   return name ? [objectKey(conv.metadata.namespace, name)] : [];
+}
+
+/**
+ * Conversations per sandbox by the sandbox label, without those being deleted: the count a Sandbox's
+ * status shows, read from memory instead of a list of all conversations on every pass.
+ */
+export class ConversationCounts {
+  readonly #bySandbox = new Map<string, Set<string>>();
+  readonly #byConversation = new Map<string, string>();
+
+  observe(obj: KubeObject, deleted: boolean): void {
+    const convKey = objectKey(obj.metadata.namespace, obj.metadata.name);
+    const previous = this.#byConversation.get(convKey);
+    if (previous) {
+      const set = this.#bySandbox.get(previous)!;
+      set.delete(convKey);
+      if (set.size === 0) this.#bySandbox.delete(previous);
+      this.#byConversation.delete(convKey);
+    }
+    const sandbox = obj.metadata.labels?.[LABEL_SANDBOX];
+    if (deleted || obj.metadata.deletionTimestamp || !sandbox) return;
+    const sandboxKey = objectKey(obj.metadata.namespace, sandbox);
+    this.#byConversation.set(convKey, sandboxKey);
+    this.#bySandbox.set(sandboxKey, (this.#bySandbox.get(sandboxKey) ?? new Set()).add(convKey));
+  }
+
+  of(sb: KubeObject): number {
+    return this.#bySandbox.get(objectKey(sb.metadata.namespace, sb.metadata.name))?.size ?? 0;
+  }
 }
 
 /** Which conversations sit on which sandbox, so a Sandbox change can wake its waiting starts. */

@@ -16,6 +16,33 @@ describe('WorkQueue', () => {
     q.shutdown();
   });
 
+  it('hands out low-priority keys only when no other key waits; a plain add promotes one', async () => {
+    const q = new WorkQueue();
+    q.add('listed-1', { lowPriority: true });
+    q.add('listed-2', { lowPriority: true });
+    q.add('listed-3', { lowPriority: true });
+    q.add('changed');
+    q.add('listed-3'); // a change to a listed key: it moves to the front lane
+    q.add('listed-1', { lowPriority: true }); // already queued: nothing changes
+    expect([q.length, q.lowPriority]).toEqual([4, 2]);
+    const order: string[] = [];
+    for (let i = 0; i < 4; i++) order.push((await q.get())!);
+    expect(order).toEqual(['changed', 'listed-3', 'listed-1', 'listed-2']);
+    expect([q.length, q.lowPriority]).toEqual([0, 0]);
+    q.shutdown();
+  });
+
+  it('serves a deadline that falls due while listed keys wait before those keys', async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 1000; i++) q.add(`listed-${i}`, { lowPriority: true });
+    q.addAfter('due', 50);
+    expect(await q.get()).toBe('listed-0');
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await q.get()).toBe('due');
+    expect(await q.get()).toBe('listed-1');
+    q.shutdown();
+  });
+
   it('never hands a key to two workers, and re-runs a key dirtied while it was processed', async () => {
     const q = new WorkQueue();
     q.add('a');

@@ -1,7 +1,9 @@
 // A de-duplicating work queue with client-go's guarantees: a key is queued at most once, is never
 // processed by two workers at once, and a key made dirty while it is processed runs once more.
 // Failed keys back off exponentially per key; deadlines of all keys are served by one timer over
-// a heap of due times.
+// a heap of due times. Keys queued by an informer's (re)list wait in a low-priority lane behind
+// everything else, as in controller-runtime's priority queue: after a restart with 10,000 objects
+// the first pass over all of them must not hold up a deadline or a change that falls due meanwhile.
 import { performance } from 'node:perf_hooks';
 import { DeadlineHeap } from './deadline-heap.ts';
 
@@ -52,6 +54,10 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class WorkQueue {
   readonly #queue: string[] = [];
+  /** The low-priority lane: keys only a list queued. An entry not in #lowKeys was promoted or taken. */
+  readonly #low: string[] = [];
+  #lowHead = 0;
+  readonly #lowKeys = new Set<string>();
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #failures = new Map<string, number>();
@@ -75,12 +81,17 @@ export class WorkQueue {
   #pushed(key: string): void {
     if (!this.#metrics) return;
     this.#queuedAt.set(key, this.#opts.now());
-    this.#metrics.depth(this.#queue.length);
+    this.#metrics.depth(this.length);
   }
 
   /** Keys waiting to be handed to a worker (not the delayed ones). */
   get length(): number {
-    return this.#queue.length;
+    return this.#queue.length + this.#lowKeys.size;
+  }
+
+  /** Of those, the keys waiting in the low-priority lane. */
+  get lowPriority(): number {
+    return this.#lowKeys.size;
   }
 
   /** Keys waiting for a deadline or a backoff. */
@@ -92,14 +103,41 @@ export class WorkQueue {
     return this.#shuttingDown;
   }
 
-  add(key: string): void {
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
+  /**
+   * Queues the key. `lowPriority`: only a list saw it (no change, no deadline), so it waits behind
+   * every other key; a later add without it moves the key to the front lane.
+   */
+  add(key: string, opts: { lowPriority?: boolean } = {}): void {
+    if (this.#shuttingDown) return;
+    if (this.#dirty.has(key)) {
+      if (!opts.lowPriority && this.#lowKeys.delete(key)) this.#queue.push(key);
+      return;
+    }
     this.#dirty.add(key);
     this.#metrics?.added();
     if (this.#processing.has(key)) return; // re-queued by done()
-    this.#queue.push(key);
+    if (opts.lowPriority) {
+      this.#lowKeys.add(key);
+      this.#low.push(key);
+    } else this.#queue.push(key);
     this.#pushed(key);
     this.#wake();
+  }
+
+  /** The next key: the front lane first, then the low-priority one. */
+  #take(): string | undefined {
+    if (this.#queue.length) return this.#queue.shift();
+    while (this.#lowHead < this.#low.length) {
+      const key = this.#low[this.#lowHead++]!;
+      if (this.#lowHead > 1024 && this.#lowHead * 2 > this.#low.length) {
+        this.#low.splice(0, this.#lowHead);
+        this.#lowHead = 0;
+      }
+      if (this.#lowKeys.delete(key)) return key;
+    }
+    this.#low.length = 0;
+    this.#lowHead = 0;
+    return undefined;
   }
 
   /** Adds the key once `ms` have passed; an earlier pending deadline of the key wins. */
@@ -123,18 +161,18 @@ export class WorkQueue {
 
   /** Takes the next key, waiting for one; undefined once shut down and drained. */
   async get(): Promise<string | undefined> {
-    while (this.#queue.length === 0) {
+    while (this.length === 0) {
       if (this.#shuttingDown) return undefined;
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
-    const key = this.#queue.shift()!;
+    const key = this.#take()!;
     this.#dirty.delete(key);
     this.#processing.add(key);
     if (this.#metrics) {
       const at = this.#queuedAt.get(key);
       this.#queuedAt.delete(key);
       if (at !== undefined) this.#metrics.waited(Math.max(0, this.#opts.now() - at) / 1000);
-      this.#metrics.depth(this.#queue.length);
+      this.#metrics.depth(this.length);
       this.#metrics.active(this.#processing.size);
     }
     return key;
@@ -148,7 +186,7 @@ export class WorkQueue {
       this.#pushed(key);
       this.#wake();
     }
-    if (this.#processing.size === 0 && this.#queue.length === 0) {
+    if (this.#processing.size === 0 && this.length === 0) {
       const idle = this.#idleWaiters;
       this.#idleWaiters = [];
       for (const w of idle) w();
@@ -211,7 +249,7 @@ export class WorkQueue {
   /** shutdown(), then resolves when nothing is queued or in flight any more. */
   async shutdownAndDrain(): Promise<void> {
     this.shutdown();
-    if (this.#processing.size === 0 && this.#queue.length === 0) return;
+    if (this.#processing.size === 0 && this.length === 0) return;
     await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
   }
 

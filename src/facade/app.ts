@@ -12,6 +12,8 @@ import { requireApiKey } from './auth.ts';
 import type { Facade } from './context.ts';
 import type { FacadeDeps } from './deps.ts';
 import { errorMiddleware } from './errors.ts';
+import { OidcClient } from './login/oidc.ts';
+import { loginRoutes, sessionPolicy } from './login/routes.ts';
 import { modelGateway } from './model-gateway/gateway.ts';
 import { appConversationRoutes } from './routes/app-conversations.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -24,6 +26,8 @@ import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { userRoutes } from './routes/users.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { licenseGate } from './license-gate.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
 import { defaultRegistry, httpMetrics, metricsEndpoint } from '../util/metrics.ts';
@@ -74,7 +78,7 @@ function openApiRoutes(): Router {
 
 export function createFacade(deps: FacadeDeps): Facade {
   const d = { ...deps, log: deps.log ?? createLogger('facade') };
-  return { d, activity: new ActivityRecorder(d) };
+  return { d, activity: new ActivityRecorder(d), ...(deps.login ? { oidc: new OidcClient(deps.login, d.log) } : {}) };
 }
 
 /**
@@ -83,7 +87,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes, adminRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };
@@ -96,7 +100,7 @@ export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
  * routed without one and authenticated by their router with the sandbox's session key.
  */
 export function publicPaths(facade: Facade): Set<string> {
-  const routers = [healthRoutes(facade.d), openApiRoutes(), webRoutes(facade.d.pluginCatalog ?? [], { connectSrc: facade.d.webConnectSrc ?? [] })];
+  const routers = [healthRoutes(facade.d), openApiRoutes(), loginRoutes(facade, facade.oidc), webRoutes(facade.d.pluginCatalog ?? [], { connectSrc: facade.d.webConnectSrc ?? [] })];
   return new Set(routers.flatMap((r) => r.stack.map((layer) => layer.path)).filter((p): p is string => typeof p === 'string'));
 }
 
@@ -114,12 +118,16 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   app.use(modelGateway(facade, { upstream: deps.modelUpstream }));
   const open = publicPaths(facade);
   const webhooks = `${API_PREFIX}${WEBHOOK_PREFIX}/`;
-  app.use(requireApiKey(deps.db, { except: (path) => open.has(path) || path.startsWith(webhooks) }));
+  // With OIDC login on, a browser session's cookie authenticates too (CSRF-checked; README, "Login").
+  const oidc = facade.oidc;
+  app.use(requireApiKey(deps.db, { except: (path) => open.has(path) || path.startsWith(webhooks), ...(oidc ? { sessions: () => sessionPolicy(oidc) } : {}) }));
+  app.use(licenseGate(facade.d));
   const { openApi, api } = apiRouters(facade);
   app.use(openApi.routes());
   app.use(api.routes());
   app.use(api.allowedMethods());
   app.use(healthRoutes(facade.d).routes());
+  app.use(loginRoutes(facade, facade.oidc).routes());
   app.use(webRoutes(facade.d.pluginCatalog ?? [], { connectSrc: facade.d.webConnectSrc ?? [] }).routes());
   return app;
 }

@@ -1,10 +1,12 @@
 // Bearer API keys for every request except the public pages and the webhooks (which authenticate
-// with the sandbox's session key instead, routes/webhooks.ts). It runs before routing and before
+// with the sandbox's session key instead, routes/webhooks.ts); without a key, a browser session's
+// cookie (login/session.ts), CSRF-checked. A request with a key is never judged by its cookies. It runs before routing and before
 // any body is read; a refused request with a body gets `Connection: close`, so an unauthenticated
 // upload is answered at once and its socket closed instead of the rest being drained.
 import type { Context, Middleware } from 'koa';
 import { Unauthorized } from '../api/errors.ts';
 import type { AppStore } from './db/types.ts';
+import { authenticateSession, type SessionPolicy } from './login/session.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -13,10 +15,20 @@ export function closeIfBody(ctx: Context): void {
   if ((ctx.request.length ?? 0) > 0 || ctx.get('transfer-encoding') !== '') ctx.set('Connection', 'close');
 }
 
-export function requireApiKey(db: AppStore, opts: { except: (path: string) => boolean }): Middleware {
+export function requireApiKey(db: AppStore, opts: { except: (path: string) => boolean; sessions?: () => SessionPolicy }): Middleware {
   return async function apiKeyAuth(ctx, next) {
     if (!opts.except(ctx.path)) {
       const m = BEARER.exec(ctx.get('authorization'));
+      if (!m && opts.sessions) {
+        const session = await authenticateSession(ctx, db, opts.sessions()).catch((err: unknown) => {
+          closeIfBody(ctx);
+          throw err;
+        });
+        if (session) {
+          ctx.state.user = session.user;
+          return next();
+        }
+      }
       const user = m ? await db.findUserByApiKey(m[1]!) : undefined;
       if (!user) {
         closeIfBody(ctx);

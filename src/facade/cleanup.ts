@@ -7,6 +7,7 @@ import { NotFound } from '../api/errors.ts';
 import { SecretKind } from '../api/secret.ts';
 import type { FacadeDeps } from './deps.ts';
 import { watchLoop } from './watch-loop.ts';
+import { conversationPrefix } from '../objstore/keys.ts';
 
 export class ConversationCleanup {
   readonly #d: FacadeDeps;
@@ -28,6 +29,9 @@ export class ConversationCleanup {
   }
 
   async forget(conversationId: string): Promise<void> {
+    // Objects first: if the store is down this throws with the rows still there, and the next
+    // sweep (which walks the database's conversation ids) tries again.
+    await this.#d.objects?.deletePrefix(conversationPrefix(conversationId));
     await this.#d.db.purgeConversation(conversationId);
     try {
       await this.#d.store.delete(SecretKind, this.#d.namespace, `${conversationId}-secrets`);

@@ -4,11 +4,14 @@ import type { Logger } from '../util/log.ts';
 import type { ActivityRecorder } from './activity.ts';
 import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
+import type { OidcClient } from './login/oidc.ts';
 import './state.ts';
 
 export interface Facade {
   d: FacadeDeps & { log: Logger };
   activity: ActivityRecorder;
+  /** The OpenID Connect relying party, when login is configured (deps.login). */
+  oidc?: OidcClient;
 }
 
 /** The authenticated caller; auth.ts guarantees one on every non-webhook route. */

@@ -14,6 +14,7 @@ import { batchConversations } from './queries.ts';
 import { deletedByUser, getOwned, listOwned, modify, sandboxNameOf, sessionKeyOf } from './resources.ts';
 import { LABEL_PARENT } from './records.ts';
 import { agentServerDialUrl } from '../runtime/dial.ts';
+import { conversationPrefix } from '../objstore/keys.ts';
 
 async function owned(d: FacadeDeps, user: AppUser, id: string): Promise<Conversation> {
   const conv = await getOwned(d, ConversationKind, user.id, id);
@@ -108,6 +109,9 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
       d.log?.warn({ err, conversation: name }, 'the agent server did not delete the conversation');
     });
   }
+  // Before the resource: a store that is down fails the DELETE (503, retried by the caller) while
+  // the conversation can still be found, instead of leaving its objects behind unreachable.
+  await d.objects?.deletePrefix(conversationPrefix(name));
   await ignoreNotFound(d.store.delete(ConversationKind, d.namespace, name));
   await d.db.purgeConversation(name);
   await ignoreNotFound(d.store.delete(SecretKind, d.namespace, `${name}-secrets`));
@@ -123,7 +127,10 @@ export async function deleteConversation(d: FacadeDeps, user: AppUser, id: strin
 }
 
 /**
- * A zip of every stored event (`event_000001_<id>.json`, in order) plus `meta.json` (the record).
+ * A zip of every stored event (`event_000001_<id>.json`, in order) plus `meta.json` (the record),
+ * plus the conversation's files kept in the object store (`files/...`: browser recordings of a
+ * sandbox that is gone). Only the conversation's own prefix is read: the internal workspace
+ * archives are never part of it.
  * The record's `session_api_key` is left out: a download is an archive that gets passed around and
  * outlives the sandbox, and that key opens the live sandbox (commands, files) while it runs.
  */
@@ -142,6 +149,11 @@ export async function downloadConversation(d: FacadeDeps, user: AppUser, id: str
     }
     fromSeq = page.nextSeq ?? undefined;
   } while (fromSeq !== undefined);
+  const prefix = `${conversationPrefix(name)}files/`;
+  for (const o of (await d.objects?.list(prefix)) ?? []) {
+    const body = await d.objects!.get(o.key);
+    if (body) files[`files/${o.key.slice(prefix.length)}`] = body;
+  }
   return { filename: `conversation_${name}.zip`, body: Buffer.from(zipSync(files, { level: 6 })) };
 }
 

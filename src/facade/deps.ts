@@ -6,7 +6,11 @@ import type { Logger } from '../util/log.ts';
 import type { AppStore } from './db/types.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
 import type { CatalogPlugin } from './web/catalog.ts';
+import type { LoginSettings } from './login/config.ts';
 import type { Registry } from '../util/metrics.ts';
+import type { ObjectStore } from '../objstore/types.ts';
+import type { InstalledLicense } from '../license/license.ts';
+import type { SupportUploadSettings } from './support-bundle.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -68,4 +72,15 @@ export interface FacadeDeps {
   minFreeDiskBytes?: number;
   /** Prometheus registry GET /metrics serves (src/util/metrics.ts). Default: the process's registry. */
   metrics?: Registry;
+  /** OpenID Connect login (login/config.ts); absent: the app signs in with API keys only. */
+  login?: LoginSettings;
+  /**
+   * Conversation data kept outside the database (src/objstore): deleted with the conversation,
+   * its `conversations/<id>/files/` handed to the owner in the download. None: there is none.
+   */
+  objects?: ObjectStore;
+  /** The license checked at start (src/license); none: unlicensed, nothing refused. */
+  license?: InstalledLicense;
+  /** Where POST /api/v1/admin/support-bundle sends the bundle (supportUploadFromEnv). */
+  supportUpload?: SupportUploadSettings;
 }

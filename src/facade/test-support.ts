@@ -1,5 +1,8 @@
 // Shared fixtures for the facade's tests: a real SqliteStore file, a real AppDb file, a manual
 // clock, users with API keys, a listening API server, and helpers that play the controller.
+import type { ObjectStore } from '../objstore/types.ts';
+import type { InstalledLicense } from '../license/license.ts';
+import type { SupportUploadSettings } from './support-bundle.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +20,7 @@ import { SqliteAppStore } from './db/app-db.ts';
 import type { AppStore, AppUser } from './db/types.ts';
 import type { DefaultSandboxSpec, FacadeSettings } from './deps.ts';
 import type { ModelUpstream } from './model-gateway/upstream.ts';
+import type { LoginSettings } from './login/config.ts';
 import { startApiServer, type ApiServer } from './server.ts';
 import { startAgentServer, type AgentServer } from '../agent-server/server.ts';
 import { FakeAgents, startRequest } from '../agent-server/test-support.ts';
@@ -38,7 +42,7 @@ export interface Harness {
 
 export async function startHarness(
   settings: Partial<FacadeSettings> = {},
-  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec } = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore; license?: InstalledLicense; supportUpload?: SupportUploadSettings } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -62,6 +66,10 @@ export async function startHarness(
     deliveryRetryMs: opts.deliveryRetryMs ?? 50,
     ...(opts.modelUpstream ? { modelUpstream: opts.modelUpstream } : {}),
     ...(opts.sandboxSpec ? { sandboxSpec: opts.sandboxSpec } : {}),
+    ...(opts.login ? { login: opts.login } : {}),
+    ...(opts.objects ? { objects: opts.objects } : {}),
+    ...(opts.license ? { license: opts.license } : {}),
+    ...(opts.supportUpload ? { supportUpload: opts.supportUpload } : {}),
   });
   const call: Harness['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };

@@ -10,7 +10,7 @@ export interface View {
   unhandledRequest: boolean;
 }
 
-const IN_VIEW = new Set<Event['kind']>(['SystemPromptEvent', 'MessageEvent', 'ActionEvent', 'ObservationEvent', 'AgentErrorEvent', 'UserRejectObservation', 'CondensationSummaryEvent']);
+export const IN_VIEW = new Set<Event['kind']>(['SystemPromptEvent', 'MessageEvent', 'ActionEvent', 'ObservationEvent', 'AgentErrorEvent', 'UserRejectObservation', 'CondensationSummaryEvent']);
 
 export function buildView(all: readonly Event[]): View {
   let events: Event[] = [];

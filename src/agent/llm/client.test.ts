@@ -162,4 +162,17 @@ describe('model client, streaming', () => {
     llm.push({});
     expect((await failure(client({ maxRetries: 0 }).complete(user, [], undefined, { stream: true }))).code).toBe('LLMNoResponseError');
   });
+
+  it('a stream that stalls after it started is a timeout: retried while nothing was shown, else LLMTimeoutError', async () => {
+    // Nothing shown yet (no onDelta): the stalled attempt is retried and the second one answers.
+    llm.push({ content: 'x'.repeat(200), stallAfterChunks: 3 }, { content: 'whole answer' });
+    const retried = await client({ timeoutMs: 300 }).complete(user, [], undefined, { stream: true });
+    expect(retried.content).toBe('whole answer');
+    expect(llm.requests.at(-2)!.signal.aborted).toBe(true); // the stalled request was hung up on
+    // Pieces already shown are not asked for again: the stall ends the call with a clear timeout.
+    llm.push({ content: 'y'.repeat(200), stallAfterChunks: 3 });
+    const err = await failure(client({ timeoutMs: 300 }).complete(user, [], undefined, { stream: true, onDelta: () => {} }));
+    expect(err.code).toBe('LLMTimeoutError');
+    expect(err.message).toMatch(/within 0\.3 s \(llm\.timeout\)/);
+  });
 });

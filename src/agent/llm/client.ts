@@ -98,8 +98,7 @@ export class ModelClient {
   async #attempt(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[] }, reqOpts: { signal?: AbortSignal }, stream: boolean, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
     let raw: RawAnswer;
     if (stream) {
-      const chunks = await this.#client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, reqOpts);
-      raw = await collectStream(chunks, onDelta, signal);
+      raw = await this.#streamed(body, onDelta, signal);
     } else {
       const response = await this.#client.chat.completions.create(body, reqOpts);
       const message = response.choices?.[0]?.message;
@@ -116,6 +115,33 @@ export class ModelClient {
     }
     if (!raw.content && raw.toolCalls.length === 0) throw new ModelCallError('LLMNoResponseError', 'The model answered with neither text nor tool calls');
     return raw;
+  }
+
+  /**
+   * A streamed attempt. The SDK's timeout ends at the response headers, so a stream that stalls
+   * after them would hang the run for good: silence for the attempt's timeout is a timeout too.
+   */
+  async #streamed(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[] }, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
+    const stalled = new AbortController();
+    const silenceMs = this.retry.timeoutSeconds * 1000;
+    let timer = setTimeout(() => stalled.abort(), silenceMs);
+    const heard = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => stalled.abort(), silenceMs);
+    };
+    const silent = () => new OpenAI.APIConnectionTimeoutError({ message: `The model's stream was silent for ${this.retry.timeoutSeconds} s` });
+    try {
+      const chunks = await this.#client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal });
+      const raw = await collectStream(chunks, onDelta, signal, heard);
+      // The SDK ends an aborted stream quietly with what it had: that answer was cut short.
+      if (signal?.aborted) throw new OpenAI.APIUserAbortError();
+      if (stalled.signal.aborted) throw silent();
+      return raw;
+    } catch (err) {
+      throw stalled.signal.aborted && !signal?.aborted ? silent() : err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
@@ -153,7 +179,7 @@ interface RawAnswer {
 }
 
 /** Assembles a streamed answer: text and reasoning concatenated, tool calls by index, usage from the last chunk. */
-async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
+async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined, heard: () => void): Promise<RawAnswer> {
   let id = '';
   let content: string | null = null;
   let reasoning: string | null = null;
@@ -162,6 +188,7 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
   for await (const chunk of stream) {
     // Chunks already buffered would still be read after an abort: stop as a non-streamed call does.
     if (signal?.aborted) throw new OpenAI.APIUserAbortError();
+    heard();
     id ||= chunk.id;
     if (chunk.usage) usage = chunk.usage as RawUsage;
     const delta = chunk.choices?.[0]?.delta as (OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null }) | undefined;

@@ -36,13 +36,14 @@ import { AppConversation, AppConversationStartTask, AppSendMessageResponse, Mark
 import { ConversationSkillsResponse } from './skills.ts';
 import { UsageReport, UsersUsage } from './usage.ts';
 import { ApiKeyInfo, UserInfo } from './users.ts';
+import { LicenseStatus, SupportBundleUpload } from './admin.ts';
 
 export interface AppRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI path template under the base URL. */
   path: string;
   summary: string;
-  tag: 'conversations' | 'events' | 'sandboxes' | 'settings' | 'users' | 'webhooks' | 'meta';
+  tag: 'conversations' | 'events' | 'sandboxes' | 'settings' | 'users' | 'webhooks' | 'meta' | 'admin';
   query?: TSchema;
   body?: TSchema;
   response?: TSchema;
@@ -100,6 +101,8 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to', response: Type.Object({ id: Type.String(), name: Type.String() }) },
   { method: 'get', path: '/api/v1/users/me/keys', tag: 'users', summary: "The caller's API keys (display prefixes, creation and revocation times; never a key)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
   { method: 'delete', path: '/api/v1/users/me/keys/{prefix}', tag: 'users', summary: "Revoke one of the caller's keys (by the prefix the list shows); refused at once and for good. 404 when no working key has it, 409 when several do", response: Success },
+  { method: 'get', path: '/api/v1/admin/license', tag: 'admin', summary: 'The installed license: validity, expiry, seats against enabled users, signature check (administrators only; 403 otherwise). Never the whole license id', response: LicenseStatus },
+  { method: 'post', path: '/api/v1/admin/support-bundle', tag: 'admin', summary: "Collect a redacted support bundle (versions, settings, Sandbox and Conversation resources, users without keys, license status) and upload it over HTTPS to the installation's receiver with its token (administrators only). 409 when no receiver or token is configured, 502 when the receiver refuses or stays unreachable", response: SupportBundleUpload },
   { method: 'get', path: '/api/v1/users', tag: 'users', summary: 'Every user (administrators only; 403 otherwise)', response: Type.Object({ items: Type.Array(UserInfo) }) },
   { method: 'post', path: '/api/v1/users/{user_id}/disable', tag: 'users', summary: "Disable a user: every key of theirs is refused at once (administrators only; 409 for oneself)", response: UserInfo },
   { method: 'post', path: '/api/v1/users/{user_id}/enable', tag: 'users', summary: "Enable a user again: their unrevoked keys work again (administrators only)", response: UserInfo },

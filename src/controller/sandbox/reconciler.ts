@@ -36,6 +36,11 @@ export interface SandboxReconcilerDeps {
   settings: LifecycleSettings;
   /** Restart backoff and crash-loop limits (DEFAULT_RESTART_POLICY). */
   restarts?: RestartPolicy;
+  /**
+   * The sandbox's conversations not being deleted, from an index the controller keeps over its
+   * Conversation informer (ConversationCounts); without it, a list by label on every pass.
+   */
+  conversationCount?: (sb: Sandbox) => number;
   log?: Logger;
 }
 
@@ -151,6 +156,7 @@ export class SandboxReconciler {
   }
 
   async #conversationCount(sb: Sandbox): Promise<number> {
+    if (this.#d.conversationCount) return this.#d.conversationCount(sb);
     const { items } = await this.#d.store.list(ConversationKind, sb.metadata.namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
     return items.filter((c) => !c.metadata.deletionTimestamp).length;
   }

@@ -7,6 +7,11 @@ import { SqliteAppStore } from './app-db.ts';
 import { SCHEMA_VERSION } from './migrations.ts';
 
 // SQLite-only behaviour; what both stores share is in app-store.test.ts.
+/** Takes a file at the current version back to version 8 (before OpenID Connect login). */
+/** Back to before event counts were kept (version 9). */
+const UNDO_COUNTS = 'DROP TABLE event_counts;';
+const UNDO_LOGIN = 'DROP INDEX users_oidc_identity; ALTER TABLE users DROP COLUMN oidc_issuer; ALTER TABLE users DROP COLUMN oidc_subject; ALTER TABLE users DROP COLUMN email; DROP TABLE sessions; DROP TABLE login_requests;';
+
 describe('SqliteAppStore', () => {
   let dir: string;
   let db: SqliteAppStore;
@@ -35,11 +40,28 @@ describe('SqliteAppStore', () => {
     expect(db.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
   });
 
+  it('upgrades events stored before counts were kept (version 9): counts by kind and in all are those of the stored events', async () => {
+    const ev = (id: string, kind: string) => ({ id, timestamp: '2026-03-01T10:00:00.000Z', source: 'agent', kind }) as never;
+    await db.events.ingest('c1', [{ seq: 1, event: ev('a', 'PauseEvent') }, { seq: 2, event: ev('b', 'MessageEvent') }, { seq: 3, event: ev('c', 'PauseEvent') }]);
+    await db.events.ingest('c2', [{ seq: 1, event: ev('a', 'PauseEvent') }]);
+    await db.close();
+    const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_COUNTS);
+    raw.pragma('user_version = 9');
+    raw.close();
+    db = new SqliteAppStore(join(dir, 'app.db'));
+    expect([await db.events.count('c1', {}), await db.events.count('c1', { kind: 'PauseEvent' }), await db.events.count('c2', {})]).toEqual([3, 2, 1]);
+    await db.events.ingest('c1', [{ seq: 4, event: ev('d', 'PauseEvent') }]);
+    expect(await db.events.count('c1', { kind: 'PauseEvent' })).toBe(3);
+  });
+
   it('upgrades settings saved before Git logins existed (version 4) without losing them', async () => {
     const u = await db.createUser('early');
     await db.setSettings(u.id, { sandbox_grouping_strategy: 'ADD_TO_ANY' });
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_COUNTS);
+    raw.exec(UNDO_LOGIN);
     raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider; DROP TABLE model_usage; DROP TABLE installation;');
     raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
     raw.pragma('user_version = 4');
@@ -54,6 +76,8 @@ describe('SqliteAppStore', () => {
     const key = await db.createApiKey(u.id);
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_COUNTS);
+    raw.exec(UNDO_LOGIN);
     raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
     raw.pragma('user_version = 7');
     raw.close();
@@ -61,6 +85,21 @@ describe('SqliteAppStore', () => {
     expect(await db.findUserByApiKey(key)).toEqual(u);
     expect((await db.getUserInfo(admin.id))?.admin).toBe(true);
     expect((await db.getUserInfo(u.id))?.admin).toBe(false);
+  });
+
+  it('upgrades users from before OpenID Connect login (version 8): they keep their keys and can log in as a new identity', async () => {
+    const u = await db.createUser('early');
+    const key = await db.createApiKey(u.id);
+    await db.close();
+    const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_COUNTS);
+    raw.exec(UNDO_LOGIN);
+    raw.pragma('user_version = 8');
+    raw.close();
+    db = new SqliteAppStore(join(dir, 'app.db'));
+    expect(await db.findUserByApiKey(key)).toEqual(u);
+    const login = await db.logins.userForIdentity({ issuer: 'https://idp.example.test', subject: 's', name: 'New', email: null, admin: undefined });
+    expect(login.user.id).not.toBe(u.id);
   });
 
   it('refuses a database from a newer build', async () => {

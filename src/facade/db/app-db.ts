@@ -3,6 +3,7 @@
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../controller/clock.ts';
 import { EventLog } from './event-log.ts';
+import { Logins } from './logins.ts';
 import { displayPrefix, hashKey, newApiKey, newUserId } from './keys.ts';
 import { migrate } from './migrations.ts';
 import { SqliteModelUsage } from './model-usage.ts';
@@ -26,6 +27,7 @@ export class SqliteAppStore implements AppStore {
   readonly events: EventLog;
   readonly pending: PendingMessages;
   readonly usage: SqliteModelUsage;
+  readonly logins: Logins;
   readonly #clock: Clock;
 
   constructor(path: string, opts: { clock?: Clock } = {}) {
@@ -43,6 +45,27 @@ export class SqliteAppStore implements AppStore {
     this.events = new EventLog(this.db);
     this.pending = new PendingMessages(this.db, this.#clock);
     this.usage = new SqliteModelUsage(this.db);
+    const db = this.db;
+    this.logins = new Logins(
+      {
+        async all<T>(sql: string, params: unknown[]): Promise<T[]> {
+          const st = db.prepare(sql);
+          if (st.reader) return st.all(...params) as T[];
+          st.run(...params);
+          return [];
+        },
+      },
+      this.#clock,
+    );
+  }
+
+  readonly #statements = new Map<string, Database.Statement>();
+
+  /** A prepared statement, prepared once: preparing costs more than running a point query. */
+  #prepared(sql: string): Database.Statement {
+    let st = this.#statements.get(sql);
+    if (!st) this.#statements.set(sql, (st = this.db.prepare(sql)));
+    return st;
   }
 
   #now(): string {
@@ -96,8 +119,7 @@ export class SqliteAppStore implements AppStore {
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
-    return this.db
-      .prepare('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
+    return this.#prepared('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
       .get(hashKey(key)) as AppUser | undefined;
   }
 
@@ -149,7 +171,7 @@ export class SqliteAppStore implements AppStore {
   }
 
   async getConversationMeta(conversationId: string): Promise<ConversationMeta> {
-    const row = this.db.prepare('SELECT title, updated_at FROM conversation_meta WHERE conversation_id = ?').get(conversationId) as
+    const row = this.#prepared('SELECT title, updated_at FROM conversation_meta WHERE conversation_id = ?').get(conversationId) as
       | { title: string | null; updated_at: string | null }
       | undefined;
     return { title: row?.title ?? null, updatedAt: row?.updated_at ?? null };

@@ -195,6 +195,7 @@ for (const b of backends) {
       // The same id at another seq is a replay already held: not stored twice, and it leaves a gap.
       expect((await db.events.ingest('c1', [{ seq: 3, event: ev('a') }])).acknowledgedSeq).toBe(2);
       expect(await db.events.count('c1', {})).toBe(2);
+      expect(await db.events.count('c1', { kind: ev('x').kind })).toBe(2);
     });
 
     it('takes concurrent batches of one conversation in any order', async () => {
@@ -272,6 +273,7 @@ for (const b of backends) {
       expect(await db.conversationIds()).toEqual(['c2']);
       expect(await db.wasDeleted('c1')).toBe(true);
       expect(await db.events.acknowledgedSeq('c1')).toBe(0);
+      expect(await db.events.count('c1', {})).toBe(0);
       expect(await db.getConversationMeta('c1')).toEqual({ title: null, updatedAt: null });
     });
 
@@ -308,6 +310,78 @@ for (const b of backends) {
       await db.recordDeletion('Sandbox', 's1', 'u3');
       expect(await db.deletedBy('Sandbox', 's1')).toBe('u3');
       expect(await db.deletedBy('Conversation', 's1')).toBe('u2');
+    });
+
+    it('creates a user at the first login of an identity, updates it at the next, and maps the role only when told', async () => {
+      const iss = 'https://idp.example.test/realms/r';
+      const first = await db.logins.userForIdentity({ issuer: iss, subject: 'sub-a', name: 'Alice', email: 'a@example.test', admin: true });
+      expect(first.disabled).toBe(false);
+      expect((await db.getUserInfo(first.user.id))?.admin).toBe(true);
+      // Same identity: same user, new name and role; another issuer with the same subject is another user.
+      const again = await db.logins.userForIdentity({ issuer: iss, subject: 'sub-a', name: 'Alice B', email: null, admin: false });
+      expect(again.user).toEqual({ id: first.user.id, name: 'Alice B' });
+      expect((await db.getUserInfo(first.user.id))?.admin).toBe(false);
+      await db.setUserAdmin(first.user.id, true);
+      await db.logins.userForIdentity({ issuer: iss, subject: 'sub-a', name: 'Alice B', email: null, admin: undefined });
+      expect((await db.getUserInfo(first.user.id))?.admin).toBe(true);
+      const other = await db.logins.userForIdentity({ issuer: 'https://other.example.test', subject: 'sub-a', name: 'A2', email: null, admin: undefined });
+      expect(other.user.id).not.toBe(first.user.id);
+      expect((await db.getUserInfo(other.user.id))?.admin).toBe(false);
+      await db.setUserDisabled(first.user.id, true);
+      expect((await db.logins.userForIdentity({ issuer: iss, subject: 'sub-a', name: 'Alice B', email: null, admin: true })).disabled).toBe(true);
+    });
+
+    it('refuses a second user by login while single-user, but lets the one user log in again', async () => {
+      await db.setSingleUser('no bubblewrap');
+      const iss = 'https://idp.example.test';
+      const one = await db.logins.userForIdentity({ issuer: iss, subject: 'a', name: 'A', email: null, admin: undefined });
+      expect((await db.logins.userForIdentity({ issuer: iss, subject: 'a', name: 'A', email: null, admin: undefined })).user.id).toBe(one.user.id);
+      await expect(db.logins.userForIdentity({ issuer: iss, subject: 'b', name: 'B', email: null, admin: undefined })).rejects.toBeInstanceOf(SingleUserInstallation);
+      expect(await db.countUsers()).toBe(1);
+    });
+
+    it('keeps sessions until their absolute or idle expiry, or until their user is disabled or they are deleted', async () => {
+      const u = await db.createUser('alice');
+      const expiresAt = '2026-03-01T18:00:00.000Z';
+      await db.logins.createSession('h1', { userId: u.id, csrfToken: 'c1', idToken: 'id-token', expiresAt });
+      const idle = 3_600_000;
+      expect(await db.logins.findSession('h1', idle)).toMatchObject({ user: u, csrfToken: 'c1', idToken: 'id-token', expiresAt });
+      expect(await db.logins.findSession('h2', idle)).toBeUndefined();
+      // Each use moves the idle expiry; past it the session is gone for good.
+      clock.advance(50 * 60_000);
+      expect(await db.logins.findSession('h1', idle)).toBeDefined();
+      clock.advance(50 * 60_000);
+      expect(await db.logins.findSession('h1', idle)).toBeDefined();
+      clock.advance(idle);
+      expect(await db.logins.findSession('h1', idle)).toBeUndefined();
+      clock.advance(-idle);
+      expect(await db.logins.findSession('h1', idle)).toBeUndefined();
+
+      // Absolute expiry, however active.
+      clock.set('2026-03-01T17:30:00Z');
+      await db.logins.createSession('h3', { userId: u.id, csrfToken: 'c3', idToken: null, expiresAt });
+      clock.set('2026-03-01T17:59:00Z');
+      expect(await db.logins.findSession('h3', idle)).toBeDefined();
+      clock.set('2026-03-01T18:00:00Z');
+      expect(await db.logins.findSession('h3', idle)).toBeUndefined();
+
+      await db.logins.createSession('h4', { userId: u.id, csrfToken: 'c4', idToken: null, expiresAt: '2026-03-02T00:00:00.000Z' });
+      await db.setUserDisabled(u.id, true);
+      expect(await db.logins.findSession('h4', idle)).toBeUndefined();
+      await db.setUserDisabled(u.id, false);
+      expect(await db.logins.deleteSession('h4')).toMatchObject({ csrfToken: 'c4' });
+      expect(await db.logins.findSession('h4', idle)).toBeUndefined();
+      expect(await db.logins.deleteSession('h4')).toBeUndefined();
+    });
+
+    it('hands a login request out once, and not after it expired', async () => {
+      const r = { state: 's', codeVerifier: 'v', nonce: 'n', returnTo: '/#/c/1' };
+      await db.logins.saveLoginRequest('l1', { ...r, expiresAt: '2026-03-01T10:10:00.000Z' });
+      expect(await db.logins.takeLoginRequest('l1')).toEqual(r);
+      expect(await db.logins.takeLoginRequest('l1')).toBeUndefined();
+      await db.logins.saveLoginRequest('l2', { ...r, expiresAt: '2026-03-01T10:10:00.000Z' });
+      clock.advance(11 * 60_000);
+      expect(await db.logins.takeLoginRequest('l2')).toBeUndefined();
     });
   });
 }

@@ -21,26 +21,21 @@ export class EventLog implements EventStore {
     return this.#db
       .transaction((): IngestResult => {
         const mismatched: number[] = [];
+        const added = new Map<string, number>();
+        const insert = this.#st('INSERT OR IGNORE INTO events (conversation_id, seq, event_id, kind, source, ts, json) VALUES (?, ?, ?, ?, ?, ?, ?)');
         for (const { seq, event } of [...items].sort((a, b) => a.seq - b.seq)) {
-          const held = this.#st('SELECT event_id FROM events WHERE conversation_id = ? AND seq = ?').get(conversationId, seq) as
-            | { event_id: string }
-            | undefined;
-          if (held) {
-            if (held.event_id !== event.id) mismatched.push(seq);
+          const ts = normalizeTimestamp(event.timestamp) ?? event.timestamp;
+          // OR IGNORE: the seq already held (a resend), or the same event id at another seq (a
+          // replay we already hold). Only an ignored row needs a look at what is held there.
+          if (insert.run(conversationId, seq, event.id, event.kind, event.source ?? '', ts, JSON.stringify(event)).changes === 1) {
+            added.set(event.kind, (added.get(event.kind) ?? 0) + 1);
             continue;
           }
-          const ts = normalizeTimestamp(event.timestamp) ?? event.timestamp;
-          // OR IGNORE: the same event id at another seq is a replay we already hold.
-          this.#st('INSERT OR IGNORE INTO events (conversation_id, seq, event_id, kind, source, ts, json) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-            conversationId,
-            seq,
-            event.id,
-            event.kind,
-            event.source ?? '',
-            ts,
-            JSON.stringify(event),
-          );
+          const held = this.#st('SELECT event_id FROM events WHERE conversation_id = ? AND seq = ?').get(conversationId, seq) as { event_id: string } | undefined;
+          if (held && held.event_id !== event.id) mismatched.push(seq);
         }
+        const bump = this.#st('INSERT INTO event_counts (conversation_id, kind, n) VALUES (?, ?, ?) ON CONFLICT (conversation_id, kind) DO UPDATE SET n = n + excluded.n');
+        for (const [kind, n] of added) bump.run(conversationId, kind, n);
         let acked = this.#acked(conversationId);
         const has = this.#st('SELECT 1 FROM events WHERE conversation_id = ? AND seq = ?');
         while (has.get(conversationId, acked + 1) !== undefined) acked++;
@@ -85,6 +80,13 @@ export class EventLog implements EventStore {
   }
 
   async count(conversationId: string, f: EventFilter): Promise<number> {
+    if (f.timestampGte === undefined && f.timestampLt === undefined) {
+      // The kept counts: O(kinds), not O(events).
+      const row = (f.kind === undefined
+        ? this.#st('SELECT SUM(n) AS n FROM event_counts WHERE conversation_id = ?').get(conversationId)
+        : this.#st('SELECT n FROM event_counts WHERE conversation_id = ? AND kind = ?').get(conversationId, f.kind)) as { n: number | null } | undefined;
+      return row?.n ?? 0;
+    }
     const { sql, args } = where(conversationId, f);
     return (this.#st(`SELECT COUNT(*) AS n FROM events WHERE ${sql}`).get(...args) as { n: number }).n;
   }
@@ -109,6 +111,7 @@ export class EventLog implements EventStore {
   purgeSync(conversationId: string): void {
     this.#db.transaction(() => {
       this.#st('DELETE FROM events WHERE conversation_id = ?').run(conversationId);
+      this.#st('DELETE FROM event_counts WHERE conversation_id = ?').run(conversationId);
       this.#st('DELETE FROM event_cursors WHERE conversation_id = ?').run(conversationId);
     })();
   }

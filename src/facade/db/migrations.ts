@@ -114,6 +114,44 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE users ADD COLUMN is_admin INTEGER NOT NULL DEFAULT 0;
   UPDATE users SET is_admin = 1 WHERE id = 'admin';
   `,
+  // 8 → 9: OpenID Connect login (README, "Login"): a user's identity at the provider (issuer +
+  // subject), browser sessions (only a hash of the cookie's value is kept) and the login requests
+  // in flight between the redirect to the provider and its callback (any replica may get it).
+  `
+  ALTER TABLE users ADD COLUMN oidc_issuer TEXT;
+  ALTER TABLE users ADD COLUMN oidc_subject TEXT;
+  ALTER TABLE users ADD COLUMN email TEXT;
+  CREATE UNIQUE INDEX users_oidc_identity ON users (oidc_issuer, oidc_subject);
+  CREATE TABLE sessions (
+    id_hash TEXT PRIMARY KEY,         -- sha256 hex of the cookie's value
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    csrf_token TEXT NOT NULL,
+    id_token TEXT,                    -- the provider's ID token, the hint of RP-initiated logout
+    created_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL          -- absolute expiry; the idle one is last_seen_at + the idle timeout
+  );
+  CREATE INDEX sessions_user ON sessions (user_id);
+  CREATE TABLE login_requests (
+    id_hash TEXT PRIMARY KEY,         -- sha256 hex of the login cookie's value (binds the callback to the browser)
+    state TEXT NOT NULL,
+    code_verifier TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    return_to TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+  );
+  `,
+  // 9 → 10: events per conversation and kind, kept by ingest, so a count without a time range reads
+  // a few rows instead of scanning a transcript of 100,000 events (issue #16).
+  `
+  CREATE TABLE event_counts (
+    conversation_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, kind)
+  ) WITHOUT ROWID;
+  INSERT INTO event_counts (conversation_id, kind, n) SELECT conversation_id, kind, COUNT(*) FROM events GROUP BY conversation_id, kind;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

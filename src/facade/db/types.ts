@@ -16,6 +16,8 @@ export class SingleUserInstallation extends Conflict {
   }
 }
 
+import type { LoginStore } from './logins.ts';
+
 export interface AppUser {
   id: string;
   name: string;
@@ -172,6 +174,8 @@ export interface AppStore {
   readonly events: EventStore;
   readonly pending: PendingStore;
   readonly usage: ModelUsageStore;
+  /** OpenID Connect identities, browser sessions and login requests (db/logins.ts). */
+  readonly logins: LoginStore;
   /** Refused (SingleUserInstallation) when the installation is single-user and has a user already. */
   createUser(name: string, id?: string): Promise<AppUser>;
   countUsers(): Promise<number>;

@@ -1,7 +1,7 @@
 // /api/v1/webhooks/{sandbox_id}/...: the event sink agent servers push to (src/api/event-sink.ts).
 // Authenticated by the sandbox's session key (X-Session-API-Key), not by user API keys.
 import Router from '@koa/router';
-import { SinkConversationUpdate, SinkEventBatch } from '../../api/event-sink.ts';
+import { SINK_BATCH_MAX_BYTES, SinkConversationUpdate, SinkEventBatch } from '../../api/event-sink.ts';
 import { closeIfBody } from '../auth.ts';
 import { input, type Facade } from '../context.ts';
 import { authenticateSandbox, ingestEvents, updateConversation } from '../sink.ts';
@@ -9,7 +9,6 @@ import { validate } from '../validate.ts';
 
 export const WEBHOOK_PREFIX = '/webhooks';
 /** A batch of up to 100 events, some of which may carry a whole user message (MAX_MESSAGE_BYTES). */
-const SINK_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** The AGENTYARD_EVENT_SINK_URL a runtime hands to the agent server of `sandboxName`. */
 export function eventSinkUrl(apiBaseUrl: string, sandboxName: string): string {
@@ -29,7 +28,7 @@ export function webhookRoutes({ d, activity }: Facade): Router {
     await next();
   });
 
-  r.post('/events/:conversation_id', validate({ body: SinkEventBatch, bodyLimitBytes: SINK_BODY_LIMIT_BYTES }), async (ctx) => {
+  r.post('/events/:conversation_id', validate({ body: SinkEventBatch, bodyLimitBytes: SINK_BATCH_MAX_BYTES }), async (ctx) => {
     const batch = input<unknown, SinkEventBatch>(ctx).body;
     ctx.body = await ingestEvents(d, activity, ctx.state.sandbox!, ctx.params['conversation_id']!, batch);
   });

@@ -1,16 +1,61 @@
-// The internal workspace archive captured when a sandbox is deleted (spec part 3): kept for
-// debugging, support and audit under <dataDir>/archive, never served to users.
+// What a deleted process sandbox leaves behind, into the object store (src/objstore), before its
+// directory is removed:
+// - the internal workspace archive (spec part 3): a tar.gz of the workspace for debugging, support
+//   and audit, under internal/ — no route serves it;
+// - the files of each conversation's own directory in the agent server's data (browser
+//   recordings), under conversations/<id>/files/, so they outlive the sandbox and are deleted
+//   with the conversation. Conversations already deleted are skipped (`keepConversation`).
+// Any store failure throws: the caller keeps the sandbox directory and the delete is retried, so a
+// store that is briefly down delays the cleanup and loses nothing.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
+import { conversationFileKey, keyStamp, workspaceArchiveKey } from '../../objstore/keys.ts';
+import type { ObjectStore } from '../../objstore/types.ts';
 
 const run = promisify(execFile);
 
-export async function archiveWorkspace(sandboxDir: string, archiveDir: string, name: string): Promise<string | undefined> {
-  if (!existsSync(join(sandboxDir, 'workspace'))) return undefined;
-  mkdirSync(archiveDir, { recursive: true, mode: 0o700 });
-  const target = join(archiveDir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
-  await run('tar', ['-czf', target, '-C', sandboxDir, 'workspace']);
-  return target;
+export interface PreserveOptions {
+  objects: ObjectStore;
+  /** Whether a conversation still exists (its files are worth keeping); default: all are. */
+  keepConversation?: (conversationId: string) => Promise<boolean>;
+  now?: () => Date;
+}
+
+export interface Preserved {
+  archiveKey?: string;
+  conversationFiles: number;
+}
+
+/** Path segments that are not valid key segments (spaces, leading dots) are made safe, not dropped. */
+const safeSegment = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[._-]/, '_');
+
+export async function preserveSandboxData(sandboxDir: string, name: string, o: PreserveOptions): Promise<Preserved> {
+  const out: Preserved = { conversationFiles: 0 };
+  if (existsSync(join(sandboxDir, 'workspace'))) {
+    // Beside the workspace, not in it, and removed with the sandbox directory.
+    const tmp = join(sandboxDir, '.workspace-archive.tar.gz');
+    try {
+      await run('tar', ['-czf', tmp, '-C', sandboxDir, 'workspace']);
+      out.archiveKey = workspaceArchiveKey(name, keyStamp((o.now ?? (() => new Date()))()));
+      await o.objects.putFile(out.archiveKey, tmp);
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+  const conversations = join(sandboxDir, 'state', 'conversations');
+  for (const id of existsSync(conversations) ? readdirSync(conversations) : []) {
+    if (o.keepConversation && !(await o.keepConversation(id))) continue;
+    const dir = join(conversations, id);
+    for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      if (!e.isFile()) continue;
+      const path = join(e.parentPath, e.name);
+      const rel = relative(dir, path).split(sep).map(safeSegment).join('/');
+      await o.objects.putFile(conversationFileKey(id, rel), path);
+      out.conversationFiles++;
+    }
+  }
+  return out;
 }

@@ -130,10 +130,10 @@ describe('ProcessRuntime with the real agent server', () => {
     await again.delete(sb);
     expect(existsSync(join(dataDir, 'sandboxes', 'sb1'))).toBe(false);
     expect(await again.observe(sb)).toEqual({ phase: 'absent' });
-    const archives = readdirSync(join(dataDir, 'archive'));
+    const archives = readdirSync(join(dataDir, 'objects', 'internal', 'workspace-archives'));
     expect(archives).toHaveLength(1);
     expect(archives[0]).toMatch(/^sb1-.*\.tar\.gz$/);
-    const listing = execFileSync('tar', ['-tzf', join(dataDir, 'archive', archives[0]!)], { encoding: 'utf8' });
+    const listing = execFileSync('tar', ['-tzf', join(dataDir, 'objects', 'internal', 'workspace-archives', archives[0]!)], { encoding: 'utf8' });
     expect(listing).toContain('workspace/notes.txt');
     await again.delete(sb); // idempotent
   });
@@ -239,6 +239,24 @@ describe('ProcessRuntime with a stand-in agent server', () => {
       const state = await until(rt, sb, 'exited');
       expect(state).toMatchObject({ death: { reason: 'AgentServerUnresponsive' } });
       expect(isAlive(pid)).toBe(false);
+    } finally {
+      killQuietly(pid);
+    }
+  });
+
+  it('the grace of a hung agent server is kept on disk: a restarted runtime does not start it over', async () => {
+    const sb = sandbox('sb1');
+    const first = fakeRuntime('serve', { unresponsiveAfterMs: 300 });
+    await first.start(sb, { sessionKey: KEY });
+    await until(first, sb, 'running');
+    const pid = record('sb1').pid;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      expect((await first.observe(sb)).phase).toBe('starting'); // the grace begins
+      await new Promise((r) => setTimeout(r, 350));
+      // `up` restarted meanwhile: a new runtime over the same directory knows the grace is over.
+      const second = fakeRuntime('serve', { unresponsiveAfterMs: 300 });
+      expect(await second.observe(sb)).toMatchObject({ phase: 'exited', death: { reason: 'AgentServerUnresponsive' } });
     } finally {
       killQuietly(pid);
     }

@@ -24,7 +24,9 @@ import { GATEWAY_MODEL_RETRIES } from '../../api/model-gateway.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
-import { archiveWorkspace } from './archive.ts';
+import { preserveSandboxData } from './archive.ts';
+import { FsObjectStore } from '../../objstore/fs-store.ts';
+import type { ObjectStore } from '../../objstore/types.ts';
 import { PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
 import { healthy, ProcessLiveness, type LivenessOptions } from './liveness.ts';
 import { bootId, isAgentServer, isAlive, signalGroup, stopGroup } from './processes.ts';
@@ -46,6 +48,8 @@ interface RuntimeRecord {
   message?: string;
   /** How the process ended, when this process saw it end (its own child). */
   exit?: { code: number | null; signal: string | null };
+  /** Since when a listening agent server has not answered /health (ms since epoch): its grace survives a restart of `up`. */
+  unhealthySince?: number;
 }
 
 export interface ProcessRuntimeOptions {
@@ -71,19 +75,24 @@ export interface ProcessRuntimeOptions {
   log?: Logger;
   /** How the child is spawned: as its own user in its own namespaces, or plainly (default). */
   launcher?: SandboxLauncher;
+  /** Where a deleted sandbox's workspace archive and conversation files go; default <dataDir>/objects. */
+  objects?: ObjectStore;
+  /** Whether a conversation still exists: a deleted one's files are not kept. Default: all are. */
+  keepConversation?: (conversationId: string) => Promise<boolean>;
 }
 
 export class ProcessRuntime implements SandboxRuntime {
   readonly #o: ProcessRuntimeOptions;
   readonly #launcher: SandboxLauncher;
   readonly #liveness: ProcessLiveness;
+  readonly #objects: ObjectStore;
   /** Since when each serving agent server fails its /health (memory only: a restart just starts the count again). */
-  readonly #unhealthySince = new Map<string, number>();
 
   constructor(opts: ProcessRuntimeOptions) {
     this.#o = opts;
     this.#launcher = opts.launcher ?? new PlainLauncher();
     this.#liveness = new ProcessLiveness(opts.liveness);
+    this.#objects = opts.objects ?? new FsObjectStore(join(opts.dataDir, 'objects'));
   }
 
   watch(changed: (sandbox: SandboxRef) => void, signal: AbortSignal): Promise<void> {
@@ -117,13 +126,16 @@ export class ProcessRuntime implements SandboxRuntime {
     if (url && !rec.url) this.#write(name, { ...rec, url });
     this.#liveness.track(refOf(sb), rec.pid, url);
     if (url && (await healthy(url))) {
-      this.#unhealthySince.delete(name);
+      if (rec.unhealthySince !== undefined) {
+        const { unhealthySince: _, ...rest } = this.#read(name);
+        this.#write(name, rest);
+      }
       return { phase: 'running', runtimeId: name, url };
     }
     if (url) {
       // Listening once, not answering now: hung (or very busy). After a grace it is put down.
-      const since = this.#unhealthySince.get(name) ?? Date.now();
-      this.#unhealthySince.set(name, since);
+      const since = rec.unhealthySince ?? Date.now();
+      if (rec.unhealthySince === undefined) this.#write(name, { ...this.#read(name), unhealthySince: since });
       const grace = this.#o.unresponsiveAfterMs ?? 30_000;
       if (Date.now() - since >= grace) {
         const message = `The agent server stopped answering /health for ${Math.round(grace / 1000)} s and was killed; see ${join(this.dirOf(name), LOG_FILE)}`;
@@ -190,10 +202,11 @@ export class ProcessRuntime implements SandboxRuntime {
     const dir = this.dirOf(name);
     if (!existsSync(dir)) return;
     await this.#stop(name, 'pause');
-    await archiveWorkspace(dir, join(this.#o.dataDir, 'archive'), name);
+    // Throws while the object store is unreachable: the directory stays and the delete is retried.
+    const kept = await preserveSandboxData(dir, name, { objects: this.#objects, ...(this.#o.keepConversation ? { keepConversation: this.#o.keepConversation } : {}) });
     await this.#launcher.release(dir);
     rmSync(dir, { recursive: true, force: true });
-    this.#o.log?.info({ sandbox: name }, 'sandbox deleted; workspace archived');
+    this.#o.log?.info({ sandbox: name, archive: kept.archiveKey, conversationFiles: kept.conversationFiles, store: this.#objects.location }, 'sandbox deleted; workspace archived');
   }
 
   /**
@@ -240,7 +253,6 @@ export class ProcessRuntime implements SandboxRuntime {
 
   async #stop(name: string, why: 'pause' | 'shutdown', message?: string): Promise<void> {
     this.#liveness.untrack(name);
-    this.#unhealthySince.delete(name);
     const rec = this.#read(name);
     if (rec.pid && isAgentServer(rec.pid)) {
       await stopGroup(rec.pid, this.#o.stopGraceMs ?? 10_000);
@@ -254,7 +266,6 @@ export class ProcessRuntime implements SandboxRuntime {
   /** Kills a hung (or never ready) agent server at once; the record keeps which start it was, so its death is counted once. */
   async #putDown(name: string, message: string): Promise<void> {
     this.#liveness.untrack(name);
-    this.#unhealthySince.delete(name);
     const rec = this.#read(name);
     if (rec.pid && isAgentServer(rec.pid)) {
       signalGroup(rec.pid, 'SIGKILL');

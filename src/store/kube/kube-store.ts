@@ -28,10 +28,18 @@ export interface KubeStoreOptions {
    * resourceVersion when it ends. Default: the server's own (30-60 min).
    */
   watchTimeoutSeconds?: number;
+  /**
+   * Objects per list request: a list is read in pages of this many (limit + continue), as
+   * client-go's reflector does, so that 10,000 Sandboxes are not one response the API server must
+   * build, and this process buffer, at once. Default 500.
+   */
+  listPageSize?: number;
   log?: Logger;
 }
 
-type ListBody = { items?: unknown[]; metadata?: { resourceVersion?: string } };
+type ListBody = { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
+
+const DEFAULT_LIST_PAGE_SIZE = 500;
 
 export class KubeStore implements ResourceStore {
   readonly #kc: KubeConfig;
@@ -40,6 +48,7 @@ export class KubeStore implements ResourceStore {
   readonly #fieldManager: string;
   readonly #log: Logger;
   readonly #watchTimeoutSeconds: number | undefined;
+  readonly #listPageSize: number;
 
   constructor(kubeConfig: KubeConfig, opts: KubeStoreOptions = {}) {
     this.#kc = kubeConfig;
@@ -48,6 +57,7 @@ export class KubeStore implements ResourceStore {
     this.#fieldManager = opts.fieldManager ?? 'agentyard';
     this.#log = opts.log ?? createLogger('kube-store');
     this.#watchTimeoutSeconds = opts.watchTimeoutSeconds;
+    this.#listPageSize = opts.listPageSize ?? DEFAULT_LIST_PAGE_SIZE;
   }
 
   async get<T extends KubeObject>(kind: ResourceKind<T>, namespace: string, name: string): Promise<T | undefined> {
@@ -64,11 +74,18 @@ export class KubeStore implements ResourceStore {
   }
 
   async list<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
-    const body = await this.#list(kind, namespace, opts.labelSelector);
-    return {
-      items: (body.items ?? []).map((raw) => fromServer(kind, raw)),
-      resourceVersion: body.metadata?.resourceVersion ?? '',
-    };
+    // Pages of one consistent snapshot: every page after the first continues the first one's, and
+    // the snapshot's resourceVersion is the list's (a watch from it misses nothing).
+    const items: T[] = [];
+    let first: ListBody | undefined;
+    let token: string | undefined;
+    do {
+      const page = await this.#list(kind, namespace, opts.labelSelector, this.#listPageSize, token);
+      first ??= page;
+      for (const raw of page.items ?? []) items.push(fromServer(kind, raw));
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return { items, resourceVersion: first.metadata?.resourceVersion ?? '' };
   }
 
   async create<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
@@ -196,11 +213,11 @@ export class KubeStore implements ResourceStore {
     }
   }
 
-  async #list(kind: ResourceKind, namespace: string | undefined, labelSelector: string | undefined, limit?: number): Promise<ListBody> {
+  async #list(kind: ResourceKind, namespace: string | undefined, labelSelector: string | undefined, limit?: number, continueToken?: string): Promise<ListBody> {
     const t = targetOf(kind);
     // The server answers a bad selector with a bare 400; parse it here for the same Invalid as SqliteStore.
     if (labelSelector) parseLabelSelector(labelSelector);
-    const q = { ...(labelSelector ? { labelSelector } : {}), ...(limit ? { limit } : {}) };
+    const q = { ...(labelSelector ? { labelSelector } : {}), ...(limit ? { limit } : {}), ...(continueToken ? { _continue: continueToken } : {}) };
     try {
       if (isCore(t)) {
         return namespace === undefined

@@ -35,6 +35,8 @@ export interface ScriptedReply {
   errorCode?: string;
   /** With `status`: a `retry-after-ms` header, so retry tests need not wait for the client's backoff. */
   retryAfterMs?: number;
+  /** Streaming only: send this many chunks, then nothing more, holding the connection open (a stalled stream). */
+  stallAfterChunks?: number;
 }
 
 /**
@@ -137,7 +139,7 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
       return json(res, reply.status, error(reply.errorMessage ?? `Scripted status ${reply.status}`, 'scripted', reply.errorCode), headers);
     }
     const completion = toCompletion(recorded.model, reply);
-    if (body.stream) return stream(res, completion, Boolean((body.stream_options as { include_usage?: boolean } | undefined)?.include_usage));
+    if (body.stream) return stream(res, completion, Boolean((body.stream_options as { include_usage?: boolean } | undefined)?.include_usage), reply.stallAfterChunks);
     json(res, 200, completion);
   });
   const host = opts.host ?? '127.0.0.1';
@@ -212,12 +214,13 @@ function pieces(text: string, size = 8): string[] {
  * pieces (the first piece of a call carries its id and name); usage only when the client asked for
  * it with stream_options.include_usage, in a last chunk without choices, as OpenAI does.
  */
-function stream(res: ServerResponse, completion: ReturnType<typeof toCompletion>, includeUsage: boolean): void {
+function stream(res: ServerResponse, completion: ReturnType<typeof toCompletion>, includeUsage: boolean, stallAfterChunks = Infinity): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const choice = completion.choices[0]!;
   const message = choice.message as { content: string | null; reasoning_content?: string; tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] };
   const base = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model };
-  const write = (chunk: object) => res.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`);
+  let budget = stallAfterChunks;
+  const write = (chunk: object) => budget-- > 0 && res.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`);
   const send = (delta: object, finish: string | null = null) => write({ choices: [{ index: 0, delta, finish_reason: finish }] });
   send({ role: 'assistant', content: '' });
   for (const p of pieces(message.reasoning_content ?? '')) send({ reasoning_content: p });
@@ -228,6 +231,7 @@ function stream(res: ServerResponse, completion: ReturnType<typeof toCompletion>
   });
   send({}, choice.finish_reason);
   if (includeUsage) write({ choices: [], usage: completion.usage });
+  if (budget < 0) return; // stalled: the connection stays open until the client hangs up
   res.end('data: [DONE]\n\n');
 }
 

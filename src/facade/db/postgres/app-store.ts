@@ -8,11 +8,12 @@ import { displayPrefix, hashKey, newApiKey, newUserId } from '../keys.ts';
 import { DEFAULT_SETTINGS, SingleUserInstallation, type ApiKeyInfo, type AppStore, type AppUser, type ConversationMeta, type RevokeResult, type TombstoneKind, type UserInfo, type UserSettings } from '../types.ts';
 
 const USER_INFO = 'SELECT id, name, is_admin AS admin, created_at, disabled_at FROM users';
+import { Logins } from '../logins.ts';
 import { PgEventLog } from './event-log.ts';
 import { migratePostgres } from './migrations.ts';
 import { PgModelUsage } from './model-usage.ts';
 import { PgPendingMessages } from './pending.ts';
-import { inTransaction } from './sql.ts';
+import { inTransaction, numbered } from './sql.ts';
 
 export interface PostgresAppStoreOptions {
   clock?: Clock;
@@ -26,6 +27,7 @@ export class PostgresAppStore implements AppStore {
   readonly events: PgEventLog;
   readonly pending: PgPendingMessages;
   readonly usage: PgModelUsage;
+  readonly logins: Logins;
   readonly #clock: Clock;
   #closed = false;
 
@@ -35,6 +37,7 @@ export class PostgresAppStore implements AppStore {
     this.events = new PgEventLog(pool);
     this.pending = new PgPendingMessages(pool);
     this.usage = new PgModelUsage(pool);
+    this.logins = new Logins({ all: async <T,>(sql: string, params: unknown[]) => (await pool.query(numbered(sql), params)).rows as T[] }, clock);
   }
 
   /** Connects and brings the schema up to date (safe when several replicas start at once). */

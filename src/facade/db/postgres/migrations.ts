@@ -106,6 +106,31 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE users ADD COLUMN is_admin boolean NOT NULL DEFAULT false;
   UPDATE users SET is_admin = true WHERE id = 'admin';
   `,
+  // 6 → 7: the SQLite store's version 9 (OpenID Connect identities, sessions, login requests).
+  `
+  ALTER TABLE users ADD COLUMN oidc_issuer text;
+  ALTER TABLE users ADD COLUMN oidc_subject text;
+  ALTER TABLE users ADD COLUMN email text;
+  CREATE UNIQUE INDEX users_oidc_identity ON users (oidc_issuer, oidc_subject);
+  CREATE TABLE sessions (
+    id_hash text PRIMARY KEY,
+    user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    csrf_token text NOT NULL,
+    id_token text,
+    created_at text COLLATE "C" NOT NULL,
+    last_seen_at text COLLATE "C" NOT NULL,
+    expires_at text COLLATE "C" NOT NULL
+  );
+  CREATE INDEX sessions_user ON sessions (user_id);
+  CREATE TABLE login_requests (
+    id_hash text PRIMARY KEY,
+    state text NOT NULL,
+    code_verifier text NOT NULL,
+    nonce text NOT NULL,
+    return_to text NOT NULL,
+    expires_at text COLLATE "C" NOT NULL
+  );
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;

@@ -2,8 +2,8 @@
 // a conversation's live transcript with follow-ups, pause/resume and delete. Routing is by the
 // URL hash (#/c/<id>), so the facade serves one page at `/`.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, KEY_REFUSED, KEY_STORAGE, type Conversation } from './api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, COOKIE_SESSION, KEY_REFUSED, KEY_STORAGE, loadSession, logout, type Conversation } from './api.ts';
 import { Transcript } from './transcript.tsx';
 
 function useHash(): string {
@@ -16,9 +16,9 @@ function useHash(): string {
   return hash;
 }
 
-function SignIn({ onKey, refused }: { onKey: (key: string) => void; refused: boolean }) {
+function SignIn({ onKey, refused, oidc }: { onKey: (key: string) => void; refused: boolean | 'session'; oidc: boolean }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | undefined>(refused ? 'The API key was refused (revoked or expired). Sign in again.' : undefined);
+  const [error, setError] = useState<string | undefined>(refused === 'session' ? 'Your session has ended (it expired or was signed out). Sign in again.' : refused ? 'The API key was refused (revoked or expired). Sign in again.' : undefined);
   const submit = async (e: Event) => {
     e.preventDefault();
     const k = key.trim();
@@ -34,6 +34,12 @@ function SignIn({ onKey, refused }: { onKey: (key: string) => void; refused: boo
   return (
     <form class="card signin" onSubmit={submit}>
       <h2>Sign in</h2>
+      {oidc && (
+        <p>
+          <a id="oidc-login" href={`/auth/login?return_to=${encodeURIComponent(`/${location.hash}`)}`}>Sign in with your organization's account</a>
+          <span class="muted"> — or with an API key:</span>
+        </p>
+      )}
       <label for="api-key">API key</label>
       <input id="api-key" type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
       {error && <p class="field-error" id="api-key-error" role="alert">{error}</p>}
@@ -169,18 +175,31 @@ function ConversationList({ apiKey }: { apiKey: string }) {
 
 function App() {
   const [key, setKey] = useState(() => sessionStorage.getItem(KEY_STORAGE) ?? '');
-  const [refused, setRefused] = useState(false);
+  const [refused, setRefused] = useState<boolean | 'session'>(false);
+  const [oidc, setOidc] = useState(false);
   const hash = useHash();
   const signOut = () => {
+    if (key === COOKIE_SESSION) return void logout();
     sessionStorage.removeItem(KEY_STORAGE);
     setKey('');
   };
-  // A key refused while signed in (revoked, user disabled): back to the sign-in form, saying why.
+  // Signed in by a browser session (OIDC login) unless this tab holds a key.
+  useEffect(() => {
+    void loadSession().then((s) => {
+      setOidc(s.oidc);
+      if (s.user && !sessionStorage.getItem(KEY_STORAGE)) setKey(COOKIE_SESSION);
+    });
+  }, []);
+  // A key refused (revoked, user disabled) or a session ended while signed in: back to the sign-in form, saying why.
+  const current = useRef(key);
+  current.current = key;
   useEffect(() => {
     const on = () => {
-      if (!sessionStorage.getItem(KEY_STORAGE)) return;
-      setRefused(true);
-      signOut();
+      if (current.current === COOKIE_SESSION) setRefused('session');
+      else if (sessionStorage.getItem(KEY_STORAGE)) setRefused(true);
+      else return;
+      sessionStorage.removeItem(KEY_STORAGE);
+      setKey('');
     };
     addEventListener(KEY_REFUSED, on);
     return () => removeEventListener(KEY_REFUSED, on);
@@ -197,7 +216,7 @@ function App() {
       </header>
       <main>
         {!key ? (
-          <SignIn refused={refused} onKey={(k) => { setRefused(false); setKey(k); }} />
+          <SignIn refused={refused} oidc={oidc} onKey={(k) => { setRefused(false); setKey(k); }} />
         ) : open ? (
           <Transcript key={open} apiKey={key} id={open} />
         ) : (

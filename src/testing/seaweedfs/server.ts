@@ -1,0 +1,110 @@
+// A throwaway SeaweedFS (master, volume, filer and S3 gateway in one `weed server` process) for the
+// object-store tests: the binary hack/seaweedfs.sh builds from Go modules into the cache, a temp
+// data dir, free loopback ports, and one S3 identity (access key / secret) so that wrong
+// credentials are refused as they would be in production. stop() and start() again on the same
+// dir and ports is a restart: what was written must still be there.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requiredForTests } from '../required/required.ts';
+
+/** The cached weed binary (newest version), or undefined: the suite skips (fails when required). */
+export function seaweedBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const root = join(env.AGENTYARD_CACHE ?? join(homedir(), '.cache', 'agentyard'), 'seaweedfs');
+  const found = existsSync(root) ? readdirSync(root).map((v) => join(root, v, 'weed')).filter((p) => existsSync(p)).sort().at(-1) : undefined;
+  return requiredForTests(found, `SeaweedFS (${root}/<version>/weed)`, 'run hack/seaweedfs.sh (make test does)', env);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.unref();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface SeaweedServer {
+  endpoint: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  /** Starts it again on the same data dir and ports (after stop()). */
+  start(): Promise<void>;
+  /** Stops the process (SIGTERM, then SIGKILL after 10 s); the data dir stays. */
+  stop(): Promise<void>;
+  /** stop() and remove the data dir. */
+  destroy(): Promise<void>;
+  log(): string;
+}
+
+export async function startSeaweed(bin: string): Promise<SeaweedServer> {
+  const root = mkdtempSync(join(tmpdir(), 'agentyard-seaweedfs-'));
+  const credentials = { accessKeyId: 'agentyard-test', secretAccessKey: 'test-secret-0123456789' };
+  writeFileSync(
+    join(root, 's3.json'),
+    JSON.stringify({ identities: [{ name: 'agentyard', credentials: [{ accessKey: credentials.accessKeyId, secretKey: credentials.secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
+  );
+  const ports = { master: await freePort(), volume: await freePort(), filer: await freePort(), s3: await freePort() };
+  const grpc = { master: await freePort(), volume: await freePort(), filer: await freePort() };
+  const args = [
+    'server',
+    `-dir=${root}`,
+    '-ip=127.0.0.1',
+    '-ip.bind=127.0.0.1',
+    `-master.port=${ports.master}`,
+    `-master.port.grpc=${grpc.master}`,
+    '-master.volumeSizeLimitMB=64',
+    `-volume.port=${ports.volume}`,
+    `-volume.port.grpc=${grpc.volume}`,
+    '-volume.max=16',
+    '-filer',
+    `-filer.port=${ports.filer}`,
+    `-filer.port.grpc=${grpc.filer}`,
+    '-s3',
+    `-s3.port=${ports.s3}`,
+    `-s3.config=${join(root, 's3.json')}`,
+  ];
+  let child: ChildProcess | undefined;
+  let output = '';
+  const endpoint = `http://127.0.0.1:${ports.s3}`;
+
+  const server: SeaweedServer = {
+    endpoint,
+    credentials,
+    log: () => output.slice(-4000),
+    async start() {
+      const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = c;
+      c.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      c.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      // Ready when the S3 gateway answers a signed-for-nobody request with an S3 error document.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        if (c.exitCode !== null) throw new Error(`weed server exited (${c.exitCode}): ${output.slice(-2000)}`);
+        const status = await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(1000) }).then((r) => r.status, () => 0);
+        if (status > 0 && status < 500) return;
+        if (Date.now() > deadline) throw new Error(`weed server did not answer on ${endpoint} within 60 s: ${output.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+    async stop() {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+    async destroy() {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  await server.start();
+  return server;
+}
