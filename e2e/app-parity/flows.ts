@@ -264,18 +264,19 @@ export const FLOWS: [string, Flow][] = [
   ],
 
   /**
-   * A start streamed instead of polled, without an initial message; a message queued for its start
-   * task after the first snapshot (before READY) is delivered once it is ready, and answered. (With an
+   * A start streamed instead of polled, without an initial message, in the first conversation's
+   * sandbox (`sandbox_id`: no second agent server to wait for); a message queued for its start task
+   * after the first snapshot (before READY) is delivered once it is ready, and answered. (With an
    * initial message too, whether the agent answers the two in one run or two depends on timing.)
    */
   [
     'stream_start',
-    async (s) => {
+    async (s, ctx) => {
       s.script(finish('Pending seen.'));
       const res = await fetch(`${s.url}${V1}/app-conversations/stream-start`, {
         method: 'POST',
         headers: { ...s.authHeaders, 'content-type': 'application/json' },
-        body: JSON.stringify({}),
+        body: JSON.stringify({ sandbox_id: ctx.sandbox }),
       });
       const reader = res.body!.getReader();
       let text = '';
@@ -304,7 +305,9 @@ export const FLOWS: [string, Flow][] = [
       const snapshots = JSON.parse(text) as any[];
       const id = snapshots.at(-1).app_conversation_id;
       const evs = await finished(s, id);
+      const [rec] = await records(s, [id]);
       return {
+        same_sandbox: rec.sandbox_id === ctx.sandbox,
         status: res.status,
         content_type: res.headers.get('content-type')?.split(';')[0],
         steps: snapshots.map((t) => t.status),
