@@ -3,6 +3,12 @@
 
 /** Differences that are deliberate: each says why ours is right for agentyard. */
 export const DELIBERATE: Record<string, string> = {
+  'auth.bearer':
+    'API keys are sent as Authorization: Bearer (spec part 5), the standard header every HTTP client, proxy and log scrubber knows; ' +
+    'the OSS OpenHands app takes its one shared key in X-Session-API-Key only (its SaaS takes Bearer too).',
+  'auth.session_header':
+    'X-Session-API-Key carries a sandbox\'s session key here (agent servers, webhooks), never a user\'s API key: one header, one ' +
+    'kind of secret, so a sandbox key can never be taken for a user and the reverse. OpenHands OSS takes its user key there.',
   'read.malformed':
     'A malformed conversation id in a batch get is a 422 with the field path (query.ids.<position>), the answer FastAPI gives a ' +
     'malformed start-task id on the route beside it and what a generated client parses; OpenHands answers this route with a 400 ' +

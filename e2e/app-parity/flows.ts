@@ -100,12 +100,14 @@ async function pollTask(s: AppSide, taskId: string): Promise<{ task: any; seen: 
 const inOrder = (seen: string[]) => seen.every((st, i) => i === 0 || STEPS.indexOf(st) > STEPS.indexOf(seen[i - 1]!));
 
 export const FLOWS: [string, Flow][] = [
-  /** Credentials as each server's clients send them, none, and a wrong one. */
+  /** Credentials as each server's clients send them, none, and the key sent in the other server's header. */
   [
     'auth',
     async (s) => ({
       none: (await s.api('GET', `${V1}/app-conversations/search`, undefined, { auth: false })).status,
       with_key: (await s.api('GET', `${V1}/app-conversations/search`)).status,
+      bearer: (await fetch(`${s.url}${V1}/app-conversations/search`, { headers: { authorization: `Bearer ${s.key}` } })).status,
+      session_header: (await fetch(`${s.url}${V1}/app-conversations/search`, { headers: { 'x-session-api-key': s.key } })).status,
       alive: (await s.api('GET', '/alive', undefined, { auth: false })).status,
       health: (await s.api('GET', '/health', undefined, { auth: false })).status,
     }),

@@ -43,6 +43,8 @@ export interface AppSide {
   titleCalls(): number;
   /** The credentials that server's clients send. */
   authHeaders: Record<string, string>;
+  /** The key in them (to send it the other server's way). */
+  key: string;
   /** A request as that server's clients send it; `auth: false` sends no credentials. */
   api(method: string, path: string, body?: unknown, opts?: { auth?: boolean; rawBody?: string }): Promise<Reply>;
   close(): Promise<void>;
@@ -182,7 +184,7 @@ export async function startOpenHandsApp(python: string): Promise<AppSide> {
     await close();
     throw err;
   }
-  return { name: 'openhands', url, ...model, authHeaders, api, close };
+  return { name: 'openhands', url, ...model, authHeaders, key: KEY, api, close };
 }
 
 /** `agentyard up` as a child process, its model the scripted one. */
@@ -198,6 +200,7 @@ export async function startAgentyardUp(): Promise<AppSide> {
     url: svc.url,
     ...model,
     authHeaders: { authorization: `Bearer ${svc.apiKey}` },
+    key: svc.apiKey,
     api: apiOf(svc.url, { authorization: `Bearer ${svc.apiKey}` }),
     async close() {
       await svc.stop();
