@@ -41,11 +41,15 @@ export const API_PREFIX = '/api/v1';
  * else, so a slow database never gets a working process restarted; with a data dir, its free space
  * too: `degraded` (still 200: a restart frees nothing) when it is low. Readiness (/ready): the app
  * database answers as well, so a replica that cannot reach it leaves its Service instead of
- * answering 500s.
+ * answering 500s. /alive is the OpenHands app server's liveness path, kept for its clients and probes:
+ * `{"status":"ok"}` while the process serves, as there.
  */
 function healthRoutes(d: Facade['d']): Router {
   const minFree = d.dataDir === undefined ? 0 : (d.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
   return new Router()
+    .get('/alive', (ctx) => {
+      ctx.body = { status: 'ok' };
+    })
     .get('/health', (ctx) => {
       const disk = d.dataDir === undefined ? undefined : diskSpace(d.dataDir, minFree);
       ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
