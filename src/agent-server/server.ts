@@ -164,6 +164,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     keys,
     log,
     onActivity,
+    ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
     restoring: () => phase === 'restoring',
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },

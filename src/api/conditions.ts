@@ -34,4 +34,8 @@ export const Reason = {
   /** A configuration repository defines a skill name old-style and new-style (spec part 4 rule 6). */
   SkillNameConflict: 'SkillNameConflict',
   Ready: 'Ready',
+  /** A warm pool has as many ready members as it wants. */
+  PoolFilled: 'PoolFilled',
+  /** A warm pool is starting members to reach its replicas. */
+  PoolFilling: 'PoolFilling',
 } as const;

@@ -31,6 +31,12 @@ import type { SkillsResponse } from '../../api/agent-server/skills.ts';
 import { installGitHooks, PRE_COMMIT_SCRIPT, runSetupScript, SETUP_SCRIPT, SETUP_SCRIPT_TIMEOUT_S } from './workspace-setup.ts';
 import { projectSkillNames } from './org-config.ts';
 import { agentServerDialUrl } from '../../runtime/dial.ts';
+import type { SandboxRuntime } from '../../runtime/types.ts';
+import { LABEL_CLAIMED_FROM } from '../../api/warm-pool.ts';
+import { claimMember, earlierClaim } from '../warm-pool/claim.ts';
+import { handOver } from '../warm-pool/hand-over.ts';
+import { isUnclaimedMember } from '../warm-pool/members.ts';
+import type { WarmPoolMetrics } from '../warm-pool/metrics.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
 /** The loaded skills are kept in the Conversation's status; well under the 1.5 MiB an object may have in etcd. */
@@ -51,6 +57,10 @@ export interface ConversationReconcilerDeps {
   log?: Logger;
   /** Git hosts per provider and configuration repository naming (default: the public hosts). */
   git?: GitSettings;
+  /** How the runtime derives an agent server's sealing key (the hand-over of a claimed warm-pool sandbox). */
+  runtime?: Pick<SandboxRuntime, 'secretKeyFor'>;
+  /** Warm-pool hits and misses. */
+  warmPools?: WarmPoolMetrics;
 }
 
 class StartFailure extends Error {
@@ -144,6 +154,8 @@ export class ConversationReconciler {
     switch (step) {
       case 'WORKING':
       case 'WAITING_FOR_SANDBOX':
+        // A sandbox claimed from a warm pool gets its user's keys before anything runs on it.
+        if (sb.metadata.labels?.[LABEL_CLAIMED_FROM] !== undefined) await handOver(this.#d.store, this.#d.runtime, sb);
         return { step: 'PREPARING_REPOSITORY' };
       case 'PREPARING_REPOSITORY':
         // A fork works in its source's workspace, where the repository already is.
@@ -310,7 +322,7 @@ export class ConversationReconciler {
     let placement: { name: string; create?: Sandbox };
     if (explicit) {
       const sb = await this.#d.store.get(SandboxKind, namespace, explicit);
-      if (!sb || sb.metadata.deletionTimestamp || !sameOwner(sb, owner)) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${explicit} does not exist`);
+      if (!sb || sb.metadata.deletionTimestamp || !sameOwner(sb, owner) || isUnclaimedMember(sb)) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${explicit} does not exist`);
       if (sb.status?.phase !== 'RUNNING') {
         throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${explicit} is ${sb.status?.phase ?? 'STARTING'}; an explicit sandbox_id must be RUNNING`);
       }
@@ -343,7 +355,9 @@ export class ConversationReconciler {
 
   async #choose(conv: Conversation, namespace: string, owner: string | undefined): Promise<{ name: string; create?: Sandbox }> {
     const { items: sandboxes } = await this.#d.store.list(SandboxKind, namespace);
-    const mine = sandboxes.filter((sb) => sameOwner(sb, owner));
+    const reclaimed = earlierClaim(sandboxes, conv.metadata.name, owner);
+    if (reclaimed) return { name: reclaimed.metadata.name };
+    const mine = sandboxes.filter((sb) => sameOwner(sb, owner) && !isUnclaimedMember(sb));
     const { items: conversations } = await this.#d.store.list(ConversationKind, namespace);
     const counts = new Map<string, number>();
     for (const c of conversations) {
@@ -352,6 +366,15 @@ export class ConversationReconciler {
     }
     const chosen = chooseSandbox(conv.spec.sandboxGrouping ?? 'NO_GROUPING', mine, counts);
     if (chosen) return { name: chosen.metadata.name };
+
+    // A ready warm-pool member takes no new slot: it held one while it waited.
+    const nowIso = this.#d.clock.now().toUTC().toISO()!;
+    const claimed = await claimMember(this.#d.store, { namespace, owner, conversation: conv.metadata.name, spec: {}, nowIso }, sandboxes);
+    if (claimed) {
+      this.#d.warmPools?.hit(claimed.metadata.labels?.[LABEL_CLAIMED_FROM] ?? '');
+      this.#d.log?.info({ conversation: conv.metadata.name, sandbox: claimed.metadata.name, pool: claimed.metadata.labels?.[LABEL_CLAIMED_FROM] }, 'claimed a warm-pool sandbox');
+      return { name: claimed.metadata.name };
+    }
 
     const name = conv.metadata.name;
     const active = sandboxes.filter(holdsCapacity).length;
@@ -364,6 +387,7 @@ export class ConversationReconciler {
       metadata: { name, namespace, labels: owner ? { [LABEL_OWNER]: owner } : {}, annotations: { [ANNOTATION_CREATED_AT]: this.#d.clock.now().toUTC().toISO()! } },
       spec: { ...(owner ? { owner } : {}), paused: false },
     };
+    this.#d.warmPools?.miss();
     return { name, create };
   }
 
