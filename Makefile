@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: deps run test test-unit test-e2e test-kube test-node k8s-bin k8s-node kube-score test-deps typecheck crds gen bench clean
+.PHONY: deps run test test-unit test-e2e test-kube test-node k8s-bin k8s-node kube-score keycloak test-deps typecheck crds gen bench clean
 
 deps: $(NPM_STAMP)
 
@@ -28,13 +28,13 @@ HAVE_GO := $(shell command -v go 2>/dev/null)
 REQUIRE_CLUSTER_TESTS := $(or $(AGENTYARD_REQUIRE_CLUSTER_TESTS),$(if $(HAVE_GO),1,0))
 test test-e2e test-kube test-node: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
 
-test: deps k8s-bin kube-score oci-registry test-deps k8s-node
+test: deps k8s-bin kube-score oci-registry keycloak seaweedfs test-deps k8s-node
 	npm test
 
 test-unit: deps
 	npm run test:unit
 
-test-e2e: deps k8s-bin kube-score oci-registry test-deps k8s-node
+test-e2e: deps k8s-bin kube-score oci-registry keycloak seaweedfs test-deps k8s-node
 	npm run test:e2e
 
 typecheck: deps
@@ -86,6 +86,16 @@ else
 	@hack/kube-score.sh >/dev/null || echo "WARNING: no kube-score (hack/kube-score.sh failed, see above): the chart's kube-score check is SKIPPED." >&2
 endif
 
+# Keycloak (org.keycloak:keycloak-quarkus-dist from Maven Central, with Maven; run on a JDK >= 21
+# under /usr/lib/jvm), the real OpenID provider of the login suite (e2e/login), cached in
+# $${AGENTYARD_CACHE:-~/.cache/agentyard}/keycloak/<version>. Strict like k8s-bin.
+keycloak:
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@hack/keycloak.sh >/dev/null
+else
+	@hack/keycloak.sh >/dev/null || echo "WARNING: no Keycloak (hack/keycloak.sh failed, see above): the OIDC login suite e2e/login is SKIPPED." >&2
+endif
+
 # Chromium, PostgreSQL and git from Debian's packages when they are missing (hack/test-deps.sh), and
 # the real OpenHands agent server in a cached virtualenv for e2e/parity (hack/openhands-server.sh).
 # A warning only: a suite whose program is missing skips, or fails when the cluster suites are required.
@@ -102,7 +112,18 @@ bench: deps
 clean:
 	rm -rf node_modules .data
 
-.PHONY: oci-registry chart-publish
+.PHONY: oci-registry chart-publish seaweedfs
+
+# SeaweedFS (Go module proxy), the real S3 server of the object-store tests
+# (src/objstore/s3-store.test.ts), cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/seaweedfs/<version>.
+# The first build takes about 20 minutes on 2 cores (a large module), under nice.
+# Strict like k8s-bin when the cluster suites are required.
+seaweedfs:
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@nice hack/seaweedfs.sh >/dev/null
+else
+	@nice hack/seaweedfs.sh >/dev/null || echo "WARNING: no SeaweedFS (hack/seaweedfs.sh failed, see above): the S3 object-store tests are SKIPPED." >&2
+endif
 
 # Chart distribution. The CNCF Distribution registry (Go module proxy) for the licensed-pull tests
 # (e2e/helm/registry.test.ts), cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/registry/<version>;

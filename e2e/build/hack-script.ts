@@ -9,9 +9,9 @@ export function executable(path: string, body: string): void {
   chmodSync(path, 0o755);
 }
 
-export function runHackScript(script: string, cache: string, path: string): Promise<{ code: number | null; out: string; err: string }> {
+export function runHackScript(script: string, cache: string, path: string, args: string[] = []): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(script, [], { env: { PATH: path, AGENTYARD_CACHE: cache, HOME: cache }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(script, args, { env: { PATH: path, AGENTYARD_CACHE: cache, HOME: cache }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -16,7 +16,7 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('has a value file per shape worth keeping apart', () => {
-    expect(VALUE_FILES.sort()).toEqual(['external-db-values.yaml', 'minimal-values.yaml', 'no-ingress-values.yaml', 'tls-values.yaml']);
+    expect(VALUE_FILES.sort()).toEqual(['bundled-objects-values.yaml', 'external-db-values.yaml', 'external-objects-values.yaml', 'minimal-values.yaml', 'no-ingress-values.yaml', 'tls-values.yaml']);
   });
 
   it.each(VALUE_FILES)('lints strictly and renders %s as the golden file says', async (file) => {
@@ -34,6 +34,10 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
     ['two API replicas on the bundled database', `${OK}api: {replicas: 2}\n`, /api\.replicas is 2, but the bundled database \(SQLite on a volume\) serves one API replica only/],
     ['the bundled database without its volume', `${OK}api: {persistence: {enabled: false}}\n`, /api\.persistence\.enabled is false, but the bundled database lives on that volume/],
     ['API replicas sharing a ReadWriteOnce volume', `${OK}database: {external: true}\napi: {replicas: 3}\n`, /api\.replicas is 3, but they would share a ReadWriteOnce data volume/],
+    ['OIDC login without an issuer', `${OK}login: {oidc: {enabled: true}}\n`, /login\.oidc\.issuerUrl \(AGENTYARD_OIDC_ISSUER\) is required when login\.oidc\.enabled/],
+    ['an OIDC issuer over plain http', `${OK}login: {oidc: {enabled: true, issuerUrl: "http://keycloak.example.com/realms/acme"}}\n`, /login\/oidc\/issuerUrl/],
+    ['OIDC login without ingress nor public URL', `${OK}ingress: {enabled: false}\nlogin: {oidc: {enabled: true, issuerUrl: "https://kc.example.com/realms/a"}}\n`, /login\.publicUrl \(AGENTYARD_PUBLIC_URL\) is required when login\.oidc\.enabled and ingress\.enabled is false/],
+    ['OIDC scopes without openid', `${OK}login: {oidc: {enabled: true, issuerUrl: "https://kc.example.com/realms/a", scopes: "profile email"}}\n`, /login\/oidc\/scopes/],
     ['no storage class', 'baseDomain: a.example.com\n', /runtime\.storageClass \(STORAGE_CLASS\) is required/],
     ['no base domain', 'runtime: {storageClass: standard}\n', /baseDomain is required/],
     ['a value the schema does not know', `${OK}runtime: {storageClass: standard, storageclass: typo}\n`, /storageclass/],
@@ -49,6 +53,10 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
     ['an ingress controller selector matching every namespace', `${OK}networkPolicy: {ingressController: {namespaceSelector: {matchLabels: null}}}\n`, /networkPolicy\/ingressController\/namespaceSelector.*minProperties/],
     // What --reuse-values from a chart without these values leaves.
     ['no ingress controller selector', `${OK}networkPolicy: {ingressController: null, podCidrs: [10.244.0.0/16], serviceCidrs: [10.96.0.0/12], nodeCidrs: [10.0.0.0/16]}\n`, /networkPolicy\.ingressController\.namespaceSelector is required.*--reset-then-reuse-values/],
+    ['a bundled object store without an image version', `${OK}objectStore: {mode: bundled}\n`, /objectStore\.mode is bundled, but objectStore\.bundled\.image\.tag is empty/],
+    ['a bundled object store without keys', `${OK}objectStore: {mode: bundled, bundled: {image: {tag: "3.97"}}, credentialsSecret: {name: ""}}\n`, /objectStore\.credentialsSecret\.name is empty: the bundled server refuses anonymous requests/],
+    ['an object store mode it does not know', `${OK}objectStore: {mode: gcs}\n`, /objectStore\/mode/],
+    ['an external endpoint that is no URL', `${OK}objectStore: {mode: external, external: {endpoint: "minio:9000"}}\n`, /objectStore\/external\/endpoint/],
     // Without a cluster to ask (helm template), the message says where to look.
     ['no Pod range', `${OK}networkPolicy: {serviceCidrs: [10.96.0.0/12], nodeCidrs: [10.0.0.0/16]}\n`, /networkPolicy\.podCidrs is required: your cluster's Pod range\(s\) \(IPv4\/IPv6 CIDRs\), denied to sandboxes so that no sandbox reaches another sandbox or Pod\. Find them with kubectl cluster-info dump .*--cluster-cidr.*; or set networkPolicy\.enabled=false/],
     ['no Service range', `${OK}networkPolicy: {podCidrs: [10.244.0.0/16], nodeCidrs: [10.0.0.0/16]}\n`, /networkPolicy\.serviceCidrs is required: your cluster's Service range\(s\).*kubectl get servicecidrs/],

@@ -5,7 +5,7 @@
 // is this checkout (its Node 24 and sources), mapped in place of the bundle's paths.
 // As a kubelet does for restartPolicy Always, it restarts a container that died, after a back-off
 // that doubles per restart (CrashLoopBackOff meanwhile, with the death as lastState.terminated),
-// and counts the restarts; the back-off is short here (restartBackoffMs) so tests stay fast.
+// and counts the restarts (restartPolicy OnFailure: the same after a failure, Succeeded after exit 0); the back-off is short here (restartBackoffMs) so tests stay fast.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -133,6 +133,10 @@ export class NodeAgent {
       if (run.exitedWith === undefined) return this.#report(pod, { running: { startedAt: new Date() } }, false, 0);
       return this.#report(pod, { terminated: { exitCode: run.exitedWith ?? 1, reason: run.exitedWith === 0 ? 'Completed' : 'Error' } }, false, 0, run.exitedWith === 0 ? 'Succeeded' : 'Failed');
     }
+    if (pod.spec?.restartPolicy === 'OnFailure' && run?.exitedWith === 0) {
+      // A one-shot Pod that retries (the workspace archive upload): done once it succeeds.
+      return this.#report(pod, { terminated: { exitCode: 0, reason: 'Completed' } }, false, run.restarts, 'Succeeded');
+    }
     if (run && run.exitedWith !== undefined) {
       const ended = { exitCode: run.exitedWith ?? 128 + (SIGNALS[run.signal ?? ''] ?? 0), ...(run.signal ? { signal: SIGNALS[run.signal] } : {}), reason: 'Error', finishedAt: run.finishedAt! };
       const backoff = Math.min(this.#restartBackoffMs * 2 ** run.restarts, 10 * this.#restartBackoffMs);
@@ -144,6 +148,7 @@ export class NodeAgent {
       run = restarted;
     }
     run ??= await this.#launch(pod, 0);
+    if (pod.spec?.restartPolicy === 'OnFailure') return this.#report(pod, { running: { startedAt: new Date() } }, false, run.restarts, undefined, run.last);
     if (!run.ready) run.ready = await healthy(run.port);
     await this.#report(pod, { running: { startedAt: new Date() } }, run.ready, run.restarts, undefined, run.last);
   }

@@ -59,6 +59,11 @@ describe.skipIf(!kubeBinDir())('sandbox Pods under the restricted Pod Security S
     await admit(desiredArchivePod(sb, settings, 'stamp'));
   });
 
+  it('admits the workspace archive Pod that uploads to the object store', async () => {
+    const created = await admit(desiredArchivePod(sb, settings, 'stamp', { url: 'http://agentyard-objects.agentyard.svc:8333/agentyard/internal/workspace-archives/psa-stamp.tar.gz?X-Amz-Signature=x' }));
+    expect(created.spec?.restartPolicy).toBe('OnFailure');
+  });
+
   it('refuses a Pod that could run as root or escalate: the admission is enforcing', async () => {
     const pod = desiredPod({ ...sb, metadata: { ...sb.metadata, name: 'lax' } }, settings);
     delete pod.spec!.securityContext!.runAsNonRoot;

@@ -1,6 +1,10 @@
 // Cluster mode: `agentyard controller` (the operator, leader-elected) and `agentyard api` (the
 // facade over custom resources). Configuration comes from the environment the Helm chart sets.
+import { S3ObjectStore } from '../objstore/s3-store.ts';
+import { ARCHIVE_UPLOAD_DEADLINE_SECONDS } from '../runtime/kubernetes/desired.ts';
 import { objectStoreFromEnv } from '../objstore/config.ts';
+import { licenseFromEnv } from '../license/license.ts';
+import { supportUploadFromEnv } from '../facade/support-bundle.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -10,7 +14,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
-import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
+import { gitHostsFromEnv, gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { kubeEventRecorder } from '../controller/kube-events.ts';
 import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
@@ -88,6 +92,11 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   const settings = loadLifecycleSettings(env);
   const addressing = loadRuntimeAddressing(env); // refuses an inconsistent RUNTIME_URL_PATTERN now
   const llm = sandboxModel(env);
+  // With the chart's objectStore, workspace archives go to the bucket (presigned uploads from the
+  // archive Pod); the controller needs the bucket, not a filesystem, so only s3 counts here.
+  const objects = env.AGENTYARD_OBJECT_STORE === 's3' ? objectStoreFromEnv(env, '/nonexistent') : undefined;
+  const archiveStore = objects instanceof S3ObjectStore ? objects : undefined;
+  await archiveStore?.init();
   const runtime = new KubernetesRuntime(kc, {
     namespace,
     image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the default image sandboxes run (any Linux image with a shell; the agentyard image by default)'),
@@ -100,6 +109,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
     ...loadSandboxPodSettings(env),
+    ...(archiveStore ? { archiveUploadUrl: (key: string) => archiveStore.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS) } : {}),
   });
   await runtime.checkStorageClass();
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
@@ -186,8 +196,12 @@ export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process
   // controller's archive volume). A wrong setting or an unreachable bucket stops the API here.
   const objects = env.AGENTYARD_OBJECT_STORE ? objectStoreFromEnv(env, dataDir) : undefined;
   await objects?.init();
+  // The license the chart embedded (values -> Secret -> AGENTYARD_LICENSE): one that is malformed or
+  // not signed by the vendor key stops the API here; an expired one only refuses new starts.
+  const license = licenseFromEnv(env);
+  if (license) log.info({ customer: license.license.customer, expires: license.license.expires_at, verified: license.verified }, 'license checked');
   if (objects) log.info({ objectStore: objects.kind, location: objects.location }, 'object store ready');
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity }, pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(login ? { login } : {}) });
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), ...(login ? { login } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

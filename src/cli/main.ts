@@ -25,6 +25,8 @@ Commands:
   uninstall-cleanup  Delete every Conversation and Sandbox in the sandbox namespace and wait until the
                  controller has finalized them (the chart's pre-delete hook). [-n <namespace>] [--timeout <s>]
                  [--delete-archives] (also delete the agentyard-archive PVC)
+  archive-upload Tar a workspace and PUT it to the presigned URL in AGENTYARD_ARCHIVE_UPLOAD_URL (the
+                 workspace archive Pod, with an object store). --dir <dir>
   users          Manage users and API keys of an embedded installation (users create <name>, add-key, keys).
   agent-server   Run the agent server that executes agents inside a sandbox.
                  --port <n>  --workspace <dir>  [--data-dir <dir>]
@@ -52,6 +54,10 @@ async function main(argv: string[]): Promise<number> {
     case 'uninstall-cleanup': {
       const { runUninstallCleanupCli } = await import('./uninstall-cleanup.ts');
       return runUninstallCleanupCli(rest);
+    }
+    case 'archive-upload': {
+      const { runArchiveUploadCli } = await import('./archive-upload.ts');
+      return runArchiveUploadCli(rest);
     }
     case 'users': {
       const { runUsersCli } = await import('./users.ts');

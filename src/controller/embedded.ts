@@ -14,6 +14,7 @@ import { nextDeadline, type LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
 import { Controller, ConversationCounts, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
+import { LiveLifecycleSettings, sandboxConfigurationSource } from './sandbox-configuration.ts';
 
 export interface ControllerDeps {
   store: ResourceStore;
@@ -30,7 +31,10 @@ export interface ControllerDeps {
 }
 
 export function createController(deps: ControllerDeps): Controller {
-  const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log) };
+  // deps.settings are the defaults; the SandboxConfiguration object overrides them while it exists.
+  const settings = new LiveLifecycleSettings(deps.settings);
+  const configuration = sandboxConfigurationSource(deps.store, deps.namespace ?? 'default', settings, deps.log);
+  const withRecorder = { ...deps, settings, recorder: deps.recorder ?? logRecorder(deps.log) };
   const counts = new ConversationCounts();
   const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb) });
   const conversations = new ConversationReconciler(withRecorder);
@@ -49,11 +53,11 @@ export function createController(deps: ControllerDeps): Controller {
       // falls due meanwhile must not wait for it. The pass itself sets the same timer again.
       observe: (obj: KubeObject, deleted: boolean) => {
         if (deleted) return;
-        const ms = nextDeadline(obj as Sandbox, deps.clock.now(), deps.settings);
+        const ms = nextDeadline(obj as Sandbox, deps.clock.now(), settings);
         if (ms !== undefined) controller.queue('sandbox')?.addAfter(objectKey(obj.metadata.namespace, obj.metadata.name), ms);
       },
       watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOfConversation }],
-      sources: liveness,
+      sources: [...liveness, configuration],
     })
     .register({
       name: 'conversation',

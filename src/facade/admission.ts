@@ -7,6 +7,7 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { SandboxGrouping } from '../api/conversation.ts';
 import type { FacadeDeps } from './deps.ts';
 import { isOwnedBy, sandboxNameOf } from './resources.ts';
+import { currentCapacity } from './sandbox-configuration.ts';
 
 /** Holds, or will soon hold, compute: not deleting, not asked to pause, not failed. */
 function isActive(sb: Sandbox): boolean {
@@ -33,7 +34,8 @@ export async function activeSandboxCount(d: FacadeDeps): Promise<number> {
 
 /** Throws TooManyRequests when one more active sandbox would exceed the capacity. */
 export async function admit(d: FacadeDeps, what: string): Promise<void> {
-  const capacity = d.settings.capacity;
+  // The admin console's value when set: a change applies to the next start, without a restart.
+  const capacity = await currentCapacity(d);
   if (capacity === Infinity) return;
   const active = await activeSandboxCount(d);
   if (active >= capacity) {

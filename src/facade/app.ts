@@ -26,6 +26,8 @@ import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { userRoutes } from './routes/users.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { licenseGate } from './license-gate.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './web/routes.ts';
 import { defaultRegistry, httpMetrics, metricsEndpoint } from '../util/metrics.ts';
@@ -81,7 +83,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes, adminRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };
@@ -115,6 +117,7 @@ export function createApiApp(deps: FacadeDeps, facade: Facade = createFacade(dep
   // With OIDC login on, a browser session's cookie authenticates too (CSRF-checked; README, "Login").
   const oidc = facade.oidc;
   app.use(requireApiKey(deps.db, { except: (path) => open.has(path) || path.startsWith(webhooks), ...(oidc ? { sessions: () => sessionPolicy(oidc) } : {}) }));
+  app.use(licenseGate(facade.d));
   const { openApi, api } = apiRouters(facade);
   app.use(openApi.routes());
   app.use(api.routes());

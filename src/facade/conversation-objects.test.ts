@@ -5,7 +5,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { S3ObjectStore } from '../objstore/s3-store.ts';
+import { seaweedBinary, startSeaweed, type SeaweedServer } from '../testing/seaweedfs/server.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import { Unavailable } from '../api/errors.ts';
 import { FsObjectStore } from '../objstore/fs-store.ts';
@@ -69,4 +71,42 @@ describe('conversation data in the object store', () => {
     expect(await objects.list(`conversations/${id}/`)).toEqual([]);
     expect(await h.store.get(ConversationKind, NS, id)).toBeUndefined();
   });
+});
+
+// The same through a real S3 server (SeaweedFS from hack/seaweedfs.sh): download, delete with the
+// conversation, and a store that is really down (the process stopped) during a DELETE.
+const weed = seaweedBinary();
+describe.skipIf(!weed)('conversation data in a real S3 bucket (SeaweedFS)', () => {
+  let sw: SeaweedServer;
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    sw = await startSeaweed(weed!);
+  }, 90_000);
+  afterEach(() => h?.close());
+  afterAll(() => sw?.destroy());
+
+  it('download reads the bucket, DELETE empties the conversation prefix; while the server is down DELETE is a 503 and nothing goes', async () => {
+    const objects = new S3ObjectStore({ endpoint: sw.endpoint, bucket: 'conversations', credentials: sw.credentials, retry: { attempts: 3, baseDelayMs: 50 } });
+    await objects.init();
+    h = await startHarness({}, { objects });
+    const id = await startConversationId(h);
+    await setStartTask(h.store, id, 'READY', 'sb-1');
+    await objects.put(conversationFileKey(id, 'browser_recordings/rec.zip'), 'trace bytes');
+    await objects.put(workspaceArchiveKey('sb-1', 'stamp'), 'WORKSPACE ARCHIVE');
+    const r = await fetch(`${h.server.url}/api/v1/app-conversations/${id}/download`, { headers: { authorization: `Bearer ${h.alice.key}` } });
+    const zip = unzipSync(new Uint8Array(await r.arrayBuffer()));
+    expect(strFromU8(zip['files/browser_recordings/rec.zip']!)).toBe('trace bytes');
+    expect(Object.keys(zip).some((k) => k.includes('workspace-archives'))).toBe(false);
+
+    await sw.stop();
+    const down = await h.call('DELETE', `/api/v1/app-conversations/${id}`);
+    expect(down.status).toBe(503);
+    expect(down.body.detail).toMatch(/object store did not answer after 3 attempts.*ECONNREFUSED/);
+    expect(await h.store.get(ConversationKind, NS, id)).toBeDefined();
+    await sw.start();
+    expect((await h.call('DELETE', `/api/v1/app-conversations/${id}`)).status).toBe(200);
+    expect(await objects.list(`conversations/${id}/`)).toEqual([]);
+    expect((await objects.get(workspaceArchiveKey('sb-1', 'stamp')))?.toString()).toBe('WORKSPACE ARCHIVE');
+    objects.close();
+  }, 90_000);
 });

@@ -1,6 +1,8 @@
 // Shared fixtures for the facade's tests: a real SqliteStore file, a real AppDb file, a manual
 // clock, users with API keys, a listening API server, and helpers that play the controller.
 import type { ObjectStore } from '../objstore/types.ts';
+import type { InstalledLicense } from '../license/license.ts';
+import type { SupportUploadSettings } from './support-bundle.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,7 +42,7 @@ export interface Harness {
 
 export async function startHarness(
   settings: Partial<FacadeSettings> = {},
-  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore } = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore; license?: InstalledLicense; supportUpload?: SupportUploadSettings } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -66,6 +68,8 @@ export async function startHarness(
     ...(opts.sandboxSpec ? { sandboxSpec: opts.sandboxSpec } : {}),
     ...(opts.login ? { login: opts.login } : {}),
     ...(opts.objects ? { objects: opts.objects } : {}),
+    ...(opts.license ? { license: opts.license } : {}),
+    ...(opts.supportUpload ? { supportUpload: opts.supportUpload } : {}),
   });
   const call: Harness['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
@@ -217,8 +221,8 @@ export interface WorkspaceHarness extends Harness {
   conversation(workingDir: string, extra?: Record<string, unknown>): Promise<string>;
 }
 
-export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = {}): Promise<WorkspaceHarness> {
-  const h = await startHarness(settings);
+export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = {}, opts: Parameters<typeof startHarness>[1] = {}): Promise<WorkspaceHarness> {
+  const h = await startHarness(settings, opts);
   const workspace = join(h.dir, 'ws');
   const agent = await startAgentServer({ port: 0, workspaceDir: workspace, sessionKeys: ['sk-1'], createAgent: new FakeAgents().createAgent, log: createLogger('agent-server-test') });
   await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: agent.url, key: 'sk-1' });

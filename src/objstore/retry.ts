@@ -37,8 +37,8 @@ export async function withRetries<T>(what: string, policy: RetryPolicy, isTransi
 
 /** A short reason without anything a credential could be in (codes and status only). */
 export function describe(err: unknown): string {
-  const e = err as { code?: string; name?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
-  const status = e.$metadata?.httpStatusCode;
+  const e = err as { code?: string; name?: string; status?: unknown; $metadata?: { httpStatusCode?: number }; cause?: unknown };
+  const status = e.$metadata?.httpStatusCode ?? (typeof e.status === 'number' ? e.status : undefined);
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
   return [e.name, code, status ? `HTTP ${status}` : undefined].filter(Boolean).join(', ') || 'unknown error';
 }

@@ -2,7 +2,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Unavailable } from '../api/errors.ts';
 import { seaweedBinary, startSeaweed, type SeaweedServer } from '../testing/seaweedfs/server.ts';
+import { archiveUpload } from '../cli/archive-upload.ts';
 import { objectStoreConformance } from './conformance.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { S3ObjectStore, type S3Settings } from './s3-store.ts';
 
 const bin = seaweedBinary();
@@ -70,6 +75,20 @@ describe.skipIf(!bin)('S3ObjectStore on a real SeaweedFS', () => {
     expect((err as Error).message).toMatch(/^storing conversations\/y1\/files\/a \(s3:\/\/agentyard at .*\): access denied: check the object store credentials/);
     expect((err as Error).message).not.toContain('wrong-secret-value');
     expect(await shared.get('conversations/y1/files/a')).toBeUndefined();
+  });
+
+  it('the archive Pod path: a presigned URL stores the workspace archive with no credentials, and only at its key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ws-'));
+    writeFileSync(join(dir, 'notes.txt'), 'user work');
+    const url = await shared.presignPut('internal/workspace-archives/sb9-stamp.tar.gz', 3600);
+    expect(url).not.toContain(sw.credentials.secretAccessKey);
+    await archiveUpload(dir, url, { attempts: 3, baseDelayMs: 50 });
+    const stored = await shared.get('internal/workspace-archives/sb9-stamp.tar.gz');
+    expect(execFileSync('tar', ['-tzf', '-'], { input: stored! }).toString()).toContain('./notes.txt');
+    // The signature covers the key: the same URL pointed elsewhere is refused.
+    const other = url.replace('sb9-stamp', 'sb9-other');
+    expect((await fetch(other, { method: 'PUT', body: 'x' })).status).toBe(403);
+    expect(await shared.get('internal/workspace-archives/sb9-other.tar.gz')).toBeUndefined();
   });
 
   it('a missing bucket it may not create is named at init', async () => {

@@ -17,6 +17,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Unavailable } from '../api/errors.ts';
 import { checkKey, checkPrefix } from './keys.ts';
 import { describe, withRetries, type RetryPolicy } from './retry.ts';
@@ -175,6 +176,15 @@ export class S3ObjectStore implements ObjectStore {
       if (out.Errors?.length) throw new Unavailable(`deleting ${prefix} (${this.location}): ${out.Errors.length} objects were not deleted (${out.Errors[0]?.Code ?? 'error'})`);
     }
     return objects.length;
+  }
+
+  /**
+   * A URL that can PUT this one key, and nothing else, until it expires: what a Pod without the
+   * store's credentials (the workspace archive Pod in the sandbox namespace) uploads to. Signed
+   * locally: no request is made.
+   */
+  presignPut(key: string, expiresInSeconds: number): Promise<string> {
+    return getSignedUrl(this.#client, new PutObjectCommand({ Bucket: this.#s.bucket, Key: checkKey(key) }), { expiresIn: expiresInSeconds });
   }
 
   close(): void {

@@ -28,6 +28,15 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- if and (not .Values.runtime.disableSsl) (not .Values.ingress.tlsSecret) }}
 {{- fail "runtime.disableSsl (RUNTIME_DISABLE_SSL) is false, so sandbox URLs are served over https, but ingress.tlsSecret (RUNTIME_TLS_SECRET) is empty: set ingress.tlsSecret to the kubernetes.io/tls Secret holding the *.<baseDomain> wildcard certificate (in the release and the sandbox namespace), or set runtime.disableSsl=true" }}
 {{- end }}
+{{- if and .Values.login.oidc.enabled (not .Values.login.oidc.issuerUrl) }}
+{{- fail "login.oidc.issuerUrl (AGENTYARD_OIDC_ISSUER) is required when login.oidc.enabled: the https URL of your OpenID provider (Keycloak: https://<host>/realms/<realm>; Dex: its issuer)" }}
+{{- end }}
+{{- if and .Values.login.oidc.enabled (not .Values.login.oidc.clientId) }}
+{{- fail "login.oidc.clientId (AGENTYARD_OIDC_CLIENT_ID) is required when login.oidc.enabled: the client registered for agentyard at the provider" }}
+{{- end }}
+{{- if and .Values.login.oidc.enabled (not .Values.login.publicUrl) (not .Values.ingress.enabled) }}
+{{- fail "login.publicUrl (AGENTYARD_PUBLIC_URL) is required when login.oidc.enabled and ingress.enabled is false: the https address browsers reach the app at (the redirect URI is <it>/auth/callback)" }}
+{{- end }}
 {{- if not .Values.runtime.storageClass }}
 {{- fail "runtime.storageClass (STORAGE_CLASS) is required: a StorageClass of this cluster for sandbox workspaces (kubectl get storageclass)" }}
 {{- end }}
@@ -53,6 +62,15 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- end }}
 {{- end }}
 {{- $replicas := int .Values.api.replicas }}
+{{- $os := .Values.objectStore }}
+{{- if eq $os.mode "bundled" }}
+{{- if not $os.bundled.image.tag }}
+{{- fail "objectStore.mode is bundled, but objectStore.bundled.image.tag is empty: name the SeaweedFS image version to run (e.g. the upstream chrislusf/seaweedfs tag you tested), never an implicit latest" }}
+{{- end }}
+{{- if not $os.credentialsSecret.name }}
+{{- fail "objectStore.mode is bundled, but objectStore.credentialsSecret.name is empty: the bundled server refuses anonymous requests; create a Secret with an access key id and secret (kubectl create secret generic agentyard-object-store --from-literal=access-key-id=... --from-literal=secret-access-key=...) and name it" }}
+{{- end }}
+{{- end }}
 {{- if not .Values.database.external }}
 {{- if gt $replicas 1 }}
 {{- fail (printf "api.replicas is %d, but the bundled database (SQLite on a volume) serves one API replica only: set api.replicas=1, or database.external=true with an external PostgreSQL" $replicas) }}
@@ -86,6 +104,15 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- end }}
 {{- if .Values.secrets.modelProvider.name }}
 {{- $refs = append $refs (list "secrets.modelProvider" .Values.secrets.modelProvider $ns) }}
+{{- end }}
+{{- if and .Values.login.oidc.enabled .Values.login.oidc.clientSecret.name }}
+{{- $refs = append $refs (list "login.oidc.clientSecret" .Values.login.oidc.clientSecret $ns) }}
+{{- end }}
+{{- with .Values.objectStore }}
+{{- if and (ne .mode "none") .credentialsSecret.name }}
+{{- $refs = append $refs (list "objectStore.credentialsSecret" (dict "name" .credentialsSecret.name "key" .credentialsSecret.accessKeyIdKey) $ns) }}
+{{- $refs = append $refs (list "objectStore.credentialsSecret" (dict "name" .credentialsSecret.name "key" .credentialsSecret.secretAccessKeyKey) $ns) }}
+{{- end }}
 {{- end }}
 {{- range $r := $refs }}
 {{- $what := index $r 0 }}

@@ -127,3 +127,38 @@ services (169.254.0.0/16, fe80::/10). A JSON list, for fromJsonArray.
     - ipBlock: {cidr: 0.0.0.0/0, except: {{ toJson $v4 }}}
     - ipBlock: {cidr: "::/0", except: {{ toJson $v6 }}}
 {{- end -}}
+
+{{/* The bundled object store's Service (S3 on port 8333). */}}
+{{- define "agentyard.objectStoreName" -}}{{ include "agentyard.fullname" . }}-objects{{- end -}}
+
+{{/*
+The object store settings of the API (src/objstore/config.ts reads them): nothing for mode none.
+The keys come from the pre-created objectStore.credentialsSecret in the release namespace.
+*/}}
+{{- define "agentyard.objectStoreEnv" -}}
+{{- $os := .Values.objectStore }}
+{{- if ne $os.mode "none" }}
+- {name: AGENTYARD_OBJECT_STORE, value: s3}
+- {name: AGENTYARD_S3_BUCKET, value: {{ $os.bucket | quote }}}
+{{- if eq $os.mode "bundled" }}
+- {name: AGENTYARD_S3_ENDPOINT, value: {{ printf "http://%s.%s.svc:8333" (include "agentyard.objectStoreName" .) .Release.Namespace | quote }}}
+- {name: AGENTYARD_S3_FORCE_PATH_STYLE, value: "true"}
+- {name: AGENTYARD_S3_CREATE_BUCKET, value: "true"}
+{{- else }}
+{{- with $os.external.endpoint }}
+- {name: AGENTYARD_S3_ENDPOINT, value: {{ . | quote }}}
+{{- end }}
+- {name: AGENTYARD_S3_REGION, value: {{ $os.external.region | quote }}}
+- {name: AGENTYARD_S3_FORCE_PATH_STYLE, value: {{ $os.external.forcePathStyle | quote }}}
+- {name: AGENTYARD_S3_CREATE_BUCKET, value: {{ $os.external.createBucket | quote }}}
+{{- end }}
+{{- with $os.credentialsSecret }}
+{{- if .name }}
+- name: AGENTYARD_S3_ACCESS_KEY_ID
+  valueFrom: {secretKeyRef: {name: {{ .name }}, key: {{ .accessKeyIdKey }}}}
+- name: AGENTYARD_S3_SECRET_ACCESS_KEY
+  valueFrom: {secretKeyRef: {name: {{ .name }}, key: {{ .secretAccessKeyKey }}}}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}

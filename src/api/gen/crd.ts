@@ -2,6 +2,7 @@
 import type { TSchema } from 'typebox';
 import { GROUP, VERSION, type ResourceKind } from '../meta.ts';
 import { ConversationKind } from '../conversation.ts';
+import { SandboxConfigurationKind } from '../sandbox-configuration.ts';
 import { SandboxKind } from '../sandbox.ts';
 import { toStructuralSchema } from './structural-schema.ts';
 
@@ -41,6 +42,16 @@ export const CRD_SOURCES: CrdSource[] = [
       { name: 'Sandbox', type: 'string', jsonPath: '.status.sandboxName' },
       { name: 'Execution', type: 'string', jsonPath: '.status.executionStatus' },
       { name: 'Owner', type: 'string', jsonPath: '.spec.owner', priority: 1 },
+      AGE,
+    ],
+  },
+  {
+    kind: SandboxConfigurationKind as ResourceKind,
+    description: "The installation's Sandbox Configuration (admin console): Idle Time, Deletion Time and sandbox capacity, with the audit trail of their changes. One object named default; the controller takes a change up at once.",
+    columns: [
+      { name: 'Idle-Time', type: 'integer', jsonPath: '.spec.idleTimeSeconds' },
+      { name: 'Deletion-Time', type: 'integer', jsonPath: '.spec.deletionTimeSeconds' },
+      { name: 'Capacity', type: 'integer', jsonPath: '.spec.sandboxCapacity' },
       AGE,
     ],
   },

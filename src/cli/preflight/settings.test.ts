@@ -45,6 +45,10 @@ describe('preflight settings', () => {
     expect(s).toMatchObject({ namespace: 'prod', storageClass: 'ssd', tlsSecret: 'wild', controllerServiceAccount: 'blue-agentyard-controller', apiServiceAccount: 'blue-agentyard-api', leaseName: 'blue-agentyard-controller' });
     expect(s.runtimeEnv).toMatchObject({ RUNTIME_BASE_URL: 'example.org', RUNTIME_URL_PATTERN: 'https://{runtime_id}-runtime.example.org' });
     expect(s.secrets.map((r) => r.what)).toEqual(['secrets.apiKey', 'secrets.database']);
+    // OpenID Connect login adds its client secret; a public client has none to check.
+    const oidc = (yaml: string) => resolveSettings({ namespace: 'prod', values: ['a.yaml', 'c.yaml'] }, {}, (p) => (p === 'c.yaml' ? yaml : files[p]!)).secrets;
+    expect(oidc('login: {oidc: {enabled: true}}\n').at(-1)).toEqual({ namespace: 'prod', name: 'agentyard-oidc', key: 'client-secret', what: 'login.oidc.clientSecret' });
+    expect(oidc('login: {oidc: {enabled: true, clientSecret: {name: ""}}}\n').map((r) => r.what)).toEqual(['secrets.apiKey', 'secrets.database']);
     const flagged = resolveSettings({ secrets: ['ns1/one:k'] }, {});
     expect(flagged.secrets).toEqual([{ namespace: 'ns1', name: 'one', key: 'k', what: '--secret' }]);
   });

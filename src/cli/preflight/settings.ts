@@ -54,6 +54,7 @@ export const CHART_DEFAULTS = {
     database: { name: 'agentyard-database', key: 'url' },
   },
   database: { external: false },
+  login: { oidc: { enabled: false, clientSecret: { name: 'agentyard-oidc', key: 'client-secret' } } },
   controller: { lease: { name: '' } },
   networkPolicy: { enabled: true, podCidrs: [] as string[], serviceCidrs: [] as string[], nodeCidrs: [] as string[] },
 };
@@ -130,6 +131,8 @@ export function resolveSettings(flags: PreflightFlags, env: NodeJS.ProcessEnv, r
         // Read by the API's model gateway, so in the release namespace: sandboxes never get it.
         ...(v.secrets.modelProvider.name ? [{ namespace, ...v.secrets.modelProvider, what: 'secrets.modelProvider' }] : []),
         ...(v.database.external ? [{ namespace, ...v.secrets.database, what: 'secrets.database' }] : []),
+        // OpenID Connect login's client secret, read by the API only.
+        ...(v.login.oidc.enabled && v.login.oidc.clientSecret.name ? [{ namespace, ...v.login.oidc.clientSecret, what: 'login.oidc.clientSecret' }] : []),
       ];
   const runtimeEnv: Record<string, string> = {
     RUNTIME_BASE_URL: str(v.runtime.baseUrl) || str(v.baseDomain),

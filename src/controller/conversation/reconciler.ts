@@ -135,7 +135,8 @@ export class ConversationReconciler {
       case 'WAITING_FOR_SANDBOX':
         return { step: 'PREPARING_REPOSITORY' };
       case 'PREPARING_REPOSITORY':
-        if (conv.spec.selectedRepository) await this.#cloneRepository(conv, sb);
+        // A fork works in its source's workspace, where the repository already is.
+        if (conv.spec.selectedRepository && !conv.spec.forkOf) await this.#cloneRepository(conv, sb);
         return { step: 'RUNNING_SETUP_SCRIPT' };
       case 'RUNNING_SETUP_SCRIPT':
         return { step: 'SETTING_UP_GIT_HOOKS' };
@@ -157,6 +158,7 @@ export class ConversationReconciler {
     const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = new AgentServerClient(agentServerDialUrl(sb)!, sessionKey);
+    if (conv.spec.forkOf) return this.#forkOnAgentServer(conv, client);
     try {
       const git = this.#d.git ?? DEFAULT_GIT_SETTINGS;
       const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log);
@@ -166,6 +168,24 @@ export class ConversationReconciler {
       // 4xx from the agent server will not heal by retrying; anything else is retried.
       if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {
         throw new StartFailure(Reason.StartFailed, `The agent server refused the conversation: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * A fork: the agent server copies the source's events and state into a conversation with this
+   * one's id. A repeated pass finds it there (409) and is done; a source gone ends the start.
+   */
+  async #forkOnAgentServer(conv: Conversation, client: AgentServerClient): Promise<void> {
+    const src = await this.#d.store.get(ConversationKind, conv.metadata.namespace ?? 'default', conv.spec.forkOf!);
+    if (!src || src.metadata.deletionTimestamp) throw new StartFailure(Reason.StartFailed, `Conversation ${conv.spec.forkOf}, which this one forks, no longer exists`);
+    try {
+      await client.postJson(`/api/conversations/${agentConversationId(src)}/fork`, { id: agentConversationId(conv), title: conv.spec.title ?? null });
+    } catch (err) {
+      if (isAgentyardError(err) && err.code === 'Conflict') return;
+      if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest' || err.code === 'NotFound')) {
+        throw new StartFailure(Reason.StartFailed, `The agent server refused the fork: ${err.message}`);
       }
       throw err;
     }

@@ -109,6 +109,9 @@ export function loginRoutes(facade: Facade, client: OidcClient | undefined): Rou
       throw err;
     }
     if (login.disabled) return loginPage(ctx, 403, 'Account disabled', 'This account is disabled; an administrator can enable it again.');
+    // A login always gets a fresh session id; one this browser held before ends here.
+    const previous = ctx.cookies.get(SESSION_COOKIE);
+    if (previous) await db.logins.deleteSession(hashSecret(previous));
     await startSession(ctx, db, clock, policy, login.user.id, result.idToken);
     log.info({ user: login.user.id, issuer: result.identity.issuer }, 'login: session started');
     ctx.set('Cache-Control', 'no-store');

@@ -99,6 +99,18 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
     expect(archive.spec!.containers[0]).toMatchObject({ image: 'registry.example/agentyard:2', imagePullPolicy: 'Never', command: ['tar', '-czf', '/archive/abc-stamp.tar.gz', '-C', '/workspace', '.'] });
   });
 
+  it('with an object store, uploads to the presigned URL it is given: no archive volume, no credentials, restarted while the store is down', () => {
+    const pod = desiredArchivePod(sb, withImages, 'stamp', { url: 'http://objects.agentyard.svc:8333/agentyard/internal/workspace-archives/abc-stamp.tar.gz?X-Amz-Signature=s' });
+    const c = pod.spec!.containers[0]!;
+    expect(c).toMatchObject({ image: 'registry.example/agentyard:2', command: ['/agentyard/bin/node', '/agentyard/app/src/cli/main.ts', 'archive-upload', '--dir', '/workspace'] });
+    expect(c.env).toContainEqual({ name: 'AGENTYARD_ARCHIVE_UPLOAD_URL', value: expect.stringContaining('/internal/workspace-archives/abc-stamp.tar.gz') });
+    expect(c.env!.every((e) => e.valueFrom === undefined)).toBe(true);
+    expect(pod.spec!.volumes!.map((v) => v.persistentVolumeClaim?.claimName).filter(Boolean)).toEqual(['abc-workspace']);
+    expect(c.volumeMounts).toContainEqual({ name: 'workspace', mountPath: '/workspace', readOnly: true });
+    expect(pod.spec).toMatchObject({ restartPolicy: 'OnFailure', activeDeadlineSeconds: 6 * 3600, automountServiceAccountToken: false });
+    expect(pod.metadata!.labels!['app.kubernetes.io/component']).toBe('sandbox-archive');
+  });
+
   it('probes the agent server: a startup grace, liveness on /alive, readiness on /ready (never /health, which reports a full disk)', () => {
     const c = desiredPod(sb, settings).spec!.containers[0]!;
     const port = c.ports![0]!.containerPort;

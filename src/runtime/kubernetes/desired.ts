@@ -11,6 +11,7 @@ import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import type { RuntimeAddressing } from './addressing.ts';
 import type { Logger } from '../../util/log.ts';
+import { ARCHIVE_UPLOAD_URL_ENV } from '../../cli/archive-upload.ts';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE, BUNDLE_STAGING } from './bundle.ts';
 import { sandboxContainerResources, type SandboxPodSettings } from './pod-settings.ts';
 
@@ -46,6 +47,11 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
   tlsSecretName?: string;
   defaultStorage?: string;
   archiveStorage?: string;
+  /**
+   * A presigned PUT URL for an object key (S3ObjectStore.presignPut): set when the installation has
+   * an object store; workspace archives then go there instead of the archive PVC.
+   */
+  archiveUploadUrl?: (key: string) => Promise<string>;
   log?: Logger;
 }
 
@@ -195,7 +201,8 @@ export const archivePodName = (sandbox: string) => `${sandbox}-archive`;
  * image, not the sandbox's: a user's image need not have tar and gzip, and the archive must not
  * depend on what the sandbox image holds.
  */
-export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string): V1Pod {
+export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string, upload?: { url: string }): V1Pod {
+  if (upload) return uploadingArchivePod(sb, s, upload.url);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -222,6 +229,52 @@ export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: st
       volumes: [
         { name: 'workspace', persistentVolumeClaim: { claimName: pvcName(sb.metadata.name) } },
         { name: 'archive', persistentVolumeClaim: { claimName: ARCHIVE_PVC } },
+      ],
+    },
+  };
+}
+
+/** How long an archive Pod may keep retrying its upload before the deletion goes on without it. */
+export const ARCHIVE_UPLOAD_DEADLINE_SECONDS = 6 * 3600;
+
+/**
+ * With an object store (objectStore in the chart): the archive Pod tars the workspace into its own
+ * scratch volume and PUTs it to a presigned URL for one key under internal/workspace-archives/ —
+ * no store credentials in the sandbox namespace, only a URL that can write that one object and
+ * expires. A failed upload (the store briefly down) restarts the container with the kubelet's
+ * backoff instead of failing the Pod, so the sandbox's deletion waits rather than losing the
+ * workspace; only after ARCHIVE_UPLOAD_DEADLINE_SECONDS does it give up (reported, as before).
+ */
+function uploadingArchivePod(sb: Sandbox, s: KubeRuntimeSettings, url: string): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: archivePodName(sb.metadata.name), namespace: sb.metadata.namespace, labels: { ...labels(sb), 'app.kubernetes.io/component': 'sandbox-archive' } },
+    spec: {
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: 'OnFailure',
+      activeDeadlineSeconds: ARCHIVE_UPLOAD_DEADLINE_SECONDS,
+      ...pullSecrets(s),
+      securityContext: podSecurity(),
+      containers: [
+        {
+          name: 'archive',
+          image: agentImage(s),
+          ...pullPolicy(s.imagePullPolicy),
+          // The image's own Node and CLI (the agentyard image is the bundle at /agentyard).
+          command: [BUNDLE_NODE, BUNDLE_CLI, 'archive-upload', '--dir', WORKSPACE_MOUNT],
+          env: [{ name: ARCHIVE_UPLOAD_URL_ENV, value: url }, { name: 'TMPDIR', value: '/scratch' }],
+          securityContext: containerSecurity(),
+          volumeMounts: [
+            { name: 'workspace', mountPath: WORKSPACE_MOUNT, readOnly: true },
+            { name: 'scratch', mountPath: '/scratch' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'workspace', persistentVolumeClaim: { claimName: pvcName(sb.metadata.name) } },
+        { name: 'scratch', emptyDir: {} },
       ],
     },
   };

@@ -3,6 +3,7 @@
 // Liveness: the kubelet restarts a dead or hung (liveness probe) agent-server container on the same
 // volume; observe() reports each such death once (Pod uid + death count), a watch on the sandbox
 // Pods tells the controller at once, and a Pod that failed as a whole (evicted) is replaced.
+import { keyStamp, workspaceArchiveKey } from '../../objstore/keys.ts';
 import { CoreV1Api, NetworkingV1Api, StorageV1Api, Watch, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NotFound, Conflict, Unavailable } from '../../api/errors.ts';
@@ -140,12 +141,15 @@ export class KubernetesRuntime implements SandboxRuntime {
     if (await this.#read(() => this.#core.readNamespacedPod({ name: sb.metadata.name, namespace }))) {
       throw new Unavailable(`Waiting for the agent server of ${sb.metadata.name} to stop before archiving its workspace`);
     }
-    await this.#ensure(() => this.#core.createNamespacedPersistentVolumeClaim({ namespace, body: archivePvc(namespace, this.#s) }), 'PersistentVolumeClaim');
+    const upload = this.#s.archiveUploadUrl;
+    if (!upload) await this.#ensure(() => this.#core.createNamespacedPersistentVolumeClaim({ namespace, body: archivePvc(namespace, this.#s) }), 'PersistentVolumeClaim');
     const podName = archivePodName(sb.metadata.name);
     const pod = await this.#read(() => this.#core.readNamespacedPod({ name: podName, namespace }));
     if (!pod) {
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-      await this.#ensure(() => this.#core.createNamespacedPod({ namespace, body: desiredArchivePod(sb, this.#s, stamp) }), 'Pod');
+      const stamp = keyStamp(new Date());
+      // Into the object store through a URL for this one key, or onto the archive PVC.
+      const target = upload ? { url: await upload(workspaceArchiveKey(sb.metadata.name, stamp)) } : undefined;
+      await this.#ensure(() => this.#core.createNamespacedPod({ namespace, body: desiredArchivePod(sb, this.#s, stamp, target) }), 'Pod');
       throw new Unavailable(`Archiving the workspace of ${sb.metadata.name}`);
     }
     const phase = pod.status?.phase;

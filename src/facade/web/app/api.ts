@@ -25,10 +25,42 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The `key` of a tab signed in through OpenID Connect (README, "Login"): the httpOnly session cookie
+ * authenticates, and every state-changing call carries the session's CSRF token. No API key looks
+ * like this (spaces), so the components pass it on like a key.
+ */
+export const COOKIE_SESSION = '(browser session)';
+let csrfToken = '';
+/** The session's CSRF token: what the event relay's first frame carries for a cookie session. */
+export const sessionCsrfToken = (): string => csrfToken;
+
+export interface AuthSession {
+  oidc: boolean;
+  user: { id: string; name: string; admin: boolean } | null;
+  csrf_token?: string;
+}
+
+/** Who the session cookie signs in (none without OIDC login or a session); keeps its CSRF token. */
+export async function loadSession(): Promise<AuthSession> {
+  const res = await fetch('/auth/session');
+  const s = res.ok ? ((await res.json()) as AuthSession) : { oidc: false, user: null };
+  csrfToken = s.csrf_token ?? '';
+  return s;
+}
+
+/** Ends the session (and at the provider, when it offers that): the browser goes where the answer says. */
+export async function logout(): Promise<void> {
+  const res = await fetch('/auth/logout', { method: 'POST', headers: { 'x-csrf-token': csrfToken } });
+  csrfToken = '';
+  location.assign(res.ok ? ((await res.json()) as { redirect: string }).redirect : '/');
+}
+
 export async function api<T>(key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const auth: Record<string, string> = key !== COOKIE_SESSION ? { authorization: `Bearer ${key}` } : method === 'GET' ? {} : { 'x-csrf-token': csrfToken };
   const res = await fetch(`/api/v1${path}`, {
     method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   let payload: unknown = null;
@@ -42,7 +74,7 @@ export async function api<T>(key: string, method: string, path: string, body?: u
     if (res.status === 401) dispatchEvent(new Event(KEY_REFUSED));
     const fields = Array.isArray(detail) ? (detail as FieldError[]) : [];
     const text = typeof detail === 'string' ? detail : fields.length > 0 ? fields.map((f) => `${f.loc.join('.')}: ${f.msg}`).join('; ') : `HTTP ${res.status}`;
-    throw new ApiError(res.status, res.status === 401 ? 'The API key was refused.' : text, fields);
+    throw new ApiError(res.status, res.status === 401 ? (key === COOKIE_SESSION ? 'The session has ended.' : 'The API key was refused.') : text, fields);
   }
   return payload as T;
 }
@@ -74,4 +106,15 @@ export interface AgentEvent {
   source?: string;
   timestamp?: string;
   [field: string]: unknown;
+}
+
+/** Polls a start task (a start or a fork) until its conversation exists; ERROR throws its detail. */
+export async function awaitConversation(key: string, taskId: string, onStatus: (status: string) => void): Promise<string> {
+  for (;;) {
+    const [t] = await api<(StartTask | null)[]>(key, 'GET', `/app-conversations/start-tasks?ids=${taskId}`);
+    if (t?.status === 'ERROR') throw new ApiError(500, t.detail ?? 'The start failed', []);
+    if (t?.app_conversation_id) return t.app_conversation_id;
+    onStatus(t?.status ?? 'WORKING');
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
