@@ -1,5 +1,6 @@
 // The agent server's Koa app: one error middleware first, health routes open, `/api/*` behind the
 // session key, one router per resource.
+import { Unavailable } from '../api/errors.ts';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -18,6 +19,7 @@ import { fileBrowserRoutes } from './routes/file-browser.ts';
 import { fileListRoutes } from './routes/files.ts';
 import { gitHistoryRoutes } from './routes/git-history.ts';
 import { gitRoutes } from './routes/git.ts';
+import { handOverRoutes } from './routes/hand-over.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
@@ -42,8 +44,12 @@ export interface AppDeps {
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
+  /** Event pushes follow a hand-over's new session key. */
+  setSinkKey?(key: string): void;
   /** Prometheus registry GET /metrics serves. Default: the process's registry. */
   metrics?: Registry;
+  /** True while the server restores its stored conversations: /api answers 503 until they are loaded. */
+  restoring?(): boolean;
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -60,6 +66,11 @@ export function createApp(d: AppDeps): Koa {
   app.use(docsRoutes().routes());
 
   const api = new Router({ prefix: '/api' });
+  // Before the key check: nothing is said but "not yet", and an answer from a half-loaded server could be wrong (a 404 for a conversation still being restored).
+  api.use(async (_ctx, next) => {
+    if (d.restoring?.()) throw new Unavailable('The agent server is starting: its conversations are being restored', { retryAfterSeconds: 1 });
+    await next();
+  });
   api.use(requireSessionKey(d.keys));
   // Bodies are read only once the key is checked, and refused past 10 MB or 128 levels of nesting.
   api.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
@@ -70,7 +81,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

@@ -20,7 +20,7 @@ export interface ControllerSpec<T extends KubeObject> {
   /** Sees every change of the primary kind before it is queued (for indexes). */
   observe?: (obj: T, deleted: boolean) => void;
   /** Other kinds whose changes enqueue keys of this controller. */
-  watches?: { kind: ResourceKind; map: (obj: KubeObject) => string[] }[];
+  watches?: { kind: ResourceKind; map: (obj: KubeObject, deleted: boolean) => string[] }[];
   /** Events from outside the store (controller-runtime's source.Channel): e.g. the runtime's liveness watch. */
   sources?: Source[];
   workers?: number;
@@ -74,7 +74,7 @@ export class Controller {
         spec.observe?.(obj, deleted);
         queue.add(objectKey(obj.metadata.namespace, obj.metadata.name), { lowPriority: listed });
       });
-      for (const w of spec.watches ?? []) feed(w.kind, (obj, _deleted, listed) => w.map(obj).forEach((k) => queue.add(k, { lowPriority: listed })));
+      for (const w of spec.watches ?? []) feed(w.kind, (obj, deleted, listed) => w.map(obj, deleted).forEach((k) => queue.add(k, { lowPriority: listed })));
       for (const source of spec.sources ?? []) {
         this.#running.push(
           source((key) => queue.add(key), this.#abort.signal).catch((err: unknown) => {
@@ -163,9 +163,13 @@ export function sandboxKeysOfConversation(obj: KubeObject): string[] {
 export class ConversationCounts {
   readonly #bySandbox = new Map<string, Set<string>>();
   readonly #byConversation = new Map<string, string>();
+  /** Conversations whose execution status is `running` (a running agent is activity: no idle pause). */
+  readonly #running = new Set<string>();
 
   observe(obj: KubeObject, deleted: boolean): void {
     const convKey = objectKey(obj.metadata.namespace, obj.metadata.name);
+    this.#running.delete(convKey);
+    if (!deleted && !obj.metadata.deletionTimestamp && (obj as Conversation).status?.executionStatus === 'running') this.#running.add(convKey);
     const previous = this.#byConversation.get(convKey);
     if (previous) {
       const set = this.#bySandbox.get(previous)!;
@@ -182,6 +186,13 @@ export class ConversationCounts {
 
   of(sb: KubeObject): number {
     return this.#bySandbox.get(objectKey(sb.metadata.namespace, sb.metadata.name))?.size ?? 0;
+  }
+
+  /** How many of the sandbox's conversations are running. */
+  runningOn(sb: KubeObject): number {
+    let n = 0;
+    for (const key of this.#bySandbox.get(objectKey(sb.metadata.namespace, sb.metadata.name)) ?? []) if (this.#running.has(key)) n++;
+    return n;
   }
 }
 

@@ -37,7 +37,9 @@ export function effectiveLlm(req: StartConversationRequest, apiKey: string | und
   const resolved = conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
   // Timeout and retries are the conversation's own, also over the server's default model.
   const retry = llm && { timeout: llm.timeout, num_retries: llm.num_retries, retry_min_wait: llm.retry_min_wait, retry_max_wait: llm.retry_max_wait, retry_multiplier: llm.retry_multiplier };
-  return resolved && retry && Object.values(retry).some((v) => v !== undefined && v !== null) ? { ...resolved, retry } : resolved;
+  const withRetry = resolved && retry && Object.values(retry).some((v) => v !== undefined && v !== null) ? { ...resolved, retry } : resolved;
+  const extraBody = llm?.litellm_extra_body;
+  return withRetry && extraBody && Object.keys(extraBody).length > 0 ? { ...withRetry, extraBody } : withRetry;
 }
 
 /**
@@ -275,6 +277,22 @@ export class ConversationService {
     this.#o.ctx.bus.end(rt.conversationId);
     this.#o.conversations.update(rt.conversationId, { deletedAt: new Date().toISOString() }, new Date().toISOString());
     this.#o.ctx.onChanged(rt.conversationId);
+  }
+
+  /** Whether any conversation, live or being deleted, was ever created here. */
+  get untouched(): boolean {
+    return this.#loaded.size === 0 && this.#o.conversations.all().length === 0 && this.#o.conversations.deletedIds().length === 0;
+  }
+
+  /**
+   * A warm-pool sandbox handed over to the user who claimed it: the model key and the secret
+   * sealing key it starts conversations with from now on. Only before its first conversation, so
+   * nothing was sealed or run with the pool's keys.
+   */
+  handOver(o: { llmApiKey?: string; sealer?: SecretSealer }): void {
+    if (!this.untouched) throw new Conflict('This agent server already has conversations; it cannot be handed over');
+    if (o.llmApiKey !== undefined && this.#o.llmDefaults) this.#o.llmDefaults = { ...this.#o.llmDefaults, apiKey: o.llmApiKey };
+    if (o.sealer) this.#o.sealer = o.sealer;
   }
 
   all(): ConversationRuntime[] {

@@ -40,6 +40,7 @@ import { AppConversation, AppConversationStartTask, AppSendMessageResponse, Mark
 import { ConversationSkillsResponse } from './skills.ts';
 import { UsageReport, UsersUsage } from './usage.ts';
 import { ApiKeyInfo, UserInfo } from './users.ts';
+import { WarmPoolCreate, WarmPoolInfo, WarmPoolUpdate } from './warm-pools.ts';
 import { AdminSandbox, LicenseStatus, SandboxConfigurationInfo, SandboxConfigurationUpdate, SupportBundleUpload } from './admin.ts';
 
 export interface AppRoute {
@@ -97,6 +98,11 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'delete', path: '/api/v1/sandboxes/{sandbox_id}', tag: 'sandboxes', summary: 'Delete the sandbox; its conversations become read-only (MISSING). Idempotent: a repeat by the same user answers 200; pause or resume afterwards answers 410', query: SandboxDeleteQuery, response: Success },
   { method: 'post', path: '/api/v1/app-conversations/stream-start', tag: 'conversations', summary: 'Start a conversation and stream its start task: one JSON array of snapshots, a new one at every change, closed at READY or ERROR (or after 15 minutes; poll on from there)', body: AppConversationStartRequest, response: Type.Array(AppConversationStartTask) },
   { method: 'post', path: '/api/v1/conversations/{conversation_id}/pending-messages', tag: 'conversations', summary: "Queue a message for a conversation that may still be starting (id: the conversation's, or task-<start task id>); delivered in order once it is READY and its sandbox RUNNING. 201 queued; 200 delivered at once when ready with nothing waiting; 429 past 10 waiting", body: PendingMessageRequest, response: PendingMessageResponse },
+  { method: 'get', path: '/api/v1/warm-pools', tag: 'sandboxes', summary: 'Warm pools: ready sandboxes that conversation starts claim (administrators only; 403 otherwise)', response: Type.Object({ items: Type.Array(WarmPoolInfo) }) },
+  { method: 'post', path: '/api/v1/warm-pools', tag: 'sandboxes', summary: 'Create a warm pool; the controller starts its members (administrators only; 409 for a taken name)', body: WarmPoolCreate, response: WarmPoolInfo },
+  { method: 'get', path: '/api/v1/warm-pools/{name}', tag: 'sandboxes', summary: 'One warm pool with its ready, starting and claimed members (administrators only)', response: WarmPoolInfo },
+  { method: 'patch', path: '/api/v1/warm-pools/{name}', tag: 'sandboxes', summary: 'Change replicas or template; a new template replaces every unclaimed member (administrators only)', body: WarmPoolUpdate, response: WarmPoolInfo },
+  { method: 'delete', path: '/api/v1/warm-pools/{name}', tag: 'sandboxes', summary: 'Delete a warm pool and its unclaimed members; claimed sandboxes stay with their users (administrators only)', response: Success },
   { method: 'get', path: '/api/v1/sandbox-specs/search', tag: 'sandboxes', summary: 'Sandbox specs: what a sandbox starts from (runtime, image, resources). One, default: the installation\'s', query: PageQuery, response: Page(SandboxSpecInfo) },
   { method: 'get', path: '/api/v1/sandbox-specs', tag: 'sandboxes', summary: 'Get sandbox specs by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(SandboxSpecInfo)) },
   { method: 'get', path: '/api/v1/config/models/search', tag: 'settings', summary: 'The model agents are given (LLM_MODEL); llm_model at start may name another the same endpoint serves', query: ListQuery, response: Page(ModelInfo) },
