@@ -167,7 +167,9 @@ async function child(backend: Backend, arg: string): Promise<void> {
 
 function runChild(backend: Backend, arg: object): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', backend, JSON.stringify(arg)], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, AGENTYARD_LOG_LEVEL: 'error' } });
+    // SCALE_CONTROLLER_NODE_OPTIONS: Node options of the controller process alone (e.g. a heap cap).
+    const nodeOptions = process.env.SCALE_CONTROLLER_NODE_OPTIONS;
+    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', backend, JSON.stringify(arg)], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, AGENTYARD_LOG_LEVEL: 'error', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) } });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
     proc.on('exit', (code) => {

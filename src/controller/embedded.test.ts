@@ -2,7 +2,7 @@
 // in the store reaches READY with no test calling a reconciler, and the sandbox counts it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
-import { API_VERSION, LABEL_OWNER } from '../api/meta.ts';
+import { ANNOTATION_LAST_ACTIVITY, API_VERSION, LABEL_OWNER } from '../api/meta.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import type { KubeObject, ResourceKind } from '../api/meta.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
@@ -55,5 +55,26 @@ describe('createEmbeddedController', () => {
     expect(sandbox.spec.owner).toBe('alice');
     expect(agent.started.map((r) => String(r.conversation_id).replaceAll('-', ''))).toEqual([id]);
     expect(runtime.calls).toEqual([`start ${id}`]);
+  });
+
+  it('sets a timer at the lifecycle deadline of each listed Sandbox before its first pass has run', async () => {
+    const clock = new ManualClock();
+    const store = new SqliteStore(':memory:', { clock });
+    cleanups.push(() => store.close());
+    const now = clock.now().toISO()!;
+    for (const name of ['a', 'b', 'c']) {
+      const sb = await store.create(SandboxKind, { apiVersion: API_VERSION, kind: 'Sandbox', metadata: { name, namespace: 'default', annotations: { [ANNOTATION_LAST_ACTIVITY]: now } }, spec: {} });
+      await store.updateStatus(SandboxKind, { ...sb, status: { phase: 'RUNNING', sessionStartTime: now, url: 'http://127.0.0.1:1' } });
+    }
+    // Passes that never get past the runtime: any timer in the queue was set when the Sandbox was seen.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const runtime = new FakeRuntime();
+    runtime.observe = async () => (await released, { phase: 'absent' });
+    const controller = createEmbeddedController({ store, runtime, clock, settings: { idleTimeMs: 60_000, deletionTimeMs: 60_000, capacity: 5 }, namespace: 'default' });
+    await controller.start();
+    cleanups.push(() => controller.stop());
+    cleanups.push(() => release());
+    expect(controller.queue('sandbox')!.delayed).toBe(3);
   });
 });

@@ -2,7 +2,7 @@
 import type { LlmConfig } from '../agent/types.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import type { KubeObject, ResourceKind } from '../api/meta.ts';
-import { SandboxKind } from '../api/sandbox.ts';
+import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { SandboxRuntime } from '../runtime/types.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
@@ -10,7 +10,7 @@ import type { Clock } from './clock.ts';
 import { logRecorder, type EventRecorder } from './events.ts';
 import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
-import type { LifecycleSettings } from './lifecycle.ts';
+import { nextDeadline, type LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
 import { Controller, ConversationCounts, PlacementIndex, type Source } from './manager.ts';
 import { sandboxKeysOnPlacementChange } from './placement-changes.ts';
@@ -51,11 +51,20 @@ export function createController(deps: ControllerDeps): Controller {
   const runtime = deps.runtime;
   // The runtime tells of agent-server deaths as they happen: the Sandbox is looked at within seconds.
   const liveness: Source[] = runtime.watch ? [(enqueue, signal) => runtime.watch!((ref) => enqueue(objectKey(ref.namespace ?? deps.namespace, ref.name)), signal)] : [];
-  return new Controller({ store: deps.store, metrics: registry, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) })
+  const controller = new Controller({ store: deps.store, metrics: registry, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) });
+  return controller
     .register({
       name: 'sandbox',
       kind: SandboxKind,
       reconcile: (key) => sandboxes.reconcile(key),
+      // Each Sandbox seen gets a timer at its next lifecycle deadline at once: after a restart the
+      // first pass over 10,000 of them takes a while (in the low-priority lane), and a deadline that
+      // falls due meanwhile must not wait for it. The pass itself sets the same timer again.
+      observe: (obj: KubeObject, deleted: boolean) => {
+        if (deleted) return;
+        const ms = nextDeadline(obj as Sandbox, deps.clock.now(), settings);
+        if (ms !== undefined) controller.queue('sandbox')?.addAfter(objectKey(obj.metadata.namespace, obj.metadata.name), ms);
+      },
       watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOnPlacementChange() }],
       sources: [...liveness, configuration],
     })
