@@ -4,7 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -215,6 +215,32 @@ describe.skipIf(!canIsolate)('a real sandbox (root, bubblewrap)', () => {
     expect(statSync(join(b, 'workspace')).uid).toBe(readIdentity(b)!.uid);
     expect(statSync(join(b, 'workspace')).mode & 0o777).toBe(0o700);
     return Promise.all([report.launcher.release(a), report.launcher.release(b)]);
+  });
+});
+
+describe.skipIf(!canIsolate)('without pasta (root, bubblewrap)', () => {
+  it('isolates as before, says the network is shared, and needs no port chosen before start', async () => {
+    // A PATH with every tool the launcher looks for but pasta.
+    const bin = mkdtempSync(join(tmpdir(), 'launcher-bin-'));
+    const path = process.env.PATH;
+    try {
+      for (const tool of ['bwrap', 'setpriv', 'sh', 'prlimit', 'unshare', 'nsenter', 'umount', 'sleep', 'rm', 'test', 'chown', 'cat', 'id']) {
+        const found = (path ?? '').split(':').map((d) => join(d, tool)).find((p) => existsSync(p));
+        if (found) symlinkSync(found, join(bin, tool));
+      }
+      process.env.PATH = bin;
+      const r = await createSandboxLauncher(dataDir, loadIsolationSettings({}));
+      expect(r.isolated, r.reason).toBe(true);
+      expect(r.launcher.ownNetwork).toBe(false);
+      expect(r.summary).toMatch(/^sandbox isolation: on \(bubblewrap; .*; network shared with the host \(install pasta, from the passt package/);
+      const dir = join(dataDir, 'sandboxes', 'plain-net');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      expect(r.launcher.prepare({ name: 'plain-net', dir, argv: ['/bin/true'], env: {} }).args).not.toContain('--net');
+      await r.launcher.release(dir);
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
 

@@ -306,7 +306,7 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
   }
   const blockUserNamespaces = !note;
   let network = 'network shared with the host (install pasta, from the passt package, for a network of its own per sandbox)';
-  const pasta = which('pasta');
+  const pasta = which('pasta', true);
   const netTools = { pasta, unshare: which('unshare'), nsenter: which('nsenter'), umount: which('umount') };
   if (pasta) {
     const missing = Object.entries(netTools).filter(([, p]) => !p).map(([k]) => k);
@@ -381,11 +381,12 @@ function isRunning(pid: number): boolean {
   }
 }
 
-function which(cmd: string): string | undefined {
+/** A program on PATH, by its real path: tools run inside the sandbox too, where only system directories are mounted. `keepName`: pasta is a link to passt that acts by its name. */
+function which(cmd: string, keepName = false): string | undefined {
   for (const d of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
     const p = join(d || '.', cmd);
     try {
-      if (statSync(p).isFile()) return p;
+      if (statSync(p).isFile()) return keepName ? p : realpathSync(p);
     } catch {
       // not here
     }
