@@ -36,6 +36,9 @@ describe('settings', () => {
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_ISOLATION: 'maybe' })).toThrow("AGENTYARD_SANDBOX_ISOLATION must be auto, required or off, got 'maybe'");
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_UID_RANGE: '0-100' })).toThrow(/AGENTYARD_SANDBOX_UID_RANGE must be <first>-<last> with 1000 <= first/);
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_MEMORY_MB: '1.5' })).toThrow("AGENTYARD_SANDBOX_MEMORY_MB must be a positive integer, got '1.5'");
+    expect(loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: '11434, 8080' }).hostPorts).toEqual([11434, 8080]);
+    expect(loadIsolationSettings({}).hostPorts).toEqual([]);
+    for (const bad of ['0', '70000', '80x', '1.5']) expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: bad })).toThrow(`AGENTYARD_SANDBOX_HOST_PORTS must be a comma-separated list of TCP ports (1-65535), got '${bad}'`);
   });
 });
 
@@ -257,8 +260,9 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
   };
 
   it('says so at start-up; reaches only the host ports it is given; its own listener is reachable from the host on its port', async () => {
-    const report = await createSandboxLauncher(dataDir, loadIsolationSettings({}));
-    expect(report.summary).toContain('a network namespace of its own per sandbox (pasta');
+    const local = await listen('local-model'); // a port the operator lets sandboxes reach
+    const report = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: String(local) }));
+    expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: outbound NAT; of the host's loopback only the API and port ${local} reachable)`);
     expect(report.launcher.ownNetwork).toBe(true);
     const api = await listen('api');
     const other = await listen('host-only'); // an unauthenticated service on the host's loopback
@@ -268,7 +272,7 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     // Inside: try both host ports (also through the gateway address), then serve on its own port until asked once.
     const inside = `
       const get = (u) => fetch(u, { signal: AbortSignal.timeout(3000) }).then((r) => r.text(), (e) => 'ERR ' + (e.cause?.code ?? e.name));
-      const out = { api: await get('http://127.0.0.1:${api}/'), other: await get('http://127.0.0.1:${other}/') };
+      const out = { api: await get('http://127.0.0.1:${api}/'), other: await get('http://127.0.0.1:${other}/'), local: await get('http://127.0.0.1:${local}/') };
       const gw = (await import('node:fs')).readFileSync('/proc/net/route', 'utf8').split('\\n').slice(1).map((l) => l.split('\\t')).find((f) => f[1] === '00000000');
       if (gw) { const h = gw[2]; out.gateway = await get('http://' + [6, 4, 2, 0].map((i) => parseInt(h.slice(i, i + 2), 16)).join('.') + ':${other}/'); }
       console.log(JSON.stringify(out));
@@ -287,6 +291,7 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
       const seen = JSON.parse(stdout.split('\n')[0]!) as Record<string, string>;
       expect(seen.api).toBe('api');
       expect(seen.other).toMatch(/^ERR /);
+      expect(seen.local).toBe('local-model');
       if (seen.gateway !== undefined) expect(seen.gateway).toMatch(/^ERR /);
       expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('inside');
       // One process group holds the chain and pasta: stopping the group leaves nothing behind.

@@ -166,7 +166,8 @@ export class BubblewrapLauncher implements SandboxLauncher {
     if (!req.net) throw new Error('a sandbox with a network of its own needs its agent server port chosen before start');
     const ns = join(req.dir, 'netns');
     dropNetns(n.umount, ns); // what a sandbox that died without its shell cleaning up left
-    const out = req.net.hostPorts.length > 0 ? [...new Set(req.net.hostPorts)].join(',') : 'none';
+    const ports = [...new Set([...req.net.hostPorts, ...this.#o.settings.hostPorts])];
+    const out = ports.length > 0 ? ports.join(',') : 'none';
     return [n.pasta, n.unshare, n.nsenter, n.umount, ns, join(req.dir, 'network.pid'), join(req.dir, 'network.log'), String(req.net.port), out, this.#o.tools.sh];
   }
 
@@ -317,7 +318,8 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
       if (netFailure) network = `network shared with the host (pasta is installed, but ${netFailure})`;
       else {
         launcher = withNet;
-        network = 'a network namespace of its own per sandbox (pasta: outbound NAT; of the host only the API reachable)';
+        const extra = settings.hostPorts.length > 0 ? ` and port${settings.hostPorts.length > 1 ? 's' : ''} ${settings.hostPorts.join(', ')}` : '';
+        network = `a network namespace of its own per sandbox (pasta: outbound NAT; of the host's loopback only the API${extra} reachable)`;
       }
     }
   }
