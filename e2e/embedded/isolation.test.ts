@@ -27,6 +27,15 @@ interface Identity {
 const identityOf = (dataDir: string, sb: string) => JSON.parse(readFileSync(join(dataDir, 'sandboxes', sb, 'sandbox-user.json'), 'utf8')) as Identity;
 const pidOf = (dataDir: string, sb: string) => (JSON.parse(readFileSync(join(dataDir, 'sandboxes', sb, 'runtime.json'), 'utf8')) as { pid: number }).pid;
 
+/** Alive and not a zombie. */
+function running(pid: number): boolean {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /** A shell script that runs each attack and prints `LABEL=<exit status>`, nothing of what it read. */
 function attacks(t: Record<string, string>): string {
   return Object.entries(t)
@@ -172,6 +181,9 @@ function statuses(text: string): Record<string, number> {
     expect((await svc.api('POST', `/api/v1/sandboxes/${sb}/pause`, undefined, bobKey)).status).toBe(200);
     await sandboxReads(svc, sb, 'PAUSED', bobKey);
     await eventually(async () => (processUids().has(bob.uid) ? undefined : true), "no process of bob's sandbox user");
+    // Nor its network: pasta (root, in the sandbox's process group) went with it.
+    const pastaPid = join(svc.dataDir, 'sandboxes', sb, 'network.pid');
+    if (existsSync(pastaPid)) await eventually(async () => (running(Number(readFileSync(pastaPid, 'utf8'))) ? undefined : true), "bob's sandbox network (pasta) to stop");
     expect((await svc.api('POST', `/api/v1/sandboxes/${sb}/resume`, undefined, bobKey)).status).toBe(200);
     await sandboxReads(svc, sb, 'RUNNING', bobKey);
     expect(identityOf(svc.dataDir, sb).uid).toBe(bob.uid);
