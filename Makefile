@@ -28,13 +28,13 @@ HAVE_GO := $(shell command -v go 2>/dev/null)
 REQUIRE_CLUSTER_TESTS := $(or $(AGENTYARD_REQUIRE_CLUSTER_TESTS),$(if $(HAVE_GO),1,0))
 test test-e2e test-kube test-node: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
 
-test: deps k8s-bin kube-score oci-registry keycloak seaweedfs test-deps k8s-node
+test: deps k8s-bin kube-score oci-registry keycloak seaweedfs openhands-app-server test-deps k8s-node
 	npm test
 
 test-unit: deps
 	npm run test:unit
 
-test-e2e: deps k8s-bin kube-score oci-registry keycloak seaweedfs test-deps k8s-node
+test-e2e: deps k8s-bin kube-score oci-registry keycloak seaweedfs openhands-app-server test-deps k8s-node
 	npm run test:e2e
 
 typecheck: deps
@@ -112,7 +112,17 @@ bench: deps
 clean:
 	rm -rf node_modules .data
 
-.PHONY: oci-registry chart-publish seaweedfs
+.PHONY: oci-registry chart-publish seaweedfs openhands-app-server
+
+# The real OpenHands app server (PyPI openhands-ai, patched to run here) in a cached virtualenv for the
+# side-by-side suite e2e/app-parity (hack/openhands-app-server.sh; about 7 minutes the first time);
+# strict like k8s-bin when the cluster suites are required.
+openhands-app-server:
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@hack/openhands-app-server.sh >/dev/null
+else
+	@hack/openhands-app-server.sh >/dev/null || echo "WARNING: no OpenHands app server (hack/openhands-app-server.sh failed, see above): the side-by-side suite e2e/app-parity is SKIPPED." >&2
+endif
 
 # SeaweedFS (Go module proxy), the real S3 server of the object-store tests
 # (src/objstore/s3-store.test.ts), cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/seaweedfs/<version>.

@@ -15,6 +15,9 @@
 //              1,000 steps), search, replay (bench/agent-steps.ts)
 //   controller 10,000 Sandboxes on SQLite and a kube-apiserver: deadline lateness, RSS (bench/controller-scale.ts;
 //              BENCH_KUBE=0 leaves the kube-apiserver out)
+//   config     a Sandbox Configuration change taken up by a running controller (bench/config-takeup.ts)
+//   web        the web app's transcript at 10,000 events in Chromium: first row, whole history, live append (bench/web-transcript.ts)
+//   warm-pool  start → READY from a SandboxWarmPool beside a cold start, embedded (bench/warm-pool.ts)
 //   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
@@ -37,7 +40,10 @@ import { benchControllerScale } from './controller-scale.ts';
 import { benchEventsScale } from './events-scale.ts';
 import { benchFacadeSearch } from './facade-search.ts';
 import { benchWsFanout } from './ws-fanout.ts';
+import { benchConfigTakeup } from './config-takeup.ts';
 import { soak } from './soak.ts';
+import { benchWarmPool } from './warm-pool.ts';
+import { benchWebTranscript } from './web-transcript.ts';
 
 const rows: [string, string, string][] = [];
 function record(name: string, value: number, unit: string, note = ''): void {
@@ -125,13 +131,16 @@ async function benchSink(dir: string, backend: string, db: AppStore): Promise<vo
   await db.close();
 }
 
-const parts = new Set((process.env.BENCH_PARTS ?? 'cold-start,store,agent,sink,events,fanout,facade,scale-events,steps,controller,soak').split(',').map((p) => p.trim()));
+const parts = new Set((process.env.BENCH_PARTS ?? 'cold-start,store,config,agent,warm-pool,web,sink,events,fanout,facade,scale-events,steps,controller,soak').split(',').map((p) => p.trim()));
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
 const started = Date.now();
 try {
   if (parts.has('cold-start')) await benchColdStart(record);
   if (parts.has('store')) await benchStore(dir);
+  if (parts.has('config')) await benchConfigTakeup(record);
   if (parts.has('agent')) await benchAgentServer(dir, record);
+  if (parts.has('warm-pool')) await benchWarmPool(record);
+  if (parts.has('web')) await benchWebTranscript(record);
   if (parts.has('sink') || parts.has('events')) await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
   if ((parts.has('sink') || parts.has('events')) && postgresBinDir()) {
     const pg = await startPostgres();

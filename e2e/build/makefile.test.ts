@@ -1,7 +1,7 @@
 // `make test` must not pass with the cluster suites silently skipped: with Go on the PATH it builds
 // the Kubernetes binaries strictly and runs the suites with AGENTYARD_REQUIRE_CLUSTER_TESTS=1.
 // make runs here with a stand-in npm that reports what it was given, and its prerequisites
-// (npm ci, k8s-bin, kube-score, oci-registry, keycloak, test-deps, k8s-node) marked done with -o, so nothing is built or installed.
+// (npm ci, k8s-bin, kube-score, oci-registry, keycloak, seaweedfs, openhands-app-server, test-deps, k8s-node) marked done with -o, so nothing is built or installed.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,29 +38,31 @@ describe('make test', () => {
     });
 
   it('requires the cluster suites when Go is installed, and says so to vitest', async () => {
-    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=1\n');
+    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=1\n');
     // A failed build fails the run: k8s-bin is the bare script, no fallback.
     expect(await make(withGo, ['-n', 'k8s-bin'])).toBe('hack/k8s-bin.sh\n');
     expect(await make(withGo, ['-n', 'kube-score'])).toBe('hack/kube-score.sh >/dev/null\n');
     expect(await make(withGo, ['-n', 'oci-registry'])).toBe('hack/oci-registry.sh >/dev/null\n');
+    expect(await make(withGo, ['-n', 'openhands-app-server'])).toBe('hack/openhands-app-server.sh >/dev/null\n');
     expect(await make(withGo, ['-n', 'keycloak'])).toBe('hack/keycloak.sh >/dev/null\n');
     // The real node of e2e/node too.
     expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'test-deps', '-n', 'k8s-node'])).toBe('hack/k8s-node.sh\n');
   });
 
   it('without Go skips them with a warning instead', async () => {
-    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=0\n');
+    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=0\n');
     expect(await make(noGo, ['-n', 'k8s-bin'])).toMatch(/^hack\/k8s-bin\.sh \|\| \{[^]*WARNING: no Kubernetes binaries[^]*SKIPPED/);
     expect(await make(noGo, ['-n', 'kube-score'])).toMatch(/^hack\/kube-score\.sh >\/dev\/null \|\| echo "WARNING: no kube-score[^]*SKIPPED/);
     expect(await make(noGo, ['-n', 'oci-registry'])).toMatch(/^hack\/oci-registry\.sh >\/dev\/null \|\| echo "WARNING: no OCI registry[^]*SKIPPED/);
+    expect(await make(noGo, ['-n', 'openhands-app-server'])).toMatch(/^hack\/openhands-app-server\.sh >\/dev\/null \|\| echo "WARNING: no OpenHands app server[^]*SKIPPED/);
     expect(await make(noGo, ['-n', 'keycloak'])).toMatch(/^hack\/keycloak\.sh >\/dev\/null \|\| echo "WARNING: no Keycloak[^]*SKIPPED/);
     expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'test-deps', '-n', 'k8s-node'])).toMatch(/^hack\/k8s-node\.sh \|\| \{[^]*WARNING: no real test node[^]*SKIPPED/);
   });
 
   it('lets CI require them (or a developer waive them) explicitly', async () => {
-    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '1' })).toBe('npm test require=1\n');
+    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '1' })).toBe('npm test require=1\n');
     expect(await make(noGo, ['-n', 'k8s-bin'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '1' })).toBe('hack/k8s-bin.sh\n');
-    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '0' })).toBe('npm test require=0\n');
+    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '0' })).toBe('npm test require=0\n');
   });
 
   it('installs quietly: one progress line, then npm errors only (no EBADENGINE screen from an older system Node)', async () => {

@@ -69,7 +69,7 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
   it('preflight, before anything is installed, lists every problem with its fix', async () => {
     const before = await preflight(['-f', values]);
     expect(before.code).toBe(1);
-    expect(before.out).toMatch(/FAIL\s+CRDs installed: missing: sandboxes\.agentyard\.dev, conversations\.agentyard\.dev\n\s+fix: kubectl apply --server-side -f charts\/agentyard\/crds\//);
+    expect(before.out).toMatch(/FAIL\s+CRDs installed: missing: sandboxes\.agentyard\.dev, conversations\.agentyard\.dev, sandboxconfigurations\.agentyard\.dev\n\s+fix: kubectl apply --server-side -f charts\/agentyard\/crds\//);
     expect(before.out).toMatch(/FAIL\s+sandbox namespace agentyard-sandboxes: does not exist\n\s+fix: kubectl create namespace agentyard-sandboxes/);
     expect(before.out).toMatch(/FAIL\s+secret agentyard\/agentyard-api-key \(secrets\.apiKey\): missing\n\s+fix: kubectl -n agentyard create secret generic agentyard-api-key --from-literal=api-key=\.\.\./);
     expect(before.out).toMatch(/FAIL\s+RBAC for the controller: service account agentyard\/agentyard-controller may not: watch sandboxes\.agentyard\.dev in agentyard-sandboxes/);
@@ -228,7 +228,7 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     const made = await agentyard(['support-bundle', '-n', NS, '--output', bundle], { KUBECONFIG: cluster.kubeconfigPath });
     expect(made.code, made.out).toBe(0);
     const listing = (await run('tar', ['-tzf', bundle])).stdout;
-    for (const file of ['versions.json', 'agentyard/deployments.json', 'agentyard/secrets.json', 'agentyard-sandboxes/sandboxes.json', 'agentyard-sandboxes/events.json']) expect(listing).toContain(`agentyard-support/${file}`);
+    for (const file of ['versions.json', 'agentyard/deployments.json', 'agentyard/secrets.json', 'agentyard-sandboxes/sandboxes.json', 'agentyard-sandboxes/sandboxconfigurations.json', 'agentyard-sandboxes/events.json']) expect(listing).toContain(`agentyard-support/${file}`);
     await run('tar', ['-xzf', bundle, '-C', dir]);
     // The controller's events about the sandbox above, newest first.
     const events = JSON.parse(readFileSync(join(dir, 'agentyard-support/agentyard-sandboxes/events.json'), 'utf8')) as { items: CoreV1Event[] };

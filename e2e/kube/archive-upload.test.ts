@@ -3,7 +3,7 @@
 // controller's runtime presigns one PUT, the Pod tars the workspace volume and uploads it; with
 // the store down the Pod fails, is restarted (restartPolicy OnFailure) and the deletion waits —
 // the workspace volume is not removed until the archive is stored.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -61,6 +61,7 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
   async function workspace(name: string): Promise<Sandbox> {
     const sb: Sandbox = { apiVersion: 'agentyard.dev/v1alpha1', kind: 'Sandbox', metadata: { name, namespace: NS, uid: `00000000-0000-0000-0000-00000000000${name.length}` }, spec: { paused: true } };
     await core.createNamespacedPersistentVolumeClaim({ namespace: NS, body: { metadata: { name: pvcName(name) }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } } });
+    mkdirSync(agent.volumeDir(pvcName(name)), { recursive: true });
     writeFileSync(join(agent.volumeDir(pvcName(name)), 'notes.txt'), `work of ${name}`);
     return sb;
   }

@@ -7,7 +7,9 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, NetworkingV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { ConversationKind } from '../../src/api/conversation.ts';
 import { API_VERSION } from '../../src/api/meta.ts';
 import { modelGatewayUrl } from '../../src/api/model-gateway.ts';
@@ -52,6 +54,8 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
   let apiKey: string;
   let core: CoreV1Api;
   const work = mkdtempSync(join(tmpdir(), 'agentyard-cluster-'));
+  /** The conversation the REST API test started (sandbox and id), for the live-stream test after it. */
+  let restConversation: { id: string; sandbox: string } | undefined;
 
   beforeAll(async () => {
     cluster = await startTestCluster();
@@ -194,6 +198,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     });
     const conv = (await store.get(ConversationKind, NS, ready.app_conversation_id))!;
     expect(conv.status?.sandboxName).toBe(ready.sandbox_id);
+    restConversation = { id: ready.app_conversation_id, sandbox: ready.sandbox_id };
     // The controller started it through the sandbox's Service, never through the public ingress host;
     // clients still get the public host.
     const creates = proxy.requests.filter((r) => r.method === 'POST' && r.path === '/api/conversations');
@@ -225,6 +230,49 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     const usage = await call('GET', '/api/v1/usage');
     expect(usage.total.calls).toBe(calls);
     expect(usage.by_conversation).toEqual([expect.objectContaining({ conversation_id: ready.app_conversation_id, calls })]);
+  });
+
+  it("the web app's live stream goes through the facade's relay, which dials the sandbox's Service", async () => {
+    const { id, sandbox } = restConversation ?? expect.fail('the REST API conversation test did not run');
+    type Frame = { id: string; kind: string; key?: string; tool_name?: string; llm_message?: { role: string } };
+    const frames: Frame[] = [];
+    const ws = new WebSocket(`${api.url.replace('http', 'ws')}/api/v1/conversation/${id}/events/socket?resend_mode=all`);
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', api_key: apiKey })));
+    ws.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
+    const stored = () => frames.filter((f) => !(f.kind === 'ConversationStateUpdateEvent' && f.key === 'full_state'));
+    await eventually(async () => stored().some((f) => f.kind === 'ObservationEvent' && f.tool_name === 'finish') || undefined, 'the replay through the relay', 30_000);
+    // The replay is the app's event log, in order, each event once.
+    const log = await (await fetch(`${api.url}/api/v1/conversation/${id}/events/search?limit=100`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { items: { id: string }[] };
+    expect(stored().map((f) => f.id).slice(0, log.items.length)).toEqual(log.items.map((e) => e.id));
+
+    // A follow-up's events arrive live over the same socket.
+    llm.push({ content: 'live in the cluster', toolCalls: [{ name: 'finish', arguments: { message: 'live' } }] });
+    const sent = await fetch(`${api.url}/api/v1/app-conversations/${id}/send-message`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ role: 'user', content: [{ type: 'text', text: 'still there?' }], run: true }) });
+    expect(sent.status).toBe(200);
+    await eventually(async () => stored().filter((f) => f.kind === 'ObservationEvent' && f.tool_name === 'finish').length === 2 || undefined, 'the live events through the relay', 60_000);
+    const ids = stored().map((f) => f.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    ws.close();
+    await closed;
+    // The relay reached the agent server by its Service name, never by the public ingress host.
+    const upgrades = proxy.requests.filter((r) => r.method === 'GET upgrade' && r.path.startsWith(`/sockets/events/${id}`));
+    expect(upgrades.length).toBeGreaterThan(0);
+    expect(new Set(upgrades.map((r) => r.host))).toEqual(new Set([`sandbox-${sandbox}.${NS}.svc`]));
+
+    // And the app itself, in Chromium, shows the transcript live from the facade alone.
+    if (!existsSync('/usr/bin/chromium')) return;
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage();
+      await page.addInitScript({ content: `sessionStorage.setItem('agentyard.apiKey', ${JSON.stringify(apiKey)})` });
+      await page.goto(`${api.url}/#/c/${id}`);
+      await eventually(async () => (await page.textContent('#feed-state')) === 'live' || undefined, 'the app to go live', 30_000);
+      await eventually(async () => (await page.textContent('#transcript'))?.includes('live in the cluster') || undefined, 'the transcript in the app', 30_000);
+      expect(await page.locator('.result.observation').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('cluster-ok')]));
+    } finally {
+      await browser.close();
+    }
   });
 
   it('kubectl get shows the printer columns: STATUS, CONVERSATIONS, LAST-ACTIVITY for sandboxes; start, sandbox, execution for conversations', async () => {

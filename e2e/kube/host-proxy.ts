@@ -2,10 +2,11 @@
 // `<runtime_id>-runtime.<base>` (the ingress) and the in-cluster Service name
 // `sandbox-<runtime_id>.<namespace>.svc` (cluster DNS + kube-proxy) to the local port the node agent
 // runs that sandbox's Pod on. Clients reach it because `routeTestHostsToLoopback` resolves the test
-// base domain to 127.0.0.1 and sends connections for `*.svc` to this proxy's port.
+// base domain to 127.0.0.1 and sends connections for `*.svc` to this proxy's port. WebSocket
+// upgrades are routed the same way.
 import dns from 'node:dns';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { Agent, buildConnector, setGlobalDispatcher, getGlobalDispatcher, type Dispatcher } from 'undici';
 
 export interface HostProxy {
@@ -48,6 +49,25 @@ export async function startHostProxy(domain: string, portOf: (runtimeId: string)
     upstream.on('error', () => res.headersSent || res.writeHead(502).end());
     req.pipe(upstream);
   });
+  // WebSocket upgrades (the facade's event relay dials the agent server's socket by Service name):
+  // routed by Host like requests, then bytes both ways.
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const runtimeId = host.endsWith(suffix) ? host.slice(0, -suffix.length) : SERVICE_HOST.exec(host)?.[1];
+    requests.push({ host, method: `${req.method ?? ''} upgrade`, path: req.url ?? '' });
+    const port = runtimeId ? portOf(runtimeId) : undefined;
+    if (!port) return void socket.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    const upstream = net.connect(port, '127.0.0.1', () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as AddressInfo).port,
@@ -77,6 +97,15 @@ export function routeTestHostsToLoopback(domain: string, servicePort?: number): 
       dns.lookup(hostname, options, callback);
     },
   });
+  // Node's own sockets (the `ws` client the facade's event relay uses) for `*.svc` hosts, likewise.
+  const nativeConnect = net.connect;
+  if (servicePort) {
+    net.connect = function connect(this: unknown, ...args: unknown[]) {
+      const o = args[0] as { host?: string } | undefined;
+      if (o && typeof o === 'object' && typeof o.host === 'string' && o.host.endsWith('.svc')) return (nativeConnect as (o: object) => Socket).call(net, { ...o, host: '127.0.0.1', port: servicePort });
+      return (nativeConnect as (...a: unknown[]) => Socket).apply(net, args);
+    } as typeof net.connect;
+  }
   setGlobalDispatcher(
     new Agent({
       connect: (opts, callback) => {
@@ -85,5 +114,8 @@ export function routeTestHostsToLoopback(domain: string, servicePort?: number): 
       },
     }),
   );
-  return () => setGlobalDispatcher(previous);
+  return () => {
+    net.connect = nativeConnect;
+    setGlobalDispatcher(previous);
+  };
 }

@@ -18,6 +18,7 @@ import { fileBrowserRoutes } from './routes/file-browser.ts';
 import { fileListRoutes } from './routes/files.ts';
 import { gitHistoryRoutes } from './routes/git-history.ts';
 import { gitRoutes } from './routes/git.ts';
+import { handOverRoutes } from './routes/hand-over.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { notImplementedRoutes } from './routes/not-implemented.ts';
@@ -42,6 +43,8 @@ export interface AppDeps {
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
+  /** Event pushes follow a hand-over's new session key. */
+  setSinkKey?(key: string): void;
   /** Prometheus registry GET /metrics serves. Default: the process's registry. */
   metrics?: Registry;
 }
@@ -70,7 +73,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

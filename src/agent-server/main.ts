@@ -6,12 +6,14 @@
 //   LLM_NUM_RETRIES                  attempts of a model call in all, for conversations that set no num_retries (default 3)
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
 // Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAgent, createAgentWith } from '../agent/agent.ts';
 import type { LlmConfig } from '../agent/types.ts';
 import { SINK_ENV } from '../api/event-sink.ts';
 import { createLogger } from '../util/log.ts';
 import { startAgentServer } from './server.ts';
+import { warmUp } from './warm-up.ts';
 
 export function sessionKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
   const keys: string[] = [];
@@ -60,6 +62,13 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
   if (!values.workspace) throw new Error('--workspace <dir> is required');
 
   const log = createLogger('agent-server');
+  // A warm-pool member (AGENTYARD_WARM_UP=1, set by the runtime) warms up before it listens: it reads
+  // ready (and can be claimed) only once its first user conversation will not pay for compiling the
+  // code, and the warm-up never competes with a claim for its event loop.
+  if (env['AGENTYARD_WARM_UP'] === '1') {
+    const llm = llmDefaultsFromEnv(env);
+    await warmUp({ dataDir: resolve(values['data-dir'] ?? join(values.workspace, '.agentyard')), createAgent, ...(llm ? { llmDefaults: llm } : {}), log }).catch((err: unknown) => log.warn({ err }, 'warm-up failed'));
+  }
   const retries = modelRetriesFromEnv(env);
   const sinkUrl = env[SINK_ENV.url];
   const server = await startAgentServer({

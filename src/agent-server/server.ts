@@ -159,6 +159,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     keys,
     log,
     onActivity,
+    ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
     health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,

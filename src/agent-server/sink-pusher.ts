@@ -57,6 +57,11 @@ export class SinkPusher {
     this.#max = o.retryMaxMs ?? 5_000;
   }
 
+  /** Pushes from now on authenticate with `key` (the sandbox was handed over and its session key rotated). */
+  setKey(key: string): void {
+    this.#o.key = key;
+  }
+
   /** New events were appended to the conversation. */
   notifyEvents(conversationId: string): void {
     this.#kick(conversationId);

@@ -26,4 +26,8 @@ export const Reason = {
   Placed: 'Placed',
   StartFailed: 'StartFailed',
   Ready: 'Ready',
+  /** A warm pool has as many ready members as it wants. */
+  PoolFilled: 'PoolFilled',
+  /** A warm pool is starting members to reach its replicas. */
+  PoolFilling: 'PoolFilling',
 } as const;

@@ -122,6 +122,12 @@ export const ConversationSpec = Type.Object(
     /** The conversation (same owner) this one is a sub-conversation of. */
     parentConversation: Type.Optional(Type.String()),
     /**
+     * The conversation (same owner, same sandbox: `sandboxName`) this one forks: it is started on
+     * the agent server by forking that one (its events and state copied, the source unchanged)
+     * instead of from a start request; no repository is cloned (the workspace is the source's).
+     */
+    forkOf: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$' })),
+    /**
      * Start-request fields of OpenHands clients that agentyard stores and shows as given: what
      * started it, pull requests, sharing, suggested task, callback processors, agent profile.
      */

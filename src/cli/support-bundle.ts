@@ -137,7 +137,7 @@ export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv
       return crds.items.filter((c) => c.metadata?.name?.endsWith('.agentyard.dev')).map((c) => ({ name: c.metadata?.name, versions: c.spec.versions.map((v) => v.name), status: c.status }));
     });
     for (const ns of namespaces) {
-      for (const plural of ['sandboxes', 'conversations']) {
+      for (const plural of ['sandboxes', 'conversations', 'sandboxconfigurations']) {
         await attempt(`${ns}/${plural}.json`, () => custom.listNamespacedCustomObject({ group: 'agentyard.dev', version: 'v1alpha1', namespace: ns, plural }));
       }
       await attempt(`${ns}/deployments.json`, () => apps.listNamespacedDeployment({ namespace: ns }));

@@ -9,6 +9,7 @@ import { NotFound } from '../api/errors.ts';
 import type { KubeObject, ResourceKind } from '../api/meta.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import { SandboxKind } from '../api/sandbox.ts';
+import { SandboxWarmPoolKind } from '../api/warm-pool.ts';
 import { ARCHIVE_PVC } from '../runtime/kubernetes/desired.ts';
 import { KubeStore } from '../store/kube/kube-store.ts';
 import type { ResourceStore } from '../store/types.ts';
@@ -50,6 +51,8 @@ export async function uninstallCleanup(kc: KubeConfig, opts: UninstallCleanupOpt
   const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
   const store = new KubeStore(kc, { fieldManager: 'agentyard-uninstall' });
   const ns = opts.namespace;
+  // Warm pools before anything: a pool left in place would start new members as fast as they go.
+  await deleteAll(store, SandboxWarmPoolKind, ns);
   // Conversations first: each one's sandbox is deleted by its controller anyway, and a Sandbox
   // deleted under a running Conversation would only make that Conversation fail first.
   const conversations = await deleteAll(store, ConversationKind, ns);

@@ -12,7 +12,7 @@ import { licenseFromEnv } from '../license/license.ts';
 import { supportUploadFromEnv } from '../facade/support-bundle.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
-import { gitSettingsFromEnv } from '../controller/conversation/repository.ts';
+import { gitHostsFromEnv, gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { openAppStore, startApiServer } from '../facade/index.ts';
 import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
@@ -145,7 +145,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity }, pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}), ...(login ? { login } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs, marketplaceListing: 'any-host' }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}), ...(login ? { login } : {}) });
   if (login) login.publicUrl ??= api.url; // read at each login, so filling it once listening is enough
   // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
   const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;

@@ -12,8 +12,14 @@ import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import { objectKey } from './keys.ts';
-import { Controller, ConversationCounts, PlacementIndex, sandboxKeysOfConversation, type Source } from './manager.ts';
+import { Controller, ConversationCounts, PlacementIndex, type Source } from './manager.ts';
+import { sandboxKeysOnPlacementChange } from './placement-changes.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
+import { LiveLifecycleSettings, sandboxConfigurationSource } from './sandbox-configuration.ts';
+import { SandboxWarmPoolKind } from '../api/warm-pool.ts';
+import { defaultRegistry, type Registry } from '../util/metrics.ts';
+import { warmPoolMetrics } from './warm-pool/metrics.ts';
+import { poolKeysOfSandbox, WarmPoolReconciler } from './warm-pool/reconciler.ts';
 
 export interface ControllerDeps {
   store: ResourceStore;
@@ -27,24 +33,31 @@ export interface ControllerDeps {
   recorder?: EventRecorder;
   /** Git hosts and configuration repository naming (gitSettingsFromEnv). */
   git?: GitSettings;
+  /** Where reconcile, work-queue and warm-pool metrics go (default: the process's registry). */
+  metrics?: Registry;
 }
 
 export function createController(deps: ControllerDeps): Controller {
-  const withRecorder = { ...deps, recorder: deps.recorder ?? logRecorder(deps.log) };
+  // deps.settings are the defaults; the SandboxConfiguration object overrides them while it exists.
+  const settings = new LiveLifecycleSettings(deps.settings);
+  const configuration = sandboxConfigurationSource(deps.store, deps.namespace ?? 'default', settings, deps.log);
+  const registry = deps.metrics ?? defaultRegistry();
+  const withRecorder = { ...deps, settings, recorder: deps.recorder ?? logRecorder(deps.log), warmPools: warmPoolMetrics(registry) };
   const counts = new ConversationCounts();
   const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb) });
   const conversations = new ConversationReconciler(withRecorder);
+  const pools = new WarmPoolReconciler({ ...withRecorder, metrics: withRecorder.warmPools });
   const placements = new PlacementIndex();
   const runtime = deps.runtime;
   // The runtime tells of agent-server deaths as they happen: the Sandbox is looked at within seconds.
   const liveness: Source[] = runtime.watch ? [(enqueue, signal) => runtime.watch!((ref) => enqueue(objectKey(ref.namespace ?? deps.namespace, ref.name)), signal)] : [];
-  return new Controller({ store: deps.store, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) })
+  return new Controller({ store: deps.store, metrics: registry, ...(deps.namespace ? { namespace: deps.namespace } : {}), ...(deps.log ? { log: deps.log } : {}) })
     .register({
       name: 'sandbox',
       kind: SandboxKind,
       reconcile: (key) => sandboxes.reconcile(key),
-      watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOfConversation }],
-      sources: liveness,
+      watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOnPlacementChange() }],
+      sources: [...liveness, configuration],
     })
     .register({
       name: 'conversation',
@@ -55,6 +68,13 @@ export function createController(deps: ControllerDeps): Controller {
         counts.observe(obj, deleted);
       },
       watches: [{ kind: SandboxKind as ResourceKind, map: (sb) => placements.conversationsOf(sb) }],
+    })
+    .register({
+      name: 'warmpool',
+      kind: SandboxWarmPoolKind,
+      reconcile: (key) => pools.reconcile(key),
+      watches: [{ kind: SandboxKind as ResourceKind, map: poolKeysOfSandbox }],
+      workers: 1,
     });
 }
 

@@ -4,6 +4,7 @@
 import { DateTime } from 'luxon';
 import { ANNOTATION_LAST_ACTIVITY } from '../api/meta.ts';
 import type { Sandbox } from '../api/sandbox.ts';
+import { ANNOTATION_CLAIMED_AT, LABEL_WARM_POOL } from '../api/warm-pool.ts';
 
 /** Fixed by the spec: a running session is force-paused after 12 hours. Not configurable. */
 export const SESSION_CAP_MS = 12 * 60 * 60 * 1000;
@@ -53,10 +54,21 @@ function parse(iso: string | undefined): DateTime | undefined {
   return t.isValid ? t : undefined;
 }
 
+/**
+ * Start of the current session window: the runtime's, or the claim of a warm-pool sandbox when that
+ * came later (its time waiting in the pool is nobody's session).
+ */
+function sessionStart(sb: Sandbox): DateTime | undefined {
+  const started = parse(sb.status?.sessionStartTime);
+  const claimed = parse(sb.metadata.annotations?.[ANNOTATION_CLAIMED_AT]);
+  if (started && claimed) return claimed > started ? claimed : started;
+  return started ?? claimed;
+}
+
 /** The last agent or user activity: the facade's coalesced annotation, never earlier than the session start. */
 export function lastActivity(sb: Sandbox): DateTime | undefined {
   const annotated = parse(sb.metadata.annotations?.[ANNOTATION_LAST_ACTIVITY]);
-  const session = parse(sb.status?.sessionStartTime);
+  const session = sessionStart(sb);
   if (annotated && session) return annotated > session ? annotated : session;
   return annotated ?? session;
 }
@@ -72,9 +84,11 @@ export interface LifecycleDeadlines {
 }
 
 export function lifecycleDeadlines(sb: Sandbox, settings: LifecycleSettings): LifecycleDeadlines {
+  // An unclaimed warm-pool member idles by design: its timers start when a user claims it.
+  if (sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined) return {};
   const phase = sb.status?.phase;
   if (phase === 'RUNNING' && !sb.spec.paused) {
-    const session = parse(sb.status?.sessionStartTime);
+    const session = sessionStart(sb);
     const activity = lastActivity(sb);
     return {
       ...(activity ? { idleAt: activity.plus({ milliseconds: settings.idleTimeMs }) } : {}),

@@ -20,7 +20,7 @@ export interface ControllerSpec<T extends KubeObject> {
   /** Sees every change of the primary kind before it is queued (for indexes). */
   observe?: (obj: T, deleted: boolean) => void;
   /** Other kinds whose changes enqueue keys of this controller. */
-  watches?: { kind: ResourceKind; map: (obj: KubeObject) => string[] }[];
+  watches?: { kind: ResourceKind; map: (obj: KubeObject, deleted: boolean) => string[] }[];
   /** Events from outside the store (controller-runtime's source.Channel): e.g. the runtime's liveness watch. */
   sources?: Source[];
   workers?: number;
@@ -74,7 +74,7 @@ export class Controller {
         spec.observe?.(obj, deleted);
         queue.add(objectKey(obj.metadata.namespace, obj.metadata.name), { lowPriority: listed });
       });
-      for (const w of spec.watches ?? []) feed(w.kind, (obj, _deleted, listed) => w.map(obj).forEach((k) => queue.add(k, { lowPriority: listed })));
+      for (const w of spec.watches ?? []) feed(w.kind, (obj, deleted, listed) => w.map(obj, deleted).forEach((k) => queue.add(k, { lowPriority: listed })));
       for (const source of spec.sources ?? []) {
         this.#running.push(
           source((key) => queue.add(key), this.#abort.signal).catch((err: unknown) => {

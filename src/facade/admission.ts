@@ -7,6 +7,9 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { SandboxGrouping } from '../api/conversation.ts';
 import type { FacadeDeps } from './deps.ts';
 import { isOwnedBy, sandboxNameOf } from './resources.ts';
+import { LABEL_WARM_POOL, SandboxWarmPoolKind } from '../api/warm-pool.ts';
+import { isReadyMember, matchesTemplate } from '../controller/warm-pool/members.ts';
+import { currentCapacity } from './sandbox-configuration.ts';
 
 /** Holds, or will soon hold, compute: not deleting, not asked to pause, not failed. */
 function isActive(sb: Sandbox): boolean {
@@ -31,12 +34,30 @@ export async function activeSandboxCount(d: FacadeDeps): Promise<number> {
   return sandboxes.items.filter(isActive).length + conversations.items.filter((c) => awaitsNewSandbox(c, names)).length;
 }
 
-/** Throws TooManyRequests when one more active sandbox would exceed the capacity. */
-export async function admit(d: FacadeDeps, what: string): Promise<void> {
-  const capacity = d.settings.capacity;
+/**
+ * Whether a new conversation's sandbox can come from a warm pool: a ready member of a pool whose
+ * template is the default sandbox's. Its claim takes no new slot (members count as active sandboxes
+ * while they wait), so such a start is admitted even at capacity. The controller claims or, when
+ * another start was quicker, checks the capacity again before it starts one cold.
+ */
+export async function warmMemberReady(d: FacadeDeps): Promise<boolean> {
+  const pools = (await d.store.list(SandboxWarmPoolKind, d.namespace)).items.filter((p) => !p.metadata.deletionTimestamp && matchesTemplate(p, {}));
+  if (pools.length === 0) return false;
+  const names = pools.map((p) => p.metadata.name).join(',');
+  const members = await d.store.list(SandboxKind, d.namespace, { labelSelector: `${LABEL_WARM_POOL} in (${names})` });
+  return members.items.some(isReadyMember);
+}
+
+/**
+ * Throws TooManyRequests when one more active sandbox would exceed the capacity. Warm-pool members
+ * count: they hold compute like any sandbox.
+ */
+export async function admit(d: FacadeDeps, what: string, opts: { warmPool?: boolean } = {}): Promise<void> {
+  // The admin console's value when set: a change applies to the next start, without a restart.
+  const capacity = await currentCapacity(d);
   if (capacity === Infinity) return;
   const active = await activeSandboxCount(d);
-  if (active >= capacity) {
+  if (active >= capacity && !(opts.warmPool && (await warmMemberReady(d)))) {
     const retry = d.settings.retryAfterSeconds ?? 30;
     throw new TooManyRequests(`${what} needs a sandbox, and all ${capacity} sandbox slots of this installation are in use; retry later or pause or delete one of your sandboxes`, retry);
   }

@@ -26,6 +26,7 @@ import { settingsRoutes } from './routes/settings.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { userRoutes } from './routes/users.ts';
+import { warmPoolRoutes } from './routes/warm-pools.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { licenseGate } from './license-gate.ts';
 import { WEBHOOK_PREFIX, webhookRoutes } from './routes/webhooks.ts';
@@ -40,11 +41,15 @@ export const API_PREFIX = '/api/v1';
  * else, so a slow database never gets a working process restarted; with a data dir, its free space
  * too: `degraded` (still 200: a restart frees nothing) when it is low. Readiness (/ready): the app
  * database answers as well, so a replica that cannot reach it leaves its Service instead of
- * answering 500s.
+ * answering 500s. /alive is the OpenHands app server's liveness path, kept for its clients and probes:
+ * `{"status":"ok"}` while the process serves, as there.
  */
 function healthRoutes(d: Facade['d']): Router {
   const minFree = d.dataDir === undefined ? 0 : (d.minFreeDiskBytes ?? minFreeDiskBytes(process.env));
   return new Router()
+    .get('/alive', (ctx) => {
+      ctx.body = { status: 'ok' };
+    })
     .get('/health', (ctx) => {
       const disk = d.dataDir === undefined ? undefined : diskSpace(d.dataDir, minFree);
       ctx.body = { status: disk?.low ? 'degraded' : 'ok', ...(disk ? { disk } : {}) };
@@ -83,7 +88,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, openHandsRoutes, adminRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, warmPoolRoutes, openHandsRoutes, adminRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };

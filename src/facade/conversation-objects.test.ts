@@ -83,7 +83,7 @@ describe.skipIf(!weed)('conversation data in a real S3 bucket (SeaweedFS)', () =
     sw = await startSeaweed(weed!);
   }, 90_000);
   afterEach(() => h?.close());
-  afterAll(() => sw?.destroy());
+  afterAll(() => sw?.destroy(), 30_000);
 
   it('download reads the bucket, DELETE empties the conversation prefix; while the server is down DELETE is a 503 and nothing goes', async () => {
     const objects = new S3ObjectStore({ endpoint: sw.endpoint, bucket: 'conversations', credentials: sw.credentials, retry: { attempts: 3, baseDelayMs: 50 } });
@@ -104,6 +104,10 @@ describe.skipIf(!weed)('conversation data in a real S3 bucket (SeaweedFS)', () =
     expect(down.body.detail).toMatch(/object store did not answer after 3 attempts.*ECONNREFUSED/);
     expect(await h.store.get(ConversationKind, NS, id)).toBeDefined();
     await sw.start();
+    // What a caller does after a 503: try again once the store answers (its volumes may take a moment).
+    const patient = new S3ObjectStore({ endpoint: sw.endpoint, bucket: 'conversations', credentials: sw.credentials, retry: { attempts: 40, baseDelayMs: 200, maxDelayMs: 1000 } });
+    await patient.put(conversationFileKey(id, 'probe'), 'store is back');
+    patient.close();
     expect((await h.call('DELETE', `/api/v1/app-conversations/${id}`)).status).toBe(200);
     expect(await objects.list(`conversations/${id}/`)).toEqual([]);
     expect((await objects.get(workspaceArchiveKey('sb-1', 'stamp')))?.toString()).toBe('WORKSPACE ARCHIVE');

@@ -27,6 +27,8 @@ describe('app-conversation records', () => {
     const id = await start({ selected_repository: 'acme/api', title: 'Fix tests' });
     let rec = (await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0];
     expect(rec).toMatchObject({ id, app_conversation_id: id, sandbox_id: null, sandbox_status: 'STARTING', execution_status: null, metrics: null, title: 'Fix tests', conversation_url: null });
+    // OpenHands' fields for ACP agents and agent profiles (not built here): there, and null.
+    expect(rec).toMatchObject({ acp_server: null, launched_agent_profile: null });
 
     await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:7000', key: 'sk-1' });
     const c = await setStartTask(h.store, id, 'READY', 'sb-1');

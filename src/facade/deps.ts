@@ -1,6 +1,7 @@
 // What the facade is built from. The facade never talks to runtimes: it writes resources, reads
 // their status, keeps the app database, and talks to agent servers only to deliver messages.
 import type { Clock } from '../controller/clock.ts';
+import type { GitHosts } from '../controller/conversation/repository.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { AppStore } from './db/types.ts';
@@ -28,12 +29,22 @@ export type AgentClientFactory = (baseUrl: string, sessionKey: string) => AgentM
 export interface FacadeSettings {
   /** Installation-wide number of sandboxes that may be STARTING or RUNNING at once (spec part 8 rule 2). */
   capacity: number;
+  /** Idle Time and Deletion Time of the environment: the admin console's defaults (DEFAULT_LIFECYCLE when absent). */
+  idleTimeMs?: number;
+  deletionTimeMs?: number;
   /** Retry-After of a 429 at capacity. Default 30. */
   retryAfterSeconds?: number;
   /** At most one last-activity write per sandbox per this many ms. Default 15 000. */
   activityCoalesceMs?: number;
   /** How long a workspace read waits for the paused sandbox it resumed. Default 30. */
   resumeWaitSeconds?: number;
+  /**
+   * Where the API itself may clone a marketplace to list its plugins. `git-hosts` (default): only
+   * on the configured Git hosts, so a registered URL cannot make the API pod reach into the cluster
+   * network (sandboxes, which Auto-Load clones in, are fenced off from it; the API is not).
+   * `any-host`: anywhere (embedded mode, where the API runs beside the user's own processes).
+   */
+  marketplaceListing?: 'git-hosts' | 'any-host';
   /** Queued messages per conversation before send-message answers 429. Default 10. */
   maxPendingMessages?: number;
 }
@@ -70,6 +81,8 @@ export interface FacadeDeps {
   sandboxSpec?: DefaultSandboxSpec;
   /** Free space below which /health says `degraded`. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
   minFreeDiskBytes?: number;
+  /** Git hosts (gitHostsFromEnv): a marketplace there is listed with the caller's token for it. Default: the public hosts. */
+  gitHosts?: GitHosts;
   /** Prometheus registry GET /metrics serves (src/util/metrics.ts). Default: the process's registry. */
   metrics?: Registry;
   /** OpenID Connect login (login/config.ts); absent: the app signs in with API keys only. */

@@ -9,6 +9,7 @@ describe('the API probes', () => {
   afterAll(() => h.close().catch(() => undefined)); // the database is already closed
 
   it('answers both without a key while the database answers', async () => {
+    expect(await h.call('GET', '/alive', { key: null })).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await h.call('GET', '/health', { key: null })).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await h.call('GET', '/ready', { key: null })).toMatchObject({ status: 200, body: { status: 'ok' } });
   });
@@ -17,5 +18,6 @@ describe('the API probes', () => {
     await h.db.close();
     expect(await h.call('GET', '/ready', { key: null })).toMatchObject({ status: 503, body: { status: 'unavailable', detail: 'The app database does not answer' } });
     expect(await h.call('GET', '/health', { key: null })).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await h.call('GET', '/alive', { key: null })).toMatchObject({ status: 200, body: { status: 'ok' } });
   });
 });

@@ -101,7 +101,7 @@ describe('stream-start', () => {
   let h: Harness;
   afterEach(() => h.close());
 
-  it('streams one JSON array of start task snapshots, each change once, closed at READY', async () => {
+  it('streams one JSON array of start task snapshots, one per step as OpenHands does, closed at READY', async () => {
     h = await startHarness();
     await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:9' });
     const res = await fetch(`${h.server.url}/api/v1/app-conversations/stream-start`, {
@@ -123,6 +123,8 @@ describe('stream-start', () => {
     await readUntil('"WORKING"');
     const { items } = await h.store.list(ConversationKind, NS);
     const id = items[0]!.metadata.name;
+    // A write within the step (its updated time) is no new snapshot: OpenHands sends one per step.
+    await setStartTask(h.store, id, 'WORKING', undefined, '2030-01-01T00:00:00Z');
     // Playing the controller, step by step; the stream is read between steps so none is merged.
     for (const step of ['WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'STARTING_CONVERSATION', 'READY'] as const) {
       await setStartTask(h.store, id, step, 'sb-1');

@@ -157,6 +157,10 @@ export function appConversationRecord(v: ConversationView): Record<string, unkno
     execution_status: conv.status?.executionStatus ?? null,
     conversation_url: base ? `${base}/api/conversations/${conv.metadata.name}` : null,
     session_api_key: running ? (v.sessionKey ?? null) : null,
+    // OpenHands fields for what is not built here (ACP agents, agent profiles): present, null, so a
+    // client generated from its document reads them as "none" (the side-by-side suite found them missing).
+    acp_server: null,
+    launched_agent_profile: null,
   };
 }
 

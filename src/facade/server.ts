@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createApiApp, createFacade } from './app.ts';
 import { ConversationCleanup } from './cleanup.ts';
 import { PendingDelivery } from './delivery.ts';
+import { EventRelay } from './event-relay.ts';
 import type { FacadeDeps } from './deps.ts';
 import type { StartTracing, Telemetry } from './telemetry/index.ts';
 
@@ -28,6 +29,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   const delivery = new PendingDelivery(facade.d, o.deliveryRetryMs !== undefined ? { retryMs: o.deliveryRetryMs } : {});
   const cleanup = new ConversationCleanup(facade.d);
   const server: Server = createServer(app.callback());
+  const relay = new EventRelay(facade);
+  relay.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => {
@@ -46,6 +49,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     url: `http://${host}:${port}`,
     close: () =>
       (closing ??= (async () => {
+        await relay.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

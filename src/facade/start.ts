@@ -199,7 +199,7 @@ export async function startConversation(d: FacadeDeps, user: AppUser, sent: AppC
       throw new Conflict(`Sandbox ${req.sandbox_id} is ${sb.spec.paused && phase === 'RUNNING' ? 'pausing' : phase}; a conversation can only be attached to a RUNNING sandbox`);
     }
   } else if (await needsNewSandbox(d, user.id, grouping)) {
-    await admit(d, 'Starting this conversation');
+    await admit(d, 'Starting this conversation', { warmPool: true });
   }
 
   const id = req.conversation_id ? await claimId(d, req.conversation_id) : newId();

@@ -1,6 +1,8 @@
 // POST /api/v1/app-conversations/stream-start (OpenHands): the start task as it moves, streamed
 // as one JSON array of snapshots (`[\n{...},\n{...}\n]`), the connection held until READY or ERROR.
-// Driven by the Conversation watch, so every step the controller records is seen.
+// Driven by the Conversation watch, so every step the controller records is seen. As in OpenHands,
+// a snapshot goes out per step (status), not per write: fields filled within a step (its sandbox id)
+// arrive with the next one.
 import { PassThrough, type Readable } from 'node:stream';
 import { ConversationKind } from '../api/conversation.ts';
 import { LABEL_START_TASK } from '../api/meta.ts';
@@ -20,8 +22,8 @@ export function streamStartTask(d: FacadeDeps, user: AppUser, first: Rec): Reada
   const out = new PassThrough();
   const abort = new AbortController();
   const taskId = String(first['id']);
-  let last = JSON.stringify(first);
-  out.write(`[\n${last}`);
+  let lastStatus = first['status'];
+  out.write(`[\n${JSON.stringify(first)}`);
   const finish = () => {
     if (abort.signal.aborted) return;
     abort.abort();
@@ -42,10 +44,9 @@ export function streamStartTask(d: FacadeDeps, user: AppUser, first: Rec): Reada
     const sbName = sandboxNameOf(conv);
     const sb = sbName ? await d.store.get(SandboxKind, d.namespace, sbName) : undefined;
     const rec = startTaskRecord(conv, sb);
-    const text = JSON.stringify(rec);
-    if (text !== last && !abort.signal.aborted) {
-      last = text;
-      out.write(`,\n${text}`);
+    if (rec['status'] !== lastStatus && !abort.signal.aborted) {
+      lastStatus = rec['status'];
+      out.write(`,\n${JSON.stringify(rec)}`);
     }
     if (rec['status'] === 'READY' || rec['status'] === 'ERROR') finish();
   };

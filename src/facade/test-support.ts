@@ -221,8 +221,8 @@ export interface WorkspaceHarness extends Harness {
   conversation(workingDir: string, extra?: Record<string, unknown>): Promise<string>;
 }
 
-export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = {}): Promise<WorkspaceHarness> {
-  const h = await startHarness(settings);
+export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = {}, opts: Parameters<typeof startHarness>[1] = {}): Promise<WorkspaceHarness> {
+  const h = await startHarness(settings, opts);
   const workspace = join(h.dir, 'ws');
   const agent = await startAgentServer({ port: 0, workspaceDir: workspace, sessionKeys: ['sk-1'], createAgent: new FakeAgents().createAgent, log: createLogger('agent-server-test') });
   await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: agent.url, key: 'sk-1' });

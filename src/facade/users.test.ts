@@ -32,6 +32,32 @@ describe('API keys and users', () => {
     expect((await me(second)).status).toBe(401);
   });
 
+  it('a user creates a key: shown once, then listed by its prefix, and it works at once', async () => {
+    const created = await h.call('POST', '/api/v1/users/me/keys');
+    expect(created.status).toBe(201);
+    const { key, prefix } = created.body as { key: string; prefix: string };
+    expect(key.startsWith(prefix)).toBe(true);
+    expect(created.body.created_at).toEqual(expect.any(String));
+    expect((await me(key)).body).toMatchObject({ id: h.alice.user.id });
+    const listed = await h.call('GET', '/api/v1/users/me/keys');
+    expect(listed.body.items.map((k: { prefix: string }) => k.prefix)).toContain(prefix);
+    expect(JSON.stringify(listed.body)).not.toContain(key);
+    expect((await h.call('DELETE', `/api/v1/users/me/keys/${prefix}`)).status).toBe(200);
+    expect((await me(key)).status).toBe(401);
+  });
+
+  it('administrators grant and revoke the administrator role, never their own', async () => {
+    expect((await h.call('POST', `/api/v1/users/${h.bob.user.id}/admin`)).status).toBe(403);
+    await h.db.setUserAdmin(h.alice.user.id, true);
+    expect(await h.call('POST', `/api/v1/users/${h.bob.user.id}/admin`)).toMatchObject({ status: 200, body: { id: h.bob.user.id, admin: true } });
+    // Bob is an administrator on his very next request.
+    expect((await h.call('GET', '/api/v1/users', { key: h.bob.key })).status).toBe(200);
+    expect((await h.call('DELETE', `/api/v1/users/${h.alice.user.id}/admin`)).status).toBe(409);
+    expect(await h.call('DELETE', `/api/v1/users/${h.bob.user.id}/admin`)).toMatchObject({ status: 200, body: { admin: false } });
+    expect((await h.call('GET', '/api/v1/users', { key: h.bob.key })).status).toBe(403);
+    expect((await h.call('POST', '/api/v1/users/nobody/admin')).status).toBe(404);
+  });
+
   it('only administrators manage users; a disabled user is refused at once and comes back when enabled', async () => {
     expect(await h.call('GET', '/api/v1/users')).toMatchObject({ status: 403, body: { detail: 'Only administrators manage users' } });
     expect((await h.call('POST', `/api/v1/users/${h.bob.user.id}/disable`)).status).toBe(403);

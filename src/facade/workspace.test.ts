@@ -30,6 +30,18 @@ describe('workspace reads', () => {
     expect((await h.call('GET', `/api/v1/app-conversations/${id}/files?path=${encodeURIComponent(join(h.workspace, 'other'))}`)).body).toEqual(['notes.txt']);
   });
 
+  it('file and git: a relative path is taken inside the working directory, relative or absolute', async () => {
+    for (const dir of [join(h.workspace, 'proj'), 'proj']) {
+      const id = await h.conversation(dir);
+      expect(await h.call('GET', `/api/v1/app-conversations/${id}/file?file_path=README.md`)).toMatchObject({ status: 200, body: '#' });
+      expect(await h.call('GET', `/api/v1/app-conversations/${id}/file?file_path=src%2Fmain.ts`)).toMatchObject({ status: 200, body: '' });
+      expect(await h.call('GET', `/api/v1/app-conversations/${id}/git/changes?path=.`)).toMatchObject({ status: 200, body: [] }); // not a repository
+    }
+    const id = await h.conversation('proj');
+    const empty = await h.call('GET', `/api/v1/app-conversations/${id}/file?file_path=`);
+    expect([empty.status, empty.body.detail[0].loc]).toEqual([422, ['query', 'file_path']]);
+  });
+
   it('files: a missing directory is 404, an empty path 422 at its field, a foreign id 404', async () => {
     const id = await h.conversation('proj');
     const missing = await h.call('GET', `/api/v1/app-conversations/${id}/files?path=${encodeURIComponent(join(h.workspace, 'nope'))}`);

@@ -4,7 +4,8 @@
 // next access (spec part 3, "pause-resume request or next access"), so a read resumes it and waits
 // for it, up to FacadeSettings.resumeWaitSeconds; past that the caller gets 503 with Retry-After.
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
-import { Conflict, Gone, Invalid, NotFound, Unavailable } from '../api/errors.ts';
+import { posix } from 'node:path';
+import { BadGateway, Conflict, Gone, Invalid, NotFound, Unavailable } from '../api/errors.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import { AgentServerClient } from '../runtime/agent-server-client.ts';
 import type { AppUser } from './db/app-db.ts';
@@ -48,16 +49,31 @@ async function resumeForRead(d: FacadeDeps, user: AppUser, id: string, sb: Sandb
   return ready as Sandbox;
 }
 
-function absolute(path: string | undefined, param: string): string {
-  if (!path) throw new Invalid([{ loc: ['query', param], msg: 'Field required (an absolute path in the sandbox)', type: 'missing' }]);
-  if (!path.startsWith('/')) throw new Invalid([{ loc: ['query', param], msg: `Must be an absolute path in the sandbox, got '${path}'`, type: 'value_error' }]);
-  return path;
+/**
+ * A path in the sandbox: an absolute one as given; a relative one (as the file listing answers
+ * them) inside the conversation's working directory. The agent server's own rules apply to either.
+ */
+async function inSandbox(path: string | undefined, param: string, workingDir: () => Promise<string>): Promise<string> {
+  if (!path) throw new Invalid([{ loc: ['query', param], msg: 'Field required (a path in the sandbox: absolute, or relative to the working directory)', type: 'missing' }]);
+  return path.startsWith('/') ? path : posix.join(await workingDir(), path);
+}
+
+/** The conversation's working directory as an absolute path (the agent server may hold a relative one, inside its workspace). */
+async function workingDirOf(client: AgentServerClient, conv: Conversation): Promise<string> {
+  const info = await client.getConversation(conv.metadata.name);
+  if (!info) throw new NotFound(`Conversation ${conv.metadata.name} is not known to its agent server`);
+  const dir = info.workspace.working_dir;
+  if (dir.startsWith('/')) return dir;
+  const home = (await client.getJson('/api/file/home')) as { locations?: { label: string; path: string }[] };
+  const root = home.locations?.find((l) => l.label === 'Workspace')?.path;
+  if (!root) throw new BadGateway('The agent server did not say where its workspace is');
+  return posix.join(root, dir);
 }
 
 /** The file's content as a JSON string, as OpenHands answers it. */
 export async function readWorkspaceFile(d: FacadeDeps, user: AppUser, id: string, filePath: string | undefined): Promise<string> {
-  const { client } = await agentFor(d, user, id);
-  return client.getText('/api/file/download', { path: absolute(filePath, 'file_path') });
+  const { conv, client } = await agentFor(d, user, id);
+  return client.getText('/api/file/download', { path: await inSandbox(filePath, 'file_path', () => workingDirOf(client, conv)) });
 }
 
 /** Files under `path` (default: the conversation's working directory), relative to it. */
@@ -73,6 +89,6 @@ export async function listWorkspaceFiles(d: FacadeDeps, user: AppUser, id: strin
 }
 
 export async function workspaceGit(d: FacadeDeps, user: AppUser, id: string, what: 'changes' | 'diff', path: string | undefined, ref: string | undefined): Promise<unknown> {
-  const { client } = await agentFor(d, user, id);
-  return client.getJson(`/api/git/${what}`, { path: absolute(path, 'path'), ...(ref ? { ref } : {}) });
+  const { conv, client } = await agentFor(d, user, id);
+  return client.getJson(`/api/git/${what}`, { path: await inSandbox(path, 'path', () => workingDirOf(client, conv)), ...(ref ? { ref } : {}) });
 }

@@ -59,6 +59,11 @@ export interface SandboxRuntime {
    * provider's key never enters a sandbox).
    */
   start(sandbox: Sandbox, opts: { sessionKey: string; modelToken?: string }): Promise<RuntimeState>;
+  /**
+   * The agent server's OH_SECRET_KEY for a session key, as this runtime derives it at start: a
+   * warm-pool hand-over tells the running agent server the sealing key its next start will have.
+   */
+  secretKeyFor?(sessionKey: string): string;
   /** Release compute, keep the workspace. */
   pause(sandbox: Sandbox): Promise<RuntimeState>;
   /** Remove everything, capturing an internal workspace archive first. */

@@ -277,6 +277,22 @@ export class ConversationService {
     this.#o.ctx.onChanged(rt.conversationId);
   }
 
+  /** Whether any conversation, live or being deleted, was ever created here. */
+  get untouched(): boolean {
+    return this.#loaded.size === 0 && this.#o.conversations.all().length === 0 && this.#o.conversations.deletedIds().length === 0;
+  }
+
+  /**
+   * A warm-pool sandbox handed over to the user who claimed it: the model key and the secret
+   * sealing key it starts conversations with from now on. Only before its first conversation, so
+   * nothing was sealed or run with the pool's keys.
+   */
+  handOver(o: { llmApiKey?: string; sealer?: SecretSealer }): void {
+    if (!this.untouched) throw new Conflict('This agent server already has conversations; it cannot be handed over');
+    if (o.llmApiKey !== undefined && this.#o.llmDefaults) this.#o.llmDefaults = { ...this.#o.llmDefaults, apiKey: o.llmApiKey };
+    if (o.sealer) this.#o.sealer = o.sealer;
+  }
+
   all(): ConversationRuntime[] {
     return [...this.#loaded.values()];
   }

@@ -12,10 +12,20 @@ function digest(s: string): Buffer {
 }
 
 export class SessionKeys {
-  readonly #digests: Buffer[];
+  #digests: Buffer[];
 
   constructor(keys: readonly string[]) {
     this.#digests = keys.filter((k) => k !== '').map(digest);
+  }
+
+  /** From now on only `keys` are accepted (a warm-pool sandbox handed over to its user). */
+  replace(keys: readonly string[]): void {
+    this.#digests = keys.filter((k) => k !== '').map(digest);
+  }
+
+  /** Exactly `key` is accepted and nothing else. */
+  isOnly(key: string): boolean {
+    return this.#digests.length === 1 && this.matches(key);
   }
 
   get enabled(): boolean {

@@ -4,6 +4,7 @@
 // routes the server serves; e2e/parity checks it against the real OpenHands document.
 import Type, { type TSchema } from 'typebox';
 import { Event } from '../events/index.ts';
+import { HAND_OVER_PATH, HandOverRequest } from './hand-over.ts';
 import {
   AskAgentRequest,
   AskAgentResponse,
@@ -114,5 +115,6 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },
+  { method: 'post', path: HAND_OVER_PATH, tag: 'agentyard', summary: 'Hand a warm-pool sandbox over to the user who claimed it: new session key, model token and sealing key (agentyard)', body: HandOverRequest, response: Type.Object({ success: Type.Boolean() }) },
   { method: 'post', path: '/api/agentyard/marketplaces/plugins', tag: 'agentyard', summary: "A marketplace's plugins (agentyard)", body: MarketplacePluginsRequest, response: MarketplacePluginsResponse },
 ];

@@ -1,5 +1,8 @@
-// Responses of the administrators' routes under /api/v1/admin.
+// Requests and responses of the administrators' routes under /api/v1/admin: the license, the
+// support bundle upload, the deployment-wide Sandbox Configuration with its audit trail, and
+// every user's sandboxes. Administrators only (403 otherwise).
 import Type, { type Static } from 'typebox';
+import { CONFIG_LIMITS } from '../sandbox-configuration.ts';
 
 export const LicenseStatus = Type.Object({
   status: Type.Union([Type.Literal('valid'), Type.Literal('expired'), Type.Literal('unlicensed')]),
@@ -26,3 +29,53 @@ export const SupportBundleUpload = Type.Object({
   receipt: Type.String({ description: "The start of the receiver's answer (e.g. a ticket number)" }),
 });
 export type SupportBundleUpload = Static<typeof SupportBundleUpload>;
+
+const Time = Type.String({ description: 'ISO 8601, UTC' });
+const Seconds = (limits: { minimum: number; maximum: number }, description: string) => Type.Integer({ ...limits, description });
+
+/** null sets a field back to its default (the installation's environment). */
+export const SandboxConfigurationUpdate = Type.Object(
+  {
+    idle_time_seconds: Type.Optional(Type.Union([Seconds(CONFIG_LIMITS.idleTimeSeconds, 'Idle Time in seconds'), Type.Null()])),
+    deletion_time_seconds: Type.Optional(Type.Union([Seconds(CONFIG_LIMITS.deletionTimeSeconds, 'Deletion Time in seconds'), Type.Null()])),
+    sandbox_capacity: Type.Optional(Type.Union([Type.Integer({ ...CONFIG_LIMITS.sandboxCapacity, description: 'Sandboxes starting or running at once' }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type SandboxConfigurationUpdate = Static<typeof SandboxConfigurationUpdate>;
+
+const Values = Type.Object({ idle_time_seconds: Type.Integer(), deletion_time_seconds: Type.Integer(), sandbox_capacity: Type.Integer() });
+
+export const SandboxConfigurationChange = Type.Object({
+  time: Time,
+  user_id: Type.String(),
+  user_name: Type.String(),
+  field: Type.Union([Type.Literal('idle_time_seconds'), Type.Literal('deletion_time_seconds'), Type.Literal('sandbox_capacity')]),
+  from: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default' }),
+  to: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default' }),
+});
+export type SandboxConfigurationChange = Static<typeof SandboxConfigurationChange>;
+
+export const SandboxConfigurationInfo = Type.Object({
+  /** The values in force. */
+  ...Values.properties,
+  /** What applies to a field that is not set (the installation's environment). */
+  defaults: Values,
+  /** The fields set in the configuration (not defaults). */
+  overridden: Type.Array(Type.String()),
+  /** Audit trail, newest first. */
+  changes: Type.Array(SandboxConfigurationChange),
+});
+export type SandboxConfigurationInfo = Static<typeof SandboxConfigurationInfo>;
+
+export const AdminSandbox = Type.Object({
+  id: Type.String(),
+  owner_id: Type.Union([Type.String(), Type.Null()]),
+  owner_name: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  status_detail: Type.Union([Type.String(), Type.Null()]),
+  conversation_count: Type.Integer({ minimum: 0 }),
+  created_at: Type.Union([Time, Type.Null()]),
+  last_activity_at: Type.Union([Time, Type.Null()]),
+});
+export type AdminSandbox = Static<typeof AdminSandbox>;

@@ -3,6 +3,7 @@
 import Type, { type Static } from 'typebox';
 import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping, SpanName } from '../conversation.ts';
 import { ImageContent, TextContent } from '../events/index.ts';
+import { ConfirmationPolicy } from '../agent-server/policy.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
 const STRICT = { additionalProperties: false } as const;
@@ -145,11 +146,11 @@ export const WorkspaceFilesQuery = Type.Object({
 });
 export type WorkspaceFilesQuery = Static<typeof WorkspaceFilesQuery>;
 export const WorkspaceFileQuery = Type.Object({
-  file_path: Type.String({ minLength: 1, description: 'The file to read: an absolute path in the sandbox' }),
+  file_path: Type.String({ minLength: 1, description: 'The file to read: an absolute path in the sandbox, or one relative to the working directory (as the file listing gives them)' }),
 });
 export type WorkspaceFileQuery = Static<typeof WorkspaceFileQuery>;
 export const WorkspaceGitQuery = Type.Object({
-  path: Type.String({ minLength: 1, description: 'An absolute path in the sandbox: the repository (changes) or the file (diff)' }),
+  path: Type.String({ minLength: 1, description: 'The repository (changes) or the file (diff): an absolute path in the sandbox, or one relative to the working directory' }),
   ref: Type.Optional(Type.String({ minLength: 1, description: 'Compare against this ref instead of HEAD' })),
 });
 export type WorkspaceGitQuery = Static<typeof WorkspaceGitQuery>;
@@ -257,3 +258,21 @@ export const MarketplaceRegistrationUpdate = Type.Object(
 export type MarketplaceRegistrationUpdate = Static<typeof MarketplaceRegistrationUpdate>;
 export const MarketplaceParams = Type.Object({ name: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }) });
 export type MarketplaceParams = Static<typeof MarketplaceParams>;
+
+/** `POST /app-conversations/{id}/confirmation-policy`: which actions wait for the user (agent server's policy, passed on). */
+export const AppConfirmationPolicyRequest = Type.Object({ policy: ConfirmationPolicy }, { additionalProperties: false });
+export type AppConfirmationPolicyRequest = Static<typeof AppConfirmationPolicyRequest>;
+
+/** `POST /app-conversations/{id}/respond-to-confirmation`: accept or reject the actions waiting. */
+export const AppConfirmationResponse = Type.Object(
+  { accept: Type.Boolean(), reason: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })) },
+  { additionalProperties: false },
+);
+export type AppConfirmationResponse = Static<typeof AppConfirmationResponse>;
+
+/** `POST /app-conversations/{id}/fork`. */
+export const AppForkRequest = Type.Object(
+  { title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { additionalProperties: false },
+);
+export type AppForkRequest = Static<typeof AppForkRequest>;

@@ -48,6 +48,10 @@ export const AppConversation = Type.Object({
   execution_status: Nullable(ExecutionStatus),
   conversation_url: Nullable(Type.String()),
   session_api_key: Nullable(Type.String({ description: "The sandbox's agent-server key; only while RUNNING" })),
+  acp_server: Nullable(Type.String({ description: 'The ACP agent server a conversation runs on (OpenHands); always null: no ACP agents here' })),
+  launched_agent_profile: Nullable(
+    Type.Object({ agent_profile_id: Type.String(), revision: Type.Integer() }, { description: 'The agent profile it started from (OpenHands); always null: agent profiles are not applied here (see unapplied_fields)' }),
+  ),
 });
 export type AppConversation = Static<typeof AppConversation>;
 

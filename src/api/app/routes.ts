@@ -5,6 +5,9 @@ import { Event } from '../events/index.ts';
 import { SinkAck, SinkConversationUpdate, SinkEventBatch } from '../event-sink.ts';
 import { GitProvider, SandboxGrouping } from '../conversation.ts';
 import {
+  AppConfirmationPolicyRequest,
+  AppConfirmationResponse,
+  AppForkRequest,
   AppConversationStartRequest,
   AppConversationUpdateRequest,
   AppSendMessageRequest,
@@ -31,12 +34,14 @@ import {
   StartTaskSearchQuery,
 } from './requests.ts';
 import { ConversationHooksResponse } from './hooks.ts';
+import { MarketplacePluginsResponse } from '../agent-server/git.ts';
 import { ListQuery, ModelInfo, NOT_BUILT_ROUTES, PendingMessageRequest, PendingMessageResponse, ProviderInfo, SandboxSpecInfo } from './compat.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
 import { UsageReport, UsersUsage } from './usage.ts';
 import { ApiKeyInfo, UserInfo } from './users.ts';
-import { LicenseStatus, SupportBundleUpload } from './admin.ts';
+import { WarmPoolCreate, WarmPoolInfo, WarmPoolUpdate } from './warm-pools.ts';
+import { AdminSandbox, LicenseStatus, SandboxConfigurationInfo, SandboxConfigurationUpdate, SupportBundleUpload } from './admin.ts';
 
 export interface AppRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -73,6 +78,9 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'patch', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Update conversation metadata (title, public). selected_repository, selected_branch and git_provider are fixed at start: 422 naming each', body: AppConversationUpdateRequest, response: AppConversation },
   { method: 'delete', path: '/api/v1/app-conversations/{conversation_id}', tag: 'conversations', summary: 'Delete a conversation and its events; the last conversation of a sandbox takes the sandbox with it. Idempotent: a repeat by the same user answers 200', response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/download', tag: 'conversations', summary: 'Download the trajectory: a zip of every event plus meta.json (application/zip)' },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/fork', tag: 'conversations', summary: "Fork a conversation: a new one in the same sandbox with the source's events and state copied (the source is not changed); answers its start task. A paused sandbox is resumed; 409/410 when the source is read-only or still starting", body: AppForkRequest, response: AppConversationStartTask },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/confirmation-policy', tag: 'conversations', summary: "Set the conversation's confirmation policy (NeverConfirm, AlwaysConfirm, ConfirmRisky) on its agent server; actions it covers wait in waiting_for_confirmation. 409/410 when the sandbox is read-only", body: AppConfirmationPolicyRequest, response: Success },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/respond-to-confirmation', tag: 'conversations', summary: 'Accept (they run) or reject (each gets a UserRejectObservation with the reason) the actions waiting for confirmation', body: AppConfirmationResponse, response: Success },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/file', tag: 'conversations', summary: 'Read a workspace file ; the content as a JSON string. A paused sandbox is resumed by the read; 409/410 when read-only', query: WorkspaceFileQuery, response: Type.String() },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/changes', tag: 'conversations', summary: 'Git changes in the workspace repository at path', query: WorkspaceGitQuery, response: Type.Array(Type.Object({ status: Type.String(), path: Type.String() })) },
   { method: 'get', path: '/api/v1/app-conversations/{conversation_id}/git/diff', tag: 'conversations', summary: 'Whole file at path before and after', query: WorkspaceGitQuery, response: Type.Object({ modified: Nullable(Type.String()), original: Nullable(Type.String()) }) },
@@ -90,6 +98,11 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'delete', path: '/api/v1/sandboxes/{sandbox_id}', tag: 'sandboxes', summary: 'Delete the sandbox; its conversations become read-only (MISSING). Idempotent: a repeat by the same user answers 200; pause or resume afterwards answers 410', query: SandboxDeleteQuery, response: Success },
   { method: 'post', path: '/api/v1/app-conversations/stream-start', tag: 'conversations', summary: 'Start a conversation and stream its start task: one JSON array of snapshots, a new one at every change, closed at READY or ERROR (or after 15 minutes; poll on from there)', body: AppConversationStartRequest, response: Type.Array(AppConversationStartTask) },
   { method: 'post', path: '/api/v1/conversations/{conversation_id}/pending-messages', tag: 'conversations', summary: "Queue a message for a conversation that may still be starting (id: the conversation's, or task-<start task id>); delivered in order once it is READY and its sandbox RUNNING. 201 queued; 200 delivered at once when ready with nothing waiting; 429 past 10 waiting", body: PendingMessageRequest, response: PendingMessageResponse },
+  { method: 'get', path: '/api/v1/warm-pools', tag: 'sandboxes', summary: 'Warm pools: ready sandboxes that conversation starts claim (administrators only; 403 otherwise)', response: Type.Object({ items: Type.Array(WarmPoolInfo) }) },
+  { method: 'post', path: '/api/v1/warm-pools', tag: 'sandboxes', summary: 'Create a warm pool; the controller starts its members (administrators only; 409 for a taken name)', body: WarmPoolCreate, response: WarmPoolInfo },
+  { method: 'get', path: '/api/v1/warm-pools/{name}', tag: 'sandboxes', summary: 'One warm pool with its ready, starting and claimed members (administrators only)', response: WarmPoolInfo },
+  { method: 'patch', path: '/api/v1/warm-pools/{name}', tag: 'sandboxes', summary: 'Change replicas or template; a new template replaces every unclaimed member (administrators only)', body: WarmPoolUpdate, response: WarmPoolInfo },
+  { method: 'delete', path: '/api/v1/warm-pools/{name}', tag: 'sandboxes', summary: 'Delete a warm pool and its unclaimed members; claimed sandboxes stay with their users (administrators only)', response: Success },
   { method: 'get', path: '/api/v1/sandbox-specs/search', tag: 'sandboxes', summary: 'Sandbox specs: what a sandbox starts from (runtime, image, resources). One, default: the installation\'s', query: PageQuery, response: Page(SandboxSpecInfo) },
   { method: 'get', path: '/api/v1/sandbox-specs', tag: 'sandboxes', summary: 'Get sandbox specs by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(SandboxSpecInfo)) },
   { method: 'get', path: '/api/v1/config/models/search', tag: 'settings', summary: 'The model agents are given (LLM_MODEL); llm_model at start may name another the same endpoint serves', query: ListQuery, response: Page(ModelInfo) },
@@ -98,14 +111,17 @@ export const APP_ROUTES: AppRoute[] = [
   ...NOT_BUILT_ROUTES.map((r): AppRoute => ({ method: r.method, path: r.path, tag: r.path.includes('/git/') ? 'users' : 'settings', summary: `Not built: answers 501. ${r.reason}`, notBuilt: true })),
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
-  { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to', response: Type.Object({ id: Type.String(), name: Type.String() }) },
+  { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to, and whether they are an administrator', response: Type.Object({ id: Type.String(), name: Type.String(), admin: Type.Boolean() }) },
   { method: 'get', path: '/api/v1/users/me/keys', tag: 'users', summary: "The caller's API keys (display prefixes, creation and revocation times; never a key)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
+  { method: 'post', path: '/api/v1/users/me/keys', tag: 'users', summary: 'Issue a new API key for the caller (201). The key is in this answer only; afterwards it is listed by its prefix', response: Type.Object({ key: Type.String(), prefix: Type.String(), created_at: Type.Union([Type.String(), Type.Null()]) }) },
   { method: 'delete', path: '/api/v1/users/me/keys/{prefix}', tag: 'users', summary: "Revoke one of the caller's keys (by the prefix the list shows); refused at once and for good. 404 when no working key has it, 409 when several do", response: Success },
   { method: 'get', path: '/api/v1/admin/license', tag: 'admin', summary: 'The installed license: validity, expiry, seats against enabled users, signature check (administrators only; 403 otherwise). Never the whole license id', response: LicenseStatus },
   { method: 'post', path: '/api/v1/admin/support-bundle', tag: 'admin', summary: "Collect a redacted support bundle (versions, settings, Sandbox and Conversation resources, users without keys, license status) and upload it over HTTPS to the installation's receiver with its token (administrators only). 409 when no receiver or token is configured, 502 when the receiver refuses or stays unreachable", response: SupportBundleUpload },
   { method: 'get', path: '/api/v1/users', tag: 'users', summary: 'Every user (administrators only; 403 otherwise)', response: Type.Object({ items: Type.Array(UserInfo) }) },
   { method: 'post', path: '/api/v1/users/{user_id}/disable', tag: 'users', summary: "Disable a user: every key of theirs is refused at once (administrators only; 409 for oneself)", response: UserInfo },
   { method: 'post', path: '/api/v1/users/{user_id}/enable', tag: 'users', summary: "Enable a user again: their unrevoked keys work again (administrators only)", response: UserInfo },
+  { method: 'post', path: '/api/v1/users/{user_id}/admin', tag: 'users', summary: 'Grant the administrator role (administrators only)', response: UserInfo },
+  { method: 'delete', path: '/api/v1/users/{user_id}/admin', tag: 'users', summary: 'Revoke the administrator role (administrators only; 409 for oneself)', response: UserInfo },
   { method: 'get', path: '/api/v1/users/{user_id}/keys', tag: 'users', summary: "A user's API keys (administrators only)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
   { method: 'delete', path: '/api/v1/users/{user_id}/keys/{prefix}', tag: 'users', summary: "Revoke a user's key (administrators only)", response: Success },
   { method: 'get', path: '/api/v1/secrets/search', tag: 'settings', summary: "The caller's stored secrets: names and descriptions, never values (by name)", query: PageQuery, response: Page(StoredSecretInfo) },
@@ -113,10 +129,14 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "A stored secret's name and description (never the value)", response: StoredSecretInfo },
   { method: 'patch', path: '/api/v1/secrets/{name}', tag: 'settings', summary: "Replace a stored secret's value and/or description; running conversations keep what they started with", body: StoredSecretUpdate, response: StoredSecretInfo },
   { method: 'delete', path: '/api/v1/secrets/{name}', tag: 'settings', summary: 'Delete a stored secret', response: Success },
-  { method: 'get', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: "The caller's registered skill marketplaces", response: Type.Object({ items: Type.Array(MarketplaceRegistration) }) },
-  { method: 'post', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: 'Register a marketplace (URL, optional ref and path, personal or organization scope, Auto-Load); 201, 409 when the name is taken. Registering alone loads nothing', body: MarketplaceRegistrationCreate, response: MarketplaceRegistration },
+  { method: 'get', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: "The caller's personal skill marketplaces, then the installation's organization ones (visible to every user)", response: Type.Object({ items: Type.Array(MarketplaceRegistration) }) },
+  { method: 'post', path: '/api/v1/settings/marketplaces', tag: 'settings', summary: 'Register a marketplace (URL, optional ref and path, personal or organization scope, Auto-Load); 201, 409 when the name is taken, 403 for organization scope unless an administrator. Registering alone loads nothing', body: MarketplaceRegistrationCreate, response: MarketplaceRegistration },
+  { method: 'get', path: '/api/v1/settings/marketplaces/{name}/plugins', tag: 'settings', summary: "The plugins a registered marketplace offers, read from its manifest (.plugin/ or .claude-plugin/marketplace.json); status says why the list is empty when it could not be read", response: Type.Intersect([MarketplacePluginsResponse, Type.Object({ marketplace: MarketplaceRegistration })]) },
   { method: 'patch', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Change a registration (Auto-Load, URL, ref, path); applies to conversations started afterwards, never to running ones', body: MarketplaceRegistrationUpdate, response: MarketplaceRegistration },
   { method: 'delete', path: '/api/v1/settings/marketplaces/{name}', tag: 'settings', summary: 'Unregister a marketplace', response: Success },
+  { method: 'get', path: '/api/v1/admin/sandbox-configuration', tag: 'users', summary: 'Sandbox Configuration (admin console): Idle Time, Deletion Time and sandbox capacity in force, their defaults, and the audit trail of changes, newest first (administrators only; 403 otherwise)', response: SandboxConfigurationInfo },
+  { method: 'patch', path: '/api/v1/admin/sandbox-configuration', tag: 'users', summary: 'Change the Sandbox Configuration (null: back to the default). The controller takes it up at once, for running sandboxes too; each change is recorded with who made it (administrators only)', body: SandboxConfigurationUpdate, response: SandboxConfigurationInfo },
+  { method: 'get', path: '/api/v1/admin/sandboxes', tag: 'users', summary: 'The sandboxes of every user, with owner and status (administrators only)', response: Type.Object({ items: Type.Array(AdminSandbox) }) },
   { method: 'get', path: '/api/v1/usage', tag: 'users', summary: "The caller's model usage as the model gateway recorded it (what the provider reported per call), in all and per conversation, sandbox and model", response: UsageReport },
   { method: 'get', path: '/api/v1/usage/users', tag: 'users', summary: "Every user's model usage (the admin user only; 403 for others)", response: UsersUsage },
   { method: 'get', path: '/api/v1/openapi.json', tag: 'meta', summary: 'This OpenAPI 3.1 document (no key needed)', public: true },

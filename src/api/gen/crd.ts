@@ -2,7 +2,9 @@
 import type { TSchema } from 'typebox';
 import { GROUP, VERSION, type ResourceKind } from '../meta.ts';
 import { ConversationKind } from '../conversation.ts';
+import { SandboxConfigurationKind } from '../sandbox-configuration.ts';
 import { SandboxKind } from '../sandbox.ts';
+import { SandboxWarmPoolKind } from '../warm-pool.ts';
 import { toStructuralSchema } from './structural-schema.ts';
 
 interface PrinterColumn {
@@ -17,6 +19,8 @@ interface CrdSource {
   kind: ResourceKind;
   description: string;
   columns: PrinterColumn[];
+  /** The scale subresource (`kubectl scale`), for kinds with replicas. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -43,6 +47,28 @@ export const CRD_SOURCES: CrdSource[] = [
       { name: 'Owner', type: 'string', jsonPath: '.spec.owner', priority: 1 },
       AGE,
     ],
+  },
+  {
+    kind: SandboxConfigurationKind as ResourceKind,
+    description: "The installation's Sandbox Configuration (admin console): Idle Time, Deletion Time and sandbox capacity, with the audit trail of their changes. One object named default; the controller takes a change up at once.",
+    columns: [
+      { name: 'Idle-Time', type: 'integer', jsonPath: '.spec.idleTimeSeconds' },
+      { name: 'Deletion-Time', type: 'integer', jsonPath: '.spec.deletionTimeSeconds' },
+      { name: 'Capacity', type: 'integer', jsonPath: '.spec.sandboxCapacity' },
+      AGE,
+    ],
+  },
+  {
+    kind: SandboxWarmPoolKind as ResourceKind,
+    description: 'A SandboxWarmPool keeps a number of started, ready sandboxes of one template; a conversation start claims one when its sandbox would match the template.',
+    columns: [
+      { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Unclaimed members that are RUNNING' },
+      { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'Ready members to keep' },
+      { name: 'Claimed', type: 'integer', jsonPath: '.status.claimed', priority: 1 },
+      { name: 'Image', type: 'string', jsonPath: '.spec.template.image', priority: 1 },
+      AGE,
+    ],
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
   },
 ];
 
@@ -87,7 +113,7 @@ export function buildCrd(source: CrdSource): Record<string, unknown> {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: kind.hasStatus ? { status: {} } : undefined,
+          subresources: kind.hasStatus ? { status: {}, ...(source.scale ? { scale: source.scale } : {}) } : undefined,
           additionalPrinterColumns: source.columns,
           schema: { openAPIV3Schema: schema },
         },

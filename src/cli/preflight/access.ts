@@ -20,6 +20,7 @@ export function controllerAccess(s: PreflightSettings): Access[] {
     { group: 'agentyard.dev', resource: 'sandboxes/status', verb: 'update', namespace: ns },
     { group: 'agentyard.dev', resource: 'conversations', verb: 'update', namespace: ns },
     { group: 'agentyard.dev', resource: 'conversations/status', verb: 'update', namespace: ns },
+    { group: 'agentyard.dev', resource: 'sandboxconfigurations', verb: 'watch', namespace: ns },
     { group: '', resource: 'pods', verb: 'create', namespace: ns },
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', namespace: ns },
     { group: '', resource: 'services', verb: 'create', namespace: ns },
@@ -39,6 +40,7 @@ export function apiAccess(s: PreflightSettings): Access[] {
     { group: 'agentyard.dev', resource: 'sandboxes', verb: 'create', namespace: ns },
     { group: 'agentyard.dev', resource: 'conversations', verb: 'watch', namespace: ns },
     { group: 'agentyard.dev', resource: 'conversations/status', verb: 'update', namespace: ns },
+    { group: 'agentyard.dev', resource: 'sandboxconfigurations', verb: 'update', namespace: ns },
     { group: '', resource: 'secrets', verb: 'create', namespace: ns },
   ];
 }

@@ -17,7 +17,9 @@ export interface CheckResult {
 
 type Outcome = Omit<CheckResult, 'name'>;
 
-export const CRDS = ['sandboxes.agentyard.dev', 'conversations.agentyard.dev'];
+// Helm installs crds/ on the first install only: an upgrade that brings a new kind (SandboxConfiguration)
+// needs `kubectl apply` of the directory, which this check names.
+export const CRDS = ['sandboxes.agentyard.dev', 'conversations.agentyard.dev', 'sandboxconfigurations.agentyard.dev'];
 
 function statusOf(err: unknown): number | undefined {
   return (err as { code?: number }).code;

@@ -28,6 +28,12 @@ import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type 
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 import { interruption } from './execution-truth.ts';
 import { agentServerDialUrl } from '../../runtime/dial.ts';
+import type { SandboxRuntime } from '../../runtime/types.ts';
+import { LABEL_CLAIMED_FROM } from '../../api/warm-pool.ts';
+import { claimMember, earlierClaim } from '../warm-pool/claim.ts';
+import { handOver } from '../warm-pool/hand-over.ts';
+import { isUnclaimedMember } from '../warm-pool/members.ts';
+import type { WarmPoolMetrics } from '../warm-pool/metrics.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
 
@@ -40,6 +46,10 @@ export interface ConversationReconcilerDeps {
   log?: Logger;
   /** Git hosts per provider and configuration repository naming (default: the public hosts). */
   git?: GitSettings;
+  /** How the runtime derives an agent server's sealing key (the hand-over of a claimed warm-pool sandbox). */
+  runtime?: Pick<SandboxRuntime, 'secretKeyFor'>;
+  /** Warm-pool hits and misses. */
+  warmPools?: WarmPoolMetrics;
 }
 
 class StartFailure extends Error {
@@ -133,9 +143,12 @@ export class ConversationReconciler {
     switch (step) {
       case 'WORKING':
       case 'WAITING_FOR_SANDBOX':
+        // A sandbox claimed from a warm pool gets its user's keys before anything runs on it.
+        if (sb.metadata.labels?.[LABEL_CLAIMED_FROM] !== undefined) await handOver(this.#d.store, this.#d.runtime, sb);
         return { step: 'PREPARING_REPOSITORY' };
       case 'PREPARING_REPOSITORY':
-        if (conv.spec.selectedRepository) await this.#cloneRepository(conv, sb);
+        // A fork works in its source's workspace, where the repository already is.
+        if (conv.spec.selectedRepository && !conv.spec.forkOf) await this.#cloneRepository(conv, sb);
         return { step: 'RUNNING_SETUP_SCRIPT' };
       case 'RUNNING_SETUP_SCRIPT':
         return { step: 'SETTING_UP_GIT_HOOKS' };
@@ -157,6 +170,7 @@ export class ConversationReconciler {
     const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = new AgentServerClient(agentServerDialUrl(sb)!, sessionKey);
+    if (conv.spec.forkOf) return this.#forkOnAgentServer(conv, client);
     try {
       const git = this.#d.git ?? DEFAULT_GIT_SETTINGS;
       const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log);
@@ -166,6 +180,24 @@ export class ConversationReconciler {
       // 4xx from the agent server will not heal by retrying; anything else is retried.
       if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {
         throw new StartFailure(Reason.StartFailed, `The agent server refused the conversation: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * A fork: the agent server copies the source's events and state into a conversation with this
+   * one's id. A repeated pass finds it there (409) and is done; a source gone ends the start.
+   */
+  async #forkOnAgentServer(conv: Conversation, client: AgentServerClient): Promise<void> {
+    const src = await this.#d.store.get(ConversationKind, conv.metadata.namespace ?? 'default', conv.spec.forkOf!);
+    if (!src || src.metadata.deletionTimestamp) throw new StartFailure(Reason.StartFailed, `Conversation ${conv.spec.forkOf}, which this one forks, no longer exists`);
+    try {
+      await client.postJson(`/api/conversations/${agentConversationId(src)}/fork`, { id: agentConversationId(conv), title: conv.spec.title ?? null });
+    } catch (err) {
+      if (isAgentyardError(err) && err.code === 'Conflict') return;
+      if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest' || err.code === 'NotFound')) {
+        throw new StartFailure(Reason.StartFailed, `The agent server refused the fork: ${err.message}`);
       }
       throw err;
     }
@@ -213,7 +245,7 @@ export class ConversationReconciler {
     let placement: { name: string; create?: Sandbox };
     if (explicit) {
       const sb = await this.#d.store.get(SandboxKind, namespace, explicit);
-      if (!sb || sb.metadata.deletionTimestamp || !sameOwner(sb, owner)) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${explicit} does not exist`);
+      if (!sb || sb.metadata.deletionTimestamp || !sameOwner(sb, owner) || isUnclaimedMember(sb)) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${explicit} does not exist`);
       if (sb.status?.phase !== 'RUNNING') {
         throw new StartFailure(Reason.SandboxNotRunning, `Sandbox ${explicit} is ${sb.status?.phase ?? 'STARTING'}; an explicit sandbox_id must be RUNNING`);
       }
@@ -246,7 +278,9 @@ export class ConversationReconciler {
 
   async #choose(conv: Conversation, namespace: string, owner: string | undefined): Promise<{ name: string; create?: Sandbox }> {
     const { items: sandboxes } = await this.#d.store.list(SandboxKind, namespace);
-    const mine = sandboxes.filter((sb) => sameOwner(sb, owner));
+    const reclaimed = earlierClaim(sandboxes, conv.metadata.name, owner);
+    if (reclaimed) return { name: reclaimed.metadata.name };
+    const mine = sandboxes.filter((sb) => sameOwner(sb, owner) && !isUnclaimedMember(sb));
     const { items: conversations } = await this.#d.store.list(ConversationKind, namespace);
     const counts = new Map<string, number>();
     for (const c of conversations) {
@@ -255,6 +289,15 @@ export class ConversationReconciler {
     }
     const chosen = chooseSandbox(conv.spec.sandboxGrouping ?? 'NO_GROUPING', mine, counts);
     if (chosen) return { name: chosen.metadata.name };
+
+    // A ready warm-pool member takes no new slot: it held one while it waited.
+    const nowIso = this.#d.clock.now().toUTC().toISO()!;
+    const claimed = await claimMember(this.#d.store, { namespace, owner, conversation: conv.metadata.name, spec: {}, nowIso }, sandboxes);
+    if (claimed) {
+      this.#d.warmPools?.hit(claimed.metadata.labels?.[LABEL_CLAIMED_FROM] ?? '');
+      this.#d.log?.info({ conversation: conv.metadata.name, sandbox: claimed.metadata.name, pool: claimed.metadata.labels?.[LABEL_CLAIMED_FROM] }, 'claimed a warm-pool sandbox');
+      return { name: claimed.metadata.name };
+    }
 
     const name = conv.metadata.name;
     const active = sandboxes.filter(holdsCapacity).length;
@@ -267,6 +310,7 @@ export class ConversationReconciler {
       metadata: { name, namespace, labels: owner ? { [LABEL_OWNER]: owner } : {}, annotations: { [ANNOTATION_CREATED_AT]: this.#d.clock.now().toUTC().toISO()! } },
       spec: { ...(owner ? { owner } : {}), paused: false },
     };
+    this.#d.warmPools?.miss();
     return { name, create };
   }
 

@@ -20,7 +20,8 @@ import { splitKey } from '../keys.ts';
 import { decideLifecycle, lastActivity, nextDeadline, type LifecycleSettings } from '../lifecycle.ts';
 import type { Result } from '../queue.ts';
 import { crashLoopMessage, DEFAULT_RESTART_POLICY, isNewDeath, recordDeath, recordRestart, restartDueAt, type RestartPolicy } from './restarts.ts';
-import { ensureSandboxKeys } from './session-secret.ts';
+import { ensurePoolMemberKey, ensureSandboxKeys } from './session-secret.ts';
+import { isUnclaimedMember } from '../warm-pool/members.ts';
 
 /** Set by the controller when it pauses a sandbox itself; cleared on resume. */
 export const ANNOTATION_PAUSE_REASON = `${GROUP}/pause-reason`;
@@ -145,7 +146,7 @@ export class SandboxReconciler {
   }
 
   async #start(sb: Sandbox): Promise<RuntimeState> {
-    const keys = await ensureSandboxKeys(this.#d.store, sb);
+    const keys = isUnclaimedMember(sb) ? await ensurePoolMemberKey(this.#d.store, sb) : await ensureSandboxKeys(this.#d.store, sb);
     try {
       return await this.#d.runtime.start(sb, keys);
     } catch (err) {

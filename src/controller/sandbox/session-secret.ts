@@ -12,8 +12,8 @@ export function sessionSecretName(sandboxName: string): string {
   return `${sandboxName}-session`;
 }
 
-const decode = (b64: string | undefined) => (b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8'));
-const encode = (text: string) => Buffer.from(text).toString('base64');
+export const decode = (b64: string | undefined) => (b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8'));
+export const encode = (text: string) => Buffer.from(text).toString('base64');
 
 export async function readSessionKey(store: ResourceStore, namespace: string, sandboxName: string): Promise<string | undefined> {
   const secret = await store.get(SecretKind, namespace, sessionSecretName(sandboxName));
@@ -30,6 +30,18 @@ export interface SandboxKeys {
  * Secret made before there was one (the Sandbox keeps its session key across that upgrade).
  */
 export async function ensureSandboxKeys(store: ResourceStore, sb: Sandbox): Promise<SandboxKeys> {
+  return (await ensureKeys(store, sb, true)) as SandboxKeys;
+}
+
+/**
+ * An unclaimed warm-pool member's key: a session key only. Its model token is issued when a user
+ * claims it (warm-pool/hand-over.ts), so a member nobody owns cannot spend anyone's model budget.
+ */
+export async function ensurePoolMemberKey(store: ResourceStore, sb: Sandbox): Promise<{ sessionKey: string; modelToken?: string }> {
+  return ensureKeys(store, sb, false);
+}
+
+async function ensureKeys(store: ResourceStore, sb: Sandbox, withToken: boolean): Promise<{ sessionKey: string; modelToken?: string }> {
   const namespace = sb.metadata.namespace ?? 'default';
   const name = sb.metadata.name;
   for (let attempt = 0; ; attempt++) {
@@ -43,14 +55,14 @@ export async function ensureSandboxKeys(store: ResourceStore, sb: Sandbox): Prom
     }
     const sessionKey = decode(existing?.data?.key);
     const modelToken = decode(existing?.data?.[MODEL_TOKEN_KEY]);
-    if (sessionKey && modelToken) return { sessionKey, modelToken };
+    if (sessionKey && (modelToken || !withToken)) return { sessionKey, ...(modelToken ? { modelToken } : {}) };
     try {
       if (existing && sessionKey) {
         const token = newModelToken(name);
         await store.update(SecretKind, { ...existing, data: { ...existing.data, [MODEL_TOKEN_KEY]: encode(token) } });
         return { sessionKey, modelToken: token };
       }
-      const keys = { sessionKey: randomBytes(32).toString('base64url'), modelToken: newModelToken(name) };
+      const keys = { sessionKey: randomBytes(32).toString('base64url'), ...(withToken ? { modelToken: newModelToken(name) } : {}) };
       const secret: Secret = {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -61,7 +73,7 @@ export async function ensureSandboxKeys(store: ResourceStore, sb: Sandbox): Prom
           ownerReferences: [{ apiVersion: sb.apiVersion, kind: sb.kind, name, uid: sb.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
         },
         type: 'Opaque',
-        data: { key: encode(keys.sessionKey), [MODEL_TOKEN_KEY]: encode(keys.modelToken) },
+        data: { key: encode(keys.sessionKey), ...(keys.modelToken ? { [MODEL_TOKEN_KEY]: encode(keys.modelToken) } : {}) },
       };
       await store.create(SecretKind, secret);
       return keys;

@@ -10,6 +10,8 @@ import { ConversationReconciler } from '../conversation/reconciler.ts';
 import type { LifecycleSettings } from '../lifecycle.ts';
 import { SandboxReconciler } from '../sandbox/reconciler.ts';
 import { FakeRuntime } from './fake-runtime.ts';
+import type { WarmPoolMetrics } from '../warm-pool/metrics.ts';
+import { WarmPoolReconciler } from '../warm-pool/reconciler.ts';
 
 export const NS = 'default';
 
@@ -19,7 +21,10 @@ export function controllerEnv(settings: Partial<LifecycleSettings> = {}, opts: {
   const runtime = new FakeRuntime();
   const full: LifecycleSettings = { idleTimeMs: 60_000, deletionTimeMs: 3_600_000, capacity: 10, ...settings };
   const sandboxes = new SandboxReconciler({ store, runtime, clock, settings: full });
-  const conversations = new ConversationReconciler({ store, clock, settings: full, ...(opts.llm ? { llm: opts.llm } : {}) });
+  const warmPoolCounts = { hits: [] as string[], misses: 0 };
+  const warmPools: WarmPoolMetrics = { hit: (pool) => warmPoolCounts.hits.push(pool), miss: () => void warmPoolCounts.misses++, pool: () => undefined, poolGone: () => undefined };
+  const conversations = new ConversationReconciler({ store, clock, settings: full, runtime, warmPools, ...(opts.llm ? { llm: opts.llm } : {}) });
+  const pools = new WarmPoolReconciler({ store, clock, settings: full });
   return {
     clock,
     store,
@@ -27,6 +32,8 @@ export function controllerEnv(settings: Partial<LifecycleSettings> = {}, opts: {
     runtime,
     sandboxes,
     conversations,
+    pools,
+    warmPoolCounts,
     /** Reconciles a sandbox until its status stops changing (at most `max` passes). */
     async settleSandbox(name: string, max = 6) {
       let result = {};

@@ -9,16 +9,23 @@ export interface FakeAgentServer {
   started: Record<string, unknown>[];
   /** conversation id (hex, no dashes) → [status, body] to answer instead of 201. */
   answers: Map<string, [number, unknown]>;
+  /** Warm-pool hand-overs received (POST /api/agentyard/hand-over), with the session key header as `key`. */
+  handOvers: Record<string, unknown>[];
   close(): Promise<void>;
 }
 
 export async function startFakeAgentServer(): Promise<FakeAgentServer> {
   const started: Record<string, unknown>[] = [];
   const answers = new Map<string, [number, unknown]>();
+  const handOvers: Record<string, unknown>[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/api/agentyard/hand-over') {
+        handOvers.push({ ...(JSON.parse(body) as Record<string, unknown>), key: req.headers['x-session-api-key'] });
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+      }
       if (req.method !== 'POST' || req.url !== '/api/conversations') return void res.writeHead(404).end();
       const request = JSON.parse(body) as Record<string, unknown>;
       const id = String(request.conversation_id).replaceAll('-', '');
@@ -32,6 +39,7 @@ export async function startFakeAgentServer(): Promise<FakeAgentServer> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     started,
     answers,
+    handOvers,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -18,6 +18,10 @@ export class FakeRuntime implements SandboxRuntime {
     this.states.set(sb.metadata.name, state);
     return state;
   }
+  /** Recognisably derived, so tests see the hand-over send the sealing key of the new session key. */
+  secretKeyFor(sessionKey: string): string {
+    return `sealed:${sessionKey}`;
+  }
   async pause(sb: Sandbox): Promise<RuntimeState> {
     const state: RuntimeState = { phase: 'paused', runtimeId: sb.metadata.name };
     if (this.states.get(sb.metadata.name)?.phase !== 'paused') this.calls.push(`pause ${sb.metadata.name}`);

@@ -11,6 +11,9 @@ import {
   searchStartTasks,
 } from '../queries.ts';
 import {
+  AppConfirmationPolicyRequest,
+  AppConfirmationResponse,
+  AppForkRequest,
   AppConversationStartRequest,
   AppConversationUpdateRequest,
   AppSendMessageRequest,
@@ -26,6 +29,8 @@ import {
   WorkspaceGitQuery,
 } from '../../api/app/requests.ts';
 import { deleteConversation, downloadConversation, refuseFixedAtStart, updateConversation } from '../conversation-admin.ts';
+import { respondToConfirmation, setConfirmationPolicy } from '../confirmation.ts';
+import { forkConversation } from '../fork.ts';
 import { startConversation } from '../start.ts';
 import { streamStartTask } from '../stream-start.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
@@ -93,6 +98,18 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.type = 'application/zip';
     ctx.attachment(filename);
     ctx.body = body;
+  });
+
+  r.post('/:conversation_id/fork', validate({ body: AppForkRequest }), async (ctx) => {
+    ctx.body = await forkConversation(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppForkRequest>(ctx).body);
+  });
+
+  r.post('/:conversation_id/confirmation-policy', validate({ body: AppConfirmationPolicyRequest }), async (ctx) => {
+    ctx.body = await setConfirmationPolicy(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppConfirmationPolicyRequest>(ctx).body.policy);
+  });
+
+  r.post('/:conversation_id/respond-to-confirmation', validate({ body: AppConfirmationResponse }), async (ctx) => {
+    ctx.body = await respondToConfirmation(d, userOf(ctx), ctx.params['conversation_id']!, input<unknown, AppConfirmationResponse>(ctx).body);
   });
 
   r.get('/:conversation_id/file', validate({ query: WorkspaceFileQuery }), async (ctx) => {

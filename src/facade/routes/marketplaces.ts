@@ -1,8 +1,9 @@
-// /api/v1/settings/marketplaces: the caller's registered skill marketplaces and their Auto-Load toggle.
+// /api/v1/settings/marketplaces: the caller's registered skill marketplaces (personal, and the
+// installation's organization ones, which only administrators change), their Auto-Load toggle and plugins.
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { MarketplaceParams, MarketplaceRegistrationCreate, MarketplaceRegistrationUpdate } from '../../api/app/requests.ts';
-import { listMarketplaces, registerMarketplace, unregisterMarketplace, updateMarketplace } from '../marketplaces.ts';
+import { listMarketplacePlugins, listMarketplaces, registerMarketplace, unregisterMarketplace, updateMarketplace } from '../marketplaces.ts';
 import { validate } from '../validate.ts';
 
 export function marketplaceRoutes({ d }: Facade): Router {
@@ -15,6 +16,10 @@ export function marketplaceRoutes({ d }: Facade): Router {
   r.post('/', validate({ body: MarketplaceRegistrationCreate }), async (ctx) => {
     ctx.body = await registerMarketplace(d, userOf(ctx), input<unknown, MarketplaceRegistrationCreate>(ctx).body);
     ctx.status = 201;
+  });
+
+  r.get('/:name/plugins', validate({ params: MarketplaceParams }), async (ctx) => {
+    ctx.body = await listMarketplacePlugins(d, userOf(ctx), input<unknown, unknown, MarketplaceParams>(ctx).params.name);
   });
 
   r.patch('/:name', validate({ params: MarketplaceParams, body: MarketplaceRegistrationUpdate }), async (ctx) => {

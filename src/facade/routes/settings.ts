@@ -17,7 +17,8 @@ export function settingsRoutes({ d }: Facade): Router {
 
   r.get('/users/me', async (ctx) => {
     const user = userOf(ctx);
-    ctx.body = { id: user.id, name: user.name };
+    // The role too, so the web app shows the admin console only to those it serves.
+    ctx.body = { id: user.id, name: user.name, admin: (await d.db.getUserInfo(user.id))?.admin === true };
   });
 
   return r;

@@ -6,6 +6,7 @@ import { Conflict, NotFound } from '../../api/errors.ts';
 import { userOf, type Facade } from '../context.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { validate } from '../validate.ts';
+import { displayPrefix } from '../db/keys.ts';
 import { adminOnly as requireAdmin } from '../admin.ts';
 
 async function revoke(d: FacadeDeps, userId: string, prefix: string): Promise<{ success: true }> {
@@ -20,6 +21,16 @@ export function userRoutes({ d }: Facade): Router {
 
   r.get('/me/keys', async (ctx) => {
     ctx.body = { items: await d.db.listApiKeys(userOf(ctx).id) };
+  });
+
+  // A new key for the caller: the plaintext is in this answer only (the store keeps its hash).
+  r.post('/me/keys', async (ctx) => {
+    const userId = userOf(ctx).id;
+    const key = await d.db.createApiKey(userId);
+    const prefix = displayPrefix(key);
+    const info = (await d.db.listApiKeys(userId)).find((k) => k.revoked_at === null && k.prefix === prefix);
+    ctx.body = { key, prefix, created_at: info?.created_at ?? null };
+    ctx.status = 201;
   });
 
   r.delete('/me/keys/:prefix', validate({ params: KeyParams }), async (ctx) => {
@@ -42,6 +53,21 @@ export function userRoutes({ d }: Facade): Router {
       ctx.body = await d.db.getUserInfo(user_id);
     });
   }
+
+  // The admin role. Granting and revoking act on the next request (auth reads the flag each time).
+  r.post('/:user_id/admin', adminOnly, validate({ params: UserParams }), async (ctx) => {
+    const { user_id } = ctx.state.params as UserParams;
+    if (!(await d.db.setUserAdmin(user_id, true))) throw new NotFound(`User ${user_id} not found`);
+    ctx.body = await d.db.getUserInfo(user_id);
+  });
+
+  r.delete('/:user_id/admin', adminOnly, validate({ params: UserParams }), async (ctx) => {
+    const { user_id } = ctx.state.params as UserParams;
+    // As with disabling: an administrator cannot take their own role away through the API.
+    if (user_id === userOf(ctx).id) throw new Conflict('You cannot revoke your own administrator role');
+    if (!(await d.db.setUserAdmin(user_id, false))) throw new NotFound(`User ${user_id} not found`);
+    ctx.body = await d.db.getUserInfo(user_id);
+  });
 
   r.get('/:user_id/keys', adminOnly, validate({ params: UserParams }), async (ctx) => {
     const { user_id } = ctx.state.params as UserParams;

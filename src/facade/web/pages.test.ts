@@ -1,8 +1,10 @@
-// The web pages over real HTTP, and in a real headless Chromium: a launch link and the Plugin
-// Directory each start a conversation through /api/v1 with the key typed into the page.
+// The Plugin Directory and launch links, pages of the web app at their old URLs: over real HTTP
+// (the app shell with the page's data, escaped), and in a real headless Chromium: a launch link and
+// the directory each start a conversation through /api/v1, with the key typed into the page when
+// signed out, or with the signed-in key. AGENTYARD_SCREENSHOTS=docs/screenshots keeps screenshots.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../controller/clock.ts';
@@ -53,14 +55,16 @@ describe('web pages: Plugin Directory and launch links', () => {
     return ((await res.json()) as StartTask[])[0]!;
   }
 
-  it('serves the directory without a key, escaped, under a strict CSP', async () => {
+  it('serves the directory as the app with the catalog as its page data, without a key, escaped, under a strict CSP', async () => {
     const res = await fetch(`${server.url}/plugins`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
     expect(res.headers.get('content-security-policy')).toMatch(/script-src 'nonce-[^']+'/);
     const html = await res.text();
-    expect(html).toContain('Lints &lt;everything&gt;');
-    expect(html).toContain('Create New Conversation');
+    expect(html).toContain('src="/app.js"');
+    expect(html).not.toContain('<everything>');
+    const data = JSON.parse(/<script type="application\/json" id="page-data">(.*?)<\/script>/s.exec(html)![1]!);
+    expect(data).toEqual({ page: 'plugins', plugins: catalog });
   });
 
   it('answers a bad launch link with an error page that says what is wrong', async () => {
@@ -72,7 +76,8 @@ describe('web pages: Plugin Directory and launch links', () => {
     const evil = encodeLaunchPlugins([{ source: '</script><script>alert(1)</script>' }]);
     const ok = await (await fetch(`${server.url}/launch?plugins=${evil}&message=${encodeURIComponent('<b>hi</b>')}`)).text();
     expect(ok).not.toContain('<script>alert(1)');
-    expect(ok).toContain('&lt;b&gt;hi&lt;/b&gt;');
+    expect(ok).not.toContain('<b>hi');
+    expect(ok).toContain('\\u003cb>hi\\u003c/b>');
   });
 
   describe.skipIf(!existsSync(CHROMIUM))(`in a headless browser${existsSync(CHROMIUM) ? '' : ' (skipped: chromium missing at /usr/bin/chromium)'}`, () => {
@@ -87,6 +92,9 @@ describe('web pages: Plugin Directory and launch links', () => {
     afterAll(async () => {
       await browser?.close();
     });
+    const shot = async (name: string) => {
+      if (process.env['AGENTYARD_SCREENSHOTS']) await page.screenshot({ path: join(resolve(process.env['AGENTYARD_SCREENSHOTS']), `${name}.png`), fullPage: true });
+    };
 
     it('a launch link: review, edit a parameter, confirm trust, start; the key never enters a URL', async () => {
       page = await browser.newPage();
@@ -102,9 +110,11 @@ describe('web pages: Plugin Directory and launch links', () => {
       await page.check('[data-param="strict"]');
       await page.fill('#api-key', key);
       await page.check('#trust');
+      await shot('launch-link');
       expect(await page.locator('#start').isDisabled()).toBe(false);
       await page.click('#start');
-      await page.waitForFunction("document.getElementById('task-id').textContent !== ''");
+      // Polled from the test: a string predicate is evaluated in the page, which its CSP forbids.
+      await expect.poll(() => page.locator('#task-id').textContent(), { timeout: 15_000 }).not.toBe('');
       const taskId = await page.locator('#task-id').textContent();
       const started = await task(taskId);
       expect(started.request.plugins).toEqual([{ source: 'github:acme/review', ref: 'v1', repo_path: 'plugins/review', parameters: { depth: 2, strict: true, focus: 'security' } }]);
@@ -124,14 +134,45 @@ describe('web pages: Plugin Directory and launch links', () => {
       expect(await shown.locator('.source').textContent()).toBe('https://git.example.com/acme/tools.git');
       expect(await shown.locator('.repo-path').textContent()).toBe('plugins/notes');
       expect(await shown.locator('.ref').textContent()).toBe('main');
+      await shot('plugin-directory');
       await page.fill('#api-key', key);
       await page.check('#trust');
       await page.click('#start');
-      await page.waitForFunction("document.getElementById('task-id').textContent !== ''");
+      // Polled from the test: a string predicate is evaluated in the page, which its CSP forbids.
+      await expect.poll(() => page.locator('#task-id').textContent(), { timeout: 15_000 }).not.toBe('');
       const taskId = await page.locator('#task-id').textContent();
       const started = await task(taskId);
       expect(started.request.plugins).toEqual([{ source: 'https://git.example.com/acme/tools.git', ref: 'main', repo_path: 'plugins/notes', parameters: { style: 'short', max_items: 20 } }]);
       expect(started.request.initial_message).toBeNull();
+      await page.close();
+    });
+
+    it('signed in, the directory starts with the session key (no key field), and links to the conversation', async () => {
+      page = await browser.newPage();
+      await page.goto(`${server.url}/`);
+      await page.evaluate((k) => sessionStorage.setItem('agentyard.apiKey', k), key);
+      await page.goto(`${server.url}/plugins`);
+      await page.check('input[name="plugin"][value="0"]');
+      await page.click('#create');
+      await page.waitForSelector('#trust');
+      expect(await page.locator('#api-key').count()).toBe(0);
+      await page.fill('#message', 'Lint it');
+      await page.check('#trust');
+      await page.click('#start');
+      // Polled from the test: a string predicate is evaluated in the page, which its CSP forbids.
+      await expect.poll(() => page.locator('#task-id').textContent(), { timeout: 15_000 }).not.toBe('');
+      const started = await task(await page.locator('#task-id').textContent());
+      expect(started.request.plugins).toEqual([{ source: 'github:acme/lint', ref: 'v2' }]);
+      expect(started.request.initial_message?.content[0]?.text).toBe('Lint it');
+      await page.close();
+    });
+
+    it('a broken launch link says what is wrong, in the app', async () => {
+      page = await browser.newPage();
+      const res = await page.goto(`${server.url}/launch?plugins=${encodeURIComponent('not base64!')}`);
+      expect(res?.status()).toBe(400);
+      expect(await page.locator('#error').textContent()).toContain('not base64');
+      expect(await page.locator('h1').textContent()).toBe('This launch link does not work');
       await page.close();
     });
 
@@ -141,7 +182,7 @@ describe('web pages: Plugin Directory and launch links', () => {
       await page.fill('#api-key', 'not-a-key');
       await page.check('#trust');
       await page.click('#start');
-      await page.waitForFunction("document.getElementById('status').dataset.kind === 'error'");
+      await expect.poll(() => page.getAttribute('#status', 'data-kind'), { timeout: 15_000 }).toBe('error');
       expect(await page.locator('#status').textContent()).toContain('API key was refused');
       expect(await page.evaluate("sessionStorage.getItem('agentyard.apiKey')")).toBeNull();
       await page.close();

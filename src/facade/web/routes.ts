@@ -1,5 +1,6 @@
 // The application web routes (spec part 4): GET / (the web app, src/facade/web/app, and its
-// bundle /app.js), GET /plugins (Plugin Directory) and GET /launch (a launch link's review page).
+// bundle /app.js), GET /plugins (Plugin Directory) and GET /launch (a launch link's review page),
+// both pages of the app, at the URLs links already use.
 // Pages are public shells: they hold no user data, and everything they do goes through /api/v1
 // with the key the user types. A strict CSP allows only this page's nonce'd script and style and
 // requests to this origin (the app also to the agent servers' WebSockets, `connectSrc`).
@@ -10,7 +11,7 @@ import { isAgentyardError } from '../../api/errors.ts';
 import type { CatalogPlugin } from './catalog.ts';
 import { parseLaunchQuery } from './launch-link.ts';
 import { appBundle } from './bundle.ts';
-import { appPage, directoryPage, errorPage, launchPage } from './pages.ts';
+import { appPage } from './pages.ts';
 
 function send(ctx: Context, status: number, render: (nonce: string) => string, connectSrc: readonly string[] = []): void {
   const nonce = randomBytes(16).toString('base64');
@@ -43,7 +44,7 @@ export function webRoutes(catalog: CatalogPlugin[], opts: WebOptions = {}): Rout
     ctx.type = 'text/javascript; charset=utf-8';
     ctx.body = bundle.js;
   });
-  router.get('/plugins', (ctx) => send(ctx, 200, (nonce) => directoryPage(catalog, nonce)));
+  router.get('/plugins', (ctx) => send(ctx, 200, (nonce) => appPage(nonce, { page: 'plugins', plugins: catalog }), opts.connectSrc));
   router.get('/launch', (ctx) => {
     let launch;
     try {
@@ -51,10 +52,10 @@ export function webRoutes(catalog: CatalogPlugin[], opts: WebOptions = {}): Rout
     } catch (err) {
       if (!isAgentyardError(err)) throw err;
       const message = err.message;
-      send(ctx, 400, (nonce) => errorPage('This launch link does not work', message, nonce));
+      send(ctx, 400, (nonce) => appPage(nonce, { page: 'launch-error', title: 'This launch link does not work', message }), opts.connectSrc);
       return;
     }
-    send(ctx, 200, (nonce) => launchPage(launch.plugins, launch.message, nonce));
+    send(ctx, 200, (nonce) => appPage(nonce, { page: 'launch', plugins: launch.plugins, message: launch.message }), opts.connectSrc);
   });
   return router;
 }

@@ -94,7 +94,8 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
     vars.push(
       { name: 'LLM_MODEL', value: s.llm.model },
       { name: 'LLM_BASE_URL', value: s.llm.gatewayUrl },
-      { name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: sessionSecretName(sb.metadata.name), key: MODEL_TOKEN_KEY } } },
+      // Optional: a warm-pool member has no model token until a user claims it (its hand-over brings it).
+      { name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: sessionSecretName(sb.metadata.name), key: MODEL_TOKEN_KEY, optional: true } } },
       { name: 'LLM_NUM_RETRIES', value: String(GATEWAY_MODEL_RETRIES) },
     );
   }

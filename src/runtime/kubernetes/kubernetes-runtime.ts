@@ -99,6 +99,11 @@ export class KubernetesRuntime implements SandboxRuntime {
     }
   }
 
+  /** The Pod's OH_SECRET_KEY is the session key itself (desired.ts). */
+  secretKeyFor(sessionKey: string): string {
+    return sessionKey;
+  }
+
   async start(sb: Sandbox): Promise<RuntimeState> {
     const namespace = this.#ns(sb);
     // A Pod that failed as a whole (evicted, its node gone) never runs again: replaced, on the same volume.

@@ -15,6 +15,7 @@
 //
 // Liveness (liveness.ts) pokes the controller within about a second of a death, so it does not wait
 // for its next deadline to look.
+import { LABEL_WARM_POOL } from '../../api/warm-pool.ts';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -170,7 +171,7 @@ export class ProcessRuntime implements SandboxRuntime {
     const cmd = argv[0];
     let child;
     try {
-      const launch = this.#launcher.prepare({ name, dir, argv, env: this.#env(name, opts.sessionKey, opts.modelToken), ...(net ? { net } : {}) });
+      const launch = this.#launcher.prepare({ name, dir, argv, env: { ...this.#env(name, opts.sessionKey, opts.modelToken), ...(sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined ? { AGENTYARD_WARM_UP: '1' } : {}) }, ...(net ? { net } : {}) });
       child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
         detached: true, // its own process group: pause stops the agent's tools with it
@@ -233,6 +234,10 @@ export class ProcessRuntime implements SandboxRuntime {
     return ports;
   }
 
+  secretKeyFor(sessionKey: string): string {
+    return createHash('sha256').update(`agentyard-secrets:${sessionKey}`).digest('hex');
+  }
+
   /** Only what the agent server needs: the parent's environment (its own secrets) stays out. */
   #env(name: string, sessionKey: string, modelToken: string | undefined): Record<string, string> {
     const dir = this.dirOf(name);
@@ -244,12 +249,11 @@ export class ProcessRuntime implements SandboxRuntime {
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
       ...AGENT_SERVER_MEMORY_ENV,
       ...this.#o.env,
-      ...(this.#o.model && modelToken
-        ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_API_KEY: modelToken, LLM_NUM_RETRIES: String(GATEWAY_MODEL_RETRIES) }
-        : {}),
+      // A warm-pool member has no model token until a user claims it (it gets it then, at its hand-over).
+      ...(this.#o.model ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_NUM_RETRIES: String(GATEWAY_MODEL_RETRIES), ...(modelToken ? { LLM_API_KEY: modelToken } : {}) } : {}),
       OH_SESSION_API_KEYS_0: sessionKey,
       // Seals the conversation secrets the agent server persists; derived so it survives restarts.
-      OH_SECRET_KEY: createHash('sha256').update(`agentyard-secrets:${sessionKey}`).digest('hex'),
+      OH_SECRET_KEY: this.secretKeyFor(sessionKey),
       ...(this.#o.sinkBaseUrl ? { [SINK_ENV.url]: `${this.#o.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${name}`, [SINK_ENV.key]: sessionKey } : {}),
     };
   }

@@ -34,7 +34,10 @@ export interface SeaweedServer {
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** Starts it again on the same data dir and ports (after stop()). */
   start(): Promise<void>;
-  /** Stops the process (SIGTERM, then SIGKILL after 10 s); the data dir stays. */
+  /**
+   * Stops the process: SIGTERM, then SIGKILL after 3 s (weed server takes about 10 s to leave on
+   * SIGTERM; a hard stop is also the harder test of what survives a restart). The data dir stays.
+   */
   stop(): Promise<void>;
   /** stop() and remove the data dir. */
   destroy(): Promise<void>;
@@ -49,7 +52,7 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
     JSON.stringify({ identities: [{ name: 'agentyard', credentials: [{ accessKey: credentials.accessKeyId, secretKey: credentials.secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
   );
   const ports = { master: await freePort(), volume: await freePort(), filer: await freePort(), s3: await freePort() };
-  const grpc = { master: await freePort(), volume: await freePort(), filer: await freePort() };
+  const grpc = { master: await freePort(), volume: await freePort(), filer: await freePort(), s3: await freePort() };
   const args = [
     'server',
     `-dir=${root}`,
@@ -66,6 +69,10 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
     `-filer.port.grpc=${grpc.filer}`,
     '-s3',
     `-s3.port=${ports.s3}`,
+    `-s3.port.grpc=${grpc.s3}`,
+    // Off: the Iceberg and Lance catalogs would take fixed ports other tests may hold.
+    '-s3.port.iceberg=0',
+    '-s3.port.lance=0',
     `-s3.config=${join(root, 's3.json')}`,
   ];
   let child: ChildProcess | undefined;
@@ -81,12 +88,13 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
       child = c;
       c.stdout!.on('data', (d: Buffer) => (output += d.toString()));
       c.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      // Ready when the S3 gateway answers a signed-for-nobody request with an S3 error document.
+      // Ready when the filer (where S3 keeps its metadata) and the S3 gateway both answer; the
+      // gateway answers an unsigned request with an S3 error document.
       const deadline = Date.now() + 60_000;
+      const answers = (url: string) => fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.status > 0 && r.status < 500, () => false);
       for (;;) {
         if (c.exitCode !== null) throw new Error(`weed server exited (${c.exitCode}): ${output.slice(-2000)}`);
-        const status = await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(1000) }).then((r) => r.status, () => 0);
-        if (status > 0 && status < 500) return;
+        if ((await answers(`http://127.0.0.1:${ports.filer}/`)) && (await answers(`${endpoint}/`))) return;
         if (Date.now() > deadline) throw new Error(`weed server did not answer on ${endpoint} within 60 s: ${output.slice(-2000)}`);
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -96,7 +104,7 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
       if (!c || c.exitCode !== null || c.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
       c.kill('SIGTERM');
-      const timer = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => c.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(timer);
     },

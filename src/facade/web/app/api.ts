@@ -32,6 +32,8 @@ export class ApiError extends Error {
  */
 export const COOKIE_SESSION = '(browser session)';
 let csrfToken = '';
+/** The session's CSRF token: what the event relay's first frame carries for a cookie session. */
+export const sessionCsrfToken = (): string => csrfToken;
 
 export interface AuthSession {
   oidc: boolean;
@@ -104,4 +106,15 @@ export interface AgentEvent {
   source?: string;
   timestamp?: string;
   [field: string]: unknown;
+}
+
+/** Polls a start task (a start or a fork) until its conversation exists; ERROR throws its detail. */
+export async function awaitConversation(key: string, taskId: string, onStatus: (status: string) => void): Promise<string> {
+  for (;;) {
+    const [t] = await api<(StartTask | null)[]>(key, 'GET', `/app-conversations/start-tasks?ids=${taskId}`);
+    if (t?.status === 'ERROR') throw new ApiError(500, t.detail ?? 'The start failed', []);
+    if (t?.app_conversation_id) return t.app_conversation_id;
+    onStatus(t?.status ?? 'WORKING');
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }

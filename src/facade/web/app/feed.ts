@@ -1,8 +1,8 @@
 // A conversation's events for the transcript: the history from the app API's event search, then
-// the agent server's WebSocket for live events. The socket authenticates by its first frame (the
+// the facade's relay of the agent server's WebSocket (event-relay.ts) for live events. The socket authenticates by its first frame (the
 // key never goes in a URL) and resumes after the last event seen (after_event_id), so a reconnect
 // leaves no gap; events are kept once by id, whichever path brought them.
-import { api, type AgentEvent, type Conversation } from './api.ts';
+import { api, COOKIE_SESSION, KEY_REFUSED, sessionCsrfToken, type AgentEvent } from './api.ts';
 
 interface EventPage {
   items: AgentEvent[];
@@ -22,8 +22,8 @@ export type FeedState = 'loading' | 'live' | 'reconnecting' | 'offline';
 export class EventFeed {
   readonly #key: string;
   readonly #id: string;
-  readonly #onChange: (events: AgentEvent[], state: FeedState) => void;
-  readonly #events: AgentEvent[] = [];
+  readonly #onEvents: (added: AgentEvent[]) => void;
+  readonly #onState: (state: FeedState) => void;
   readonly #seen = new Set<string>();
   #socket: WebSocket | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -32,10 +32,12 @@ export class EventFeed {
   /** The last stored event seen: where a reconnect resumes. */
   #cursor: string | undefined;
 
-  constructor(key: string, conversationId: string, onChange: (events: AgentEvent[], state: FeedState) => void) {
+  /** `onEvents` gets each new event once, in order; `onState` the connection's state. */
+  constructor(key: string, conversationId: string, onEvents: (added: AgentEvent[]) => void, onState: (state: FeedState) => void) {
     this.#key = key;
     this.#id = conversationId;
-    this.#onChange = onChange;
+    this.#onEvents = onEvents;
+    this.#onState = onState;
   }
 
   async start(): Promise<void> {
@@ -46,7 +48,7 @@ export class EventFeed {
       this.#add(res.items);
       page = res.next_page_id;
     } while (page && !this.#closed);
-    await this.#connect();
+    this.#connect();
   }
 
   close(): void {
@@ -56,46 +58,43 @@ export class EventFeed {
   }
 
   #add(events: AgentEvent[]): void {
-    let changed = false;
+    const added: AgentEvent[] = [];
     for (const e of events) {
-      if (typeof e.id !== 'string' || this.#seen.has(e.id)) continue;
+      if (typeof e.id !== 'string') continue;
+      // Snapshots are not stored events: each connect sends a new one, with the same id at times.
+      if (transient(e)) {
+        added.push(e);
+        continue;
+      }
+      if (this.#seen.has(e.id)) continue;
       this.#seen.add(e.id);
-      this.#events.push(e);
-      if (!transient(e)) this.#cursor = e.id;
-      changed = true;
+      this.#cursor = e.id;
+      added.push(e);
     }
-    if (changed) this.#emit();
+    if (added.length > 0) this.#onEvents(added);
   }
 
-  #emit(state: FeedState = this.#state): void {
+  #emit(state: FeedState): void {
     this.#state = state;
-    this.#onChange([...this.#events], state);
+    this.#onState(state);
   }
 
-  /** The record is read again at every (re)connect: a resumed sandbox has a new URL and key. */
-  async #connect(): Promise<void> {
+  /**
+   * Through the facade's relay (same origin: in a cluster the browser cannot reach a sandbox, and
+   * it never holds a sandbox's key). 4409: the sandbox does not serve now (paused, starting): try
+   * again later, the relay never resumes it.
+   */
+  #connect(): void {
     if (this.#closed) return;
-    let conv: Conversation | undefined;
-    try {
-      [conv] = await api<Conversation[]>(this.#key, 'GET', `/app-conversations?ids=${this.#id}`);
-    } catch {
-      conv = undefined;
-    }
-    if (!conv?.conversation_url || !conv.session_api_key) {
-      this.#emit('offline');
-      this.#retry();
-      return;
-    }
-    const base = new URL(conv.conversation_url);
-    const url = new URL(`/sockets/events/${this.#id}`, base);
-    url.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
+    const url = new URL(`/api/v1/conversation/${this.#id}/events/socket`, location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
     if (this.#cursor) url.searchParams.set('after_event_id', this.#cursor);
     else url.searchParams.set('resend_mode', 'all');
     const ws = new WebSocket(url);
     this.#socket = ws;
-    const key = conv.session_api_key;
     ws.onopen = () => {
-      ws.send(JSON.stringify({ type: 'auth', session_api_key: key }));
+      // A browser session (the cookie goes with the upgrade) shows its CSRF token, as a change would.
+      ws.send(JSON.stringify(this.#key === COOKIE_SESSION ? { type: 'auth', csrf_token: sessionCsrfToken() } : { type: 'auth', api_key: this.#key }));
     };
     ws.onmessage = (m) => {
       // Accepted: the server's first frame after the auth frame is the full_state snapshot.
@@ -111,7 +110,8 @@ export class EventFeed {
       // 4400: the agent server does not know the cursor (its store was reset): replay everything,
       // the events already shown are skipped by id.
       if (ev.code === 4400) this.#cursor = undefined;
-      this.#emit('reconnecting');
+      if (ev.code === 4001) dispatchEvent(new Event(KEY_REFUSED));
+      this.#emit(ev.code === 4409 ? 'offline' : 'reconnecting');
       this.#retry();
     };
   }
@@ -119,6 +119,6 @@ export class EventFeed {
   #retry(): void {
     if (this.#closed) return;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => void this.#connect(), 2000);
+    this.#timer = setTimeout(() => this.#connect(), 2000);
   }
 }

@@ -4,7 +4,12 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, COOKIE_SESSION, KEY_REFUSED, KEY_STORAGE, loadSession, logout, type Conversation } from './api.ts';
+import { NewConversation } from './new-conversation.tsx';
 import { Transcript } from './transcript.tsx';
+import { AdminPage } from './admin.tsx';
+import { LaunchPage, pageData, PluginDirectory } from './plugins.tsx';
+import { SettingsPage } from './settings.tsx';
+import { SkillsPage } from './skills.tsx';
 
 function useHash(): string {
   const [hash, setHash] = useState(location.hash);
@@ -45,72 +50,6 @@ function SignIn({ onKey, refused, oidc }: { onKey: (key: string) => void; refuse
       {error && <p class="field-error" id="api-key-error" role="alert">{error}</p>}
       <p class="muted">The key stays in this browser tab (session storage) and is sent only to this service's API.</p>
       <button type="submit">Sign in</button>
-    </form>
-  );
-}
-
-function NewConversation({ apiKey }: { apiKey: string }) {
-  const [message, setMessage] = useState('');
-  const [repository, setRepository] = useState('');
-  const [branch, setBranch] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [status, setStatus] = useState<string>();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setError(undefined);
-    const body: Record<string, unknown> = {};
-    if (message.trim()) body['initial_message'] = { role: 'user', content: [{ type: 'text', text: message.trim() }], run: true };
-    if (repository.trim()) body['selected_repository'] = repository.trim();
-    if (branch.trim()) body['selected_branch'] = branch.trim();
-    try {
-      setStatus('Starting…');
-      let task = await api<{ id: string }>(apiKey, 'POST', '/app-conversations', body);
-      for (;;) {
-        const [t] = await api<{ status: string; detail: string | null; app_conversation_id: string | null }[]>(apiKey, 'GET', `/app-conversations/start-tasks?ids=${task.id}`);
-        if (t?.app_conversation_id) {
-          setStatus(undefined);
-          setMessage('');
-          location.hash = `#/c/${t.app_conversation_id}`;
-          return;
-        }
-        if (t?.status === 'ERROR') throw new ApiError(500, t.detail ?? 'The start failed', []);
-        setStatus(`Starting… (${t?.status ?? 'WORKING'})`);
-        await new Promise((r) => setTimeout(r, 1000));
-        task = { id: task.id };
-      }
-    } catch (err) {
-      setStatus(undefined);
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err), []));
-    }
-  };
-  const fieldError = (name: string, id: string) => {
-    const msg = error?.forField(name);
-    return msg ? <p class="field-error" id={id} role="alert">{msg}</p> : null;
-  };
-  // A refused field is marked invalid and points at its message, for screen readers.
-  const invalid = (name: string, id: string) => (error?.forField(name) ? { 'aria-invalid': true, 'aria-describedby': id } : {});
-  const placed = ['initial_message', 'selected_repository', 'selected_branch'];
-  const general = error && !placed.some((f) => error.forField(f)) ? error.message : undefined;
-  return (
-    <form class="card" onSubmit={submit} aria-labelledby="new-title">
-      <h2 id="new-title">New conversation</h2>
-      <label for="message">Message</label>
-      <textarea id="message" rows={3} {...invalid('initial_message', 'message-error')} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
-      {fieldError('initial_message', 'message-error')}
-      <div class="row">
-        <div>
-          <label for="repository">Repository (owner/name, optional)</label>
-          <input id="repository" {...invalid('selected_repository', 'repository-error')} value={repository} onInput={(e) => setRepository(e.currentTarget.value)} />
-          {fieldError('selected_repository', 'repository-error')}
-        </div>
-        <div>
-          <label for="branch">Branch (optional)</label>
-          <input id="branch" {...invalid('selected_branch', 'branch-error')} value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
-          {fieldError('selected_branch', 'branch-error')}
-        </div>
-      </div>
-      {general && <p class="field-error" role="alert">{general}</p>}
-      <button type="submit" disabled={status !== undefined}>Start conversation</button> {status && <span class="muted" role="status">{status}</span>}
     </form>
   );
 }
@@ -205,20 +144,40 @@ function App() {
     return () => removeEventListener(KEY_REFUSED, on);
   }, []);
   const open = /^#\/c\/([0-9a-f]{32})$/.exec(hash)?.[1];
+  const [served] = useState(pageData);
+  // Who is signed in, and whether they are an administrator (the Admin link; the API decides).
+  const [me, setMe] = useState<{ id: string; admin: boolean }>();
+  useEffect(() => {
+    setMe(undefined);
+    if (key) api<{ id: string; admin: boolean }>(key, 'GET', '/users/me').then(setMe, () => undefined);
+  }, [key]);
   return (
     <>
       <header>
-        <a href="#/" class="brand">agentyard</a>
+        <a href="/#/" class="brand">agentyard</a>
         <nav>
           <a href="/plugins">Plugin Directory</a>
+          {key && <a href="/#/settings">Settings</a>}
+          {key && me?.admin && <a href="/#/admin">Admin</a>}
           {key && <button type="button" class="link" onClick={signOut}>Sign out</button>}
         </nav>
       </header>
       <main>
-        {!key ? (
+        {/* /plugins and /launch: the server's page data; they work signed out too (the key is asked for at start). */}
+        {served?.page === 'plugins' ? (
+          <PluginDirectory apiKey={key} catalog={served.plugins} />
+        ) : served ? (
+          <LaunchPage apiKey={key} data={served} />
+        ) : !key ? (
           <SignIn refused={refused} oidc={oidc} onKey={(k) => { setRefused(false); setKey(k); }} />
         ) : open ? (
           <Transcript key={open} apiKey={key} id={open} />
+        ) : hash === '#/settings' ? (
+          <SettingsPage apiKey={key} />
+        ) : hash === '#/settings/skills' ? (
+          <SkillsPage apiKey={key} admin={me?.admin === true} />
+        ) : hash === '#/admin' ? (
+          <AdminPage apiKey={key} me={me?.id ?? ''} />
         ) : (
           <>
             <NewConversation apiKey={key} />

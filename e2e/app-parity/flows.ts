@@ -1,0 +1,394 @@
+// The flows of the side-by-side suite, over /api/v1 only. Each drives one application server (an
+// AppSide) and returns what a client saw, reduced to what must agree: status codes, field names,
+// the JSON types of the fields both fill, enum values, event kinds in order, start-task steps, 422
+// locations. Values that differ by nature (ids, timestamps, texts) are left out on purpose. The flows
+// run in order and share one conversation per side (`Ctx`): a start costs OpenHands a new agent
+// server process, 10-30 s.
+import type { ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
+import type { AppSide, Reply } from './servers.ts';
+
+export type View = Record<string, unknown>;
+/** What the flows of one side share: the conversation started first, and its start task. */
+export interface Ctx {
+  conversation?: string;
+  task?: string;
+  sandbox?: string;
+}
+export type Flow = (s: AppSide, ctx: Ctx) => Promise<View>;
+
+const V1 = '/api/v1';
+const UNKNOWN = '0b6d9c1e2f4a4c1b9a511b7f4c9d2e10';
+const STEPS = ['WORKING', 'WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_GIT_HOOKS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY'];
+
+export const message = (t: string, run = true) => ({ role: 'user', content: [{ type: 'text', text: t }], run });
+const finish = (m: string): ScriptedReply => ({ toolCalls: [{ name: 'finish', arguments: { message: m } }] });
+
+async function until<T>(what: string | (() => string), fn: () => Promise<T | undefined | false>, ms = 90_000, every = 250): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+/** The JSON type of a value, as a generated client declares it. */
+const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);
+/** Field names, sorted. */
+export const fields = (o: unknown) => (o && typeof o === 'object' && !Array.isArray(o) ? Object.keys(o).sort() : typeOf(o));
+/** Field → JSON type, for the fields that are not null (the suite compares the ones both fill). */
+export const types = (o: unknown) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([, v]) => v !== null).map(([k, v]) => [k, typeOf(v)]).sort());
+const locs = (r: Reply) => (Array.isArray(r.body?.detail) ? r.body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : undefined);
+
+async function records(s: AppSide, ids: string[]): Promise<any[]> {
+  const r = await s.api('GET', `${V1}/app-conversations?${ids.map((i) => `ids=${i}`).join('&')}`);
+  if (r.status !== 200) throw new Error(`app-conversations: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+/**
+ * The conversation's events. OpenHands' file-backed event store answers a read that meets an event
+ * file half written with a 500 now and then: such a read is tried again (up to 5 s), as a client would.
+ */
+async function events(s: AppSide, id: string): Promise<any[]> {
+  for (let tries = 0; ; tries++) {
+    const r = await s.api('GET', `${V1}/conversation/${id}/events/search?limit=100`);
+    if (r.status === 200) return r.body.items;
+    if (r.status < 500 || tries >= 50) throw new Error(`events/search: ${r.status} ${r.text}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+const isUpdate = (e: any) => e.kind === 'ConversationStateUpdateEvent';
+/** Event kinds in order, messages with their source; state updates left out (compared by `update_keys`). */
+const kinds = (evs: any[]) => evs.filter((e) => !isUpdate(e)).map((e) => (e.kind === 'MessageEvent' ? `MessageEvent:${e.source}` : e.kind === 'ObservationEvent' ? `ObservationEvent:${e.tool_name}` : e.kind));
+const updateKeys = (evs: any[]) => [...new Set(evs.filter(isUpdate).map((e) => e.key))].sort();
+/** Where the first user message falls among the first events, state updates included: the order a client replays. */
+const beforeFirstMessage = (evs: any[]) => evs.slice(0, evs.findIndex((e) => e.kind === 'MessageEvent')).map((e) => (isUpdate(e) ? `update:${e.key}` : e.kind));
+
+/** Waits for the agent's finish observation number `n` to reach the app; returns the events then. */
+async function finished(s: AppSide, id: string, n = 1): Promise<any[]> {
+  let evs: any[] = [];
+  return until(
+    () => `finish #${n} to reach the app (model calls: ${s.llm.requests.length}, answers left: ${s.scriptLeft()}, events: ${kinds(evs).join(' ')})`,
+    async () => {
+      evs = await events(s, id);
+      return evs.filter((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish').length >= n ? evs : undefined;
+    },
+  );
+}
+
+/** Polls the start task as a client does (every 100 ms); the steps seen, in order, each once. */
+async function pollTask(s: AppSide, taskId: string): Promise<{ task: any; seen: string[] }> {
+  const seen: string[] = [];
+  const task = await until(
+    'the start task to settle',
+    async () => {
+      const r = await s.api('GET', `${V1}/app-conversations/start-tasks?ids=${taskId}`);
+      if (r.status !== 200) throw new Error(`start-tasks: ${r.status} ${r.text}`);
+      const [t] = r.body;
+      if (t && seen.at(-1) !== t.status) seen.push(t.status);
+      return t?.status === 'READY' || t?.status === 'ERROR' ? t : undefined;
+    },
+    120_000,
+    100,
+  );
+  return { task, seen };
+}
+
+const inOrder = (seen: string[]) => seen.every((st, i) => i === 0 || STEPS.indexOf(st) > STEPS.indexOf(seen[i - 1]!));
+
+export const FLOWS: [string, Flow][] = [
+  /** Credentials as each server's clients send them, none, and the key sent in the other server's header. */
+  [
+    'auth',
+    async (s) => ({
+      none: (await s.api('GET', `${V1}/app-conversations/search`, undefined, { auth: false })).status,
+      with_key: (await s.api('GET', `${V1}/app-conversations/search`)).status,
+      bearer: (await fetch(`${s.url}${V1}/app-conversations/search`, { headers: { authorization: `Bearer ${s.key}` } })).status,
+      session_header: (await fetch(`${s.url}${V1}/app-conversations/search`, { headers: { 'x-session-api-key': s.key } })).status,
+      alive: (await s.api('GET', '/alive', undefined, { auth: false })).status,
+      health: (await s.api('GET', '/health', undefined, { auth: false })).status,
+    }),
+  ],
+
+  /** Start with an initial message, poll the task to READY, wait for the agent's answer. */
+  [
+    'start',
+    async (s, ctx) => {
+      s.script(finish('Hello back.'));
+      const r = await s.api('POST', `${V1}/app-conversations`, { initial_message: message('Say hello.') });
+      const { task, seen } = await pollTask(s, r.body.id);
+      Object.assign(ctx, { task: task.id, conversation: task.app_conversation_id, sandbox: task.sandbox_id });
+      const evs = await finished(s, task.app_conversation_id);
+      const [rec] = await records(s, [task.app_conversation_id]);
+      return {
+        status: r.status,
+        task_fields: fields(r.body),
+        task_types: types(r.body),
+        first_status: r.body.status,
+        final_status: task.status,
+        ready_task_types: types(task),
+        polled_in_order: inOrder(seen),
+        polled_sees_a_middle_step: seen.some((st) => st !== 'WORKING' && st !== 'READY'),
+        record_fields: fields(rec),
+        record_types: types(rec),
+        sandbox_status: rec.sandbox_status,
+        events: kinds(evs),
+        before_first_message: beforeFirstMessage(evs),
+        update_keys: updateKeys(evs),
+        event_fields: fields(evs.find((e) => e.kind === 'MessageEvent')),
+        agent_calls: s.llm.requests.length - s.titleCalls(),
+        title_calls: s.titleCalls(),
+      };
+    },
+  ],
+
+  /** Reads by id, search and count, for conversations and start tasks, with malformed and unknown ids. */
+  [
+    'read',
+    async (s, ctx) => {
+      const id = ctx.conversation!;
+      const search = await s.api('GET', `${V1}/app-conversations/search`);
+      const count = await s.api('GET', `${V1}/app-conversations/count`);
+      const malformed = await s.api('GET', `${V1}/app-conversations?ids=not-a-uuid`);
+      const unknown = await s.api('GET', `${V1}/app-conversations?ids=${UNKNOWN}`);
+      const dashed = await s.api('GET', `${V1}/app-conversations?ids=${id.replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5')}`);
+      const tasks = await s.api('GET', `${V1}/app-conversations/start-tasks/search`);
+      const taskCount = await s.api('GET', `${V1}/app-conversations/start-tasks/count`);
+      const taskMalformed = await s.api('GET', `${V1}/app-conversations/start-tasks?ids=not-a-uuid`);
+      const taskUnknown = await s.api('GET', `${V1}/app-conversations/start-tasks?ids=${UNKNOWN}`);
+      return {
+        search: search.status,
+        search_fields: fields(search.body),
+        search_items: search.body.items?.length,
+        search_item_fields: fields(search.body.items?.[0]),
+        count: [count.status, count.body],
+        malformed: malformed.status,
+        malformed_locs: locs(malformed),
+        unknown: [unknown.status, unknown.body],
+        dashed_found: dashed.body?.[0]?.id === id,
+        tasks: tasks.status,
+        tasks_fields: fields(tasks.body),
+        task_item_fields: fields(tasks.body.items?.[0]),
+        task_count: [taskCount.status, taskCount.body],
+        task_malformed: taskMalformed.status,
+        task_malformed_locs: locs(taskMalformed),
+        task_unknown: [taskUnknown.status, taskUnknown.body],
+      };
+    },
+  ],
+
+  /** The events of the conversation: search filters and order, count, get by ids (malformed too). */
+  [
+    'events',
+    async (s, ctx) => {
+      const id = ctx.conversation!;
+      const all = await events(s, id);
+      const count = await s.api('GET', `${V1}/conversation/${id}/events/count`);
+      const messages = await s.api('GET', `${V1}/conversation/${id}/events/search?kind__eq=MessageEvent`);
+      const desc = await s.api('GET', `${V1}/conversation/${id}/events/search?sort_order=TIMESTAMP_DESC&limit=100`);
+      const page = await s.api('GET', `${V1}/conversation/${id}/events/search?limit=1`);
+      const byId = await s.api('GET', `${V1}/conversation/${id}/events?id=${all[0].id}&id=${UNKNOWN}`);
+      const malformed = await s.api('GET', `${V1}/conversation/${id}/events?id=not-a-uuid`);
+      const badLimit = await s.api('GET', `${V1}/conversation/${id}/events/search?limit=0`);
+      return {
+        count: [count.status, typeOf(count.body), count.body === all.length],
+        messages: [messages.status, messages.body.items?.map((e: any) => `${e.kind}:${e.source}`)],
+        desc_reversed: JSON.stringify(desc.body.items.map((e: any) => e.id)) === JSON.stringify(all.map((e) => e.id).reverse()),
+        page: [page.status, page.body.items?.length, typeOf(page.body.next_page_id)],
+        by_id: [byId.status, byId.body.map((e: any) => (e ? e.id === all[0].id : null))],
+        malformed: malformed.status,
+        malformed_locs: locs(malformed),
+        bad_limit: badLimit.status,
+        bad_limit_locs: locs(badLimit),
+      };
+    },
+  ],
+
+  /** A second message through the app: its answer, and the events it adds. */
+  [
+    'send_message',
+    async (s, ctx) => {
+      const id = ctx.conversation!;
+      const before = new Set((await events(s, id)).map((e) => e.id));
+      s.script(finish('Second answer.'));
+      const r = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, message('Once more.'));
+      const evs = await finished(s, id, 2);
+      const empty = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, { role: 'user', content: [] });
+      const unknown = await s.api('POST', `${V1}/app-conversations/${UNKNOWN}/send-message`, message('Anyone?'));
+      return {
+        status: r.status,
+        fields: fields(r.body),
+        types: types(r.body),
+        added: kinds(evs.filter((e) => !before.has(e.id))),
+        empty: empty.status,
+        empty_locs: locs(empty),
+        unknown: unknown.status,
+      };
+    },
+  ],
+
+  /** Pause the conversation's sandbox, read it paused, send while paused, resume. */
+  [
+    'pause_resume',
+    async (s, ctx) => {
+      const id = ctx.conversation!;
+      const sandbox = ctx.sandbox!;
+      const pause = await s.api('POST', `${V1}/sandboxes/${sandbox}/pause`);
+      const paused = await until(`the sandbox ${sandbox} to read PAUSED (pause: ${pause.status} ${pause.text})`, async () => {
+        const [sb] = (await s.api('GET', `${V1}/sandboxes?id=${sandbox}`)).body;
+        return sb?.status === 'PAUSED' ? sb : undefined;
+      });
+      const [rec] = await records(s, [id]);
+      // A message that does not run the agent, sent while paused: OpenHands refuses it (resume first).
+      const sendPaused = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, message('While paused.', false));
+      const resume = await s.api('POST', `${V1}/sandboxes/${sandbox}/resume`);
+      const running = await until('the sandbox to read RUNNING', async () => {
+        const [sb] = (await s.api('GET', `${V1}/sandboxes?id=${sandbox}`)).body;
+        return sb?.status === 'RUNNING' ? sb : undefined;
+      });
+      const missing = await s.api('POST', `${V1}/sandboxes/no-such-sandbox/pause`);
+      return {
+        pause: [pause.status, pause.body],
+        paused_fields: fields(paused),
+        paused_types: types(paused),
+        record_sandbox_status: rec.sandbox_status,
+        record_execution_status: rec.execution_status,
+        send_paused: sendPaused.status,
+        resume: [resume.status, resume.body],
+        running_fields: fields(running),
+        running_urls: running.exposed_urls?.map((u: any) => u.name),
+        missing: missing.status,
+      };
+    },
+  ],
+
+  /**
+   * A start streamed instead of polled, without an initial message, in the first conversation's
+   * sandbox (`sandbox_id`: no second agent server to wait for); a message queued for its start task
+   * after the first snapshot (before READY) is delivered once it is ready, and answered. (With an
+   * initial message too, whether the agent answers the two in one run or two depends on timing.)
+   */
+  [
+    'stream_start',
+    async (s, ctx) => {
+      s.script(finish('Pending seen.'));
+      const res = await fetch(`${s.url}${V1}/app-conversations/stream-start`, {
+        method: 'POST',
+        headers: { ...s.authHeaders, 'content-type': 'application/json' },
+        body: JSON.stringify({ sandbox_id: ctx.sandbox }),
+      });
+      const reader = res.body!.getReader();
+      let text = '';
+      // Until the first snapshot is whole: the array so far, closed, parses.
+      const sofar = () => {
+        try {
+          const a = JSON.parse(`${text}]`) as any[];
+          return a.length ? a : undefined;
+        } catch {
+          return undefined;
+        }
+      };
+      while (!sofar()) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before its first snapshot: ${text}`);
+        text += Buffer.from(value).toString('utf8');
+      }
+      const taskId = sofar()![0].id;
+      const queued = await s.api('POST', `${V1}/conversations/task-${taskId}/pending-messages`, { role: 'user', content: [{ type: 'text', text: 'Queued.' }] });
+      const bad = await s.api('POST', `${V1}/conversations/task-${taskId}/pending-messages`, { content: 'not a list' });
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += Buffer.from(value).toString('utf8');
+      }
+      const snapshots = JSON.parse(text) as any[];
+      const id = snapshots.at(-1).app_conversation_id;
+      const evs = await finished(s, id);
+      const [rec] = await records(s, [id]);
+      return {
+        same_sandbox: rec.sandbox_id === ctx.sandbox,
+        status: res.status,
+        content_type: res.headers.get('content-type')?.split(';')[0],
+        steps: snapshots.map((t) => t.status),
+        snapshot_fields: fields(snapshots[0]),
+        queued: queued.status,
+        queued_fields: fields(queued.body),
+        queued_types: types(queued.body),
+        bad: bad.status,
+        bad_locs: locs(bad),
+        events: kinds(evs),
+      };
+    },
+  ],
+
+  /** Sandbox specs: the search page and a get by id. */
+  [
+    'sandbox_specs',
+    async (s) => {
+      const search = await s.api('GET', `${V1}/sandbox-specs/search`);
+      const first = search.body.items?.[0];
+      const byId = await s.api('GET', `${V1}/sandbox-specs?id=${encodeURIComponent(first?.id ?? 'x')}&id=no-such-spec`);
+      return {
+        search: search.status,
+        search_fields: fields(search.body),
+        item_fields: fields(first),
+        item_types: types(first),
+        by_id: [byId.status, byId.body?.map?.((x: any) => (x ? x.id === first.id : null))],
+      };
+    },
+  ],
+
+  /** Settings and schemas, and the model and provider listings. */
+  [
+    'settings_config',
+    async (s) => {
+      const settings = await s.api('GET', `${V1}/settings`);
+      const convSchema = await s.api('GET', `${V1}/settings/conversation-schema`);
+      const agentSchema = await s.api('GET', `${V1}/settings/agent-schema`);
+      const models = await s.api('GET', `${V1}/config/models/search`);
+      const providers = await s.api('GET', `${V1}/config/providers/search`);
+      return {
+        settings: settings.status,
+        conversation_schema: convSchema.status,
+        conversation_schema_fields: fields(convSchema.body),
+        agent_schema: agentSchema.status,
+        models: models.status,
+        models_fields: fields(models.body),
+        model_item: typeOf(models.body?.items?.[0]),
+        providers: providers.status,
+        providers_fields: fields(providers.body),
+        provider_item: typeOf(providers.body?.items?.[0]),
+        profiles: (await s.api('GET', `${V1}/settings/profiles`)).status,
+        skills: (await s.api('GET', `${V1}/skills/search`)).status,
+      };
+    },
+  ],
+
+  /** Delete the conversation, then read it, delete it again, and read its events. */
+  [
+    'delete',
+    async (s, ctx) => {
+      const id = ctx.conversation!;
+      const del = await s.api('DELETE', `${V1}/app-conversations/${id}`);
+      const [rec] = await until('the record to go', async () => {
+        const r = await records(s, [id]);
+        return r[0] === null ? r : undefined;
+      });
+      const again = await s.api('DELETE', `${V1}/app-conversations/${id}`);
+      const malformed = await s.api('DELETE', `${V1}/app-conversations/not-a-uuid`);
+      const evs = await s.api('GET', `${V1}/conversation/${id}/events/search`);
+      const send = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, message('Still there?'));
+      return {
+        delete: [del.status, del.body],
+        record: rec,
+        again: again.status,
+        malformed: malformed.status,
+        events_after: evs.status,
+        send_after: send.status,
+      };
+    },
+  ],
+];

@@ -1,0 +1,211 @@
+// The two application servers of the side-by-side suite, each with its own scripted model (the same
+// script is pushed to both): the real OpenHands app server (Python, openhands-ai installed and patched
+// by hack/openhands-app-server.sh into a cached virtualenv; OSS mode, process sandboxes) and
+// `agentyard up`, both on loopback. Each is spoken to as its own clients do: the OpenHands OSS app
+// with X-Session-API-Key, ours with Authorization: Bearer (spec part 5; a listed difference).
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
+import { requiredForTests } from '../../src/testing/required/required.ts';
+import { removeDataDir, scriptedModelEnv, startService } from '../embedded/harness.ts';
+
+export const OPENHANDS_AI_VERSION = '1.11.0';
+export const MODEL = 'openai/scripted';
+const KEY = 'app-parity-session-key';
+
+/** The patched virtualenv's python, or undefined (the suite skips unless the cluster suites are required). */
+export function appServerPython(): string | undefined {
+  const cache = process.env['AGENTYARD_CACHE'] ?? join(homedir(), '.cache/agentyard');
+  const venv = join(cache, 'venv', `openhands-ai-${OPENHANDS_AI_VERSION}`);
+  const ready = existsSync(join(venv, '.agentyard-patched')) ? join(venv, 'bin', 'python') : undefined;
+  return requiredForTests(ready, `the OpenHands app server ${OPENHANDS_AI_VERSION} (${venv})`, 'run hack/openhands-app-server.sh (make test does)');
+}
+
+export interface Reply {
+  status: number;
+  body: any;
+  /** The body's text as sent (streamed answers are compared on it). */
+  text: string;
+}
+
+export interface AppSide {
+  name: 'openhands' | 'agentyard';
+  url: string;
+  llm: ScriptedLlm;
+  /** Answers for the agent's model calls (those offering tools), in order. */
+  script(...steps: ScriptedReply[]): void;
+  /** Agent answers not used yet. */
+  scriptLeft(): number;
+  /** Model calls without tools: OpenHands asks its model for a title at the first message. */
+  titleCalls(): number;
+  /** The credentials that server's clients send. */
+  authHeaders: Record<string, string>;
+  /** The key in them (to send it the other server's way). */
+  key: string;
+  /** A request as that server's clients send it; `auth: false` sends no credentials. */
+  api(method: string, path: string, body?: unknown, opts?: { auth?: boolean; rawBody?: string }): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+/**
+ * A scripted model whose agent calls take the pushed answers in order, while a call without tools
+ * (a title request, which OpenHands makes beside the agent's first call, in either order) is answered
+ * with a title and takes none: so the same script serves both sides.
+ */
+async function dispatchingLlm(): Promise<Pick<AppSide, 'llm' | 'script' | 'scriptLeft' | 'titleCalls'>> {
+  const agent: ScriptedReply[] = [];
+  let titles = 0;
+  const llm = await startScriptedLlm();
+  const dispatch = () => (req: { tools?: unknown[] }): ScriptedReply => {
+    llm.push(dispatch()); // never runs dry: the agent queue is what a flow counts
+    if (!req.tools?.length) {
+      titles++;
+      return { content: 'A title' };
+    }
+    return agent.shift() ?? { status: 500, errorMessage: 'The scripted model has no more responses' };
+  };
+  llm.push(dispatch());
+  return { llm, script: (...steps) => void agent.push(...steps), scriptLeft: () => agent.length, titleCalls: () => titles };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Requests as a client sends them. A 429 is waited out (its Retry-After) and tried again, as a client
+ * does: the OSS OpenHands app limits each address to 10 requests a second, its agent servers' webhook
+ * calls included, so a flow's quick reads can meet it; what it limits is not what is compared.
+ */
+function apiOf(url: string, auth: Record<string, string>): AppSide['api'] {
+  return async (method, path, body, opts = {}) => {
+    const raw = body !== undefined ? JSON.stringify(body) : opts.rawBody;
+    let res: Response;
+    for (let tries = 0; ; tries++) {
+      res = await fetch(url + path, {
+        method,
+        headers: { ...(opts.auth === false ? {} : auth), ...(raw !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: raw,
+      });
+      if (res.status !== 429 || tries >= 10) break;
+      await res.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+    }
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed, text };
+  };
+}
+
+/**
+ * The real OpenHands app server, in a throwaway directory (its database, file store, and the
+ * sandboxes' working directories under TMPDIR). Starting takes 30-60 s: its imports are heavy.
+ * Its agent servers get the webhook base URL through OH_AGENT_SERVER_ENV, else their events never
+ * reach its app-side store; the model is set through its settings API, as its users do.
+ */
+export async function startOpenHandsApp(python: string): Promise<AppSide> {
+  const dir = mkdtempSync(join(tmpdir(), 'app-parity-openhands-'));
+  mkdirSync(join(dir, 'tmp'));
+  const model = await dispatchingLlm();
+  const llm = model.llm;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let out = '';
+  const child = spawn(python, ['-m', 'uvicorn', 'openhands.app_server.app:app', '--host', '127.0.0.1', '--port', String(port)], {
+    cwd: dir,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: dir,
+      TMPDIR: join(dir, 'tmp'),
+      RUNTIME: 'process',
+      SESSION_API_KEY: KEY,
+      OH_PERSISTENCE_DIR: join(dir, 'data'),
+      OH_AGENT_SERVER_ENV: JSON.stringify({ OH_WEBHOOKS_0_BASE_URL: `${url}/api/v1/webhooks`, OH_ENABLE_BROWSER: 'false', OH_PRELOAD_TOOLS: 'false' }),
+      // No telemetry and no model-catalogue fetches from a test.
+      OH_TELEMETRY__EXPORTER: 'none',
+      LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+      PYTHONUNBUFFERED: '1',
+    },
+  });
+  // APP_PARITY_OPENHANDS_LOG=<file>: its whole output there too (while working on the suite).
+  const logFile = process.env['APP_PARITY_OPENHANDS_LOG'];
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+    if (logFile) appendFileSync(logFile, d);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const authHeaders = { 'x-session-api-key': KEY };
+  const api = apiOf(url, authHeaders);
+  const close = async () => {
+    if (child.exitCode === null && child.pid) {
+      const exited = new Promise((r) => child.once('exit', r));
+      // The group: its process sandboxes (agent servers) are its children.
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await llm.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const until = Date.now() + 240_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the OpenHands app server exited (${child.exitCode}) while starting:\n${out.slice(-4000)}`);
+      if ((await api('GET', '/alive', undefined, { auth: false }).catch(() => ({ status: 0 }))).status === 200) break;
+      if (Date.now() > until) throw new Error(`the OpenHands app server was not up within 240 s:\n${out.slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const set = await api('POST', '/api/v1/settings', { agent_settings_diff: { llm: { model: MODEL, base_url: llm.url, api_key: 'sk-app-parity' } } });
+    if (set.status !== 200) throw new Error(`the OpenHands app server refused its settings: ${set.status} ${set.text}`);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { name: 'openhands', url, ...model, authHeaders, key: KEY, api, close };
+}
+
+/** `agentyard up` as a child process, its model the scripted one. */
+export async function startAgentyardUp(): Promise<AppSide> {
+  const model = await dispatchingLlm();
+  const llm = model.llm;
+  const svc = await startService({ env: scriptedModelEnv(llm) }).catch(async (err: unknown) => {
+    await llm.close();
+    throw err;
+  });
+  return {
+    name: 'agentyard',
+    url: svc.url,
+    ...model,
+    authHeaders: { authorization: `Bearer ${svc.apiKey}` },
+    key: svc.apiKey,
+    api: apiOf(svc.url, { authorization: `Bearer ${svc.apiKey}` }),
+    async close() {
+      await svc.stop();
+      await llm.close();
+      removeDataDir(svc.dataDir);
+    },
+  };
+}
