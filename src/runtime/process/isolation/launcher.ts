@@ -360,12 +360,13 @@ export function freeLoopbackPort(): Promise<number> {
   });
 }
 
-/** Kills the pasta of a pid file, if it still runs (and is pasta: pids get recycled); resolves once it is gone. */
+/** Kills the pasta of a pid file, if it still runs; resolves once it is gone. */
 async function stopPasta(pidFile: string): Promise<void> {
   let pid: number;
   try {
     pid = Number(readFileSync(pidFile, 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 1 || !/pasta|passt/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))) return;
+    // Its command line names this very pid file: a recycled pid (even another sandbox's pasta) is left alone.
+    if (!Number.isInteger(pid) || pid <= 1 || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pidFile)) return;
     process.kill(pid, 'SIGKILL');
   } catch {
     return; // not running
