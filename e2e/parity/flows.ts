@@ -212,6 +212,52 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
+  /** agent.llm.log_completions on: one LLMCompletionLogEvent per model call, its fields and the JSON it carries. */
+  async completion_log(s) {
+    s.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo logged' } }] }, finish('Logged.'));
+    const body = startBody(s, { initial_message: text('Print logged.') });
+    const a = body.agent as { llm: Record<string, unknown> };
+    a.llm = { ...a.llm, log_completions: true };
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const end = await settled(s, r.body.id);
+    const evs = await events(s, r.body.id);
+    const logs = evs.filter((e) => e.kind === 'LLMCompletionLogEvent');
+    const data = logs.map((e) => JSON.parse(e.log_data));
+    return {
+      status: r.status,
+      end,
+      // Without the logs: OpenHands emits them from a worker thread, so where they fall varies from run to run.
+      events: kinds(evs.filter((e) => e.kind !== 'LLMCompletionLogEvent')),
+      logs: logs.length,
+      log_fields: sortedKeys(logs[0]),
+      log_source: logs.map((e) => e.source),
+      log_model: logs.map((e) => e.model_name),
+      log_usage_id: logs.map((e) => e.usage_id),
+      log_filename: logs.map((e) => /^openai__scripted-\d+\.\d{3}-[0-9a-f]{4}\.json$/.test(e.filename)),
+      log_data_fields: sortedKeys(data[0]),
+      log_data_usage_fields: sortedKeys(data[0]?.usage_summary),
+    };
+  },
+
+  /** litellm_extra_body.return_token_ids: a model that returns token ids (vLLM) gives a TokenEvent per call. */
+  async token_ids(s) {
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'Tokens.' } }], tokenIds: { prompt: [11, 12, 13], response: [21, 22] } });
+    const body = startBody(s, { initial_message: text('Say tokens.') });
+    const a = body.agent as { llm: Record<string, unknown> };
+    a.llm = { ...a.llm, litellm_extra_body: { return_token_ids: true } };
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const end = await settled(s, r.body.id);
+    const evs = await events(s, r.body.id);
+    const tokens = evs.filter((e) => e.kind === 'TokenEvent');
+    return {
+      status: r.status,
+      end,
+      events: kinds(evs),
+      asked: s.llm.requests[0]?.body['return_token_ids'],
+      tokens: tokens.map((e) => [e.source, e.prompt_token_ids, e.response_token_ids]),
+    };
+  },
+
   async websocket(s) {
     const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s) });
     const id = r.body.id;

@@ -1,5 +1,6 @@
 // The agent server's Koa app: one error middleware first, health routes open, `/api/*` behind the
 // session key, one router per resource.
+import { Unavailable } from '../api/errors.ts';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -47,6 +48,8 @@ export interface AppDeps {
   setSinkKey?(key: string): void;
   /** Prometheus registry GET /metrics serves. Default: the process's registry. */
   metrics?: Registry;
+  /** True while the server restores its stored conversations: /api answers 503 until they are loaded. */
+  restoring?(): boolean;
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -63,6 +66,11 @@ export function createApp(d: AppDeps): Koa {
   app.use(docsRoutes().routes());
 
   const api = new Router({ prefix: '/api' });
+  // Before the key check: nothing is said but "not yet", and an answer from a half-loaded server could be wrong (a 404 for a conversation still being restored).
+  api.use(async (_ctx, next) => {
+    if (d.restoring?.()) throw new Unavailable('The agent server is starting: its conversations are being restored', { retryAfterSeconds: 1 });
+    await next();
+  });
   api.use(requireSessionKey(d.keys));
   // Bodies are read only once the key is checked, and refused past 10 MB or 128 levels of nesting.
   api.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));

@@ -1,5 +1,6 @@
 // startAgentServer: wires the store, the conversations, the HTTP API, the event sockets and the
 // event-sink pusher into one listening server, and takes them down in order on close.
+import type { Duplex } from 'node:stream';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +55,8 @@ export interface AgentServerOptions {
     storageRetryMs?: number;
     /** Free space below which /health reports the disk low. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
     minFreeDiskBytes?: number;
+    /** Awaited after the server listens and before it restores its conversations (tests hold the restoring phase with it). */
+    beforeRestore?: (url: string) => Promise<void>;
   };
 }
 
@@ -138,8 +141,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
     transaction: (fn) => db.transaction(fn)(),
   });
-  service.recover();
-  pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);
+  // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
+  // answers, /ready and every /api route say 503, sockets are refused), then `serving`, then
+  // `closing` (/ready 503 again, so a Service stops routing here while runs wind down).
+  let phase: 'restoring' | 'serving' | 'closing' = 'restoring';
 
   const minFree = opts.tuning?.minFreeDiskBytes ?? minFreeDiskBytes(process.env);
   const keys = new SessionKeys(opts.sessionKeys);
@@ -161,14 +166,17 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     onActivity,
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => true, usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
+    restoring: () => phase === 'restoring',
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());
-  sockets.attach(server);
   const bashSockets = new BashSockets({ service: bash, store: bashStore, keys, log, onActivity, ...(opts.tuning?.sockets?.authTimeoutMs ? { authTimeoutMs: opts.tuning.sockets.authTimeoutMs } : {}) });
-  bashSockets.attach(server);
+  const refuseUpgrade = (_req: unknown, socket: Duplex) => {
+    socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  };
+  server.on('upgrade', refuseUpgrade);
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
@@ -181,9 +189,19 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log.info({ url, dataDir }, 'agent server listening');
 
+  await opts.tuning?.beforeRestore?.(url);
+  service.recover();
+  pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);
+  server.off('upgrade', refuseUpgrade);
+  sockets.attach(server);
+  bashSockets.attach(server);
+  phase = 'serving';
+  log.info({ conversations: service.all().length }, 'agent server ready');
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      phase = 'closing';
       const stopped = new Promise<void>((ok) => server.close(() => ok()));
       await sockets.close();
       await bashSockets.close();

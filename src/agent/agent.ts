@@ -152,6 +152,7 @@ class Agent implements ConversationAgent {
       // A response that arrived is recorded even if the run was stopped meanwhile: its actions stay pending.
       if (completion.toolCalls.length === 0) {
         this.#emit(assistantMessage(completion));
+        this.#emitTokens(completion);
         if (await this.#finish()) return;
         continue;
       }
@@ -160,7 +161,9 @@ class Agent implements ConversationAgent {
         host.setExecutionStatus('waiting_for_confirmation');
         return;
       }
-      if (await this.#finishIf(await this.#execute(runnable, ctx))) return;
+      const executed = await this.#execute(runnable, ctx);
+      this.#emitTokens(completion);
+      if (await this.#finishIf(executed)) return;
     }
   }
 
@@ -332,6 +335,11 @@ class Agent implements ConversationAgent {
   }
 
   /** The one way out: every event is masked here, whatever a tool or the model put into it. */
+  #emitTokens(completion: Completion): void {
+    const tokens = this.#calls.tokens(completion);
+    if (tokens) this.#emit(tokens);
+  }
+
   #emit(event: Event): void {
     if (event.kind === 'ObservationEvent') event = this.#withPathRules(event);
     this.#host.emit(maskDeep(event, this.#mask));

@@ -1,4 +1,5 @@
 // The events the agent emits, built in one place so every producer fills the same fields.
+import { randomBytes } from 'node:crypto';
 import type { ActionEvent, Event, ErrorClassification, Observation, ObservationEvent } from '../api/events/index.ts';
 import { newEventBase } from '../api/events/index.ts';
 import type { Completion, ToolCall } from './llm/client.ts';
@@ -102,4 +103,20 @@ export function systemPromptEvent(tools: readonly AgentTool[], prompt: string, d
     dynamic_context: { type: 'text', text: dynamicContext },
     kind: 'SystemPromptEvent',
   };
+}
+
+/**
+ * A model call's completion log (`agent.llm.log_completions`), streamed as OpenHands' agent server
+ * streams it instead of writing files in the sandbox: the file name it would have had
+ * (`<model with / as __>-<epoch seconds>-<4 hex>[-error].json`) and the JSON it would have held.
+ */
+export function completionLog(model: string, usageId: string, data: Record<string, unknown>, failed: boolean): Of<'LLMCompletionLogEvent'> {
+  const now = Date.now() / 1000;
+  const filename = `${model.replaceAll('/', '__')}-${now.toFixed(3)}-${randomBytes(2).toString('hex')}${failed ? '-error' : ''}.json`;
+  return { ...newEventBase('environment'), filename, log_data: JSON.stringify({ ...data, timestamp: now }), model_name: model, usage_id: usageId, kind: 'LLMCompletionLogEvent' };
+}
+
+/** The token ids of one model call (vLLM, asked with litellm_extra_body.return_token_ids), as OpenHands records them. */
+export function tokenEvent(prompt: number[], response: number[]): Of<'TokenEvent'> {
+  return { ...newEventBase('agent'), prompt_token_ids: prompt, response_token_ids: response, kind: 'TokenEvent' };
 }

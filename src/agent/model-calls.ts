@@ -6,7 +6,7 @@ import { BadGateway, Conflict } from '../api/errors.ts';
 import { CONVERSATION_HEADER } from '../api/model-gateway.ts';
 import type { ErrorClassification, Event } from '../api/events/index.ts';
 import { ASK_USAGE_ID } from './ask.ts';
-import { stateUpdate } from './events.ts';
+import { completionLog, stateUpdate, tokenEvent } from './events.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
 import { maskDeep } from './mask.ts';
@@ -82,17 +82,39 @@ export class ModelCalls {
     let completion: Completion;
     const host = this.#d.host;
     const onDelta = o.stream ? host.streamDelta?.bind(host) : undefined;
+    const started = Date.now();
     try {
       completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}) });
     } catch (err) {
       if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
       const e = toModelCallError(err);
+      this.#logCompletion(model.model, o, { messages, tools, kwargs: { stream: o.stream }, error: { type: e.code, message: e.message }, cost: 0, latency_sec: (Date.now() - started) / 1000 }, true);
       if (e.code === 'LLMContextWindowExceedError' && o.condensable) return 'condense';
       this.#d.fail(e.code, e.message, e.classification);
       return undefined;
     }
+    const usage = completion.usage;
+    this.#logCompletion(model.model, o, {
+      messages,
+      tools,
+      kwargs: { stream: o.stream },
+      response: { id: completion.responseId, content: completion.content, reasoning_content: completion.reasoning, tool_calls: completion.toolCalls },
+      cost: priced(usage, host.request.agent?.llm).cost,
+      latency_sec: (Date.now() - started) / 1000,
+      usage_summary: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, reasoning_tokens: usage.reasoningTokens, cache_read_tokens: usage.cacheReadTokens },
+    }, false);
     this.#record(model.model, completion, o.bucket);
     return completion;
+  }
+
+  /** With `agent.llm.log_completions` on, every agent and condenser call (and failure) becomes an LLMCompletionLogEvent; masked like every event. */
+  #logCompletion(model: string, o: CallOptions, data: Record<string, unknown>, failed: boolean): void {
+    const llm = this.#d.host.request.agent?.llm;
+    if (llm?.log_completions !== true) return;
+    // OpenHands logs the context window its model info gives (0 when unknown); the request's max_input_tokens is ours.
+    data = { ...data, context_window: llm.max_input_tokens ?? 0 };
+    const usageId = o.bucket === 'agent' ? (this.#d.host.request.agent?.llm?.usage_id ?? 'agent') : o.bucket;
+    this.#d.emit(completionLog(model, usageId, data, failed));
   }
 
   /**
@@ -116,6 +138,16 @@ export class ModelCalls {
     this.#record(model.model, completion, ASK_USAGE_ID);
     if (!completion.content?.trim()) throw new BadGateway('The model answered the question with tool calls instead of text');
     return this.#d.mask(completion.content);
+  }
+
+  /**
+   * The TokenEvent of an agent call's answer: only when token ids were asked for
+   * (litellm_extra_body.return_token_ids) and came back. The agent emits it where OpenHands does:
+   * after the answer's message, or after its actions ran (none while they wait for confirmation).
+   */
+  tokens(completion: Completion): Event | undefined {
+    if (!this.#d.host.request.agent?.llm?.litellm_extra_body?.['return_token_ids'] || !completion.tokenIds) return undefined;
+    return tokenEvent(completion.tokenIds.prompt, completion.tokenIds.response);
   }
 
   /** What the model calls of runs cost so far, summaries included (the budget counts both). */

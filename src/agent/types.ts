@@ -13,6 +13,8 @@ export interface LlmConfig {
   apiKey?: string;
   /** The request's timeout and retry fields (`timeout`, `num_retries`, `retry_*`); absent: the defaults (llm/retry.ts). */
   retry?: LlmRetryFields;
+  /** The request's `litellm_extra_body`: merged into every chat-completions request body. */
+  extraBody?: Record<string, unknown>;
 }
 
 export interface AgentHost {

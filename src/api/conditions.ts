@@ -25,6 +25,14 @@ export const Reason = {
   CapacityExceeded: 'CapacityExceeded',
   Placed: 'Placed',
   StartFailed: 'StartFailed',
+  /** Start task steps that did their work (events on the Conversation), or failed it (the start's Ready reason). */
+  SetupScriptRan: 'SetupScriptRan',
+  SetupScriptFailed: 'SetupScriptFailed',
+  GitHooksInstalled: 'GitHooksInstalled',
+  GitHooksFailed: 'GitHooksFailed',
+  SkillsLoaded: 'SkillsLoaded',
+  /** A configuration repository defines a skill name old-style and new-style (spec part 4 rule 6). */
+  SkillNameConflict: 'SkillNameConflict',
   Ready: 'Ready',
   /** A warm pool has as many ready members as it wants. */
   PoolFilled: 'PoolFilled',

@@ -227,6 +227,18 @@ export const ConversationStatus = Type.Object({
   metrics: Type.Optional(UsageMetrics),
   /** Whether the initial message has been handed to the agent server (makes the last step idempotent). */
   initialMessageDelivered: Type.Optional(Type.Boolean()),
+  /**
+   * What SETTING_UP_SKILLS loaded, kept so STARTING_CONVERSATION hands the agent exactly that:
+   * the skill names the conversation will have (reported in that step), the configuration
+   * repositories' skills and the Auto-Load plugins that go into the start request.
+   */
+  startSkills: Type.Optional(
+    Type.Object({
+      names: Type.Array(Type.String()),
+      skills: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+      plugins: Type.Array(PluginSpec),
+    }),
+  ),
 });
 export type ConversationStatus = Static<typeof ConversationStatus>;
 

@@ -44,7 +44,7 @@ export function createController(deps: ControllerDeps): Controller {
   const registry = deps.metrics ?? defaultRegistry();
   const withRecorder = { ...deps, settings, recorder: deps.recorder ?? logRecorder(deps.log), warmPools: warmPoolMetrics(registry) };
   const counts = new ConversationCounts();
-  const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb) });
+  const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb), runningConversations: (sb) => counts.runningOn(sb) });
   const conversations = new ConversationReconciler(withRecorder);
   const pools = new WarmPoolReconciler({ ...withRecorder, metrics: withRecorder.warmPools });
   const placements = new PlacementIndex();

@@ -83,13 +83,23 @@ export interface LifecycleDeadlines {
   deleteAt?: DateTime;
 }
 
-export function lifecycleDeadlines(sb: Sandbox, settings: LifecycleSettings): LifecycleDeadlines {
+/** What the controller knows besides the Sandbox: whether an agent on it is in a run right now. */
+export interface LifecycleContext {
+  /**
+   * Some conversation on the sandbox has execution status `running`. A run is activity all the
+   * time it lasts — a tool call or a model call longer than Idle Time emits no event meanwhile —
+   * so the idle clock counts from now while it does (#14 item 4). The session cap still applies.
+   */
+  agentRunning?: boolean;
+}
+
+export function lifecycleDeadlines(sb: Sandbox, settings: LifecycleSettings, now?: DateTime, ctx: LifecycleContext = {}): LifecycleDeadlines {
   // An unclaimed warm-pool member idles by design: its timers start when a user claims it.
   if (sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined) return {};
   const phase = sb.status?.phase;
   if (phase === 'RUNNING' && !sb.spec.paused) {
     const session = sessionStart(sb);
-    const activity = lastActivity(sb);
+    const activity = ctx.agentRunning && now ? now : lastActivity(sb);
     return {
       ...(activity ? { idleAt: activity.plus({ milliseconds: settings.idleTimeMs }) } : {}),
       ...(session ? { capAt: session.plus({ milliseconds: SESSION_CAP_MS }) } : {}),
@@ -108,8 +118,8 @@ export type LifecycleDecision =
   | { action: 'delete' };
 
 /** What the lifecycle rules demand of a sandbox now, and when to look again. */
-export function decideLifecycle(sb: Sandbox, now: DateTime, settings: LifecycleSettings): LifecycleDecision {
-  const { idleAt, capAt, deleteAt } = lifecycleDeadlines(sb, settings);
+export function decideLifecycle(sb: Sandbox, now: DateTime, settings: LifecycleSettings, ctx: LifecycleContext = {}): LifecycleDecision {
+  const { idleAt, capAt, deleteAt } = lifecycleDeadlines(sb, settings, now, ctx);
   // The cap wins over idleness when both passed: it is the reason that holds even while active.
   if (capAt && now >= capAt) return { action: 'pause', reason: 'SessionCap' };
   if (idleAt && now >= idleAt) return { action: 'pause', reason: 'IdleTimeout' };
@@ -119,7 +129,7 @@ export function decideLifecycle(sb: Sandbox, now: DateTime, settings: LifecycleS
 }
 
 /** Milliseconds until the nearest lifecycle deadline (0 when one has passed); undefined when none applies. */
-export function nextDeadline(sb: Sandbox, now: DateTime, settings: LifecycleSettings): number | undefined {
-  const decision = decideLifecycle(sb, now, settings);
+export function nextDeadline(sb: Sandbox, now: DateTime, settings: LifecycleSettings, ctx: LifecycleContext = {}): number | undefined {
+  const decision = decideLifecycle(sb, now, settings, ctx);
   return decision.action === 'none' ? decision.requeueAfterMs : 0;
 }

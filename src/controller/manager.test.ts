@@ -236,6 +236,23 @@ describe('ConversationCounts', () => {
   });
 });
 
+describe('ConversationCounts.runningOn', () => {
+  it('counts the running conversations of a sandbox as their execution status changes, moves and deletions come in', () => {
+    const counts = new ConversationCounts();
+    const withStatus = (name: string, sb: string, executionStatus?: 'running' | 'finished'): Conversation => ({ ...conversation(name, sb), status: executionStatus ? { executionStatus } : {} });
+    counts.observe(withStatus('a', 'sb1', 'running'), false);
+    counts.observe(withStatus('b', 'sb1', 'finished'), false);
+    counts.observe(withStatus('c', 'sb2', 'running'), false);
+    expect([counts.runningOn(sandbox('sb1')), counts.runningOn(sandbox('sb2'))]).toEqual([1, 1]);
+    counts.observe(withStatus('a', 'sb1', 'finished'), false);
+    counts.observe(withStatus('b', 'sb1', 'running'), false);
+    expect(counts.runningOn(sandbox('sb1'))).toBe(1);
+    counts.observe(withStatus('b', 'sb1', 'running'), true);
+    counts.observe(withStatus('c', 'sb1', 'running'), false);
+    expect([counts.runningOn(sandbox('sb1')), counts.runningOn(sandbox('sb2'))]).toEqual([1, 0]);
+  });
+});
+
 describe('PlacementIndex', () => {
   it('follows conversations as they are placed, moved and deleted', () => {
     const idx = new PlacementIndex();

@@ -163,9 +163,13 @@ export function sandboxKeysOfConversation(obj: KubeObject): string[] {
 export class ConversationCounts {
   readonly #bySandbox = new Map<string, Set<string>>();
   readonly #byConversation = new Map<string, string>();
+  /** Conversations whose execution status is `running` (a running agent is activity: no idle pause). */
+  readonly #running = new Set<string>();
 
   observe(obj: KubeObject, deleted: boolean): void {
     const convKey = objectKey(obj.metadata.namespace, obj.metadata.name);
+    this.#running.delete(convKey);
+    if (!deleted && !obj.metadata.deletionTimestamp && (obj as Conversation).status?.executionStatus === 'running') this.#running.add(convKey);
     const previous = this.#byConversation.get(convKey);
     if (previous) {
       const set = this.#bySandbox.get(previous)!;
@@ -182,6 +186,13 @@ export class ConversationCounts {
 
   of(sb: KubeObject): number {
     return this.#bySandbox.get(objectKey(sb.metadata.namespace, sb.metadata.name))?.size ?? 0;
+  }
+
+  /** How many of the sandbox's conversations are running. */
+  runningOn(sb: KubeObject): number {
+    let n = 0;
+    for (const key of this.#bySandbox.get(objectKey(sb.metadata.namespace, sb.metadata.name)) ?? []) if (this.#running.has(key)) n++;
+    return n;
   }
 }
 

@@ -55,6 +55,29 @@ describe('app-conversation records', () => {
     expect(rec.sandbox_status).toBe('MISSING');
   });
 
+  it('reads PAUSED while the agent waits for confirmation or is paused on its running sandbox, and RUNNING again when it goes on (spec part 3)', async () => {
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:7000', key: 'sk-1' });
+    const id = await start();
+    await setStartTask(h.store, id, 'READY', 'sb-1');
+    const sink = { key: null, headers: { 'x-session-api-key': 'sk-1' } };
+    const seen: [string, string, string | null][] = [];
+    for (const execution of ['running', 'waiting_for_confirmation', 'running', 'paused', 'idle']) {
+      expect((await h.call('POST', '/api/v1/webhooks/sb-1/conversations', { ...sink, body: { id, execution_status: execution, updated_at: '2026-03-01T10:20:00Z' } })).status).toBe(200);
+      const rec = (await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0];
+      seen.push([rec.execution_status, rec.sandbox_status, rec.conversation_url]);
+    }
+    const url = `http://127.0.0.1:7000/api/conversations/${id}`;
+    // The sandbox itself keeps running: the agent server stays reachable, the sandbox record says RUNNING.
+    expect(seen).toEqual([
+      ['running', 'RUNNING', url],
+      ['waiting_for_confirmation', 'PAUSED', url],
+      ['running', 'RUNNING', url],
+      ['paused', 'PAUSED', url],
+      ['idle', 'RUNNING', url],
+    ]);
+    expect((await h.call('GET', '/api/v1/sandboxes?id=sb-1')).body[0].status).toBe('RUNNING');
+  });
+
   it('reports ERROR for a start that failed before placement', async () => {
     const id = await start();
     await setStartTask(h.store, id, 'ERROR');

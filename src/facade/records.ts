@@ -5,7 +5,7 @@ import { LABEL_OWNER, LABEL_START_TASK, GROUP } from '../api/meta.ts';
 import type { Sandbox } from '../api/sandbox.ts';
 import type { ConversationMeta } from './db/app-db.ts';
 import { isoOf } from './paging.ts';
-import { conversationSandboxStatus, sandboxNameOf, sandboxPhase } from './resources.ts';
+import { conversationSandboxStatus, sandboxNameOf, sandboxPhase, shownSandboxStatus } from './resources.ts';
 
 export const ANNOTATION_SECRET_NAMES = `${GROUP}/secret-names`;
 export const MASK = '**********';
@@ -153,7 +153,7 @@ export function appConversationRecord(v: ConversationView): Record<string, unkno
     tags: {},
     created_at: conv.metadata.creationTimestamp ?? null,
     updated_at: conversationUpdatedAt(v),
-    sandbox_status: sandboxStatus,
+    sandbox_status: shownSandboxStatus(conv, sandbox),
     execution_status: conv.status?.executionStatus ?? null,
     conversation_url: base ? `${base}/api/conversations/${conv.metadata.name}` : null,
     session_api_key: running ? (v.sessionKey ?? null) : null,

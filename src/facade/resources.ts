@@ -72,6 +72,19 @@ export function conversationSandboxStatus(conv: Conversation, sb: Sandbox | unde
   return sandboxPhase(sb);
 }
 
+/**
+ * Execution statuses in which the agent has paused itself — for the user's confirmation, or paused
+ * by a client — while its sandbox keeps running (spec part 3: RUNNING → PAUSED "when the agent
+ * pauses for user confirmation"). The record reads PAUSED then, and RUNNING again once it goes on.
+ */
+const AGENT_PAUSED = new Set(['waiting_for_confirmation', 'paused']);
+
+/** The `sandbox_status` an app-conversation record shows: the conversation's, PAUSED while its agent waits on a running sandbox. */
+export function shownSandboxStatus(conv: Conversation, sb: Sandbox | undefined): SandboxPhase {
+  const status = conversationSandboxStatus(conv, sb);
+  return status === 'RUNNING' && AGENT_PAUSED.has(conv.status?.executionStatus ?? '') ? 'PAUSED' : status;
+}
+
 /** Sandboxes by name, for records that show many conversations at once. */
 export async function sandboxesByName(d: FacadeDeps, userId: string): Promise<Map<string, Sandbox>> {
   return new Map((await listOwned(d, SandboxKind, userId)).map((s) => [s.metadata.name, s]));

@@ -22,7 +22,7 @@ function requestSkill(raw: Record<string, unknown>): ConversationSkill | undefin
 
 export async function conversationSkills(d: FacadeDeps, user: AppUser, id: string): Promise<ConversationSkillsResponse> {
   const { conv, client } = await agentFor(d, user, id);
-  const info = await client.getConversation(conv.metadata.name);
+  const info = await client.getConversation(conv.metadata.name, { includeSkills: true });
   if (!info) throw new NotFound(`Conversation ${id} is not known to its agent server`);
   const ctx = info.agent.agent_context;
   // A relative working dir is taken inside the agent server's workspace, there as here.

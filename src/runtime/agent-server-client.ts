@@ -43,10 +43,10 @@ export class AgentServerClient {
     return (await this.#json('POST', '/api/conversations', request)) as ConversationInfo;
   }
 
-  /** undefined when the agent server does not know the conversation. */
-  async getConversation(id: string): Promise<ConversationInfo | undefined> {
+  /** undefined when the agent server does not know the conversation. `includeSkills`: agent.agent_context.skills filled in (1.58 trims them by default). */
+  async getConversation(id: string, opts: { includeSkills?: boolean } = {}): Promise<ConversationInfo | undefined> {
     try {
-      return (await this.#json('GET', this.#conversationPath(id))) as ConversationInfo;
+      return (await this.#json('GET', this.#conversationPath(id), undefined, opts.includeSkills ? { include_skills: 'true' } : undefined)) as ConversationInfo;
     } catch (err) {
       if (err instanceof NotFound) return undefined;
       throw err;

@@ -23,13 +23,13 @@ async function create(extra: Record<string, unknown> = {}): Promise<string> {
   return res.body.id;
 }
 const status = async (id: string) => (await s.api(`/api/conversations/${id}`)).body.execution_status as string;
-const kinds = async (id: string) => (await s.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => (e.kind === 'ConversationStateUpdateEvent' ? `status:${e.value}` : e.kind));
+const kinds = async (id: string) => (await s.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => (e.kind === 'ConversationStateUpdateEvent' ? (e.key === 'last_user_message_id' ? 'last_user' : `status:${e.value}`) : e.kind));
 
 describe('execution status', () => {
   it('runs the initial message at once, even with run: false (as OpenHands; the Python SDK sends that)', async () => {
     const id = await create({ initial_message: userText('hi') });
     await eventually(async () => (await status(id)) === 'finished');
-    expect(await kinds(id)).toEqual(['MessageEvent', 'status:running', 'MessageEvent', 'status:finished']);
+    expect(await kinds(id)).toEqual(['MessageEvent', 'last_user', 'status:running', 'MessageEvent', 'status:finished']);
     const sdkStyle = await create({ initial_message: userText('hi', false) });
     await eventually(async () => (await status(sdkStyle)) === 'finished');
     expect(agents.runs).toBe(2);
@@ -75,7 +75,7 @@ describe('execution status', () => {
     await eventually(async () => (await kinds(id)).includes('MessageEvent') && (await kinds(id)).length >= 3);
     expect((await s.api(`/api/conversations/${id}/pause`, { method: 'POST' })).body).toEqual({ success: true });
     await eventually(async () => !s.agents.hosts[0] || (await status(id)) === 'paused');
-    expect(await kinds(id)).toEqual(['MessageEvent', 'status:running', 'MessageEvent', 'status:paused', 'PauseEvent']);
+    expect(await kinds(id)).toEqual(['MessageEvent', 'last_user', 'status:running', 'MessageEvent', 'status:paused', 'PauseEvent']);
     // A paused conversation runs again on request.
     agents.script = echoScript;
     await s.api(`/api/conversations/${id}/run`, { method: 'POST' });
@@ -134,6 +134,6 @@ describe('what the agent is given', () => {
     };
     const id = await create({ initial_message: userText('x') });
     await eventually(async () => (await status(id)) === 'finished');
-    expect(seen).toEqual(['MessageEvent', 'execution_status:running', 'note:1']);
+    expect(seen).toEqual(['MessageEvent', expect.stringMatching(/^last_user_message_id:[0-9a-f-]{36}$/), 'execution_status:running', 'note:1']);
   });
 });

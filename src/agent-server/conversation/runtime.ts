@@ -329,6 +329,8 @@ export class ConversationRuntime implements AgentHost {
     };
     this.emit(event);
     this.#update({ lastUserMessageId: event.id });
+    // As OpenHands 1.58: a client replaying events learns the state's last_user_message_id too.
+    this.emit({ ...newEventBase('environment'), key: 'last_user_message_id', value: event.id, kind: 'ConversationStateUpdateEvent' });
     const s = this.#row.executionStatus;
     if (s === 'finished' || s === 'stuck') this.setExecutionStatus('idle');
     if (run) {

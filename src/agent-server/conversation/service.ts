@@ -37,7 +37,9 @@ export function effectiveLlm(req: StartConversationRequest, apiKey: string | und
   const resolved = conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
   // Timeout and retries are the conversation's own, also over the server's default model.
   const retry = llm && { timeout: llm.timeout, num_retries: llm.num_retries, retry_min_wait: llm.retry_min_wait, retry_max_wait: llm.retry_max_wait, retry_multiplier: llm.retry_multiplier };
-  return resolved && retry && Object.values(retry).some((v) => v !== undefined && v !== null) ? { ...resolved, retry } : resolved;
+  const withRetry = resolved && retry && Object.values(retry).some((v) => v !== undefined && v !== null) ? { ...resolved, retry } : resolved;
+  const extraBody = llm?.litellm_extra_body;
+  return withRetry && extraBody && Object.keys(extraBody).length > 0 ? { ...withRetry, extraBody } : withRetry;
 }
 
 /**

@@ -144,3 +144,26 @@ describe('errors', () => {
     expect(settings.status).toBe(501);
   });
 });
+
+describe('include_skills (1.58)', () => {
+  it('records carry agent_context.skills as [] unless include_skills=true; the conversation keeps them; a bad value is a 422', async () => {
+    const skill = { name: 'house', content: 'Use tabs.', trigger: null };
+    const body = startRequest(join(t.dir.path, 'w'), { agent: { llm: { model: 'test/model' }, agent_context: { skills: [skill] } } });
+    const created = await t.s.api('/api/conversations', { method: 'POST', body });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const skillsOf = (rec: any) => rec.agent.agent_context.skills.map((k: any) => k.name);
+    expect(skillsOf(created.body)).toEqual([]);
+    expect(skillsOf((await t.s.api(`/api/conversations/${id}`)).body)).toEqual([]);
+    expect(skillsOf((await t.s.api(`/api/conversations/${id}?include_skills=true`)).body)).toEqual(['house']);
+    expect((await t.s.api(`/api/conversations/search`)).body.items.map(skillsOf)).toEqual([[]]);
+    expect((await t.s.api(`/api/conversations/search?include_skills=1`)).body.items.map(skillsOf)).toEqual([['house']]);
+    expect((await t.s.api(`/api/conversations?ids=${id}`)).body.map(skillsOf)).toEqual([[]]);
+    expect((await t.s.api(`/api/conversations?ids=${id}&include_skills=true`)).body.map(skillsOf)).toEqual([['house']]);
+    const fork = await t.s.api(`/api/conversations/${id}/fork?include_skills=true`, { method: 'POST', body: {} });
+    expect(skillsOf(fork.body)).toEqual(['house']);
+    const bad = await t.s.api(`/api/conversations/${id}?include_skills=maybe`);
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc).toEqual(['query', 'include_skills']);
+  });
+});

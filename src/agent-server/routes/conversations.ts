@@ -11,8 +11,38 @@ import {
 } from '../http/queries.ts';
 import { uuidIssue, validate, withConversationIdParam } from '../http/validate.ts';
 
+/** The routes that answer with conversation records (ConversationInfo, a page or a batch of them). */
+const RECORD_ROUTES = /^\/api\/conversations(\/search|\/[^/]+|\/[^/]+\/fork)?\/?$/;
+const TRUE = new Set(['true', '1', 'yes', 'on']);
+const FALSE = new Set(['false', '0', 'no', 'off']);
+
+/**
+ * OpenHands 1.58: records carry `agent.agent_context.skills: []` unless `include_skills=true` (a
+ * stock agent's skills are hundreds of kilobytes no client reads); the conversation keeps them.
+ */
+function trimSkills(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(trimSkills);
+  if (!value || typeof value !== 'object') return value;
+  const v = value as { items?: unknown; agent?: { agent_context?: { skills?: unknown } | null } };
+  if (Array.isArray(v.items)) return { ...v, items: v.items.map(trimSkills) };
+  const ctx = v.agent?.agent_context;
+  if (!ctx || !Array.isArray(ctx.skills)) return value;
+  return { ...v, agent: { ...v.agent, agent_context: { ...ctx, skills: [] } } };
+}
+
 export function conversationRoutes(service: ConversationService): Router {
   const router = withConversationIdParam(new Router({ prefix: '/conversations' }));
+
+  router.use(async (ctx, next) => {
+    const raw = ctx.query['include_skills'];
+    const given = Array.isArray(raw) ? raw.at(-1) : raw;
+    if (given !== undefined && !TRUE.has(given.toLowerCase()) && !FALSE.has(given.toLowerCase())) {
+      throw new Invalid([{ loc: ['query', 'include_skills'], msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' }]);
+    }
+    await next();
+    if (given !== undefined && TRUE.has(given.toLowerCase())) return;
+    if ((ctx.method === 'GET' || ctx.method === 'POST') && RECORD_ROUTES.test(ctx.path) && ctx.status < 300) ctx.body = trimSkills(ctx.body);
+  });
 
   router.post('/', async (ctx) => {
     const req = parseStartConversationRequest(ctx.request.body);

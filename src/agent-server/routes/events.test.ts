@@ -39,8 +39,9 @@ describe('sending messages', () => {
       ['user', 'hello'],
       ['agent', 'echo: hello'],
     ]);
-    const statuses = page.items.filter((e: any) => e.kind === 'ConversationStateUpdateEvent').map((e: any) => e.value);
-    expect(statuses).toEqual(['running', 'finished']);
+    const updates = page.items.filter((e: any) => e.kind === 'ConversationStateUpdateEvent').map((e: any) => [e.key, e.value]);
+    // The user message updates last_user_message_id (as OpenHands 1.58 says it), then the run's statuses.
+    expect(updates).toEqual([['last_user_message_id', messages[0].id], ['execution_status', 'running'], ['execution_status', 'finished']]);
     const info = (await s.api(`/api/conversations/${cid}`)).body;
     expect(info.last_user_message_id).toBe(messages[0].id);
   });
@@ -48,7 +49,8 @@ describe('sending messages', () => {
   it('run=false only appends', async () => {
     await s.api(`/api/conversations/${cid}/events`, { method: 'POST', body: userText('quiet') });
     expect(s.agents.runs).toBe(0);
-    expect((await events('/count')).body).toBe(1);
+    // The message and its last_user_message_id update.
+    expect((await events('/count')).body).toBe(2);
   });
 
   it('rejects other roles with 422', async () => {

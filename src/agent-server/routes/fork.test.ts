@@ -87,6 +87,35 @@ describe('fork metrics with the real agent', () => {
     return { id, before };
   }
 
+  it('copies the agent state and the activated skills: a skill that fired before the fork point does not fire again on the fork; one after it can', async () => {
+    const skill = { name: 'banana', content: 'Bananas are berries.', trigger: { type: 'keyword', keywords: ['banana'] } };
+    const body = startRequest(join(t.dir.path, 'w'), { agent: { llm: { model: 'openai/scripted' }, agent_context: { skills: [skill] } } });
+    const id = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;
+    t.llm.push({ content: 'noted' });
+    await say(id, 'hello');
+    t.llm.push({ content: 'yes' });
+    await say(id, 'tell me about banana');
+    const src = await info(id);
+    expect(src.activated_knowledge_skills).toEqual(['banana']);
+    const userMessages = (await t.s.api(`/api/conversations/${id}/events/search?kind=MessageEvent&source=user`)).body.items;
+
+    const fork = (await t.s.api(`/api/conversations/${id}/fork`, { method: 'POST', body: {} })).body;
+    expect([fork.activated_knowledge_skills, fork.agent_state]).toEqual([['banana'], src.agent_state]);
+    t.llm.push({ content: 'again' });
+    await say(fork.id, 'banana once more');
+    const forkUser = (await t.s.api(`/api/conversations/${fork.id}/events/search?kind=MessageEvent&source=user`)).body.items.at(-1);
+    expect(forkUser.activated_skills).toEqual([]);
+    expect(JSON.stringify(t.llm.requests.at(-1)?.messages.at(-1))).not.toContain('Bananas are berries.');
+
+    // Forked before the skill fired: nothing activated, and the fork's own mention activates it.
+    const early = (await t.s.api(`/api/conversations/${id}/fork`, { method: 'POST', body: { from_event_id: userMessages[0].id } })).body;
+    expect(early.activated_knowledge_skills).toEqual([]);
+    t.llm.push({ content: 'first time here' });
+    await say(early.id, 'banana please');
+    expect((await info(early.id)).activated_knowledge_skills).toEqual(['banana']);
+    expect(JSON.stringify(t.llm.requests.at(-1)?.messages)).toContain('Bananas are berries.');
+  });
+
   it('reset_metrics (the default): the fork starts from zero and counts only its own calls; the source keeps its totals', async () => {
     const src = await source();
     const fork = (await t.s.api(`/api/conversations/${src.id}/fork`, { method: 'POST', body: {} })).body;

@@ -14,8 +14,8 @@ export function skillRoutes(workspaceDir: string): Router {
   r.post('/skills', async (ctx) => {
     const req = parseBody(SkillsRequest, ctx.request.body);
     if (req.project_dir) req.project_dir = inWorkspace(workspaceDir, req.project_dir);
-    const { skills, sources } = await loadAllSkills(req);
-    const body: SkillsResponse = { skills: skills.map(skillInfo), sources };
+    const { skills, sources, conflicts } = await loadAllSkills(req);
+    const body: SkillsResponse = { skills: skills.map(skillInfo), sources, ...(conflicts.length ? { conflicts } : {}) };
     ctx.body = body;
   });
   r.all('/skills/*rest', async () => {

@@ -39,7 +39,8 @@ describe('events socket', () => {
     await c.until(2);
     expect(c.frames[1].llm_message.content[0].text).toBe('live');
     // full_state snapshots are never persisted.
-    expect((await s.api(`/api/conversations/${cid}/events/count?kind=ConversationStateUpdateEvent`)).body).toBe(2);
+    // (last_user_message_id and the two execution statuses of the setup run)
+    expect((await s.api(`/api/conversations/${cid}/events/count?kind=ConversationStateUpdateEvent`)).body).toBe(3);
   });
 
   it('replays everything with resend_mode=all and the deprecated resend_all=true', async () => {

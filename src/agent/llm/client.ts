@@ -27,6 +27,8 @@ export interface CallUsage {
 
 export interface Completion {
   responseId: string;
+  /** Token ids of the prompt and the answer, when the endpoint returns them (vLLM with return_token_ids). */
+  tokenIds?: { prompt: number[]; response: number[] };
   content: string | null;
   /** `reasoning_content` of reasoning models (LiteLLM, DeepSeek), when the endpoint returns it. */
   reasoning: string | null;
@@ -52,12 +54,15 @@ export class ModelClient {
   readonly endpointModel: string;
   /** Timeout and retries in force: the conversation's llm settings over the options over DEFAULT_RETRY. */
   readonly retry: RetrySettings;
+  /** `litellm_extra_body`: merged under every request body (the body's own fields win). */
+  readonly #extraBody: Record<string, unknown>;
 
   /** Throws ModelCallError('LLMConfigError') when the configuration cannot work. */
   constructor(config: LlmConfig, opts: ModelClientOptions = {}) {
     const { model, baseURL } = resolveEndpoint(config);
     this.model = config.model;
     this.endpointModel = model;
+    this.#extraBody = config.extraBody ?? {};
     this.retry = retrySettings(config.retry, {
       ...DEFAULT_RETRY,
       ...(opts.maxRetries !== undefined ? { attempts: opts.maxRetries + 1 } : {}),
@@ -100,7 +105,7 @@ export class ModelClient {
     if (stream) {
       raw = await this.#streamed(body, onDelta, signal);
     } else {
-      const response = await this.#client.chat.completions.create(body, reqOpts);
+      const response = await this.#client.chat.completions.create({ ...this.#extraBody, ...body } as typeof body, reqOpts);
       const message = response.choices?.[0]?.message;
       if (!message) throw new ModelCallError('LLMNoResponseError', 'The model endpoint answered without a choice');
       raw = {
@@ -111,6 +116,7 @@ export class ModelClient {
           .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
           .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
         usage: response.usage as RawUsage | undefined,
+        ...tokenIdsOf(response),
       };
     }
     if (!raw.content && raw.toolCalls.length === 0) throw new ModelCallError('LLMNoResponseError', 'The model answered with neither text nor tool calls');
@@ -131,7 +137,7 @@ export class ModelClient {
     };
     const silent = () => new OpenAI.APIConnectionTimeoutError({ message: `The model's stream was silent for ${this.retry.timeoutSeconds} s` });
     try {
-      const chunks = await this.#client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal });
+      const chunks = await this.#client.chat.completions.create({ ...this.#extraBody, ...body, stream: true, stream_options: { include_usage: true } }, { signal: signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal });
       const raw = await collectStream(chunks, onDelta, signal, heard);
       // The SDK ends an aborted stream quietly with what it had: that answer was cut short.
       if (signal?.aborted) throw new OpenAI.APIUserAbortError();
@@ -152,6 +158,7 @@ function completionOf(raw: RawAnswer): Completion {
     content,
     reasoning: raw.reasoning,
     toolCalls,
+    ...(raw.tokenIds ? { tokenIds: raw.tokenIds } : {}),
     usage: {
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
@@ -176,6 +183,17 @@ interface RawAnswer {
   reasoning: string | null;
   toolCalls: ToolCall[];
   usage: RawUsage | undefined;
+  tokenIds?: { prompt: number[]; response: number[] };
+}
+
+const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every((n) => Number.isInteger(n));
+
+/** vLLM's `prompt_token_ids` and the choice's `token_ids` (LiteLLM moves the latter into provider_specific_fields). */
+function tokenIdsOf(response: unknown): { tokenIds?: { prompt: number[]; response: number[] } } {
+  const r = response as { prompt_token_ids?: unknown; choices?: { token_ids?: unknown; provider_specific_fields?: { token_ids?: unknown } }[] };
+  const choice = r.choices?.[0];
+  const answer = choice?.token_ids ?? choice?.provider_specific_fields?.token_ids;
+  return isIds(r.prompt_token_ids) && isIds(answer) ? { tokenIds: { prompt: r.prompt_token_ids, response: answer } } : {};
 }
 
 /** Assembles a streamed answer: text and reasoning concatenated, tool calls by index, usage from the last chunk. */

@@ -110,8 +110,8 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
     expect(obs.observation.content[1].text).toBe('token=<secret-hidden>');
     expect(JSON.stringify(items)).not.toContain(TOKEN);
     expect(logText).not.toContain(TOKEN);
-    // The conversation info lists the plugin's skills in agent_context.skills (as OpenHands merges them).
-    const info = (await s.api(`/api/conversations/${id}`)).body;
+    // The conversation info lists the plugin's skills in agent_context.skills (as OpenHands merges them). Asked with include_skills=true: 1.58 leaves them out otherwise.
+    const info = (await s.api(`/api/conversations/${id}?include_skills=true`)).body;
     const listed = info.agent.agent_context.skills as { name: string; type: string; content: string }[];
     expect(listed.find((k) => k.name === 'release-notes')).toMatchObject({ type: 'agentskills', content: expect.stringContaining('bullet lists') });
     expect(listed.map((k) => k.name)).toContain('acme-tools:greet');
@@ -128,15 +128,15 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
     const created = await s.api('/api/conversations', { method: 'POST', body });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
-    const names = async () => ((await s.api(`/api/conversations/${id}`)).body.agent.agent_context.skills as { name: string }[]).map((k) => k.name);
+    const names = async () => ((await s.api(`/api/conversations/${id}?include_skills=true`)).body.agent.agent_context.skills as { name: string }[]).map((k) => k.name);
     await eventually(async () => (await names()).includes('release-notes'), 5_000);
     expect((await names()).sort()).toEqual(['acme-tools:greet', 'own', 'release-notes']);
-    expect((await s.api('/api/conversations/search')).body.items[0].agent.agent_context.skills.map((k: { name: string }) => k.name)).toContain('release-notes');
+    expect((await s.api('/api/conversations/search?include_skills=true')).body.items[0].agent.agent_context.skills.map((k: { name: string }) => k.name)).toContain('release-notes');
 
     await s.close();
     s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
     expect((await names()).sort()).toEqual(['acme-tools:greet', 'own', 'release-notes']);
-    const info = (await s.api(`/api/conversations/${id}`)).body;
+    const info = (await s.api(`/api/conversations/${id}?include_skills=true`)).body;
     expect(info.agent.agent_context.skills.find((k: { name: string }) => k.name === 'release-notes')).toMatchObject({ content: expect.stringContaining('bullet lists') });
     expect(info.execution_status).toBe('idle');
     expect(llm.requests).toHaveLength(modelCalls); // nothing ran
@@ -153,7 +153,7 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
     const id = created.body.id as string;
     await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('hi', true) });
     await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'error', 20_000);
-    expect((await s.api(`/api/conversations/${id}`)).body.agent.agent_context?.skills ?? []).toEqual([]);
+    expect((await s.api(`/api/conversations/${id}?include_skills=true`)).body.agent.agent_context?.skills ?? []).toEqual([]);
     const items = (await s.api(`/api/conversations/${id}/events/search`)).body.items as any[];
     const err = items.find((e) => e.kind === 'ConversationErrorEvent');
     expect(err.code).toBe('PluginLoadError');

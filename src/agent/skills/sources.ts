@@ -36,15 +36,31 @@ export function sandboxSkill(urls: readonly { name: string; url: string; port: n
   };
 }
 
+/**
+ * A name defined both in the old-style (`microagents/`, OpenHands' `.openhands` layout) and the
+ * new-style (`skills/`) part of one configuration repository. Spec part 4 rule 6 says it must not
+ * be; when it is, the new-style skill is used and the conflict is reported (the start gets a Warning).
+ */
+export interface SkillConflict {
+  name: string;
+  org: string;
+  kept: 'skills/';
+  ignored: 'microagents/';
+}
+
 /** Shallow clone of an organization configuration repository: `skills/`, then legacy `microagents/`. */
-export async function loadOrgSkills(url: string, orgName: string): Promise<Skill[]> {
+export async function loadOrgSkills(url: string, orgName: string, conflicts: SkillConflict[] = []): Promise<Skill[]> {
   const dir = await mkdtemp(join(tmpdir(), 'org-skills-'));
   try {
     // The URL may carry the user's token (OpenHands' pre-authenticated org_repo_url): it goes to git
     // as a header in the environment, never in argv where `ps` shows it to every local user.
     const { url: bare, authorization } = splitUrlCredentials(url);
     await run('git', ['clone', '--depth', '1', '--quiet', '--', bare, join(dir, 'repo')], { timeout: CLONE_TIMEOUT_MS, env: gitEnv(authorization) });
-    const skills = mergeByName(loadSkillsDirSync(join(dir, 'repo', 'microagents'), 'org'), loadSkillsDirSync(join(dir, 'repo', 'skills'), 'org'));
+    const legacy = loadSkillsDirSync(join(dir, 'repo', 'microagents'), 'org');
+    const current = loadSkillsDirSync(join(dir, 'repo', 'skills'), 'org');
+    const names = new Set(current.map((s) => s.name));
+    for (const s of legacy) if (names.has(s.name)) conflicts.push({ name: s.name, org: orgName, kept: 'skills/', ignored: 'microagents/' });
+    const skills = mergeByName(legacy, current);
     // The clone goes away: these skills have no directory to point to.
     return skills.map((s) => ({ ...s, root: null }));
   } catch (err) {
@@ -56,12 +72,13 @@ export async function loadOrgSkills(url: string, orgName: string): Promise<Skill
   }
 }
 
-export async function loadAllSkills(req: SkillsRequest): Promise<{ skills: Skill[]; sources: Record<string, number> }> {
+export async function loadAllSkills(req: SkillsRequest): Promise<{ skills: Skill[]; sources: Record<string, number>; conflicts: SkillConflict[] }> {
+  const conflicts: SkillConflict[] = [];
   const sandbox = [sandboxSkill(req.sandbox_config?.exposed_urls ?? [])].filter((s): s is Skill => !!s);
   const user = req.load_user !== false ? loadUserSkillsSync() : [];
   const orgs = req.org_configs ?? (req.org_config ? [req.org_config] : []);
-  const org = req.load_org !== false ? mergeByName(...(await Promise.all(orgs.map((o) => loadOrgSkills(o.org_repo_url, o.org_name))))) : [];
+  const org = req.load_org !== false ? mergeByName(...(await Promise.all(orgs.map((o) => loadOrgSkills(o.org_repo_url, o.org_name, conflicts))))) : [];
   const project = req.load_project !== false && req.project_dir ? loadProjectSkillsSync(req.project_dir) : [];
   const skills = mergeByName(sandbox, user, org, project);
-  return { skills, sources: { sandbox: sandbox.length, registered_marketplaces: 0, public: 0, user: user.length, org: org.length, project: project.length } };
+  return { skills, sources: { sandbox: sandbox.length, registered_marketplaces: 0, public: 0, user: user.length, org: org.length, project: project.length }, conflicts };
 }

@@ -36,6 +36,8 @@ export const LLM = Type.Object({
   ),
   api_mode: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('chat'), Type.Literal('responses')])),
   log_completions: Type.Optional(Type.Boolean()),
+  /** Sent along in every model request's body (LiteLLM's extra_body); `return_token_ids: true` asks vLLM for token ids (TokenEvent). */
+  litellm_extra_body: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   log_completions_folder: Type.Optional(Type.String()),
   extra_headers: Nullable(Type.Record(Type.String(), Type.String())),
   input_cost_per_token: Nullable(Type.Number()),

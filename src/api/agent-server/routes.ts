@@ -55,7 +55,9 @@ const S = Type.String();
 const I = Type.Integer();
 const q = (names: string[], required: string[] = []): AgentServerRoute['query'] => Object.fromEntries(names.map((n) => [n, required.includes(n) ? { required: true } : {}]));
 const EVENT_SEARCH = ['page_id', 'limit', 'kind', 'source', 'body', 'sort_order', 'timestamp__gte', 'timestamp__lt'];
-const CONV_SEARCH = ['page_id', 'limit', 'status', 'sort_order'];
+const CONV_SEARCH = ['page_id', 'limit', 'status', 'sort_order', 'include_skills'];
+/** 1.58: `agent.agent_context.skills` is `[]` in conversation records unless `include_skills=true`. */
+const SKILLS = q(['include_skills']);
 const C = '/api/conversations/{conversation_id}';
 
 export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
@@ -65,18 +67,18 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/ready', tag: 'server', summary: 'Readiness (503 while initializing)', response: HealthStatus, public: true },
   { method: 'get', path: '/server_info', tag: 'server', summary: 'Server information: compatible OpenHands version, tools, capabilities', response: ServerInfo, public: true },
 
-  { method: 'post', path: '/api/conversations', tag: 'conversations', summary: 'Start a conversation (an initial message runs at once)', body: StartConversationRequest, response: ConversationInfo },
-  { method: 'get', path: '/api/conversations', tag: 'conversations', summary: 'Conversations by id (null for an unknown one)', query: q(['ids'], ['ids']), response: Type.Array(Type.Union([ConversationInfo, Type.Null()])) },
+  { method: 'post', path: '/api/conversations', tag: 'conversations', summary: 'Start a conversation (an initial message runs at once)', query: SKILLS, body: StartConversationRequest, response: ConversationInfo },
+  { method: 'get', path: '/api/conversations', tag: 'conversations', summary: 'Conversations by id (null for an unknown one)', query: q(['ids', 'include_skills'], ['ids']), response: Type.Array(Type.Union([ConversationInfo, Type.Null()])) },
   { method: 'get', path: '/api/conversations/search', tag: 'conversations', summary: 'Search conversations', query: q(CONV_SEARCH), response: ConversationPage },
   { method: 'get', path: '/api/conversations/count', tag: 'conversations', summary: 'Count conversations', query: q(['status']), response: I },
-  { method: 'get', path: C, tag: 'conversations', summary: 'A conversation', response: ConversationInfo },
+  { method: 'get', path: C, tag: 'conversations', summary: 'A conversation', query: SKILLS, response: ConversationInfo },
   { method: 'patch', path: C, tag: 'conversations', summary: 'Update title or tags', body: UpdateConversationRequest, response: Success },
   { method: 'delete', path: C, tag: 'conversations', summary: 'Delete a conversation', response: Success },
   { method: 'get', path: `${C}/agent_final_response`, tag: 'conversations', summary: "The agent's final response", response: Type.Object({ response: S }) },
   { method: 'post', path: `${C}/ask_agent`, tag: 'conversations', summary: 'Ask the agent a side question (nothing recorded)', body: AskAgentRequest, response: AskAgentResponse },
   { method: 'post', path: `${C}/condense`, tag: 'conversations', summary: 'Condense the history now', response: Success },
   { method: 'post', path: `${C}/confirmation_policy`, tag: 'conversations', summary: 'Set the confirmation policy', body: SetConfirmationPolicyRequest, response: Success },
-  { method: 'post', path: `${C}/fork`, tag: 'conversations', summary: 'Fork a conversation', body: ForkConversationRequest, response: ConversationInfo },
+  { method: 'post', path: `${C}/fork`, tag: 'conversations', summary: 'Fork a conversation', query: SKILLS, body: ForkConversationRequest, response: ConversationInfo },
   { method: 'post', path: `${C}/interrupt`, tag: 'conversations', summary: 'Interrupt the running agent', response: Success },
   { method: 'post', path: `${C}/pause`, tag: 'conversations', summary: 'Pause the agent', response: Success },
   { method: 'post', path: `${C}/run`, tag: 'conversations', summary: 'Run the agent (nothing to do on a finished conversation)', response: Success },

@@ -51,5 +51,7 @@ export const SkillsResponse = Type.Object({
   skills: Type.Array(SkillInfo),
   /** Skills loaded per source: sandbox, registered_marketplaces, public, user, org, project. */
   sources: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
+  /** agentyard: names defined in both the old-style (microagents/) and new-style (skills/) part of one configuration repository; the skills/ one is used. */
+  conflicts: Type.Optional(Type.Array(Type.Object({ name: Type.String(), org: Type.String(), kept: Type.String(), ignored: Type.String() }))),
 }, STRICT);
 export type SkillsResponse = Static<typeof SkillsResponse>;

@@ -39,12 +39,16 @@ export async function orgConfigSkills(
   secrets: Record<string, string>,
   git: GitSettings,
   log?: Logger,
+  /** Filled with the names a configuration repository defines both old-style and new-style (spec part 4 rule 6). */
+  conflicts: NonNullable<SkillsResponse['conflicts']> = [],
 ): Promise<Record<string, unknown>[]> {
   const configs = configRepositories(conv, secrets, git);
   if (configs.length === 0) return [];
   const only = { load_public: false, load_user: false, load_project: false, load_org: false };
   try {
-    const { skills } = (await client.postJson('/api/skills', { ...only, load_org: true, org_configs: configs })) as SkillsResponse;
+    const loaded = (await client.postJson('/api/skills', { ...only, load_org: true, org_configs: configs })) as SkillsResponse;
+    conflicts.push(...(loaded.conflicts ?? []));
+    const { skills } = loaded;
     if (skills.length === 0) return [];
     const project = (await client.postJson('/api/skills', { ...only, load_project: true, project_dir: conversationWorkingDir(conv) })) as SkillsResponse;
     const own = new Set(project.skills.map((s) => s.name));
@@ -52,6 +56,19 @@ export async function orgConfigSkills(
   } catch (err) {
     if (isAgentyardError(err) && err.code === 'Unavailable') throw err; // retried with the start step
     log?.warn({ conversation: conv.metadata.name, configs: configs.map((c) => c.org_name), code: isAgentyardError(err) ? err.code : 'error' }, 'configuration repository skills could not be read; starting without them');
+    return [];
+  }
+}
+
+/** The names of the skills the conversation's working directory defines (the agent loads them itself at start). */
+export async function projectSkillNames(client: AgentServerClient, conv: Conversation, log?: Logger): Promise<string[]> {
+  const only = { load_public: false, load_user: false, load_project: true, load_org: false };
+  try {
+    const { skills } = (await client.postJson('/api/skills', { ...only, project_dir: conversationWorkingDir(conv) })) as SkillsResponse;
+    return skills.map((s) => s.name);
+  } catch (err) {
+    if (isAgentyardError(err) && err.code === 'Unavailable') throw err; // retried with the start step
+    log?.warn({ conversation: conv.metadata.name, code: isAgentyardError(err) ? err.code : 'error' }, "the working directory's skills could not be listed");
     return [];
   }
 }

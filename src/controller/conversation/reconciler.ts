@@ -27,6 +27,9 @@ import { orgConfigSkills } from './org-config.ts';
 import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type GitSettings } from './repository.ts';
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 import { interruption } from './execution-truth.ts';
+import type { SkillsResponse } from '../../api/agent-server/skills.ts';
+import { installGitHooks, PRE_COMMIT_SCRIPT, runSetupScript, SETUP_SCRIPT, SETUP_SCRIPT_TIMEOUT_S } from './workspace-setup.ts';
+import { projectSkillNames } from './org-config.ts';
 import { agentServerDialUrl } from '../../runtime/dial.ts';
 import type { SandboxRuntime } from '../../runtime/types.ts';
 import { LABEL_CLAIMED_FROM } from '../../api/warm-pool.ts';
@@ -36,6 +39,14 @@ import { isUnclaimedMember } from '../warm-pool/members.ts';
 import type { WarmPoolMetrics } from '../warm-pool/metrics.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
+/** The loaded skills are kept in the Conversation's status; well under the 1.5 MiB an object may have in etcd. */
+const MAX_START_SKILLS_BYTES = 512 * 1024;
+
+function skillsDetail(loaded: NonNullable<ConversationStatus['startSkills']>): string {
+  const skills = loaded.names.length ? `Skills: ${loaded.names.join(', ')}` : 'No skills';
+  const plugins = loaded.plugins.length ? `; plugins to load at start: ${loaded.plugins.map((p) => p.source).join(', ')}` : '';
+  return `${skills}${plugins}`;
+}
 
 export interface ConversationReconcilerDeps {
   store: ResourceStore;
@@ -82,7 +93,7 @@ export class ConversationReconciler {
     try {
       const next = await this.#advance(conv, step, status);
       if (next.requeueAfterMs !== undefined) result = next;
-      if (next.step) this.#setStep(status, next.step, conv);
+      if (next.step) this.#setStep(status, next.step, conv, next.detail);
     } catch (err) {
       if (!(err instanceof StartFailure)) throw err; // transient: retried with backoff
       this.#setStep(status, 'ERROR', conv, err.message, err.reason);
@@ -127,7 +138,7 @@ export class ConversationReconciler {
     else if (task.status === 'READY') this.#d.recorder.record(conv, 'Normal', Reason.Ready, 'The conversation runs on its agent server');
   }
 
-  async #advance(conv: Conversation, step: StartTaskStatus, status: ConversationStatus): Promise<{ step?: StartTaskStatus; requeueAfterMs?: number }> {
+  async #advance(conv: Conversation, step: StartTaskStatus, status: ConversationStatus): Promise<{ step?: StartTaskStatus; detail?: string; requeueAfterMs?: number }> {
     if (!status.sandboxName) {
       status.sandboxName = await this.#serialised(() => this.#place(conv));
       return { step: 'WAITING_FOR_SANDBOX' };
@@ -150,14 +161,22 @@ export class ConversationReconciler {
         // A fork works in its source's workspace, where the repository already is.
         if (conv.spec.selectedRepository && !conv.spec.forkOf) await this.#cloneRepository(conv, sb);
         return { step: 'RUNNING_SETUP_SCRIPT' };
+      // A fork works in its source's workspace, set up already, and keeps its source's agent and skills.
       case 'RUNNING_SETUP_SCRIPT':
+        if (!conv.spec.forkOf) await this.#runSetupScript(conv, sb);
         return { step: 'SETTING_UP_GIT_HOOKS' };
       case 'SETTING_UP_GIT_HOOKS':
+        if (!conv.spec.forkOf) await this.#installGitHooks(conv, sb);
         return { step: 'SETTING_UP_SKILLS' };
       case 'SETTING_UP_SKILLS':
+        // Two passes: the first loads and reports (the step's detail names the skills), the next moves on.
+        if (!status.startSkills && !conv.spec.forkOf) {
+          status.startSkills = await this.#loadSkills(conv, sb);
+          return { step: 'SETTING_UP_SKILLS', detail: skillsDetail(status.startSkills) };
+        }
         return { step: 'STARTING_CONVERSATION' };
       case 'STARTING_CONVERSATION':
-        await this.#startOnAgentServer(conv, sb);
+        await this.#startOnAgentServer(conv, sb, status.startSkills);
         status.initialMessageDelivered = conv.spec.initialMessage !== undefined;
         return { step: 'READY' };
       default:
@@ -165,17 +184,75 @@ export class ConversationReconciler {
     }
   }
 
-  async #startOnAgentServer(conv: Conversation, sb: Sandbox): Promise<void> {
-    const namespace = conv.metadata.namespace ?? 'default';
-    const sessionKey = await readSessionKey(this.#d.store, namespace, sb.metadata.name);
+  async #client(conv: Conversation, sb: Sandbox, timeoutMs?: number): Promise<AgentServerClient> {
+    const sessionKey = await readSessionKey(this.#d.store, conv.metadata.namespace ?? 'default', sb.metadata.name);
+    return new AgentServerClient(agentServerDialUrl(sb)!, sessionKey, timeoutMs ? { timeoutMs } : {});
+  }
+
+  /** `.openhands/setup.sh`: its output becomes an event on the conversation; a failure ends the start with it. */
+  async #runSetupScript(conv: Conversation, sb: Sandbox): Promise<void> {
     const secrets = await readConversationSecrets(this.#d.store, conv);
-    const client = new AgentServerClient(agentServerDialUrl(sb)!, sessionKey);
-    if (conv.spec.forkOf) return this.#forkOnAgentServer(conv, client);
+    const client = await this.#client(conv, sb, (SETUP_SCRIPT_TIMEOUT_S + 60) * 1000);
+    const res = await this.#inSandbox('run the setup script', () => runSetupScript(client, conv, secrets));
+    if (!res.ran) return;
+    const said = res.output ? `:\n${res.output}` : ' (no output)';
+    if (res.exitCode !== 0) {
+      const why = res.exitCode === -1 ? `did not finish (timed out after ${SETUP_SCRIPT_TIMEOUT_S} s, or could not start)` : `exited with ${res.exitCode}`;
+      throw new StartFailure(Reason.SetupScriptFailed, `${SETUP_SCRIPT} ${why}${said}`);
+    }
+    this.#d.recorder?.record(conv, 'Normal', Reason.SetupScriptRan, `${SETUP_SCRIPT} exited with 0${said}`);
+  }
+
+  /** `.openhands/pre-commit.sh` becomes the repository's pre-commit hook. */
+  async #installGitHooks(conv: Conversation, sb: Sandbox): Promise<void> {
+    const secrets = await readConversationSecrets(this.#d.store, conv);
+    const client = await this.#client(conv, sb);
+    const res = await this.#inSandbox('install the Git hooks', () => installGitHooks(client, conv, secrets));
+    if (!res.ran) return;
+    if (res.exitCode !== 0) throw new StartFailure(Reason.GitHooksFailed, `Installing ${PRE_COMMIT_SCRIPT} as the pre-commit hook failed (exit ${res.exitCode})${res.output ? `:\n${res.output}` : ''}`);
+    this.#d.recorder?.record(conv, 'Normal', Reason.GitHooksInstalled, `${PRE_COMMIT_SCRIPT} is the repository's pre-commit hook`);
+  }
+
+  /** A 4xx from the agent server ends the start (an old image without the command API among them); anything else is retried. */
+  async #inSandbox<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
-      const git = this.#d.git ?? DEFAULT_GIT_SETTINGS;
-      const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log);
-      const plugins = await autoLoadPlugins(client, conv, secrets, git, { ...(this.#d.log ? { log: this.#d.log } : {}), ...(this.#d.recorder ? { recorder: this.#d.recorder } : {}) });
-      await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm, { skills, plugins }));
+      return await fn();
+    } catch (err) {
+      if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest' || err.code === 'NotFound')) {
+        throw new StartFailure(Reason.StartFailed, `The sandbox's agent server could not ${what}: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  /** Configuration-repository skills, Auto-Load plugins, and the names of every skill the agent will have. */
+  async #loadSkills(conv: Conversation, sb: Sandbox): Promise<NonNullable<ConversationStatus['startSkills']>> {
+    const secrets = await readConversationSecrets(this.#d.store, conv);
+    const client = await this.#client(conv, sb);
+    const git = this.#d.git ?? DEFAULT_GIT_SETTINGS;
+    const conflicts: NonNullable<SkillsResponse['conflicts']> = [];
+    const skills = await orgConfigSkills(client, conv, secrets, git, this.#d.log, conflicts);
+    for (const c of conflicts) {
+      this.#d.recorder?.record(conv, 'Warning', Reason.SkillNameConflict, `Skill ${c.name} is defined in both microagents/ (old style) and skills/ (new style) of ${c.org}'s configuration repository; the skills/ one is used — remove the other`);
+    }
+    const plugins = await autoLoadPlugins(client, conv, secrets, git, { ...(this.#d.log ? { log: this.#d.log } : {}), ...(this.#d.recorder ? { recorder: this.#d.recorder } : {}) });
+    const project = await projectSkillNames(client, conv, this.#d.log);
+    const names = [...new Set([...skills.map((k) => String(k['name'])), ...project])].sort();
+    const loaded = { names, skills, plugins };
+    if (JSON.stringify(loaded).length > MAX_START_SKILLS_BYTES) {
+      throw new StartFailure(Reason.StartFailed, `The configuration repositories' skills are larger than ${MAX_START_SKILLS_BYTES / 1024} KiB together; a conversation takes no more`);
+    }
+    this.#d.recorder?.record(conv, 'Normal', Reason.SkillsLoaded, skillsDetail(loaded));
+    return loaded;
+  }
+
+  async #startOnAgentServer(conv: Conversation, sb: Sandbox, loaded: ConversationStatus['startSkills']): Promise<void> {
+    const client = await this.#client(conv, sb);
+    if (conv.spec.forkOf) return this.#forkOnAgentServer(conv, client);
+    const secrets = await readConversationSecrets(this.#d.store, conv);
+    loaded ??= await this.#loadSkills(conv, sb);
+    try {
+      await client.createConversation(agentServerStartRequest(conv, secrets, this.#d.llm, { skills: loaded.skills, plugins: loaded.plugins }));
     } catch (err) {
       // 4xx from the agent server will not heal by retrying; anything else is retried.
       if (isAgentyardError(err) && (err.code === 'Invalid' || err.code === 'BadRequest')) {

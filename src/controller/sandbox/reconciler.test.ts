@@ -55,6 +55,43 @@ describe('SandboxReconciler', () => {
     expect(env.runtime.calls).toEqual(['start sb1', 'pause sb1']);
   });
 
+  it('a run in progress is activity: no idle pause while a conversation on it is running, the idle clock starts when the run ends (#14 item 4)', async () => {
+    const env = controllerEnv({ idleTimeMs: 60_000 });
+    await runningSandbox(env);
+    await env.store.create(ConversationKind, { apiVersion: 'agentyard.dev/v1alpha1', kind: 'Conversation', metadata: { name: 'c1', namespace: NS, labels: { [LABEL_SANDBOX]: 'sb1' } }, spec: {} });
+    const setExecution = async (executionStatus: 'running' | 'finished') => {
+      const latest = (await env.store.get(ConversationKind, NS, 'c1'))!;
+      await env.store.updateStatus(ConversationKind, { ...latest, status: { ...latest.status, executionStatus } });
+    };
+    await setExecution('running');
+    // A tool call (or a model call) that lasts five Idle Times and emits nothing meanwhile.
+    for (let i = 0; i < 5; i++) {
+      env.clock.advance(60_000);
+      expect(await env.settleSandbox('sb1')).toEqual({ requeueAfterMs: 60_000 });
+      const sb = (await env.sandbox('sb1'))!;
+      expect(sb.spec.paused).toBe(false);
+      expect(sb.status?.phase).toBe('RUNNING');
+      expect(sb.status?.lastActivityTime).toBe(env.clock.now().toUTC().toISO());
+    }
+    // The run ends without any further event reaching the facade: Idle Time counts from the last time it was seen running.
+    env.clock.advance(10_000);
+    await setExecution('finished');
+    expect(await env.settleSandbox('sb1')).toEqual({ requeueAfterMs: 50_000 });
+    env.clock.advance(50_000);
+    await env.settleSandbox('sb1');
+    expect((await env.sandbox('sb1'))!.status).toMatchObject({ phase: 'PAUSED', pauseReason: 'IdleTimeout' });
+  });
+
+  it('the 12-hour cap pauses a sandbox even while its agent is running', async () => {
+    const env = controllerEnv({ idleTimeMs: 3_600_000 });
+    await runningSandbox(env);
+    const conv = await env.store.create(ConversationKind, { apiVersion: 'agentyard.dev/v1alpha1', kind: 'Conversation', metadata: { name: 'c1', namespace: NS, labels: { [LABEL_SANDBOX]: 'sb1' } }, spec: {} });
+    await env.store.updateStatus(ConversationKind, { ...conv, status: { executionStatus: 'running' } });
+    env.clock.set('2026-01-01T12:00:00Z');
+    await env.settleSandbox('sb1');
+    expect((await env.sandbox('sb1'))!.status).toMatchObject({ phase: 'PAUSED', pauseReason: 'SessionCap' });
+  });
+
   it('force-pauses at the 12-hour cap even while active, and a resume starts a new window', async () => {
     const env = controllerEnv({ idleTimeMs: 3_600_000 });
     await runningSandbox(env);

@@ -5,9 +5,9 @@
 // loop ends in ERROR. The runtime's watch pokes this reconciler as soon as one dies.
 import { isDeepStrictEqual } from 'node:util';
 import { ConditionType, Reason } from '../../api/conditions.ts';
-import { ConversationKind } from '../../api/conversation.ts';
+import { ConversationKind, type Conversation } from '../../api/conversation.ts';
 import { Invalid, NotFound } from '../../api/errors.ts';
-import { FINALIZER_RUNTIME, GROUP, LABEL_SANDBOX } from '../../api/meta.ts';
+import { ANNOTATION_LAST_ACTIVITY, FINALIZER_RUNTIME, GROUP, LABEL_SANDBOX } from '../../api/meta.ts';
 import { SandboxKind, type Sandbox, type SandboxStatus } from '../../api/sandbox.ts';
 import type { RuntimeState, SandboxRuntime } from '../../runtime/types.ts';
 import type { ResourceStore } from '../../store/types.ts';
@@ -42,6 +42,8 @@ export interface SandboxReconcilerDeps {
    * Conversation informer (ConversationCounts); without it, a list by label on every pass.
    */
   conversationCount?: (sb: Sandbox) => number;
+  /** Of those, how many are `running` (same index); a running agent holds off the idle pause. */
+  runningConversations?: (sb: Sandbox) => number;
   log?: Logger;
 }
 
@@ -69,7 +71,10 @@ export class SandboxReconciler {
     }
 
     const now = this.#d.clock.now();
-    const decision = decideLifecycle(sb, now, this.#d.settings);
+    const conversations = await this.#conversations(sb);
+    const ctx = { agentRunning: conversations.running };
+    if (ctx.agentRunning) sb = await this.#stampRunning(sb, now);
+    const decision = decideLifecycle(sb, now, this.#d.settings, ctx);
     if (decision.action === 'delete') return this.#deletePermanently(sb);
     if (decision.action === 'pause') {
       // A spec write: the sandbox is now wanted paused, and only an explicit resume wakes it.
@@ -92,7 +97,7 @@ export class SandboxReconciler {
       if (status.phase === 'STARTING') requeueAfterMs = converged.requeueAfterMs ?? STARTING_POLL_MS;
     }
 
-    status.conversationCount = await this.#conversationCount(sb);
+    status.conversationCount = conversations.count;
     const activity = lastActivity({ ...sb, status });
     if (activity) status.lastActivityTime = activity.toISO()!;
     status.observedGeneration = sb.metadata.generation;
@@ -102,7 +107,7 @@ export class SandboxReconciler {
       sb = await this.#d.store.updateStatus(SandboxKind, { ...sb, status });
       if (status.phase !== previous) this.#recordPhase(sb, status);
     }
-    return { requeueAfterMs: minDefined(requeueAfterMs, nextDeadline(sb, now, this.#d.settings)) };
+    return { requeueAfterMs: minDefined(requeueAfterMs, nextDeadline(sb, now, this.#d.settings, ctx)) };
   }
 
   #recordPhase(sb: Sandbox, status: SandboxStatus): void {
@@ -156,10 +161,25 @@ export class SandboxReconciler {
     }
   }
 
-  async #conversationCount(sb: Sandbox): Promise<number> {
-    if (this.#d.conversationCount) return this.#d.conversationCount(sb);
+  /**
+   * A run in progress is activity: the last-activity annotation moves to now (at most every half
+   * Idle Time), so the idle clock of a sandbox starts when its last run ends, not when its last
+   * event came — whether or not the run's final events reach the facade.
+   */
+  async #stampRunning(sb: Sandbox, now: DateTime): Promise<Sandbox> {
+    if (sb.status?.phase !== 'RUNNING' || sb.spec.paused) return sb;
+    const last = lastActivity(sb);
+    if (last && now.diff(last).as('milliseconds') < this.#d.settings.idleTimeMs / 2) return sb;
+    const annotations = { ...sb.metadata.annotations, [ANNOTATION_LAST_ACTIVITY]: now.toUTC().toISO({ suppressMilliseconds: false })! };
+    return this.#d.store.update(SandboxKind, { ...sb, metadata: { ...sb.metadata, annotations } });
+  }
+
+  /** How many conversations the sandbox holds, and whether one is running: from the controller's index, else a list by label. */
+  async #conversations(sb: Sandbox): Promise<{ count: number; running: boolean }> {
+    if (this.#d.conversationCount && this.#d.runningConversations) return { count: this.#d.conversationCount(sb), running: this.#d.runningConversations(sb) > 0 };
     const { items } = await this.#d.store.list(ConversationKind, sb.metadata.namespace, { labelSelector: `${LABEL_SANDBOX}=${sb.metadata.name}` });
-    return items.filter((c) => !c.metadata.deletionTimestamp).length;
+    const live = items.filter((c) => !c.metadata.deletionTimestamp);
+    return { count: live.length, running: live.some((c) => c.status?.executionStatus === 'running') };
   }
 
   async #finalize(sb: Sandbox): Promise<Result> {

@@ -9,6 +9,8 @@ export interface FakeAgentServer {
   started: Record<string, unknown>[];
   /** conversation id (hex, no dashes) → [status, body] to answer instead of 201. */
   answers: Map<string, [number, unknown]>;
+  /** Commands run through POST /api/bash/execute_bash_command; each exits 1 with no output (no setup script, no hook). */
+  commands: string[];
   /** Warm-pool hand-overs received (POST /api/agentyard/hand-over), with the session key header as `key`. */
   handOvers: Record<string, unknown>[];
   close(): Promise<void>;
@@ -17,11 +19,17 @@ export interface FakeAgentServer {
 export async function startFakeAgentServer(): Promise<FakeAgentServer> {
   const started: Record<string, unknown>[] = [];
   const answers = new Map<string, [number, unknown]>();
+  const commands: string[] = [];
   const handOvers: Record<string, unknown>[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/api/bash/execute_bash_command') {
+        commands.push(String((JSON.parse(body) as { command: unknown }).command));
+        const out = { id: '0', timestamp: new Date().toISOString(), command_id: '0', order: 0, exit_code: 1, stdout: null, stderr: null, kind: 'BashOutput' };
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+      }
       if (req.method === 'POST' && req.url === '/api/agentyard/hand-over') {
         handOvers.push({ ...(JSON.parse(body) as Record<string, unknown>), key: req.headers['x-session-api-key'] });
         return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
@@ -39,6 +47,7 @@ export async function startFakeAgentServer(): Promise<FakeAgentServer> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     started,
     answers,
+    commands,
     handOvers,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

@@ -35,6 +35,8 @@ export interface ScriptedReply {
   errorCode?: string;
   /** With `status`: a `retry-after-ms` header, so retry tests need not wait for the client's backoff. */
   retryAfterMs?: number;
+  /** Token ids as vLLM returns them when asked (return_token_ids): `prompt_token_ids` and the choice's `token_ids`. */
+  tokenIds?: { prompt: number[]; response: number[] };
   /** Streaming only: send this many chunks, then nothing more, holding the connection open (a stalled stream). */
   stallAfterChunks?: number;
 }
@@ -189,8 +191,10 @@ function toCompletion(model: string, reply: ScriptedReply) {
           ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
         },
         finish_reason: toolCalls?.length ? 'tool_calls' : 'stop',
+        ...(reply.tokenIds ? { token_ids: reply.tokenIds.response } : {}),
       },
     ],
+    ...(reply.tokenIds ? { prompt_token_ids: reply.tokenIds.prompt } : {}),
     usage: {
       prompt_tokens: prompt,
       completion_tokens: completion,
