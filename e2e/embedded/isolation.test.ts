@@ -5,6 +5,8 @@
 // interfaces: `agentyard up` as a child process, `agentyard users create`, HTTP only.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +26,15 @@ interface Identity {
 }
 const identityOf = (dataDir: string, sb: string) => JSON.parse(readFileSync(join(dataDir, 'sandboxes', sb, 'sandbox-user.json'), 'utf8')) as Identity;
 const pidOf = (dataDir: string, sb: string) => (JSON.parse(readFileSync(join(dataDir, 'sandboxes', sb, 'runtime.json'), 'utf8')) as { pid: number }).pid;
+
+/** Alive and not a zombie. */
+function running(pid: number): boolean {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 /** A shell script that runs each attack and prints `LABEL=<exit status>`, nothing of what it read. */
 function attacks(t: Record<string, string>): string {
@@ -170,6 +181,9 @@ function statuses(text: string): Record<string, number> {
     expect((await svc.api('POST', `/api/v1/sandboxes/${sb}/pause`, undefined, bobKey)).status).toBe(200);
     await sandboxReads(svc, sb, 'PAUSED', bobKey);
     await eventually(async () => (processUids().has(bob.uid) ? undefined : true), "no process of bob's sandbox user");
+    // Nor its network: pasta (root, in the sandbox's process group) went with it.
+    const pastaPid = join(svc.dataDir, 'sandboxes', sb, 'network.pid');
+    if (existsSync(pastaPid)) await eventually(async () => (running(Number(readFileSync(pastaPid, 'utf8'))) ? undefined : true), "bob's sandbox network (pasta) to stop");
     expect((await svc.api('POST', `/api/v1/sandboxes/${sb}/resume`, undefined, bobKey)).status).toBe(200);
     await sandboxReads(svc, sb, 'RUNNING', bobKey);
     expect(identityOf(svc.dataDir, sb).uid).toBe(bob.uid);
@@ -184,6 +198,50 @@ function statuses(text: string): Record<string, number> {
     expect(stdout).toContain('workspace/mine.txt');
     expect(processUids().has(bob.uid)).toBe(false);
     for (const c of bob.cgroups ?? []) expect(existsSync(c), c).toBe(false);
+  });
+
+  it("bob's sandbox reaches the API (sink, model gateway), but no listener of admin's sandbox nor of the host's loopback", async (ctx) => {
+    const out = svc.output.join('\n');
+    if (!out.includes('a network namespace of its own per sandbox')) {
+      // Without pasta the network is shared, and the service says so; nothing more to attack here.
+      expect(out).toMatch(/sandbox isolation: on \(.*network shared with the host/);
+      ctx.skip();
+    }
+    // An unauthenticated service on the host's loopback, and a dev server admin's agent started.
+    const hostService = createServer((_q, s) => s.end('host-only'));
+    await new Promise<void>((r) => hostService.listen(0, '127.0.0.1', r));
+    try {
+      const hostPort = (hostService.address() as AddressInfo).port;
+      const { body: sbs } = await svc.api<{ session_api_key: string; exposed_urls: { name: string; port: number; url: string }[] }[]>('GET', `/api/v1/sandboxes?id=${admin.sandbox}`);
+      const adminAgent = sbs[0]!.exposed_urls.find((u) => u.name === 'AGENT_SERVER')!;
+      const devPort = adminAgent.port + 1 < 65535 ? adminAgent.port + 1 : adminAgent.port - 1;
+      const dev = `nohup ${process.execPath} -e "require('http').createServer((q, s) => s.end('dev')).listen(${devPort}, '127.0.0.1')" >/dev/null 2>&1 &
+        for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/${devPort}) 2>/dev/null && break; sleep 0.1; done; (exec 3<>/dev/tcp/127.0.0.1/${devPort}) && echo DEV_UP`;
+      const started = await fetch(`${adminAgent.url}/api/bash/execute_bash_command`, {
+        method: 'POST',
+        headers: { 'X-Session-API-Key': sbs[0]!.session_api_key, 'content-type': 'application/json' },
+        body: JSON.stringify({ command: dev, timeout: 30 }),
+      });
+      expect(await started.text()).toContain('DEV_UP');
+      const apiPort = new URL(svc.url).port;
+      const connect = (port: number | string) => `timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}'`;
+      const tries = { ADMIN_AGENT_SERVER: connect(adminAgent.port), ADMIN_DEV_SERVER: connect(devPort), HOST_SERVICE: connect(hostPort) };
+      const script = `${attacks(tries)}\n${connect(apiPort)}; echo "API=$?"`;
+      env.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: script } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'probed' } }] });
+      // The conversation runs end to end: the model through the gateway, its events through the sink.
+      const task = await startReady(svc, { initial_message: userMessage('probe the network') }, bobKey);
+      const items = await finished(svc, task.app_conversation_id, bobKey);
+      const obs = items.find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'terminal')!;
+      const text = JSON.stringify(obs.observation);
+      const got = statuses(text);
+      expect(Object.keys(tries).filter((k) => got[k] === undefined || got[k] === 0), text).toEqual([]);
+      expect(got.API, text).toBe(0);
+      // Both listeners are there for the host: it is the sandbox that cannot reach them.
+      expect(await (await fetch(`http://127.0.0.1:${hostPort}/`)).text()).toBe('host-only');
+      expect((await fetch(`${adminAgent.url}/health`)).status).toBe(200);
+    } finally {
+      await new Promise((r) => hostService.close(r));
+    }
   });
 
   it('a restarted service adopts the running sandboxes again, and refuses to run two users without isolation', async () => {

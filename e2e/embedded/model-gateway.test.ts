@@ -28,9 +28,14 @@ describe('model gateway in `agentyard up`', () => {
   const chat = (token: string) =>
     fetch(`${gateway()}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: 'hi' }] }) });
 
+  // A conversation's own model on the host's loopback: sandboxes with a network of their own reach it because it is listed.
+  let own: ScriptedLlm;
+  const OWN_KEY = 'sk-user-own-0123456789';
+
   beforeAll(async () => {
     llm = await startScriptedLlm([], { apiKey: PROVIDER_KEY });
-    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: PROVIDER_KEY } });
+    own = await startScriptedLlm([{ content: 'from my own model' }], { apiKey: OWN_KEY });
+    svc = await startService({ env: { LLM_MODEL: 'openai/scripted', LLM_BASE_URL: llm.url, LLM_API_KEY: PROVIDER_KEY, AGENTYARD_SANDBOX_HOST_PORTS: new URL(own.url).port } });
     llm.push(
       { toolCalls: [{ name: 'terminal', arguments: { command: DUMP } }], usage: { prompt_tokens: 100, completion_tokens: 10 } },
       { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }], usage: { prompt_tokens: 150, completion_tokens: 5, cost: 0.5 } },
@@ -44,6 +49,7 @@ describe('model gateway in `agentyard up`', () => {
   afterAll(async () => {
     await svc?.stop();
     await llm?.close();
+    await own?.close();
     if (svc) removeDataDir(svc.dataDir);
   });
 
@@ -87,27 +93,21 @@ describe('model gateway in `agentyard up`', () => {
   });
 
   it("a conversation's own model and key (agent.llm) go from the sandbox to that endpoint, never the sandbox's token; the gateway counts none of it", async () => {
-    const OWN_KEY = 'sk-user-own-0123456789';
-    const own = await startScriptedLlm([{ content: 'from my own model' }], { apiKey: OWN_KEY });
-    try {
-      const [sandbox] = (await svc.api<{ session_api_key: string; exposed_urls: { url: string }[] }[]>('GET', `/api/v1/sandboxes?id=${sandboxId}`)).body;
-      const res = await fetch(`${sandbox!.exposed_urls[0]!.url}/api/conversations`, {
-        method: 'POST',
-        headers: { 'x-session-api-key': sandbox!.session_api_key, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          workspace: { kind: 'LocalWorkspace', working_dir: '.' },
-          agent: { kind: 'Agent', llm: { model: 'openai/mine', base_url: own.url, api_key: OWN_KEY } },
-          initial_message: { role: 'user', content: [{ type: 'text', text: 'hi' }], run: true },
-        }),
-      });
-      expect(res.status, await res.clone().text()).toBeLessThan(300);
-      await eventually(async () => (own.requests.length > 0 ? true : undefined), 'the call to the own model');
-      expect(own.requests[0]!.headers.authorization).toBe(`Bearer ${OWN_KEY}`);
-      expect(llm.requests).toHaveLength(2);
-      expect((await svc.api<{ total: { calls: number } }>('GET', '/api/v1/usage')).body.total.calls).toBe(2);
-    } finally {
-      await own.close();
-    }
+    const [sandbox] = (await svc.api<{ session_api_key: string; exposed_urls: { url: string }[] }[]>('GET', `/api/v1/sandboxes?id=${sandboxId}`)).body;
+    const res = await fetch(`${sandbox!.exposed_urls[0]!.url}/api/conversations`, {
+      method: 'POST',
+      headers: { 'x-session-api-key': sandbox!.session_api_key, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        workspace: { kind: 'LocalWorkspace', working_dir: '.' },
+        agent: { kind: 'Agent', llm: { model: 'openai/mine', base_url: own.url, api_key: OWN_KEY } },
+        initial_message: { role: 'user', content: [{ type: 'text', text: 'hi' }], run: true },
+      }),
+    });
+    expect(res.status, await res.clone().text()).toBeLessThan(300);
+    await eventually(async () => (own.requests.length > 0 ? true : undefined), 'the call to the own model');
+    expect(own.requests[0]!.headers.authorization).toBe(`Bearer ${OWN_KEY}`);
+    expect(llm.requests).toHaveLength(2);
+    expect((await svc.api<{ total: { calls: number } }>('GET', '/api/v1/usage')).body.total.calls).toBe(2);
   });
 
   it("a forged token is refused with 401; a deleted sandbox's token too", async () => {

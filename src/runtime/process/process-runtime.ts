@@ -28,7 +28,7 @@ import type { RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
 import { preserveSandboxData } from './archive.ts';
 import { FsObjectStore } from '../../objstore/fs-store.ts';
 import type { ObjectStore } from '../../objstore/types.ts';
-import { PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
+import { freeLoopbackPort, PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
 import { healthy, ProcessLiveness, type LivenessOptions } from './liveness.ts';
 import { bootId, isAgentServer, isAlive, signalGroup, stopGroup } from './processes.ts';
 import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
@@ -164,11 +164,14 @@ export class ProcessRuntime implements SandboxRuntime {
     const logOffset = existsSync(logPath) ? statSync(logPath).size : 0;
     const logFd = openSync(logPath, 'a', 0o600);
     const base = this.#o.command ?? [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'agent-server'];
-    const argv = [...base, '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')];
+    // A sandbox with a network of its own listens on a port chosen here, which pasta forwards from
+    // the host's loopback (same number, so the listening line's URL holds on both sides).
+    const net = this.#launcher.ownNetwork ? { port: await freeLoopbackPort(), hostPorts: this.#apiPorts() } : undefined;
+    const argv = [...base, '--port', String(net?.port ?? 0), '--host', '127.0.0.1', '--workspace', join(dir, 'workspace'), '--data-dir', join(dir, 'state')];
     const cmd = argv[0];
     let child;
     try {
-      const launch = this.#launcher.prepare({ name, dir, argv, env: { ...this.#env(name, opts.sessionKey, opts.modelToken), ...(sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined ? { AGENTYARD_WARM_UP: '1' } : {}) } });
+      const launch = this.#launcher.prepare({ name, dir, argv, env: { ...this.#env(name, opts.sessionKey, opts.modelToken), ...(sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined ? { AGENTYARD_WARM_UP: '1' } : {}) }, ...(net ? { net } : {}) });
       child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
         detached: true, // its own process group: pause stops the agent's tools with it
@@ -218,6 +221,17 @@ export class ProcessRuntime implements SandboxRuntime {
     const root = join(this.#o.dataDir, 'sandboxes');
     const all = names ?? (existsSync(root) ? readdirSync(root) : []);
     await Promise.all(all.filter((n) => existsSync(this.dirOf(n))).map((n) => this.#stop(n, 'shutdown')));
+  }
+
+  /** The host loopback ports an agent server reaches the API on (event sink, model gateway): all a sandbox with its own network may reach of the host. */
+  #apiPorts(): number[] {
+    const ports: number[] = [];
+    for (const u of [this.#o.sinkBaseUrl, this.#o.model?.gatewayUrl]) {
+      if (!u) continue;
+      const url = new URL(u);
+      ports.push(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
+    }
+    return ports;
   }
 
   secretKeyFor(sessionKey: string): string {

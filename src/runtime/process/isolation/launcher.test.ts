@@ -1,17 +1,20 @@
 // The launcher on its own: real sandboxes (as root with bubblewrap; skipped otherwise, the e2e
 // suite e2e/embedded/isolation.test.ts attacks them through `agentyard up`), the start-up decision,
 // and the pure parts (settings, uid allocation, cgroup layouts on a stand-in cgroup tree).
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allocateUid, readIdentity, writeIdentity } from './identity.ts';
-import { createSandboxLauncher, PlainLauncher, type IsolationReport } from './launcher.ts';
+import { createSandboxLauncher, freeLoopbackPort, PlainLauncher, type IsolationReport } from './launcher.ts';
 import { cgroupMounts, Limits, ownCgroups } from './limits.ts';
 import { DEFAULT_LIMITS, loadIsolationSettings } from './settings.ts';
 
 const hasBwrap = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'bwrap')));
+const hasPasta = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'pasta')));
 const canIsolate = process.platform === 'linux' && process.getuid?.() === 0 && hasBwrap;
 
 let dataDir: string;
@@ -33,6 +36,9 @@ describe('settings', () => {
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_ISOLATION: 'maybe' })).toThrow("AGENTYARD_SANDBOX_ISOLATION must be auto, required or off, got 'maybe'");
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_UID_RANGE: '0-100' })).toThrow(/AGENTYARD_SANDBOX_UID_RANGE must be <first>-<last> with 1000 <= first/);
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_MEMORY_MB: '1.5' })).toThrow("AGENTYARD_SANDBOX_MEMORY_MB must be a positive integer, got '1.5'");
+    expect(loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: '11434, 8080' }).hostPorts).toEqual([11434, 8080]);
+    expect(loadIsolationSettings({}).hostPorts).toEqual([]);
+    for (const bad of ['0', '70000', '80x', '1.5']) expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: bad })).toThrow(`AGENTYARD_SANDBOX_HOST_PORTS must be a comma-separated list of TCP ports (1-65535), got '${bad}'`);
   });
 });
 
@@ -148,6 +154,11 @@ describe('the start-up decision', () => {
   });
 });
 
+/** What a launcher with a network of its own needs to prepare a sandbox (a port; no host ports). */
+async function netFor(r: IsolationReport): Promise<{ net?: { port: number; hostPorts: number[] } }> {
+  return r.launcher.ownNetwork ? { net: { port: await freeLoopbackPort(), hostPorts: [] } } : {};
+}
+
 describe.skipIf(!canIsolate)('a real sandbox (root, bubblewrap)', () => {
   let report: IsolationReport;
   beforeEach(async () => {
@@ -173,7 +184,7 @@ describe.skipIf(!canIsolate)('a real sandbox (root, bubblewrap)', () => {
       'echo "ENV=$SECRET_OF_UP:$MINE"',
       'whoami',
     ].join('\n');
-    const launch = report.launcher.prepare({ name: 'one', dir: dirOf('one'), argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin', MINE: 'mine' } });
+    const launch = report.launcher.prepare({ name: 'one', dir: dirOf('one'), argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin', MINE: 'mine' }, ...(await netFor(report)) });
     const res = spawnSync(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, encoding: 'utf8', timeout: 20_000 });
     const uid = readIdentity(dirOf('one'))!.uid;
     expect(res.status, res.stderr).toBe(0);
@@ -197,15 +208,109 @@ describe.skipIf(!canIsolate)('a real sandbox (root, bubblewrap)', () => {
     for (const c of readIdentity(dirOf('one'))!.cgroups ?? []) expect(existsSync(c)).toBe(false);
   });
 
-  it('gives two sandboxes two users', () => {
+  it('gives two sandboxes two users', async () => {
     const a = join(dataDir, 'sandboxes', 'a');
     const b = join(dataDir, 'sandboxes', 'b');
     for (const d of [a, b]) mkdirSync(d, { recursive: true });
-    report.launcher.prepare({ name: 'a', dir: a, argv: ['/bin/true'], env: {} });
-    report.launcher.prepare({ name: 'b', dir: b, argv: ['/bin/true'], env: {} });
+    report.launcher.prepare({ name: 'a', dir: a, argv: ['/bin/true'], env: {}, ...(await netFor(report)) });
+    report.launcher.prepare({ name: 'b', dir: b, argv: ['/bin/true'], env: {}, ...(await netFor(report)) });
     expect(readIdentity(a)!.uid).not.toBe(readIdentity(b)!.uid);
     expect(statSync(join(b, 'workspace')).uid).toBe(readIdentity(b)!.uid);
     expect(statSync(join(b, 'workspace')).mode & 0o777).toBe(0o700);
     return Promise.all([report.launcher.release(a), report.launcher.release(b)]);
   });
 });
+
+describe.skipIf(!canIsolate)('without pasta (root, bubblewrap)', () => {
+  it('isolates as before, says the network is shared, and needs no port chosen before start', async () => {
+    // A PATH with every tool the launcher looks for but pasta.
+    const bin = mkdtempSync(join(tmpdir(), 'launcher-bin-'));
+    const path = process.env.PATH;
+    try {
+      for (const tool of ['bwrap', 'setpriv', 'sh', 'prlimit', 'unshare', 'nsenter', 'umount', 'sleep', 'rm', 'test', 'chown', 'cat', 'id']) {
+        const found = (path ?? '').split(':').map((d) => join(d, tool)).find((p) => existsSync(p));
+        if (found) symlinkSync(found, join(bin, tool));
+      }
+      process.env.PATH = bin;
+      const r = await createSandboxLauncher(dataDir, loadIsolationSettings({}));
+      expect(r.isolated, r.reason).toBe(true);
+      expect(r.launcher.ownNetwork).toBe(false);
+      expect(r.summary).toMatch(/^sandbox isolation: on \(bubblewrap; .*; network shared with the host \(install pasta, from the passt package/);
+      const dir = join(dataDir, 'sandboxes', 'plain-net');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      expect(r.launcher.prepare({ name: 'plain-net', dir, argv: ['/bin/true'], env: {} }).args).not.toContain('--net');
+      await r.launcher.release(dir);
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its own (root, bubblewrap, pasta)', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  });
+  const listen = async (body: string): Promise<number> => {
+    const srv = createServer((_req, res) => res.end(body));
+    servers.push(srv);
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    return (srv.address() as AddressInfo).port;
+  };
+
+  it('says so at start-up; reaches only the host ports it is given; its own listener is reachable from the host on its port', async () => {
+    const local = await listen('local-model'); // a port the operator lets sandboxes reach
+    const report = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: String(local) }));
+    expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: outbound NAT; of the host's loopback only the API and port ${local} reachable)`);
+    expect(report.launcher.ownNetwork).toBe(true);
+    const api = await listen('api');
+    const other = await listen('host-only'); // an unauthenticated service on the host's loopback
+    const port = await freeLoopbackPort();
+    const dir = join(dataDir, 'sandboxes', 'net');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Inside: try both host ports (also through the gateway address), then serve on its own port until asked once.
+    const inside = `
+      const get = (u) => fetch(u, { signal: AbortSignal.timeout(3000) }).then((r) => r.text(), (e) => 'ERR ' + (e.cause?.code ?? e.name));
+      const out = { api: await get('http://127.0.0.1:${api}/'), other: await get('http://127.0.0.1:${other}/'), local: await get('http://127.0.0.1:${local}/') };
+      const gw = (await import('node:fs')).readFileSync('/proc/net/route', 'utf8').split('\\n').slice(1).map((l) => l.split('\\t')).find((f) => f[1] === '00000000');
+      if (gw) { const h = gw[2]; out.gateway = await get('http://' + [6, 4, 2, 0].map((i) => parseInt(h.slice(i, i + 2), 16)).join('.') + ':${other}/'); }
+      console.log(JSON.stringify(out));
+      const srv = (await import('node:http')).createServer((q, s) => { s.end('inside'); srv.close(); });
+      srv.listen(${port}, '127.0.0.1', () => console.log('LISTENING'));
+    `;
+    const launch = report.launcher.prepare({ name: 'net', dir, argv: [process.execPath, '--input-type=module', '-e', inside, 'agent-server'], env: { PATH: '/usr/bin:/bin' }, net: { port, hostPorts: [api] } });
+    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await eventually(() => stdout.includes('LISTENING') || child.exitCode !== null, 20_000);
+      expect(stdout, stderr).toContain('LISTENING');
+      const seen = JSON.parse(stdout.split('\n')[0]!) as Record<string, string>;
+      expect(seen.api).toBe('api');
+      expect(seen.other).toMatch(/^ERR /);
+      expect(seen.local).toBe('local-model');
+      if (seen.gateway !== undefined) expect(seen.gateway).toMatch(/^ERR /);
+      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('inside');
+      // One process group holds the chain and pasta: stopping the group leaves nothing behind.
+      const pasta = Number(readFileSync(join(dir, 'network.pid'), 'utf8'));
+      expect(readFileSync(`/proc/${pasta}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]).toBe(String(child.pid));
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await eventually(() => !existsSync(`/proc/${Number(readFileSync(join(dir, 'network.pid'), 'utf8'))}/stat`) || readFileSync(`/proc/${Number(readFileSync(join(dir, 'network.pid'), 'utf8'))}/stat`, 'utf8').includes(') Z '), 5_000);
+    expect(existsSync(join(dir, 'netns')), 'the namespace file is dropped once entered').toBe(false);
+    await report.launcher.release(dir);
+  });
+});
+
+async function eventually(ok: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}

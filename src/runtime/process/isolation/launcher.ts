@@ -14,7 +14,21 @@
 //   agent server     and every process it starts (terminal, /api/bash, hooks, MCP servers,
 //                    browser) inherits all of it.
 // bwrap does the mounts as root because only root can reach the sandbox's directories inside the
-// 0700 data directory. The network is shared: the API and the agent server talk over loopback.
+// 0700 data directory.
+//
+// The network (where pasta, from Debian's passt, is installed): each sandbox its own network
+// namespace, so nothing on the host's loopback (another sandbox's dev server, an unauthenticated
+// local service) is reachable from inside. The shell, still root in the host's namespaces, makes
+// the namespace (bound to <dir>/netns), starts pasta on it in the background (a child of the
+// shell: same process group and cgroups, so stopping the sandbox's group stops it, and a kill -9 of
+// the leader leaves it to the group SIGKILL like any tool), waits until pasta is ready, then execs
+// nsenter into the namespace, which drops the bind mount and execs the rest of the chain (same pid).
+// pasta gives the namespace outbound NAT (git clone, npm install), forwards the host's
+// 127.0.0.1:<agent server port> in (so `up` reaches the agent server at the same URL) and only the
+// API's loopback port(s) out to the host's loopback (event sink, model gateway); --no-map-gw keeps
+// the gateway address from being a way to the host's loopback. pasta ignores SIGTERM so the agent
+// server can still report while it shuts down; the group SIGKILL that ends a stop ends it.
+// Without pasta the network is shared, and the start-up summary says so.
 //
 // No --die-with-parent: sandboxes outlive a restart of `agentyard up`, which adopts them again.
 // No --new-session: the chain starts detached (a new session without a controlling terminal, so
@@ -23,6 +37,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { allocateUid, readIdentity, writeIdentity } from './identity.ts';
 import { Limits } from './limits.ts';
@@ -35,6 +50,8 @@ export interface LaunchRequest {
   /** The agent server's full command line. */
   argv: string[];
   env: Record<string, string>;
+  /** With a network of its own: the agent server's port (forwarded from the host's loopback) and the host loopback ports it may reach. */
+  net?: { port: number; hostPorts: number[] };
 }
 
 export interface Launch {
@@ -46,6 +63,8 @@ export interface Launch {
 
 export interface SandboxLauncher {
   readonly isolated: boolean;
+  /** Each sandbox has a network namespace of its own: the agent server's port is chosen before start (LaunchRequest.net). */
+  readonly ownNetwork: boolean;
   /** Makes the sandbox's user, directories and limits ready and says how to spawn it. */
   prepare(req: LaunchRequest): Launch;
   /** The sandbox directory is about to be removed (its processes stopped): free what prepare() made outside it. */
@@ -58,6 +77,7 @@ export const SANDBOX_DIRS = ['workspace', 'state', 'home'] as const;
 /** Same user as `agentyard up`, no namespaces: single-user installations without isolation. */
 export class PlainLauncher implements SandboxLauncher {
   readonly isolated = false;
+  readonly ownNetwork = false;
   prepare(req: LaunchRequest): Launch {
     const [command, ...args] = req.argv;
     return { command: command!, args, env: req.env, cwd: join(req.dir, 'workspace') };
@@ -77,6 +97,8 @@ export interface BubblewrapOptions {
   programPaths: string[];
   /** The innermost user namespace that forbids further ones (default on; off where the host refuses user namespaces). */
   blockUserNamespaces?: boolean;
+  /** A network namespace of its own per sandbox, through pasta (absent: the host's network is shared). */
+  network?: { pasta: string; unshare: string; nsenter: string; umount: string };
 }
 
 export class BubblewrapLauncher implements SandboxLauncher {
@@ -85,6 +107,10 @@ export class BubblewrapLauncher implements SandboxLauncher {
 
   constructor(opts: BubblewrapOptions) {
     this.#o = opts;
+  }
+
+  get ownNetwork(): boolean {
+    return this.#o.network !== undefined;
   }
 
   get limits(): Limits {
@@ -118,13 +144,31 @@ export class BubblewrapLauncher implements SandboxLauncher {
       ...(this.#o.blockUserNamespaces === false ? [] : [t.bwrap, '--unshare-user', '--disable-userns', '--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--chdir', ws, '--']),
       ...req.argv,
     ];
-    // The shell only joins the cgroups (as root, before anything else runs) and execs the rest.
-    const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
-    return { command: t.sh, args: ['-c', script, 'agentyard-sandbox', ...prepared.procsFiles, '--', ...inner], env: req.env, cwd: ws };
+    // The shell joins the cgroups (as root, before anything else runs), makes the network (below) and execs the rest.
+    const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ' + (this.#o.network ? NETWORK_SCRIPT : '') + 'exec "$@"';
+    const net = this.#networkArgs(req);
+    return { command: t.sh, args: ['-c', script, 'agentyard-sandbox', ...prepared.procsFiles, '--', ...net, ...inner], env: req.env, cwd: ws };
   }
 
   async release(dir: string): Promise<void> {
+    if (this.#o.network) {
+      // Stopping the sandbox's group ends its pasta; one whose chain ended without a stop may be left.
+      await stopPasta(join(dir, 'network.pid'));
+      dropNetns(this.#o.network.umount, join(dir, 'netns'));
+    }
     await Limits.release(readIdentity(dir)?.cgroups ?? []);
+  }
+
+  /** The fixed arguments NETWORK_SCRIPT reads: tools, the namespace's file, pasta's pid file and log, the ports. */
+  #networkArgs(req: LaunchRequest): string[] {
+    const n = this.#o.network;
+    if (!n) return [];
+    if (!req.net) throw new Error('a sandbox with a network of its own needs its agent server port chosen before start');
+    const ns = join(req.dir, 'netns');
+    dropNetns(n.umount, ns); // what a sandbox that died without its shell cleaning up left
+    const ports = [...new Set([...req.net.hostPorts, ...this.#o.settings.hostPorts])];
+    const out = ports.length > 0 ? ports.join(',') : 'none';
+    return [n.pasta, n.unshare, n.nsenter, n.umount, ns, join(req.dir, 'network.pid'), join(req.dir, 'network.log'), String(req.net.port), out, this.#o.tools.sh];
   }
 
   /** passwd and group with the sandbox's user added, so tools that look the user up (git, ssh, whoami) work. */
@@ -193,6 +237,27 @@ export class BubblewrapLauncher implements SandboxLauncher {
   }
 }
 
+/**
+ * Part of the chain's shell (see the header): $1..$10 are pasta, unshare, nsenter, umount, the
+ * namespace's file, pasta's pid file, its log, the agent server's port, the host ports (or none), sh.
+ * pasta forwards TCP only (-u/-U none): DNS goes out through its NAT like any UDP.
+ */
+const NETWORK_SCRIPT = [
+  'p=$1 un=$2 ne=$3 um=$4 ns=$5 pf=$6 lg=$7 port=$8 out=$9 sh=${10}; shift 10',
+  'rm -f "$pf"; : > "$ns" && "$un" --net="$ns" true || exit 125',
+  '( trap "" TERM; exec "$p" -f -q --runas 0 --config-net --no-map-gw --no-netns-quit -t "127.0.0.1/$port" -u none -T "$out" -U none -P "$pf" -l "$lg" --netns "$ns" </dev/null >/dev/null 2>&1 ) &',
+  'i=0; until [ -s "$pf" ]; do if ! kill -0 $! 2>/dev/null || [ $i -ge 1000 ]; then echo "agentyard: the sandbox network (pasta) did not start; see $lg" >&2; kill -9 $! 2>/dev/null; "$um" -l "$ns"; exit 125; fi; i=$((i+1)); sleep 0.01; done',
+  'exec "$ne" --net="$ns" -- "$sh" -c \'"$0" -l "$1"; rm -f "$1"; shift; exec "$@"\' "$um" "$ns" "$@"',
+].join('\n') + '\n';
+
+/** Unmounts and removes a sandbox's network namespace file, if any (the namespace lives on while its processes do). */
+function dropNetns(umount: string, file: string): void {
+  if (!existsSync(file)) return;
+  // Lazily: pasta holds the namespace open, which makes a plain unmount fail as busy.
+  spawnSync(umount, ['-l', file], { stdio: 'ignore' });
+  rmSync(file, { force: true });
+}
+
 export interface IsolationReport {
   launcher: SandboxLauncher;
   isolated: boolean;
@@ -228,7 +293,8 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
   if (limits.kind === 'rlimit' && !prlimit) return unisolated(`no cgroups (${limits.reason}) and prlimit (util-linux) is not installed`);
   // What the agent server runs from, not the whole checkout (an operator's .env or data directory there stays out).
   const programPaths = opts.programPaths ?? [...['package.json', 'bin', 'src', 'node_modules'].map((p) => join(repoRoot, p)), nodePrefix()];
-  const make = (blockUserNamespaces: boolean) => new BubblewrapLauncher({ dataDir, settings, limits, programPaths, blockUserNamespaces, tools: { bwrap, setpriv, sh, ...(prlimit ? { prlimit } : {}) } });
+  const tools = { bwrap, setpriv, sh, ...(prlimit ? { prlimit } : {}) };
+  const make = (blockUserNamespaces: boolean, network?: BubblewrapOptions['network']) => new BubblewrapLauncher({ dataDir, settings, limits, programPaths, blockUserNamespaces, tools, ...(network ? { network } : {}) });
   let launcher = make(true);
   let note = '';
   const failure = await probe(launcher, dataDir, programPaths);
@@ -239,8 +305,26 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
     launcher = fallback;
     note = `; sandboxes may create user namespaces (the host refused the layer that forbids them: ${failure})`;
   }
+  const blockUserNamespaces = !note;
+  let network = 'network shared with the host (install pasta, from the passt package, for a network of its own per sandbox)';
+  const pasta = which('pasta', true);
+  const netTools = { pasta, unshare: which('unshare'), nsenter: which('nsenter'), umount: which('umount') };
+  if (pasta) {
+    const missing = Object.entries(netTools).filter(([, p]) => !p).map(([k]) => k);
+    if (missing.length > 0) network = `network shared with the host (pasta is installed, but not ${missing.join(', ')} (util-linux))`;
+    else {
+      const withNet = make(blockUserNamespaces, netTools as Required<BubblewrapOptions>['network']);
+      const netFailure = await probe(withNet, dataDir, programPaths);
+      if (netFailure) network = `network shared with the host (pasta is installed, but ${netFailure})`;
+      else {
+        launcher = withNet;
+        const extra = settings.hostPorts.length > 0 ? ` and port${settings.hostPorts.length > 1 ? 's' : ''} ${settings.hostPorts.join(', ')}` : '';
+        network = `a network namespace of its own per sandbox (pasta: outbound NAT; of the host's loopback only the API${extra} reachable)`;
+      }
+    }
+  }
   const r = settings.uidRange;
-  return { launcher, isolated: true, summary: `sandbox isolation: on (bubblewrap; a user of its own per sandbox from uids ${r.first}-${r.last}; ${limits.describe()}${note})` };
+  return { launcher, isolated: true, summary: `sandbox isolation: on (bubblewrap; a user of its own per sandbox from uids ${r.first}-${r.last}; ${limits.describe()}; ${network}${note})` };
 }
 
 /** Starts a throwaway sandbox that checks it can read the agent server's program; the failure, if any. */
@@ -250,7 +334,8 @@ async function probe(launcher: BubblewrapLauncher, dataDir: string, programPaths
   mkdirSync(dir, { mode: 0o700 });
   try {
     const checks = programPaths.filter((p) => existsSync(p));
-    const launch = launcher.prepare({ name: 'isolation-probe', dir, argv: ['/bin/sh', '-c', 'for p do test -r "$p" || { echo "cannot read $p" >&2; exit 1; }; done', 'probe', ...checks], env: { PATH: '/usr/bin:/bin' } });
+    const net = launcher.ownNetwork ? { port: await freeLoopbackPort(), hostPorts: [] } : undefined;
+    const launch = launcher.prepare({ name: 'isolation-probe', dir, argv: ['/bin/sh', '-c', 'for p do test -r "$p" || { echo "cannot read $p" >&2; exit 1; }; done', 'probe', ...checks], env: { PATH: '/usr/bin:/bin' }, ...(net ? { net } : {}) });
     const res = spawnSync(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, encoding: 'utf8', timeout: 20_000 });
     if (res.status === 0) return undefined;
     const why = (res.stderr || res.error?.message || `exit ${res.status ?? res.signal}`).trim().split('\n').slice(-3).join('; ');
@@ -263,11 +348,48 @@ async function probe(launcher: BubblewrapLauncher, dataDir: string, programPaths
   }
 }
 
-function which(cmd: string): string | undefined {
+/** A TCP port free on 127.0.0.1 now (the kernel's choice), for an agent server to listen on behind pasta. */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Kills the pasta of a pid file, if it still runs; resolves once it is gone. */
+async function stopPasta(pidFile: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim());
+    // Its command line names this very pid file: a recycled pid (even another sandbox's pasta) is left alone.
+    if (!Number.isInteger(pid) || pid <= 1 || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pidFile)) return;
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return; // not running
+  }
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline && isRunning(pid)) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** Alive and not a zombie. */
+function isRunning(pid: number): boolean {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** A program on PATH, by its real path: tools run inside the sandbox too, where only system directories are mounted. `keepName`: pasta is a link to passt that acts by its name. */
+function which(cmd: string, keepName = false): string | undefined {
   for (const d of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
     const p = join(d || '.', cmd);
     try {
-      if (statSync(p).isFile()) return p;
+      if (statSync(p).isFile()) return keepName ? p : realpathSync(p);
     } catch {
       // not here
     }

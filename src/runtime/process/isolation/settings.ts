@@ -19,6 +19,11 @@ export interface IsolationSettings {
   limits: SandboxLimits;
   /** Host paths a sandbox may read besides the system directories and agentyard itself. */
   readOnlyPaths: string[];
+  /**
+   * Ports of the host's loopback a sandbox with a network of its own may reach besides the API's
+   * (a local model server a conversation names as its own, e.g. Ollama's 11434).
+   */
+  hostPorts: number[];
 }
 
 export const DEFAULT_UID_RANGE = { first: 1_100_000_000, last: 1_100_999_999 };
@@ -38,7 +43,17 @@ export function loadIsolationSettings(env: NodeJS.ProcessEnv): IsolationSettings
       pids: positive(env, 'AGENTYARD_SANDBOX_PIDS', DEFAULT_LIMITS.pids, true),
     },
     readOnlyPaths: (env.AGENTYARD_SANDBOX_READ_ONLY_PATHS ?? '').split(':').filter((p) => p !== ''),
+    hostPorts: parsePorts(env.AGENTYARD_SANDBOX_HOST_PORTS),
   };
+}
+
+function parsePorts(raw: string | undefined): number[] {
+  const parts = (raw ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const ports = parts.map(Number);
+  if (ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535) || parts.some((p) => !/^\d+$/.test(p))) {
+    throw new Error(`AGENTYARD_SANDBOX_HOST_PORTS must be a comma-separated list of TCP ports (1-65535), got '${raw}'`);
+  }
+  return ports;
 }
 
 function parseUidRange(raw: string | undefined): { first: number; last: number } {
