@@ -138,9 +138,12 @@ describe('agentyard up: a conversation end to end', () => {
     expect(changes.body).toEqual(expect.arrayContaining([{ status: 'ADDED', path: 'greeting.txt' }, { status: 'ADDED', path: 'notes.md' }]));
     const diff = await svc.api('GET', `/api/v1/app-conversations/${conversationId}/git/diff?path=${encodeURIComponent(join(workspace, 'notes.md'))}`);
     expect(diff.body).toEqual({ original: null, modified: '# Notes\nwritten by the agent\n' });
-    const relative = await svc.api<{ detail: { loc: string[] }[] }>('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=greeting.txt`);
-    expect(relative.status).toBe(422);
-    expect(relative.body.detail[0]!.loc).toEqual(['query', 'file_path']);
+    // A relative path (as the file listing gives them) is taken inside the working directory.
+    const relative = await svc.api<string>('GET', `/api/v1/app-conversations/${conversationId}/file?file_path=greeting.txt`);
+    expect(relative).toMatchObject({ status: 200, body: 'hello-from-shell\n' });
+    const missing = await svc.api<{ detail: { loc: string[] }[] }>('GET', `/api/v1/app-conversations/${conversationId}/file`);
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail[0]!.loc).toEqual(['query', 'file_path']);
 
     // Pause: the process is stopped, the workspace stays.
     const runtime = JSON.parse(readFileSync(join(svc.dataDir, 'sandboxes', sandboxId, 'runtime.json'), 'utf8')) as { pid: number };
