@@ -225,7 +225,7 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     const pod = await core.readNamespacedPod({ name: ready.sandbox_id, namespace: NS });
     const env = pod.spec!.containers[0]!.env!;
     expect(env.find((e) => e.name === 'LLM_BASE_URL')?.value).toBe(modelGatewayUrl(api.url));
-    expect(env.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: `${ready.sandbox_id}-session`, key: 'model-token' });
+    expect(env.find((e) => e.name === 'LLM_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: `${ready.sandbox_id}-session`, key: 'model-token', optional: true }); // optional: warm-pool members get theirs at claim
     expect(JSON.stringify(pod)).not.toContain(PROVIDER_KEY);
     const usage = await call('GET', '/api/v1/usage');
     expect(usage.total.calls).toBe(calls);
