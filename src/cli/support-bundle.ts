@@ -38,6 +38,25 @@ export function redactText(text: string): string {
   return text.replace(/\b(ay_[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{8,})\b/g, REDACTED).replace(/("?(?:api_?key|session_api_key|token|password)"?\s*[:=]\s*"?)[^",\s]+/gi, `$1${REDACTED}`);
 }
 
+/**
+ * Writes files of a bundle under `root`, redacted: `write` one file, `attempt` one that may fail to
+ * collect (then `<name>.error.txt` says why, and the bundle goes on).
+ */
+export function bundleWriter(root: string): { write(name: string, data: unknown): void; attempt(name: string, fn: () => Promise<unknown>): Promise<void> } {
+  const write = (name: string, data: unknown) => {
+    mkdirSync(dirname(join(root, name)), { recursive: true });
+    writeFileSync(join(root, name), typeof data === 'string' ? redactText(data) : `${JSON.stringify(redact(data), null, 2)}\n`);
+  };
+  const attempt = async (name: string, fn: () => Promise<unknown>) => {
+    try {
+      write(name, await fn());
+    } catch (err) {
+      write(`${name}.error.txt`, `could not collect: ${(err as Error).message}\n`);
+    }
+  };
+  return { write, attempt };
+}
+
 /** Events kept per namespace, newest first; a busy namespace has thousands within the event TTL. */
 export const EVENTS_KEPT = 500;
 // Events listed per namespace before choosing the newest: the API server lists in name order, not
@@ -119,17 +138,7 @@ export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv
   const work = mkdtempSync(join(tmpdir(), 'agentyard-bundle-'));
   const root = join(work, 'agentyard-support');
   mkdirSync(root);
-  const write = (name: string, data: unknown) => {
-    mkdirSync(dirname(join(root, name)), { recursive: true });
-    writeFileSync(join(root, name), typeof data === 'string' ? redactText(data) : `${JSON.stringify(redact(data), null, 2)}\n`);
-  };
-  const attempt = async (name: string, fn: () => Promise<unknown>) => {
-    try {
-      write(name, await fn());
-    } catch (err) {
-      write(`${name}.error.txt`, `could not collect: ${(err as Error).message}\n`);
-    }
-  };
+  const { write, attempt } = bundleWriter(root);
   try {
     await attempt('versions.json', async () => ({ agentyard: packageVersion(), node: process.version, kubernetes: await kc.makeApiClient(VersionApi).getCode() }));
     await attempt('crds.json', async () => {

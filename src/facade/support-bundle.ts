@@ -6,16 +6,16 @@
 // (src/cli/support-upload.ts: retries, no redirects, token never in a message). The cluster-wide
 // bundle (Pods, logs, events) stays `agentyard support-bundle`, which has a kubeconfig.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import type { SupportBundleUpload } from '../api/app/admin.ts';
 import { BadGateway, Conflict } from '../api/errors.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import { SandboxKind } from '../api/sandbox.ts';
-import { redact, redactText } from '../cli/support-bundle.ts';
+import { bundleWriter } from '../cli/support-bundle.ts';
 import { UPLOAD_SECRET, UPLOAD_SECRET_KEY, UPLOAD_TOKEN_ENV, UploadError, uploadBundle, uploadUrl } from '../cli/support-upload.ts';
 import { licenseStatus } from '../license/license.ts';
 import type { FacadeDeps } from './deps.ts';
@@ -38,17 +38,7 @@ export function supportUploadFromEnv(env: NodeJS.ProcessEnv): SupportUploadSetti
 const version = () => (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 async function collect(d: FacadeDeps, root: string): Promise<void> {
-  const write = (name: string, data: unknown) => {
-    mkdirSync(dirname(join(root, name)), { recursive: true });
-    writeFileSync(join(root, name), typeof data === 'string' ? redactText(data) : `${JSON.stringify(redact(data), null, 2)}\n`);
-  };
-  const attempt = async (name: string, fn: () => Promise<unknown>) => {
-    try {
-      write(name, await fn());
-    } catch (err) {
-      write(`${name}.error.txt`, `could not collect: ${(err as Error).message}\n`);
-    }
-  };
+  const { write, attempt } = bundleWriter(root);
   const users = await d.db.listUsers();
   write('versions.json', { agentyard: version(), node: process.version, collected_at: d.clock.now().toISO() });
   write('installation.json', {
