@@ -38,10 +38,7 @@ describe('agentyard up: selected_repository is cloned in the sandbox', () => {
     git.createRepo('beta/app', { main: { 'app.txt': 'beta\n' } }, { token: TOKEN });
     git.createRepo('beta/service-config', { main: skill('beta-conventions') }, { token: TOKEN });
     git.createRepo('beta/.agents', { main: skill('not-for-gitlab') }, { token: TOKEN });
-    // The stand-in Git host is on this machine's loopback, which a sandbox with a network of its
-    // own reaches only through a listed port (a real Git host is reached through the outbound NAT).
-    const gitPort = new URL(git.url).port;
-    ({ llm, svc, stop } = await startServiceWithModel({ env: { AGENTYARD_GIT_BASE_URL: git.url, AGENTYARD_GIT_HOSTS: JSON.stringify({ gitlab: git.url }), AGENTYARD_SANDBOX_HOST_PORTS: gitPort } }));
+    ({ llm, svc, stop } = await startServiceWithModel({ env: { AGENTYARD_GIT_BASE_URL: git.url, AGENTYARD_GIT_HOSTS: JSON.stringify({ gitlab: git.url }) } }));
   });
 
   afterAll(async () => {

@@ -37,6 +37,9 @@ describe('settings', () => {
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_UID_RANGE: '0-100' })).toThrow(/AGENTYARD_SANDBOX_UID_RANGE must be <first>-<last> with 1000 <= first/);
     expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_MEMORY_MB: '1.5' })).toThrow("AGENTYARD_SANDBOX_MEMORY_MB must be a positive integer, got '1.5'");
     expect(loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: '11434, 8080' }).hostPorts).toEqual([11434, 8080]);
+    // Git hosts the operator configured on loopback are reachable too; remote ones need no port.
+    expect(loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: '8080', AGENTYARD_GIT_BASE_URL: 'http://127.0.0.1:3000', AGENTYARD_GIT_HOSTS: JSON.stringify({ gitlab: 'http://localhost:8080', gitea: 'https://git.example.com', local: 'http://[::1]' }) }).hostPorts).toEqual([8080, 3000, 80]);
+    expect(loadIsolationSettings({ AGENTYARD_GIT_BASE_URL: 'https://github.example', AGENTYARD_GIT_HOSTS: 'not json' }).hostPorts).toEqual([]);
     expect(loadIsolationSettings({}).hostPorts).toEqual([]);
     for (const bad of ['0', '70000', '80x', '1.5']) expect(() => loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: bad })).toThrow(`AGENTYARD_SANDBOX_HOST_PORTS must be a comma-separated list of TCP ports (1-65535), got '${bad}'`);
   });

@@ -43,8 +43,37 @@ export function loadIsolationSettings(env: NodeJS.ProcessEnv): IsolationSettings
       pids: positive(env, 'AGENTYARD_SANDBOX_PIDS', DEFAULT_LIMITS.pids, true),
     },
     readOnlyPaths: (env.AGENTYARD_SANDBOX_READ_ONLY_PATHS ?? '').split(':').filter((p) => p !== ''),
-    hostPorts: parsePorts(env.AGENTYARD_SANDBOX_HOST_PORTS),
+    hostPorts: [...new Set([...parsePorts(env.AGENTYARD_SANDBOX_HOST_PORTS), ...configuredGitHostPorts(env)])],
   };
+}
+
+/**
+ * Ports of the Git hosts the operator configured on this machine's loopback (a local Gitea, the
+ * tests' stand-in): sandboxes clone from them, and with a network of their own they reach the
+ * host's loopback only through listed ports. Hosts elsewhere are reached through the outbound NAT.
+ * Malformed values are left to the settings that own them, which refuse them with a message.
+ */
+function configuredGitHostPorts(env: NodeJS.ProcessEnv): number[] {
+  const urls = [env.AGENTYARD_GIT_BASE_URL];
+  try {
+    const hosts = JSON.parse(env.AGENTYARD_GIT_HOSTS ?? '{}') as unknown;
+    if (hosts && typeof hosts === 'object') urls.push(...Object.values(hosts).filter((v): v is string => typeof v === 'string'));
+  } catch {
+    // not JSON: reported where AGENTYARD_GIT_HOSTS is read
+  }
+  const ports: number[] = [];
+  for (const raw of urls) {
+    if (!raw) continue;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      continue;
+    }
+    if (!/^(localhost|127(\.\d+){3}|\[::1\])$/.test(url.hostname)) continue;
+    ports.push(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
+  }
+  return ports;
 }
 
 function parsePorts(raw: string | undefined): number[] {
