@@ -6,10 +6,9 @@
 import type { TSchema } from 'typebox';
 import { ConfirmationPolicy, SecretSource } from '../agent-server/policy.ts';
 import { BashEvent } from '../agent-server/server.ts';
-import { Action, Event, EVENT_KIND_FQCN, isEventKind, Observation, ToolDefinition } from '../events/index.ts';
+import { Action, Event, EVENT_KIND_FQCN, isEventKind, namespacedClass, Observation, ToolDefinition } from '../events/index.ts';
 
-/** The schema version in the mapping keys; bumped when a kind's wire shape breaks. */
-export const KIND_SCHEMA_VERSION = 1;
+export { KIND_SCHEMA_VERSION } from '../events/index.ts';
 
 /** The unions discriminated by `kind` that the OpenAPI documents publish, by component name. */
 export const KIND_UNIONS: Record<string, TSchema> = { Event, Action, Observation, ToolDefinition, ConfirmationPolicy, SecretSource, BashEvent };
@@ -54,7 +53,7 @@ export function kindClassPath(kind: string): string {
 
 /** The versioned mapping key of a kind: class path with `__` for dots, then the version suffix. */
 export function discriminatorKey(kind: string): string {
-  return `${kindClassPath(kind).replaceAll('.', '__')}-Output__${KIND_SCHEMA_VERSION}`;
+  return namespacedClass(kindClassPath(kind));
 }
 
 /** The `kind` literal of each member of a union, in order. */
