@@ -196,6 +196,10 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     expect((await call(bob.key, 'POST', '/sandboxes')).status).toBe(200);
     await page.click('header >> text=Admin');
     await page.waitForSelector('#sandbox-configuration');
+    // No license installed here (evaluation): the License section says so (e2e/web/admin-license.test.ts has the rest).
+    await poll(() => page.textContent('#license-state').catch(() => null)).toBe('None installed');
+    expect(await page.textContent('#license-message')).toMatch(/No license is installed \(evaluation\): nothing is refused/);
+    expect(await page.isVisible('#upload-bundle')).toBe(true);
     expect(await page.inputValue('#cfg-idle_time_seconds')).toBe('1800');
     await page.fill('#cfg-idle_time_seconds', '0');
     await page.fill('#cfg-sandbox_capacity', 'lots');

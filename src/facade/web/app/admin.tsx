@@ -1,4 +1,5 @@
-// The admin console (administrators only): Sandbox Configuration — Idle Time, Deletion Time and
+// The admin console (administrators only): the installation's license (validity, seats, signature;
+// the id only masked, as the API gives it) and the support-bundle upload; Sandbox Configuration — Idle Time, Deletion Time and
 // the sandbox capacity, deployment-wide, taken up by the controller at once — with the audit trail
 // of who changed what; users and their roles; the sandboxes of every user. Anyone else gets the
 // API's 403, and this page says so.
@@ -32,6 +33,32 @@ interface AdminSandbox {
   created_at: string | null;
   last_activity_at: string | null;
 }
+
+interface LicenseStatus {
+  status: 'valid' | 'expired' | 'unlicensed';
+  message: string;
+  customer?: string;
+  email?: string;
+  license_id?: string;
+  issued_at?: string;
+  expires_at?: string;
+  days_left?: number;
+  seats?: number | null;
+  seats_used: number;
+  seats_exceeded: boolean;
+  signature?: 'verified' | 'unverified';
+}
+interface BundleUpload {
+  uploaded_to: string;
+  status: number;
+  attempts: number;
+  bytes: number;
+  files: string[];
+  receipt: string;
+}
+
+/** A valid license this close to its end is shown as expiring soon (the API gives days_left). */
+const EXPIRING_SOON_DAYS = 30;
 
 const LABELS: Record<Field, string> = { idle_time_seconds: 'Idle Time (seconds)', deletion_time_seconds: 'Deletion Time (seconds)', sandbox_capacity: 'Sandbox capacity' };
 const HELP: Record<Field, string> = {
@@ -203,6 +230,93 @@ function Sandboxes({ apiKey }: { apiKey: string }) {
   );
 }
 
+function licenseState(l: LicenseStatus): { label: string; badge: string } {
+  if (l.status === 'unlicensed') return { label: 'None installed', badge: '' };
+  if (l.status === 'expired') return { label: 'Expired', badge: 's-error' };
+  if ((l.days_left ?? Infinity) <= EXPIRING_SOON_DAYS) return { label: 'Expiring soon', badge: 's-paused' };
+  return { label: 'Valid', badge: 's-running' };
+}
+
+const day = (iso: string | undefined) => (iso ? new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' }) : '—');
+
+function License({ apiKey }: { apiKey: string }) {
+  const [l, setL] = useState<LicenseStatus>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    api<LicenseStatus>(apiKey, 'GET', '/admin/license').then(setL, (e) => setError(asApiError(e).message));
+  }, [apiKey]);
+  const state = l && licenseState(l);
+  return (
+    <section class="card" id="license" aria-labelledby="license-title">
+      <h2 id="license-title">License</h2>
+      {error && <p class="field-error" role="alert">{error}</p>}
+      {!l || !state ? (!error && <p class="muted">Loading…</p>) : (
+        <>
+          <p>
+            <span id="license-state" class={`badge ${state.badge}`}>{state.label}</span>
+            {l.signature && <> <span id="license-signature" class={`badge ${l.signature === 'verified' ? 's-running' : 's-paused'}`}>{l.signature === 'verified' ? 'Signature verified' : 'Unverified'}</span></>}
+          </p>
+          {l.status === 'expired' && (
+            <p class="warning" id="license-expired" role="alert">
+              <strong>The license expired on {day(l.expires_at)}.</strong> New conversations and sandboxes are refused until a renewed
+              license is installed. Nothing is deleted: existing conversations, transcripts and downloads are kept and stay available.
+            </p>
+          )}
+          {l.status === 'unlicensed' ? <p id="license-message">{l.message}</p> : (
+            <table id="license-details">
+              <tbody>
+                <tr><th>Licensee</th><td class="licensee">{l.customer}{l.email && <span class="muted"> ({l.email})</span>}</td></tr>
+                <tr><th>License</th><td><code class="license-id">{l.license_id}</code></td></tr>
+                <tr><th>Issued</th><td>{day(l.issued_at)}</td></tr>
+                <tr><th>Expires</th><td class="expires">{day(l.expires_at)}{l.status === 'valid' && l.days_left !== undefined && <span class="muted"> ({l.days_left} days left)</span>}</td></tr>
+                <tr><th>Seats</th><td class="seats">{l.seats == null ? `${l.seats_used} users enabled (no seat limit)` : `${l.seats_used} of ${l.seats} in use`}{l.seats_exceeded && <> <span class="badge s-error">over the limit</span></>}</td></tr>
+                <tr><th>Signature</th><td>{l.signature === 'verified' ? "Signed with the vendor's key" : 'Not checked: no vendor key is configured (chart value license.publicKey)'}</td></tr>
+              </tbody>
+            </table>
+          )}
+          {l.status !== 'unlicensed' && <p class="muted small" id="license-message">{l.message}</p>}
+        </>
+      )}
+    </section>
+  );
+}
+
+function SupportBundle({ apiKey }: { apiKey: string }) {
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<BundleUpload>();
+  const [error, setError] = useState<ApiError>();
+  const upload = async () => {
+    setBusy(true);
+    setError(undefined);
+    setResult(undefined);
+    try {
+      setResult(await api<BundleUpload>(apiKey, 'POST', '/admin/support-bundle'));
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card" id="support-bundle" aria-labelledby="bundle-title">
+      <h2 id="bundle-title">Support bundle</h2>
+      <p class="muted">Collects versions, settings, the Sandbox and Conversation resources, users (without their keys) and the license status, redacted, and uploads it over HTTPS to the installation's support receiver.</p>
+      <p><button type="button" id="upload-bundle" disabled={busy} onClick={upload}>{busy ? 'Uploading…' : 'Generate and upload support bundle'}</button></p>
+      {result && (
+        <div class="notice" id="bundle-result" role="status">
+          Uploaded to <code>{result.uploaded_to}</code>: {(result.bytes / 1024).toFixed(1)} KiB ({result.bytes} bytes), {result.files.length} files; the receiver answered {result.status}
+          {result.attempts > 1 ? ` after ${result.attempts} attempts` : ''}{result.receipt ? <>: <q class="receipt">{result.receipt}</q></> : '.'}
+        </div>
+      )}
+      {error && (
+        <div class="warning" id="bundle-error" role="alert" data-status={error.status}>
+          <strong>{error.status === 409 ? 'Support upload is not configured.' : error.status === 502 ? 'The support receiver refused the upload.' : 'The upload failed.'}</strong> {error.message}
+        </div>
+      )}
+    </section>
+  );
+}
+
 export function AdminPage({ apiKey, me }: { apiKey: string; me: string }) {
   const [config, setConfig] = useState<Config>();
   const [error, setError] = useState<ApiError>();
@@ -224,6 +338,8 @@ export function AdminPage({ apiKey, me }: { apiKey: string; me: string }) {
   return (
     <>
       <h1 class="page-title">Admin console</h1>
+      <License apiKey={apiKey} />
+      <SupportBundle apiKey={apiKey} />
       <SandboxConfiguration apiKey={apiKey} config={config} onSaved={setConfig} />
       <Users apiKey={apiKey} me={me} />
       <Sandboxes apiKey={apiKey} />
