@@ -32,6 +32,7 @@ describe('agentyard up: plugins, MCP servers and secrets of a conversation', () 
       main: {
         '.plugin/plugin.json': JSON.stringify({ name: 'acme-tools', version: '1.0.0', description: 'ACME tools' }),
         'skills/release-notes/SKILL.md': skill('release-notes', 'How ACME writes release notes'),
+        'agents/reviewer.md': '---\nname: reviewer\ndescription: Reviews code\n---\nYou review code.\n',
         '.mcp.json': JSON.stringify({ mcpServers: { acme: { command: process.execPath, args: [STDIO_SERVER, record], env: { API_TOKEN: '${MY_TOKEN}' } } } }),
       },
     });
@@ -80,6 +81,9 @@ describe('agentyard up: plugins, MCP servers and secrets of a conversation', () 
     expect(items.find((e) => e.kind === 'ConversationErrorEvent')).toBeUndefined();
     const actions = items.filter((e) => e.kind === 'ActionEvent').map((e) => e.tool_name);
     expect(actions).toEqual(['terminal', 'whoami', 'finish']);
+    // The plugin's subagent (agents/reviewer.md) cannot run here: the conversation says so, not only a log.
+    const notice = items.find((e) => e.kind === 'MessageEvent' && e.source === 'environment' && JSON.stringify(e).includes('Plugin subagents will not run'));
+    expect(JSON.stringify(notice)).toContain('acme-tools:reviewer (agents/reviewer.md) is not available');
 
     // Rule 1: the very first action had the secret (its length printed), its value masked.
     const observations = items.filter((e) => e.kind === 'ObservationEvent') as (EventItem & { observation: { kind: string; content: { text: string }[] } })[];

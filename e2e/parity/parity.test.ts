@@ -87,4 +87,26 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
     const tolerated = new Set(Object.keys(OPENAPI_GAPS));
     expect({ unlisted: problems.filter((p) => !tolerated.has(p)), stale: [...tolerated].filter((t) => !problems.includes(t)) }).toEqual({ unlisted: [], stale: [] });
   }, 300_000);
+
+  /**
+   * Spec part 9 rule 3: our `kind` discriminator mappings use the real document's versioned keys, so
+   * a client generated from either resolves the same names. Every key we publish must be one of the
+   * real document's, and point to the schema of the kind it names.
+   */
+  it('the kind discriminator mappings use the real document\'s versioned keys', async () => {
+    const theirs = (await oh.api('/openapi.json', { key: null })).body;
+    const ours = (await ay.api('/openapi.json', { key: null })).body;
+    const known = new Set<string>();
+    for (const schema of Object.values<any>(theirs.components.schemas)) for (const key of Object.keys(schema.discriminator?.mapping ?? {})) known.add(key);
+    const published = Object.entries<any>(ours.components.schemas).filter(([, s]) => s.discriminator?.propertyName === 'kind');
+    expect(published.map(([name]) => name).sort()).toEqual(['Action', 'BashEvent', 'ConfirmationPolicy', 'Event', 'Observation', 'SecretSource', 'ToolDefinition']);
+    const unknown: string[] = [];
+    for (const [, s] of published) {
+      for (const [key, ref] of Object.entries<string>(s.discriminator.mapping)) {
+        if (!known.has(key)) unknown.push(key);
+        expect(key).toContain(`__${ref.split('/').pop()}-Output__1`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  }, 300_000);
 });

@@ -106,6 +106,7 @@ class Agent implements ConversationAgent {
     }
     if (!(await this.#connectMcp(signal))) return;
     this.#ensureSystemPrompt();
+    this.#noticeUnrunnableAgents();
     if (!(await this.#hooks.load(() => this.#plugins.hookConfigs()))) return;
     if (await this.#hooks.submitPrompts()) {
       host.setExecutionStatus('finished');
@@ -276,6 +277,14 @@ class Agent implements ConversationAgent {
       throw err;
     }
     if (!this.#closed) this.#ensureSystemPrompt();
+  }
+
+  /** Once per conversation (a restart reloads the plugins): the plugin subagents that will not run. */
+  #noticeUnrunnableAgents(): void {
+    const notice = this.#plugins.agentsNotice();
+    if (!notice) return;
+    const said = this.#host.events().some((e) => e.kind === 'MessageEvent' && e.source === 'environment' && (e.llm_message.content ?? []).some((c) => c.type === 'text' && c.text === notice));
+    if (!said) this.#emit(environmentMessage(notice));
   }
 
   /** Plugin skills join the conversation's (before the system prompt lists them), with invoke_skill if they bring the first AgentSkills. */

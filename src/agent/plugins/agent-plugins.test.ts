@@ -80,6 +80,8 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
       (req) => {
         expect((req.tools ?? []).map((t) => t.function.name)).toEqual(expect.arrayContaining(['whoami', 'echo', 'invoke_skill']));
         expect(JSON.stringify(req.messages[0])).toContain('release-notes');
+        // The model is told the plugin's subagent will not run, so it does not count on it.
+        expect(JSON.stringify(req.messages)).toContain('acme-tools:reviewer (agents/reviewer.md)');
         return { toolCalls: [{ name: 'whoami', arguments: {} }] };
       },
       { toolCalls: [{ name: 'finish', arguments: { message: 'greeted' } }] },
@@ -115,6 +117,16 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
     const listed = info.agent.agent_context.skills as { name: string; type: string; content: string }[];
     expect(listed.find((k) => k.name === 'release-notes')).toMatchObject({ type: 'agentskills', content: expect.stringContaining('bullet lists') });
     expect(listed.map((k) => k.name)).toContain('acme-tools:greet');
+
+    // The subagent of agents/reviewer.md cannot run here: the conversation says so once, not per run.
+    const notices = (all: any[]) => all.filter((e) => e.kind === 'MessageEvent' && e.source === 'environment' && JSON.stringify(e.llm_message).includes('Plugin subagents will not run'));
+    expect(notices(items)).toHaveLength(1);
+    expect(notices(items)[0].llm_message.content[0].text).toContain('acme-tools:reviewer (agents/reviewer.md) is not available');
+    llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'again' } }] });
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('once more', true) });
+    await eventually(async () => ((await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[]).some((e) => e.kind === 'ActionEvent' && e.action?.message === 'again'), 20_000);
+    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 20_000);
+    expect(notices((await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items)).toHaveLength(1);
   });
 
   it('lists the plugin skills right after create, without a message, and still after a restart of the agent server', async () => {

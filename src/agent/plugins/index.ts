@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { PluginSource } from '../../api/agent-server/index.ts';
 import type { PluginInfo } from '../../api/agent-server/plugins.ts';
 import { createLogger } from '../../util/log.ts';
@@ -85,7 +85,7 @@ export class ConversationPlugins {
           const plugin = loadPluginDir(fetched.dir);
           this.plugins.push(plugin);
           log.info({ conversationId: host.conversationId, plugin: plugin.name, commit: fetched.commit }, 'plugin loaded');
-          if (plugin.agents.length) log.warn({ conversationId: host.conversationId, plugin: plugin.name, agents: plugin.agents.map((a) => a.name) }, 'plugin agents are listed but cannot run: agentyard has no subagents');
+          if (plugin.agents.length) log.warn({ conversationId: host.conversationId, plugin: plugin.name, agents: plugin.agents.map((a) => a.name) }, 'plugin agents will not run (agentyard has no subagents); the conversation is told when its run starts');
         } catch (err) {
           // Anything else (an unreadable file) is reported the same way: the agent must still run to say so.
           const why = err instanceof PluginFetchError || err instanceof PluginLoadError ? err.message : `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;
@@ -112,6 +112,17 @@ export class ConversationPlugins {
       const params = Object.fromEntries(Object.entries(request.plugins?.[i]?.parameters ?? {}).map(([k, v]) => [k, String(v)]));
       return [{ origin: `plugin '${p.name}' .mcp.json`, servers: p.mcpServers, vars: { ...params, CLAUDE_PLUGIN_ROOT: p.dir, PLUGIN_ROOT: p.dir } }];
     });
+  }
+
+  /**
+   * What the conversation is told when its plugins ship subagents (agents/*.md): agentyard has no
+   * subagent runner (OpenHands registers them for its task/delegate tools), so they will not run.
+   * Said in the conversation rather than only logged, so neither the user nor the model counts on them.
+   */
+  agentsNotice(): string | undefined {
+    const agents = this.plugins.flatMap((p) => p.agents.map((a) => `${p.name}:${a.name} (${relative(p.dir, a.source)})`));
+    if (!agents.length) return undefined;
+    return `Plugin subagents will not run: agentyard cannot run subagents, so ${agents.join(', ')} ${agents.length === 1 ? 'is' : 'are'} not available in this conversation. The plugins' skills, commands, hooks and MCP servers are loaded.`;
   }
 
   /** Their hooks/hooks.json files, in plugin order (throws Invalid naming the file for a bad one). */

@@ -2,7 +2,7 @@
 //   .plugin/plugin.json | .claude-plugin/plugin.json   manifest: name, version, description, ...
 //   skills/            SKILL.md skills (loaded by src/agent/skills)
 //   commands/*.md      keyword-triggered skills "/<plugin>:<command>"
-//   agents/*.md        subagent definitions (listed; agentyard cannot run subagents)
+//   agents/*.md        subagent definitions (listed, runnable: false; the conversation is told they will not run)
 //   hooks/hooks.json   hook configuration (loaded by src/agent/hooks when the run starts)
 //   .mcp.json          {"mcpServers": {...}}
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';

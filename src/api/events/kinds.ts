@@ -33,9 +33,17 @@ export function isEventKind(kind: unknown): kind is EventKind {
   return typeof kind === 'string' && KIND_SET.has(kind);
 }
 
+/** The schema version in the discriminator mapping keys (spec part 9 rule 3); bumped when a kind's wire shape breaks. */
+export const KIND_SCHEMA_VERSION = 1;
+
+/** The versioned OpenAPI discriminator key of a class path, as OpenHands spells it. */
+export function namespacedClass(classPath: string): string {
+  return `${classPath.replaceAll('.', '__')}-Output__${KIND_SCHEMA_VERSION}`;
+}
+
 /** The OpenAPI discriminator key OpenHands uses for a kind. */
 export function namespacedKind(kind: EventKind): string {
-  return `${EVENT_KIND_FQCN[kind].replaceAll('.', '__')}-Output__1`;
+  return namespacedClass(EVENT_KIND_FQCN[kind]);
 }
 
 /**

@@ -2,6 +2,7 @@
 // way from their route tables: plain JSON of TypeBox schemas (OpenAPI 3.1 schemas are JSON Schema,
 // so they go in as they are), path parameters, operation ids, and shared schemas as components.
 import type { TSchema } from 'typebox';
+import { discriminatorKey, KIND_UNIONS, unionKinds } from './discriminator.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -26,14 +27,39 @@ function withRefs(node: unknown, byText: Map<string, string>): unknown {
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, withRefs(v, byText)]));
 }
 
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
 /**
- * Schemas that appear in several places become components: every copy in `paths` is replaced by a
- * reference to its name. Returns the paths with references and the component schemas.
+ * A union discriminated by `kind`, as an OpenAPI component: `oneOf` references to one component per
+ * member (named by its kind), with the versioned discriminator mapping (spec part 9 rule 3).
+ */
+function kindUnionComponent(union: TSchema): Json {
+  const kinds = unionKinds(union);
+  return {
+    oneOf: kinds.map(ref),
+    discriminator: { propertyName: 'kind', mapping: Object.fromEntries(kinds.map((k) => [discriminatorKey(k), ref(k).$ref])) },
+  };
+}
+
+/**
+ * Schemas that appear in several places become components: every copy in `paths` and inside other
+ * components is replaced by a reference to its name. The `kind` unions (KIND_UNIONS) and each of
+ * their members become components too. Returns the paths with references and the component schemas.
  */
 export function withComponents(paths: Record<string, Json>, components: Record<string, TSchema>): { paths: unknown; schemas: Json } {
-  const byText = new Map(Object.entries(components).map(([name, schema]) => [JSON.stringify(plain(schema)), name]));
-  return {
-    paths: withRefs(paths, byText),
-    schemas: Object.fromEntries(Object.entries(components).map(([name, schema]) => [name, plain(schema)])),
-  };
+  const all: Record<string, TSchema> = { ...components };
+  const used = JSON.stringify(paths) + JSON.stringify(Object.values(components).map(plain));
+  for (const [name, union] of Object.entries(KIND_UNIONS)) {
+    if (!used.includes(JSON.stringify(plain(union)))) continue;
+    all[name] = union;
+    const members = (union as { anyOf: TSchema[] }).anyOf;
+    unionKinds(union).forEach((kind, i) => (all[kind] = members[i]!));
+  }
+  const byText = new Map(Object.entries(all).map(([name, schema]) => [JSON.stringify(plain(schema)), name]));
+  const schemas: Json = {};
+  for (const [name, schema] of Object.entries(all)) {
+    if (KIND_UNIONS[name]) schemas[name] = kindUnionComponent(schema);
+    else schemas[name] = Object.fromEntries(Object.entries(plain(schema)).map(([k, v]) => [k, withRefs(v, byText)]));
+  }
+  return { paths: withRefs(paths, byText), schemas };
 }
