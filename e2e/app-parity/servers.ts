@@ -8,6 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopGroup } from '../../src/runtime/process/processes.ts';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
 import { requiredForTests } from '../../src/testing/required/required.ts';
 import { removeDataDir, scriptedModelEnv, startService } from '../embedded/harness.ts';
@@ -155,18 +156,8 @@ export async function startOpenHandsApp(python: string): Promise<AppSide> {
   const authHeaders = { 'x-session-api-key': KEY };
   const api = apiOf(url, authHeaders);
   const close = async () => {
-    if (child.exitCode === null && child.pid) {
-      const exited = new Promise((r) => child.once('exit', r));
-      // The group: its process sandboxes (agent servers) are its children.
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-      const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    // The group: its process sandboxes (agent servers) are its children.
+    if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
     await llm.close();
     rmSync(dir, { recursive: true, force: true });
   };

@@ -6,6 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { freePort } from '../kube/processes.ts';
+import { stopGroup } from '../../src/runtime/process/processes.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 
@@ -39,24 +40,10 @@ export async function startKeycloak(wrapper: string, timeoutMs = 300_000): Promi
   const output: string[] = [];
   child.stdout!.on('data', (c: Buffer) => output.push(c.toString()));
   child.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(-child.pid!, 'SIGTERM');
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }, 15_000);
-    await exited;
-    clearTimeout(timer);
+    await stopGroup(child.pid!, 15_000);
   };
 
   // Ready when the master realm's discovery document answers.

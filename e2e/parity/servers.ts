@@ -9,6 +9,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgent } from '../../src/agent/agent.ts';
 import { startAgentServer, type AgentServer } from '../../src/agent-server/server.ts';
+import { stopGroup } from '../../src/runtime/process/processes.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { requiredForTests } from '../../src/testing/required/required.ts';
 import { createLogger } from '../../src/util/log.ts';
@@ -141,17 +142,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
   child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {
-    if (child.exitCode === null && child.pid) {
-      const exited = new Promise((r) => child.once('exit', r));
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-      const timer = setTimeout(() => child.pid && process.kill(-child.pid, 'SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
     await side.llm.close();
     rmSync(dir, { recursive: true, force: true });
   };
