@@ -17,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
+import { freePort } from '../src/testing/ports.ts';
 
 type Record = (name: string, value: number, unit: string, note?: string) => void;
 
@@ -113,16 +114,6 @@ async function startProcess(name: string, cmd: string, args: string[], opts: { c
   return { name, url, pid: child.pid!, workDir: opts.workDir, startMs: performance.now() - t0, stop };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolvePort(port));
-    });
-  });
-}
 
 function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   return new Promise((resolveCall, reject) => {

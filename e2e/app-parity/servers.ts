@@ -5,13 +5,13 @@
 // with X-Session-API-Key, ours with Authorization: Bearer (spec part 5; a listed difference).
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopGroup } from '../../src/runtime/process/processes.ts';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
 import { requiredForTests } from '../../src/testing/required/required.ts';
 import { removeDataDir, scriptedModelEnv, startService } from '../embedded/harness.ts';
+import { freePort } from '../../src/testing/ports.ts';
 
 export const OPENHANDS_AI_VERSION = '1.11.0';
 export const MODEL = 'openai/scripted';
@@ -72,16 +72,6 @@ async function dispatchingLlm(): Promise<Pick<AppSide, 'llm' | 'script' | 'scrip
   return { llm, script: (...steps) => void agent.push(...steps), scriptLeft: () => agent.length, titleCalls: () => titles };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Requests as a client sends them. A 429 is waited out (its Retry-After) and tried again, as a client

@@ -6,13 +6,13 @@
 // proxy (held-agent-server.ts) that lets the agent server create the conversation, and run it, but
 // holds the answer, so the killed process never learnt that its create succeeded.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually, removeDataDir, startService, type RunningService } from './harness.ts';
 import { startOtlpReceiver } from './otlp-receiver.ts';
+import { freePort } from '../../src/testing/ports.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 
@@ -30,13 +30,6 @@ interface EventItem {
   [k: string]: unknown;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function textOf(ev: EventItem): string {
   const msg = ev['llm_message'] as { content?: { text?: string }[] } | undefined;

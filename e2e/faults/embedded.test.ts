@@ -10,7 +10,6 @@
 // The seed is printed; AGENTYARD_FAULT_SEED=<n> repeats the schedule (the model's timing may differ).
 // It also prints how fast a killed agent server was noticed and back (detection and restart times).
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-l
 import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
 import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from '../embedded/harness.ts';
 import { agentServerProcesses, allEvents, expectNoRunningWhileDown, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
+import { freePort } from '../../src/testing/ports.ts';
 
 const SEED = faultSeed();
 const ROUNDS = 8;
@@ -29,13 +29,6 @@ const STEPS = 4;
 /** At most this many agent-server kills per sandbox: five within ten minutes would be a crash loop (ERROR), a different test. */
 const MAX_KILLS_PER_SANDBOX = 3;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random kill -9 of agent servers and of up, a failing model', () => {
   let work = '';

@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
@@ -14,6 +14,7 @@ import { requiredForTests } from '../../src/testing/required/required.ts';
 import { eventually } from '../embedded/harness.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.ts';
 import { CHART, helm, helmBin, REPO, run, writeValues } from './helm.ts';
+import { freePort } from '../../src/testing/ports.ts';
 
 const registryBin = ((): string | undefined => {
   const version = process.env.REGISTRY_VERSION ?? /REGISTRY_VERSION:-([0-9.]+)\}/.exec(readFileSync(join(REPO, 'hack/oci-registry.sh'), 'utf8'))![1]!;
@@ -28,13 +29,6 @@ const CUSTOMER: License = { email: 'ops@customer.example.com', id: 'lic-7f3c9a-c
 const OTHER_PRODUCT: License = { email: 'dev@other.example.com', id: 'lic-other-product-42', repositories: ['charts/other-product'] };
 const EXPIRED: License = { email: 'old@customer.example.com', id: 'lic-expired-2020', repositories: ['charts/agentyard'], expires: '2020-12-31T00:00:00Z' };
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe.skipIf(!helmBin || !registryBin)('licensed chart pulls from an OCI registry', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-registry-'));

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+export { freePort } from '../../src/testing/ports.ts';
 
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -74,19 +74,6 @@ export class ManagedProcess {
   }
 }
 
-/** A port that was free a moment ago on 127.0.0.1 (the child binds it right after). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls `check` until it returns true; every failure of `alive` aborts the wait at once. */
 export async function waitFor(what: string, check: () => Promise<boolean>, alive: () => Promise<void>, timeoutMs: number): Promise<void> {

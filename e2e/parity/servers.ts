@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgent } from '../../src/agent/agent.ts';
@@ -13,6 +12,7 @@ import { stopGroup } from '../../src/runtime/process/processes.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { requiredForTests } from '../../src/testing/required/required.ts';
 import { createLogger } from '../../src/util/log.ts';
+import { freePort } from '../../src/testing/ports.ts';
 
 export const OPENHANDS_VERSION = '1.58.2';
 export const KEY = 'parity-session-key';
@@ -46,16 +46,6 @@ async function scripted(): Promise<Pick<Side, 'llm' | 'renewLlm'>> {
   return side;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function apiOf(url: string): Side['api'] {
   return async (path, init = {}) => {

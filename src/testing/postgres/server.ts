@@ -3,10 +3,10 @@
 // as root, so as root it runs as the `postgres` user via runuser (the dirs are chowned to it).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requiredForTests } from '../required/required.ts';
+import { freePort } from '../ports.ts';
 
 export interface PgServer {
   /** postgres://… URL of the created database (no password: trust auth on loopback). */
@@ -24,16 +24,6 @@ export function postgresBinDir(): string | undefined {
   return requiredForTests(versions[0] ? join(root, versions[0], 'bin') : undefined, `PostgreSQL (${root}/<version>/bin/postgres)`, 'run hack/test-deps.sh as root (installs Debian postgresql)');
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function asOwner(cmd: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0

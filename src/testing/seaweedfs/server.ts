@@ -5,10 +5,10 @@
 // dir and ports is a restart: what was written must still be there.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requiredForTests } from '../required/required.ts';
+import { freePort } from '../ports.ts';
 
 /** The cached weed binary (newest version), or undefined: the suite skips (fails when required). */
 export function seaweedBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -17,17 +17,6 @@ export function seaweedBinary(env: NodeJS.ProcessEnv = process.env): string | un
   return requiredForTests(found, `SeaweedFS (${root}/<version>/weed)`, 'run hack/seaweedfs.sh (make test does)', env);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface SeaweedServer {
   endpoint: string;
