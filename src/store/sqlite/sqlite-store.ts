@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../api/errors.ts';
 import type { KubeObject, OwnerReference, ResourceKind } from '../../api/meta.ts';
 import { systemClock, type Clock } from '../../controller/clock.ts';
-import { labelSelectorMatcher } from '../label-selector.ts';
+import { labelSelectorMatcher, matchesLabelSelector, parseLabelSelector, type LabelRequirement } from '../label-selector.ts';
 import type { ListOptions, ListResult, ResourceStore, WatchEvent, WatchEventType, WatchOptions } from '../types.ts';
 import { ObjectCodec } from './codec.ts';
 import { collectDependents } from './garbage.ts';
@@ -98,11 +98,10 @@ export class SqliteStore implements ResourceStore {
 
   async list<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
     this.#checkOpen();
-    const matches = labelSelectorMatcher(opts.labelSelector);
-    const rows = namespace
-      ? this.#st.listNamespace.all(kind.apiVersion, kind.kind, namespace)
-      : this.#st.listAll.all(kind.apiVersion, kind.kind);
-    const items = rows.map((body) => this.#codec.decode<T>(body)).filter((o) => matches(o.metadata.labels));
+    const requirements = opts.labelSelector ? parseLabelSelector(opts.labelSelector) : [];
+    const items = this.#rows(kind, namespace, requirements)
+      .map((body) => this.#codec.decode<T>(body))
+      .filter((o) => matchesLabelSelector(requirements, o.metadata.labels));
     return { items, resourceVersion: String(this.#st.counter.get('rv')) };
   }
 
@@ -201,6 +200,27 @@ export class SqliteStore implements ResourceStore {
     if (this.#ownsDb) this.#db.close();
   }
 
+  /**
+   * The rows a list has to look at: with a requirement the label index can answer (a value, a set
+   * of values, or the key), only the objects that carry it; otherwise the kind's whole namespace.
+   * Either way the caller matches the whole selector.
+   */
+  #rows(kind: ResourceKind, namespace: string | undefined, requirements: readonly LabelRequirement[]): string[] {
+    const { apiVersion, kind: k } = kind;
+    const byValue = requirements.find((r) => r.operator === 'Equals' || r.operator === 'In');
+    if (byValue) {
+      const values = JSON.stringify(byValue.values);
+      return namespace
+        ? this.#st.listByLabelValuesNamespace.all(apiVersion, k, byValue.key, values, namespace)
+        : this.#st.listByLabelValuesAll.all(apiVersion, k, byValue.key, values);
+    }
+    const byKey = requirements.find((r) => r.operator === 'Exists');
+    if (byKey) {
+      return namespace ? this.#st.listByLabelKeyNamespace.all(apiVersion, k, byKey.key, namespace) : this.#st.listByLabelKeyAll.all(apiVersion, k, byKey.key);
+    }
+    return namespace ? this.#st.listNamespace.all(apiVersion, k, namespace) : this.#st.listAll.all(apiVersion, k);
+  }
+
   #checkOpen(): void {
     if (this.#closed) throw new Unavailable('SqliteStore is closed');
   }
@@ -251,9 +271,16 @@ export class SqliteStore implements ResourceStore {
     const namespace = obj.metadata.namespace!;
     const name = obj.metadata.name;
     const body = this.#codec.encode(obj);
+    const labelsChanged = !prev || !sameLabels(prev, obj);
     if (type === 'DELETED') this.#st.deleteObject.run(kind.apiVersion, kind.kind, namespace, name);
     else this.#st.putObject.run(kind.apiVersion, kind.kind, namespace, name, rv, body);
-    const prevBody = prev && !sameLabels(prev, obj) ? this.#codec.encode(prev) : null;
+    if (type === 'DELETED' || labelsChanged) {
+      this.#st.deleteLabels.run(kind.apiVersion, kind.kind, namespace, name);
+      if (type !== 'DELETED') {
+        for (const [key, value] of Object.entries(obj.metadata.labels ?? {})) this.#st.putLabel.run(kind.apiVersion, kind.kind, key, value, namespace, name);
+      }
+    }
+    const prevBody = prev && labelsChanged ? this.#codec.encode(prev) : null;
     this.#st.appendChange.run(rv, kind.apiVersion, kind.kind, namespace, name, type, body, prevBody);
     if (rv - this.#retention - this.#st.counter.get('compacted_rv')! >= COMPACT_STEP) this.#compactTo(rv - this.#retention);
     this.#committed = true;
