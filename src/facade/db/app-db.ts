@@ -119,8 +119,11 @@ export class SqliteAppStore implements AppStore {
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
-    return this.#prepared('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
-      .get(hashKey(key)) as AppUser | undefined;
+    // A subquery, not a join: SQLite (built with STAT4) prepares this join again on every bind, which
+    // cost seven times the lookup itself on every authenticated request (issue #16).
+    return this.#prepared('SELECT id, name FROM users WHERE id = (SELECT user_id FROM api_keys WHERE hash = ? AND revoked_at IS NULL) AND disabled_at IS NULL').get(
+      hashKey(key),
+    ) as AppUser | undefined;
   }
 
   async revokeApiKey(userId: string, prefix: string): Promise<RevokeResult> {
@@ -175,6 +178,15 @@ export class SqliteAppStore implements AppStore {
       | { title: string | null; updated_at: string | null }
       | undefined;
     return { title: row?.title ?? null, updatedAt: row?.updated_at ?? null };
+  }
+
+  async getConversationMetas(conversationIds: readonly string[]): Promise<Map<string, ConversationMeta>> {
+    const rows = this.#prepared('SELECT conversation_id, title, updated_at FROM conversation_meta WHERE conversation_id IN (SELECT value FROM json_each(?))').all(
+      JSON.stringify(conversationIds),
+    ) as { conversation_id: string; title: string | null; updated_at: string | null }[];
+    const out = new Map<string, ConversationMeta>(conversationIds.map((id) => [id, { title: null, updatedAt: null }]));
+    for (const r of rows) out.set(r.conversation_id, { title: r.title, updatedAt: r.updated_at });
+    return out;
   }
 
   async setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void> {

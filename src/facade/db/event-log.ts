@@ -96,6 +96,14 @@ export class EventLog implements EventStore {
     return row.ts ?? undefined;
   }
 
+  async lastTimestamps(conversationIds: readonly string[]): Promise<Map<string, string>> {
+    // One subquery per id, so each is the index's min/max lookup (a GROUP BY would scan every event).
+    const rows = this.#st('SELECT j.value AS id, (SELECT MAX(ts) FROM events WHERE conversation_id = j.value) AS ts FROM json_each(?) j').all(
+      JSON.stringify(conversationIds),
+    ) as { id: string; ts: string | null }[];
+    return new Map(rows.filter((r) => r.ts !== null).map((r) => [r.id, r.ts!]));
+  }
+
   async conversationIds(): Promise<string[]> {
     const rows = this.#st('SELECT conversation_id FROM event_cursors UNION SELECT DISTINCT conversation_id FROM events').all() as {
       conversation_id: string;

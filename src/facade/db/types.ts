@@ -100,6 +100,8 @@ export interface EventStore {
   count(conversationId: string, f: EventFilter): Promise<number>;
   /** Timestamp of the newest event, or undefined when there is none. */
   lastTimestamp(conversationId: string): Promise<string | undefined>;
+  /** The same for many conversations in one query (a page of records): those without events are absent. */
+  lastTimestamps(conversationIds: readonly string[]): Promise<Map<string, string>>;
   /** Every conversation id with stored events or a cursor. */
   conversationIds(): Promise<string[]>;
   purge(conversationId: string): Promise<void>;
@@ -207,6 +209,8 @@ export interface AppStore {
   setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings>;
   /** Title and last update as the agent server reported them. */
   getConversationMeta(conversationId: string): Promise<ConversationMeta>;
+  /** The same for many conversations in one query (a page of records): every id has an entry. */
+  getConversationMetas(conversationIds: readonly string[]): Promise<Map<string, ConversationMeta>>;
   setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void>;
   /** Everything the app keeps about a conversation that no longer exists; remembers that it existed. */
   purgeConversation(conversationId: string): Promise<void>;

@@ -41,6 +41,7 @@ export interface SqliteStoreOptions {
 }
 
 const DEFAULT_RETENTION = 10_000;
+const SELECTOR_CACHE_SIZE = 1_000;
 /** Compact once this many entries beyond the retention have piled up, not on every write. */
 const COMPACT_STEP = 64;
 
@@ -52,6 +53,7 @@ export class SqliteStore implements ResourceStore {
   readonly #clock: Clock;
   readonly #retention: number;
   readonly #listeners = new Set<() => void>();
+  readonly #selectors = new Map<string, readonly LabelRequirement[]>();
   #committed = false;
   #closed = false;
 
@@ -98,10 +100,11 @@ export class SqliteStore implements ResourceStore {
 
   async list<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
     this.#checkOpen();
-    const requirements = opts.labelSelector ? parseLabelSelector(opts.labelSelector) : [];
-    const items = this.#rows(kind, namespace, requirements)
-      .map((body) => this.#codec.decode<T>(body))
-      .filter((o) => matchesLabelSelector(requirements, o.metadata.labels));
+    const requirements = this.#requirements(opts.labelSelector);
+    const { bodies, sorted } = this.#rows(kind, namespace, requirements);
+    const items = bodies.map((body) => this.#codec.decode<T>(body)).filter((o) => matchesLabelSelector(requirements, o.metadata.labels));
+    // The API server's order, by the string "namespace/name" (as listAll orders).
+    if (!sorted) items.sort((a, b) => compareKeys(`${a.metadata.namespace}/${a.metadata.name}`, `${b.metadata.namespace}/${b.metadata.name}`));
     return { items, resourceVersion: String(this.#st.counter.get('rv')) };
   }
 
@@ -200,25 +203,36 @@ export class SqliteStore implements ResourceStore {
     if (this.#ownsDb) this.#db.close();
   }
 
+  /** A selector parsed once: the facade lists by the same few (one per user) on every request. */
+  #requirements(selector: string | undefined): readonly LabelRequirement[] {
+    if (!selector) return [];
+    let parsed = this.#selectors.get(selector);
+    if (!parsed) {
+      parsed = parseLabelSelector(selector); // throws Invalid, which is not kept
+      if (this.#selectors.size >= SELECTOR_CACHE_SIZE) this.#selectors.clear();
+      this.#selectors.set(selector, parsed);
+    }
+    return parsed;
+  }
+
   /**
    * The rows a list has to look at: with a requirement the label index can answer (a value, a set
-   * of values, or the key), only the objects that carry it; otherwise the kind's whole namespace.
-   * Either way the caller matches the whole selector.
+   * of values, or the key), only the objects that carry it, unsorted; otherwise the kind's whole
+   * namespace in list order. Either way the caller matches the whole selector.
    */
-  #rows(kind: ResourceKind, namespace: string | undefined, requirements: readonly LabelRequirement[]): string[] {
+  #rows(kind: ResourceKind, namespace: string | undefined, requirements: readonly LabelRequirement[]): { bodies: string[]; sorted: boolean } {
     const { apiVersion, kind: k } = kind;
     const byValue = requirements.find((r) => r.operator === 'Equals' || r.operator === 'In');
     if (byValue) {
-      const values = JSON.stringify(byValue.values);
-      return namespace
-        ? this.#st.listByLabelValuesNamespace.all(apiVersion, k, byValue.key, values, namespace)
-        : this.#st.listByLabelValuesAll.all(apiVersion, k, byValue.key, values);
+      const q = { apiVersion, kind: k, key: byValue.key, values: JSON.stringify(byValue.values) };
+      return { bodies: namespace ? this.#st.listByLabelValuesNamespace.all({ ...q, namespace }) : this.#st.listByLabelValuesAll.all(q), sorted: false };
     }
     const byKey = requirements.find((r) => r.operator === 'Exists');
     if (byKey) {
-      return namespace ? this.#st.listByLabelKeyNamespace.all(apiVersion, k, byKey.key, namespace) : this.#st.listByLabelKeyAll.all(apiVersion, k, byKey.key);
+      const q = { apiVersion, kind: k, key: byKey.key };
+      return { bodies: namespace ? this.#st.listByLabelKeyNamespace.all({ ...q, namespace }) : this.#st.listByLabelKeyAll.all(q), sorted: false };
     }
-    return namespace ? this.#st.listNamespace.all(apiVersion, k, namespace) : this.#st.listAll.all(apiVersion, k);
+    return { bodies: namespace ? this.#st.listNamespace.all(apiVersion, k, namespace) : this.#st.listAll.all(apiVersion, k), sorted: true };
   }
 
   #checkOpen(): void {
@@ -307,6 +321,11 @@ export class SqliteStore implements ResourceStore {
   #notify(): void {
     for (const wake of [...this.#listeners]) wake();
   }
+}
+
+/** Names and namespaces are ASCII, so string order is SQLite's byte order (listAll's ORDER BY). */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function parseRv(rv: string): number {

@@ -103,6 +103,15 @@ export class PgEventLog implements EventStore {
     return r.rows[0]?.ts ?? undefined;
   }
 
+  async lastTimestamps(conversationIds: readonly string[]): Promise<Map<string, string>> {
+    // One subquery per id, so each is the index's min/max lookup (a GROUP BY would scan every event).
+    const r = await this.#pool.query<{ id: string; ts: string | null }>(
+      'SELECT id, (SELECT MAX(ts) FROM events WHERE conversation_id = id) AS ts FROM unnest($1::text[]) AS id',
+      [conversationIds],
+    );
+    return new Map(r.rows.filter((row) => row.ts !== null).map((row) => [row.id, row.ts!]));
+  }
+
   async conversationIds(): Promise<string[]> {
     const r = await this.#pool.query<{ conversation_id: string }>('SELECT conversation_id FROM event_cursors UNION SELECT DISTINCT conversation_id FROM events');
     return r.rows.map((row) => row.conversation_id);
