@@ -241,6 +241,17 @@ for (const b of backends) {
       expect(await db.events.getMany('c1', [])).toEqual([]);
     });
 
+    it('reads events in the exclude_none form when asked (nulls left out but in free-form payloads), the stored form otherwise', async () => {
+      const e = { ...ev('w1', 'ConversationStateUpdateEvent'), key: 'full_state', llm_response_id: null, nested: { a: null, b: 1 }, value: { title: null } } as unknown as Event;
+      await db.events.ingest('c1', [{ seq: 1, event: e }]);
+      const wire = { ...ev('w1', 'ConversationStateUpdateEvent'), key: 'full_state', nested: { b: 1 }, value: { title: null } };
+      expect((await db.events.search('c1', { limit: 10 })).items.map((j) => JSON.parse(j))).toEqual([e]);
+      expect((await db.events.search('c1', { limit: 10, wire: true })).items.map((j) => JSON.parse(j))).toEqual([wire]);
+      expect((await db.events.search('c1', { limit: 10, wire: true, descending: true, kind: 'ConversationStateUpdateEvent' })).items.map((j) => JSON.parse(j))).toEqual([wire]);
+      expect((await db.events.getMany('c1', ['w1', 'nope'], { wire: true })).map((j) => j && JSON.parse(j))).toEqual([wire, undefined]);
+      expect((await db.events.getMany('c1', ['w1'])).map((j) => j && JSON.parse(j))).toEqual([e]);
+    });
+
     it('queues messages in order and lets one deliverer claim each', async () => {
       const body = (n: number) => ({ role: 'user' as const, content: [{ type: 'text', text: `m${n}` }], run: true });
       const a = await db.pending.add('c1', body(1), '2026-03-01T10:00:00.000Z');

@@ -70,6 +70,8 @@ export interface EventQuery extends EventFilter {
   fromSeq?: number;
   limit: number;
   descending?: boolean;
+  /** Items in OpenHands' `exclude_none` form, as the API sends them, instead of the full stored form. */
+  wire?: boolean;
 }
 
 export interface EventPage {
@@ -95,7 +97,7 @@ export interface EventStore {
   ingest(conversationId: string, items: readonly IngestItem[]): Promise<IngestResult>;
   acknowledgedSeq(conversationId: string): Promise<number>;
   /** Stored JSON of each id, aligned with the input; undefined where the conversation has none. */
-  getMany(conversationId: string, ids: readonly string[]): Promise<(string | undefined)[]>;
+  getMany(conversationId: string, ids: readonly string[], opts?: { wire?: boolean }): Promise<(string | undefined)[]>;
   search(conversationId: string, q: EventQuery): Promise<EventPage>;
   count(conversationId: string, f: EventFilter): Promise<number>;
   /** Timestamp of the newest event, or undefined when there is none. */

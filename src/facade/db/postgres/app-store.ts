@@ -184,6 +184,7 @@ export class PostgresAppStore implements AppStore {
   async purgeConversation(conversationId: string): Promise<void> {
     await inTransaction(this.pool, async (c) => {
       await c.query('DELETE FROM events WHERE conversation_id = $1', [conversationId]);
+      await c.query('DELETE FROM event_counts WHERE conversation_id = $1', [conversationId]);
       await c.query('DELETE FROM event_cursors WHERE conversation_id = $1', [conversationId]);
       await c.query('DELETE FROM pending_messages WHERE conversation_id = $1', [conversationId]);
       await c.query('DELETE FROM conversation_meta WHERE conversation_id = $1', [conversationId]);
