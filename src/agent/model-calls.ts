@@ -82,9 +82,10 @@ export class ModelCalls {
     let completion: Completion;
     const host = this.#d.host;
     const onDelta = o.stream ? host.streamDelta?.bind(host) : undefined;
+    const onRateLimit = host.rateLimited?.bind(host);
     const started = Date.now();
     try {
-      completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}) });
+      completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}), ...(onRateLimit ? { onRateLimit } : {}) });
     } catch (err) {
       if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
       const e = toModelCallError(err);

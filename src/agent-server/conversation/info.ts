@@ -18,6 +18,8 @@ export interface InfoInputs {
    * same name, so clients (the app's skills route) list them.
    */
   pluginSkills?: readonly Record<string, unknown>[];
+  /** Until when the run waits for the model provider's rate limit (ISO), null when it does not. */
+  rateLimitedUntil?: string | null;
 }
 
 function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']>, plugin: readonly Record<string, unknown>[]): typeof agent {
@@ -27,7 +29,7 @@ function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']
   return { ...agent, agent_context: { ...agent.agent_context, skills: [...own, ...plugin] } };
 }
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [] }: InfoInputs): ConversationInfo {
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null }: InfoInputs): ConversationInfo {
   const req = row.request;
   const agent = withPluginSkills(req.agent ?? { llm: {} }, pluginSkills);
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
@@ -74,6 +76,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     launched_agent_profile: null,
     runtime_info: null,
     tool_module_qualnames: {},
+    rate_limited_until: rateLimitedUntil,
   };
 }
 

@@ -73,6 +73,8 @@ export class ConversationRuntime implements AgentHost {
   #cache: Event[] | undefined;
   /** Activated and invoked skills, loaded from the events at the first info(). */
   #skills: SkillState | undefined;
+  /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
+  #rateLimitedUntil: string | null = null;
 
   constructor(ctx: RuntimeContext, init: RuntimeInit) {
     this.#ctx = ctx;
@@ -117,6 +119,11 @@ export class ConversationRuntime implements AgentHost {
     return this.#run !== undefined;
   }
 
+  /** Until when the run waits for the model provider's rate limit; null when it does not wait. */
+  get rateLimitedUntil(): string | null {
+    return this.#rateLimitedUntil;
+  }
+
   info() {
     return conversationInfo({
       row: this.#row,
@@ -125,6 +132,7 @@ export class ConversationRuntime implements AgentHost {
       persistenceDir: this.persistenceDir,
       skills: (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId)),
       pluginSkills: this.#row.pluginSkills ?? [],
+      rateLimitedUntil: this.#rateLimitedUntil,
     });
   }
 
@@ -189,6 +197,21 @@ export class ConversationRuntime implements AgentHost {
     if (this.#run?.controller.signal.aborted && (this.#row.executionStatus === 'paused' || this.#run.stoppedForStorage)) return;
     this.#update({ executionStatus: status });
     this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
+  }
+
+  /**
+   * The run's model call waits for the provider's rate limit, or goes on (null). OpenHands 1.58 waits
+   * silently (its status stays running); here clients are told, by the state key
+   * `rate_limited_until` (an ISO time, or null), and the event sink's conversation update carries it,
+   * so the application shows the sandbox PAUSED meanwhile (spec part 3). The status stays `running`:
+   * the run goes on by itself, and OpenHands clients wait on `running` for it to end.
+   */
+  rateLimited(wait: { until: Date } | null): void {
+    const until = wait ? wait.until.toISOString() : null;
+    if (until === this.#rateLimitedUntil || this.#deleted) return;
+    this.#rateLimitedUntil = until;
+    this.emit({ ...newEventBase('environment'), key: 'rate_limited_until', value: until, kind: 'ConversationStateUpdateEvent' });
+    this.#ctx.onChanged(this.conversationId);
   }
 
   recordStats(stats: NonNullable<ConversationRow['stats']>): void {
@@ -468,6 +491,8 @@ export class ConversationRuntime implements AgentHost {
   #afterRun(): void {
     this.#run = undefined;
     if (this.#deleted) return;
+    // The model client ends every wait it started; this only guards against a run that ended mid-wait some other way.
+    this.rateLimited(null);
     // OpenHands clients treat the post-run snapshot as the authoritative end of a run.
     this.#ctx.bus.publish(this.conversationId, this.fullState());
     if (this.#rerun && !this.#closing) this.#start();

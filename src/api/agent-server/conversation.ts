@@ -177,6 +177,12 @@ export const ConversationInfo = Type.Object({
   runtime_info: Type.Optional(Nullable(JsonObject)),
   /** OpenHands 1.58: the Python module of each tool; none here (the tools are this server's own). */
   tool_module_qualnames: Type.Optional(Type.Record(Type.String(), Type.String())),
+  /**
+   * agentyard: while a model call of the run waits for the provider's rate limit (a 429), when the
+   * wait ends (UTC ISO); null otherwise. Also sent as the state update `rate_limited_until`. Not in
+   * OpenHands 1.58, which waits without saying so.
+   */
+  rate_limited_until: Type.Optional(Nullable(Type.String())),
 });
 export type ConversationInfo = Static<typeof ConversationInfo>;
 
