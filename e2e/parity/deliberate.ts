@@ -10,6 +10,12 @@ export const DELIBERATE: Record<string, string> = {
     'A fork request naming an `agent` is refused (422 at body.agent): a fork keeps the source agent, and OpenHands 1.58 ' +
     '(no such field) silently ignores it, so the caller would believe another agent runs.',
   'fork.with_agent_locs': 'The 422 of fork.with_agent names body.agent; OpenHands answers 201 (no locations).',
+  'rate_limit.update_keys':
+    'While the provider\'s rate limit holds a model call back (429, waiting to retry), our agent server says so: the state update ' +
+    '`rate_limited_until` (when the wait ends, then null), also in ConversationInfo, so the application can show the spec\'s ' +
+    'RUNNING → PAUSED "due to rate limits". OpenHands 1.58 waits silently (its retry listener is wired to nothing), so a client ' +
+    'cannot tell a throttled agent from a hung one. The execution status stays `running` on both; clients that do not know the key ' +
+    'keep it in their state dict (the Python SDK\'s RemoteState) or ignore it.',
   'validation.bad_llm_locs': 'The same request as validation.bad_llm: accepted (201), so there are no 422 locations to compare.',
 };
 

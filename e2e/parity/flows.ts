@@ -239,6 +239,31 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
+  /**
+   * The provider answers 429 with Retry-After, then the answer: the run waits and goes on. What a
+   * client is told meanwhile: ours adds the state key rate_limited_until (listed as deliberate).
+   */
+  async rate_limit(s) {
+    s.llm.push({ status: 429, errorMessage: 'Rate limit reached', retryAfterSeconds: 1 }, finish('After the wait.'));
+    const body = startBody(s, { initial_message: text('Answer when you may.') });
+    const a = body.agent as { llm: Record<string, unknown> };
+    // OpenHands' own backoff (tenacity, 8-64 s by default) held to a second, as the Retry-After.
+    a.llm = { ...a.llm, num_retries: 3, retry_min_wait: 1, retry_max_wait: 1, retry_multiplier: 1 };
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const end = await settled(s, r.body.id);
+    const evs = await events(s, r.body.id);
+    const u = updates(evs);
+    return {
+      status: r.status,
+      end,
+      events: kinds(evs),
+      update_keys: u.keys,
+      update_statuses: u.statuses,
+      model_calls: s.llm.requests.length,
+      info_fields: sortedKeys((await s.api(`/api/conversations/${r.body.id}`)).body),
+    };
+  },
+
   /** litellm_extra_body.return_token_ids: a model that returns token ids (vLLM) gives a TokenEvent per call. */
   async token_ids(s) {
     s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'Tokens.' } }], tokenIds: { prompt: [11, 12, 13], response: [21, 22] } });
