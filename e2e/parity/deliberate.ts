@@ -25,8 +25,6 @@ export const DELIBERATE: Record<string, string> = {
  * suite then fails until it is removed).
  */
 export const GAPS: Record<string, string> = {
-  'completion_log.log_fields': 'parent_id (1.58: every event names its parent in the conversation tree) is on no event of ours yet; only this flow compares an event\'s fields.',
-  'websocket.first_frame_fields': 'The full_state snapshot lacks activated_path_rules and head_is_empty of the 1.58 ConversationState.',
 };
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */

@@ -169,11 +169,15 @@ export const FLOWS: Record<string, Flow> = {
     const send2 = await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Once more.', true) });
     const end2 = await settled(s, id);
     const evs2 = await events(s, id);
+    const byId = new Map(evs2.map((e) => [e.id, e]));
     return {
       send: send.status,
       run: run.status,
       end,
       events: kinds(evs),
+      // The conversation tree: each event's parent, by kind (state updates left out, as in kinds).
+      parents: evs2.filter((e) => !isUpdate(e)).map((e) => `${e.kind}<-${e.parent_id ? (byId.get(e.parent_id)?.kind ?? 'unknown') : 'root'}`),
+      leaf_is_last: (await s.api(`/api/conversations/${id}`)).body.leaf_event_id === evs2.filter((e) => !isUpdate(e)).at(-1)?.id,
       updates: updates(evs),
       observation_tool: obs?.tool_name,
       tool_output_reached_model: JSON.stringify(toolReply?.content ?? '').includes('parity-42'),

@@ -13,7 +13,7 @@ import { condenseOnce, configuredCondenser } from './condenser/condense.ts';
 import { condensationNeed, DEFAULT_CONDENSER } from './condenser/summarizing.ts';
 import { buildView } from './condenser/view.ts';
 import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
-import { agentError, assistantMessage, conversationError, environmentMessage, systemPromptEvent, userReject } from './events.ts';
+import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { RunHooks } from './hooks/run-hooks.ts';
 import type { Completion, ModelClientOptions } from './llm/client.ts';
@@ -350,12 +350,16 @@ class Agent implements ConversationAgent {
   }
 
   #emit(event: Event): void {
-    if (event.kind === 'ObservationEvent') event = this.#withPathRules(event);
+    let fired: string[] = [];
+    if (event.kind === 'ObservationEvent') ({ event, fired } = this.#withPathRules(event));
     this.#host.emit(maskDeep(event, this.#mask));
+    // OpenHands 1.58 keeps the names in state.activated_path_rules (in ConversationInfo); a state
+    // update tells live clients too, and lets the host keep them across restarts and forks.
+    if (fired.length) this.#host.emit(stateUpdate('activated_path_rules', this.#skills.activatedPathRules(this.#host.events())));
   }
 
   /** Path rules (nested AGENTS.md, `paths:` skills) for the file the observed action touched. */
-  #withPathRules(event: ObservationEvent): ObservationEvent {
+  #withPathRules(event: ObservationEvent): { event: ObservationEvent; fired: string[] } {
     const events = this.#host.events();
     const action = this.#real.get(event.action_id) ?? events.find((e): e is ActionEvent => e.kind === 'ActionEvent' && e.id === event.action_id)?.action;
     return this.#skills.withPathRules(event, action, events);

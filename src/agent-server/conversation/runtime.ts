@@ -20,7 +20,7 @@ import type { EventStore } from '../store/event-store.ts';
 import type { StorageFaultState } from '../store/storage-health.ts';
 import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
-import { conversationInfo } from './info.ts';
+import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
 
 export interface RuntimeContext {
@@ -71,6 +71,11 @@ export class ConversationRuntime implements AgentHost {
   #deleted = false;
   #closing = false;
   #cache: Event[] | undefined;
+  /**
+   * HEAD of the conversation tree (OpenHands 1.58 `leaf_event_id`): the last event that is not a
+   * state update; the parent of the next event. Undefined until read from the events.
+   */
+  #leaf: string | null | undefined;
   /** Activated and invoked skills, loaded from the events at the first info(). */
   #skills: SkillState | undefined;
   /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
@@ -130,10 +135,15 @@ export class ConversationRuntime implements AgentHost {
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.persistenceDir,
-      skills: (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId)),
+      skills: this.#skillState(),
       pluginSkills: this.#row.pluginSkills ?? [],
       rateLimitedUntil: this.#rateLimitedUntil,
+      leafEventId: this.leafEventId(),
     });
+  }
+
+  #skillState(): SkillState {
+    return (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId));
   }
 
   // ---- AgentHost ----
@@ -152,9 +162,14 @@ export class ConversationRuntime implements AgentHost {
       this.#ctx.log.debug({ conversationId: this.conversationId, kind: event.kind }, 'event after delete dropped');
       return;
     }
+    // As OpenHands 1.58: every event names its parent, the HEAD when it is appended; state updates
+    // are no nodes of the tree (they do not move HEAD). The first event is the root (no parent).
+    const leaf = this.leafEventId();
+    const stamped = event.parent_id == null && leaf !== null ? { ...event, parent_id: leaf } : event;
     // Validation applies the kind's defaults, so every stored event has the full wire shape.
-    const parsed = parseEvent(this.#mask(event));
+    const parsed = parseEvent(this.#mask(stamped));
     const stored = this.#ctx.events.append(this.conversationId, parsed);
+    if (parsed.kind !== 'ConversationStateUpdateEvent') this.#leaf = parsed.id;
     this.#cache?.push(parsed);
     this.#skills?.add(parsed);
     this.#ctx.onActivity();
@@ -189,6 +204,15 @@ export class ConversationRuntime implements AgentHost {
 
   executionStatus(): ExecutionStatus {
     return this.#row.executionStatus;
+  }
+
+  /** The HEAD of the event tree: the last event that is not a state update; null before any. */
+  leafEventId(): string | null {
+    if (this.#leaf === undefined) {
+      const last = this.events().findLast((e) => e.kind !== 'ConversationStateUpdateEvent');
+      this.#leaf = last?.id ?? null;
+    }
+    return this.#leaf;
   }
 
   setExecutionStatus(status: ExecutionStatus): void {
@@ -415,7 +439,8 @@ export class ConversationRuntime implements AgentHost {
 
   /** A snapshot for WebSocket subscribers only (never persisted). */
   fullState(): Published {
-    const event: Event = { ...newEventBase('environment'), key: 'full_state', value: this.info(), kind: 'ConversationStateUpdateEvent' };
+    const value = fullStateValue(this.info(), { skills: this.#skillState(), rateLimitedUntil: this.#rateLimitedUntil });
+    const event: Event = { ...newEventBase('environment'), key: 'full_state', value, kind: 'ConversationStateUpdateEvent' };
     return new Published(null, event, JSON.stringify(event));
   }
 
