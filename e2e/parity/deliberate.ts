@@ -29,9 +29,8 @@ export const GAPS: Record<string, string> = {
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */
 export const OPENAPI_GAPS: Record<string, string> = {
-  'GET /v1/models: not described, answers 404': 'The OpenAI-compatible endpoint of 1.58 (the agent as a model) is not built; outside /api, so not under the 501 router.',
-  'POST /v1/chat/completions: not described, answers 404': 'As GET /v1/models.',
-  'POST /v1/responses: not described, answers 404': 'As GET /v1/models.',
-  'POST /app-backends/{extension_name}/session: not described, answers 404': 'Canvas extension backends (1.58) are not built; outside /api.',
-  'DELETE /app-backends/{extension_name}/session: not described, answers 404': 'As POST /app-backends/{extension_name}/session.',
+  // None left: the 1.58 routes outside /api that are not built (/v1/models, /v1/chat/completions,
+  // /v1/responses — the agent offered as an OpenAI-compatible model — and /app-backends/{name}/session
+  // of canvas extensions) answer 501 with a message behind the session key, like the /api ones not
+  // built (src/agent-server/routes/not-implemented.ts).
 };
