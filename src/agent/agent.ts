@@ -28,7 +28,9 @@ import { skillInfo } from './skills/types.ts';
 import { detectStuck } from './stuck/detector.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { Toolbox, type ToolboxOptions } from './toolbox.ts';
-import { toChatTool, type ToolContext } from './tools/tool.ts';
+import { runSubAgent } from './subagent.ts';
+import { taskTool, wantsTaskTool } from './tools/task.ts';
+import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
 import { createLogger } from '../util/log.ts';
 
@@ -81,6 +83,11 @@ class Agent implements ConversationAgent {
     this.#skills = new ConversationSkills(host);
     this.#plugins = new ConversationPlugins(host);
     this.#toolbox = new Toolbox(host, opts, this.#skills);
+    // The task tool runs the plugins' agents/*.md as sub-agents: agents like this one, on the same options.
+    if (wantsTaskTool(host.request.agent?.tools)) {
+      const plugins = this.#plugins;
+      this.#toolbox.tools.push(taskTool({ agents: () => plugins.plugins.flatMap((p) => p.agents), run: (def, prompt, signal) => runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal) }) as AgentTool);
+    }
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);
     this.#hooks = new RunHooks(host, emit, fail);
@@ -279,8 +286,9 @@ class Agent implements ConversationAgent {
     if (!this.#closed) this.#ensureSystemPrompt();
   }
 
-  /** Once per conversation (a restart reloads the plugins): the plugin subagents that will not run. */
+  /** Once per conversation (a restart reloads the plugins): the plugin subagents that will not run (no task tool). */
   #noticeUnrunnableAgents(): void {
+    if (wantsTaskTool(this.#host.request.agent?.tools)) return;
     const notice = this.#plugins.agentsNotice();
     if (!notice) return;
     const said = this.#host.events().some((e) => e.kind === 'MessageEvent' && e.source === 'environment' && (e.llm_message.content ?? []).some((c) => c.type === 'text' && c.text === notice));
