@@ -2,6 +2,9 @@
 // reduced to what must agree: status codes, field names, event kinds in order, execution status,
 // WebSocket frames and close codes, 422 locations, the tools offered to the model. Values that differ
 // by nature (ids, timestamps, texts of the system prompt) are left out on purpose.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
 import { KEY, type Side } from './servers.ts';
@@ -10,6 +13,20 @@ export type View = Record<string, unknown>;
 export type Flow = (s: Side) => Promise<View>;
 
 const MODEL = 'openai/scripted';
+
+/** A plugin in a local git repository (beside the side's working directory) with one agent definition. */
+function pluginRepo(workDir: string): string {
+  const repo = mkdtempSync(join(dirname(workDir), 'plugin-'));
+  mkdirSync(join(repo, '.plugin'));
+  mkdirSync(join(repo, 'agents'));
+  writeFileSync(join(repo, '.plugin', 'plugin.json'), JSON.stringify({ name: 'parity-tools', version: '1.0.0', description: 'Parity plugin' }));
+  writeFileSync(join(repo, 'agents', 'reviewer.md'), '---\nname: reviewer\ndescription: Reviews things\ntools:\n  - terminal\n---\nYou review things. Start every answer with VERDICT.\n');
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Parity', '-c', 'user.email=parity@example.com', ...args], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-q', '-m', 'plugin');
+  return repo;
+}
 
 export function agent(s: Side, tools: string[] = ['terminal', 'file_editor']): Record<string, unknown> {
   return { kind: 'Agent', llm: { model: MODEL, base_url: s.llm.url, api_key: 'sk-parity', usage_id: 'agent' }, tools: tools.map((name) => ({ name, params: {} })) };
@@ -265,6 +282,39 @@ export const FLOWS: Record<string, Flow> = {
       update_statuses: u.statuses,
       model_calls: s.llm.requests.length,
       info_fields: sortedKeys((await s.api(`/api/conversations/${r.body.id}`)).body),
+    };
+  },
+
+  /**
+   * A plugin's agents/*.md run as a sub-agent through the task tool (agent.tools naming task_tool_set):
+   * what the parent records, the TaskObservation, and what each model call is offered and told.
+   */
+  async subagent(s) {
+    const repo = pluginRepo(s.workDir);
+    s.llm.push(
+      { toolCalls: [{ name: 'task', arguments: { subagent_type: 'reviewer', description: 'review', prompt: 'Say what you think of parity.' } }] },
+      finish('VERDICT: parity is fine.'),
+      finish('Reviewed.'),
+    );
+    const body = startBody(s, { agent: agent(s, ['terminal', 'task_tool_set']), plugins: [{ source: repo }], initial_message: text('Have it reviewed.') });
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const end = await settled(s, r.body.id);
+    const evs = await events(s, r.body.id);
+    const obs = evs.find((e) => e.kind === 'ObservationEvent' && e.observation?.kind === 'TaskObservation')?.observation;
+    const sub = s.llm.requests[1];
+    const toolReply = s.llm.requests[2]?.messages.find((m) => m.role === 'tool');
+    return {
+      status: r.status,
+      end,
+      events: evs.filter((e) => !isUpdate(e)).map((e) => (e.kind === 'ActionEvent' ? `Action:${e.action?.kind}` : e.kind === 'ObservationEvent' ? `Observation:${e.observation?.kind}` : e.kind)),
+      offered: offered(s, 0),
+      sub_offered: offered(s, 1),
+      sub_prompt_in_system: JSON.stringify(sub?.messages[0] ?? '').includes('Start every answer with VERDICT'),
+      sub_last_message: sub?.messages.at(-1)?.role,
+      sub_task_in_message: JSON.stringify(sub?.messages.at(-1) ?? '').includes('Say what you think of parity.'),
+      observation: obs ? { subagent: obs.subagent, status: obs.status, is_error: obs.is_error, text: obs.content?.[0]?.text, task_id: /^task_[0-9a-f]{8}$/.test(obs.task_id) } : undefined,
+      answer_reached_parent: JSON.stringify(toolReply?.content ?? '').includes('VERDICT: parity is fine.'),
+      model_calls: s.llm.requests.length,
     };
   },
 
