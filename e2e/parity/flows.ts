@@ -315,6 +315,8 @@ export const FLOWS: Record<string, Flow> = {
       observation: obs ? { subagent: obs.subagent, status: obs.status, is_error: obs.is_error, text: obs.content?.[0]?.text, task_id: /^task_[0-9a-f]{8}$/.test(obs.task_id) } : undefined,
       answer_reached_parent: JSON.stringify(toolReply?.content ?? '').includes('VERDICT: parity is fine.'),
       model_calls: s.llm.requests.length,
+      // The sub-agent's usage in the parent's stats (OpenHands: under task:<task id>).
+      stats_keys: Object.keys((await s.api(`/api/conversations/${r.body.id}`)).body.stats?.usage_to_metrics ?? {}).map((k) => (k.startsWith('task:') ? 'task:<id>' : k)).sort(),
     };
   },
 

@@ -86,7 +86,11 @@ class Agent implements ConversationAgent {
     // The task tool runs the plugins' agents/*.md as sub-agents: agents like this one, on the same options.
     if (wantsTaskTool(host.request.agent?.tools)) {
       const plugins = this.#plugins;
-      this.#toolbox.tools.push(taskTool({ agents: () => plugins.plugins.flatMap((p) => p.agents), run: (def, prompt, signal) => runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal) }) as AgentTool);
+      this.#toolbox.tools.push(taskTool({ agents: () => plugins.plugins.flatMap((p) => p.agents), run: async (def, prompt, signal, taskId) => {
+          const result = await runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal);
+          this.#calls.recordTask(taskId, result.usage);
+          return result;
+        } }) as AgentTool);
     }
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);

@@ -9,12 +9,21 @@ import type { ExecutionStatus } from '../api/conversation.ts';
 import type { StartConversationRequest } from '../api/agent-server/index.ts';
 import type { PluginAgent } from './plugins/index.ts';
 import type { RateLimitWait } from './llm/client.ts';
+import { combinedMetrics, type BucketMetrics, type StatsValue } from './usage.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
 
 export interface SubAgentResult {
   ok: boolean;
   /** The final answer, or why it stopped (with what it had produced). */
   text: string;
+  /** What its model calls used, over its buckets (undefined when it made none). */
+  usage?: BucketMetrics;
+}
+
+/** The sub-agent's last stats update. */
+function usageOf(events: readonly Event[]): BucketMetrics | undefined {
+  const last = events.findLast((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'stats');
+  return last?.kind === 'ConversationStateUpdateEvent' ? combinedMetrics(last.value as StatsValue) : undefined;
 }
 
 /** The sub-agent's host: everything from the parent but its own request, status and events (kept in memory). */
@@ -92,6 +101,10 @@ function finalResponse(events: readonly Event[]): string {
 /** Runs `def` on `prompt` to its end (or until `signal` aborts); never rejects for the sub-agent's own failures. */
 export async function runSubAgent(parent: AgentHost, create: CreateAgent, def: PluginAgent, prompt: string, signal: AbortSignal): Promise<SubAgentResult> {
   const host = new SubAgentHost(parent, def);
+  const withUsage = (r: SubAgentResult): SubAgentResult => {
+    const usage = usageOf(host.events());
+    return usage ? { ...r, usage } : r;
+  };
   let agent: ConversationAgent | undefined;
   try {
     agent = create(host);
@@ -100,15 +113,15 @@ export async function runSubAgent(parent: AgentHost, create: CreateAgent, def: P
     host.emit({ ...newEventBase('user'), llm_message: { role: 'user', content: [{ type: 'text', text: prompt }] }, activated_skills: [], extended_content: [], kind: 'MessageEvent' });
     await agent.run(signal);
   } catch (err) {
-    return { ok: false, text: `The sub-agent failed: ${err instanceof Error ? err.message : String(err)}` };
+    return withUsage({ ok: false, text: `The sub-agent failed: ${err instanceof Error ? err.message : String(err)}` });
   } finally {
     await agent?.close().catch(() => undefined);
   }
   const events = host.events();
   const status = host.executionStatus();
-  if (status === 'finished') return { ok: true, text: finalResponse(events) || 'Task completed with no result.' };
+  if (status === 'finished') return withUsage({ ok: true, text: finalResponse(events) || 'Task completed with no result.' });
   const errors = events.filter((e) => e.kind === 'ConversationErrorEvent');
   const reason = errors.length ? errors.at(-1)!.detail : `Sub-agent stopped without finishing (status: ${signal.aborted ? 'paused' : status}).`;
   const partial = finalResponse(events);
-  return { ok: false, text: partial ? `${reason}\nPartial result:\n${partial}` : reason };
+  return withUsage({ ok: false, text: partial ? `${reason}\nPartial result:\n${partial}` : reason });
 }

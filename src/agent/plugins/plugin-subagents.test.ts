@@ -71,12 +71,12 @@ describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
         expect(req.messages.at(-1)).toMatchObject({ role: 'user' });
         expect(JSON.stringify(req.messages.at(-1))).toContain('Review notes.txt and say what you think.');
         expect(names(req)).toEqual(['finish', 'terminal', 'think']);
-        return { toolCalls: [{ name: 'terminal', arguments: { command: 'cat notes.txt' } }] };
+        return { toolCalls: [{ name: 'terminal', arguments: { command: 'cat notes.txt' } }], usage: { prompt_tokens: 7, completion_tokens: 3 } };
       },
       (req) => {
         // It worked in the parent's workspace.
         expect(JSON.stringify(req.messages.find((m) => m.role === 'tool'))).toContain('the notes to review');
-        return { toolCalls: [{ name: 'finish', arguments: { message: 'VERDICT: the notes are fine.' } }] };
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'VERDICT: the notes are fine.' } }], usage: { prompt_tokens: 11, completion_tokens: 2 } };
       },
       (req) => {
         const answer = JSON.stringify(req.messages.find((m) => m.role === 'tool'));
@@ -104,6 +104,10 @@ describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
     const obs = items.find((e) => e.kind === 'ObservationEvent' && e.observation.kind === 'TaskObservation').observation;
     expect(obs).toMatchObject({ subagent: 'reviewer', status: 'completed', is_error: false, content: [{ type: 'text', text: 'VERDICT: the notes are fine.' }] });
     expect(obs.task_id).toMatch(/^task_[0-9a-f]{8}$/);
+    // Its usage joins the conversation's stats under task:<id>, as OpenHands keys it.
+    const stats = (await s.api(`/api/conversations/${id}`)).body.stats.usage_to_metrics;
+    expect(stats[`task:${obs.task_id}`]).toMatchObject({ accumulated_token_usage: { prompt_tokens: 18, completion_tokens: 5 } });
+    expect(stats.agent).toBeDefined();
     // With the task tool, the plugin's agents are no "will not run" notice.
     expect(JSON.stringify(items)).not.toContain('Plugin subagents will not run');
   }, 60_000);

@@ -17,7 +17,7 @@ export function wantsTaskTool(tools: readonly { name: string }[] | undefined): b
 export interface TaskToolDeps {
   /** The sub-agents it can start (known once the plugins are loaded). */
   agents(): readonly PluginAgent[];
-  run(def: PluginAgent, prompt: string, signal: AbortSignal): Promise<SubAgentResult>;
+  run(def: PluginAgent, prompt: string, signal: AbortSignal, taskId: string): Promise<SubAgentResult>;
 }
 
 function agentTypesInfo(agents: readonly PluginAgent[]): string {
@@ -67,7 +67,7 @@ export function taskTool(d: TaskToolDeps): AgentTool<TaskAction> {
       const def = d.agents().find((a) => a.name === subagent);
       if (!def) return fail(`Failed to execute task: Unknown agent '${subagent}'. Available agents: ${d.agents().map((a) => a.name).join(', ') || 'none'}`);
       const id = taskId();
-      const result = await d.run(def, action.prompt, ctx.signal ?? new AbortController().signal);
+      const result = await d.run(def, action.prompt, ctx.signal ?? new AbortController().signal, id);
       if (!result.ok) return fail(ctx.mask(result.text), id);
       return { kind: 'TaskObservation', content: textContent(ctx.mask(result.text)), is_error: false, task_id: id, subagent, status: 'completed' };
     },
