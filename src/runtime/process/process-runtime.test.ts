@@ -243,10 +243,13 @@ describe('ProcessRuntime with a stand-in agent server', () => {
   });
 
   it('puts down an agent server that answers /health but never gets ready within the start timeout', async () => {
-    const rt = fakeRuntime('restoring', { startTimeoutMs: 300 });
     const sb = sandbox('sb1');
-    await rt.start(sb, { sessionKey: KEY });
+    const first = fakeRuntime('restoring', { startTimeoutMs: 60_000 });
+    await first.start(sb, { sessionKey: KEY });
+    await until(first, sb, 'starting', (s) => s.phase === 'starting' && /restoring/.test(s.message ?? ''));
     const pid = record('sb1').pid;
+    // The wait for readiness is kept on disk: a runtime with a short start timeout puts it down.
+    const rt = fakeRuntime('restoring', { startTimeoutMs: 300 });
     const state = await until(rt, sb, 'exited');
     expect(state).toMatchObject({ death: { reason: 'AgentServerFailed' } });
     if (state.phase === 'exited') expect(state.death.message).toContain('/ready');
