@@ -208,10 +208,8 @@ export class ConversationRuntime implements AgentHost {
 
   /** The HEAD of the event tree: the last event that is not a state update; null before any. */
   leafEventId(): string | null {
-    if (this.#leaf === undefined) {
-      const last = this.events().findLast((e) => e.kind !== 'ConversationStateUpdateEvent');
-      this.#leaf = last?.id ?? null;
-    }
+    // Read once (the events loaded, or one indexed query), then kept by emit().
+    if (this.#leaf === undefined) this.#leaf = this.#cache ? (this.#cache.findLast((e) => e.kind !== 'ConversationStateUpdateEvent')?.id ?? null) : this.#ctx.events.lastNodeId(this.conversationId);
     return this.#leaf;
   }
 
