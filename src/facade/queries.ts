@@ -7,7 +7,7 @@ import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
 import { pageOf, timeParam, isoOf, type Page } from './paging.ts';
 import { appConversationRecord, LABEL_PARENT, conversationTitle, conversationUpdatedAt, startTaskRecord, startTaskUpdatedAt } from './records.ts';
-import { listOwned, normalizeId, sandboxesByName, sandboxNameOf, sessionKeyOf } from './resources.ts';
+import { readOwned, normalizeId, sandboxesByName, sandboxNameOf, sessionKeyOf } from './resources.ts';
 import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQuery, StartTaskSearchQuery } from '../api/app/requests.ts';
 
 type Rec = Record<string, unknown>;
@@ -22,7 +22,7 @@ async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversa
   const ids = convs.map((c) => c.metadata.name);
   const [sandboxes, children, metas, lastEvents] = await Promise.all([
     sandboxesByName(d, user.id),
-    owned ? owned.filter((c) => c.metadata.labels?.[LABEL_PARENT] !== undefined) : listOwned(d, ConversationKind, user.id, LABEL_PARENT),
+    owned ? owned.filter((c) => c.metadata.labels?.[LABEL_PARENT] !== undefined) : readOwned(d, ConversationKind, user.id, LABEL_PARENT),
     d.db.getConversationMetas(ids),
     d.db.events.lastTimestamps(ids),
   ]);
@@ -54,7 +54,7 @@ async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversa
 
 /** `GET /app-conversations?ids=`: aligned with the input, null for unknown or foreign ids. */
 export async function batchConversations(d: FacadeDeps, user: AppUser, ids: string[]): Promise<(Rec | null)[]> {
-  const byName = new Map((await listOwned(d, ConversationKind, user.id)).map((c) => [c.metadata.name, c]));
+  const byName = new Map((await readOwned(d, ConversationKind, user.id)).map((c) => [c.metadata.name, c]));
   const wanted = ids.map((id) => {
     const n = normalizeId(id);
     return n ? byName.get(n) : undefined;
@@ -97,7 +97,7 @@ async function filterConversations(d: FacadeDeps, convs: Conversation[], q: Conv
 }
 
 export async function searchConversations(d: FacadeDeps, user: AppUser, q: ConversationSearchQuery): Promise<Page<Rec>> {
-  const owned = await listOwned(d, ConversationKind, user.id);
+  const owned = await readOwned(d, ConversationKind, user.id);
   const convs = await filterConversations(d, owned, q);
   // Newest first (OpenHands' CREATED_AT_DESC); the cursor is (creationTimestamp, name).
   const page = pageOf(
@@ -108,7 +108,7 @@ export async function searchConversations(d: FacadeDeps, user: AppUser, q: Conve
 }
 
 export async function countConversations(d: FacadeDeps, user: AppUser, q: ConversationCountQuery): Promise<number> {
-  return (await filterConversations(d, await listOwned(d, ConversationKind, user.id), q)).length;
+  return (await filterConversations(d, await readOwned(d, ConversationKind, user.id), q)).length;
 }
 
 async function startTaskRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
@@ -123,7 +123,7 @@ async function startTaskRecords(d: FacadeDeps, user: AppUser, convs: Conversatio
 export async function batchStartTasks(d: FacadeDeps, user: AppUser, ids: string[]): Promise<(Rec | null)[]> {
   const norm = ids.map(normalizeId);
   const valid = [...new Set(norm.filter((n): n is string => n !== undefined))];
-  const convs = valid.length === 0 ? [] : await listOwned(d, ConversationKind, user.id, `${LABEL_START_TASK} in (${valid.join(',')})`);
+  const convs = valid.length === 0 ? [] : await readOwned(d, ConversationKind, user.id, `${LABEL_START_TASK} in (${valid.join(',')})`);
   const recs = await startTaskRecords(d, user, convs);
   const byTask = new Map(convs.map((c, i) => [c.metadata.labels?.[LABEL_START_TASK], recs[i]!]));
   return norm.map((n) => (n ? (byTask.get(n) ?? null) : null));
@@ -136,7 +136,7 @@ function startTaskFilter(q: StartTaskCountQuery): (c: Conversation) => boolean {
 }
 
 export async function searchStartTasks(d: FacadeDeps, user: AppUser, q: StartTaskSearchQuery): Promise<Page<Rec>> {
-  const convs = (await listOwned(d, ConversationKind, user.id)).filter(startTaskFilter(q));
+  const convs = (await readOwned(d, ConversationKind, user.id)).filter(startTaskFilter(q));
   const sort = q.sort_order ?? 'CREATED_AT_DESC';
   const byUpdated = sort.startsWith('UPDATED_AT');
   const page = pageOf(
@@ -147,5 +147,5 @@ export async function searchStartTasks(d: FacadeDeps, user: AppUser, q: StartTas
 }
 
 export async function countStartTasks(d: FacadeDeps, user: AppUser, q: StartTaskCountQuery): Promise<number> {
-  return (await listOwned(d, ConversationKind, user.id)).filter(startTaskFilter(q)).length;
+  return (await readOwned(d, ConversationKind, user.id)).filter(startTaskFilter(q)).length;
 }

@@ -53,6 +53,16 @@ export async function listOwned<T extends KubeObject>(d: FacadeDeps, kind: Resou
 }
 
 /**
+ * listOwned for routes that only read what they list (searches, counts, records): the store may
+ * share frozen objects between requests (issue #16: decoding a user's conversations was the
+ * largest part of a search). Never modify what this returns.
+ */
+export async function readOwned<T extends KubeObject>(d: FacadeDeps, kind: ResourceKind<T>, userId: string, extra?: string): Promise<T[]> {
+  const selector = `${LABEL_OWNER}=${userId}` + (extra ? `,${extra}` : '');
+  return (await d.store.list(kind, d.namespace, { labelSelector: selector, shared: true })).items;
+}
+
+/**
  * The sandbox a conversation was placed on (or asked for); undefined while not yet placed. The
  * controller labels the Conversation when it places it, before status.sandboxName is written.
  */
@@ -96,7 +106,7 @@ export function shownSandboxStatus(conv: Conversation, sb: Sandbox | undefined):
 
 /** Sandboxes by name, for records that show many conversations at once. */
 export async function sandboxesByName(d: FacadeDeps, userId: string): Promise<Map<string, Sandbox>> {
-  return new Map((await listOwned(d, SandboxKind, userId)).map((s) => [s.metadata.name, s]));
+  return new Map((await readOwned(d, SandboxKind, userId)).map((s) => [s.metadata.name, s]));
 }
 
 export function sessionSecretName(sandboxName: string): string {

@@ -6,6 +6,12 @@ import type { KubeObject, ResourceKind } from '../api/meta.ts';
 export interface ListOptions {
   /** Kubernetes label selector syntax: `a=b,c!=d,e in (x,y),f notin (z),g,!h`. */
   labelSelector?: string;
+  /**
+   * The caller only reads the items and never modifies them: the store may answer with frozen
+   * objects it shares between calls (SqliteStore keeps such a list until its next write). Without
+   * it every list returns objects of the caller's own.
+   */
+  shared?: boolean;
 }
 
 export interface ListResult<T> {

@@ -202,6 +202,44 @@ describe('SqliteStore', () => {
     await rejection(store.get(SandboxKind, 'ns', 'a'), Unavailable);
   });
 
+  it('shares frozen list items between shared lists until the next write, of any kind', async () => {
+    const store = make();
+    await store.create(SandboxKind, sandbox('a', { namespace: 'ns', labels: { owner: 'u' } }));
+    const b = await store.create(SandboxKind, sandbox('b', { namespace: 'ns', labels: { owner: 'u' } }));
+    const shared = () => store.list(SandboxKind, 'ns', { labelSelector: 'owner=u', shared: true });
+    const first = await shared();
+    const again = await shared();
+    expect(again.items[0]).toBe(first.items[0]);
+    expect(again.items).not.toBe(first.items); // the array is the caller's: sorting it harms no one
+    expect(Object.isFrozen(first.items[0]!.metadata.labels)).toBe(true);
+    expect(() => {
+      first.items[0]!.spec.paused = true;
+    }).toThrow(TypeError);
+    // A list without `shared` returns the caller's own objects.
+    const own = (await store.list(SandboxKind, 'ns', { labelSelector: 'owner=u' })).items[0]!;
+    expect(own).not.toBe(first.items[0]);
+    own.spec.paused = true;
+    expect((await shared()).items[0]!.spec.paused).toBe(false);
+
+    const names = async () => (await shared()).items.map((o) => `${o.metadata.name}:${o.spec.paused}@${o.metadata.resourceVersion}`);
+    const updated = await store.update(SandboxKind, { ...b, spec: { paused: true } });
+    expect(await names()).toEqual(['a:false@1', `b:true@${updated.metadata.resourceVersion}`]);
+    const running = await store.updateStatus(SandboxKind, { ...updated, status: { phase: 'RUNNING' } });
+    expect((await shared()).items[1]!.status?.phase).toBe('RUNNING');
+    await store.delete(SandboxKind, 'ns', 'a');
+    expect(await names()).toEqual([`b:true@${running.metadata.resourceVersion}`]);
+    // A write to another kind moves the one resourceVersion: the kept list is read again, and the same.
+    const before = (await shared()).items[0];
+    await store.create(ConversationKind, conversation('c', { namespace: 'ns', labels: { owner: 'u' } }));
+    const after = await shared();
+    expect(after.items[0]).not.toBe(before);
+    expect(after.items[0]).toEqual(before);
+    expect(after.resourceVersion).toBe(store.resourceVersion);
+    // Relabelled out of the selection.
+    await store.update(SandboxKind, { ...(await store.get(SandboxKind, 'ns', 'b'))!, metadata: { ...after.items[0]!.metadata, labels: { owner: 'v' } } });
+    expect(await names()).toEqual([]);
+  });
+
   describe('label index', () => {
     // Lists by label read object_labels; the reference is a list of everything filtered here.
     const selectors = ['owner=a', 'owner=b', 'owner in (a,c)', 'owner', 'owner=a,tier!=db', 'tier,owner notin (b)', '!owner', 'owner=', 'tier=web,owner=a'];
@@ -212,6 +250,11 @@ describe('SqliteStore', () => {
           const want = all.filter((o) => matchesLabelSelector(parseLabelSelector(sel), o.metadata.labels)).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`);
           const got = (await store.list(SandboxKind, ns, { labelSelector: sel })).items.map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`);
           expect(got, `${ns ?? '(all)'} ${sel}`).toEqual(want);
+          // A shared list (kept between writes) answers the same, twice.
+          for (let i = 0; i < 2; i++) {
+            const shared = (await store.list(SandboxKind, ns, { labelSelector: sel, shared: true })).items.map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`);
+            expect(shared, `shared ${ns ?? '(all)'} ${sel}`).toEqual(want);
+          }
         }
       }
     }

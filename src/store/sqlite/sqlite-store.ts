@@ -42,6 +42,8 @@ export interface SqliteStoreOptions {
 
 const DEFAULT_RETENTION = 10_000;
 const SELECTOR_CACHE_SIZE = 1_000;
+/** Shared lists kept (the facade asks for a few per user: conversations, sandboxes). */
+const LIST_CACHE_SIZE = 1_000;
 /** Compact once this many entries beyond the retention have piled up, not on every write. */
 const COMPACT_STEP = 64;
 
@@ -54,6 +56,12 @@ export class SqliteStore implements ResourceStore {
   readonly #retention: number;
   readonly #listeners = new Set<() => void>();
   readonly #selectors = new Map<string, readonly LabelRequirement[]>();
+  /**
+   * Shared lists (ListOptions.shared) by kind, namespace and selector, with the resourceVersion
+   * they were read at. Every write moves the one global resourceVersion, so an entry read at the
+   * current one is what the query would answer now; any other is stale.
+   */
+  readonly #lists = new Map<string, { rv: number; items: readonly KubeObject[] }>();
   #committed = false;
   #closed = false;
 
@@ -101,11 +109,17 @@ export class SqliteStore implements ResourceStore {
   async list<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
     this.#checkOpen();
     const requirements = this.#requirements(opts.labelSelector);
-    const { bodies, sorted } = this.#rows(kind, namespace, requirements);
-    const items = bodies.map((body) => this.#codec.decode<T>(body)).filter((o) => matchesLabelSelector(requirements, o.metadata.labels));
-    // The API server's order, by the string "namespace/name" (as listAll orders).
-    if (!sorted) items.sort((a, b) => compareKeys(`${a.metadata.namespace}/${a.metadata.name}`, `${b.metadata.namespace}/${b.metadata.name}`));
-    return { items, resourceVersion: String(this.#st.counter.get('rv')) };
+    if (!opts.shared) return { items: this.#read(kind, namespace, requirements), resourceVersion: String(this.#st.counter.get('rv')) };
+    // The version is read before the rows: a write in between leaves an entry that is merely stale.
+    const rv = this.#st.counter.get('rv')!;
+    const key = `${kind.apiVersion}\0${kind.kind}\0${namespace ?? ''}\0${opts.labelSelector ?? ''}`;
+    let entry = this.#lists.get(key);
+    if (entry?.rv !== rv) {
+      entry = { rv, items: this.#read(kind, namespace, requirements).map(deepFreeze) };
+      if (this.#lists.size >= LIST_CACHE_SIZE) this.#lists.clear();
+      this.#lists.set(key, entry);
+    }
+    return { items: [...(entry.items as readonly T[])], resourceVersion: String(rv) };
   }
 
   async create<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
@@ -235,6 +249,15 @@ export class SqliteStore implements ResourceStore {
     return { bodies: namespace ? this.#st.listNamespace.all(apiVersion, k, namespace) : this.#st.listAll.all(apiVersion, k), sorted: true };
   }
 
+  /** The objects a list answers, decoded, in the API server's order. */
+  #read<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, requirements: readonly LabelRequirement[]): T[] {
+    const { bodies, sorted } = this.#rows(kind, namespace, requirements);
+    const items = bodies.map((body) => this.#codec.decode<T>(body)).filter((o) => matchesLabelSelector(requirements, o.metadata.labels));
+    // The API server's order, by the string "namespace/name" (as listAll orders).
+    if (!sorted) items.sort((a, b) => compareKeys(`${a.metadata.namespace}/${a.metadata.name}`, `${b.metadata.namespace}/${b.metadata.name}`));
+    return items;
+  }
+
   #checkOpen(): void {
     if (this.#closed) throw new Unavailable('SqliteStore is closed');
   }
@@ -321,6 +344,15 @@ export class SqliteStore implements ResourceStore {
   #notify(): void {
     for (const wake of [...this.#listeners]) wake();
   }
+}
+
+/** Freezes an object and everything in it, so a caller that modifies a shared list item fails at once. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 /** Names and namespaces are ASCII, so string order is SQLite's byte order (listAll's ORDER BY). */
