@@ -29,7 +29,8 @@ export function parseQuery<T extends TSchema>(schema: T, query: Context['query']
   }
   // No `clean`: `raw` holds declared names only, so there is nothing to drop, and Value.Clean was
   // a measurable share of a fast request (issue #16).
-  return parseValue(schema, Value.Convert(schema, raw), { prefix: ['query'] });
+  // `raw` and what Convert makes of it are this call's own, so they need no defensive copy either.
+  return parseValue(schema, Value.Convert(schema, raw), { prefix: ['query'], owned: true });
 }
 
 /**

@@ -206,14 +206,16 @@ export interface ParseOptions {
   prefix?: Loc;
   /** Drop undeclared properties of lenient (non-strict) objects, as Pydantic's `extra="ignore"`. */
   clean?: boolean;
+  /** `value` is the caller's own fresh copy (e.g. Value.Convert's result): defaults go into it, no second copy. */
+  owned?: boolean;
 }
 
 /**
  * Applies the schema's defaults to a copy of `value`, validates it, and returns it typed.
- * Throws `Invalid` (422) with ValidationIssue[] on failure. Never mutates `value`.
+ * Throws `Invalid` (422) with ValidationIssue[] on failure. Never mutates `value` (unless `owned`).
  */
 export function parseValue<T extends TSchema>(schema: T, value: unknown, opts: ParseOptions = {}): Static<T> {
-  const v: unknown = applyDefaults(schema, structuredClone(value));
+  const v: unknown = applyDefaults(schema, opts.owned ? value : structuredClone(value));
   if (!validatorFor(schema).Check(v)) throw new Invalid(validationIssues(schema, v, opts.prefix ?? []));
   // Clean after checking, so nested strict objects still reject unknown properties.
   return (opts.clean ? Value.Clean(schema, v) : v) as Static<T>;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteAppStore } from './app-db.ts';
+import { displayPrefix } from './keys.ts';
 import { SCHEMA_VERSION } from './migrations.ts';
 
 // SQLite-only behaviour; what both stores share is in app-store.test.ts.
@@ -34,6 +35,36 @@ describe('SqliteAppStore', () => {
     expect(raw).not.toContain(key);
     db = new SqliteAppStore(join(dir, 'app.db'));
     expect(await db.findUserByApiKey(key)).toEqual(u);
+  });
+
+  it('keeps key lookups only while they hold: revocation and disabling here, or by another connection, refuse at once', async () => {
+    const u = await db.createUser('alice');
+    const [k1, k2, k3] = [await db.createApiKey(u.id), await db.createApiKey(u.id), await db.createApiKey(u.id)];
+    for (const k of [k1, k2, k3]) expect(await db.findUserByApiKey(k)).toEqual(u); // all kept now
+    const found = (await db.findUserByApiKey(k1))!;
+    found.name = 'mallory'; // what a caller does with its copy stays with it
+    expect(await db.findUserByApiKey(k1)).toEqual(u);
+
+    expect(await db.revokeApiKey(u.id, displayPrefix(k1))).toBe('revoked');
+    expect(await db.findUserByApiKey(k1)).toBeUndefined();
+    expect(await db.findUserByApiKey(k2)).toEqual(u);
+
+    await db.setUserDisabled(u.id, true);
+    expect(await db.findUserByApiKey(k2)).toBeUndefined();
+    await db.setUserDisabled(u.id, false);
+    expect(await db.findUserByApiKey(k2)).toEqual(u);
+
+    // The `agentyard users` command works on the same file through its own connection.
+    const other = new SqliteAppStore(join(dir, 'app.db'));
+    try {
+      expect(await other.revokeApiKey(u.id, displayPrefix(k2))).toBe('revoked');
+      expect(await db.findUserByApiKey(k2)).toBeUndefined();
+      expect(await db.findUserByApiKey(k3)).toEqual(u);
+      await other.setUserDisabled(u.id, true);
+      expect(await db.findUserByApiKey(k3)).toBeUndefined();
+    } finally {
+      await other.close();
+    }
   });
 
   it('migrates once and records the schema version', async () => {

@@ -22,6 +22,9 @@ interface UserRow {
 
 const userInfo = (r: UserRow): UserInfo => ({ id: r.id, name: r.name, admin: r.is_admin === 1, created_at: r.created_at, disabled_at: r.disabled_at });
 
+/** Key lookups kept at most (all dropped past it; a deployment has far fewer working keys). */
+const KEY_USERS_KEPT = 10_000;
+
 export class SqliteAppStore implements AppStore {
   readonly db: Database.Database;
   readonly events: EventLog;
@@ -116,12 +119,35 @@ export class SqliteAppStore implements AppStore {
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
+    const hash = hashKey(key);
+    // Another connection (the `agentyard users` command on the same file) may have revoked a key or
+    // disabled a user: data_version moves whenever one commits, and then nothing kept is trusted.
+    const version = this.#prepared('PRAGMA data_version').pluck().get() as number;
+    if (version !== this.#keyUsersVersion) {
+      this.#keyUsers.clear();
+      this.#keyUsersVersion = version;
+    }
+    const kept = this.#keyUsers.get(hash);
+    if (kept) return { ...kept };
     // A subquery, not a join: SQLite (built with STAT4) prepares this join again on every bind, which
     // cost seven times the lookup itself on every authenticated request (issue #16).
-    return this.#prepared('SELECT id, name FROM users WHERE id = (SELECT user_id FROM api_keys WHERE hash = ? AND revoked_at IS NULL) AND disabled_at IS NULL').get(
-      hashKey(key),
+    const user = this.#prepared('SELECT id, name FROM users WHERE id = (SELECT user_id FROM api_keys WHERE hash = ? AND revoked_at IS NULL) AND disabled_at IS NULL').get(
+      hash,
     ) as AppUser | undefined;
+    if (user) {
+      if (this.#keyUsers.size >= KEY_USERS_KEPT) this.#keyUsers.clear();
+      this.#keyUsers.set(hash, { ...user });
+    }
+    return user;
   }
+
+  /**
+   * Users of keys that worked, by key hash: every authenticated request looks its key up (issue
+   * #16). Exact rather than timed: this connection's own revocations and disablings clear it, and
+   * commits of any other connection show in data_version. Keys that did not work are not kept.
+   */
+  readonly #keyUsers = new Map<string, AppUser>();
+  #keyUsersVersion = -1;
 
   async revokeApiKey(userId: string, prefix: string): Promise<RevokeResult> {
     return this.db.transaction((): RevokeResult => {
@@ -129,6 +155,7 @@ export class SqliteAppStore implements AppStore {
       if (rows.length === 0) return 'not-found';
       if (rows.length > 1) return 'ambiguous';
       this.#prepared('UPDATE api_keys SET revoked_at = ? WHERE hash = ?').run(this.#now(), rows[0]!.hash);
+      this.#keyUsers.delete(rows[0]!.hash);
       return 'revoked';
     }).immediate();
   }
@@ -147,6 +174,7 @@ export class SqliteAppStore implements AppStore {
     const r = disabled
       ? this.#prepared('UPDATE users SET disabled_at = COALESCE(disabled_at, ?) WHERE id = ?').run(this.#now(), id)
       : this.#prepared('UPDATE users SET disabled_at = NULL WHERE id = ?').run(id);
+    if (disabled) this.#keyUsers.clear(); // the user's keys, whichever hashes they have
     return r.changes > 0;
   }
 
