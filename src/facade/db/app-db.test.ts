@@ -67,6 +67,27 @@ describe('SqliteAppStore', () => {
     }
   });
 
+  it('keeps conversation metas only while they hold: writes and purges here, or any commit by another connection, show at once', async () => {
+    const metas = async (...ids: string[]) => Object.fromEntries(await db.getConversationMetas(ids));
+    const none = { title: null, updatedAt: null };
+    expect(await metas('a', 'b')).toEqual({ a: none, b: none }); // absences kept too
+    await db.setConversationMeta('a', { title: 'one', updatedAt: '2026-01-01T00:00:00.000Z' });
+    const got = await metas('b', 'a');
+    expect(Object.keys(got)).toEqual(['b', 'a']);
+    expect(got).toEqual({ a: { title: 'one', updatedAt: '2026-01-01T00:00:00.000Z' }, b: none });
+    got['a']!.title = 'changed by a caller';
+    expect((await metas('a'))['a']!.title).toBe('one');
+    await db.purgeConversation('a');
+    expect(await metas('a')).toEqual({ a: none });
+    const other = new SqliteAppStore(join(dir, 'app.db'));
+    try {
+      await other.setConversationMeta('b', { title: 'two', updatedAt: null });
+      expect(await metas('a', 'b')).toEqual({ a: none, b: { title: 'two', updatedAt: null } });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('migrates once and records the schema version', async () => {
     await db.close();
     db = new SqliteAppStore(join(dir, 'app.db'));

@@ -24,6 +24,8 @@ const userInfo = (r: UserRow): UserInfo => ({ id: r.id, name: r.name, admin: r.i
 
 /** Key lookups kept at most (all dropped past it; a deployment has far fewer working keys). */
 const KEY_USERS_KEPT = 10_000;
+/** Conversation metas kept at most. */
+const METAS_KEPT = 100_000;
 
 export class SqliteAppStore implements AppStore {
   readonly db: Database.Database;
@@ -122,11 +124,7 @@ export class SqliteAppStore implements AppStore {
     const hash = hashKey(key);
     // Another connection (the `agentyard users` command on the same file) may have revoked a key or
     // disabled a user: data_version moves whenever one commits, and then nothing kept is trusted.
-    const version = this.#prepared('PRAGMA data_version').pluck().get() as number;
-    if (version !== this.#keyUsersVersion) {
-      this.#keyUsers.clear();
-      this.#keyUsersVersion = version;
-    }
+    this.#dropKeptIfChangedElsewhere();
     const kept = this.#keyUsers.get(hash);
     if (kept) return { ...kept };
     // A subquery, not a join: SQLite (built with STAT4) prepares this join again on every bind, which
@@ -147,7 +145,18 @@ export class SqliteAppStore implements AppStore {
    * commits of any other connection show in data_version. Keys that did not work are not kept.
    */
   readonly #keyUsers = new Map<string, AppUser>();
-  #keyUsersVersion = -1;
+  /** Conversation titles and update times by id (a row or its absence), kept as #keyUsers is. */
+  readonly #metas = new Map<string, ConversationMeta>();
+  #dataVersion = -1;
+
+  /** Whatever is kept goes when another connection has committed since the last look. */
+  #dropKeptIfChangedElsewhere(): void {
+    const version = this.#prepared('PRAGMA data_version').pluck().get() as number;
+    if (version === this.#dataVersion) return;
+    this.#keyUsers.clear();
+    this.#metas.clear();
+    this.#dataVersion = version;
+  }
 
   async revokeApiKey(userId: string, prefix: string): Promise<RevokeResult> {
     return this.db.transaction((): RevokeResult => {
@@ -204,18 +213,34 @@ export class SqliteAppStore implements AppStore {
   }
 
   async getConversationMetas(conversationIds: readonly string[]): Promise<Map<string, ConversationMeta>> {
+    // Every search reads a page of these; they change far less often (issue #16).
+    this.#dropKeptIfChangedElsewhere();
+    const out = new Map<string, ConversationMeta>();
+    const missing: string[] = [];
+    for (const id of conversationIds) {
+      const kept = this.#metas.get(id);
+      if (kept) out.set(id, { ...kept });
+      else missing.push(id);
+    }
+    if (missing.length === 0) return out;
     const rows = this.#prepared('SELECT conversation_id, title, updated_at FROM conversation_meta WHERE conversation_id IN (SELECT value FROM json_each(?))').all(
-      JSON.stringify(conversationIds),
+      JSON.stringify(missing),
     ) as { conversation_id: string; title: string | null; updated_at: string | null }[];
-    const out = new Map<string, ConversationMeta>(conversationIds.map((id) => [id, { title: null, updatedAt: null }]));
-    for (const r of rows) out.set(r.conversation_id, { title: r.title, updatedAt: r.updated_at });
-    return out;
+    const found = new Map(rows.map((r) => [r.conversation_id, { title: r.title, updatedAt: r.updated_at }]));
+    if (this.#metas.size + missing.length > METAS_KEPT) this.#metas.clear();
+    for (const id of missing) {
+      const meta = found.get(id) ?? { title: null, updatedAt: null };
+      this.#metas.set(id, meta);
+      out.set(id, { ...meta });
+    }
+    return new Map(conversationIds.map((id) => [id, out.get(id)!]));
   }
 
   async setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void> {
     this.#prepared(
       'INSERT INTO conversation_meta (conversation_id, title, updated_at) VALUES (?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at',
     ).run(conversationId, meta.title, meta.updatedAt);
+    this.#metas.set(conversationId, { title: meta.title, updatedAt: meta.updatedAt });
   }
 
   async purgeConversation(conversationId: string): Promise<void> {
@@ -223,6 +248,7 @@ export class SqliteAppStore implements AppStore {
       this.events.purgeSync(conversationId);
       this.pending.purgeSync(conversationId);
       this.#prepared('DELETE FROM conversation_meta WHERE conversation_id = ?').run(conversationId);
+      this.#metas.delete(conversationId);
       this.#prepared('INSERT OR IGNORE INTO deleted_conversations (conversation_id, deleted_at) VALUES (?, ?)').run(conversationId, this.#now());
     })();
   }
