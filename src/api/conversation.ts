@@ -114,6 +114,10 @@ export const ConversationSpec = Type.Object(
     llmModel: Type.Optional(Type.String({ minLength: 1 })),
     /** Appended to the agent's system prompt. */
     systemMessageSuffix: Type.Optional(Type.String()),
+    /** Agent steps a run may take (the owner's conversation_settings.max_iterations); absent: the agent server's default. */
+    maxIterations: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** The agent waits for approval of each action (the owner's conversation_settings.confirmation_mode). */
+    confirmationMode: Type.Optional(Type.Boolean()),
     /**
      * `plan`: the agent is told to investigate and write its plan to PLAN.md without changing
      * anything else (an instruction in the system prompt; its tools are the default ones).

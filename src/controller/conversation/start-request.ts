@@ -84,6 +84,8 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
       llm: llm || model ? { ...(model ? { model } : {}), ...(llm?.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm?.apiKey ? { api_key: llm.apiKey } : {}) } : {},
       ...(Object.keys(context).length > 0 ? { agent_context: context } : {}),
     },
+    ...(spec.maxIterations ? { max_iterations: spec.maxIterations } : {}),
+    ...(spec.confirmationMode ? { confirmation_policy: { kind: 'AlwaysConfirm' } } : {}),
     ...(spec.initialMessage ? { initial_message: { ...spec.initialMessage, run: spec.initialMessage.run ?? true } } : {}),
     ...(Object.keys(secrets).length ? { secrets } : {}),
     ...(plugins.length ? { plugins } : {}),
