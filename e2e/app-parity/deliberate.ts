@@ -56,10 +56,4 @@ export const GAPS: Record<string, string> = {
     'No full_state ConversationStateUpdateEvent in the app\'s event log (the agent server sends it over the WebSocket only), and no ' +
     'update for last_user_message_id (also listed in e2e/parity/deliberate.ts).',
   'start.before_first_message': 'As start.update_keys: OpenHands records full_state, then SystemPromptEvent, before the first message.',
-  'settings_config.agent_schema': 'settings/agent-schema answers 501: the agent settings (model, condenser, tools...) are not settable per user here.',
-  'settings_config.profiles': 'LLM profiles answer 501: not built (one model per installation, or llm_model per conversation).',
-  'settings_config.skills': 'skills/search answers 501: skills come from the repository and plugins; no catalogue to search yet.',
-  'settings_config.conversation_schema_fields':
-    'settings/conversation-schema answers the start request\'s JSON Schema, not OpenHands\' settings form ({model_name, sections}: ' +
-    'max_iterations, confirmation mode, security analyzer): the app has no per-user conversation settings yet.',
 };

@@ -5,7 +5,7 @@
 // run in order and share one conversation per side (`Ctx`): a start costs OpenHands a new agent
 // server process, 10-30 s.
 import type { ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
-import type { AppSide, Reply } from './servers.ts';
+import { MODEL, type AppSide, type Reply } from './servers.ts';
 
 export type View = Record<string, unknown>;
 /** What the flows of one side share: the conversation started first, and its start task. */
@@ -230,6 +230,64 @@ export const FLOWS: [string, Flow][] = [
     },
   ],
 
+  /**
+   * LLM profiles: saved with a key (never shown back), listed, read, refused with a bad name or an
+   * unknown LLM field, renamed, activated; the running conversation switched to one, and answering
+   * after the switch; deleted (idempotently).
+   */
+  [
+    'profiles',
+    async (s, ctx) => {
+      const id = ctx.conversation!;
+      const P = `${V1}/settings/profiles`;
+      const KEY = 'sk-app-parity-profile-key';
+      const seen: Reply[] = [];
+      const call = async (method: string, path: string, body?: unknown) => {
+        const r = await s.api(method, path, body);
+        seen.push(r);
+        return r;
+      };
+      const empty = await call('GET', P);
+      const save = await call('POST', `${P}/scripted`, { llm: { model: MODEL, base_url: s.llm.url, api_key: KEY } });
+      const list = await call('GET', P);
+      const detail = await call('GET', `${P}/scripted`);
+      const unknown = await call('GET', `${P}/nope`);
+      const badName = await call('POST', `${P}/bad%20name`, {});
+      const extra = await call('POST', `${P}/other`, { llm: { model: MODEL, bogus: 1 } });
+      const rename = await call('POST', `${P}/scripted/rename`, { new_name: 'main' });
+      const activate = await call('POST', `${P}/main/activate`);
+      const active = await call('GET', P);
+      const activateUnknown = await call('POST', `${P}/nope/activate`);
+      s.script(finish('After the switch.'));
+      const sw = await call('POST', `${V1}/app-conversations/${id}/switch_profile`, { profile_name: 'main' });
+      const swUnknown = await call('POST', `${V1}/app-conversations/${id}/switch_profile`, { profile_name: 'nope' });
+      await call('POST', `${V1}/app-conversations/${id}/send-message`, message('Switched?'));
+      await finished(s, id, 3);
+      const [rec] = await records(s, [id]);
+      const del = await call('DELETE', `${P}/main`);
+      const delAgain = await call('DELETE', `${P}/main`);
+      const after = await call('GET', P);
+      return {
+        empty: [empty.status, empty.body],
+        save: [save.status, fields(save.body)],
+        list: [list.status, fields(list.body), list.body?.profiles?.map((p: any) => [p.name, p.model, p.api_key_set])],
+        detail: [detail.status, (fields(detail.body) as string[]).filter((f) => f !== 'unapplied_fields'), detail.body?.config?.api_key, detail.body?.api_key_set, detail.body?.config?.model],
+        unknown: unknown.status,
+        bad_name: [badName.status, locs(badName)],
+        extra: [extra.status, locs(extra)],
+        rename: [rename.status, rename.body?.name],
+        activate: [activate.status, fields(activate.body), activate.body?.model],
+        active: active.body?.active_profile,
+        activate_unknown: activateUnknown.status,
+        switch: [sw.status, sw.body],
+        switch_unknown: swUnknown.status,
+        record_llm_model: rec.llm_model,
+        delete: [del.status, delAgain.status, after.body?.profiles?.length],
+        key_echoed: seen.some((r) => r.text.includes(KEY)),
+      };
+    },
+  ],
+
   /** Pause the conversation's sandbox, read it paused, send while paused, resume. */
   [
     'pause_resume',
@@ -341,28 +399,57 @@ export const FLOWS: [string, Flow][] = [
     },
   ],
 
-  /** Settings and schemas, and the model and provider listings. */
+  /**
+   * Settings and their forms, conversation settings saved and read back, skills search, and the
+   * model and provider listings. The forms list what each server lets a user set, so their field
+   * keys are not compared (OpenHands' agent form has its tools, condenser, critic and ACP sections);
+   * their shape is, and the conversation form's keys.
+   */
   [
     'settings_config',
     async (s) => {
       const settings = await s.api('GET', `${V1}/settings`);
-      const convSchema = await s.api('GET', `${V1}/settings/conversation-schema`);
-      const agentSchema = await s.api('GET', `${V1}/settings/agent-schema`);
+      const form = async (path: string) => {
+        const r = await s.api('GET', `${V1}/settings/${path}`);
+        const section = r.body?.sections?.[0];
+        return { status: r.status, body: r.body, section, field: section?.fields?.[0] };
+      };
+      const conv = await form('conversation-schema');
+      const agent = await form('agent-schema');
+      const convKeys = (conv.body?.sections ?? []).flatMap((x: any) => x.fields.map((f: any) => f.key));
+      const save = await s.api('POST', `${V1}/settings`, { conversation_settings_diff: { max_iterations: 40 } });
+      const saved = await s.api('GET', `${V1}/settings`);
+      await s.api('POST', `${V1}/settings`, { conversation_settings_diff: { max_iterations: 500 } });
+      const skills = await s.api('GET', `${V1}/skills/search`);
+      const skillsBad = await s.api('GET', `${V1}/skills/search?limit=0`);
       const models = await s.api('GET', `${V1}/config/models/search`);
       const providers = await s.api('GET', `${V1}/config/providers/search`);
       return {
         settings: settings.status,
-        conversation_schema: convSchema.status,
-        conversation_schema_fields: fields(convSchema.body),
-        agent_schema: agentSchema.status,
+        settings_conversation_fields: fields(settings.body?.conversation_settings),
+        // After the profiles flow activated its profile: its model, and no key shown.
+        settings_agent_llm: [settings.body?.agent_settings?.llm?.model, settings.body?.agent_settings?.llm?.api_key],
+        conversation_schema: conv.status,
+        conversation_schema_fields: fields(conv.body),
+        conversation_schema_section_fields: fields(conv.section),
+        conversation_schema_field_fields: fields(conv.field),
+        conversation_schema_field_types: types(conv.field),
+        conversation_schema_keys: convKeys,
+        agent_schema: agent.status,
+        agent_schema_fields: fields(agent.body),
+        agent_schema_section_fields: fields(agent.section),
+        agent_schema_field_fields: fields(agent.field),
+        agent_schema_field_types: types(agent.field),
+        agent_schema_has_model: (agent.body?.sections ?? []).some((x: any) => x.fields.some((f: any) => f.key === 'llm.model')),
+        conversation_settings_saved: [save.status, saved.body?.conversation_settings?.max_iterations],
+        skills: [skills.status, fields(skills.body), skills.body?.items?.length],
+        skills_bad: [skillsBad.status, locs(skillsBad)],
         models: models.status,
         models_fields: fields(models.body),
         model_item: typeOf(models.body?.items?.[0]),
         providers: providers.status,
         providers_fields: fields(providers.body),
         provider_item: typeOf(providers.body?.items?.[0]),
-        profiles: (await s.api('GET', `${V1}/settings/profiles`)).status,
-        skills: (await s.api('GET', `${V1}/skills/search`)).status,
       };
     },
   ],

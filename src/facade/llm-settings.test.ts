@@ -73,15 +73,19 @@ describe('LLM profiles and agent settings', () => {
   });
 
   it("gives new conversations the caller's model, max_iterations and confirmation mode; the request's llm_model wins", async () => {
-    const set = await call('POST', '/api/v1/settings', { agent_settings_diff: { llm: { model: 'openai/gpt-4.1' } }, conversation_settings_diff: { max_iterations: 40, confirmation_mode: true } });
+    const set = await call('POST', '/api/v1/settings', { agent_settings_diff: { llm: { model: 'openai/gpt-4.1' } }, conversation_settings_diff: { max_iterations: 40, confirmation_mode: true, security_analyzer: 'none' } });
     expect(set.status).toBe(200);
-    expect(set.body).toMatchObject({ sandbox_grouping_strategy: 'NO_GROUPING', agent_settings: { llm: { model: 'openai/gpt-4.1' } }, conversation_settings: { max_iterations: 40, confirmation_mode: true } });
+    expect(set.body).toMatchObject({ sandbox_grouping_strategy: 'NO_GROUPING', agent_settings: { llm: { model: 'openai/gpt-4.1' } }, conversation_settings: { max_iterations: 40, confirmation_mode: true, security_analyzer: 'none' } });
     const id = await startConversationId(h, { initial_message: { role: 'user', content: [{ type: 'text', text: 'hi' }] } });
     const conv = (await h.store.get(ConversationKind, NS, id))!;
-    expect(conv.spec).toMatchObject({ llmModel: 'openai/gpt-4.1', maxIterations: 40, confirmationMode: true });
+    expect(conv.spec).toMatchObject({ llmModel: 'openai/gpt-4.1', maxIterations: 40, confirmationMode: 'always' });
     expect(agentServerStartRequest(conv, {}, undefined)).toMatchObject({ max_iterations: 40, confirmation_policy: { kind: 'AlwaysConfirm' }, agent: { llm: { model: 'openai/gpt-4.1' } } });
+    // With the LLM analyzer (OpenHands' default), only what the model rates risky waits.
+    await call('POST', '/api/v1/settings', { conversation_settings_diff: { security_analyzer: 'llm' } });
     const own = await startConversationId(h, { llm_model: 'openai/o3' });
-    expect((await h.store.get(ConversationKind, NS, own))!.spec.llmModel).toBe('openai/o3');
+    const ownConv = (await h.store.get(ConversationKind, NS, own))!;
+    expect(ownConv.spec).toMatchObject({ llmModel: 'openai/o3', confirmationMode: 'risky' });
+    expect(agentServerStartRequest(ownConv, {}, undefined)).toMatchObject({ confirmation_policy: { kind: 'ConfirmRisky' }, security_analyzer: { kind: 'LLMSecurityAnalyzer' } });
     // Bob's conversations are not touched by Alice's settings.
     const bobs = await startConversationId(h, {}, h.bob.key);
     expect((await h.store.get(ConversationKind, NS, bobs))!.spec).not.toHaveProperty('maxIterations');
@@ -96,9 +100,9 @@ describe('LLM profiles and agent settings', () => {
     expect(agent.sections[0].fields[0]).toMatchObject({ key: 'llm.model', value_type: 'string', default: 'openai/gpt-4o', section: 'llm', secret: false });
     const conv = (await call('GET', '/api/v1/settings/conversation-schema')).body;
     expect(conv.model_name).toBe('ConversationSettings');
-    expect(conv.sections.flatMap((s: { fields: { key: string }[] }) => s.fields.map((f) => f.key))).toEqual(['max_iterations', 'confirmation_mode']);
+    expect(conv.sections.flatMap((s: { fields: { key: string }[] }) => s.fields.map((f) => f.key))).toEqual(['max_iterations', 'confirmation_mode', 'security_analyzer']);
     // Every key of the forms is one POST /settings takes.
-    const ok = await call('POST', '/api/v1/settings', { agent_settings_diff: { llm: { model: 'x/y' } }, conversation_settings_diff: { max_iterations: 3, confirmation_mode: false } });
+    const ok = await call('POST', '/api/v1/settings', { agent_settings_diff: { llm: { model: 'x/y' } }, conversation_settings_diff: { max_iterations: 3, confirmation_mode: false, security_analyzer: 'none' } });
     expect(ok.status).toBe(200);
   });
 });

@@ -3,8 +3,8 @@
 // conversations or switched into a running one. Kept per user in a Secret resource beside the stored
 // secrets (a Kubernetes Secret in a cluster, encrypted at rest in embedded mode): api keys are in
 // it, and no app-DB table is needed. Keys are never shown: api_key null, api_key_set true.
-// What applies here: the model, through the model gateway (as llm_model at start); max_iterations
-// and confirmation mode for new conversations. The rest of an OpenHands LLM configuration is kept
+// What applies here: the model, through the model gateway (as llm_model at start); max_iterations,
+// confirmation mode and its security analyzer for new conversations. The rest of an OpenHands LLM configuration is kept
 // for its clients to round-trip, and unapplied_fields says so.
 import { createHash } from 'node:crypto';
 import { Conflict, Invalid, NotFound } from '../api/errors.ts';
@@ -21,12 +21,12 @@ type Llm = Record<string, unknown>;
 interface Stored {
   /** The agent's LLM for new conversations, without its key. */
   agent_llm: Llm;
-  conversation: { max_iterations: number | null; confirmation_mode: boolean };
+  conversation: { max_iterations: number | null; confirmation_mode: boolean; security_analyzer: 'llm' | 'none' };
   active_profile: string | null;
   /** Profiles by name, without their keys. */
   profiles: Record<string, Llm>;
 }
-const EMPTY: Stored = { agent_llm: {}, conversation: { max_iterations: null, confirmation_mode: false }, active_profile: null, profiles: {} };
+const EMPTY: Stored = { agent_llm: {}, conversation: { max_iterations: null, confirmation_mode: false, security_analyzer: 'llm' }, active_profile: null, profiles: {} };
 const SETTINGS_KEY = 'settings.json';
 const AGENT_KEY = 'agent-api-key';
 const profileKey = (name: string) => `profile-api-key.${name}`;
@@ -57,7 +57,9 @@ async function read(d: FacadeDeps, user: AppUser): Promise<{ secret: Secret | un
   // The name is derived from the id; the label check guards against a hand-made look-alike.
   if (!secret || secret.metadata.labels?.[LABEL_OWNER] !== user.id) return { secret: undefined, stored: structuredClone(EMPTY) };
   const raw = secret.data?.[SETTINGS_KEY];
-  return { secret, stored: raw ? { ...structuredClone(EMPTY), ...(JSON.parse(unb64(raw)) as Partial<Stored>) } : structuredClone(EMPTY) };
+  if (!raw) return { secret, stored: structuredClone(EMPTY) };
+  const parsed = JSON.parse(unb64(raw)) as Partial<Stored>;
+  return { secret, stored: { ...structuredClone(EMPTY), ...parsed, conversation: { ...EMPTY.conversation, ...parsed.conversation } } };
 }
 
 /** Applies `change` to the stored settings and keys (created on first use), retrying on write conflicts. */
@@ -89,7 +91,7 @@ export async function llmSettingsView(d: FacadeDeps, user: AppUser) {
   const llm = stored.agent_llm;
   return {
     agent_settings: { llm: { ...llm, model: str(llm['model']), base_url: str(llm['base_url']), api_key: null, api_key_set: Boolean(secret?.data?.[AGENT_KEY]) } },
-    conversation_settings: { max_iterations: stored.conversation.max_iterations, confirmation_mode: stored.conversation.confirmation_mode },
+    conversation_settings: { schema_version: 1 as const, ...stored.conversation },
   };
 }
 
@@ -107,18 +109,19 @@ export async function applySettingsDiff(d: FacadeDeps, user: AppUser, agent: Age
     if (conversation) {
       if (conversation.max_iterations !== undefined) s.conversation.max_iterations = conversation.max_iterations;
       if (conversation.confirmation_mode !== undefined) s.conversation.confirmation_mode = conversation.confirmation_mode ?? false;
+      if (conversation.security_analyzer !== undefined) s.conversation.security_analyzer = conversation.security_analyzer ?? 'llm';
     }
   });
 }
 
 /** What the caller's settings give a new conversation (the start request's own fields win). */
-export async function startDefaults(d: FacadeDeps, user: AppUser): Promise<{ model?: string; maxIterations?: number; confirmationMode?: boolean }> {
+export async function startDefaults(d: FacadeDeps, user: AppUser): Promise<{ model?: string; maxIterations?: number; confirmationMode?: 'always' | 'risky' }> {
   const { stored } = await read(d, user);
   const model = str(stored.agent_llm['model']);
   return {
     ...(model ? { model } : {}),
     ...(stored.conversation.max_iterations ? { maxIterations: stored.conversation.max_iterations } : {}),
-    ...(stored.conversation.confirmation_mode ? { confirmationMode: true } : {}),
+    ...(stored.conversation.confirmation_mode ? { confirmationMode: stored.conversation.security_analyzer === 'llm' ? ('risky' as const) : ('always' as const) } : {}),
   };
 }
 

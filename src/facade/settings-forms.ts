@@ -5,7 +5,7 @@
 import type { SettingsField, SettingsForm } from '../api/app/llm-settings.ts';
 import type { FacadeDeps } from './deps.ts';
 
-type FieldSpec = Pick<SettingsField, 'key' | 'label' | 'description' | 'value_type' | 'default'> & Partial<Pick<SettingsField, 'prominence' | 'choices' | 'secret'>>;
+type FieldSpec = Pick<SettingsField, 'key' | 'label' | 'description' | 'value_type' | 'default'> & Partial<Pick<SettingsField, 'prominence' | 'choices' | 'secret' | 'depends_on'>>;
 
 function section(key: string, label: string, fields: FieldSpec[]): SettingsForm['sections'][number] {
   return {
@@ -49,9 +49,22 @@ export function conversationSettingsForm(): SettingsForm {
         {
           key: 'confirmation_mode',
           label: 'Confirmation mode',
-          description: 'Your new conversations wait for your approval before each action the agent takes (WAITING_FOR_CONFIRMATION).',
+          description: 'Your new conversations wait for your approval (WAITING_FOR_CONFIRMATION) before risky actions, or every action without a security analyzer.',
           value_type: 'boolean',
           default: false,
+          prominence: 'critical',
+        },
+        {
+          key: 'security_analyzer',
+          label: 'Security analyzer',
+          description: 'llm: the model rates each action and only HIGH or UNKNOWN risk waits for you; none: every action waits.',
+          value_type: 'string',
+          default: 'llm',
+          depends_on: ['confirmation_mode'],
+          choices: [
+            { label: 'llm', value: 'llm' },
+            { label: 'none', value: 'none' },
+          ],
         },
       ]),
     ],

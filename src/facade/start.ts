@@ -211,7 +211,7 @@ export async function startConversation(d: FacadeDeps, user: AppUser, sent: AppC
   const defaults = await startDefaults(d, user);
   if (!spec.llmModel && defaults.model) spec.llmModel = defaults.model;
   if (defaults.maxIterations) spec.maxIterations = defaults.maxIterations;
-  if (defaults.confirmationMode) spec.confirmationMode = true;
+  if (defaults.confirmationMode) spec.confirmationMode = defaults.confirmationMode;
   if (settings.git_login) spec.ownerGitLogin = { login: settings.git_login, provider: settings.git_login_provider };
   const autoLoad = await autoLoadFor(d, user, req.selected_repository);
   if (autoLoad.length > 0) spec.autoLoadMarketplaces = autoLoad;

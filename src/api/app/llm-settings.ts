@@ -84,8 +84,12 @@ export type AgentSettingsDiff = Static<typeof AgentSettingsDiff>;
 /** What POST /settings takes as conversation_settings_diff: defaults for the caller's new conversations. */
 export const ConversationSettingsDiff = Type.Object(
   {
+    /** OpenHands' version of the stored form, as its clients send it back; there is one here. */
+    schema_version: Type.Optional(Type.Literal(1)),
     max_iterations: Nullable(Type.Integer({ minimum: 1, maximum: 100_000 })),
     confirmation_mode: Nullable(Type.Boolean()),
+    /** With confirmation mode: llm asks only for actions the model rates risky; none for every action (OpenHands' mapping). */
+    security_analyzer: Nullable(Type.Union([Type.Literal('llm'), Type.Literal('none')])),
   },
   STRICT,
 );
@@ -96,8 +100,10 @@ export const AgentSettingsView = Type.Object({
   llm: Type.Object({ model: Type.Union([Type.String(), Type.Null()]), base_url: Type.Union([Type.String(), Type.Null()]), api_key: Type.Null(), api_key_set: Type.Boolean() }, { additionalProperties: true }),
 });
 export const ConversationSettingsView = Type.Object({
+  schema_version: Type.Literal(1),
   max_iterations: Type.Union([Type.Integer(), Type.Null()]),
   confirmation_mode: Type.Boolean(),
+  security_analyzer: Type.Union([Type.Literal('llm'), Type.Literal('none')]),
 });
 
 /** One field of a settings form (OpenHands' SettingsFieldSchema). */
