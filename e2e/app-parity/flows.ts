@@ -79,6 +79,30 @@ async function finished(s: AppSide, id: string, n = 1): Promise<any[]> {
   );
 }
 
+/**
+ * The conversation's live event socket, as a client opens it from the record: the agent server at
+ * conversation_url, authenticated with the record's session_api_key in a first frame.
+ */
+async function liveSocket(s: AppSide, id: string): Promise<{ frames: any[]; until(what: string, done: (f: any[]) => boolean): Promise<void>; close(): void }> {
+  const [rec] = await records(s, [id]);
+  const url = new URL(rec.conversation_url);
+  const ws = new WebSocket(`ws://${url.host}/sockets/events/${url.pathname.split('/').at(-1)}`);
+  const frames: any[] = [];
+  ws.addEventListener('message', (m) => frames.push(JSON.parse(String(m.data))));
+  await new Promise((resolve, reject) => {
+    ws.addEventListener('open', resolve, { once: true });
+    ws.addEventListener('error', () => reject(new Error(`${s.name}: the event socket at ${url.host} did not open`)), { once: true });
+  });
+  ws.send(JSON.stringify({ type: 'auth', session_api_key: rec.session_api_key }));
+  return {
+    frames,
+    until: async (what, done) => {
+      await until(`${what} on the event socket (${kinds(frames).join(' ')})`, async () => done(frames));
+    },
+    close: () => ws.close(),
+  };
+}
+
 /** Polls the start task as a client does (every 100 ms); the steps seen, in order, each once. */
 async function pollTask(s: AppSide, taskId: string): Promise<{ task: any; seen: string[] }> {
   const seen: string[] = [];
@@ -213,9 +237,15 @@ export const FLOWS: [string, Flow][] = [
     async (s, ctx) => {
       const id = ctx.conversation!;
       const before = new Set((await events(s, id)).map((e) => e.id));
+      // Watched live as well: what the socket shows while the agent answers (its deltas included).
+      const live = await liveSocket(s, id);
+      await live.until('the full_state snapshot', (f) => f.some((e) => isUpdate(e) && e.key === 'full_state'));
+      const replayed = live.frames.length;
       s.script(finish('Second answer.'));
       const r = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, message('Once more.'));
       const evs = await finished(s, id, 2);
+      await live.until('the finish observation', (f) => f.slice(replayed).some((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish'));
+      live.close();
       const empty = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, { role: 'user', content: [] });
       const unknown = await s.api('POST', `${V1}/app-conversations/${UNKNOWN}/send-message`, message('Anyone?'));
       return {
@@ -223,6 +253,9 @@ export const FLOWS: [string, Flow][] = [
         fields: fields(r.body),
         types: types(r.body),
         added: kinds(evs.filter((e) => !before.has(e.id))),
+        live_first: live.frames[0] && (isUpdate(live.frames[0]) ? `update:${live.frames[0].key}` : live.frames[0].kind),
+        live: kinds(live.frames.slice(replayed)),
+        live_delta_fields: fields(live.frames.find((e) => e.kind === 'StreamingDeltaEvent')),
         empty: empty.status,
         empty_locs: locs(empty),
         unknown: unknown.status,
