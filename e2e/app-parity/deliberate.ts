@@ -47,6 +47,12 @@ export const DELIBERATE: Record<string, string> = {
     'forwards every socket event, one stored event per token, which a replay then has to skip.',
   'stream_start.events': 'As start.events.',
   'send_message.added': 'As start.events.',
+  'start_fields.record':
+    'public sent in a start request is kept and shown (public: true), as every other field of the request; OpenHands 1.11 ' +
+    'accepts it and drops it (the record says null until a PATCH sets it).',
+  'start_fields.id_taken':
+    'A conversation_id that is already taken is refused at once (409, "choose another"): one id, one conversation. OpenHands ' +
+    'starts a second conversation under the same id and answers READY.',
   'delete.malformed':
     'An id that is no UUID names no conversation: 404, the answer every conversation route here gives an id it does not know; ' +
     'OpenHands answers this route (only) with a 400 and a prose detail.',

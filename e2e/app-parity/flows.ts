@@ -4,6 +4,7 @@
 // locations. Values that differ by nature (ids, timestamps, texts) are left out on purpose. The flows
 // run in order and share one conversation per side (`Ctx`): a start costs OpenHands a new agent
 // server process, 10-30 s.
+import { randomUUID } from 'node:crypto';
 import type { ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
 import { MODEL, type AppSide, type Reply } from './servers.ts';
 
@@ -21,6 +22,27 @@ const UNKNOWN = '0b6d9c1e2f4a4c1b9a511b7f4c9d2e10';
 const STEPS = ['WORKING', 'WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_GIT_HOOKS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY'];
 
 export const message = (t: string, run = true) => ({ role: 'user', content: [{ type: 'text', text: t }], run });
+/**
+ * The start requests the flows send as an OpenHands client does (e2e/kube/openhands-start.test.ts
+ * sends the same ones to the API in cluster mode): with a first message; into a running sandbox
+ * (stream-start); and with the fields its clients set beside them.
+ */
+export const START_REQUESTS = {
+  withMessage: (text: string) => ({ initial_message: message(text) }),
+  inSandbox: (sandboxId: string) => ({ sandbox_id: sandboxId }),
+  clientFields: (sandboxId: string, conversationId: string, parentId: string) => ({
+    sandbox_id: sandboxId,
+    conversation_id: conversationId,
+    parent_conversation_id: parentId,
+    llm_model: MODEL,
+    agent_type: 'plan',
+    system_message_suffix: 'Answer in French.',
+    trigger: 'openhands_api',
+    pr_number: [12, 13],
+    public: true,
+  }),
+};
+
 const finish = (m: string): ScriptedReply => ({ toolCalls: [{ name: 'finish', arguments: { message: m } }] });
 
 async function until<T>(what: string | (() => string), fn: () => Promise<T | undefined | false>, ms = 90_000, every = 250): Promise<T> {
@@ -142,7 +164,7 @@ export const FLOWS: [string, Flow][] = [
     'start',
     async (s, ctx) => {
       s.script(finish('Hello back.'));
-      const r = await s.api('POST', `${V1}/app-conversations`, { initial_message: message('Say hello.') });
+      const r = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.withMessage('Say hello.'));
       const { task, seen } = await pollTask(s, r.body.id);
       Object.assign(ctx, { task: task.id, conversation: task.app_conversation_id, sandbox: task.sandbox_id });
       const evs = await finished(s, task.app_conversation_id);
@@ -369,7 +391,7 @@ export const FLOWS: [string, Flow][] = [
       const res = await fetch(`${s.url}${V1}/app-conversations/stream-start`, {
         method: 'POST',
         headers: { ...s.authHeaders, 'content-type': 'application/json' },
-        body: JSON.stringify({ sandbox_id: ctx.sandbox }),
+        body: JSON.stringify(START_REQUESTS.inSandbox(ctx.sandbox!)),
       });
       const reader = res.body!.getReader();
       let text = '';
@@ -411,6 +433,40 @@ export const FLOWS: [string, Flow][] = [
         bad: bad.status,
         bad_locs: locs(bad),
         events: kinds(evs),
+      };
+    },
+  ],
+
+  /**
+   * A start request with the fields an OpenHands client sets (caller-chosen id, parent, model,
+   * plan agent, suffix, trigger, PR numbers, public), into the first conversation's sandbox: taken
+   * unchanged, and the record shows them; the parent lists its sub-conversation.
+   */
+  [
+    'start_fields',
+    async (s, ctx) => {
+      const chosen = randomUUID();
+      const r = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.clientFields(ctx.sandbox!, chosen, ctx.conversation!));
+      const { task } = r.status === 200 ? await pollTask(s, r.body.id) : { task: undefined };
+      const id = task?.app_conversation_id;
+      const [rec, parent] = id ? await records(s, [id, ctx.conversation!]) : [];
+      const again = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.clientFields(ctx.sandbox!, chosen, ctx.conversation!));
+      const againTask = again.status === 200 ? (await pollTask(s, again.body.id)).task : undefined;
+      return {
+        status: r.status,
+        final_status: task?.status,
+        chosen_id: id?.replaceAll('-', '') === chosen.replaceAll('-', ''),
+        record: rec && {
+          parent: rec.parent_conversation_id?.replaceAll('-', '') === ctx.conversation!.replaceAll('-', ''),
+          llm_model: rec.llm_model,
+          trigger: rec.trigger,
+          pr_number: rec.pr_number,
+          public: rec.public,
+          sandbox: rec.sandbox_id === ctx.sandbox,
+        },
+        parent_lists_it: parent?.sub_conversation_ids?.map((x: string) => x.replaceAll('-', '')).includes(chosen.replaceAll('-', '')),
+        // The same id again: refused at once (409) or by its start task (ERROR).
+        id_taken: again.status === 200 ? againTask?.status : again.status,
       };
     },
   ],
