@@ -1,6 +1,6 @@
 // An OpenHands client's start requests, unchanged, against `agentyard api` and `agentyard controller`
 // in cluster mode on a real API server (the chart's processes): the same requests the side-by-side
-// suite sends to the OpenHands app server and to `agentyard up` (e2e/app-parity/flows.ts,
+// suite sends to the OpenHands app server and to `agentyard up` (e2e/app-parity/client.ts,
 // START_REQUESTS), accepted with the same meaning here: a first message the agent answers; the
 // fields its clients set (caller-chosen id, parent, model, plan agent, suffix, trigger, PR numbers,
 // public) kept on the Conversation resource and shown in the record; a stream-start into a running
@@ -16,7 +16,7 @@ import { SecretKind } from '../../src/api/secret.ts';
 import { llmSettingsSecretName } from '../../src/facade/llm-settings.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
-import { START_REQUESTS } from '../app-parity/flows.ts';
+import { START_REQUESTS } from '../app-parity/client.ts';
 import { eventually } from '../embedded/harness.ts';
 import { apiUrlOf, leading, runClusterApi, runClusterController, type CliProcess, type ClusterPlane } from './cli.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
