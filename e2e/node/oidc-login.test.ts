@@ -8,8 +8,10 @@
 // through the same Traefik as the app, at https://idp.<domain>, with the same wildcard certificate of
 // a private CA. The browser resolves *.<domain> to the node (Chromium's host resolver rules), and the
 // API Pod does too (CoreDNS's wildcard answer), so discovery, the token call and the browser's
-// redirects all name the same host; the API trusts the CA through api.caBundle. Keycloak learns the
-// public scheme and host from Traefik's X-Forwarded-* headers (--proxy-headers=xforwarded).
+// redirects all name the same host; the API trusts the CA through api.caBundle (installed first
+// without it: sign-in then says the provider is not trusted, naming the setting). Keycloak learns
+// the public scheme and host from Traefik's X-Forwarded-* headers (--proxy-headers=xforwarded).
+// AGENTYARD_SCREENSHOTS=docs/screenshots keeps screenshots of the pages there (for the README).
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -89,7 +91,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
         baseDomain: DOMAIN,
         images: [image],
         onNetwork: () => {
-          idpStarting = startKeycloak((kc as { path: string }).path, { host: NODE_IP, args: ['--proxy-headers=xforwarded'] });
+          idpStarting = startKeycloak((kc as { path: string }).path, { host: NODE_IP, args: ['--proxy-headers=xforwarded'], timeoutMs: 600_000 });
           idpStarting.catch(() => undefined); // awaited below; a failure is reported there
         },
       }),
@@ -166,11 +168,11 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
     console.log(`e2e/node OIDC login timings (ms): ${JSON.stringify({ ...node?.timings, ...timings })}${failed ? `\nlogs of the failed run: ${KEPT_LOGS}` : ''}`);
   }, 5 * 60_000);
 
-  it('helm install with login.oidc, TLS at the ingress and the private CA brings the API up', async () => {
+  const values = (opts: { trustCa: boolean }) => {
     const [repository, tag] = image.ref.split(/:(?=[^:]+$)/);
-    const values = writeValues(
+    return writeValues(
       dir,
-      'values.yaml',
+      `values-${opts.trustCa}.yaml`,
       JSON.stringify({
         baseDomain: DOMAIN,
         image: { repository, tag, pullPolicy: 'Never' },
@@ -178,7 +180,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
         runtime: { storageClass: 'local-path' },
         llm: { model: 'openai/scripted', baseUrl: llm.url },
         controller: { replicas: 1 },
-        api: { caBundle: { name: 'agentyard-ca', key: 'ca.crt' } },
+        ...(opts.trustCa ? { api: { caBundle: { name: 'agentyard-ca', key: 'ca.crt' } } } : {}),
         login: { oidc: { enabled: true, issuerUrl: ISSUER, clientId: 'agentyard', clientSecret: { name: 'agentyard-oidc', key: 'client-secret' }, adminGroup: ADMIN_GROUP } },
         networkPolicy: {
           ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
@@ -188,15 +190,32 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
         },
       }),
     );
-    const installed = await timed('helm install', () => helm(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--wait', '--timeout', '5m', '--kubeconfig', node!.kubeconfigPath]));
+  };
+  const kube = (args: string[]) => helm([...args, '--kubeconfig', node!.kubeconfigPath]);
+
+  it('helm install with login.oidc and TLS at the ingress; without the private CA, sign-in says the provider is not trusted and names api.caBundle', async () => {
+    const installed = await timed('helm install', () => kube(['install', 'agentyard', CHART, '-n', NS, '-f', values({ trustCa: false }), '--wait', '--timeout', '5m']));
     if (!installed.ok) failed = true;
     expect(installed.ok, installed.out).toBe(true);
     // Both hosts answer over https with the wildcard certificate of the private CA.
     const discovery = await get(`${ISSUER}/.well-known/openid-configuration`);
     expect(discovery.status).toBe(200);
     expect(((await discovery.json()) as { issuer: string }).issuer).toBe(ISSUER);
-    const session = await get(`${APP}/auth/session`);
-    expect(await session.json()).toEqual({ oidc: true, user: null });
+    expect(await (await get(`${APP}/auth/session`)).json()).toEqual({ oidc: true, user: null });
+    // The API Pod reaches the issuer's host, but does not trust its certificate.
+    await page.goto(`${APP}/`);
+    await page.click('#oidc-login', { timeout: 30_000 });
+    await expect.poll(() => page.textContent('#error').catch(() => null), { timeout: 30_000 }).toMatch(new RegExp(`^The identity provider at ${ISSUER} is not trusted: its TLS certificate could not be verified \\([A-Z_]+\\)\\. .*api\\.caBundle`));
+    await shot('login-ingress-provider-unreachable');
+    expect(await node!.kubectl('logs', '-n', NS, 'deploy/agentyard-api')).toContain('OpenID provider discovery failed');
+  });
+
+  it('helm upgrade with api.caBundle: the API trusts the CA', async () => {
+    const upgraded = await timed('helm upgrade (api.caBundle)', () => kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values({ trustCa: true }), '--wait', '--timeout', '5m']));
+    if (!upgraded.ok) failed = true;
+    expect(upgraded.ok, upgraded.out).toBe(true);
+    const env = await node!.kubectl('get', 'deploy/agentyard-api', '-n', NS, '-o', 'jsonpath={.spec.template.spec.containers[0].env[?(@.name=="NODE_EXTRA_CA_CERTS")].value}');
+    expect(env).toBe('/etc/agentyard/ca/ca.crt');
   });
 
   it('alice signs in on Keycloak\'s form through the ingress; the session cookie is Secure and httpOnly', async () => {
@@ -252,7 +271,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
     await expect.poll(() => transcript.textContent(), { timeout: 120_000 }).toContain('Hello again from the node.');
     expect(frames.slice(before).some((f) => f.includes('Hello again from the node.'))).toBe(true);
     await expect.poll(() => page.textContent('#execution-status'), { timeout: 60_000 }).toBe('finished');
-    await shot('node-oidc-conversation');
+    await shot('login-ingress-conversation');
   });
 
   it('logout ends the session here and at Keycloak, and comes back to the app through the ingress', async () => {
