@@ -206,7 +206,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
     await page.goto(`${APP}/`);
     await page.click('#oidc-login', { timeout: 30_000 });
     await expect.poll(() => page.textContent('#error').catch(() => null), { timeout: 30_000 }).toMatch(new RegExp(`^The identity provider at ${ISSUER} is not trusted: its TLS certificate could not be verified \\([A-Z_]+\\)\\. .*api\\.caBundle`));
-    await shot('login-ingress-provider-unreachable');
+    await shot('login-ingress-provider-untrusted');
     expect(await node!.kubectl('logs', '-n', NS, 'deploy/agentyard-api')).toContain('OpenID provider discovery failed');
   });
 
