@@ -151,7 +151,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--host-resolver-rules=MAP *.${DOMAIN} ${NODE_IP}`],
     });
-    // The browser does not know the test CA; the certificate chain is checked by the fetches above.
+    // The browser does not know the test CA; this process checks the chain (viaIngress trusts only that CA).
     ctx = await browser.newContext({ viewport: { width: 1100, height: 760 }, ignoreHTTPSErrors: true });
     page = await ctx.newPage();
   }, 30 * 60_000);
