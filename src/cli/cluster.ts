@@ -10,7 +10,8 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { collectPodLogs, type BundleWriter } from './support-bundle.ts';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
@@ -165,7 +166,8 @@ export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process
   const login = loginSettings(env, values);
   if (login && !login.publicUrl) throw new Error('AGENTYARD_PUBLIC_URL (--public-url) is required with OpenID Connect login: the address browsers use, e.g. https://agentyard.example.com');
   const log = createLogger('api');
-  const store = new KubeStore(kubeConfig());
+  const kc = kubeConfig();
+  const store = new KubeStore(kc);
   // External PostgreSQL (several replicas) when AGENTYARD_DATABASE_URL is set, else the bundled SQLite file (one replica).
   const databaseUrl = env.AGENTYARD_DATABASE_URL || undefined;
   const dataDir = resolve(env.AGENTYARD_DATA_DIR ?? '/var/lib/agentyard');
@@ -201,7 +203,14 @@ export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process
   const license = licenseFromEnv(env);
   if (license) log.info({ customer: license.license.customer, expires: license.license.expires_at, verified: license.verified }, 'license checked');
   if (objects) log.info({ objectStore: objects.kind, location: objects.location }, 'object store ready');
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), ...(login ? { login } : {}) });
+  // The console's support bundle carries the Pod logs of both namespaces, as the CLI's does (the
+  // chart grants the API's service account pods list and pods/log get there, nothing more).
+  const core = kc.makeApiClient(CoreV1Api);
+  const logNamespaces = [...new Set([env.AGENTYARD_NAMESPACE, sandboxNamespace(env)].filter((n): n is string => Boolean(n)))];
+  const podLogs = async (bundle: BundleWriter) => {
+    for (const ns of logNamespaces) await collectPodLogs(core, ns, bundle);
+  };
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), podLogs, ...(login ? { login } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();
