@@ -28,6 +28,7 @@ import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
 import { KubeStore } from '../store/kube/kube-store.ts';
+import { ConversationKind } from '../api/conversation.ts';
 import { createLogger } from '../util/log.ts';
 import { defaultRegistry, startMetricsServer } from '../util/metrics.ts';
 
@@ -86,6 +87,11 @@ function sandboxModel(env: NodeJS.ProcessEnv): { model: string; gatewayUrl: stri
   return { model: env.LLM_MODEL, gatewayUrl: modelGatewayUrl(api) };
 }
 
+async function keepConversation(store: KubeStore, namespace: string, id: string, sandbox: string): Promise<boolean> {
+  const c = await store.get(ConversationKind, namespace, id);
+  return c !== undefined && !c.metadata.deletionTimestamp && (c.status?.sandboxName ?? c.spec.sandboxName) === sandbox;
+}
+
 export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const log = createLogger('controller');
   const kc = kubeConfig();
@@ -98,6 +104,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   const objects = env.AGENTYARD_OBJECT_STORE === 's3' ? objectStoreFromEnv(env, '/nonexistent') : undefined;
   const archiveStore = objects instanceof S3ObjectStore ? objects : undefined;
   await archiveStore?.init();
+  const store = new KubeStore(kc);
   const runtime = new KubernetesRuntime(kc, {
     namespace,
     image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the default image sandboxes run (any Linux image with a shell; the agentyard image by default)'),
@@ -111,10 +118,12 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
     ...loadSandboxPodSettings(env),
     ...(archiveStore ? { archiveUploadUrl: (key: string) => archiveStore.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS) } : {}),
+    // A deleted sandbox's conversation files (browser recordings) are kept, as in embedded mode, for
+    // conversations that still exist and were placed on that sandbox.
+    ...(archiveStore ? { conversationFiles: { objects: archiveStore, keep: (id: string, sandbox: string) => keepConversation(store, namespace, id, sandbox) } } : {}),
   });
   await runtime.checkStorageClass();
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const store = new KubeStore(kc);
   // Prometheus metrics on a port of their own (the controller serves no other HTTP), as
   // controller-runtime's manager does, by every replica: a standby shows it is alive and not leading.
   // Only when AGENTYARD_METRICS_PORT is set (the chart's metrics.enabled sets 8080): a fixed port by
