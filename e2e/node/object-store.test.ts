@@ -124,6 +124,7 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
     llm = await startScriptedLlm([], { host: NODE_IP });
     undoRouting = routeDomainToNode(DOMAIN);
     // The vendor's support receiver, on the node's address with its own CA (given to the chart as a ConfigMap).
+    mkdirSync(join(dir, 'pki'));
     const pki = await makePki(join(dir, 'pki'), [`IP:${NODE_IP}`]);
     receiver = createServer({ cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) }, (req, res) => {
       const chunks: Buffer[] = [];
