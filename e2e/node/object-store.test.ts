@@ -182,7 +182,6 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
   let conversation = '';
   let sandbox = '';
   let archiveKey = '';
-  let other = { conversation: '', sandbox: '' };
   const recordingKey = () => `conversations/${conversation}/files/browser_recordings/trace.zip`;
   const download = async () => {
     const res = await api('GET', `/api/v1/app-conversations/${conversation}/download`);
@@ -258,7 +257,7 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
     expect(strFromU8(files['files/browser_recordings/trace.zip']!)).toBe(`recording-of-${conversation}\n`);
   });
 
-  it('internal/ is served to no one: anonymous S3 requests are refused, and sandboxes cannot reach the store', async (ctx) => {
+  it('internal/ is served to no one: anonymous S3 requests are refused (the download above holds none of it)', async () => {
     await bucket(async (_s3, endpoint) => {
       for (const path of [`/agentyard/${archiveKey}`, '/agentyard?list-type=2&prefix=internal/', `/agentyard/${recordingKey()}`]) {
         const res = await fetch(`${endpoint}${path}`);
@@ -266,14 +265,15 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
         expect(await res.text()).not.toContain('kept-by-the-archive');
       }
     });
-    // A live sandbox (its logs are in the support bundle below).
-    other = await timed('second sandbox READY', startSandbox);
+  });
+
+  it('a sandbox cannot reach the store (NetworkPolicy): only the API, the controller and archive Pods can', async (ctx) => {
     ctx.skip(!node.networkPolicy.enforced, node.networkPolicy.reason);
+    const probe = await timed('probe sandbox READY', startSandbox);
     const storeIp = (await core.readNamespacedPod({ name: STORE_POD, namespace: NS })).status?.podIP;
-    const connects = (target: string) =>
-      node.kubectl('exec', '-n', SANDBOXES, other.sandbox, '--', 'timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${target}/8333`).then(() => true, () => false);
     expect(storeIp).toBeTruthy();
-    expect(await connects(storeIp!)).toBe(false);
+    const connects = await node.kubectl('exec', '-n', SANDBOXES, probe.sandbox, '--', 'timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${storeIp}/8333`).then(() => true, () => false);
+    expect(connects).toBe(false);
   });
 
   it("deleting the conversation deletes its objects; the internal workspace archive is kept", async () => {
@@ -283,6 +283,8 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
   });
 
   it("the admin console's support bundle carries the real Pods' logs, redacted, to the HTTPS receiver", async () => {
+    // A live sandbox, whose agent server's log the bundle must carry from the sandbox namespace.
+    const live = await timed('live sandbox READY', startSandbox);
     const sent = await timed('support bundle', () => api<{ status: number; files: string[] }>('POST', '/api/v1/admin/support-bundle'));
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     expect(sent.body.status).toBe(201);
@@ -300,8 +302,7 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
     expect(readFileSync(join(root, NS, 'logs', apiLog!), 'utf8')).toContain('object store ready');
     expect(logs).toContain(`${STORE_POD}-seaweedfs.log`);
     expect(logs.some((f) => /^agentyard-controller-.*-controller\.log$/.test(f))).toBe(true);
-    // The live sandbox's agent server, from the sandbox namespace.
-    expect(readdirSync(join(root, SANDBOXES, 'logs'))).toContain(`${other.sandbox}-agent-server.log`);
+    expect(readdirSync(join(root, SANDBOXES, 'logs'))).toContain(`${live.sandbox}-agent-server.log`);
     const everything = readdirSync(root, { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile())
       .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'))
