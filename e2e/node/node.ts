@@ -71,6 +71,14 @@ export async function agentyardImage(): Promise<{ ref: string; archive: string }
   return { ref, archive };
 }
 
+/** The bundled object store's image: Debian + the `weed` binary of hack/seaweedfs.sh (built once, cached). */
+export async function seaweedfsImage(): Promise<{ ref: string; archive: string }> {
+  const out = (await sh(SCRIPT, ['seaweedfs'])).trim().split('\n').at(-1) ?? '';
+  const [ref, archive] = out.split(' ');
+  if (!ref || !archive) throw new Error(`hack/k8s-node.sh seaweedfs printed no image: ${out}`);
+  return { ref, archive };
+}
+
 export interface RealNode {
   cluster: TestCluster;
   kubeconfigPath: string;
