@@ -171,7 +171,7 @@ export function conversationRoutes(service: ConversationService): Router {
 }
 
 /** Text of the last FinishAction or agent MessageEvent (OpenHands `agent_final_response`). */
-function finalResponse(events: readonly import('../../api/events/index.ts').Event[]): string {
+export function finalResponse(events: readonly import('../../api/events/index.ts').Event[]): string {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction') return e.action.message;

@@ -35,6 +35,7 @@ import {
 } from './index.ts';
 import { GitCloneRequest, GitCloneResponse, MarketplacePluginsRequest, MarketplacePluginsResponse } from './git.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
+import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
 
 export interface AgentServerRoute {
@@ -42,7 +43,7 @@ export interface AgentServerRoute {
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'openai' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   body?: TSchema;
@@ -61,6 +62,10 @@ const SKILLS = q(['include_skills']);
 const C = '/api/conversations/{conversation_id}';
 
 export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
+  // The OpenAI-compatible gateway (the agent offered as a model); also `Authorization: Bearer <session key>`.
+  { method: 'get', path: '/v1/models', tag: 'openai', summary: 'The models: openhands_<LLM profile> (here openhands_default, the configured model)', response: ModelList },
+  { method: 'post', path: '/v1/chat/completions', tag: 'openai', summary: "A chat completion: the agent's final answer to the last user message (stream: as SSE chunks after the run)", body: ChatCompletionRequest, response: ChatCompletion },
+  { method: 'post', path: '/v1/responses', tag: 'openai', summary: "A response (Responses API, not stored): the agent's final answer", body: ResponseRequest, response: OpenAIResponse },
   { method: 'get', path: '/', tag: 'server', summary: 'Server information (as /server_info)', response: ServerInfo, public: true },
   { method: 'get', path: '/alive', tag: 'server', summary: 'Liveness', response: HealthStatus, public: true },
   { method: 'get', path: '/health', tag: 'server', summary: 'Health (degraded while the disk is low or refuses writes)', public: true },
