@@ -24,6 +24,7 @@ import {
 import { BadRequest, Conflict, GatewayTimeout, NotFound, ServerError } from '../../api/errors.ts';
 import type { ImageContent, TextContent } from '../../api/events/content.ts';
 import { usageSummary } from '../conversation/info.ts';
+import type { ObservabilityOverrides } from '../http/observability.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import { finalResponse } from '../routes/conversations.ts';
 
@@ -38,8 +39,6 @@ const STOPPED = new Set(['finished', 'error', 'stuck', 'paused', 'waiting_for_co
 
 type Content = TextContent | ImageContent;
 
-/** Start-request fields set from the X-OpenHands-Observability-* headers (already validated by the caller). */
-export type ObservabilityOverrides = Pick<StartConversationRequest, 'observability_span_name' | 'observability_tags' | 'observability_metadata'>;
 
 export interface GatewayOptions {
   service: ConversationService;

@@ -4,38 +4,12 @@
 // observability overrides (X-OpenHands-Observability-*), validated as the start request's fields.
 import Router from '@koa/router';
 import { PassThrough } from 'node:stream';
-import Type from 'typebox';
-import { StartConversationRequest, TraceMetadataValue } from '../../api/agent-server/conversation.ts';
 import { ChatCompletionRequest, GATEWAY_CONVERSATION_HEADER, ResponseRequest } from '../../api/agent-server/openai.ts';
 import { parseBody } from '../../api/agent-server/parse.ts';
 import { Invalid } from '../../api/errors.ts';
-import { parseValue } from '../../api/events/validate.ts';
 import { normalizeConversationId } from '../conversation/service.ts';
-import { chatCompletion, completionChunks, createResponse, listModels, type GatewayOptions, type ObservabilityOverrides } from '../openai/gateway.ts';
-
-const SPAN = 'X-OpenHands-Observability-Span-Name';
-const TAGS = 'X-OpenHands-Observability-Tags';
-const METADATA = 'X-OpenHands-Observability-Metadata';
-
-function observability(get: (name: string) => string): ObservabilityOverrides {
-  const out: ObservabilityOverrides = {};
-  const span = get(SPAN);
-  if (span) out.observability_span_name = parseValue(StartConversationRequest.properties.observability_span_name, span, { prefix: ['header', SPAN] });
-  const tags = get(TAGS);
-  if (tags) out.observability_tags = tags.split(',').map((t) => t.trim()).filter(Boolean);
-  const metadata = get(METADATA);
-  if (metadata) {
-    let value: unknown;
-    try {
-      value = JSON.parse(metadata);
-    } catch {
-      throw new Invalid([{ loc: ['header', METADATA], msg: `${METADATA} must be a JSON object`, type: 'json_invalid' }]);
-    }
-    out.observability_metadata = parseValue(Type.Record(Type.String(), TraceMetadataValue), value, { prefix: ['header', METADATA] });
-  }
-  // X-OpenHands-Observability-Parent-Span-Context is accepted and unused: this server exports no traces.
-  return out;
-}
+import { observabilityHeaders as observability } from '../http/observability.ts';
+import { chatCompletion, completionChunks, createResponse, listModels, type GatewayOptions } from '../openai/gateway.ts';
 
 /** The conversation a chat completion continues (or creates with this id). */
 function reuseId(raw: string): string | undefined {
