@@ -95,6 +95,23 @@ describe('OpenAI-compatible gateway', () => {
   });
 });
 
+describe('OpenAI-compatible gateway: a run paused meanwhile', () => {
+  it('answers 409 when the run ends paused (a new conversation takes the id the header names)', async () => {
+    const id = '2f0c6f8e-8a55-4b1e-9d7a-4f1d3e2c1b0a';
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let asked!: () => void;
+    const calling = new Promise<void>((r) => (asked = r));
+    ctx.llm.push(async () => (asked(), await held, finish('too late')));
+    const reply = fetch(`${ctx.s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_KEY}`, 'X-OpenHands-ServerConversation-ID': id }, body: JSON.stringify({ model: 'openhands_default', messages: [{ role: 'user', content: 'work' }] }) });
+    await calling;
+    expect((await ctx.s.api(`/api/conversations/${id}/pause`, { method: 'POST' })).status).toBe(200);
+    release();
+    const r = await reply;
+    expect([r.status, await r.json()]).toEqual([409, { detail: 'Agent run ended with status: paused' }]);
+  });
+});
+
 describe('OpenAI-compatible gateway without a configured model', () => {
   it('lists no model and knows none', async () => {
     // A server without LLM_MODEL: as an OpenHands server without LLM profiles.
