@@ -1,6 +1,7 @@
 // The agent server's Koa app: one error middleware first, health routes open, `/api/*` behind the
 // session key, one router per resource.
 import { Unavailable } from '../api/errors.ts';
+import { REQUEST_BODY_LIMIT_BYTES } from '../api/agent-server/server.ts';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -76,7 +77,7 @@ export function createApp(d: AppDeps): Koa {
   });
   api.use(requireSessionKey(d.keys));
   // Bodies are read only once the key is checked, and refused past 10 MB or 128 levels of nesting.
-  api.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
+  api.use(bodyParser({ enableTypes: ['json'], jsonLimit: REQUEST_BODY_LIMIT_BYTES }));
   api.use(refuseDeepJson());
   if (d.storage) api.use(storageGuard(d.storage));
   // Reads (a UI polling status) must not keep an idle sandbox awake; writes and events do.
