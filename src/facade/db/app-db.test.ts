@@ -37,7 +37,10 @@ describe('SqliteAppStore', () => {
     expect(await db.findUserByApiKey(key)).toEqual(u);
   });
 
-  it('keeps key lookups only while they hold: revocation and disabling here, or by another connection, refuse at once', async () => {
+  // Another connection's commits are looked for once per event-loop turn.
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('keeps key lookups only while they hold: revocation and disabling here refuse at once, by another connection from the next turn', async () => {
     const u = await db.createUser('alice');
     const [k1, k2, k3] = [await db.createApiKey(u.id), await db.createApiKey(u.id), await db.createApiKey(u.id)];
     for (const k of [k1, k2, k3]) expect(await db.findUserByApiKey(k)).toEqual(u); // all kept now
@@ -58,16 +61,18 @@ describe('SqliteAppStore', () => {
     const other = new SqliteAppStore(join(dir, 'app.db'));
     try {
       expect(await other.revokeApiKey(u.id, displayPrefix(k2))).toBe('revoked');
+      await nextTurn();
       expect(await db.findUserByApiKey(k2)).toBeUndefined();
       expect(await db.findUserByApiKey(k3)).toEqual(u);
       await other.setUserDisabled(u.id, true);
+      await nextTurn();
       expect(await db.findUserByApiKey(k3)).toBeUndefined();
     } finally {
       await other.close();
     }
   });
 
-  it('keeps conversation metas only while they hold: writes and purges here, or any commit by another connection, show at once', async () => {
+  it('keeps conversation metas only while they hold: writes and purges here show at once, any commit by another connection from the next turn', async () => {
     const metas = async (...ids: string[]) => Object.fromEntries(await db.getConversationMetas(ids));
     const none = { title: null, updatedAt: null };
     expect(await metas('a', 'b')).toEqual({ a: none, b: none }); // absences kept too
@@ -82,6 +87,7 @@ describe('SqliteAppStore', () => {
     const other = new SqliteAppStore(join(dir, 'app.db'));
     try {
       await other.setConversationMeta('b', { title: 'two', updatedAt: null });
+      await nextTurn();
       expect(await metas('a', 'b')).toEqual({ a: none, b: { title: 'two', updatedAt: null } });
     } finally {
       await other.close();

@@ -149,8 +149,20 @@ export class SqliteAppStore implements AppStore {
   readonly #metas = new Map<string, ConversationMeta>();
   #dataVersion = -1;
 
-  /** Whatever is kept goes when another connection has committed since the last look. */
+  #versionCheckedThisTurn = false;
+
+  /**
+   * Whatever is kept goes when another connection has committed since the last look. Looked at
+   * once per event-loop turn (the pragma costs as much as a point query, and a request asks twice):
+   * a commit of another process is then seen by everything this one starts after the turn it
+   * happened in, as if it had come a moment later.
+   */
   #dropKeptIfChangedElsewhere(): void {
+    if (this.#versionCheckedThisTurn) return;
+    this.#versionCheckedThisTurn = true;
+    setImmediate(() => {
+      this.#versionCheckedThisTurn = false;
+    });
     const version = this.#prepared('PRAGMA data_version').pluck().get() as number;
     if (version === this.#dataVersion) return;
     this.#keyUsers.clear();

@@ -57,11 +57,14 @@ export class SqliteStore implements ResourceStore {
   readonly #listeners = new Set<() => void>();
   readonly #selectors = new Map<string, readonly LabelRequirement[]>();
   /**
-   * Shared lists (ListOptions.shared) by kind, namespace and selector, with the resourceVersion
-   * they were read at. Every write moves the one global resourceVersion, so an entry read at the
-   * current one is what the query would answer now; any other is stale.
+   * Shared lists (ListOptions.shared) by kind, namespace and selector, with the write generation
+   * they were read at. Every write of an object moves the generation (kept in memory: one process
+   * owns the file, so no write goes past #write), so an entry of the current generation is what
+   * the query would answer now, without asking SQLite even for the resourceVersion; any other is
+   * stale. A write rolled back moves it too, which costs a read, never a stale answer.
    */
-  readonly #lists = new Map<string, { rv: number; items: readonly KubeObject[] }>();
+  readonly #lists = new Map<string, { generation: number; rv: string; items: readonly KubeObject[] }>();
+  #generation = 0;
   #committed = false;
   #closed = false;
 
@@ -110,16 +113,14 @@ export class SqliteStore implements ResourceStore {
     this.#checkOpen();
     const requirements = this.#requirements(opts.labelSelector);
     if (!opts.shared) return { items: this.#read(kind, namespace, requirements), resourceVersion: String(this.#st.counter.get('rv')) };
-    // The version is read before the rows: a write in between leaves an entry that is merely stale.
-    const rv = this.#st.counter.get('rv')!;
     const key = `${kind.apiVersion}\0${kind.kind}\0${namespace ?? ''}\0${opts.labelSelector ?? ''}`;
     let entry = this.#lists.get(key);
-    if (entry?.rv !== rv) {
-      entry = { rv, items: this.#read(kind, namespace, requirements).map(deepFreeze) };
+    if (entry?.generation !== this.#generation) {
+      entry = { generation: this.#generation, rv: String(this.#st.counter.get('rv')), items: this.#read(kind, namespace, requirements).map(deepFreeze) };
       if (this.#lists.size >= LIST_CACHE_SIZE) this.#lists.clear();
       this.#lists.set(key, entry);
     }
-    return { items: [...(entry.items as readonly T[])], resourceVersion: String(rv) };
+    return { items: [...(entry.items as readonly T[])], resourceVersion: entry.rv };
   }
 
   async create<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
@@ -303,6 +304,7 @@ export class SqliteStore implements ResourceStore {
    * `kind` only names the table key, so objects of any kind (garbage collection) can be written.
    */
   #write<T extends KubeObject>(kind: { apiVersion: string; kind: string }, type: WatchEventType, obj: T, prev: T | undefined): T {
+    this.#generation++;
     const rv = this.#st.nextRv.get()!;
     obj.metadata.resourceVersion = String(rv);
     const namespace = obj.metadata.namespace!;
