@@ -18,7 +18,7 @@ async function filterAsync<T>(items: T[], keep: (item: T) => Promise<boolean>): 
   return out;
 }
 
-async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
+export async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
   const sandboxes = await sandboxesByName(d, user.id);
   const subs = new Map<string, string[]>();
   if (convs.length > 0) {
@@ -60,7 +60,7 @@ export async function batchConversations(d: FacadeDeps, user: AppUser, ids: stri
   return wanted.map((c) => (c ? recs[i++]! : null));
 }
 
-function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conversation) => Promise<boolean> {
+export function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conversation) => Promise<boolean> {
   const createdGte = timeParam(q.created_at__gte, 'created_at__gte');
   const createdLt = timeParam(q.created_at__lt, 'created_at__lt');
   const updatedGte = timeParam(q.updated_at__gte, 'updated_at__gte');

@@ -17,6 +17,7 @@ import {
   AppConversationStartRequest,
   AppConversationUpdateRequest,
   AppSendMessageRequest,
+  ConversationChangesQuery,
   ConversationCountQuery,
   ConversationSearchQuery,
   IdsQuery,
@@ -33,6 +34,7 @@ import { respondToConfirmation, setConfirmationPolicy } from '../confirmation.ts
 import { forkConversation } from '../fork.ts';
 import { startConversation } from '../start.ts';
 import { streamStartTask } from '../stream-start.ts';
+import { conversationChanges } from '../conversation-changes.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
 import { jsonBody } from '../body.ts';
 import { validate } from '../validate.ts';
@@ -58,6 +60,17 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
 
   r.get('/search', validate({ query: ConversationSearchQuery }), async (ctx) => {
     ctx.body = await searchConversations(d, userOf(ctx), input<ConversationSearchQuery>(ctx).query);
+  });
+
+  // Server-Sent Events (conversation-changes.ts). Koa destroys the stream when the client goes away, which stops its watches.
+  r.get('/changes', validate({ query: ConversationChangesQuery }), async (ctx) => {
+    const q = input<ConversationChangesQuery>(ctx).query;
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    ctx.set('Cache-Control', 'no-cache, no-transform');
+    ctx.set('X-Accel-Buffering', 'no'); // nginx (the chart's ingress): pass each event on at once
+    ctx.type = 'text/event-stream';
+    ctx.body = conversationChanges(d, userOf(ctx), q, ctx.get('last-event-id') || q.after);
   });
 
   r.get('/count', validate({ query: ConversationCountQuery }), async (ctx) => {
