@@ -2,77 +2,31 @@
 // the snapshot, sandbox and execution status pushed as they change, only the caller's
 // conversations, a reconnect that resumes without missing a change, and a snapshot again when the
 // position is too old (compacted) or not one of ours.
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { EventSourceMessage } from 'eventsource-parser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../api/conversation.ts';
 import { decodeCursor, encodeCursor } from './conversation-changes.ts';
+import { SseStream } from '../testing/sse.ts';
 import { makeSandbox, NS, setSandboxPhase, setStartTask, startConversationId, startHarness, type Harness } from './test-support.ts';
 
 type Rec = { id: string; sandbox_status: string; execution_status: string | null; title: string };
-
-/** One open stream: its events as they arrive, and the id of the last one. */
-class Stream {
-  readonly events: EventSourceMessage[] = [];
-  readonly #abort = new AbortController();
-  #wake: (() => void) | undefined;
-  status = 0;
-
-  static async open(h: Harness, opts: { key?: string; lastEventId?: string; query?: string } = {}): Promise<Stream> {
-    const s = new Stream();
-    const headers: Record<string, string> = { authorization: `Bearer ${opts.key ?? h.alice.key}` };
-    if (opts.lastEventId) headers['last-event-id'] = opts.lastEventId;
-    const res = await fetch(`${h.server.url}/api/v1/app-conversations/changes${opts.query ? `?${opts.query}` : ''}`, { headers, signal: s.#abort.signal });
-    s.status = res.status;
-    if (!res.ok) {
-      await res.body?.cancel();
-      return s;
-    }
-    expect(res.headers.get('content-type')).toContain('text/event-stream');
-    const parser = createParser({
-      onEvent: (e) => {
-        s.events.push(e);
-        s.#wake?.();
-      },
-    });
-    void (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of res.body!) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
-    })().catch(() => undefined);
-    return s;
-  }
-
-  /** The next event from index `from` on that satisfies `ok` (waits for it). */
-  async next(ok: (e: EventSourceMessage) => boolean, from = 0, ms = 10_000): Promise<EventSourceMessage> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const hit = this.events.slice(from).find(ok);
-      if (hit) return hit;
-      if (Date.now() > deadline) throw new Error(`no such event; got ${JSON.stringify(this.events.map((e) => [e.event, e.data]))}`);
-      await new Promise<void>((r) => {
-        this.#wake = r;
-        setTimeout(r, 100);
-      });
-    }
-  }
-
-  close(): void {
-    this.#abort.abort();
-  }
-}
 
 const rec = (e: EventSourceMessage) => JSON.parse(e.data) as Rec;
 const changeOf = (id: string, ok: (r: Rec) => boolean) => (e: EventSourceMessage) => e.event === 'change' && rec(e).id === id && ok(rec(e));
 
 describe('conversation changes (SSE)', () => {
   let h: Harness;
-  const streams: Stream[] = [];
+  const streams: SseStream[] = [];
   beforeEach(async () => (h = await startHarness()));
   afterEach(async () => {
     for (const s of streams.splice(0)) s.close();
     await h.close();
   });
-  const open = async (opts: Parameters<typeof Stream.open>[1] = {}) => {
-    const s = await Stream.open(h, opts);
+  type OpenOptions = { key?: string; lastEventId?: string; query?: string };
+  const connect = (opts: OpenOptions = {}) =>
+    SseStream.open(`${h.server.url}/api/v1/app-conversations/changes${opts.query ? `?${opts.query}` : ''}`, { authorization: `Bearer ${opts.key ?? h.alice.key}`, ...(opts.lastEventId ? { 'last-event-id': opts.lastEventId } : {}) });
+  const open = async (opts: OpenOptions = {}) => {
+    const s = await connect(opts);
     streams.push(s);
     return s;
   };
@@ -86,6 +40,7 @@ describe('conversation changes (SSE)', () => {
     await setStartTask(h.store, bobs, 'READY', 'sb-b');
 
     const s = await open();
+    expect(s.contentType).toContain('text/event-stream');
     const snap = await s.next((e) => e.event === 'snapshot');
     const page = JSON.parse(snap.data) as { items: Rec[] };
     expect(page.items.map((r) => [r.id, r.sandbox_status])).toEqual([[mine, 'STARTING']]);
@@ -169,8 +124,8 @@ describe('conversation changes (SSE)', () => {
     await setStartTask(h.store, other, 'READY', 'sb-f');
     await s.next(changeOf(other, (r) => r.title === 'payment docs'), n);
 
-    expect((await Stream.open(h, { key: 'no-such-key' })).status).toBe(401);
-    expect((await Stream.open(h, { query: 'limit=0' })).status).toBe(422);
+    expect((await connect({ key: 'no-such-key' })).status).toBe(401);
+    expect((await connect({ query: 'limit=0' })).status).toBe(422);
   });
 
   it('cursors round-trip, and only decimal positions are taken', () => {
