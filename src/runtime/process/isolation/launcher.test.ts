@@ -1,15 +1,15 @@
 // The launcher on its own: real sandboxes (as root with bubblewrap; skipped otherwise, the e2e
 // suite e2e/embedded/isolation.test.ts attacks them through `agentyard up`), the start-up decision,
 // and the pure parts (settings, uid allocation, cgroup layouts on a stand-in cgroup tree).
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allocateUid, readIdentity, writeIdentity } from './identity.ts';
-import { createSandboxLauncher, freeLoopbackPort, PlainLauncher, type IsolationReport } from './launcher.ts';
+import { BubblewrapLauncher, createSandboxLauncher, freeLoopbackPort, PlainLauncher, type IsolationReport } from './launcher.ts';
 import { cgroupMounts, Limits, ownCgroups } from './limits.ts';
 import { blockedAddresses, METADATA_ADDRESSES } from './network.ts';
 import { DEFAULT_LIMITS, loadIsolationSettings } from './settings.ts';
@@ -344,6 +344,41 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
       expect(existsSync(join(dir, 'netns')), 'the namespace file is dropped once entered').toBe(false);
       expect(existsSync(join(dir, 'userns')), 'the user namespace file is dropped once pasta holds it').toBe(false);
       await report.launcher.release(dir);
+    } finally {
+      if ('address' in alias) alias.remove();
+    }
+  });
+
+  it('where the host refuses pasta a user namespace, pasta runs as root and the host\'s addresses are still blocked', async () => {
+    const alias = addHostAddress();
+    const anySrv = createServer((_req, res) => res.end('host-any'));
+    servers.push(anySrv);
+    await new Promise<void>((r) => anySrv.listen(0, '0.0.0.0', r));
+    const anyPort = (anySrv.address() as AddressInfo).port;
+    try {
+      const tool = (name: string) => execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+      const real = (name: string) => realpathSync(tool(name));
+      const settings = loadIsolationSettings({});
+      const launcher = new BubblewrapLauncher({
+        dataDir,
+        settings,
+        limits: Limits.detect('root-pasta-test', settings.limits),
+        tools: { bwrap: real('bwrap'), setpriv: real('setpriv'), sh: real('sh'), prlimit: real('prlimit') },
+        programPaths: [dirname(dirname(realpathSync(process.execPath)))],
+        network: {
+          pastaUser: false,
+          tools: { pasta: tool('pasta'), unshare: real('unshare'), nsenter: real('nsenter'), umount: real('umount'), mount: real('mount'), ip: real('ip'), setpriv: real('setpriv'), sleep: real('sleep'), cp: real('cp'), chown: real('chown') },
+        },
+      });
+      const dir = join(dataDir, 'sandboxes', 'root-net');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const target = 'address' in alias ? alias.address : blockedAddresses()[0]!.split('/')[0]!;
+      const inside = `fetch('http://${target}:${anyPort}/', { signal: AbortSignal.timeout(3000) }).then((r) => r.text(), (e) => 'ERR ' + (e.cause?.code ?? e.name)).then((t) => console.log('GOT ' + t))`;
+      const launch = launcher.prepare({ name: 'root-net', dir, argv: [process.execPath, '-e', inside], env: { PATH: '/usr/bin:/bin' }, net: { port: await freeLoopbackPort(), hostPorts: [] } });
+      const res = spawnSync(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, encoding: 'utf8', timeout: 30_000 });
+      expect(res.stdout, res.stderr).toMatch(/GOT ERR /);
+      expect(readIdentity(dir)!.netUid).toBeUndefined();
+      await launcher.release(dir);
     } finally {
       if ('address' in alias) alias.remove();
     }
