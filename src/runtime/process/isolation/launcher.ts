@@ -285,7 +285,7 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
   const pasta = which('pasta', true);
   const netTools = { pasta, unshare: which('unshare'), nsenter: which('nsenter'), umount: which('umount'), mount: which('mount'), ip: which('ip'), setpriv, sleep: which('sleep'), cp: which('cp'), chown: which('chown') };
   if (pasta) {
-    const missing = Object.entries(netTools).filter(([, p]) => !p).map(([k]) => k);
+    const missing = Object.entries(netTools).filter(([k, p]) => !p && k !== 'ip').map(([k]) => k);
     if (missing.length > 0) network = `network shared with the host (pasta is installed, but not ${missing.join(', ')})`;
     else {
       const tools = netTools as NetworkTools;
@@ -301,7 +301,8 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
         launcher = withNet;
         const extra = settings.hostPorts.length > 0 ? ` and port${settings.hostPorts.length > 1 ? 's' : ''} ${settings.hostPorts.join(', ')}` : '';
         const runs = pastaUser ? 'pasta runs as a user of its own' : `pasta runs as root: as a user of its own ${failure}`;
-        network = `a network namespace of its own per sandbox (pasta: outbound NAT without the host's own addresses; of the host's loopback only the API${extra} reachable; ${runs})`;
+        const nat = netTools.ip ? "outbound NAT without the host's own addresses" : "outbound NAT, also to the host's own addresses (install ip, from iproute2, to block them)";
+        network = `a network namespace of its own per sandbox (pasta: ${nat}; of the host's loopback only the API${extra} reachable; ${runs})`;
         break;
       }
       if (launcher.ownNetwork === false) network = `network shared with the host (pasta is installed, but ${failure})`;

@@ -37,7 +37,8 @@ export interface NetworkTools {
   nsenter: string;
   umount: string;
   mount: string;
-  ip: string;
+  /** iproute2's ip; without it the host's own addresses stay reachable (the start-up line says so). */
+  ip?: string;
   setpriv: string;
   sleep: string;
   cp: string;
@@ -100,7 +101,7 @@ export function networkArgs(tools: NetworkTools, req: NetworkRequest): string[] 
   mkdirSync(f.dev, { recursive: true, mode: 0o700 });
   const out = req.hostPorts.length > 0 ? req.hostPorts.join(',') : 'none';
   const t = tools;
-  return [t.pasta, t.unshare, t.nsenter, t.umount, t.mount, t.ip, t.setpriv, t.sleep, t.cp, t.chown, req.sh, f.netns, f.userns, f.pid, f.log, f.dev, String(req.port), out, String(req.pastaUid), blockedAddresses().join(' ')];
+  return [t.pasta, t.unshare, t.nsenter, t.umount, t.mount, t.ip ?? '', t.setpriv, t.sleep, t.cp, t.chown, req.sh, f.netns, f.userns, f.pid, f.log, f.dev, String(req.port), out, String(req.pastaUid), t.ip ? blockedAddresses().join(' ') : ''];
 }
 
 /**
