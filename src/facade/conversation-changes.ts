@@ -134,15 +134,18 @@ export function conversationChanges(d: FacadeDeps, user: AppUser, q: Conversatio
       }
     };
     await Promise.all([
+      // `at` moves once an event is fully shown: a failure midway resumes with that event again.
       consume(ConversationKind, at.conversations, async (ev: WatchEvent<Conversation>) => {
-        at.conversations = ev.object.metadata.resourceVersion ?? at.conversations;
-        await show([ev.object.metadata.name], at);
+        const next = { ...at, conversations: ev.object.metadata.resourceVersion ?? at.conversations };
+        await show([ev.object.metadata.name], next);
+        Object.assign(at, next);
       }),
       consume(SandboxKind, at.sandboxes, async (ev) => {
-        at.sandboxes = ev.object.metadata.resourceVersion ?? at.sandboxes;
+        const next = { ...at, sandboxes: ev.object.metadata.resourceVersion ?? at.sandboxes };
         // The conversations that show its status: placed on it, or asking for it (as records read it).
         const on = (await listOwned(d, ConversationKind, user.id)).filter((c) => sandboxNameOf(c) === ev.object.metadata.name);
-        await show(on.map((c) => c.metadata.name), at);
+        await show(on.map((c) => c.metadata.name), next);
+        Object.assign(at, next);
       }),
     ]);
     abort.signal.removeEventListener('abort', onAbort);
