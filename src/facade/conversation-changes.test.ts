@@ -128,6 +128,17 @@ describe('conversation changes (SSE)', () => {
     expect((await connect({ query: 'limit=0' })).status).toBe(422);
   });
 
+  it('ends when the key no longer holds (revoked, or its user disabled): the reconnect gets the 401', async () => {
+    const s = await open({ key: h.bob.key });
+    await s.next((e) => e.event === 'snapshot');
+    const prefix = ((await h.call('GET', '/api/v1/users/me/keys', { key: h.bob.key })).body as { items: { prefix: string }[] }).items[0]!.prefix;
+    expect((await h.call('DELETE', `/api/v1/users/me/keys/${prefix}`, { key: h.bob.key })).status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (!s.ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(s.ended).toBe(true);
+    expect((await connect({ key: h.bob.key })).status).toBe(401);
+  });
+
   it('cursors round-trip, and only decimal positions are taken', () => {
     expect(decodeCursor(encodeCursor({ conversations: '12', sandboxes: '7' }))).toEqual({ conversations: '12', sandboxes: '7' });
     expect(decodeCursor(Buffer.from(JSON.stringify(['1', 'x'])).toString('base64url'))).toBeUndefined();

@@ -13,9 +13,10 @@
 // then; when the position is too old for the store (410 Gone), a new snapshot replaces the list.
 // Records are computed when sent, so a replayed change never shows an older state than the last one.
 //
-// A comment every 25 s keeps proxies from closing an idle stream. The stream ends after 5 minutes:
-// the client reconnects with its last id, and that request is authenticated again (a revoked key
-// or an ended session stops there).
+// A comment every 25 s keeps proxies from closing an idle stream. Every 5 s the stream asks whether
+// the request's key or session still holds, and ends when it does not: the client's reconnect then
+// gets the 401 (a revoked key, a disabled user, an ended session sign the app out within seconds, as
+// the list's polling did). It also ends after 5 minutes; the client reconnects with its last id.
 import { PassThrough, type Readable } from 'node:stream';
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
 import { Gone, Invalid } from '../api/errors.ts';
@@ -30,6 +31,9 @@ import { getOwned, listOwned, sandboxNameOf } from './resources.ts';
 import { sleep } from './watch-loop.ts';
 
 export interface ChangeStreamOptions {
+  /** Asked every `authCheckMs` (default 5 s): false (a revoked key, an ended session, a disabled user) ends the stream. */
+  authorized?: () => Promise<boolean>;
+  authCheckMs?: number;
   pingMs?: number;
   maxStreamMs?: number;
   /** Told to the client (`retry:`): how long to wait before reconnecting. */
@@ -70,11 +74,15 @@ export function conversationChanges(d: FacadeDeps, user: AppUser, q: Conversatio
     if (abort.signal.aborted) return;
     abort.abort();
     clearInterval(ping);
+    clearInterval(check);
     clearTimeout(cap);
     out.end();
   };
   out.on('close', stop);
   const ping = setInterval(() => out.write(': ping\n\n'), o.pingMs ?? 25_000);
+  const check = setInterval(() => {
+    void o.authorized?.().then((ok) => ok || stop(), () => undefined);
+  }, o.authCheckMs ?? 5_000);
   const cap = setTimeout(stop, o.maxStreamMs ?? 5 * 60_000);
   out.write(`retry: ${o.retryMs ?? 2000}\n\n`);
 

@@ -9,6 +9,8 @@ export class SseStream {
   #wake: (() => void) | undefined;
   status = 0;
   contentType = '';
+  /** The server ended the stream. */
+  ended = false;
 
   static async open(url: string, headers: Record<string, string>): Promise<SseStream> {
     const s = new SseStream();
@@ -28,6 +30,8 @@ export class SseStream {
     void (async () => {
       const decoder = new TextDecoder();
       for await (const chunk of res.body!) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+      s.ended = true;
+      s.#wake?.();
     })().catch(() => undefined);
     return s;
   }

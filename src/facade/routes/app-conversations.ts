@@ -35,11 +35,14 @@ import { forkConversation } from '../fork.ts';
 import { startConversation } from '../start.ts';
 import { streamStartTask } from '../stream-start.ts';
 import { conversationChanges } from '../conversation-changes.ts';
+import { credentialsHold } from '../auth.ts';
+import { sessionPolicy } from '../login/routes.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
 import { jsonBody } from '../body.ts';
 import { validate } from '../validate.ts';
 
-export function appConversationRoutes({ d, activity }: Facade): Router {
+export function appConversationRoutes(facade: Facade): Router {
+  const { d, activity } = facade;
   const r = new Router({ prefix: '/app-conversations' });
 
   r.post('/', validate({ body: AppConversationStartRequest, bodyLimitBytes: START_BODY_LIMIT_BYTES }), async (ctx) => {
@@ -63,6 +66,8 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
   });
 
   // Server-Sent Events (conversation-changes.ts). Koa destroys the stream when the client goes away, which stops its watches.
+  const oidc = facade.oidc;
+  const policy = oidc ? () => sessionPolicy(oidc) : undefined;
   r.get('/changes', validate({ query: ConversationChangesQuery }), async (ctx) => {
     const q = input<ConversationChangesQuery>(ctx).query;
     ctx.req.socket.setTimeout(0);
@@ -70,7 +75,7 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
     ctx.set('Cache-Control', 'no-cache, no-transform');
     ctx.set('X-Accel-Buffering', 'no'); // nginx (the chart's ingress): pass each event on at once
     ctx.type = 'text/event-stream';
-    ctx.body = conversationChanges(d, userOf(ctx), q, ctx.get('last-event-id') || q.after);
+    ctx.body = conversationChanges(d, userOf(ctx), q, ctx.get('last-event-id') || q.after, { authorized: () => credentialsHold(ctx, d.db, policy) });
   });
 
   r.get('/count', validate({ query: ConversationCountQuery }), async (ctx) => {
