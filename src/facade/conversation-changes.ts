@@ -26,7 +26,7 @@ import type { ConversationChangesQuery } from '../api/app/requests.ts';
 import type { WatchEvent } from '../store/types.ts';
 import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
-import { conversationFilter, conversationRecords, searchConversations } from './queries.ts';
+import { conversationRecords, filterConversations, searchConversations } from './queries.ts';
 import { getOwned, listOwned, sandboxNameOf } from './resources.ts';
 import { sleep } from './watch-loop.ts';
 
@@ -91,7 +91,7 @@ export function conversationChanges(d: FacadeDeps, user: AppUser, q: Conversatio
   };
   const { after: _after, limit, ...filters } = q;
   const owner = `${LABEL_OWNER}=${user.id}`;
-  const matches = conversationFilter(d, filters);
+  const matches = async (conv: Conversation) => (await filterConversations(d, [conv], filters)).length > 0;
   /** What this stream last sent of each conversation: an unchanged record is not sent again. */
   const sent = new Map<string, string>();
 
