@@ -126,6 +126,8 @@ describe('conversation changes (SSE)', () => {
 
     expect((await connect({ key: 'no-such-key' })).status).toBe(401);
     expect((await connect({ query: 'limit=0' })).status).toBe(422);
+    // The filters' checks run before the stream starts: a malformed time is a 422, not a stream that cannot read.
+    expect((await connect({ query: 'created_at__gte=last-tuesday' })).status).toBe(422);
   });
 
   it('ends when the key no longer holds (revoked, or its user disabled): the reconnect gets the 401', async () => {

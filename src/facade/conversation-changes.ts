@@ -163,17 +163,19 @@ export function conversationChanges(d: FacadeDeps, user: AppUser, q: Conversatio
   void (async () => {
     let at = decodeCursor(lastEventId);
     while (!abort.signal.aborted) {
+      let following = false;
       try {
         at ??= await snapshot();
+        following = true;
         await follow(at);
       } catch (err) {
         if (abort.signal.aborted) break;
-        // Too old for the store, or a position it does not know: the list again, as a snapshot.
-        if (err instanceof Gone || err instanceof Invalid) {
+        // A watch position too old for the store, or one it does not know: the list again, as a snapshot.
+        if (following && (err instanceof Gone || err instanceof Invalid)) {
           at = undefined;
           continue;
         }
-        d.log?.warn({ err, user: user.id }, 'conversation changes: the watch failed; resuming shortly');
+        d.log?.warn({ err, user: user.id }, 'conversation changes: reading the store failed; trying again shortly');
       }
       // A watch that ended or failed: resume from the last position sent, a moment later.
       await sleep(1000, abort.signal);

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { sendMessage } from '../messages.ts';
 import {
+  filterConversations,
   batchConversations,
   batchStartTasks,
   countConversations,
@@ -70,6 +71,8 @@ export function appConversationRoutes(facade: Facade): Router {
   const policy = oidc ? () => sessionPolicy(oidc) : undefined;
   r.get('/changes', validate({ query: ConversationChangesQuery }), async (ctx) => {
     const q = input<ConversationChangesQuery>(ctx).query;
+    // The filters' own checks (a malformed time is a 422) before the stream's headers go out.
+    await filterConversations(d, [], q);
     ctx.req.socket.setTimeout(0);
     ctx.req.socket.setNoDelay(true);
     ctx.set('Cache-Control', 'no-cache, no-transform');
