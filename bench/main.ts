@@ -18,6 +18,8 @@
 //   config     a Sandbox Configuration change taken up by a running controller (bench/config-takeup.ts)
 //   web        the web app's transcript at 10,000 events in Chromium: first row, whole history, live append (bench/web-transcript.ts)
 //   warm-pool  start → READY from a SandboxWarmPool beside a cold start, embedded (bench/warm-pool.ts)
+//   warm-pool-node  start → READY from a SandboxWarmPool on the real node, through the ingress
+//              (bench/warm-pool-node.ts; skipped with a message without `make k8s-node`; takes the node's lock)
 //   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
@@ -43,6 +45,7 @@ import { benchWsFanout } from './ws-fanout.ts';
 import { benchConfigTakeup } from './config-takeup.ts';
 import { soak } from './soak.ts';
 import { benchWarmPool } from './warm-pool.ts';
+import { benchWarmPoolNode } from './warm-pool-node.ts';
 import { benchWebTranscript } from './web-transcript.ts';
 
 const rows: [string, string, string][] = [];
@@ -131,7 +134,7 @@ async function benchSink(dir: string, backend: string, db: AppStore): Promise<vo
   await db.close();
 }
 
-const parts = new Set((process.env.BENCH_PARTS ?? 'cold-start,store,config,agent,warm-pool,web,sink,events,fanout,facade,scale-events,steps,controller,soak').split(',').map((p) => p.trim()));
+const parts = new Set((process.env.BENCH_PARTS ?? 'cold-start,store,config,agent,warm-pool,warm-pool-node,web,sink,events,fanout,facade,scale-events,steps,controller,soak').split(',').map((p) => p.trim()));
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
 const started = Date.now();
 try {
@@ -140,6 +143,7 @@ try {
   if (parts.has('config')) await benchConfigTakeup(record);
   if (parts.has('agent')) await benchAgentServer(dir, record);
   if (parts.has('warm-pool')) await benchWarmPool(record);
+  if (parts.has('warm-pool-node')) await benchWarmPoolNode(record);
   if (parts.has('web')) await benchWebTranscript(record);
   if (parts.has('sink') || parts.has('events')) await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
   if ((parts.has('sink') || parts.has('events')) && postgresBinDir()) {
