@@ -10,10 +10,9 @@
 // committed for the life of an idle process (idle RSS 113 → 102 MiB; after 100 steps 145 → 130,
 // after 1,000 262 → 175; CPU per step unchanged within the machine's noise, bench/agent-steps.ts).
 // One malloc arena: V8's compiler threads otherwise fill a second arena with freed zone memory
-// that stays resident (about 5 MiB after the first conversation's steps). `--expose-gc`: one full
-// collection when the last run ends (idle-gc.ts), never during steps.
+// that stays resident (about 5 MiB after the first conversation's steps).
 export const AGENT_SERVER_MEMORY_ENV: Readonly<Record<string, string>> = Object.freeze({
-  NODE_OPTIONS: '--max-semi-space-size=2 --expose-gc',
+  NODE_OPTIONS: '--max-semi-space-size=2',
   MALLOC_ARENA_MAX: '1',
   MALLOC_MMAP_THRESHOLD_: '131072',
 });

@@ -27,7 +27,6 @@ import { assertWritable } from './http/storage-guard.ts';
 import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { BashSockets } from './ws/bash-socket.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
-import { collectWhenIdle } from './idle-gc.ts';
 
 export interface AgentServerOptions {
   port: number;
@@ -133,10 +132,6 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
         else if (isDeleted(id)) purge(id);
       },
       onActivity,
-      // The process idles once no conversation runs: its garbage goes back then (idle-gc.ts).
-      onRunEnded: () => {
-        if (!service?.all().some((rt) => rt.isRunning)) collectWhenIdle();
-      },
       storageFault: () => storage.fault,
       assertWritable: () => assertWritable(storage),
     },

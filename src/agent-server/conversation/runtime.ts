@@ -35,8 +35,6 @@ export interface RuntimeContext {
   /** After a change of status, title or usage: the sink's conversation update. */
   onChanged(conversationId: string): void;
   onActivity(): void;
-  /** After a run ended (the post-run snapshot is out) and no rerun follows. */
-  onRunEnded?(): void;
   /** The storage fault in force, if any (see store/storage-health.ts); absent: faults are not tracked. */
   storageFault?(): StorageFaultState | undefined;
   /** Throws InsufficientStorage while the disk refuses writes (after trying the held ones again). */
@@ -473,7 +471,6 @@ export class ConversationRuntime implements AgentHost {
     // OpenHands clients treat the post-run snapshot as the authoritative end of a run.
     this.#ctx.bus.publish(this.conversationId, this.fullState());
     if (this.#rerun && !this.#closing) this.#start();
-    else this.#ctx.onRunEnded?.();
   }
 
   /** A client-set setting changed: state update for live clients, and the conversation is changed. */
