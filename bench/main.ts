@@ -51,6 +51,8 @@ import { benchWebTranscript } from './web-transcript.ts';
 const rows: [string, string, string][] = [];
 function record(name: string, value: number, unit: string, note = ''): void {
   rows.push([name, Number.isNaN(value) ? '-' : `${value.toFixed(value < 10 ? 2 : 0)} ${unit}`, note]);
+  // Also as it comes: a run of the whole bench takes most of an hour, and an interrupted one keeps what it measured.
+  console.log(`  ${rows.at(-1)!.join('  ')}`);
 }
 
 async function time<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
@@ -148,6 +150,7 @@ async function part(name: string, fn: () => Promise<unknown>): Promise<void> {
     rows.push([`${name}: FAILED`, '-', (err instanceof Error ? (err.stack ?? err.message) : String(err)).split('\n').slice(0, 3).join(' | ')]);
   }
   rows.push([`(${name}: part took)`, `${((Date.now() - t0) / 1000).toFixed(0)} s`, `load average ${loadavg()[0]!.toFixed(1)} at its end`]);
+  console.log(`  ${rows.at(-1)!.join('  ')}`);
 }
 try {
   if (parts.has('cold-start')) await part('cold-start', () => benchColdStart(record));
