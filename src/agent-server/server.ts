@@ -106,7 +106,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     const rt = service?.find(id);
     if (rt) {
       const metrics = usageSummary(rt.row.stats);
-      return { id, execution_status: rt.row.executionStatus, title: rt.row.title, ...(metrics ? { metrics } : {}), updated_at: rt.row.updatedAt };
+      return { id, execution_status: rt.row.executionStatus, title: rt.row.title, ...(metrics ? { metrics } : {}), updated_at: rt.row.updatedAt, rate_limited_until: rt.rateLimitedUntil };
     }
     return conversations.exists(id) ? { id, execution_status: 'deleting', updated_at: new Date().toISOString() } : undefined;
   };

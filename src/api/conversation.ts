@@ -224,6 +224,8 @@ export const ConversationStatus = Type.Object({
   /** The Sandbox this conversation was placed on. */
   sandboxName: Type.Optional(Type.String()),
   executionStatus: Type.Optional(ExecutionStatus),
+  /** While the agent's run waits for the model provider's rate limit (429): until when. Set and cleared by the agent server's reports. */
+  rateLimitedUntil: Type.Optional(Time),
   metrics: Type.Optional(UsageMetrics),
   /** Whether the initial message has been handed to the agent server (makes the last step idempotent). */
   initialMessageDelivered: Type.Optional(Type.Boolean()),

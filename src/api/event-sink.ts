@@ -47,6 +47,8 @@ export const SinkConversationUpdate = Type.Object({
   title: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   metrics: Type.Optional(Type.Unknown()),
   updated_at: Type.String(),
+  /** While the run waits for the model provider's rate limit: until when (ISO); null or absent otherwise. */
+  rate_limited_until: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type SinkConversationUpdate = Static<typeof SinkConversationUpdate>;
 

@@ -5,7 +5,7 @@ import type OpenAI from 'openai';
 import type { LlmConfig } from '../types.ts';
 import { ModelCallError, toModelCallError } from './errors.ts';
 import { resolveEndpoint } from './model-name.ts';
-import { DEFAULT_RETRY, retrySettings, withRetries, type RetrySettings } from './retry.ts';
+import { DEFAULT_RETRY, isRateLimit, retrySettings, withRetries, type RetrySettings } from './retry.ts';
 import { isUserAbort, loadSdk, sdkInCall } from './sdk.ts';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -99,11 +99,27 @@ export class ModelClient {
     // A streamed answer already shown in part is not asked for again (its pieces would repeat).
     let shown = false;
     const onDelta = opts.onDelta && ((d: { content: string | null; reasoning: string | null }) => ((shown = true), opts.onDelta!(d)));
+    // A wait for the provider's rate limit is told when it starts and when it ends (also when aborted).
+    let limited = false;
+    const endLimit = () => {
+      if (limited) opts.onRateLimit?.(null);
+      limited = false;
+    };
     try {
-      raw = await withRetries(this.retry, signal, () => this.#attempt(body, reqOpts, opts.stream === true, onDelta, signal), () => !shown);
+      raw = await withRetries(this.retry, signal, () => this.#attempt(body, reqOpts, opts.stream === true, onDelta, signal), {
+        canRetry: () => !shown,
+        waiting: (w) => {
+          if (!isRateLimit(w.error) || !opts.onRateLimit) return;
+          limited = true;
+          opts.onRateLimit({ until: new Date(Date.now() + w.ms), attempt: w.next, attempts: w.attempts });
+        },
+        resumed: () => endLimit(),
+      });
     } catch (err) {
       if (isUserAbort(err)) throw err;
       throw toModelCallError(err);
+    } finally {
+      endLimit();
     }
     return completionOf(raw);
   }
@@ -183,6 +199,18 @@ export interface CompleteOptions {
   stream?: boolean;
   /** Streaming only: each piece of answer text or reasoning, in order. */
   onDelta?: (delta: { content: string | null; reasoning: string | null }) => void;
+  /**
+   * The provider answered 429 and the call waits before its next attempt: when the wait ends and
+   * which attempt follows; then null once the call goes on (or ends: aborted, failed for good).
+   */
+  onRateLimit?: (wait: RateLimitWait | null) => void;
+}
+
+export interface RateLimitWait {
+  until: Date;
+  /** The attempt after the wait, of `attempts` in all. */
+  attempt: number;
+  attempts: number;
 }
 
 type RawUsage = OpenAI.CompletionUsage & { cost?: number };
