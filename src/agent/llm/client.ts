@@ -253,7 +253,12 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
     const thought = delta.reasoning_content || null;
     if (text) content = (content ?? '') + text;
     if (thought) reasoning = (reasoning ?? '') + thought;
-    if ((text || thought) && onDelta) onDelta({ content: text, reasoning: thought });
+    // Every string piece is handed out, an empty one too (a provider's opening `content: ""`, a
+    // boundary after a tool call), as OpenHands' agent server forwards them: a client sees the model
+    // has begun answering before any token or tool call arrives.
+    const shownText = typeof delta.content === 'string' ? delta.content : null;
+    const shownThought = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : null;
+    if ((shownText !== null || shownThought !== null) && onDelta) onDelta({ content: shownText, reasoning: shownThought });
     for (const tc of delta.tool_calls ?? []) {
       const call = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
       if (tc.id) call.id = tc.id;

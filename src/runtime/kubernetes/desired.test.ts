@@ -118,6 +118,17 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
     expect(c.volumeMounts).toContainEqual({ name: 'workspace', mountPath: '/workspace', readOnly: true });
     expect(pod.spec).toMatchObject({ restartPolicy: 'OnFailure', activeDeadlineSeconds: 6 * 3600, automountServiceAccountToken: false });
     expect(pod.metadata!.labels!['app.kubernetes.io/component']).toBe('sandbox-archive');
+    expect(c.env!.map((e) => e.name)).not.toContain('AGENTYARD_CONVERSATION_FILES_UPLOAD_URL');
+  });
+
+  it("with a second URL, uploads the agent server's conversation directories too, and carries its stamp for the controller", () => {
+    const pod = desiredArchivePod(sb, withImages, 'stamp', { url: 'http://s/ws?X-Amz-Signature=s', conversationFilesUrl: 'http://s/internal/conversation-files/abc-stamp.tar.gz?X-Amz-Signature=t' });
+    const c = pod.spec!.containers[0]!;
+    // The directory the agent server is given as --data-dir in the sandbox Pod.
+    const agent = desiredPod(sb, settings).spec!.containers[0]!.command!;
+    expect(c.command!.slice(-2)).toEqual(['--conversations', `${agent[agent.indexOf('--data-dir') + 1]}/conversations`]);
+    expect(c.env).toContainEqual({ name: 'AGENTYARD_CONVERSATION_FILES_UPLOAD_URL', value: 'http://s/internal/conversation-files/abc-stamp.tar.gz?X-Amz-Signature=t' });
+    expect(pod.metadata!.annotations).toEqual({ 'agentyard.dev/archive-stamp': 'stamp' });
   });
 
   it('probes the agent server: a startup grace, liveness on /alive, readiness on /ready (never /health, which reports a full disk)', () => {
