@@ -1,5 +1,6 @@
 // startAgentServer: wires the store, the conversations, the HTTP API, the event sockets and the
 // event-sink pusher into one listening server, and takes them down in order on close.
+import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
@@ -55,6 +56,8 @@ export interface AgentServerOptions {
     storageRetryMs?: number;
     /** Free space below which /health reports the disk low. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
     minFreeDiskBytes?: number;
+    /** How long the OpenAI-compatible gateway (/v1) waits for a run before answering 504. Default 120 s. */
+    gatewayTimeoutMs?: number;
     /** Awaited after the server listens and before it restores its conversations (tests hold the restoring phase with it). */
     beforeRestore?: (url: string) => Promise<void>;
   };
@@ -110,8 +113,17 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     }
     return conversations.exists(id) ? { id, execution_status: 'deleting', updated_at: new Date().toISOString() } : undefined;
   };
+  // The state when the first push goes, dated when the conversation was created (it opens the log,
+  // before the first event), with an id of its own that stays the same when that push is retried.
+  const snapshot = (id: string) => {
+    const rt = service?.find(id);
+    if (!rt) return undefined;
+    const hash = createHash('sha256').update(`full_state:${id}`).digest('hex');
+    const snapshotId = `${hash.slice(0, 8)}-${hash.slice(8, 12)}-${hash.slice(12, 16)}-${hash.slice(16, 20)}-${hash.slice(20, 32)}`;
+    return { ...rt.fullState().event, id: snapshotId, timestamp: rt.row.createdAt };
+  };
   const pusher = opts.sink
-    ? new SinkPusher({ ...opts.sink, ...opts.tuning?.sink, events, cursor, describe, purge, isDeleted, log: log.child({ part: 'sink' }) })
+    ? new SinkPusher({ ...opts.sink, ...opts.tuning?.sink, events, cursor, describe, purge, isDeleted, snapshot, log: log.child({ part: 'sink' }) })
     : undefined;
   if (!pusher) for (const id of conversations.deletedIds()) purge(id);
 
@@ -167,6 +179,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
     restoring: () => phase === 'restoring',
+    ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
   });

@@ -13,8 +13,13 @@ export const SinkEventBatch = Type.Object(
     items: Type.Array(
       Type.Object(
         {
-          /** Per-conversation sequence number, 1, 2, 3, ... without gaps. */
-          seq: Type.Integer({ minimum: 1 }),
+          /**
+           * Per-conversation sequence number, 1, 2, 3, ... without gaps. 0 is the conversation's
+           * full_state snapshot as its agent server took it (ConversationStateUpdateEvent, never
+           * persisted there), sent once with the first batch: the app's log opens with it, as
+           * OpenHands' does.
+           */
+          seq: Type.Integer({ minimum: 0 }),
           event: Type.Unknown(),
         },
         { additionalProperties: false },
