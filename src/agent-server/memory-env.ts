@@ -1,5 +1,5 @@
 // Memory settings every agent-server process runs with (both runtimes: ProcessRuntime puts them in
-// the child's environment, bin/agentyard sets them for `agentyard agent-server` in a sandbox image).
+// the child's environment, bin/agentyard exports them, the Kubernetes runtime sets them in the sandbox container).
 // Why: a heap profile of a 1,000-step conversation shows no JS object retained per step (the heap
 // after a full GC stays at ~70 MiB), but each step allocates in proportion to the history (the model
 // request carries the whole conversation), so V8 grows its young generation to 128 MiB and glibc's

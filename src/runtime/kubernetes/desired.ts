@@ -15,6 +15,7 @@ import type { Logger } from '../../util/log.ts';
 import type { ObjectStore } from '../../objstore/types.ts';
 import { ARCHIVE_UPLOAD_URL_ENV, CONVERSATION_FILES_UPLOAD_URL_ENV } from '../../cli/archive-upload.ts';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE, BUNDLE_STAGING } from './bundle.ts';
+import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 import { sandboxContainerResources, type SandboxPodSettings } from './pod-settings.ts';
 
 export const AGENT_PORT = 8000;
@@ -96,6 +97,9 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
     { name: 'OH_SESSION_API_KEYS_0', valueFrom: sessionKey },
     { name: 'OH_SECRET_KEY', valueFrom: sessionKey },
     { name: 'HOME', value: `${WORKSPACE_MOUNT}/home` },
+    // The container runs node directly (not bin/agentyard), so it gets the agent server's memory
+    // settings here, as the process runtime's children do.
+    ...Object.entries(AGENT_SERVER_MEMORY_ENV).map(([name, value]) => ({ name, value })),
   ];
   if (s.sinkBaseUrl) {
     vars.push({ name: SINK_ENV.url, value: `${s.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${sb.metadata.name}` }, { name: SINK_ENV.key, valueFrom: sessionKey });
