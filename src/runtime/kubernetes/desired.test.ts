@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../api/sandbox.ts';
+import { LABEL_WARM_POOL } from '../../api/warm-pool.ts';
 import { loadRuntimeAddressing } from './addressing.ts';
 import type { V1Container, V1Pod as Pod } from '@kubernetes/client-node';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE } from './bundle.ts';
@@ -61,6 +62,13 @@ describe('desired objects for a sandbox', () => {
 
 describe('the sandbox image is the user\'s; the agent server is brought in', () => {
   const withImages: KubeRuntimeSettings = { ...settings, image: 'python:3.13', agentImage: 'registry.example/agentyard:2', imagePullPolicy: 'Never', sandboxImagePullPolicy: 'IfNotPresent' };
+
+  it('a warm-pool member warms up before it listens; a sandbox of its own does not', () => {
+    const warmUp = (pod: Pod) => pod.spec!.containers[0]!.env!.find((e) => e.name === 'AGENTYARD_WARM_UP')?.value;
+    const member: Sandbox = { ...sb, metadata: { ...sb.metadata, labels: { [LABEL_WARM_POOL]: 'pool' } } };
+    expect(warmUp(desiredPod(member, settings))).toBe('1');
+    expect(warmUp(desiredPod(sb, settings))).toBeUndefined();
+  });
 
   it('runs the agent server from the bundle an init container of the agentyard image copied in', () => {
     const pod = desiredPod(sb, withImages);

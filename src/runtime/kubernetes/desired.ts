@@ -9,11 +9,13 @@ import { SINK_ENV } from '../../api/event-sink.ts';
 import { GATEWAY_MODEL_RETRIES, MODEL_TOKEN_KEY } from '../../api/model-gateway.ts';
 import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
+import { LABEL_WARM_POOL } from '../../api/warm-pool.ts';
 import type { RuntimeAddressing } from './addressing.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ObjectStore } from '../../objstore/types.ts';
 import { ARCHIVE_UPLOAD_URL_ENV, CONVERSATION_FILES_UPLOAD_URL_ENV } from '../../cli/archive-upload.ts';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE, BUNDLE_STAGING } from './bundle.ts';
+import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 import { sandboxContainerResources, type SandboxPodSettings } from './pod-settings.ts';
 
 export const AGENT_PORT = 8000;
@@ -95,10 +97,18 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
     { name: 'OH_SESSION_API_KEYS_0', valueFrom: sessionKey },
     { name: 'OH_SECRET_KEY', valueFrom: sessionKey },
     { name: 'HOME', value: `${WORKSPACE_MOUNT}/home` },
+    // The container runs node directly (not bin/agentyard), so it gets the agent server's memory
+    // settings here, as the process runtime's children do.
+    ...Object.entries(AGENT_SERVER_MEMORY_ENV).map(([name, value]) => ({ name, value })),
   ];
   if (s.sinkBaseUrl) {
     vars.push({ name: SINK_ENV.url, value: `${s.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${sb.metadata.name}` }, { name: SINK_ENV.key, valueFrom: sessionKey });
   }
+  // A warm-pool member compiles its first conversation's code before it listens (agent-server/
+  // warm-up.ts), as the process runtime's members do: ready then means warm, and a claim does not pay
+  // for it (issue #16). The Pod keeps the variable once claimed; a restart of its container then warms
+  // up again before serving, which costs that restart a fraction of a second.
+  if (sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined) vars.push({ name: 'AGENTYARD_WARM_UP', value: '1' });
   if (s.llm) {
     vars.push(
       { name: 'LLM_MODEL', value: s.llm.model },
