@@ -1,0 +1,15 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CONTROLLER_MEMORY_ENV } from './memory-env.ts';
+
+const script = join(import.meta.dirname, '..', '..', 'bin', 'agentyard');
+
+describe('controller memory settings', () => {
+  it('bin/agentyard sets them for `controller`', () => {
+    const text = readFileSync(script, 'utf8');
+    const block = /^if (.*); then\n((?:  export .*\n)+)fi$/m.exec(text.slice(text.indexOf('memory settings')));
+    expect(block?.[1]).toContain('[ "$1" = controller ]');
+    for (const [name, value] of Object.entries(CONTROLLER_MEMORY_ENV)) expect(block?.[2]).toContain(`export ${name}="\${${name}:-${value}}"`);
+  });
+});
