@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CONTROLLER_MEMORY_ENV } from './memory-env.ts';
 
 const script = join(import.meta.dirname, '..', '..', 'bin', 'agentyard');
+const deployment = join(import.meta.dirname, '..', '..', 'charts', 'agentyard', 'templates', 'controller-deployment.yaml');
 
 describe('controller memory settings', () => {
   it('bin/agentyard sets them for `controller`', () => {
@@ -11,5 +12,10 @@ describe('controller memory settings', () => {
     const block = /^if (.*); then\n((?:  export .*\n)+)fi$/m.exec(text.slice(text.indexOf('memory settings')));
     expect(block?.[1]).toContain('[ "$1" = controller ]');
     for (const [name, value] of Object.entries(CONTROLLER_MEMORY_ENV)) expect(block?.[2]).toContain(`export ${name}="\${${name}:-${value}}"`);
+  });
+
+  it("the chart's controller Deployment sets them (its image runs node directly, not bin/agentyard)", () => {
+    const text = readFileSync(deployment, 'utf8');
+    for (const [name, value] of Object.entries(CONTROLLER_MEMORY_ENV)) expect(text).toContain(`- {name: ${name}, value: "${value}"}`);
   });
 });
