@@ -16,17 +16,17 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { ANNOTATION_LAST_ACTIVITY, API_VERSION, FINALIZER_RUNTIME } from '../src/api/meta.ts';
 import { SandboxKind, type Sandbox } from '../src/api/sandbox.ts';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { systemClock } from '../src/controller/clock.ts';
 import { createController } from '../src/controller/embedded.ts';
 import { CONTROLLER_MEMORY_ENV } from '../src/controller/memory-env.ts';
 import type { RuntimeState, SandboxRuntime } from '../src/runtime/types.ts';
 import type { ResourceStore } from '../src/store/types.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
-import { createLogger } from '../src/util/log.ts';
 
 type Record = (name: string, value: number, unit: string, note?: string) => void;
 type Backend = 'sqlite' | 'kube';
@@ -133,7 +133,7 @@ async function child(backend: Backend, arg: string): Promise<void> {
   // Deadline = anchor + offset + Idle (Deletion) Time, which puts offset 0 at windowStart.
   const idle = windowStart - plan.anchor;
   // SCALE_CONTROLLER_LOG=warn: the controller's own log (failed passes, conflicts) on stderr.
-  const log = createLogger('controller', process.env.SCALE_CONTROLLER_LOG ?? 'silent');
+  const log = pino({ name: 'controller', level: process.env.SCALE_CONTROLLER_LOG ?? 'silent' }, pino.destination(2));
   const controller = createController({ store, runtime: new InMemoryRuntime(), clock: systemClock, settings: { idleTimeMs: idle, deletionTimeMs: idle, capacity: plan.n }, namespace: NS, log });
   // The controller process's own stalls (GC, CPU starvation) beside its lateness.
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
