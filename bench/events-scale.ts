@@ -4,12 +4,15 @@
 // by kind). p50/p99 of EVENTS_REQUESTS requests each (default 200); targets: p99 ≤ 10 ms and the
 // large conversation within 1.5× of the small one. The store's own ingest is set beside its floor,
 // raw better-sqlite3 inserts of the same rows in transactions of the same size.
+// Where a slow request's time went, for the p99s: the time this thread waited for a CPU while
+// runnable (Linux schedstat, the machine's load) and the garbage collector's pauses (perf_hooks
+// 'gc' entries) within it; what is left is the request's own work.
 //   node bench/events-scale.ts
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { request, Agent } from 'node:http';
 import { API_VERSION, LABEL_OWNER } from '../src/api/meta.ts';
@@ -31,6 +34,18 @@ function eventAt(i: number): Event {
   if (i % 2 === 1)
     return { ...base, source: 'agent', kind: 'ActionEvent', tool_name: 'terminal', tool_call_id: `call-${i}`, thought: [{ type: 'text', text }], action: { kind: 'TerminalAction', command: `echo ${i}` }, llm_response_id: `r-${i}` } as unknown as Event;
   return { ...base, source: 'environment', kind: 'ObservationEvent', tool_name: 'terminal', tool_call_id: `call-${i - 1}`, action_id: `a-${i - 1}`, observation: { kind: 'TerminalObservation', content: [{ type: 'text', text }] } } as unknown as Event;
+}
+
+/** Milliseconds this (main) thread has spent runnable but waiting for a CPU; undefined off Linux. */
+const SCHEDSTAT = '/proc/self/schedstat';
+const runqueueWaitMs = (): number | undefined => (existsSync(SCHEDSTAT) ? Number(readFileSync(SCHEDSTAT, 'utf8').split(' ')[1]) / 1e6 : undefined);
+
+interface Timed {
+  ms: number;
+  /** Of `ms`, waiting for a CPU. */
+  waitMs: number;
+  /** Of `ms`, garbage-collector pauses. */
+  gcMs: number;
 }
 
 const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
@@ -81,12 +96,26 @@ export async function benchEventsScale(record: Record): Promise<void> {
     record('events: app store ingest', ingestRate, 'events/s', `${large} events in batches of ${BATCH}; ${(ingestRate / floor).toFixed(2)}x raw SQLite inserts`);
     record('events: raw SQLite batched inserts (floor)', floor, 'events/s', `same rows, transactions of ${BATCH}`);
 
+    const gcs: { start: number; end: number }[] = [];
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
+    const gcWithin = (from: number, to: number) => gcs.reduce((sum, g) => sum + Math.max(0, Math.min(to, g.end) - Math.max(from, g.start)), 0);
+    const timed: Timed[] = [];
     const get = (path: string) =>
       new Promise<number>((resolve, reject) => {
+        const w0 = runqueueWaitMs();
         const t0 = performance.now();
         const req = request(`${api.url}${path}`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
           res.resume();
-          res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`${path} answered ${res.statusCode}`))));
+          res.on('end', () => {
+            const t1 = performance.now();
+            if (res.statusCode !== 200) return reject(new Error(`${path} answered ${res.statusCode}`));
+            timed.push({ ms: t1 - t0, waitMs: w0 === undefined ? 0 : runqueueWaitMs()! - w0, gcMs: 0 });
+            (timed.at(-1) as Timed & { from: number }).from = t0;
+            resolve(t1 - t0);
+          });
         });
         req.on('error', reject);
         req.end();
@@ -118,6 +147,19 @@ export async function benchEventsScale(record: Record): Promise<void> {
       record(`events ${name} p99 at ${large / 1000}k / 1k`, l99, 'ms', `1k: ${s99.toFixed(2)} ms; ${verdict}`);
     }
     record('events: GET /health p50 / p99 (machine jitter)', pct(health, 0.5), 'ms', `p99 ${pct(health, 0.99).toFixed(2)} ms, interleaved with the requests above`);
+    // Every request above, health included: the slow ones (over 10 ms) and where their time went.
+    gcObserver.disconnect();
+    for (const t of timed as (Timed & { from: number })[]) t.gcMs = gcWithin(t.from, t.from + t.ms);
+    const slow = timed.filter((t) => t.ms > 10);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const own = timed.map((t) => Math.max(0, t.ms - t.waitMs - t.gcMs));
+    record(
+      'events: requests over 10 ms, of all',
+      slow.length,
+      'requests',
+      `of ${timed.length}; their time: ${((100 * sum(slow.map((t) => t.waitMs))) / Math.max(1, sum(slow.map((t) => t.ms)))).toFixed(0)} % waiting for a CPU (schedstat), ${((100 * sum(slow.map((t) => t.gcMs))) / Math.max(1, sum(slow.map((t) => t.ms)))).toFixed(0)} % GC pauses`,
+    );
+    record('events: all requests, own time p99 / max', pct(own, 0.99), 'ms', `max ${Math.max(...own).toFixed(1)} ms: wall time less CPU wait and GC pauses${runqueueWaitMs() === undefined ? ' (no schedstat here: CPU wait not subtracted)' : ''}`);
   } finally {
     agent.destroy();
     await api.close();

@@ -23,8 +23,12 @@ type Record = (name: string, value: number, unit: string, note?: string) => void
 
 const PATH = '/api/v1/app-conversations/search?limit=20';
 
-/** Requests/s of GET `url` over `connections` keep-alive connections for `ms`. */
-async function load(url: string, headers: { [k: string]: string }, connections: number, ms: number): Promise<number> {
+/**
+ * Requests/s of GET `url` over `connections` keep-alive connections for `ms`, and this process's
+ * CPU time per request (server and load generator alike): what a request costs whatever the
+ * machine's load does to the rate.
+ */
+async function load(url: string, headers: { [k: string]: string }, connections: number, ms: number): Promise<{ rate: number; cpuUs: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   let done = 0;
   const until = performance.now() + ms;
@@ -39,6 +43,7 @@ async function load(url: string, headers: { [k: string]: string }, connections: 
       req.end();
     });
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (performance.now() < until) {
@@ -48,8 +53,9 @@ async function load(url: string, headers: { [k: string]: string }, connections: 
     }),
   );
   const rate = done / ((performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0);
   agent.destroy();
-  return rate;
+  return { rate, cpuUs: (cpu.user + cpu.system) / done };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -82,14 +88,16 @@ export async function benchFacadeSearch(record: Record): Promise<void> {
     if ((body as { items: unknown[] }).items.length !== 20) throw new Error(`the search found ${(body as { items: unknown[] }).items.length} of 20 conversations`);
     await load(`${api.url}${PATH}`, headers, connections, 1_000); // warm-up
     await load(bareUrl, {}, connections, 1_000);
-    const [ours, floor]: [number[], number[]] = [[], []];
+    const [ours, floor, oursCpu, floorCpu]: [number[], number[], number[], number[]] = [[], [], [], []];
     for (let round = 0; round < 3; round++) {
-      ours.push(await load(`${api.url}${PATH}`, headers, connections, ms));
-      floor.push(await load(bareUrl, {}, connections, ms));
+      const a = await load(`${api.url}${PATH}`, headers, connections, ms);
+      const b = await load(bareUrl, {}, connections, ms);
+      ours.push(a.rate), oursCpu.push(a.cpuUs), floor.push(b.rate), floorCpu.push(b.cpuUs);
     }
     const [o, f] = [median(ours), median(floor)];
     const share = o / f;
     record('facade: bare Koa route (floor)', f, 'req/s', `the same ${JSON.stringify(body).length}-byte JSON body, ${connections} connections`);
+    record('facade: CPU per request, search / bare', median(oursCpu), 'us', `bare ${median(floorCpu).toFixed(0)} us: ${((100 * median(floorCpu)) / median(oursCpu)).toFixed(0)} % of the bare route's rate on an idle CPU`);
     record('facade: GET app-conversations/search', o, 'req/s', `${(share * 100).toFixed(0)} % of the bare route: ${share >= 0.5 ? 'met' : `MISSED by ${((0.5 - share) * 100).toFixed(0)} points`} (target ≥ 50 %)`);
   } finally {
     bareServer.closeAllConnections();

@@ -40,26 +40,23 @@ export const DELIBERATE: Record<string, string> = {
   'delete.events_after':
     'A deleted conversation is gone with its events: reading them answers 404 like any unknown conversation. OpenHands deletes ' +
     'the record but keeps serving its event log to anyone who has the id (and never frees its storage).',
+  'start.events':
+    'StreamingDeltaEvents are streamed live, on the conversation socket (send_message.live compares them), and are not written ' +
+    'into the durable event log: the SDK defines them as "not part of the durable conversation record" (openhands/sdk/event/' +
+    'streaming_delta.py) and its agent server never persists them; OpenHands\' app log holds them only because its webhook ' +
+    'forwards every socket event, one stored event per token, which a replay then has to skip.',
+  'stream_start.events': 'As start.events.',
+  'send_message.added': 'As start.events.',
+  'start_fields.record':
+    'public sent in a start request is kept and shown (public: true), as every other field of the request; OpenHands 1.11 ' +
+    'accepts it and drops it (the record says null until a PATCH sets it).',
+  'start_fields.id_taken':
+    'A conversation_id that is already taken is refused at once (409, "choose another"): one id, one conversation. OpenHands ' +
+    'starts a second conversation under the same id and answers READY.',
   'delete.malformed':
     'An id that is no UUID names no conversation: 404, the answer every conversation route here gives an id it does not know; ' +
     'OpenHands answers this route (only) with a 400 and a prose detail.',
 };
 
 /** Differences not built yet: tolerated so that `make test` stays green, listed so that none goes unnoticed. */
-export const GAPS: Record<string, string> = {
-  'start.events':
-    'No StreamingDeltaEvent: ours does not stream the model\'s answer token by token (OpenHands\' app turns streaming on for its ' +
-    'agent and records the deltas).',
-  'stream_start.events': 'As start.events.',
-  'send_message.added': 'As start.events.',
-  'start.update_keys':
-    'No full_state ConversationStateUpdateEvent in the app\'s event log (the agent server sends it over the WebSocket only), and no ' +
-    'update for last_user_message_id (also listed in e2e/parity/deliberate.ts).',
-  'start.before_first_message': 'As start.update_keys: OpenHands records full_state, then SystemPromptEvent, before the first message.',
-  'settings_config.agent_schema': 'settings/agent-schema answers 501: the agent settings (model, condenser, tools...) are not settable per user here.',
-  'settings_config.profiles': 'LLM profiles answer 501: not built (one model per installation, or llm_model per conversation).',
-  'settings_config.skills': 'skills/search answers 501: skills come from the repository and plugins; no catalogue to search yet.',
-  'settings_config.conversation_schema_fields':
-    'settings/conversation-schema answers the start request\'s JSON Schema, not OpenHands\' settings form ({model_name, sections}: ' +
-    'max_iterations, confirmation mode, security analyzer): the app has no per-user conversation settings yet.',
-};
+export const GAPS: Record<string, string> = {};

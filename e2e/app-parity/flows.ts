@@ -4,100 +4,36 @@
 // locations. Values that differ by nature (ids, timestamps, texts) are left out on purpose. The flows
 // run in order and share one conversation per side (`Ctx`): a start costs OpenHands a new agent
 // server process, 10-30 s.
-import type { ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
-import type { AppSide, Reply } from './servers.ts';
+import { randomUUID } from 'node:crypto';
+import { MODEL, type AppSide, type Reply } from './servers.ts';
+import {
+  V1,
+  UNKNOWN,
+  STEPS,
+  message,
+  START_REQUESTS,
+  finish,
+  until,
+  typeOf,
+  fields,
+  types,
+  locs,
+  records,
+  events,
+  isUpdate,
+  kinds,
+  updateKeys,
+  beforeFirstMessage,
+  finished,
+  liveSocket,
+  pollTask,
+  inOrder,
+  type Ctx,
+  type Flow,
+} from './client.ts';
 
-export type View = Record<string, unknown>;
-/** What the flows of one side share: the conversation started first, and its start task. */
-export interface Ctx {
-  conversation?: string;
-  task?: string;
-  sandbox?: string;
-}
-export type Flow = (s: AppSide, ctx: Ctx) => Promise<View>;
-
-const V1 = '/api/v1';
-const UNKNOWN = '0b6d9c1e2f4a4c1b9a511b7f4c9d2e10';
-const STEPS = ['WORKING', 'WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_GIT_HOOKS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY'];
-
-export const message = (t: string, run = true) => ({ role: 'user', content: [{ type: 'text', text: t }], run });
-const finish = (m: string): ScriptedReply => ({ toolCalls: [{ name: 'finish', arguments: { message: m } }] });
-
-async function until<T>(what: string | (() => string), fn: () => Promise<T | undefined | false>, ms = 90_000, every = 250): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await new Promise((r) => setTimeout(r, every));
-  }
-}
-
-/** The JSON type of a value, as a generated client declares it. */
-const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);
-/** Field names, sorted. */
-export const fields = (o: unknown) => (o && typeof o === 'object' && !Array.isArray(o) ? Object.keys(o).sort() : typeOf(o));
-/** Field → JSON type, for the fields that are not null (the suite compares the ones both fill). */
-export const types = (o: unknown) => Object.fromEntries(Object.entries((o ?? {}) as object).filter(([, v]) => v !== null).map(([k, v]) => [k, typeOf(v)]).sort());
-const locs = (r: Reply) => (Array.isArray(r.body?.detail) ? r.body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : undefined);
-
-async function records(s: AppSide, ids: string[]): Promise<any[]> {
-  const r = await s.api('GET', `${V1}/app-conversations?${ids.map((i) => `ids=${i}`).join('&')}`);
-  if (r.status !== 200) throw new Error(`app-conversations: ${r.status} ${r.text}`);
-  return r.body;
-}
-
-/**
- * The conversation's events. OpenHands' file-backed event store answers a read that meets an event
- * file half written with a 500 now and then: such a read is tried again (up to 5 s), as a client would.
- */
-async function events(s: AppSide, id: string): Promise<any[]> {
-  for (let tries = 0; ; tries++) {
-    const r = await s.api('GET', `${V1}/conversation/${id}/events/search?limit=100`);
-    if (r.status === 200) return r.body.items;
-    if (r.status < 500 || tries >= 50) throw new Error(`events/search: ${r.status} ${r.text}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
-
-const isUpdate = (e: any) => e.kind === 'ConversationStateUpdateEvent';
-/** Event kinds in order, messages with their source; state updates left out (compared by `update_keys`). */
-const kinds = (evs: any[]) => evs.filter((e) => !isUpdate(e)).map((e) => (e.kind === 'MessageEvent' ? `MessageEvent:${e.source}` : e.kind === 'ObservationEvent' ? `ObservationEvent:${e.tool_name}` : e.kind));
-const updateKeys = (evs: any[]) => [...new Set(evs.filter(isUpdate).map((e) => e.key))].sort();
-/** Where the first user message falls among the first events, state updates included: the order a client replays. */
-const beforeFirstMessage = (evs: any[]) => evs.slice(0, evs.findIndex((e) => e.kind === 'MessageEvent')).map((e) => (isUpdate(e) ? `update:${e.key}` : e.kind));
-
-/** Waits for the agent's finish observation number `n` to reach the app; returns the events then. */
-async function finished(s: AppSide, id: string, n = 1): Promise<any[]> {
-  let evs: any[] = [];
-  return until(
-    () => `finish #${n} to reach the app (model calls: ${s.llm.requests.length}, answers left: ${s.scriptLeft()}, events: ${kinds(evs).join(' ')})`,
-    async () => {
-      evs = await events(s, id);
-      return evs.filter((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish').length >= n ? evs : undefined;
-    },
-  );
-}
-
-/** Polls the start task as a client does (every 100 ms); the steps seen, in order, each once. */
-async function pollTask(s: AppSide, taskId: string): Promise<{ task: any; seen: string[] }> {
-  const seen: string[] = [];
-  const task = await until(
-    'the start task to settle',
-    async () => {
-      const r = await s.api('GET', `${V1}/app-conversations/start-tasks?ids=${taskId}`);
-      if (r.status !== 200) throw new Error(`start-tasks: ${r.status} ${r.text}`);
-      const [t] = r.body;
-      if (t && seen.at(-1) !== t.status) seen.push(t.status);
-      return t?.status === 'READY' || t?.status === 'ERROR' ? t : undefined;
-    },
-    120_000,
-    100,
-  );
-  return { task, seen };
-}
-
-const inOrder = (seen: string[]) => seen.every((st, i) => i === 0 || STEPS.indexOf(st) > STEPS.indexOf(seen[i - 1]!));
+export type { Ctx, View } from './client.ts';
+export { message, START_REQUESTS } from './client.ts';
 
 export const FLOWS: [string, Flow][] = [
   /** Credentials as each server's clients send them, none, and the key sent in the other server's header. */
@@ -118,7 +54,7 @@ export const FLOWS: [string, Flow][] = [
     'start',
     async (s, ctx) => {
       s.script(finish('Hello back.'));
-      const r = await s.api('POST', `${V1}/app-conversations`, { initial_message: message('Say hello.') });
+      const r = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.withMessage('Say hello.'));
       const { task, seen } = await pollTask(s, r.body.id);
       Object.assign(ctx, { task: task.id, conversation: task.app_conversation_id, sandbox: task.sandbox_id });
       const evs = await finished(s, task.app_conversation_id);
@@ -213,9 +149,15 @@ export const FLOWS: [string, Flow][] = [
     async (s, ctx) => {
       const id = ctx.conversation!;
       const before = new Set((await events(s, id)).map((e) => e.id));
+      // Watched live as well: what the socket shows while the agent answers (its deltas included).
+      const live = await liveSocket(s, id);
+      await live.until('the full_state snapshot', (f) => f.some((e) => isUpdate(e) && e.key === 'full_state'));
+      const replayed = live.frames.length;
       s.script(finish('Second answer.'));
       const r = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, message('Once more.'));
       const evs = await finished(s, id, 2);
+      await live.until('the finish observation', (f) => f.slice(replayed).some((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish'));
+      live.close();
       const empty = await s.api('POST', `${V1}/app-conversations/${id}/send-message`, { role: 'user', content: [] });
       const unknown = await s.api('POST', `${V1}/app-conversations/${UNKNOWN}/send-message`, message('Anyone?'));
       return {
@@ -223,9 +165,70 @@ export const FLOWS: [string, Flow][] = [
         fields: fields(r.body),
         types: types(r.body),
         added: kinds(evs.filter((e) => !before.has(e.id))),
+        live_first: live.frames[0] && (isUpdate(live.frames[0]) ? `update:${live.frames[0].key}` : live.frames[0].kind),
+        live: kinds(live.frames.slice(replayed)),
+        live_delta_fields: fields(live.frames.find((e) => e.kind === 'StreamingDeltaEvent')),
         empty: empty.status,
         empty_locs: locs(empty),
         unknown: unknown.status,
+      };
+    },
+  ],
+
+  /**
+   * LLM profiles: saved with a key (never shown back), listed, read, refused with a bad name or an
+   * unknown LLM field, renamed, activated; the running conversation switched to one, and answering
+   * after the switch; deleted (idempotently).
+   */
+  [
+    'profiles',
+    async (s, ctx) => {
+      const id = ctx.conversation!;
+      const P = `${V1}/settings/profiles`;
+      const KEY = 'sk-app-parity-profile-key';
+      const seen: Reply[] = [];
+      const call = async (method: string, path: string, body?: unknown) => {
+        const r = await s.api(method, path, body);
+        seen.push(r);
+        return r;
+      };
+      const empty = await call('GET', P);
+      const save = await call('POST', `${P}/scripted`, { llm: { model: MODEL, base_url: s.llm.url, api_key: KEY } });
+      const list = await call('GET', P);
+      const detail = await call('GET', `${P}/scripted`);
+      const unknown = await call('GET', `${P}/nope`);
+      const badName = await call('POST', `${P}/bad%20name`, {});
+      const extra = await call('POST', `${P}/other`, { llm: { model: MODEL, bogus: 1 } });
+      const rename = await call('POST', `${P}/scripted/rename`, { new_name: 'main' });
+      const activate = await call('POST', `${P}/main/activate`);
+      const active = await call('GET', P);
+      const activateUnknown = await call('POST', `${P}/nope/activate`);
+      s.script(finish('After the switch.'));
+      const sw = await call('POST', `${V1}/app-conversations/${id}/switch_profile`, { profile_name: 'main' });
+      const swUnknown = await call('POST', `${V1}/app-conversations/${id}/switch_profile`, { profile_name: 'nope' });
+      await call('POST', `${V1}/app-conversations/${id}/send-message`, message('Switched?'));
+      await finished(s, id, 3);
+      const [rec] = await records(s, [id]);
+      const del = await call('DELETE', `${P}/main`);
+      const delAgain = await call('DELETE', `${P}/main`);
+      const after = await call('GET', P);
+      return {
+        empty: [empty.status, empty.body],
+        save: [save.status, fields(save.body)],
+        list: [list.status, fields(list.body), list.body?.profiles?.map((p: any) => [p.name, p.model, p.api_key_set])],
+        detail: [detail.status, (fields(detail.body) as string[]).filter((f) => f !== 'unapplied_fields'), detail.body?.config?.api_key, detail.body?.api_key_set, detail.body?.config?.model],
+        unknown: unknown.status,
+        bad_name: [badName.status, locs(badName)],
+        extra: [extra.status, locs(extra)],
+        rename: [rename.status, rename.body?.name],
+        activate: [activate.status, fields(activate.body), activate.body?.model],
+        active: active.body?.active_profile,
+        activate_unknown: activateUnknown.status,
+        switch: [sw.status, sw.body],
+        switch_unknown: swUnknown.status,
+        record_llm_model: rec.llm_model,
+        delete: [del.status, delAgain.status, after.body?.profiles?.length],
+        key_echoed: seen.some((r) => r.text.includes(KEY)),
       };
     },
   ],
@@ -278,7 +281,7 @@ export const FLOWS: [string, Flow][] = [
       const res = await fetch(`${s.url}${V1}/app-conversations/stream-start`, {
         method: 'POST',
         headers: { ...s.authHeaders, 'content-type': 'application/json' },
-        body: JSON.stringify({ sandbox_id: ctx.sandbox }),
+        body: JSON.stringify(START_REQUESTS.inSandbox(ctx.sandbox!)),
       });
       const reader = res.body!.getReader();
       let text = '';
@@ -324,6 +327,40 @@ export const FLOWS: [string, Flow][] = [
     },
   ],
 
+  /**
+   * A start request with the fields an OpenHands client sets (caller-chosen id, parent, model,
+   * plan agent, suffix, trigger, PR numbers, public), into the first conversation's sandbox: taken
+   * unchanged, and the record shows them; the parent lists its sub-conversation.
+   */
+  [
+    'start_fields',
+    async (s, ctx) => {
+      const chosen = randomUUID();
+      const r = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.clientFields(ctx.sandbox!, chosen, ctx.conversation!));
+      const { task } = r.status === 200 ? await pollTask(s, r.body.id) : { task: undefined };
+      const id = task?.app_conversation_id;
+      const [rec, parent] = id ? await records(s, [id, ctx.conversation!]) : [];
+      const again = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.clientFields(ctx.sandbox!, chosen, ctx.conversation!));
+      const againTask = again.status === 200 ? (await pollTask(s, again.body.id)).task : undefined;
+      return {
+        status: r.status,
+        final_status: task?.status,
+        chosen_id: id?.replaceAll('-', '') === chosen.replaceAll('-', ''),
+        record: rec && {
+          parent: rec.parent_conversation_id?.replaceAll('-', '') === ctx.conversation!.replaceAll('-', ''),
+          llm_model: rec.llm_model,
+          trigger: rec.trigger,
+          pr_number: rec.pr_number,
+          public: rec.public,
+          sandbox: rec.sandbox_id === ctx.sandbox,
+        },
+        parent_lists_it: parent?.sub_conversation_ids?.map((x: string) => x.replaceAll('-', '')).includes(chosen.replaceAll('-', '')),
+        // The same id again: refused at once (409) or by its start task (ERROR).
+        id_taken: again.status === 200 ? againTask?.status : again.status,
+      };
+    },
+  ],
+
   /** Sandbox specs: the search page and a get by id. */
   [
     'sandbox_specs',
@@ -341,28 +378,57 @@ export const FLOWS: [string, Flow][] = [
     },
   ],
 
-  /** Settings and schemas, and the model and provider listings. */
+  /**
+   * Settings and their forms, conversation settings saved and read back, skills search, and the
+   * model and provider listings. The forms list what each server lets a user set, so their field
+   * keys are not compared (OpenHands' agent form has its tools, condenser, critic and ACP sections);
+   * their shape is, and the conversation form's keys.
+   */
   [
     'settings_config',
     async (s) => {
       const settings = await s.api('GET', `${V1}/settings`);
-      const convSchema = await s.api('GET', `${V1}/settings/conversation-schema`);
-      const agentSchema = await s.api('GET', `${V1}/settings/agent-schema`);
+      const form = async (path: string) => {
+        const r = await s.api('GET', `${V1}/settings/${path}`);
+        const section = r.body?.sections?.[0];
+        return { status: r.status, body: r.body, section, field: section?.fields?.[0] };
+      };
+      const conv = await form('conversation-schema');
+      const agent = await form('agent-schema');
+      const convKeys = (conv.body?.sections ?? []).flatMap((x: any) => x.fields.map((f: any) => f.key));
+      const save = await s.api('POST', `${V1}/settings`, { conversation_settings_diff: { max_iterations: 40 } });
+      const saved = await s.api('GET', `${V1}/settings`);
+      await s.api('POST', `${V1}/settings`, { conversation_settings_diff: { max_iterations: 500 } });
+      const skills = await s.api('GET', `${V1}/skills/search`);
+      const skillsBad = await s.api('GET', `${V1}/skills/search?limit=0`);
       const models = await s.api('GET', `${V1}/config/models/search`);
       const providers = await s.api('GET', `${V1}/config/providers/search`);
       return {
         settings: settings.status,
-        conversation_schema: convSchema.status,
-        conversation_schema_fields: fields(convSchema.body),
-        agent_schema: agentSchema.status,
+        settings_conversation_fields: fields(settings.body?.conversation_settings),
+        // After the profiles flow activated its profile: its model, and no key shown.
+        settings_agent_llm: [settings.body?.agent_settings?.llm?.model, settings.body?.agent_settings?.llm?.api_key],
+        conversation_schema: conv.status,
+        conversation_schema_fields: fields(conv.body),
+        conversation_schema_section_fields: fields(conv.section),
+        conversation_schema_field_fields: fields(conv.field),
+        conversation_schema_field_types: types(conv.field),
+        conversation_schema_keys: convKeys,
+        agent_schema: agent.status,
+        agent_schema_fields: fields(agent.body),
+        agent_schema_section_fields: fields(agent.section),
+        agent_schema_field_fields: fields(agent.field),
+        agent_schema_field_types: types(agent.field),
+        agent_schema_has_model: (agent.body?.sections ?? []).some((x: any) => x.fields.some((f: any) => f.key === 'llm.model')),
+        conversation_settings_saved: [save.status, saved.body?.conversation_settings?.max_iterations],
+        skills: [skills.status, fields(skills.body), skills.body?.items?.length],
+        skills_bad: [skillsBad.status, locs(skillsBad)],
         models: models.status,
         models_fields: fields(models.body),
         model_item: typeOf(models.body?.items?.[0]),
         providers: providers.status,
         providers_fields: fields(providers.body),
         provider_item: typeOf(providers.body?.items?.[0]),
-        profiles: (await s.api('GET', `${V1}/settings/profiles`)).status,
-        skills: (await s.api('GET', `${V1}/skills/search`)).status,
       };
     },
   ],

@@ -81,7 +81,7 @@ describe('agentyard up: plugins, MCP servers and secrets of a conversation', () 
     expect(items.find((e) => e.kind === 'ConversationErrorEvent')).toBeUndefined();
     const actions = items.filter((e) => e.kind === 'ActionEvent').map((e) => e.tool_name);
     expect(actions).toEqual(['terminal', 'whoami', 'finish']);
-    // The plugin's subagent (agents/reviewer.md) cannot run here: the conversation says so, not only a log.
+    // The plugin's subagent (agents/reviewer.md) does not run without the task tool (agent.tools has no task_tool_set): the conversation says so, not only a log.
     const notice = items.find((e) => e.kind === 'MessageEvent' && e.source === 'environment' && JSON.stringify(e).includes('Plugin subagents will not run'));
     expect(JSON.stringify(notice)).toContain('acme-tools:reviewer (agents/reviewer.md) is not available');
 

@@ -244,7 +244,9 @@ describe.skipIf(!kubeBinDir())('cluster mode on a real API server', () => {
     await eventually(async () => stored().some((f) => f.kind === 'ObservationEvent' && f.tool_name === 'finish') || undefined, 'the replay through the relay', 30_000);
     // The replay is the app's event log, in order, each event once.
     const log = await (await fetch(`${api.url}/api/v1/conversation/${id}/events/search?limit=100`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { items: { id: string }[] };
-    expect(stored().map((f) => f.id).slice(0, log.items.length)).toEqual(log.items.map((e) => e.id));
+    // (The log opens with the full_state snapshot the agent server pushed at seq 0: a state frame too.)
+    const logged = (log.items as Frame[]).filter((e) => !(e.kind === 'ConversationStateUpdateEvent' && e.key === 'full_state'));
+    expect(stored().map((f) => f.id).slice(0, logged.length)).toEqual(logged.map((e) => e.id));
 
     // A follow-up's events arrive live over the same socket.
     llm.push({ content: 'live in the cluster', toolCalls: [{ name: 'finish', arguments: { message: 'live' } }] });

@@ -10,6 +10,12 @@ export const DELIBERATE: Record<string, string> = {
     'A fork request naming an `agent` is refused (422 at body.agent): a fork keeps the source agent, and OpenHands 1.58 ' +
     '(no such field) silently ignores it, so the caller would believe another agent runs.',
   'fork.with_agent_locs': 'The 422 of fork.with_agent names body.agent; OpenHands answers 201 (no locations).',
+  'rate_limit.update_keys':
+    'While the provider\'s rate limit holds a model call back (429, waiting to retry), our agent server says so: the state update ' +
+    '`rate_limited_until` (when the wait ends, then null), also in ConversationInfo, so the application can show the spec\'s ' +
+    'RUNNING → PAUSED "due to rate limits". OpenHands 1.58 waits silently (its retry listener is wired to nothing), so a client ' +
+    'cannot tell a throttled agent from a hung one. The execution status stays `running` on both; clients that do not know the key ' +
+    'keep it in their state dict (the Python SDK\'s RemoteState) or ignore it.',
   'validation.bad_llm_locs': 'The same request as validation.bad_llm: accepted (201), so there are no 422 locations to compare.',
 };
 
@@ -19,15 +25,12 @@ export const DELIBERATE: Record<string, string> = {
  * suite then fails until it is removed).
  */
 export const GAPS: Record<string, string> = {
-  'completion_log.log_fields': 'parent_id (1.58: every event names its parent in the conversation tree) is on no event of ours yet; only this flow compares an event\'s fields.',
-  'websocket.first_frame_fields': 'The full_state snapshot lacks activated_path_rules and head_is_empty of the 1.58 ConversationState.',
 };
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */
 export const OPENAPI_GAPS: Record<string, string> = {
-  'GET /v1/models: not described, answers 404': 'The OpenAI-compatible endpoint of 1.58 (the agent as a model) is not built; outside /api, so not under the 501 router.',
-  'POST /v1/chat/completions: not described, answers 404': 'As GET /v1/models.',
-  'POST /v1/responses: not described, answers 404': 'As GET /v1/models.',
-  'POST /app-backends/{extension_name}/session: not described, answers 404': 'Canvas extension backends (1.58) are not built; outside /api.',
-  'DELETE /app-backends/{extension_name}/session: not described, answers 404': 'As POST /app-backends/{extension_name}/session.',
+  // None left: the 1.58 routes outside /api that are not built (/v1/models, /v1/chat/completions,
+  // /v1/responses — the agent offered as an OpenAI-compatible model — and /app-backends/{name}/session
+  // of canvas extensions) answer 501 with a message behind the session key, like the /api ones not
+  // built (src/agent-server/routes/not-implemented.ts).
 };

@@ -2,6 +2,9 @@
 // reduced to what must agree: status codes, field names, event kinds in order, execution status,
 // WebSocket frames and close codes, 422 locations, the tools offered to the model. Values that differ
 // by nature (ids, timestamps, texts of the system prompt) are left out on purpose.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
 import { KEY, type Side } from './servers.ts';
@@ -10,6 +13,20 @@ export type View = Record<string, unknown>;
 export type Flow = (s: Side) => Promise<View>;
 
 const MODEL = 'openai/scripted';
+
+/** A plugin in a local git repository (beside the side's working directory) with one agent definition. */
+function pluginRepo(workDir: string): string {
+  const repo = mkdtempSync(join(dirname(workDir), 'plugin-'));
+  mkdirSync(join(repo, '.plugin'));
+  mkdirSync(join(repo, 'agents'));
+  writeFileSync(join(repo, '.plugin', 'plugin.json'), JSON.stringify({ name: 'parity-tools', version: '1.0.0', description: 'Parity plugin' }));
+  writeFileSync(join(repo, 'agents', 'reviewer.md'), '---\nname: reviewer\ndescription: Reviews things\ntools:\n  - terminal\n---\nYou review things. Start every answer with VERDICT.\n');
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Parity', '-c', 'user.email=parity@example.com', ...args], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-q', '-m', 'plugin');
+  return repo;
+}
 
 export function agent(s: Side, tools: string[] = ['terminal', 'file_editor']): Record<string, unknown> {
   return { kind: 'Agent', llm: { model: MODEL, base_url: s.llm.url, api_key: 'sk-parity', usage_id: 'agent' }, tools: tools.map((name) => ({ name, params: {} })) };
@@ -169,11 +186,15 @@ export const FLOWS: Record<string, Flow> = {
     const send2 = await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Once more.', true) });
     const end2 = await settled(s, id);
     const evs2 = await events(s, id);
+    const byId = new Map(evs2.map((e) => [e.id, e]));
     return {
       send: send.status,
       run: run.status,
       end,
       events: kinds(evs),
+      // The conversation tree: each event's parent, by kind (state updates left out, as in kinds).
+      parents: evs2.filter((e) => !isUpdate(e)).map((e) => `${e.kind}<-${e.parent_id ? (byId.get(e.parent_id)?.kind ?? 'unknown') : 'root'}`),
+      leaf_is_last: (await s.api(`/api/conversations/${id}`)).body.leaf_event_id === evs2.filter((e) => !isUpdate(e)).at(-1)?.id,
       updates: updates(evs),
       observation_tool: obs?.tool_name,
       tool_output_reached_model: JSON.stringify(toolReply?.content ?? '').includes('parity-42'),
@@ -236,6 +257,66 @@ export const FLOWS: Record<string, Flow> = {
       log_filename: logs.map((e) => /^openai__scripted-\d+\.\d{3}-[0-9a-f]{4}\.json$/.test(e.filename)),
       log_data_fields: sortedKeys(data[0]),
       log_data_usage_fields: sortedKeys(data[0]?.usage_summary),
+    };
+  },
+
+  /**
+   * The provider answers 429 with Retry-After, then the answer: the run waits and goes on. What a
+   * client is told meanwhile: ours adds the state key rate_limited_until (listed as deliberate).
+   */
+  async rate_limit(s) {
+    s.llm.push({ status: 429, errorMessage: 'Rate limit reached', retryAfterSeconds: 1 }, finish('After the wait.'));
+    const body = startBody(s, { initial_message: text('Answer when you may.') });
+    const a = body.agent as { llm: Record<string, unknown> };
+    // OpenHands' own backoff (tenacity, 8-64 s by default) held to a second, as the Retry-After.
+    a.llm = { ...a.llm, num_retries: 3, retry_min_wait: 1, retry_max_wait: 1, retry_multiplier: 1 };
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const end = await settled(s, r.body.id);
+    const evs = await events(s, r.body.id);
+    const u = updates(evs);
+    return {
+      status: r.status,
+      end,
+      events: kinds(evs),
+      update_keys: u.keys,
+      update_statuses: u.statuses,
+      model_calls: s.llm.requests.length,
+      info_fields: sortedKeys((await s.api(`/api/conversations/${r.body.id}`)).body),
+    };
+  },
+
+  /**
+   * A plugin's agents/*.md run as a sub-agent through the task tool (agent.tools naming task_tool_set):
+   * what the parent records, the TaskObservation, and what each model call is offered and told.
+   */
+  async subagent(s) {
+    const repo = pluginRepo(s.workDir);
+    s.llm.push(
+      { toolCalls: [{ name: 'task', arguments: { subagent_type: 'reviewer', description: 'review', prompt: 'Say what you think of parity.' } }] },
+      finish('VERDICT: parity is fine.'),
+      finish('Reviewed.'),
+    );
+    const body = startBody(s, { agent: agent(s, ['terminal', 'task_tool_set']), plugins: [{ source: repo }], initial_message: text('Have it reviewed.') });
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const end = await settled(s, r.body.id);
+    const evs = await events(s, r.body.id);
+    const obs = evs.find((e) => e.kind === 'ObservationEvent' && e.observation?.kind === 'TaskObservation')?.observation;
+    const sub = s.llm.requests[1];
+    const toolReply = s.llm.requests[2]?.messages.find((m) => m.role === 'tool');
+    return {
+      status: r.status,
+      end,
+      events: evs.filter((e) => !isUpdate(e)).map((e) => (e.kind === 'ActionEvent' ? `Action:${e.action?.kind}` : e.kind === 'ObservationEvent' ? `Observation:${e.observation?.kind}` : e.kind)),
+      offered: offered(s, 0),
+      sub_offered: offered(s, 1),
+      sub_prompt_in_system: JSON.stringify(sub?.messages[0] ?? '').includes('Start every answer with VERDICT'),
+      sub_last_message: sub?.messages.at(-1)?.role,
+      sub_task_in_message: JSON.stringify(sub?.messages.at(-1) ?? '').includes('Say what you think of parity.'),
+      observation: obs ? { subagent: obs.subagent, status: obs.status, is_error: obs.is_error, text: obs.content?.[0]?.text, task_id: /^task_[0-9a-f]{8}$/.test(obs.task_id) } : undefined,
+      answer_reached_parent: JSON.stringify(toolReply?.content ?? '').includes('VERDICT: parity is fine.'),
+      model_calls: s.llm.requests.length,
+      // The sub-agent's usage in the parent's stats (OpenHands: under task:<task id>).
+      stats_keys: Object.keys((await s.api(`/api/conversations/${r.body.id}`)).body.stats?.usage_to_metrics ?? {}).map((k) => (k.startsWith('task:') ? 'task:<id>' : k)).sort(),
     };
   },
 

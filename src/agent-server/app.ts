@@ -22,7 +22,7 @@ import { gitRoutes } from './routes/git.ts';
 import { handOverRoutes } from './routes/hand-over.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
-import { notImplementedRoutes } from './routes/not-implemented.ts';
+import { NOT_BUILT_OUTSIDE_API, notImplementedRoutes } from './routes/not-implemented.ts';
 import { pluginRoutes } from './routes/plugins.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { toolRoutes } from './routes/tools.ts';
@@ -86,5 +86,11 @@ export function createApp(d: AppDeps): Koa {
   }
   app.use(api.routes());
   app.use(api.allowedMethods());
+  const outside = new Router();
+  outside.use(['/v1', '/app-backends'], requireSessionKey(d.keys));
+  const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
+  outside.use(notBuilt.routes(), notBuilt.allowedMethods());
+  app.use(outside.routes());
+  app.use(outside.allowedMethods());
   return app;
 }

@@ -15,6 +15,8 @@ export class FakeSink {
   requests = 0;
   readonly keys = new Set<string>();
   readonly events = new Map<string, Map<number, { id: string }>>();
+  /** Times a seq-0 snapshot arrived. */
+  snapshots = 0;
   readonly arrivals: { conversation: string; seqs: number[]; bytes: number }[] = [];
   /** Bodies over this get 413, as the API's sink route answers. */
   maxBodyBytes = SINK_BATCH_MAX_BYTES;
@@ -44,7 +46,11 @@ export class FakeSink {
         if (m && Value.Check(SinkEventBatch, json)) {
           const held = this.events.get(m[1]!) ?? new Map();
           this.events.set(m[1]!, held);
-          for (const item of json.items) held.set(item.seq, parseEvent(item.event)); // strict validation, as the API does
+          for (const item of json.items) {
+            if (item.seq === 0) this.snapshots++;
+            // The first snapshot is kept, as the API's log keeps what it holds at a seq.
+            if (!held.has(item.seq)) held.set(item.seq, parseEvent(item.event)); // strict validation, as the API does
+          }
           this.arrivals.push({ conversation: m[1]!, seqs: json.items.map((i) => i.seq), bytes });
           let acked = 0;
           while (held.has(acked + 1)) acked++;
@@ -64,9 +70,15 @@ export class FakeSink {
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/sink`;
   }
 
+  /** The persisted events' ids, in seq order (the snapshot at seq 0 left out: snapshot()). */
   ids(conversation: string): string[] {
     const held = this.events.get(conversation) ?? new Map();
-    return [...held.keys()].sort((a, b) => a - b).map((k) => held.get(k)!.id);
+    return [...held.keys()].filter((k) => k > 0).sort((a, b) => a - b).map((k) => held.get(k)!.id);
+  }
+
+  /** The full_state snapshot the conversation's first batch opened with (seq 0). */
+  snapshot(conversation: string): Record<string, unknown> | undefined {
+    return this.events.get(conversation)?.get(0) as Record<string, unknown> | undefined;
   }
 
   close(): Promise<void> {

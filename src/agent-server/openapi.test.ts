@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AGENT_SERVER_ROUTES } from '../api/agent-server/routes.ts';
 import { createApp } from './app.ts';
 import { startTestServer, tempDir } from './test-support.ts';
-import { NOT_BUILT } from './routes/not-implemented.ts';
+import { NOT_BUILT, NOT_BUILT_OUTSIDE_API } from './routes/not-implemented.ts';
 
 /** `METHOD /path/{param}` of every route the app's routers serve. */
 function served(): string[] {
@@ -22,7 +22,7 @@ function served(): string[] {
 
 describe('agent server OpenAPI document', () => {
   it('the route table lists exactly the routes served, apart from the 501 ones and path-style aliases', () => {
-    const notBuilt = new Set(NOT_BUILT.map(([m, p]) => `${m.toUpperCase()} /api${p.replace(/:(\w+)/g, '{$1}')}`));
+    const notBuilt = new Set([...NOT_BUILT.map(([m, p]) => `${m.toUpperCase()} /api${p.replace(/:(\w+)/g, '{$1}')}`), ...NOT_BUILT_OUTSIDE_API.map(([m, p]) => `${m.toUpperCase()} ${p.replace(/:(\w+)/g, '{$1}')}`)]);
     // Path-style forms (/api/file/download/<abs>, ...): the same operations as their query forms.
     const routes = served().filter((r) => !notBuilt.has(r) && !r.includes('*path') && !['GET /openapi.json', 'GET /docs', 'GET /redoc'].includes(r));
     const table = AGENT_SERVER_ROUTES.map((r) => `${r.method.toUpperCase()} ${r.path}`);
@@ -38,6 +38,13 @@ describe('agent server OpenAPI document', () => {
       expect(doc.body).toMatchObject({ openapi: '3.1.0', info: { version: '1.58.2' } });
       expect(doc.body.paths['/api/conversations'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('agent');
       expect(doc.body.paths['/api/git/diff'].get.parameters).toContainEqual(expect.objectContaining({ name: 'path', in: 'query', required: true }));
+      // 1.58's routes outside /api that are not built: 501 with a message, behind the session key.
+      for (const [method, path] of [['GET', '/v1/models'], ['POST', '/v1/chat/completions'], ['POST', '/v1/responses'], ['POST', '/app-backends/canvas/session'], ['DELETE', '/app-backends/canvas/session']] as const) {
+        const r = await s.api(path, { method, ...(method === 'POST' ? { body: {} } : {}) });
+        expect(r.status, `${method} ${path}`).toBe(501);
+        expect(r.body.detail).toMatch(/not implemented/);
+        expect((await s.api(path, { method, key: 'wrong' })).status).toBe(401);
+      }
       for (const page of ['/docs', '/redoc']) {
         const res = await fetch(s.url + page);
         expect(res.status).toBe(200);

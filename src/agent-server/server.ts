@@ -1,5 +1,6 @@
 // startAgentServer: wires the store, the conversations, the HTTP API, the event sockets and the
 // event-sink pusher into one listening server, and takes them down in order on close.
+import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
@@ -106,12 +107,21 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     const rt = service?.find(id);
     if (rt) {
       const metrics = usageSummary(rt.row.stats);
-      return { id, execution_status: rt.row.executionStatus, title: rt.row.title, ...(metrics ? { metrics } : {}), updated_at: rt.row.updatedAt };
+      return { id, execution_status: rt.row.executionStatus, title: rt.row.title, ...(metrics ? { metrics } : {}), updated_at: rt.row.updatedAt, rate_limited_until: rt.rateLimitedUntil };
     }
     return conversations.exists(id) ? { id, execution_status: 'deleting', updated_at: new Date().toISOString() } : undefined;
   };
+  // The state when the first push goes, dated when the conversation was created (it opens the log,
+  // before the first event), with an id of its own that stays the same when that push is retried.
+  const snapshot = (id: string) => {
+    const rt = service?.find(id);
+    if (!rt) return undefined;
+    const hash = createHash('sha256').update(`full_state:${id}`).digest('hex');
+    const snapshotId = `${hash.slice(0, 8)}-${hash.slice(8, 12)}-${hash.slice(12, 16)}-${hash.slice(16, 20)}-${hash.slice(20, 32)}`;
+    return { ...rt.fullState().event, id: snapshotId, timestamp: rt.row.createdAt };
+  };
   const pusher = opts.sink
-    ? new SinkPusher({ ...opts.sink, ...opts.tuning?.sink, events, cursor, describe, purge, isDeleted, log: log.child({ part: 'sink' }) })
+    ? new SinkPusher({ ...opts.sink, ...opts.tuning?.sink, events, cursor, describe, purge, isDeleted, snapshot, log: log.child({ part: 'sink' }) })
     : undefined;
   if (!pusher) for (const id of conversations.deletedIds()) purge(id);
 

@@ -58,6 +58,12 @@ describe('sink pusher', () => {
       next = Math.max(next, a.seqs.at(-1)! + 1);
     }
     expect(sink.keys).toEqual(new Set(['sink-key']));
+    // The log opens with the full_state snapshot (seq 0), dated at the conversation's creation, sent
+    // with the first batch only.
+    const snap = sink.snapshot(id)!;
+    expect(snap).toMatchObject({ kind: 'ConversationStateUpdateEvent', key: 'full_state', value: { id } });
+    expect(String(snap['timestamp']) <= String((await s.api(`/api/conversations/${id}/events/search?limit=1`)).body.items[0].timestamp)).toBe(true);
+    expect(sink.snapshots).toBe(1);
     expect(sink.updates.at(-1)).toMatchObject({ id, execution_status: 'finished' });
   });
 

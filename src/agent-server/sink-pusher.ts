@@ -1,7 +1,8 @@
 // Pushes every persisted event to the API's event sink, per conversation, in sequence order, in
 // batches, and records what the sink acknowledged. Failures back off exponentially and retry from
 // the stored cursor; nothing is dropped, and a restarted server resumes where it left off.
-// Conversation summaries (status, title, usage) follow each batch of events, coalesced.
+// Conversation summaries (status, title, usage) follow each batch of events, coalesced. The first
+// batch of a conversation opens with its full_state snapshot at seq 0.
 import { SINK_BATCH_MAX_BYTES, SinkAck, type SinkConversationUpdate, type SinkEventBatch } from '../api/event-sink.ts';
 import { Value } from 'typebox/value';
 import type { Logger } from '../util/log.ts';
@@ -18,6 +19,8 @@ export interface SinkPusherOptions {
   /** Called once a deleted conversation has everything acknowledged: drop its rows. */
   purge(conversationId: string): void;
   isDeleted(conversationId: string): boolean;
+  /** The conversation's full_state snapshot (seq 0), sent with its first batch; undefined: none. */
+  snapshot?(conversationId: string): unknown;
   log: Logger;
   batchSize?: number;
   /** At most this many bytes of event JSON per batch (the sink's body limit, less room for the envelope). */
@@ -156,9 +159,14 @@ export class SinkPusher {
   /** Pushes one batch; false when there was nothing to push. */
   async #pushBatch(id: string): Promise<boolean> {
     const acked = this.#o.cursor.get(id);
-    const rows = this.#withinBudget(this.#o.events.after(id, acked, this.#batch));
+    // Nothing acknowledged yet: the snapshot goes first (again after a failed first push; the sink
+    // keeps the first one it got at seq 0, and the snapshot's id is the same every time).
+    const snapshot = acked === 0 ? this.#o.snapshot?.(id) : undefined;
+    const room = snapshot === undefined ? this.#batch : Math.max(this.#batch - 1, 1);
+    const rows = this.#withinBudget(this.#o.events.after(id, acked, room));
     if (rows.length === 0) return false;
-    const body: SinkEventBatch = { items: rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.json) as unknown })) };
+    const items: SinkEventBatch['items'] = rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.json) as unknown }));
+    const body: SinkEventBatch = { items: snapshot === undefined ? items : [{ seq: 0, event: snapshot }, ...items] };
     const res = await this.#post(`/events/${id}`, body);
     if (!Value.Check(SinkAck, res)) throw new SinkHttpError('event sink answered without acknowledged_seq');
     const last = rows[rows.length - 1]!.seq;

@@ -156,6 +156,8 @@ export async function eventually<T>(fn: () => T | Promise<T>, ms = 5000): Promis
 export class FrameCollector {
   readonly ws: WebSocket;
   readonly frames: any[] = [];
+  /** Frames that came as binary WebSocket frames (the event socket sends text only). */
+  binaryFrames = 0;
   closed: { code: number; reason: string } | undefined;
   readonly opened: Promise<void>;
   readonly done: Promise<{ code: number; reason: string }>;
@@ -167,7 +169,10 @@ export class FrameCollector {
       this.ws.once('error', reject);
     });
     this.ws.on('error', () => undefined);
-    this.ws.on('message', (d) => this.frames.push(JSON.parse(d.toString())));
+    this.ws.on('message', (d, isBinary) => {
+      if (isBinary) this.binaryFrames++;
+      this.frames.push(JSON.parse(d.toString()));
+    });
     this.done = new Promise((resolve) =>
       this.ws.on('close', (code, reason) => {
         this.closed = { code, reason: reason.toString() };

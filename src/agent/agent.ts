@@ -13,7 +13,7 @@ import { condenseOnce, configuredCondenser } from './condenser/condense.ts';
 import { condensationNeed, DEFAULT_CONDENSER } from './condenser/summarizing.ts';
 import { buildView } from './condenser/view.ts';
 import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
-import { agentError, assistantMessage, conversationError, environmentMessage, systemPromptEvent, userReject } from './events.ts';
+import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { RunHooks } from './hooks/run-hooks.ts';
 import type { Completion, ModelClientOptions } from './llm/client.ts';
@@ -28,7 +28,9 @@ import { skillInfo } from './skills/types.ts';
 import { detectStuck } from './stuck/detector.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { Toolbox, type ToolboxOptions } from './toolbox.ts';
-import { toChatTool, type ToolContext } from './tools/tool.ts';
+import { runSubAgent } from './subagent.ts';
+import { taskTool, wantsTaskTool } from './tools/task.ts';
+import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
 import { createLogger } from '../util/log.ts';
 
@@ -81,6 +83,15 @@ class Agent implements ConversationAgent {
     this.#skills = new ConversationSkills(host);
     this.#plugins = new ConversationPlugins(host);
     this.#toolbox = new Toolbox(host, opts, this.#skills);
+    // The task tool runs the plugins' agents/*.md as sub-agents: agents like this one, on the same options.
+    if (wantsTaskTool(host.request.agent?.tools)) {
+      const plugins = this.#plugins;
+      this.#toolbox.tools.push(taskTool({ agents: () => plugins.plugins.flatMap((p) => p.agents), run: async (def, prompt, signal, taskId) => {
+          const result = await runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal);
+          this.#calls.recordTask(taskId, result.usage);
+          return result;
+        } }) as AgentTool);
+    }
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);
     this.#hooks = new RunHooks(host, emit, fail);
@@ -279,8 +290,9 @@ class Agent implements ConversationAgent {
     if (!this.#closed) this.#ensureSystemPrompt();
   }
 
-  /** Once per conversation (a restart reloads the plugins): the plugin subagents that will not run. */
+  /** Once per conversation (a restart reloads the plugins): the plugin subagents that will not run (no task tool). */
   #noticeUnrunnableAgents(): void {
+    if (wantsTaskTool(this.#host.request.agent?.tools)) return;
     const notice = this.#plugins.agentsNotice();
     if (!notice) return;
     const said = this.#host.events().some((e) => e.kind === 'MessageEvent' && e.source === 'environment' && (e.llm_message.content ?? []).some((c) => c.type === 'text' && c.text === notice));
@@ -350,12 +362,16 @@ class Agent implements ConversationAgent {
   }
 
   #emit(event: Event): void {
-    if (event.kind === 'ObservationEvent') event = this.#withPathRules(event);
+    let fired: string[] = [];
+    if (event.kind === 'ObservationEvent') ({ event, fired } = this.#withPathRules(event));
     this.#host.emit(maskDeep(event, this.#mask));
+    // OpenHands 1.58 keeps the names in state.activated_path_rules (in ConversationInfo); a state
+    // update tells live clients too, and lets the host keep them across restarts and forks.
+    if (fired.length) this.#host.emit(stateUpdate('activated_path_rules', this.#skills.activatedPathRules(this.#host.events())));
   }
 
   /** Path rules (nested AGENTS.md, `paths:` skills) for the file the observed action touched. */
-  #withPathRules(event: ObservationEvent): ObservationEvent {
+  #withPathRules(event: ObservationEvent): { event: ObservationEvent; fired: string[] } {
     const events = this.#host.events();
     const action = this.#real.get(event.action_id) ?? events.find((e): e is ActionEvent => e.kind === 'ActionEvent' && e.id === event.action_id)?.action;
     return this.#skills.withPathRules(event, action, events);

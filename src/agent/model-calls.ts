@@ -11,7 +11,7 @@ import { ModelClient, type ChatMessage, type ChatTool, type Completion, type Mod
 import { toModelCallError } from './llm/errors.ts';
 import { maskDeep } from './mask.ts';
 import type { AgentHost, LlmConfig } from './types.ts';
-import { addUsage, priced, statsValue, usageFromStats, type BucketState, type UsageBucket } from './usage.ts';
+import { addUsage, priced, statsValue, usageFromStats, type BucketMetrics, type BucketState, type UsageBucket } from './usage.ts';
 
 export const LLM_NOT_CONFIGURED =
   'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
@@ -41,11 +41,27 @@ export class ModelCalls {
   readonly #usage: Record<UsageBucket, BucketState>;
   /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
   viewTokens: number | undefined;
+  /** What each task tool's sub-agent used, under `task:<id>` (kept from the recorded stats). */
+  readonly #tasks: Record<string, BucketMetrics>;
 
   constructor(d: ModelCallsDeps) {
     this.#d = d;
     const recorded = d.host.stats();
     this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') }, [ASK_USAGE_ID]: { total: usageFromStats(recorded, ASK_USAGE_ID) } };
+    this.#tasks = Object.fromEntries(Object.entries(recorded?.usage_to_metrics ?? {}).filter(([k]) => k.startsWith('task:'))) as Record<string, BucketMetrics>;
+  }
+
+  /** A task tool's sub-agent ended: its usage joins the conversation's stats as `task:<id>` (OpenHands), in a stats update. */
+  recordTask(taskId: string, metrics: BucketMetrics | undefined): void {
+    if (!metrics) return;
+    this.#tasks[`task:${taskId}`] = metrics;
+    this.#d.emit(stateUpdate('stats', this.#stats()));
+  }
+
+  #stats() {
+    const host = this.#d.host;
+    const v = statsValue(host.llm?.model ?? '', this.#usage, host.request.max_budget_per_run ?? null);
+    return { usage_to_metrics: { ...v.usage_to_metrics, ...this.#tasks } };
   }
 
   /** The model client for `host.llm` (made again once switch_llm replaced it), or undefined after recording why there is none. */
@@ -82,9 +98,10 @@ export class ModelCalls {
     let completion: Completion;
     const host = this.#d.host;
     const onDelta = o.stream ? host.streamDelta?.bind(host) : undefined;
+    const onRateLimit = host.rateLimited?.bind(host);
     const started = Date.now();
     try {
-      completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}) });
+      completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}), ...(onRateLimit ? { onRateLimit } : {}) });
     } catch (err) {
       if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
       const e = toModelCallError(err);
@@ -160,7 +177,7 @@ export class ModelCalls {
     const usage = priced(completion.usage, host.request.agent?.llm);
     this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
     if (bucket === 'agent' && usage.promptTokens > 0) this.viewTokens = usage.promptTokens;
-    const stats = statsValue(model, this.#usage, host.request.max_budget_per_run ?? null);
+    const stats = { usage_to_metrics: { ...statsValue(model, this.#usage, host.request.max_budget_per_run ?? null).usage_to_metrics, ...this.#tasks } };
     // A side question leaves no event (OpenHands); its usage is kept, and in the next stats event.
     if (bucket === ASK_USAGE_ID) host.recordStats?.(stats);
     else this.#d.emit(stateUpdate('stats', stats));

@@ -5,6 +5,7 @@ import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
 import type { LlmRetryFields } from './llm/retry.ts';
+import type { RateLimitWait } from './llm/client.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
@@ -57,6 +58,11 @@ export interface AgentHost {
    * StreamingDeltaEvent on the events socket, never persisted. Optional: a host may ignore them.
    */
   streamDelta?(delta: { content: string | null; reasoning: string | null }): void;
+  /**
+   * A model call of the run waits for the provider's rate limit (a 429) until `wait.until`; null once
+   * it goes on. The run is still running meanwhile (spec part 3 shows it as PAUSED). Optional.
+   */
+  rateLimited?(wait: RateLimitWait | null): void;
   /**
    * Usage recorded without an event (ask_agent's calls, which leave no trace in the conversation, as
    * in OpenHands): kept as the conversation's `stats`. Optional: a host may drop it (the next stats

@@ -50,7 +50,30 @@ export interface BucketMetrics {
 }
 
 export interface StatsValue {
-  usage_to_metrics: Partial<Record<UsageBucket, BucketMetrics>>;
+  /** Per bucket; also `task:<task id>` for what a sub-agent of the task tool used (as OpenHands keys it). */
+  usage_to_metrics: Partial<Record<UsageBucket, BucketMetrics>> & Record<string, BucketMetrics>;
+}
+
+/** A sub-agent's usage over its buckets in one entry (OpenHands' get_combined_metrics). */
+export function combinedMetrics(stats: StatsValue | undefined): BucketMetrics | undefined {
+  const all = Object.values(stats?.usage_to_metrics ?? {}).filter((m): m is BucketMetrics => m !== undefined);
+  if (!all.length) return undefined;
+  const first = all[0]!;
+  const sum = (f: (m: BucketMetrics) => number) => all.reduce((n, m) => n + f(m), 0);
+  const t = (k: 'prompt_tokens' | 'completion_tokens' | 'cache_read_tokens' | 'cache_write_tokens' | 'reasoning_tokens') => sum((m) => m.accumulated_token_usage[k]);
+  return {
+    model_name: first.model_name,
+    accumulated_cost: sum((m) => m.accumulated_cost),
+    max_budget_per_task: first.max_budget_per_task,
+    accumulated_token_usage: {
+      ...first.accumulated_token_usage,
+      prompt_tokens: t('prompt_tokens'),
+      completion_tokens: t('completion_tokens'),
+      cache_read_tokens: t('cache_read_tokens'),
+      cache_write_tokens: t('cache_write_tokens'),
+      reasoning_tokens: t('reasoning_tokens'),
+    },
+  };
 }
 
 export interface BucketState {

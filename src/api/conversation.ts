@@ -114,6 +114,14 @@ export const ConversationSpec = Type.Object(
     llmModel: Type.Optional(Type.String({ minLength: 1 })),
     /** Appended to the agent's system prompt. */
     systemMessageSuffix: Type.Optional(Type.String()),
+    /** Agent steps a run may take (the owner's conversation_settings.max_iterations); absent: the agent server's default. */
+    maxIterations: Type.Optional(Type.Integer({ minimum: 1 })),
+    /**
+     * The agent waits for approval (the owner's conversation_settings): `always` before each action,
+     * `risky` before those the model rates HIGH or UNKNOWN (LLM security analyzer), as OpenHands maps
+     * confirmation_mode with security_analyzer none / llm.
+     */
+    confirmationMode: Type.Optional(Type.Union([Type.Literal('always'), Type.Literal('risky')])),
     /**
      * `plan`: the agent is told to investigate and write its plan to PLAN.md without changing
      * anything else (an instruction in the system prompt; its tools are the default ones).
@@ -224,6 +232,8 @@ export const ConversationStatus = Type.Object({
   /** The Sandbox this conversation was placed on. */
   sandboxName: Type.Optional(Type.String()),
   executionStatus: Type.Optional(ExecutionStatus),
+  /** While the agent's run waits for the model provider's rate limit (429): until when. Set and cleared by the agent server's reports. */
+  rateLimitedUntil: Type.Optional(Time),
   metrics: Type.Optional(UsageMetrics),
   /** Whether the initial message has been handed to the agent server (makes the last step idempotent). */
   initialMessageDelivered: Type.Optional(Type.Boolean()),

@@ -13,8 +13,13 @@ export const SinkEventBatch = Type.Object(
     items: Type.Array(
       Type.Object(
         {
-          /** Per-conversation sequence number, 1, 2, 3, ... without gaps. */
-          seq: Type.Integer({ minimum: 1 }),
+          /**
+           * Per-conversation sequence number, 1, 2, 3, ... without gaps. 0 is the conversation's
+           * full_state snapshot as its agent server took it (ConversationStateUpdateEvent, never
+           * persisted there), sent once with the first batch: the app's log opens with it, as
+           * OpenHands' does.
+           */
+          seq: Type.Integer({ minimum: 0 }),
           event: Type.Unknown(),
         },
         { additionalProperties: false },
@@ -47,6 +52,8 @@ export const SinkConversationUpdate = Type.Object({
   title: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   metrics: Type.Optional(Type.Unknown()),
   updated_at: Type.String(),
+  /** While the run waits for the model provider's rate limit: until when (ISO); null or absent otherwise. */
+  rate_limited_until: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type SinkConversationUpdate = Static<typeof SinkConversationUpdate>;
 

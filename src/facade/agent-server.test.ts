@@ -58,6 +58,8 @@ describe('facade with a real agent server', () => {
     expect(rec).toMatchObject({ execution_status: 'finished', sandbox_status: 'RUNNING', conversation_url: `${agent.url}/api/conversations/${id}` });
     const count = (await h.call('GET', `/api/v1/conversation/${id}/events/count`)).body;
     expect(count).toBeGreaterThanOrEqual(2);
-    expect(await h.db.events.acknowledgedSeq(id)).toBe(count);
+    // Every event pushed is acknowledged; the count includes the full_state snapshot at seq 0.
+    expect(await h.db.events.acknowledgedSeq(id)).toBe(count - 1);
+    expect((await h.call('GET', `/api/v1/conversation/${id}/events/search?limit=1`)).body.items[0]).toMatchObject({ kind: 'ConversationStateUpdateEvent', key: 'full_state' });
   });
 });

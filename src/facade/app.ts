@@ -23,6 +23,7 @@ import { marketplaceRoutes } from './routes/marketplaces.ts';
 import { openHandsRoutes } from './routes/openhands.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { settingsRoutes } from './routes/settings.ts';
+import { llmSettingsRoutes } from './routes/llm-settings.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { userRoutes } from './routes/users.ts';
@@ -88,7 +89,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, warmPoolRoutes, openHandsRoutes, adminRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, llmSettingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, warmPoolRoutes, openHandsRoutes, adminRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };

@@ -78,6 +78,34 @@ describe('app-conversation records', () => {
     expect((await h.call('GET', '/api/v1/sandboxes?id=sb-1')).body[0].status).toBe('RUNNING');
   });
 
+  it('reads PAUSED while the run waits for the model provider\'s rate limit, RUNNING again after (spec part 3), the execution status staying running', async () => {
+    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: 'http://127.0.0.1:7000', key: 'sk-1' });
+    const id = await start();
+    await setStartTask(h.store, id, 'READY', 'sb-1');
+    const sink = { key: null, headers: { 'x-session-api-key': 'sk-1' } };
+    const seen: [string, string][] = [];
+    const limited = '2026-03-01T10:20:05.000Z';
+    // running; waiting for the rate limit; going on (null); waiting again; the run ends (an update without the field).
+    for (const until of [null, limited, null, limited, undefined]) {
+      const body = { id, execution_status: until === undefined ? 'finished' : 'running', updated_at: '2026-03-01T10:20:00Z', ...(until === undefined ? {} : { rate_limited_until: until }) };
+      expect((await h.call('POST', '/api/v1/webhooks/sb-1/conversations', { ...sink, body })).status).toBe(200);
+      const rec = (await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0];
+      seen.push([rec.execution_status, rec.sandbox_status]);
+    }
+    expect(seen).toEqual([
+      ['running', 'RUNNING'],
+      ['running', 'PAUSED'],
+      ['running', 'RUNNING'],
+      ['running', 'PAUSED'],
+      ['finished', 'RUNNING'],
+    ]);
+    const conv = await h.store.get(ConversationKind, NS, id);
+    expect(conv?.status?.rateLimitedUntil).toBeUndefined();
+    // A malformed time is no wait.
+    await h.call('POST', '/api/v1/webhooks/sb-1/conversations', { ...sink, body: { id, execution_status: 'running', updated_at: '2026-03-01T10:20:00Z', rate_limited_until: 'soon' } });
+    expect((await h.call('GET', `/api/v1/app-conversations?ids=${id}`)).body[0].sandbox_status).toBe('RUNNING');
+  });
+
   it('reports ERROR for a start that failed before placement', async () => {
     const id = await start();
     await setStartTask(h.store, id, 'ERROR');

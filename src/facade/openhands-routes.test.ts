@@ -168,7 +168,7 @@ describe('routes not built', () => {
   let h: Harness;
   afterEach(() => h.close());
 
-  it('answer 501 with the reason, never 404; the conversation schema is the start request', async () => {
+  it('answer 501 with the reason, never 404', async () => {
     h = await startHarness();
     for (const route of NOT_BUILT_ROUTES) {
       const path = route.path.replace('{name}', 'fast').replace('{conversation_id}', '0123456789abcdef0123456789abcdef');
@@ -176,9 +176,5 @@ describe('routes not built', () => {
       expect(r.status, `${route.method} ${path}`).toBe(501);
       expect(JSON.stringify(r.body)).toContain(route.reason.slice(0, 30));
     }
-    const schema = await h.call('GET', '/api/v1/settings/conversation-schema');
-    expect(schema.status).toBe(200);
-    expect(Object.keys(schema.body.properties)).toEqual(expect.arrayContaining(['llm_model', 'system_message_suffix', 'agent_type', 'conversation_id']));
-    expect(schema.body.additionalProperties).toBe(false);
   });
 });

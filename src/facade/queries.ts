@@ -12,20 +12,24 @@ import type { ConversationCountQuery, ConversationSearchQuery, StartTaskCountQue
 
 type Rec = Record<string, unknown>;
 
-async function filterAsync<T>(items: T[], keep: (item: T) => Promise<boolean>): Promise<T[]> {
-  const out: T[] = [];
-  for (const item of items) if (await keep(item)) out.push(item);
-  return out;
-}
-
-async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {
-  const sandboxes = await sandboxesByName(d, user.id);
+/**
+ * Records of a page of conversations. `owned` is every conversation of the caller when the caller
+ * has just listed them (their sub-conversations are among them); otherwise they are listed here.
+ * The app store is read once per page (titles, newest events), not once per conversation.
+ */
+async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[], owned?: Conversation[]): Promise<Rec[]> {
+  if (convs.length === 0) return [];
+  const ids = convs.map((c) => c.metadata.name);
+  const [sandboxes, children, metas, lastEvents] = await Promise.all([
+    sandboxesByName(d, user.id),
+    owned ? owned.filter((c) => c.metadata.labels?.[LABEL_PARENT] !== undefined) : listOwned(d, ConversationKind, user.id, LABEL_PARENT),
+    d.db.getConversationMetas(ids),
+    d.db.events.lastTimestamps(ids),
+  ]);
   const subs = new Map<string, string[]>();
-  if (convs.length > 0) {
-    for (const child of await listOwned(d, ConversationKind, user.id, LABEL_PARENT)) {
-      const parent = child.metadata.labels![LABEL_PARENT]!;
-      subs.set(parent, [...(subs.get(parent) ?? []), child.metadata.name]);
-    }
+  for (const child of children) {
+    const parent = child.metadata.labels![LABEL_PARENT]!;
+    subs.set(parent, [...(subs.get(parent) ?? []), child.metadata.name]);
   }
   const keys = new Map<string, string | undefined>();
   const out: Rec[] = [];
@@ -38,8 +42,8 @@ async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversa
       appConversationRecord({
         conv,
         sandbox,
-        meta: await d.db.getConversationMeta(id),
-        lastEventAt: await d.db.events.lastTimestamp(id),
+        meta: metas.get(id)!,
+        lastEventAt: lastEvents.get(id),
         sessionKey: sandbox ? keys.get(sandbox.metadata.name) : undefined,
         subConversationIds: subs.get(id) ?? [],
       }),
@@ -55,48 +59,56 @@ export async function batchConversations(d: FacadeDeps, user: AppUser, ids: stri
     const n = normalizeId(id);
     return n ? byName.get(n) : undefined;
   });
-  const recs = await conversationRecords(d, user, wanted.filter((c): c is Conversation => c !== undefined));
+  const recs = await conversationRecords(d, user, wanted.filter((c): c is Conversation => c !== undefined), [...byName.values()]);
   let i = 0;
   return wanted.map((c) => (c ? recs[i++]! : null));
 }
 
-function conversationFilter(d: FacadeDeps, q: ConversationCountQuery): (c: Conversation) => Promise<boolean> {
+/** The conversations the query selects; titles and newest events are read for all of them at once, and only when filtered on. */
+async function filterConversations(d: FacadeDeps, convs: Conversation[], q: ConversationCountQuery): Promise<Conversation[]> {
   const createdGte = timeParam(q.created_at__gte, 'created_at__gte');
   const createdLt = timeParam(q.created_at__lt, 'created_at__lt');
   const updatedGte = timeParam(q.updated_at__gte, 'updated_at__gte');
   const updatedLt = timeParam(q.updated_at__lt, 'updated_at__lt');
   const title = q.title__contains?.toLowerCase();
-  return async (c) => {
-    const id = c.metadata.name;
+  const cheap = convs.filter((c) => {
     const created = isoOf(c.metadata.creationTimestamp);
     if (createdGte !== undefined && created < createdGte) return false;
     if (createdLt !== undefined && created >= createdLt) return false;
     if (q.sandbox_id__eq !== undefined && sandboxNameOf(c) !== q.sandbox_id__eq) return false;
     // OpenHands lists sub-conversations only when asked to.
-    if (q.include_sub_conversations !== true && c.spec.parentConversation !== undefined) return false;
-    if (title !== undefined && !conversationTitle(c, (await d.db.getConversationMeta(id)).title).toLowerCase().includes(title)) return false;
-    if (updatedGte !== undefined || updatedLt !== undefined) {
-      const updated = isoOf(conversationUpdatedAt({ conv: c, meta: await d.db.getConversationMeta(id), lastEventAt: await d.db.events.lastTimestamp(id) }));
+    return q.include_sub_conversations === true || c.spec.parentConversation === undefined;
+  });
+  const byUpdate = updatedGte !== undefined || updatedLt !== undefined;
+  if (cheap.length === 0 || (title === undefined && !byUpdate)) return cheap;
+  const ids = cheap.map((c) => c.metadata.name);
+  const [metas, lastEvents] = await Promise.all([d.db.getConversationMetas(ids), byUpdate ? d.db.events.lastTimestamps(ids) : new Map<string, string>()]);
+  return cheap.filter((c) => {
+    const id = c.metadata.name;
+    const meta = metas.get(id)!;
+    if (title !== undefined && !conversationTitle(c, meta.title).toLowerCase().includes(title)) return false;
+    if (byUpdate) {
+      const updated = isoOf(conversationUpdatedAt({ conv: c, meta, lastEventAt: lastEvents.get(id) }));
       if (updatedGte !== undefined && updated < updatedGte) return false;
       if (updatedLt !== undefined && updated >= updatedLt) return false;
     }
     return true;
-  };
+  });
 }
 
 export async function searchConversations(d: FacadeDeps, user: AppUser, q: ConversationSearchQuery): Promise<Page<Rec>> {
-  const matches = conversationFilter(d, q);
-  const convs = await filterAsync(await listOwned(d, ConversationKind, user.id), matches);
+  const owned = await listOwned(d, ConversationKind, user.id);
+  const convs = await filterConversations(d, owned, q);
   // Newest first (OpenHands' CREATED_AT_DESC); the cursor is (creationTimestamp, name).
   const page = pageOf(
     convs.map((c) => ({ key: isoOf(c.metadata.creationTimestamp), name: c.metadata.name, item: c })),
     { pageId: q.page_id, limit: q.limit ?? 100, descending: true },
   );
-  return { items: await conversationRecords(d, user, page.items), next_page_id: page.next_page_id };
+  return { items: await conversationRecords(d, user, page.items, owned), next_page_id: page.next_page_id };
 }
 
 export async function countConversations(d: FacadeDeps, user: AppUser, q: ConversationCountQuery): Promise<number> {
-  return (await filterAsync(await listOwned(d, ConversationKind, user.id), conversationFilter(d, q))).length;
+  return (await filterConversations(d, await listOwned(d, ConversationKind, user.id), q)).length;
 }
 
 async function startTaskRecords(d: FacadeDeps, user: AppUser, convs: Conversation[]): Promise<Rec[]> {

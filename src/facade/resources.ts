@@ -79,10 +79,19 @@ export function conversationSandboxStatus(conv: Conversation, sb: Sandbox | unde
  */
 const AGENT_PAUSED = new Set(['waiting_for_confirmation', 'paused']);
 
+/**
+ * The agent waits: paused by itself or a client, or its run waits for the model provider's rate
+ * limit (spec part 3: RUNNING → PAUSED "due to rate limits"; the execution status stays running).
+ */
+export function agentWaits(conv: Conversation): boolean {
+  const exec = conv.status?.executionStatus ?? '';
+  return AGENT_PAUSED.has(exec) || (exec === 'running' && conv.status?.rateLimitedUntil !== undefined);
+}
+
 /** The `sandbox_status` an app-conversation record shows: the conversation's, PAUSED while its agent waits on a running sandbox. */
 export function shownSandboxStatus(conv: Conversation, sb: Sandbox | undefined): SandboxPhase {
   const status = conversationSandboxStatus(conv, sb);
-  return status === 'RUNNING' && AGENT_PAUSED.has(conv.status?.executionStatus ?? '') ? 'PAUSED' : status;
+  return status === 'RUNNING' && agentWaits(conv) ? 'PAUSED' : status;
 }
 
 /** Sandboxes by name, for records that show many conversations at once. */

@@ -93,20 +93,21 @@ export async function updateConversation(d: FacadeDeps, sb: Sandbox, update: Sin
   const id = conv.metadata.name;
   const status = Value.Check(ExecutionStatus, update.execution_status) ? update.execution_status : undefined;
   const metrics = update.metrics !== undefined && Value.Check(UsageMetrics, update.metrics) ? update.metrics : undefined;
-  if (status !== undefined || metrics !== undefined) {
-    await modify(
-      d,
-      ConversationKind,
-      id,
-      (c) => {
-        const next = { ...c.status, ...(status !== undefined ? { executionStatus: status } : {}), ...(metrics !== undefined ? { metrics } : {}) };
-        if (next.executionStatus === c.status?.executionStatus && JSON.stringify(next.metrics) === JSON.stringify(c.status?.metrics)) return undefined;
-        c.status = next;
-        return c;
-      },
-      { status: true },
-    );
-  }
+  // Absent (an agent server that does not report it) is no wait, as null is.
+  const limitedUntil = typeof update.rate_limited_until === 'string' && !Number.isNaN(Date.parse(update.rate_limited_until)) ? new Date(update.rate_limited_until).toISOString() : undefined;
+  await modify(
+    d,
+    ConversationKind,
+    id,
+    (c) => {
+      const { rateLimitedUntil: _, ...rest } = c.status ?? {};
+      const next = { ...rest, ...(status !== undefined ? { executionStatus: status } : {}), ...(metrics !== undefined ? { metrics } : {}), ...(limitedUntil ? { rateLimitedUntil: limitedUntil } : {}) };
+      if (JSON.stringify(next) === JSON.stringify(c.status ?? {})) return undefined;
+      c.status = next;
+      return c;
+    },
+    { status: true },
+  );
   const prev = await d.db.getConversationMeta(id);
   await d.db.setConversationMeta(id, {
     title: update.title === undefined ? prev.title : update.title,

@@ -61,7 +61,7 @@ describe('OpenHands start request fields', () => {
 
     // What the controller sends the agent server: the model and the suffix (plan instruction first).
     const req = agentServerStartRequest(conv!, {}, { model: 'default-model', baseUrl: 'http://gw/v1', apiKey: 'k' }) as any;
-    expect(req.agent.llm).toEqual({ model: 'litellm_proxy/claude-sonnet-4-5', base_url: 'http://gw/v1', api_key: 'k' });
+    expect(req.agent.llm).toEqual({ model: 'litellm_proxy/claude-sonnet-4-5', base_url: 'http://gw/v1', api_key: 'k', stream: true });
     expect(req.agent.agent_context.system_message_suffix).toBe(`${PLAN_INSTRUCTION}\n\nAnswer in French.`);
   });
 
@@ -69,7 +69,7 @@ describe('OpenHands start request fields', () => {
     const id = await startConversationId(h, { initial_message: hello });
     const conv = await h.store.get(ConversationKind, NS, id);
     const req = agentServerStartRequest(conv!, {}, { model: 'default-model' }) as any;
-    expect(req.agent.llm).toEqual({ model: 'default-model' });
+    expect(req.agent.llm).toEqual({ model: 'default-model', stream: true });
     expect(req.agent.agent_context).toBeUndefined();
     expect((await record(id)).agent_type).toBe('default');
     expect((await record(id)).unapplied_fields).toEqual({});

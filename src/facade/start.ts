@@ -14,6 +14,7 @@ import type { AppUser } from './db/app-db.ts';
 import type { FacadeDeps } from './deps.ts';
 import { ANNOTATION_SECRET_NAMES, LABEL_PARENT, startTaskRecord } from './records.ts';
 import { getOwned, normalizeId, sandboxNameOf, sandboxPhase } from './resources.ts';
+import { startDefaults } from './llm-settings.ts';
 import { MAX_SECRET_VALUE_BYTES, MAX_SECRETS, messageSizeIssue, type AppConversationStartRequest, type SuggestedTask } from '../api/app/requests.ts';
 
 /** Names the agent server and runtimes use for themselves; a secret may not shadow them. */
@@ -206,6 +207,11 @@ export async function startConversation(d: FacadeDeps, user: AppUser, sent: AppC
   const names = Object.keys(secrets);
   const labels: Record<string, string> = { [LABEL_OWNER]: user.id, ...(parentName ? { [LABEL_PARENT]: parentName } : {}) };
   const spec = specOf(req, user, grouping, parentName);
+  // The caller's settings (agent_settings.llm, conversation_settings) where the request says nothing.
+  const defaults = await startDefaults(d, user);
+  if (!spec.llmModel && defaults.model) spec.llmModel = defaults.model;
+  if (defaults.maxIterations) spec.maxIterations = defaults.maxIterations;
+  if (defaults.confirmationMode) spec.confirmationMode = defaults.confirmationMode;
   if (settings.git_login) spec.ownerGitLogin = { login: settings.git_login, provider: settings.git_login_provider };
   const autoLoad = await autoLoadFor(d, user, req.selected_repository);
   if (autoLoad.length > 0) spec.autoLoadMarketplaces = autoLoad;

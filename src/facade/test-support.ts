@@ -1,5 +1,6 @@
 // Shared fixtures for the facade's tests: a real SqliteStore file, a real AppDb file, a manual
 // clock, users with API keys, a listening API server, and helpers that play the controller.
+import type { GitHosts } from '../controller/conversation/repository.ts';
 import type { ObjectStore } from '../objstore/types.ts';
 import type { InstalledLicense } from '../license/license.ts';
 import type { SupportUploadSettings } from './support-bundle.ts';
@@ -42,7 +43,7 @@ export interface Harness {
 
 export async function startHarness(
   settings: Partial<FacadeSettings> = {},
-  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore; license?: InstalledLicense; supportUpload?: SupportUploadSettings } = {},
+  opts: { deliveryRetryMs?: number; /** Default: a SQLite file in the harness dir. */ appStore?: (clock: ManualClock) => Promise<AppStore>; modelUpstream?: ModelUpstream; sandboxSpec?: DefaultSandboxSpec; login?: LoginSettings; objects?: ObjectStore; license?: InstalledLicense; supportUpload?: SupportUploadSettings; gitHosts?: GitHosts } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'facade-'));
   const clock = new ManualClock('2026-03-01T10:00:00Z');
@@ -70,6 +71,7 @@ export async function startHarness(
     ...(opts.objects ? { objects: opts.objects } : {}),
     ...(opts.license ? { license: opts.license } : {}),
     ...(opts.supportUpload ? { supportUpload: opts.supportUpload } : {}),
+    ...(opts.gitHosts ? { gitHosts: opts.gitHosts } : {}),
   });
   const call: Harness['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };

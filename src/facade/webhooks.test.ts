@@ -40,6 +40,16 @@ describe('event sink', () => {
     expect((await h.call('GET', `/api/v1/conversation/${id}/events/count`)).body).toBe(3);
   });
 
+  it("keeps the full_state snapshot at seq 0 first in the log, without counting it toward the acknowledgement", async () => {
+    const snapshot = { id: 'snap', timestamp: '2026-03-01T09:59:59.000Z', source: 'environment', key: 'full_state', value: { id, execution_status: 'idle' }, kind: 'ConversationStateUpdateEvent' };
+    expect((await push([{ seq: 0, event: snapshot }, { seq: 1, event: messageEvent('e1', 'hello') }])).body).toEqual({ acknowledged_seq: 1 });
+    // Sent again (a retried first push, another id): the first one stays.
+    expect((await push([{ seq: 0, event: { ...snapshot, id: 'snap-2' } }, { seq: 1, event: messageEvent('e1', 'hello') }])).body).toEqual({ acknowledged_seq: 1 });
+    const items = (await h.call('GET', `/api/v1/conversation/${id}/events/search`)).body.items;
+    expect(items.map((e: { id: string }) => e.id)).toEqual(['snap', 'e1']);
+    expect((await push([{ seq: -1, event: pauseEvent('neg') }])).status).toBe(422);
+  });
+
   it('refuses invalid events with located 422s and stores nothing of the batch', async () => {
     const r = await push([{ seq: 1, event: pauseEvent('ok') }, { seq: 2, event: { id: 'x', timestamp: 't', kind: 'MessageEvent', bogus: 1 } }]);
     expect(r.status).toBe(422);

@@ -9,6 +9,7 @@ export class Published {
   readonly event: Event;
   readonly #json: string;
   #wire: string | undefined;
+  #frame: Buffer | undefined;
 
   constructor(seq: number | null, event: Event, json: string) {
     this.seq = seq;
@@ -20,6 +21,12 @@ export class Published {
   get wire(): string {
     this.#wire ??= toWireJson(this.#json);
     return this.#wire;
+  }
+
+  /** The same as UTF-8 bytes, encoded once for all subscribers (a string is encoded on every send). */
+  get frame(): Buffer {
+    this.#frame ??= Buffer.from(this.wire);
+    return this.#frame;
   }
 }
 

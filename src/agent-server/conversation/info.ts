@@ -10,7 +10,7 @@ export interface InfoInputs {
   llm: LlmConfig | undefined;
   secretNames: string[];
   persistenceDir: string;
-  skills?: { activated: readonly string[]; invoked: readonly string[] };
+  skills?: { activated: readonly string[]; invoked: readonly string[]; pathRules?: readonly string[] };
   /**
    * Skills of the conversation's plugins, as its agent last loaded them (in the background from
    * the conversation's creation on; stored, so they are listed across restarts): merged into
@@ -18,6 +18,10 @@ export interface InfoInputs {
    * same name, so clients (the app's skills route) list them.
    */
   pluginSkills?: readonly Record<string, unknown>[];
+  /** Until when the run waits for the model provider's rate limit (ISO), null when it does not. */
+  rateLimitedUntil?: string | null;
+  /** HEAD of the event tree: the last event that is not a state update. */
+  leafEventId?: string | null;
 }
 
 function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']>, plugin: readonly Record<string, unknown>[]): typeof agent {
@@ -27,7 +31,7 @@ function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']
   return { ...agent, agent_context: { ...agent.agent_context, skills: [...own, ...plugin] } };
 }
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [] }: InfoInputs): ConversationInfo {
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null }: InfoInputs): ConversationInfo {
   const req = row.request;
   const agent = withPluginSkills(req.agent ?? { llm: {} }, pluginSkills);
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
@@ -51,7 +55,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     blocked_actions: {},
     blocked_messages: {},
     last_user_message_id: row.lastUserMessageId,
-    leaf_event_id: null,
+    leaf_event_id: leafEventId,
     stats: row.stats ?? { usage_to_metrics: {} },
     secret_registry: {
       secret_sources: Object.fromEntries(secretNames.map((n) => [n, { kind: 'StaticSecret', value: MASK }])),
@@ -74,6 +78,22 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     launched_agent_profile: null,
     runtime_info: null,
     tool_module_qualnames: {},
+    // Ours (OpenHands waits silently): only while a wait is on, so that the record has 1.58's fields otherwise.
+    ...(rateLimitedUntil !== null ? { rate_limited_until: rateLimitedUntil } : {}),
+  };
+}
+
+/**
+ * The full_state snapshot of the events socket: ConversationInfo plus the ConversationState fields
+ * 1.58 sends there and not in REST answers, and our rate_limited_until (null when no wait is on).
+ */
+export function fullStateValue(info: ConversationInfo, inputs: Pick<InfoInputs, 'skills' | 'rateLimitedUntil'>): ConversationInfo {
+  return {
+    ...info,
+    activated_path_rules: [...(inputs.skills?.pathRules ?? [])],
+    // No route moves HEAD to an empty branch here (OpenHands' navigate_to(None)), so it never is.
+    head_is_empty: false,
+    rate_limited_until: inputs.rateLimitedUntil ?? null,
   };
 }
 

@@ -20,7 +20,7 @@ import type { EventStore } from '../store/event-store.ts';
 import type { StorageFaultState } from '../store/storage-health.ts';
 import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
-import { conversationInfo } from './info.ts';
+import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
 
 export interface RuntimeContext {
@@ -71,8 +71,15 @@ export class ConversationRuntime implements AgentHost {
   #deleted = false;
   #closing = false;
   #cache: Event[] | undefined;
+  /**
+   * HEAD of the conversation tree (OpenHands 1.58 `leaf_event_id`): the last event that is not a
+   * state update; the parent of the next event. Undefined until read from the events.
+   */
+  #leaf: string | null | undefined;
   /** Activated and invoked skills, loaded from the events at the first info(). */
   #skills: SkillState | undefined;
+  /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
+  #rateLimitedUntil: string | null = null;
 
   constructor(ctx: RuntimeContext, init: RuntimeInit) {
     this.#ctx = ctx;
@@ -117,15 +124,26 @@ export class ConversationRuntime implements AgentHost {
     return this.#run !== undefined;
   }
 
+  /** Until when the run waits for the model provider's rate limit; null when it does not wait. */
+  get rateLimitedUntil(): string | null {
+    return this.#rateLimitedUntil;
+  }
+
   info() {
     return conversationInfo({
       row: this.#row,
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.persistenceDir,
-      skills: (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId)),
+      skills: this.#skillState(),
       pluginSkills: this.#row.pluginSkills ?? [],
+      rateLimitedUntil: this.#rateLimitedUntil,
+      leafEventId: this.leafEventId(),
     });
+  }
+
+  #skillState(): SkillState {
+    return (this.#skills ??= SkillState.load(this.#ctx.events, this.conversationId));
   }
 
   // ---- AgentHost ----
@@ -144,9 +162,14 @@ export class ConversationRuntime implements AgentHost {
       this.#ctx.log.debug({ conversationId: this.conversationId, kind: event.kind }, 'event after delete dropped');
       return;
     }
+    // As OpenHands 1.58: every event names its parent, the HEAD when it is appended; state updates
+    // are no nodes of the tree (they do not move HEAD). The first event is the root (no parent).
+    const leaf = this.leafEventId();
+    const stamped = event.parent_id == null && leaf !== null ? { ...event, parent_id: leaf } : event;
     // Validation applies the kind's defaults, so every stored event has the full wire shape.
-    const parsed = parseEvent(this.#mask(event));
+    const parsed = parseEvent(this.#mask(stamped));
     const stored = this.#ctx.events.append(this.conversationId, parsed);
+    if (parsed.kind !== 'ConversationStateUpdateEvent') this.#leaf = parsed.id;
     this.#cache?.push(parsed);
     this.#skills?.add(parsed);
     this.#ctx.onActivity();
@@ -183,12 +206,34 @@ export class ConversationRuntime implements AgentHost {
     return this.#row.executionStatus;
   }
 
+  /** The HEAD of the event tree: the last event that is not a state update; null before any. */
+  leafEventId(): string | null {
+    // Read once (the events loaded, or one indexed query), then kept by emit().
+    if (this.#leaf === undefined) this.#leaf = this.#cache ? (this.#cache.findLast((e) => e.kind !== 'ConversationStateUpdateEvent')?.id ?? null) : this.#ctx.events.lastNodeId(this.conversationId);
+    return this.#leaf;
+  }
+
   setExecutionStatus(status: ExecutionStatus): void {
     if (status === this.#row.executionStatus) return;
     // A paused run winding down must not overwrite the user's pause, nor one stopped by a full disk its error.
     if (this.#run?.controller.signal.aborted && (this.#row.executionStatus === 'paused' || this.#run.stoppedForStorage)) return;
     this.#update({ executionStatus: status });
     this.emit({ ...newEventBase('environment'), key: 'execution_status', value: status, kind: 'ConversationStateUpdateEvent' });
+  }
+
+  /**
+   * The run's model call waits for the provider's rate limit, or goes on (null). OpenHands 1.58 waits
+   * silently (its status stays running); here clients are told, by the state key
+   * `rate_limited_until` (an ISO time, or null), and the event sink's conversation update carries it,
+   * so the application shows the sandbox PAUSED meanwhile (spec part 3). The status stays `running`:
+   * the run goes on by itself, and OpenHands clients wait on `running` for it to end.
+   */
+  rateLimited(wait: { until: Date } | null): void {
+    const until = wait ? wait.until.toISOString() : null;
+    if (until === this.#rateLimitedUntil || this.#deleted) return;
+    this.#rateLimitedUntil = until;
+    this.emit({ ...newEventBase('environment'), key: 'rate_limited_until', value: until, kind: 'ConversationStateUpdateEvent' });
+    this.#ctx.onChanged(this.conversationId);
   }
 
   recordStats(stats: NonNullable<ConversationRow['stats']>): void {
@@ -392,7 +437,8 @@ export class ConversationRuntime implements AgentHost {
 
   /** A snapshot for WebSocket subscribers only (never persisted). */
   fullState(): Published {
-    const event: Event = { ...newEventBase('environment'), key: 'full_state', value: this.info(), kind: 'ConversationStateUpdateEvent' };
+    const value = fullStateValue(this.info(), { skills: this.#skillState(), rateLimitedUntil: this.#rateLimitedUntil });
+    const event: Event = { ...newEventBase('environment'), key: 'full_state', value, kind: 'ConversationStateUpdateEvent' };
     return new Published(null, event, JSON.stringify(event));
   }
 
@@ -468,6 +514,8 @@ export class ConversationRuntime implements AgentHost {
   #afterRun(): void {
     this.#run = undefined;
     if (this.#deleted) return;
+    // The model client ends every wait it started; this only guards against a run that ended mid-wait some other way.
+    this.rateLimited(null);
     // OpenHands clients treat the post-run snapshot as the authoritative end of a run.
     this.#ctx.bus.publish(this.conversationId, this.fullState());
     if (this.#rerun && !this.#closing) this.#start();

@@ -41,9 +41,20 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/meta-profiles{/*rest}', 'Meta profiles'],
 ];
 
-export function notImplementedRoutes(): Router {
+/**
+ * OpenHands 1.58 routes outside `/api` that are not built: the OpenAI-compatible endpoint (the agent
+ * offered as a model) and canvas extension backends. Behind the session key like `/api`.
+ */
+export const NOT_BUILT_OUTSIDE_API: [method: Method, path: string, what: string][] = [
+  ['get', '/v1/models', 'The OpenAI-compatible endpoint (the agent as a model)'],
+  ['post', '/v1/chat/completions', 'The OpenAI-compatible endpoint (the agent as a model)'],
+  ['post', '/v1/responses', 'The OpenAI-compatible endpoint (the agent as a model)'],
+  ['all', '/app-backends/:extension_name/session', 'Canvas extension backends'],
+];
+
+export function notImplementedRoutes(table: [Method, string, string][] = NOT_BUILT): Router {
   const router = withConversationIdParam(new Router());
-  for (const [method, path, what] of NOT_BUILT) {
+  for (const [method, path, what] of table) {
     const handler = async () => {
       throw new NotImplemented(`${what} is not implemented by this agent server`);
     };

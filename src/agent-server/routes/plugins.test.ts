@@ -43,7 +43,7 @@ describe('POST /api/plugins', () => {
     const names = all.body.plugins.map((p: any) => p.name).sort();
     expect(names).toEqual(['only-user', 'shared']);
     const shared = all.body.plugins.find((p: any) => p.name === 'shared');
-    expect(shared).toMatchObject({ version: '2.0.0', description: 'project copy', path: join(proj, '.agents', 'plugins', 'shared'), skills: [{ name: 'shared:fix', description: 'Fix it' }], agents: [{ name: 'rev', description: 'Reviews', runnable: false }] });
+    expect(shared).toMatchObject({ version: '2.0.0', description: 'project copy', path: join(proj, '.agents', 'plugins', 'shared'), skills: [{ name: 'shared:fix', description: 'Fix it' }], agents: [{ name: 'rev', description: 'Reviews', runnable: true }] });
     expect(shared.files).toEqual(['.plugin/plugin.json', 'agents/rev.md', 'commands/fix.md']);
 
     expect((await post('/plugins', { load_user: false, project_dir: proj })).body.plugins.map((p: any) => p.name)).toEqual(['shared']);

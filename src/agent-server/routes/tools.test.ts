@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
 
 const BROWSER = ['browser_tool_set', 'browser_navigate', 'browser_click', 'browser_type', 'browser_get_state', 'browser_get_content', 'browser_scroll', 'browser_go_back', 'browser_list_tabs', 'browser_switch_tab', 'browser_close_tab', 'browser_get_storage', 'browser_set_storage', 'browser_start_recording', 'browser_stop_recording'];
-const BASE = ['terminal', 'file_editor', 'think', 'finish', 'task_tracker', 'glob', 'grep', 'invoke_skill'];
+const BASE = ['terminal', 'file_editor', 'think', 'finish', 'task_tracker', 'glob', 'grep', 'task_tool_set', 'invoke_skill'];
 
 const saved = process.env['AGENTYARD_CHROMIUM'];
 let dir: ReturnType<typeof tempDir> | undefined;

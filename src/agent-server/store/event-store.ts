@@ -195,6 +195,12 @@ export class EventStore {
     return { items, nextSeq: null };
   }
 
+  /** Id of the last saved event that is not a state update (the HEAD of the event tree), or null. */
+  lastNodeId(conversationId: string): string | null {
+    const row = this.#stmt("SELECT id FROM events WHERE conversation_id = ? AND kind != 'ConversationStateUpdateEvent' ORDER BY seq DESC LIMIT 1").get(conversationId) as { id: string } | undefined;
+    return row?.id ?? null;
+  }
+
   count(conversationId: string, f: EventFilter): number {
     const { sql, args } = this.#where(conversationId, f);
     if (f.body === undefined) return (this.#stmt(`SELECT COUNT(*) AS n FROM events WHERE ${sql}`).get(...args) as { n: number }).n;

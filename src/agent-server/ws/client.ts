@@ -3,6 +3,10 @@
 // live in the same synchronous step that finds nothing more to replay, so no event is missed or
 // sent twice. Live frames go through a bounded queue: a client that falls behind is closed with
 // 1013 (it resumes with after_event_id / after_seq); the agent and other clients never wait.
+// Frames sent in one synchronous step (an agent's step emits several events) leave in one write:
+// the socket is corked until the step ends. One write per frame per subscriber was most of the
+// server's time with a hundred subscribers (issue #16).
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Published, EventBus } from '../conversation/bus.ts';
 import type { EventStore } from '../store/event-store.ts';
@@ -22,6 +26,9 @@ export const SLOW_CLIENT_REASON = 'Client too slow; reconnect with after_event_i
 
 export class SocketClient {
   readonly ws: WebSocket;
+  /** The upgraded connection under `ws`, corked while a step's frames are handed to it. */
+  readonly #socket: Duplex | undefined;
+  #corked = false;
   readonly conversationId: string;
   readonly #events: EventStore;
   readonly #limits: ClientLimits;
@@ -36,8 +43,9 @@ export class SocketClient {
   #closeTimer: NodeJS.Timeout | undefined;
   alive = true;
 
-  constructor(ws: WebSocket, conversationId: string, events: EventStore, limits: ClientLimits) {
+  constructor(ws: WebSocket, conversationId: string, events: EventStore, limits: ClientLimits, socket?: Duplex) {
     this.ws = ws;
+    this.#socket = socket;
     this.conversationId = conversationId;
     this.#events = events;
     this.#limits = limits;
@@ -49,7 +57,7 @@ export class SocketClient {
   start(bus: EventBus, fullState: Published, afterSeq: number): void {
     const sub = Object.assign((p: Published) => this.#onPublished(p), { end: () => this.close(4004, 'Conversation deleted') });
     this.#unsubscribe = bus.subscribe(this.conversationId, sub);
-    this.#send(fullState.wire);
+    this.#send(fullState.frame);
     this.#cursor = afterSeq;
     void this.#replay();
   }
@@ -61,7 +69,7 @@ export class SocketClient {
       // client falling behind (never a reason to cut it off); the persisted answer follows.
       const snapshot = p.event.kind === 'ConversationStateUpdateEvent';
       if (!snapshot && (!this.#live || this.#pending >= this.#highWater)) return;
-      if (this.#live) this.#send(p.wire);
+      if (this.#live) this.#send(p.frame);
       else this.#snapshot = p;
       return;
     }
@@ -73,7 +81,7 @@ export class SocketClient {
       return;
     }
     this.#cursor = p.seq;
-    this.#send(p.wire);
+    this.#send(p.frame);
   }
 
   async #replay(): Promise<void> {
@@ -83,7 +91,7 @@ export class SocketClient {
         this.#live = true;
         const snap = this.#snapshot;
         this.#snapshot = undefined;
-        if (snap) this.#send(snap.wire);
+        if (snap) this.#send(snap.frame);
         return;
       }
       for (const row of rows) {
@@ -95,20 +103,34 @@ export class SocketClient {
     }
   }
 
-  #send(data: string): void {
+  #send(data: string | Buffer): void {
     if (!this.#open()) return;
     if (this.#pending >= this.#limits.maxQueueEvents || this.ws.bufferedAmount > this.#limits.maxQueueBytes) {
       this.#closeSlow();
       return;
     }
     this.#pending++;
-    this.ws.send(data, () => {
+    this.#cork();
+    // Text frames, also from bytes (ws would send a Buffer as a binary frame).
+    this.ws.send(data, { binary: false }, () => {
       this.#pending--;
       if (this.#pending <= this.#highWater / 2 && this.ws.bufferedAmount <= this.#limits.maxQueueBytes / 4) {
         const waiters = this.#drainWaiters;
         this.#drainWaiters = [];
         for (const w of waiters) w();
       }
+    });
+  }
+
+  /** Holds this step's frames in the socket; they leave together when the step ends. */
+  #cork(): void {
+    const socket = this.#socket;
+    if (!socket || this.#corked) return;
+    this.#corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.#corked = false;
+      socket.uncork();
     });
   }
 

@@ -43,6 +43,17 @@ describe('events socket', () => {
     expect((await s.api(`/api/conversations/${cid}/events/count?kind=ConversationStateUpdateEvent`)).body).toBe(3);
   });
 
+  it('sends the events of one synchronous step to every subscriber whole, in order, as text frames', async () => {
+    const clients = [connect(), connect(), connect()];
+    await Promise.all(clients.map((c) => c.until(1)));
+    for (let i = 0; i < 20; i++) host.emit(agentMessage(`step ${i}`));
+    for (const c of clients) {
+      await c.until(21);
+      expect(c.frames.slice(1).map((f) => f.llm_message.content[0].text)).toEqual(Array.from({ length: 20 }, (_, i) => `step ${i}`));
+      expect(c.binaryFrames).toBe(0);
+    }
+  });
+
   it('replays everything with resend_mode=all and the deprecated resend_all=true', async () => {
     const ids = await stored();
     for (const q of ['?resend_mode=all', '?resend_all=true']) {

@@ -89,7 +89,7 @@ export class EventSockets {
         return;
       }
       if (refusedUpgrade(req, url, this.#o.keys, socket)) return;
-      this.#wss.handleUpgrade(req, socket, head, (ws) => this.#authenticate(ws, req, url, decodeURIComponent(m[1]!)));
+      this.#wss.handleUpgrade(req, socket, head, (ws) => this.#authenticate(ws, req, url, decodeURIComponent(m[1]!), socket));
     });
   }
 
@@ -101,12 +101,12 @@ export class EventSockets {
     for (const c of this.#clients) c.ws.terminate();
   }
 
-  #authenticate(ws: WebSocket, req: IncomingMessage, url: URL, conversationId: string): void {
+  #authenticate(ws: WebSocket, req: IncomingMessage, url: URL, conversationId: string, socket: Duplex): void {
     const keys = this.#o.keys;
     const given = req.headers[SESSION_HEADER] ?? url.searchParams.get('session_api_key') ?? undefined;
-    if (!keys.enabled) return this.#accept(ws, url, conversationId);
+    if (!keys.enabled) return this.#accept(ws, url, conversationId, socket);
     if (given !== undefined) {
-      if (keys.matches(Array.isArray(given) ? given[0] : given)) return this.#accept(ws, url, conversationId);
+      if (keys.matches(Array.isArray(given) ? given[0] : given)) return this.#accept(ws, url, conversationId, socket);
       ws.close(4001, 'Authentication failed');
       return;
     }
@@ -125,12 +125,12 @@ export class EventSockets {
       } catch {
         frame = undefined;
       }
-      if (frame?.type === 'auth' && keys.matches(frame.session_api_key)) this.#accept(ws, url, conversationId);
+      if (frame?.type === 'auth' && keys.matches(frame.session_api_key)) this.#accept(ws, url, conversationId, socket);
       else ws.close(4001, 'Authentication failed');
     });
   }
 
-  #accept(ws: WebSocket, url: URL, conversationId: string): void {
+  #accept(ws: WebSocket, url: URL, conversationId: string, socket: Duplex): void {
     const rt = this.#o.service.find(conversationId);
     if (!rt) return ws.close(4004, 'Conversation not found');
     if (this.#o.bus.count(rt.conversationId) >= (this.#o.maxSubscribers ?? 50)) {
@@ -138,7 +138,7 @@ export class EventSockets {
     }
     const start = replayStart(url, this.#o.events, rt.conversationId);
     if (typeof start !== 'number') return ws.close(4400, start.reason);
-    const client = new SocketClient(ws, rt.conversationId, this.#o.events, this.#limits);
+    const client = new SocketClient(ws, rt.conversationId, this.#o.events, this.#limits, socket);
     this.#clients.add(client);
     ws.on('close', () => this.#clients.delete(client));
     ws.on('pong', () => (client.alive = true));

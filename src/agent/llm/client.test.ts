@@ -152,6 +152,8 @@ describe('model client, streaming', () => {
     expect(deltas.map((d) => d.reasoning ?? '').join('')).toBe('why not');
     expect(deltas.map((d) => d.content ?? '').join('')).toBe('thinking aloud in pieces');
     expect(deltas.length).toBeGreaterThan(3);
+    // The opening chunk's empty content is handed out too (OpenHands forwards it).
+    expect(deltas[0]).toEqual({ content: '', reasoning: null });
   });
 
   it('an abort mid-stream rejects with the SDK abort error; an empty streamed answer is LLMNoResponseError', async () => {

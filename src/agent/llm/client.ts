@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import type { LlmConfig } from '../types.ts';
 import { ModelCallError, toModelCallError } from './errors.ts';
 import { resolveEndpoint } from './model-name.ts';
-import { DEFAULT_RETRY, retrySettings, withRetries, type RetrySettings } from './retry.ts';
+import { DEFAULT_RETRY, isRateLimit, retrySettings, withRetries, type RetrySettings } from './retry.ts';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export type ChatTool = OpenAI.Chat.Completions.ChatCompletionTool;
@@ -91,11 +91,27 @@ export class ModelClient {
     // A streamed answer already shown in part is not asked for again (its pieces would repeat).
     let shown = false;
     const onDelta = opts.onDelta && ((d: { content: string | null; reasoning: string | null }) => ((shown = true), opts.onDelta!(d)));
+    // A wait for the provider's rate limit is told when it starts and when it ends (also when aborted).
+    let limited = false;
+    const endLimit = () => {
+      if (limited) opts.onRateLimit?.(null);
+      limited = false;
+    };
     try {
-      raw = await withRetries(this.retry, signal, () => this.#attempt(body, reqOpts, opts.stream === true, onDelta, signal), () => !shown);
+      raw = await withRetries(this.retry, signal, () => this.#attempt(body, reqOpts, opts.stream === true, onDelta, signal), {
+        canRetry: () => !shown,
+        waiting: (w) => {
+          if (!isRateLimit(w.error) || !opts.onRateLimit) return;
+          limited = true;
+          opts.onRateLimit({ until: new Date(Date.now() + w.ms), attempt: w.next, attempts: w.attempts });
+        },
+        resumed: () => endLimit(),
+      });
     } catch (err) {
       if (err instanceof OpenAI.APIUserAbortError) throw err;
       throw toModelCallError(err);
+    } finally {
+      endLimit();
     }
     return completionOf(raw);
   }
@@ -173,6 +189,18 @@ export interface CompleteOptions {
   stream?: boolean;
   /** Streaming only: each piece of answer text or reasoning, in order. */
   onDelta?: (delta: { content: string | null; reasoning: string | null }) => void;
+  /**
+   * The provider answered 429 and the call waits before its next attempt: when the wait ends and
+   * which attempt follows; then null once the call goes on (or ends: aborted, failed for good).
+   */
+  onRateLimit?: (wait: RateLimitWait | null) => void;
+}
+
+export interface RateLimitWait {
+  until: Date;
+  /** The attempt after the wait, of `attempts` in all. */
+  attempt: number;
+  attempts: number;
 }
 
 type RawUsage = OpenAI.CompletionUsage & { cost?: number };
@@ -215,7 +243,12 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
     const thought = delta.reasoning_content || null;
     if (text) content = (content ?? '') + text;
     if (thought) reasoning = (reasoning ?? '') + thought;
-    if ((text || thought) && onDelta) onDelta({ content: text, reasoning: thought });
+    // Every string piece is handed out, an empty one too (a provider's opening `content: ""`, a
+    // boundary after a tool call), as OpenHands' agent server forwards them: a client sees the model
+    // has begun answering before any token or tool call arrives.
+    const shownText = typeof delta.content === 'string' ? delta.content : null;
+    const shownThought = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : null;
+    if ((shownText !== null || shownThought !== null) && onDelta) onDelta({ content: shownText, reasoning: shownThought });
     for (const tc of delta.tool_calls ?? []) {
       const call = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
       if (tc.id) call.id = tc.id;

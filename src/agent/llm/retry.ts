@@ -87,19 +87,44 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** The provider refused for its rate limit (429), as opposed to a failure or a timeout. */
+export function isRateLimit(err: unknown): boolean {
+  return err instanceof OpenAI.APIError && err.status === 429;
+}
+
+/** A wait between attempts: after which failure, how long, and which attempt comes next. */
+export interface RetryWait {
+  error: unknown;
+  ms: number;
+  /** The attempt that follows the wait (2 for the first retry). */
+  next: number;
+  attempts: number;
+}
+
+export interface RetryHooks {
+  /** May veto a retry (a streamed answer already shown in part). */
+  canRetry?(): boolean;
+  /** Before each wait between attempts. */
+  waiting?(wait: RetryWait): void;
+  /** After each wait, just before the next attempt (not when the wait was aborted). */
+  resumed?(): void;
+}
+
 /**
- * Runs `attempt` until it succeeds, fails for good, or the attempts are used up; `canRetry` may veto
- * a retry (a streamed answer already shown in part). Rejects with a ModelCallError (the timeout named
- * with its settings), or the SDK's APIUserAbortError when `signal` aborts.
+ * Runs `attempt` until it succeeds, fails for good, or the attempts are used up. Rejects with a
+ * ModelCallError (the timeout named with its settings), or the SDK's APIUserAbortError when `signal` aborts.
  */
-export async function withRetries<T>(s: RetrySettings, signal: AbortSignal | undefined, attempt: () => Promise<T>, canRetry: () => boolean = () => true): Promise<T> {
+export async function withRetries<T>(s: RetrySettings, signal: AbortSignal | undefined, attempt: () => Promise<T>, hooks: RetryHooks = {}): Promise<T> {
   for (let n = 1; ; n++) {
     try {
       return await attempt();
     } catch (err) {
       if (err instanceof OpenAI.APIUserAbortError || signal?.aborted) throw err instanceof OpenAI.APIUserAbortError ? err : new OpenAI.APIUserAbortError();
-      if (n >= s.attempts || !isRetryable(err) || !canRetry()) throw giveUp(err, s, n);
-      await sleep(retryAfterMs(err) ?? backoffSeconds(s, n) * 1000, signal);
+      if (n >= s.attempts || !isRetryable(err) || hooks.canRetry?.() === false) throw giveUp(err, s, n);
+      const ms = retryAfterMs(err) ?? backoffSeconds(s, n) * 1000;
+      hooks.waiting?.({ error: err, ms, next: n + 1, attempts: s.attempts });
+      await sleep(ms, signal);
+      hooks.resumed?.();
     }
   }
 }

@@ -26,7 +26,7 @@ const log = createLogger('plugins');
 /** At most this many skills from plugins (OpenHands). */
 export const MAX_PLUGIN_SKILLS = 100;
 
-/** PluginsResponse item (OpenHands PluginInfo), plus the subagent definitions found (never runnable here). */
+/** PluginsResponse item (OpenHands PluginInfo), plus the subagent definitions found (run by the task tool). */
 export function pluginInfo(p: LoadedPlugin): PluginInfo {
   return {
     name: p.name,
@@ -35,7 +35,7 @@ export function pluginInfo(p: LoadedPlugin): PluginInfo {
     path: p.dir,
     skills: p.skills.map((s) => ({ name: s.name, description: s.description })),
     files: p.files,
-    agents: p.agents.map((a) => ({ name: a.name, description: a.description, runnable: false as const })),
+    agents: p.agents.map((a) => ({ name: a.name, description: a.description, runnable: true })),
   };
 }
 
@@ -85,7 +85,6 @@ export class ConversationPlugins {
           const plugin = loadPluginDir(fetched.dir);
           this.plugins.push(plugin);
           log.info({ conversationId: host.conversationId, plugin: plugin.name, commit: fetched.commit }, 'plugin loaded');
-          if (plugin.agents.length) log.warn({ conversationId: host.conversationId, plugin: plugin.name, agents: plugin.agents.map((a) => a.name) }, 'plugin agents will not run (agentyard has no subagents); the conversation is told when its run starts');
         } catch (err) {
           // Anything else (an unreadable file) is reported the same way: the agent must still run to say so.
           const why = err instanceof PluginFetchError || err instanceof PluginLoadError ? err.message : `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;
@@ -115,14 +114,15 @@ export class ConversationPlugins {
   }
 
   /**
-   * What the conversation is told when its plugins ship subagents (agents/*.md): agentyard has no
-   * subagent runner (OpenHands registers them for its task/delegate tools), so they will not run.
-   * Said in the conversation rather than only logged, so neither the user nor the model counts on them.
+   * What a conversation without the task tool is told when its plugins ship subagents (agents/*.md):
+   * they run only through the task tool (agent.tools naming `task_tool_set`, as in OpenHands), so
+   * here they will not. Said in the conversation rather than only logged, so neither the user nor the
+   * model counts on them.
    */
   agentsNotice(): string | undefined {
     const agents = this.plugins.flatMap((p) => p.agents.map((a) => `${p.name}:${a.name} (${relative(p.dir, a.source)})`));
     if (!agents.length) return undefined;
-    return `Plugin subagents will not run: agentyard cannot run subagents, so ${agents.join(', ')} ${agents.length === 1 ? 'is' : 'are'} not available in this conversation. The plugins' skills, commands, hooks and MCP servers are loaded.`;
+    return `Plugin subagents will not run: they run through the task tool, which this conversation does not have (agent.tools does not name task_tool_set), so ${agents.join(', ')} ${agents.length === 1 ? 'is' : 'are'} not available in this conversation. The plugins' skills, commands, hooks and MCP servers are loaded.`;
   }
 
   /** Their hooks/hooks.json files, in plugin order (throws Invalid naming the file for a bad one). */

@@ -2,7 +2,7 @@
 //   .plugin/plugin.json | .claude-plugin/plugin.json   manifest: name, version, description, ...
 //   skills/            SKILL.md skills (loaded by src/agent/skills)
 //   commands/*.md      keyword-triggered skills "/<plugin>:<command>"
-//   agents/*.md        subagent definitions (listed, runnable: false; the conversation is told they will not run)
+//   agents/*.md        subagent definitions, run by the task tool (tools/task.ts) when agent.tools names task_tool_set
 //   hooks/hooks.json   hook configuration (loaded by src/agent/hooks when the run starts)
 //   .mcp.json          {"mcpServers": {...}}
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -20,6 +20,12 @@ export interface PluginAgent {
   description: string | null;
   /** The file it was read from. */
   source: string;
+  /** Its system prompt: the file's body, added to the sub-agent's system message (OpenHands' system_message_suffix). */
+  prompt: string;
+  /** `tools:` of its frontmatter (tool names as agent.tools takes them); empty: the default tools. */
+  tools: string[];
+  /** `max_iteration_per_run:` (else the parent conversation's limit). */
+  maxIterations: number | null;
 }
 
 export interface LoadedPlugin {
@@ -100,6 +106,12 @@ function listFiles(dir: string): string[] {
   return out;
 }
 
+/** `tools: terminal, file_editor` or a list, as OpenHands and Claude Code agent files write them. */
+function toolNames(v: unknown): string[] {
+  const items = typeof v === 'string' ? v.split(',') : Array.isArray(v) ? v.map(String) : [];
+  return items.map((t) => t.trim()).filter(Boolean);
+}
+
 /** Reads one plugin directory. Throws PluginLoadError for a broken manifest or MCP file. */
 export function loadPluginDir(dir: string): LoadedPlugin {
   const manifestPath = MANIFESTS.map((m) => join(dir, m)).find((p) => existsSync(p));
@@ -110,9 +122,17 @@ export function loadPluginDir(dir: string): LoadedPlugin {
 
   const skills = [...loadSkillsDirSync(join(dir, 'skills'), origin), ...markdownFiles(join(dir, 'commands')).map((p) => commandSkill(name, p))];
 
-  const agents = markdownFiles(join(dir, 'agents')).map((p) => {
-    const { meta } = splitFrontmatter(readFileSync(p, 'utf8'));
-    return { name: str(meta.name) ?? basename(p, '.md'), description: str(meta.description), source: p };
+  const agents = markdownFiles(join(dir, 'agents')).map((p): PluginAgent => {
+    const { meta, body } = splitFrontmatter(readFileSync(p, 'utf8'));
+    const max = Number(meta['max_iteration_per_run']);
+    return {
+      name: str(meta.name) ?? basename(p, '.md'),
+      description: str(meta.description),
+      source: p,
+      prompt: body.trim(),
+      tools: toolNames(meta['tools']),
+      maxIterations: Number.isInteger(max) && max > 0 ? max : null,
+    };
   });
 
   let mcpServers: McpServers = {};

@@ -64,19 +64,28 @@ export class ConversationSkills {
 
   /**
    * An observation of an action that touched a file (its `path`) gets the path rules matching that
-   * file and not yet fired in this conversation, in extended_content (OpenHands path rules).
+   * file and not yet fired in this conversation, in extended_content (OpenHands path rules); `fired`
+   * names the rules it adds.
    */
-  withPathRules(event: ObservationEvent, action: unknown, events: readonly Event[]): ObservationEvent {
+  withPathRules(event: ObservationEvent, action: unknown, events: readonly Event[]): { event: ObservationEvent; fired: string[] } {
     const rules = this.#skills.filter((s) => s.paths?.length);
-    if (!rules.length) return event;
+    if (!rules.length) return { event, fired: [] };
     const rel = touchedPath(action, this.#workspaceDir);
-    if (!rel) return event;
+    if (!rel) return { event, fired: [] };
     const fired = firedPathRules(rules, events);
     const matches = rules.flatMap((skill) => {
       const pattern = fired.has(skill.name) ? undefined : matchPathRule(skill, rel);
       return pattern ? [{ skill, pattern }] : [];
     });
-    if (!matches.length) return event;
-    return { ...event, extended_content: [...(event.extended_content ?? []), { type: 'text', text: pathRulesText(matches) }] };
+    if (!matches.length) return { event, fired: [] };
+    return { event: { ...event, extended_content: [...(event.extended_content ?? []), { type: 'text', text: pathRulesText(matches) }] }, fired: matches.map((m) => m.skill.name) };
+  }
+
+  /** Names of the path rules fired in these events so far (OpenHands' state.activated_path_rules), in rule order. */
+  activatedPathRules(events: readonly Event[]): string[] {
+    const rules = this.#skills.filter((s) => s.paths?.length);
+    if (!rules.length) return [];
+    const fired = firedPathRules(rules, events);
+    return rules.filter((r) => fired.has(r.name)).map((r) => r.name);
   }
 }

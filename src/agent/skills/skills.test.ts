@@ -154,12 +154,15 @@ describe('path rules', () => {
     expect(skillsPromptSection(skills)).toBe('');
     const conv = new ConversationSkills(host);
     const obs = { kind: 'ObservationEvent', id: 'o', timestamp: 't', source: 'environment', tool_name: 'file_editor', tool_call_id: 'c', action_id: 'a', observation: { kind: 'ThinkObservation' }, extended_content: [] } as never;
-    const first = conv.withPathRules(obs, { path: join(ws, 'server/app/main.py') }, []);
+    const { event: first, fired } = conv.withPathRules(obs, { path: join(ws, 'server/app/main.py') }, []);
+    expect(fired).toEqual(['agents:server', 'py']);
+    expect(conv.activatedPathRules([first as never])).toEqual(['agents:server', 'py']);
+    expect(conv.activatedPathRules([])).toEqual([]);
     const text = first.extended_content![0]!.text;
     expect(text).toContain('Server rules.');
     expect(text).toContain('Python rules.');
     expect(text).toContain(`Rule location: ${join(ws, 'server/AGENTS.md')}`);
-    expect(conv.withPathRules(obs, { path: join(ws, 'server/other.txt') }, [first as never]).extended_content).toEqual([]);
-    expect(conv.withPathRules(obs, { path: join(ws, 'README.md') }, []).extended_content).toEqual([]);
+    expect(conv.withPathRules(obs, { path: join(ws, 'server/other.txt') }, [first as never])).toMatchObject({ event: { extended_content: [] }, fired: [] });
+    expect(conv.withPathRules(obs, { path: join(ws, 'README.md') }, []).event.extended_content).toEqual([]);
   });
 });

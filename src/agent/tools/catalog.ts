@@ -7,7 +7,7 @@ import { BROWSER_TOOL_NAMES } from './browser/tools.ts';
 /** Always offered to the model. */
 const BUILT_IN = ['terminal', 'file_editor', 'think', 'finish'];
 /** Offered when the start request names them in agent.tools. */
-const ON_REQUEST = ['task_tracker', 'glob', 'grep'];
+const ON_REQUEST = ['task_tracker', 'glob', 'grep', 'task_tool_set'];
 /** Offered when the conversation has skills to invoke. */
 const WITH_SKILLS = ['invoke_skill'];
 

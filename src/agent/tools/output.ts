@@ -25,6 +25,11 @@ export function contentText(content: unknown): string {
  */
 export function observationText(observation: { kind: string } & Record<string, unknown>): string {
   const body = contentText(observation.content);
+  // OpenHands' TaskObservation.to_llm_content: the task's id, sub-agent and status before its answer.
+  if (observation.kind === 'TaskObservation') {
+    const head = `Task ID: ${String(observation.task_id)}\nSubagent: ${String(observation.subagent)}\nStatus: ${String(observation.status)}`;
+    return capOutput(`${head}\n${observation.is_error ? '[An error occurred during execution.]\n' : ''}${body}`, RENDER_LIMIT);
+  }
   if (observation.kind !== 'TerminalObservation') return capOutput(body, RENDER_LIMIT);
   const meta = (observation.metadata ?? {}) as { prefix?: string; suffix?: string; working_dir?: string | null };
   let text = `${meta.prefix ?? ''}${body}${meta.suffix ?? ''}`;

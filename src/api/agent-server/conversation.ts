@@ -145,6 +145,8 @@ export const ConversationInfo = Type.Object({
   execution_status: ConversationExecutionStatus,
   confirmation_policy: ConfirmationPolicy,
   activated_knowledge_skills: Type.Array(Type.String()),
+  /** OpenHands 1.58, full_state snapshot only: path-scoped rules (nested AGENTS.md, `paths:` skills) already added to an observation. */
+  activated_path_rules: Type.Optional(Type.Array(Type.String())),
   max_iterations: Type.Optional(Type.Integer({ minimum: 1 })),
   stuck_detection: Type.Optional(Type.Boolean()),
   security_analyzer: Nullable(SecurityAnalyzer),
@@ -153,6 +155,8 @@ export const ConversationInfo = Type.Object({
   blocked_messages: Type.Optional(Type.Record(Type.String(), Type.String())),
   last_user_message_id: Nullable(Type.String()),
   leaf_event_id: Nullable(Type.String()),
+  /** OpenHands 1.58, full_state snapshot only: HEAD deliberately empty (after navigating to no event); never so here. */
+  head_is_empty: Type.Optional(Type.Boolean()),
   stats: Type.Optional(ConversationStats),
   secret_registry: Type.Optional(JsonObject),
   agent_state: Type.Optional(JsonObject),
@@ -177,6 +181,12 @@ export const ConversationInfo = Type.Object({
   runtime_info: Type.Optional(Nullable(JsonObject)),
   /** OpenHands 1.58: the Python module of each tool; none here (the tools are this server's own). */
   tool_module_qualnames: Type.Optional(Type.Record(Type.String(), Type.String())),
+  /**
+   * agentyard: while a model call of the run waits for the provider's rate limit (a 429), when the
+   * wait ends (UTC ISO); absent otherwise (null in the full_state snapshot). Also sent as the state
+   * update `rate_limited_until`. Not in OpenHands 1.58, which waits without saying so.
+   */
+  rate_limited_until: Type.Optional(Nullable(Type.String())),
 });
 export type ConversationInfo = Static<typeof ConversationInfo>;
 

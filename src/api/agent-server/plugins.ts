@@ -19,8 +19,8 @@ export type PluginsRequest = Static<typeof PluginsRequest>;
 export const PluginSkillSummary = Type.Object({ name: Type.String(), description: Nullable(Type.String()) }, STRICT);
 export type PluginSkillSummary = Static<typeof PluginSkillSummary>;
 
-/** A subagent definition the plugin ships (agents/*.md). agentyard lists them; it cannot run subagents. */
-export const PluginAgentSummary = Type.Object({ name: Type.String(), description: Nullable(Type.String()), runnable: Type.Literal(false) }, STRICT);
+/** A subagent definition the plugin ships (agents/*.md): run by the task tool of conversations whose agent.tools name task_tool_set. */
+export const PluginAgentSummary = Type.Object({ name: Type.String(), description: Nullable(Type.String()), runnable: Type.Boolean() }, STRICT);
 export type PluginAgentSummary = Static<typeof PluginAgentSummary>;
 
 export const PluginInfo = Type.Object(
@@ -33,7 +33,7 @@ export const PluginInfo = Type.Object(
     skills: Type.Array(PluginSkillSummary, { default: [] }),
     /** Files relative to `path`. */
     files: Type.Array(Type.String(), { default: [] }),
-    /** agentyard addition: the plugin's subagent definitions (not runnable here). */
+    /** agentyard addition: the plugin's subagent definitions (run by the task tool). */
     agents: Type.Optional(Type.Array(PluginAgentSummary, { default: [] })),
   },
   STRICT,

@@ -1,5 +1,5 @@
 // Schemas of the OpenHands app-API routes agentyard serves for its clients beyond spec part 2:
-// sandbox specs, model and provider listings, pending messages, the settings schema.
+// sandbox specs, model and provider listings, pending messages.
 import Type, { type Static, type TSchema } from 'typebox';
 import { ImageContent, TextContent } from '../events/index.ts';
 
@@ -61,27 +61,8 @@ export interface NotBuiltRoute {
   path: string;
   reason: string;
 }
-const PROFILES = 'agentyard has no LLM profiles: the deployment configures the model (LLM_MODEL) and a conversation may name another with llm_model at start (GET /api/v1/config/models/search lists the configured one)';
 const GIT = 'agentyard holds no Git provider logins (no OAuth app): repositories are cloned with the <PROVIDER>_TOKEN secret a conversation is given, so it cannot list installations, repositories, branches or suggested tasks';
 export const NOT_BUILT_ROUTES: NotBuiltRoute[] = [
-  { method: 'get', path: '/api/v1/settings/profiles', reason: PROFILES },
-  { method: 'post', path: '/api/v1/settings/profiles', reason: PROFILES },
-  { method: 'get', path: '/api/v1/settings/profiles/{name}', reason: PROFILES },
-  { method: 'post', path: '/api/v1/settings/profiles/{name}', reason: PROFILES },
-  { method: 'delete', path: '/api/v1/settings/profiles/{name}', reason: PROFILES },
-  { method: 'post', path: '/api/v1/settings/profiles/{name}/activate', reason: PROFILES },
-  { method: 'post', path: '/api/v1/settings/profiles/{name}/rename', reason: PROFILES },
-  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/switch_profile', reason: PROFILES },
-  {
-    method: 'get',
-    path: '/api/v1/settings/agent-schema',
-    reason: "agentyard's agent has no per-user settings: the deployment configures it, and a conversation's start request (GET /api/v1/settings/conversation-schema) is where llm_model, system_message_suffix and agent_type are set",
-  },
-  {
-    method: 'get',
-    path: '/api/v1/skills/search',
-    reason: 'agentyard has no installation-wide skill list: skills come from the repository, the organization configuration repository and registered marketplaces when a conversation starts; GET /api/v1/app-conversations/{id}/skills lists what one loaded, GET /api/v1/settings/marketplaces what is registered',
-  },
   { method: 'get', path: '/api/v1/git/installations/search', reason: GIT },
   { method: 'get', path: '/api/v1/git/repositories/search', reason: GIT },
   { method: 'get', path: '/api/v1/git/branches/search', reason: GIT },

@@ -4,6 +4,7 @@ import Type, { type Static } from 'typebox';
 import { GitAuthorEmail, GitAuthorName, GitProvider, InitialMessage, ObservabilityMetadata, PluginSpec, SandboxGrouping, SpanName } from '../conversation.ts';
 import { ImageContent, TextContent } from '../events/index.ts';
 import { ConfirmationPolicy } from '../agent-server/policy.ts';
+import { AgentSettingsDiff, ConversationSettingsDiff } from './llm-settings.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
 const STRICT = { additionalProperties: false } as const;
@@ -125,6 +126,10 @@ export const SettingsUpdate = Type.Object(
     git_login: Nullable(GitLogin),
     /** The Git host of git_login (github when never set). */
     git_login_provider: Type.Optional(GitProvider),
+    /** OpenHands' nested form: the agent's LLM (src/api/app/llm-settings.ts). */
+    agent_settings_diff: Type.Optional(AgentSettingsDiff),
+    /** OpenHands' nested form: defaults for new conversations. */
+    conversation_settings_diff: Type.Optional(ConversationSettingsDiff),
   },
   STRICT,
 );

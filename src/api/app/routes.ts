@@ -38,6 +38,7 @@ import { MarketplacePluginsResponse } from '../agent-server/git.ts';
 import { ListQuery, ModelInfo, NOT_BUILT_ROUTES, PendingMessageRequest, PendingMessageResponse, ProviderInfo, SandboxSpecInfo } from './compat.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
+import { ActivateProfileResponse, AgentSettingsView, ConversationSettingsView, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SettingsForm, SkillInfo, SkillSearchQuery, SwitchProfileRequest } from './llm-settings.ts';
 import { UsageReport, UsersUsage } from './usage.ts';
 import { ApiKeyInfo, UserInfo } from './users.ts';
 import { WarmPoolCreate, WarmPoolInfo, WarmPoolUpdate } from './warm-pools.ts';
@@ -62,7 +63,7 @@ export interface AppRoute {
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
-const Settings = Type.Object({ sandbox_grouping_strategy: SandboxGrouping, git_login: Nullable(GitLogin), git_login_provider: GitProvider });
+const Settings = Type.Object({ sandbox_grouping_strategy: SandboxGrouping, git_login: Nullable(GitLogin), git_login_provider: GitProvider, agent_settings: AgentSettingsView, conversation_settings: ConversationSettingsView });
 
 const StoredSecretInfo = Type.Object({ name: Type.String(), description: Nullable(Type.String()) });
 
@@ -107,10 +108,19 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'get', path: '/api/v1/sandbox-specs', tag: 'sandboxes', summary: 'Get sandbox specs by id (aligned, null for unknown)', query: IdQuery, response: Type.Array(Nullable(SandboxSpecInfo)) },
   { method: 'get', path: '/api/v1/config/models/search', tag: 'settings', summary: 'The model agents are given (LLM_MODEL); llm_model at start may name another the same endpoint serves', query: ListQuery, response: Page(ModelInfo) },
   { method: 'get', path: '/api/v1/config/providers/search', tag: 'settings', summary: 'The provider of the configured model', query: ListQuery, response: Page(ProviderInfo) },
-  { method: 'get', path: '/api/v1/settings/conversation-schema', tag: 'settings', summary: 'JSON Schema of what a conversation is configured with: the start request', response: Type.Object({}, { additionalProperties: true }) },
+  { method: 'get', path: '/api/v1/settings/agent-schema', tag: 'settings', summary: "The agent settings form (OpenHands' SettingsSchema): what agent_settings_diff of POST /api/v1/settings sets here, the model of new conversations", response: SettingsForm },
+  { method: 'get', path: '/api/v1/settings/conversation-schema', tag: 'settings', summary: "The conversation settings form (OpenHands' SettingsSchema): the defaults conversation_settings_diff of POST /api/v1/settings sets for new conversations", response: SettingsForm },
+  { method: 'get', path: '/api/v1/settings/profiles', tag: 'settings', summary: "The caller's saved LLM profiles (never a key: api_key_set) and the active one", response: ProfileListResponse },
+  { method: 'get', path: '/api/v1/settings/profiles/{name}', tag: 'settings', summary: "A profile's stored configuration (api_key always null; api_key_set) and which of its fields change nothing here", response: ProfileDetailResponse },
+  { method: 'post', path: '/api/v1/settings/profiles/{name}', tag: 'settings', summary: "Save an LLM profile (201): the llm given, or the agent's LLM when none; an existing one is replaced (409 past 10 profiles). Its model applies when activated or switched to; endpoint and key stay the installation's", body: SaveProfileRequest, response: ProfileMutationResponse },
+  { method: 'delete', path: '/api/v1/settings/profiles/{name}', tag: 'settings', summary: 'Delete a profile; idempotent', response: ProfileMutationResponse },
+  { method: 'post', path: '/api/v1/settings/profiles/{name}/activate', tag: 'settings', summary: "Make a profile the agent's LLM: its model for the caller's new conversations (404 for an unknown profile)", response: ActivateProfileResponse },
+  { method: 'post', path: '/api/v1/settings/profiles/{name}/rename', tag: 'settings', summary: 'Rename a profile, keeping its key and whether it is active (409 when the new name is taken)', body: RenameProfileRequest, response: ProfileMutationResponse },
+  { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/switch_profile', tag: 'conversations', summary: "Switch a conversation's agent to a profile's model from its next model call on (a paused sandbox is resumed); the record's llm_model follows. 404 for an unknown profile", body: SwitchProfileRequest, response: Success },
+  { method: 'get', path: '/api/v1/skills/search', tag: 'settings', summary: "Skills the caller's new conversations get from outside their repository: the user configuration repository of their Git login, and the plugins of their registered marketplaces (read afresh)", query: SkillSearchQuery, response: Page(SkillInfo) },
   ...NOT_BUILT_ROUTES.map((r): AppRoute => ({ method: r.method, path: r.path, tag: r.path.includes('/git/') ? 'users' : 'settings', summary: `Not built: answers 501. ${r.reason}`, notBuilt: true })),
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
-  { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy)', body: SettingsUpdate, response: Settings },
+  { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy, Git login; agent_settings_diff and conversation_settings_diff as OpenHands takes them); the fields given only', body: SettingsUpdate, response: Settings },
   { method: 'get', path: '/api/v1/users/me', tag: 'users', summary: 'The user the API key belongs to, and whether they are an administrator', response: Type.Object({ id: Type.String(), name: Type.String(), admin: Type.Boolean() }) },
   { method: 'get', path: '/api/v1/users/me/keys', tag: 'users', summary: "The caller's API keys (display prefixes, creation and revocation times; never a key)", response: Type.Object({ items: Type.Array(ApiKeyInfo) }) },
   { method: 'post', path: '/api/v1/users/me/keys', tag: 'users', summary: 'Issue a new API key for the caller (201). The key is in this answer only; afterwards it is listed by its prefix', response: Type.Object({ key: Type.String(), prefix: Type.String(), created_at: Type.Union([Type.String(), Type.Null()]) }) },

@@ -81,9 +81,14 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
     workspace: { kind: 'LocalWorkspace', working_dir: conversationWorkingDir(conv) },
     agent: {
       kind: 'Agent',
-      llm: llm || model ? { ...(model ? { model } : {}), ...(llm?.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm?.apiKey ? { api_key: llm.apiKey } : {}) } : {},
+      // Streamed, as OpenHands' app asks for its agents: clients of the conversation socket see the
+      // answer as it is written (StreamingDeltaEvent), not only when it is whole.
+      llm: { ...(model ? { model } : {}), ...(llm?.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm?.apiKey ? { api_key: llm.apiKey } : {}), stream: true },
       ...(Object.keys(context).length > 0 ? { agent_context: context } : {}),
     },
+    ...(spec.maxIterations ? { max_iterations: spec.maxIterations } : {}),
+    ...(spec.confirmationMode === 'always' ? { confirmation_policy: { kind: 'AlwaysConfirm' } } : {}),
+    ...(spec.confirmationMode === 'risky' ? { confirmation_policy: { kind: 'ConfirmRisky' }, security_analyzer: { kind: 'LLMSecurityAnalyzer' } } : {}),
     ...(spec.initialMessage ? { initial_message: { ...spec.initialMessage, run: spec.initialMessage.run ?? true } } : {}),
     ...(Object.keys(secrets).length ? { secrets } : {}),
     ...(plugins.length ? { plugins } : {}),

@@ -8,7 +8,9 @@ import { SCHEMA_VERSION } from './migrations.ts';
 
 // SQLite-only behaviour; what both stores share is in app-store.test.ts.
 /** Takes a file at the current version back to version 8 (before OpenID Connect login). */
-/** Back to before event counts were kept (version 9). */
+/** Back to before events kept their exclude_none form (version 10). */
+const UNDO_WIRE = 'ALTER TABLE events DROP COLUMN wire;';
+/** Back to before event counts were kept (version 9), from version 10. */
 const UNDO_COUNTS = 'DROP TABLE event_counts;';
 const UNDO_LOGIN = 'DROP INDEX users_oidc_identity; ALTER TABLE users DROP COLUMN oidc_issuer; ALTER TABLE users DROP COLUMN oidc_subject; ALTER TABLE users DROP COLUMN email; DROP TABLE sessions; DROP TABLE login_requests;';
 
@@ -46,7 +48,7 @@ describe('SqliteAppStore', () => {
     await db.events.ingest('c2', [{ seq: 1, event: ev('a', 'PauseEvent') }]);
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
-    raw.exec(UNDO_COUNTS);
+    raw.exec(UNDO_WIRE + UNDO_COUNTS);
     raw.pragma('user_version = 9');
     raw.close();
     db = new SqliteAppStore(join(dir, 'app.db'));
@@ -55,12 +57,28 @@ describe('SqliteAppStore', () => {
     expect(await db.events.count('c1', { kind: 'PauseEvent' })).toBe(3);
   });
 
+  it('upgrades events stored before their exclude_none form was kept (version 10): read in that form all the same', async () => {
+    const ev = { id: 'a', timestamp: '2026-03-01T10:00:00.000Z', source: 'agent', kind: 'MessageEvent', llm_response_id: null, value: { title: null } } as never;
+    await db.events.ingest('c1', [{ seq: 1, event: ev }]);
+    const wire = (await db.events.search('c1', { limit: 10, wire: true })).items;
+    await db.close();
+    const raw = new Database(join(dir, 'app.db'));
+    raw.exec(UNDO_WIRE);
+    raw.pragma('user_version = 10');
+    raw.close();
+    db = new SqliteAppStore(join(dir, 'app.db'));
+    expect(db.db.prepare('SELECT wire FROM events').pluck().all()).toEqual([null]);
+    expect((await db.events.search('c1', { limit: 10, wire: true })).items).toEqual(wire);
+    expect(JSON.parse(wire[0]!)).toEqual({ id: 'a', timestamp: '2026-03-01T10:00:00.000Z', source: 'agent', kind: 'MessageEvent', value: { title: null } });
+    expect(await db.events.getMany('c1', ['a'], { wire: true })).toEqual(wire);
+  });
+
   it('upgrades settings saved before Git logins existed (version 4) without losing them', async () => {
     const u = await db.createUser('early');
     await db.setSettings(u.id, { sandbox_grouping_strategy: 'ADD_TO_ANY' });
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
-    raw.exec(UNDO_COUNTS);
+    raw.exec(UNDO_WIRE + UNDO_COUNTS);
     raw.exec(UNDO_LOGIN);
     raw.exec('ALTER TABLE user_settings DROP COLUMN git_login; ALTER TABLE user_settings DROP COLUMN git_login_provider; DROP TABLE model_usage; DROP TABLE installation;');
     raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
@@ -76,7 +94,7 @@ describe('SqliteAppStore', () => {
     const key = await db.createApiKey(u.id);
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
-    raw.exec(UNDO_COUNTS);
+    raw.exec(UNDO_WIRE + UNDO_COUNTS);
     raw.exec(UNDO_LOGIN);
     raw.exec('ALTER TABLE api_keys DROP COLUMN revoked_at; ALTER TABLE users DROP COLUMN disabled_at; ALTER TABLE users DROP COLUMN is_admin;');
     raw.pragma('user_version = 7');
@@ -92,7 +110,7 @@ describe('SqliteAppStore', () => {
     const key = await db.createApiKey(u.id);
     await db.close();
     const raw = new Database(join(dir, 'app.db'));
-    raw.exec(UNDO_COUNTS);
+    raw.exec(UNDO_WIRE + UNDO_COUNTS);
     raw.exec(UNDO_LOGIN);
     raw.pragma('user_version = 8');
     raw.close();

@@ -45,11 +45,12 @@ export class SqliteAppStore implements AppStore {
     this.events = new EventLog(this.db);
     this.pending = new PendingMessages(this.db, this.#clock);
     this.usage = new SqliteModelUsage(this.db);
-    const db = this.db;
+    // Statements prepared once, as everywhere in this store: preparing costs more than a point query.
+    const prepared = (sql: string) => this.#prepared(sql);
     this.logins = new Logins(
       {
         async all<T>(sql: string, params: unknown[]): Promise<T[]> {
-          const st = db.prepare(sql);
+          const st = prepared(sql);
           if (st.reader) return st.all(...params) as T[];
           st.run(...params);
           return [];
@@ -74,31 +75,29 @@ export class SqliteAppStore implements AppStore {
 
   async createUser(name: string, id: string = newUserId()): Promise<AppUser> {
     // One statement: the check and the insert cannot be split by another writer.
-    const { changes } = this.db
-      .prepare(
-        `INSERT INTO users (id, name, created_at) SELECT ?, ?, ?
-         WHERE NOT EXISTS (SELECT 1 FROM installation WHERE key = 'single_user') OR NOT EXISTS (SELECT 1 FROM users)`,
-      )
-      .run(id, name, this.#now());
+    const { changes } = this.#prepared(
+      `INSERT INTO users (id, name, created_at) SELECT ?, ?, ?
+       WHERE NOT EXISTS (SELECT 1 FROM installation WHERE key = 'single_user') OR NOT EXISTS (SELECT 1 FROM users)`,
+    ).run(id, name, this.#now());
     if (changes === 0) throw new SingleUserInstallation((await this.singleUserReason()) ?? 'single-user');
     return { id, name };
   }
 
   async countUsers(): Promise<number> {
-    return (this.db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n;
+    return (this.#prepared('SELECT count(*) AS n FROM users').get() as { n: number }).n;
   }
 
   async setSingleUser(reason: string | undefined): Promise<void> {
-    if (reason === undefined) this.db.prepare("DELETE FROM installation WHERE key = 'single_user'").run();
-    else this.db.prepare("INSERT INTO installation (key, value) VALUES ('single_user', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(reason);
+    if (reason === undefined) this.#prepared("DELETE FROM installation WHERE key = 'single_user'").run();
+    else this.#prepared("INSERT INTO installation (key, value) VALUES ('single_user', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(reason);
   }
 
   async singleUserReason(): Promise<string | undefined> {
-    return (this.db.prepare("SELECT value FROM installation WHERE key = 'single_user'").get() as { value: string } | undefined)?.value;
+    return (this.#prepared("SELECT value FROM installation WHERE key = 'single_user'").get() as { value: string } | undefined)?.value;
   }
 
   async getUser(id: string): Promise<AppUser | undefined> {
-    return this.db.prepare('SELECT id, name FROM users WHERE id = ?').get(id) as AppUser | undefined;
+    return this.#prepared('SELECT id, name FROM users WHERE id = ?').get(id) as AppUser | undefined;
   }
 
   async createApiKey(userId: string): Promise<string> {
@@ -108,65 +107,64 @@ export class SqliteAppStore implements AppStore {
   }
 
   async addApiKey(userId: string, key: string): Promise<void> {
-    this.db
-      .prepare('INSERT INTO api_keys (hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING')
-      .run(hashKey(key), displayPrefix(key), userId, this.#now());
+    this.#prepared('INSERT INTO api_keys (hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING').run(hashKey(key), displayPrefix(key), userId, this.#now());
   }
 
   async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
-    return this.db.prepare('SELECT prefix, created_at, revoked_at FROM api_keys WHERE user_id = ? ORDER BY created_at, prefix').all(userId) as ApiKeyInfo[];
+    return this.#prepared('SELECT prefix, created_at, revoked_at FROM api_keys WHERE user_id = ? ORDER BY created_at, prefix').all(userId) as ApiKeyInfo[];
   }
 
   async findUserByApiKey(key: string): Promise<AppUser | undefined> {
     if (key === '') return undefined;
-    return this.#prepared('SELECT u.id, u.name FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL AND u.disabled_at IS NULL')
-      .get(hashKey(key)) as AppUser | undefined;
+    // A subquery, not a join: SQLite (built with STAT4) prepares this join again on every bind, which
+    // cost seven times the lookup itself on every authenticated request (issue #16).
+    return this.#prepared('SELECT id, name FROM users WHERE id = (SELECT user_id FROM api_keys WHERE hash = ? AND revoked_at IS NULL) AND disabled_at IS NULL').get(
+      hashKey(key),
+    ) as AppUser | undefined;
   }
 
   async revokeApiKey(userId: string, prefix: string): Promise<RevokeResult> {
     return this.db.transaction((): RevokeResult => {
-      const rows = this.db.prepare('SELECT hash FROM api_keys WHERE user_id = ? AND prefix = ? AND revoked_at IS NULL').all(userId, prefix) as { hash: string }[];
+      const rows = this.#prepared('SELECT hash FROM api_keys WHERE user_id = ? AND prefix = ? AND revoked_at IS NULL').all(userId, prefix) as { hash: string }[];
       if (rows.length === 0) return 'not-found';
       if (rows.length > 1) return 'ambiguous';
-      this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE hash = ?').run(this.#now(), rows[0]!.hash);
+      this.#prepared('UPDATE api_keys SET revoked_at = ? WHERE hash = ?').run(this.#now(), rows[0]!.hash);
       return 'revoked';
     }).immediate();
   }
 
   async getUserInfo(id: string): Promise<UserInfo | undefined> {
-    const row = this.db.prepare('SELECT id, name, is_admin, created_at, disabled_at FROM users WHERE id = ?').get(id) as UserRow | undefined;
+    const row = this.#prepared('SELECT id, name, is_admin, created_at, disabled_at FROM users WHERE id = ?').get(id) as UserRow | undefined;
     return row && userInfo(row);
   }
 
   async listUsers(): Promise<UserInfo[]> {
-    return (this.db.prepare('SELECT id, name, is_admin, created_at, disabled_at FROM users ORDER BY created_at, id').all() as UserRow[]).map(userInfo);
+    return (this.#prepared('SELECT id, name, is_admin, created_at, disabled_at FROM users ORDER BY created_at, id').all() as UserRow[]).map(userInfo);
   }
 
   async setUserDisabled(id: string, disabled: boolean): Promise<boolean> {
     // Disabling twice keeps the first time.
     const r = disabled
-      ? this.db.prepare('UPDATE users SET disabled_at = COALESCE(disabled_at, ?) WHERE id = ?').run(this.#now(), id)
-      : this.db.prepare('UPDATE users SET disabled_at = NULL WHERE id = ?').run(id);
+      ? this.#prepared('UPDATE users SET disabled_at = COALESCE(disabled_at, ?) WHERE id = ?').run(this.#now(), id)
+      : this.#prepared('UPDATE users SET disabled_at = NULL WHERE id = ?').run(id);
     return r.changes > 0;
   }
 
   async setUserAdmin(id: string, admin: boolean): Promise<boolean> {
-    return this.db.prepare('UPDATE users SET is_admin = ? WHERE id = ?').run(admin ? 1 : 0, id).changes > 0;
+    return this.#prepared('UPDATE users SET is_admin = ? WHERE id = ?').run(admin ? 1 : 0, id).changes > 0;
   }
 
   async getSettings(userId: string): Promise<UserSettings> {
-    const row = this.db.prepare('SELECT sandbox_grouping_strategy, git_login, git_login_provider FROM user_settings WHERE user_id = ?').get(userId) as UserSettings | undefined;
+    const row = this.#prepared('SELECT sandbox_grouping_strategy, git_login, git_login_provider FROM user_settings WHERE user_id = ?').get(userId) as UserSettings | undefined;
     return row ?? { ...DEFAULT_SETTINGS };
   }
 
   async setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings> {
     const next = { ...(await this.getSettings(userId)), ...patch };
-    this.db
-      .prepare(
-        `INSERT INTO user_settings (user_id, sandbox_grouping_strategy, git_login, git_login_provider) VALUES (?, ?, ?, ?)
-         ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy, git_login = excluded.git_login, git_login_provider = excluded.git_login_provider`,
-      )
-      .run(userId, next.sandbox_grouping_strategy, next.git_login, next.git_login_provider);
+    this.#prepared(
+      `INSERT INTO user_settings (user_id, sandbox_grouping_strategy, git_login, git_login_provider) VALUES (?, ?, ?, ?)
+       ON CONFLICT (user_id) DO UPDATE SET sandbox_grouping_strategy = excluded.sandbox_grouping_strategy, git_login = excluded.git_login, git_login_provider = excluded.git_login_provider`,
+    ).run(userId, next.sandbox_grouping_strategy, next.git_login, next.git_login_provider);
     return next;
   }
 
@@ -177,43 +175,48 @@ export class SqliteAppStore implements AppStore {
     return { title: row?.title ?? null, updatedAt: row?.updated_at ?? null };
   }
 
+  async getConversationMetas(conversationIds: readonly string[]): Promise<Map<string, ConversationMeta>> {
+    const rows = this.#prepared('SELECT conversation_id, title, updated_at FROM conversation_meta WHERE conversation_id IN (SELECT value FROM json_each(?))').all(
+      JSON.stringify(conversationIds),
+    ) as { conversation_id: string; title: string | null; updated_at: string | null }[];
+    const out = new Map<string, ConversationMeta>(conversationIds.map((id) => [id, { title: null, updatedAt: null }]));
+    for (const r of rows) out.set(r.conversation_id, { title: r.title, updatedAt: r.updated_at });
+    return out;
+  }
+
   async setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void> {
-    this.db
-      .prepare(
-        'INSERT INTO conversation_meta (conversation_id, title, updated_at) VALUES (?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at',
-      )
-      .run(conversationId, meta.title, meta.updatedAt);
+    this.#prepared(
+      'INSERT INTO conversation_meta (conversation_id, title, updated_at) VALUES (?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at',
+    ).run(conversationId, meta.title, meta.updatedAt);
   }
 
   async purgeConversation(conversationId: string): Promise<void> {
     this.db.transaction(() => {
       this.events.purgeSync(conversationId);
       this.pending.purgeSync(conversationId);
-      this.db.prepare('DELETE FROM conversation_meta WHERE conversation_id = ?').run(conversationId);
-      this.db.prepare('INSERT OR IGNORE INTO deleted_conversations (conversation_id, deleted_at) VALUES (?, ?)').run(conversationId, this.#now());
+      this.#prepared('DELETE FROM conversation_meta WHERE conversation_id = ?').run(conversationId);
+      this.#prepared('INSERT OR IGNORE INTO deleted_conversations (conversation_id, deleted_at) VALUES (?, ?)').run(conversationId, this.#now());
     })();
   }
 
   async wasDeleted(conversationId: string): Promise<boolean> {
-    return this.db.prepare('SELECT 1 FROM deleted_conversations WHERE conversation_id = ?').get(conversationId) !== undefined;
+    return this.#prepared('SELECT 1 FROM deleted_conversations WHERE conversation_id = ?').get(conversationId) !== undefined;
   }
 
   async recordDeletion(kind: TombstoneKind, name: string, ownerId: string): Promise<void> {
-    this.db
-      .prepare(
-        'INSERT INTO deleted_resources (kind, name, owner_id, deleted_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, name) DO UPDATE SET owner_id = excluded.owner_id, deleted_at = excluded.deleted_at',
-      )
-      .run(kind, name, ownerId, this.#now());
+    this.#prepared(
+      'INSERT INTO deleted_resources (kind, name, owner_id, deleted_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, name) DO UPDATE SET owner_id = excluded.owner_id, deleted_at = excluded.deleted_at',
+    ).run(kind, name, ownerId, this.#now());
   }
 
   async deletedBy(kind: TombstoneKind, name: string): Promise<string | undefined> {
-    const row = this.db.prepare('SELECT owner_id FROM deleted_resources WHERE kind = ? AND name = ?').get(kind, name) as { owner_id: string } | undefined;
+    const row = this.#prepared('SELECT owner_id FROM deleted_resources WHERE kind = ? AND name = ?').get(kind, name) as { owner_id: string } | undefined;
     return row?.owner_id;
   }
 
   async conversationIds(): Promise<string[]> {
     const ids = new Set([...(await this.events.conversationIds()), ...(await this.pending.conversationIds())]);
-    for (const r of this.db.prepare('SELECT conversation_id FROM conversation_meta').all() as { conversation_id: string }[]) ids.add(r.conversation_id);
+    for (const r of this.#prepared('SELECT conversation_id FROM conversation_meta').all() as { conversation_id: string }[]) ids.add(r.conversation_id);
     return [...ids];
   }
 

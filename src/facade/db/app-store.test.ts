@@ -235,7 +235,21 @@ for (const b of backends) {
       expect(await db.events.count('c1', { timestampGte: '2026-03-01T10:00:01.000Z', timestampLt: '2026-03-01T10:00:03.000Z' })).toBe(2);
       expect(await db.events.lastTimestamp('c1')).toBe('2026-03-01T10:00:04.000Z');
       expect(await db.events.lastTimestamp('none')).toBeUndefined();
+      await db.events.ingest('c2', [{ seq: 1, event: ev('z', 'PauseEvent', '2026-03-01T09:00:00.000Z') }]);
+      expect(await db.events.lastTimestamps(['c1', 'none', 'c2'])).toEqual(new Map([['c1', '2026-03-01T10:00:04.000Z'], ['c2', '2026-03-01T09:00:00.000Z']]));
+      expect(await db.events.lastTimestamps([])).toEqual(new Map());
       expect(await db.events.getMany('c1', [])).toEqual([]);
+    });
+
+    it('reads events in the exclude_none form when asked (nulls left out but in free-form payloads), the stored form otherwise', async () => {
+      const e = { ...ev('w1', 'ConversationStateUpdateEvent'), key: 'full_state', llm_response_id: null, nested: { a: null, b: 1 }, value: { title: null } } as unknown as Event;
+      await db.events.ingest('c1', [{ seq: 1, event: e }]);
+      const wire = { ...ev('w1', 'ConversationStateUpdateEvent'), key: 'full_state', nested: { b: 1 }, value: { title: null } };
+      expect((await db.events.search('c1', { limit: 10 })).items.map((j) => JSON.parse(j))).toEqual([e]);
+      expect((await db.events.search('c1', { limit: 10, wire: true })).items.map((j) => JSON.parse(j))).toEqual([wire]);
+      expect((await db.events.search('c1', { limit: 10, wire: true, descending: true, kind: 'ConversationStateUpdateEvent' })).items.map((j) => JSON.parse(j))).toEqual([wire]);
+      expect((await db.events.getMany('c1', ['w1', 'nope'], { wire: true })).map((j) => j && JSON.parse(j))).toEqual([wire, undefined]);
+      expect((await db.events.getMany('c1', ['w1'])).map((j) => j && JSON.parse(j))).toEqual([e]);
     });
 
     it('queues messages in order and lets one deliverer claim each', async () => {
@@ -266,6 +280,13 @@ for (const b of backends) {
       await db.setConversationMeta('c1', { title: 't', updatedAt: '2026-03-01T10:00:00.000Z' });
       expect(await db.getConversationMeta('c1')).toEqual({ title: 't', updatedAt: '2026-03-01T10:00:00.000Z' });
       await db.setConversationMeta('c2', { title: null, updatedAt: null });
+      expect(await db.getConversationMetas(['c2', 'c1', 'c3'])).toEqual(
+        new Map([
+          ['c2', { title: null, updatedAt: null }],
+          ['c1', { title: 't', updatedAt: '2026-03-01T10:00:00.000Z' }],
+          ['c3', { title: null, updatedAt: null }],
+        ]),
+      );
       expect((await db.conversationIds()).sort()).toEqual(['c1', 'c2']);
       expect(await db.wasDeleted('c1')).toBe(false);
       await db.purgeConversation('c1');

@@ -4,7 +4,7 @@
 import type Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { eventFilterSql } from '../../util/event-filter-sql.ts';
-import { normalizeTimestamp } from '../../agent-server/store/wire.ts';
+import { excludeNone, normalizeTimestamp, toWireJson } from '../../agent-server/store/wire.ts';
 import type { EventFilter, EventPage, EventQuery, EventStore, IngestItem, IngestResult } from './types.ts';
 
 export type { EventFilter, EventPage, EventQuery, IngestItem, IngestResult } from './types.ts';
@@ -22,12 +22,12 @@ export class EventLog implements EventStore {
       .transaction((): IngestResult => {
         const mismatched: number[] = [];
         const added = new Map<string, number>();
-        const insert = this.#st('INSERT OR IGNORE INTO events (conversation_id, seq, event_id, kind, source, ts, json) VALUES (?, ?, ?, ?, ?, ?, ?)');
+        const insert = this.#st('INSERT OR IGNORE INTO events (conversation_id, seq, event_id, kind, source, ts, json, wire) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
         for (const { seq, event } of [...items].sort((a, b) => a.seq - b.seq)) {
           const ts = normalizeTimestamp(event.timestamp) ?? event.timestamp;
           // OR IGNORE: the seq already held (a resend), or the same event id at another seq (a
           // replay we already hold). Only an ignored row needs a look at what is held there.
-          if (insert.run(conversationId, seq, event.id, event.kind, event.source ?? '', ts, JSON.stringify(event)).changes === 1) {
+          if (insert.run(conversationId, seq, event.id, event.kind, event.source ?? '', ts, JSON.stringify(event), JSON.stringify(excludeNone(event))).changes === 1) {
             added.set(event.kind, (added.get(event.kind) ?? 0) + 1);
             continue;
           }
@@ -57,9 +57,12 @@ export class EventLog implements EventStore {
     return row?.acked_seq ?? 0;
   }
 
-  async getMany(conversationId: string, ids: readonly string[]): Promise<(string | undefined)[]> {
-    const get = this.#st('SELECT json FROM events WHERE conversation_id = ? AND event_id = ?');
-    return ids.map((id) => (get.get(conversationId, id) as { json: string } | undefined)?.json);
+  async getMany(conversationId: string, ids: readonly string[], opts: { wire?: boolean } = {}): Promise<(string | undefined)[]> {
+    const get = this.#st(`SELECT ${columns(opts.wire)} FROM events WHERE conversation_id = ? AND event_id = ?`);
+    return ids.map((id) => {
+      const row = get.get(conversationId, id) as StoredRow | undefined;
+      return row && itemOf(row);
+    });
   }
 
   async search(conversationId: string, q: EventQuery): Promise<EventPage> {
@@ -71,12 +74,11 @@ export class EventLog implements EventStore {
       args.push(q.fromSeq);
     }
     args.push(q.limit + 1);
-    const rows = this.#st(`SELECT seq, json FROM events WHERE ${sql}${cursor} ORDER BY seq ${desc ? 'DESC' : 'ASC'} LIMIT ?`).all(...args) as {
+    const rows = this.#st(`SELECT seq, ${columns(q.wire)} FROM events WHERE ${sql}${cursor} ORDER BY seq ${desc ? 'DESC' : 'ASC'} LIMIT ?`).all(...args) as (StoredRow & {
       seq: number;
-      json: string;
-    }[];
+    })[];
     const next = rows.length > q.limit ? rows[q.limit]!.seq : null;
-    return { items: rows.slice(0, q.limit).map((r) => r.json), nextSeq: next };
+    return { items: rows.slice(0, q.limit).map(itemOf), nextSeq: next };
   }
 
   async count(conversationId: string, f: EventFilter): Promise<number> {
@@ -94,6 +96,14 @@ export class EventLog implements EventStore {
   async lastTimestamp(conversationId: string): Promise<string | undefined> {
     const row = this.#st('SELECT MAX(ts) AS ts FROM events WHERE conversation_id = ?').get(conversationId) as { ts: string | null };
     return row.ts ?? undefined;
+  }
+
+  async lastTimestamps(conversationIds: readonly string[]): Promise<Map<string, string>> {
+    // One subquery per id, so each is the index's min/max lookup (a GROUP BY would scan every event).
+    const rows = this.#st('SELECT j.value AS id, (SELECT MAX(ts) FROM events WHERE conversation_id = j.value) AS ts FROM json_each(?) j').all(
+      JSON.stringify(conversationIds),
+    ) as { id: string; ts: string | null }[];
+    return new Map(rows.filter((r) => r.ts !== null).map((r) => [r.id, r.ts!]));
   }
 
   async conversationIds(): Promise<string[]> {
@@ -124,6 +134,22 @@ export class EventLog implements EventStore {
     }
     return s;
   }
+}
+
+/** A row as read: the wire form when asked for and stored, else the full form. */
+export interface StoredRow {
+  json: string | null;
+  wire?: string | null;
+}
+
+/** Columns for the form asked for; the full form is read for the wire form only where none is stored. */
+export function columns(wire: boolean | undefined): string {
+  return wire ? 'wire, CASE WHEN wire IS NULL THEN json END AS json' : 'json';
+}
+
+export function itemOf(row: StoredRow): string {
+  if (row.wire) return row.wire;
+  return row.wire === null ? toWireJson(row.json!) : row.json!;
 }
 
 function where(conversationId: string, f: EventFilter): { sql: string; args: unknown[] } {

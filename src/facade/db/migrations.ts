@@ -152,6 +152,12 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   INSERT INTO event_counts (conversation_id, kind, n) SELECT conversation_id, kind, COUNT(*) FROM events GROUP BY conversation_id, kind;
   `,
+  // 10 → 11: each event's \`exclude_none\` form, the one searches and batch reads send, made once at
+  // ingest: parsing and re-serialising every row of every page read was most of a search's time
+  // (issue #16). Rows stored before have none and are converted when read.
+  `
+  ALTER TABLE events ADD COLUMN wire TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

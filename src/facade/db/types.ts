@@ -70,6 +70,8 @@ export interface EventQuery extends EventFilter {
   fromSeq?: number;
   limit: number;
   descending?: boolean;
+  /** Items in OpenHands' `exclude_none` form, as the API sends them, instead of the full stored form. */
+  wire?: boolean;
 }
 
 export interface EventPage {
@@ -95,11 +97,13 @@ export interface EventStore {
   ingest(conversationId: string, items: readonly IngestItem[]): Promise<IngestResult>;
   acknowledgedSeq(conversationId: string): Promise<number>;
   /** Stored JSON of each id, aligned with the input; undefined where the conversation has none. */
-  getMany(conversationId: string, ids: readonly string[]): Promise<(string | undefined)[]>;
+  getMany(conversationId: string, ids: readonly string[], opts?: { wire?: boolean }): Promise<(string | undefined)[]>;
   search(conversationId: string, q: EventQuery): Promise<EventPage>;
   count(conversationId: string, f: EventFilter): Promise<number>;
   /** Timestamp of the newest event, or undefined when there is none. */
   lastTimestamp(conversationId: string): Promise<string | undefined>;
+  /** The same for many conversations in one query (a page of records): those without events are absent. */
+  lastTimestamps(conversationIds: readonly string[]): Promise<Map<string, string>>;
   /** Every conversation id with stored events or a cursor. */
   conversationIds(): Promise<string[]>;
   purge(conversationId: string): Promise<void>;
@@ -207,6 +211,8 @@ export interface AppStore {
   setSettings(userId: string, patch: Partial<UserSettings>): Promise<UserSettings>;
   /** Title and last update as the agent server reported them. */
   getConversationMeta(conversationId: string): Promise<ConversationMeta>;
+  /** The same for many conversations in one query (a page of records): every id has an entry. */
+  getConversationMetas(conversationIds: readonly string[]): Promise<Map<string, ConversationMeta>>;
   setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void>;
   /** Everything the app keeps about a conversation that no longer exists; remembers that it existed. */
   purgeConversation(conversationId: string): Promise<void>;

@@ -4,7 +4,6 @@ import Router from '@koa/router';
 import { ConversationKind } from '../../api/conversation.ts';
 import { Invalid, NotFound } from '../../api/errors.ts';
 import { normalizeEventKind } from '../../api/events/index.ts';
-import { toWireJson } from '../../agent-server/store/wire.ts';
 import { input, userOf, type Facade } from '../context.ts';
 import type { EventFilter } from '../db/event-log.ts';
 import { timeParam } from '../paging.ts';
@@ -33,9 +32,9 @@ function pageStart(pageId: string | undefined): number | undefined {
   return Number(pageId);
 }
 
-/** Items spliced as JSON text in OpenHands' exclude_none form, without re-serialising the page. */
+/** Items (read in OpenHands' exclude_none form) spliced as JSON text, without re-serialising the page. */
 function itemsJson(items: (string | undefined)[]): string {
-  return `[${items.map((j) => (j === undefined ? 'null' : toWireJson(j))).join(',')}]`;
+  return `[${items.map((j) => j ?? 'null').join(',')}]`;
 }
 
 export function eventRoutes({ d }: Facade): Router {
@@ -54,7 +53,7 @@ export function eventRoutes({ d }: Facade): Router {
     const f = filterOf(q);
     const fromSeq = pageStart(q.page_id);
     const page = f
-      ? await d.db.events.search(ctx.state.conversationId!, { ...f, limit: q.limit ?? 100, descending: q.sort_order === 'TIMESTAMP_DESC', ...(fromSeq !== undefined ? { fromSeq } : {}) })
+      ? await d.db.events.search(ctx.state.conversationId!, { ...f, limit: q.limit ?? 100, descending: q.sort_order === 'TIMESTAMP_DESC', wire: true, ...(fromSeq !== undefined ? { fromSeq } : {}) })
       : { items: [], nextSeq: null };
     ctx.type = 'application/json';
     ctx.body = `{"items":${itemsJson(page.items)},"next_page_id":${page.nextSeq === null ? 'null' : `"${page.nextSeq}"`}}`;
@@ -67,7 +66,7 @@ export function eventRoutes({ d }: Facade): Router {
 
   r.get('/', validate({ query: IdQuery }), async (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = itemsJson(await d.db.events.getMany(ctx.state.conversationId!, input<IdQuery>(ctx).query.id));
+    ctx.body = itemsJson(await d.db.events.getMany(ctx.state.conversationId!, input<IdQuery>(ctx).query.id, { wire: true }));
   });
 
   return r;

@@ -1,9 +1,9 @@
 // OpenHands app-API routes beyond spec part 2: sandbox specs, model and provider listings, pending
-// messages, the conversation settings schema; and 501 with the reason for those not built.
+// messages; and 501 with the reason for those not built.
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { NotImplemented } from '../../api/errors.ts';
-import { AppConversationStartRequest, IdQuery, PageQuery } from '../../api/app/requests.ts';
+import { IdQuery, PageQuery } from '../../api/app/requests.ts';
 import { ListQuery, NOT_BUILT_ROUTES, PendingMessageRequest } from '../../api/app/compat.ts';
 import { batchSandboxSpecs, searchSandboxSpecs } from '../sandbox-specs.ts';
 import { queuePendingMessage } from '../pending-messages.ts';
@@ -27,10 +27,6 @@ export function openHandsRoutes({ d }: Facade): Router {
   });
   r.get('/config/providers/search', validate({ query: ListQuery }), (ctx) => {
     ctx.body = searchProviders(d, input<ListQuery>(ctx).query);
-  });
-
-  r.get('/settings/conversation-schema', (ctx) => {
-    ctx.body = AppConversationStartRequest;
   });
 
   r.post('/conversations/:conversation_id/pending-messages', validate({ body: PendingMessageRequest }), async (ctx) => {

@@ -1,18 +1,30 @@
-// /api/v1/settings (the caller's Sandbox Grouping Strategy) and /api/v1/users/me.
+// /api/v1/settings (the caller's Sandbox Grouping Strategy, Git login, agent and conversation
+// settings) and /api/v1/users/me.
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { SettingsUpdate } from '../../api/app/requests.ts';
+import type { AppUser } from '../db/types.ts';
+import type { FacadeDeps } from '../deps.ts';
+import { applySettingsDiff, llmSettingsView } from '../llm-settings.ts';
 import { validate } from '../validate.ts';
+
+async function settingsOf(d: FacadeDeps, user: AppUser) {
+  return { ...(await d.db.getSettings(user.id)), ...(await llmSettingsView(d, user)) };
+}
 
 export function settingsRoutes({ d }: Facade): Router {
   const r = new Router();
 
   r.get('/settings', async (ctx) => {
-    ctx.body = await d.db.getSettings(userOf(ctx).id);
+    ctx.body = await settingsOf(d, userOf(ctx));
   });
 
   r.post('/settings', validate({ body: SettingsUpdate }), async (ctx) => {
-    ctx.body = await d.db.setSettings(userOf(ctx).id, input<unknown, SettingsUpdate>(ctx).body);
+    const { agent_settings_diff, conversation_settings_diff, ...own } = input<unknown, SettingsUpdate>(ctx).body;
+    const user = userOf(ctx);
+    await applySettingsDiff(d, user, agent_settings_diff, conversation_settings_diff);
+    if (Object.keys(own).length > 0) await d.db.setSettings(user.id, own);
+    ctx.body = await settingsOf(d, user);
   });
 
   r.get('/users/me', async (ctx) => {

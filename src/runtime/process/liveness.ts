@@ -1,7 +1,7 @@
 // Liveness of embedded agent servers: who tells the controller, within a second or two, that a
 // sandbox's process died or stopped answering. Children spawned by this process report their exit
 // at once; children adopted after a restart of `agentyard up` (not ours to wait for) are found dead
-// by a cheap pid check every `pollMs`; a /health probe every `probeMs` catches a process that is
+// by a cheap pid check every `pollMs`; a /ready probe every `probeMs` catches a process that is
 // alive but hung. Each finding only pokes the controller: ProcessRuntime.observe() decides what it
 // means, from the kernel and runtime.json, so nothing here has to survive a restart.
 import type { SandboxRef } from '../types.ts';
@@ -10,7 +10,7 @@ import { isAlive } from './processes.ts';
 export interface LivenessOptions {
   /** Pid check interval (default 1 s). */
   pollMs?: number;
-  /** /health probe interval for serving agent servers (default 5 s). */
+  /** /ready probe interval for serving agent servers (default 5 s); any answer (503 too) means alive. */
   probeMs?: number;
   /** One probe's timeout (default 2 s). */
   probeTimeoutMs?: number;
@@ -89,11 +89,21 @@ export class ProcessLiveness {
 }
 
 export async function healthy(url: string, timeoutMs = 2_000): Promise<boolean> {
+  return (await readiness(url, timeoutMs)) !== 'down';
+}
+
+/**
+ * What the agent server's `/ready` says: `ready` (200: it serves its API), `initializing` (it
+ * answers, 503: still restoring its stored conversations, or closing), `down` (no answer in time).
+ * `/ready` and not `/health`: `/health` answers 200 as soon as it listens, before its conversations
+ * are back, so a client sent there then would get 503s or find its conversation missing.
+ */
+export async function readiness(url: string, timeoutMs = 2_000): Promise<'ready' | 'initializing' | 'down'> {
   try {
-    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel();
-    return res.ok;
+    return res.ok ? 'ready' : 'initializing';
   } catch {
-    return false;
+    return 'down';
   }
 }

@@ -17,7 +17,7 @@ const KEY = 'session-key-for-tests';
 const FAKE = `
 import { createServer } from 'node:http';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 const arg = (n) => process.argv[process.argv.indexOf(n) + 1];
 const mode = process.env.FAKE_MODE ?? 'serve';
@@ -29,7 +29,9 @@ else {
   // A tool the agent left running: pause must stop it too.
   const tool = spawn('sleep', ['1000'], { stdio: 'ignore' });
   writeFileSync(join(arg('--workspace'), 'tool.pid'), String(tool.pid));
-  const server = createServer((req, res) => res.writeHead(req.url === '/health' ? 200 : 404).end());
+  // 'restoring': /ready says 503 (restoring its conversations) until the workspace holds a file 'restored'.
+  const ready = () => mode !== 'restoring' || existsSync(join(arg('--workspace'), 'restored'));
+  const server = createServer((req, res) => res.writeHead(req.url === '/health' ? 200 : req.url === '/ready' ? (ready() ? 200 : 503) : 404).end());
   server.listen(0, '127.0.0.1', () => {
     console.log(JSON.stringify({ level: 30, msg: 'a log line before the announcement' }));
     console.log(JSON.stringify({ listening: 'http://127.0.0.1:' + server.address().port }));
@@ -79,11 +81,11 @@ function fakeRuntime(mode: string, extra: Partial<ConstructorParameters<typeof P
   return new ProcessRuntime({ dataDir, command: [process.execPath, fakeScript], env: { FAKE_MODE: mode }, ...extra });
 }
 
-async function until(rt: ProcessRuntime, sb: Sandbox, phase: RuntimeState['phase'], ms = 15_000): Promise<RuntimeState> {
+async function until(rt: ProcessRuntime, sb: Sandbox, phase: RuntimeState['phase'], ok: (s: RuntimeState) => boolean = () => true, ms = 15_000): Promise<RuntimeState> {
   const deadline = Date.now() + ms;
   for (;;) {
     const state = await rt.observe(sb);
-    if (state.phase === phase) return state;
+    if (state.phase === phase && ok(state)) return state;
     if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(state)}, wanted ${phase}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -227,7 +229,34 @@ describe('ProcessRuntime with a stand-in agent server', () => {
     expect(await rt.observe(sb)).toEqual(state); // recorded, not re-derived from a dead pid
   });
 
-  it('puts down an agent server that stops answering /health for longer than its grace', async () => {
+  it('is running only once /ready says so: an agent server that answers /health but still restores its conversations is starting', async () => {
+    const rt = fakeRuntime('restoring', { startTimeoutMs: 60_000, unresponsiveAfterMs: 300 });
+    const sb = sandbox('sb1');
+    await rt.start(sb, { sessionKey: KEY });
+    const restoring = await until(rt, sb, 'starting', (s) => s.phase === 'starting' && /restoring/.test(s.message ?? ''));
+    if (restoring.phase === 'starting') expect(restoring.message).toContain('/ready');
+    // Well past the hang grace: answering 503 is not hanging.
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await rt.observe(sb)).phase).toBe('starting');
+    writeFileSync(join(rt.workspaceOf('sb1'), 'restored'), '');
+    expect((await until(rt, sb, 'running')).phase).toBe('running');
+  });
+
+  it('puts down an agent server that answers /health but never gets ready within the start timeout', async () => {
+    const sb = sandbox('sb1');
+    const first = fakeRuntime('restoring', { startTimeoutMs: 60_000 });
+    await first.start(sb, { sessionKey: KEY });
+    await until(first, sb, 'starting', (s) => s.phase === 'starting' && /restoring/.test(s.message ?? ''));
+    const pid = record('sb1').pid;
+    // The wait for readiness is kept on disk: a runtime with a short start timeout puts it down.
+    const rt = fakeRuntime('restoring', { startTimeoutMs: 300 });
+    const state = await until(rt, sb, 'exited');
+    expect(state).toMatchObject({ death: { reason: 'AgentServerFailed' } });
+    if (state.phase === 'exited') expect(state.death.message).toContain('/ready');
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('puts down an agent server that stops answering /ready for longer than its grace', async () => {
     const rt = fakeRuntime('serve', { unresponsiveAfterMs: 300 });
     const sb = sandbox('sb1');
     await rt.start(sb, { sessionKey: KEY });

@@ -4,13 +4,14 @@
 // or restarted `agentyard up` finds them again instead of forgetting them.
 //
 // What observe() makes of a sandbox directory (nothing is remembered in memory):
-//   process alive, /health answers           → running (also after `agentyard up` crashed: re-adopted)
+//   process alive, /ready answers 200        → running (also after `agentyard up` crashed: re-adopted)
+//   process alive, /ready answers 503        → starting: restoring its conversations (failed after startTimeoutMs)
 //   process alive, not answering yet         → starting (failed once it never listened within startTimeoutMs)
 //   process gone, stopped by pause/stopAll   → paused (the reconciler restarts it unless the user paused it)
 //   process gone, the machine rebooted since → paused likewise: nobody stopped it, but nothing failed either
 //   process gone otherwise                   → exited: it died on its own (see agent-server.log); the
 //                                              reconciler restarts it on its intact state, with backoff
-//   process alive, /health failing too long  → exited: hung; put down (SIGKILL) so it can be restarted
+//   process alive, /ready unanswered too long → exited: hung; put down (SIGKILL) so it can be restarted
 //   never listened within startTimeoutMs     → exited likewise (killed): a death before it was ready
 //
 // Liveness (liveness.ts) pokes the controller within about a second of a death, so it does not wait
@@ -29,7 +30,7 @@ import { preserveSandboxData } from './archive.ts';
 import { FsObjectStore } from '../../objstore/fs-store.ts';
 import type { ObjectStore } from '../../objstore/types.ts';
 import { freeLoopbackPort, PlainLauncher, type SandboxLauncher } from './isolation/launcher.ts';
-import { healthy, ProcessLiveness, type LivenessOptions } from './liveness.ts';
+import { ProcessLiveness, readiness, type LivenessOptions } from './liveness.ts';
 import { bootId, isAgentServer, isAlive, signalGroup, stopGroup } from './processes.ts';
 import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 
@@ -49,8 +50,10 @@ interface RuntimeRecord {
   message?: string;
   /** How the process ended, when this process saw it end (its own child). */
   exit?: { code: number | null; signal: string | null };
-  /** Since when a listening agent server has not answered /health (ms since epoch): its grace survives a restart of `up`. */
+  /** Since when a listening agent server has not answered /ready at all (ms since epoch): its grace survives a restart of `up`. */
   unhealthySince?: number;
+  /** Since when it has answered /ready with 503 (restoring its conversations): bounded by the start timeout. */
+  unreadySince?: number;
 }
 
 export interface ProcessRuntimeOptions {
@@ -70,7 +73,7 @@ export interface ProcessRuntimeOptions {
   startTimeoutMs?: number;
   /** SIGTERM → SIGKILL grace when stopping (default 10 s). */
   stopGraceMs?: number;
-  /** A serving agent server whose /health keeps failing this long is hung: killed and reported exited (default 30 s). */
+  /** A serving agent server that answers no /ready this long is hung: killed and reported exited (default 30 s). */
   unresponsiveAfterMs?: number;
   liveness?: LivenessOptions;
   log?: Logger;
@@ -87,7 +90,6 @@ export class ProcessRuntime implements SandboxRuntime {
   readonly #launcher: SandboxLauncher;
   readonly #liveness: ProcessLiveness;
   readonly #objects: ObjectStore;
-  /** Since when each serving agent server fails its /health (memory only: a restart just starts the count again). */
 
   constructor(opts: ProcessRuntimeOptions) {
     this.#o = opts;
@@ -126,12 +128,29 @@ export class ProcessRuntime implements SandboxRuntime {
     const url = rec.url ?? this.#listeningUrl(name, rec.logOffset ?? 0);
     if (url && !rec.url) this.#write(name, { ...rec, url });
     this.#liveness.track(refOf(sb), rec.pid, url);
-    if (url && (await healthy(url))) {
-      if (rec.unhealthySince !== undefined) {
-        const { unhealthySince: _, ...rest } = this.#read(name);
+    const probe = url ? await readiness(url) : 'down';
+    if (probe === 'ready') {
+      if (rec.unhealthySince !== undefined || rec.unreadySince !== undefined) {
+        const { unhealthySince: _, unreadySince: __, ...rest } = this.#read(name);
         this.#write(name, rest);
       }
-      return { phase: 'running', runtimeId: name, url };
+      return { phase: 'running', runtimeId: name, url: url! };
+    }
+    if (probe === 'initializing') {
+      // It answers, but is not ready to serve (restoring its conversations): starting, not hung. One
+      // that never gets ready within the start timeout is put down like one that never listened.
+      const since = rec.unreadySince ?? Date.now();
+      if (rec.unreadySince === undefined || rec.unhealthySince !== undefined) {
+        const { unhealthySince: _, ...rest } = this.#read(name);
+        this.#write(name, { ...rest, unreadySince: since });
+      }
+      const limit = this.#o.startTimeoutMs ?? 120_000;
+      if (Date.now() - since >= limit) {
+        const message = `The agent server answered but did not become ready (/ready) within ${Math.round(limit / 1000)} s; see ${join(this.dirOf(name), LOG_FILE)}`;
+        await this.#putDown(name, message);
+        return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerFailed', message } };
+      }
+      return { phase: 'starting', runtimeId: name, message: 'The agent server is restoring its conversations (/ready answers 503)' };
     }
     if (url) {
       // Listening once, not answering now: hung (or very busy). After a grace it is put down.
@@ -139,11 +158,11 @@ export class ProcessRuntime implements SandboxRuntime {
       if (rec.unhealthySince === undefined) this.#write(name, { ...this.#read(name), unhealthySince: since });
       const grace = this.#o.unresponsiveAfterMs ?? 30_000;
       if (Date.now() - since >= grace) {
-        const message = `The agent server stopped answering /health for ${Math.round(grace / 1000)} s and was killed; see ${join(this.dirOf(name), LOG_FILE)}`;
+        const message = `The agent server stopped answering /ready for ${Math.round(grace / 1000)} s and was killed; see ${join(this.dirOf(name), LOG_FILE)}`;
         await this.#putDown(name, message);
         return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerUnresponsive', message } };
       }
-      return { phase: 'starting', runtimeId: name, message: 'The agent server does not answer /health' };
+      return { phase: 'starting', runtimeId: name, message: 'The agent server does not answer /ready' };
     }
     const startedAt = Date.parse(rec.startedAt ?? '');
     if (Date.now() - startedAt > (this.#o.startTimeoutMs ?? 120_000)) {
@@ -151,7 +170,7 @@ export class ProcessRuntime implements SandboxRuntime {
       await this.#putDown(name, message);
       return { phase: 'exited', runtimeId: name, death: { id: deathId(rec), reason: 'AgentServerFailed', message } };
     }
-    return { phase: 'starting', runtimeId: name, message: 'Waiting for the agent server to answer /health' };
+    return { phase: 'starting', runtimeId: name, message: 'Waiting for the agent server to listen' };
   }
 
   async start(sb: Sandbox, opts: { sessionKey: string; modelToken?: string }): Promise<RuntimeState> {

@@ -9,6 +9,7 @@ import { ConversationKind } from '../../api/conversation.ts';
 import { SecretKind } from '../../api/secret.ts';
 import { ManualClock } from '../../controller/clock.ts';
 import { describeResourceStoreConformance } from '../conformance.ts';
+import { matchesLabelSelector, parseLabelSelector } from '../label-selector.ts';
 import { b64, collect, conversation, rejection, sandbox, secret, summary, watching } from '../conformance/fixtures.ts';
 import { SqliteStore } from './sqlite-store.ts';
 
@@ -199,5 +200,75 @@ describe('SqliteStore', () => {
     store.close();
     expect((await waiting).done).toBe(true);
     await rejection(store.get(SandboxKind, 'ns', 'a'), Unavailable);
+  });
+
+  describe('label index', () => {
+    // Lists by label read object_labels; the reference is a list of everything filtered here.
+    const selectors = ['owner=a', 'owner=b', 'owner in (a,c)', 'owner', 'owner=a,tier!=db', 'tier,owner notin (b)', '!owner', 'owner=', 'tier=web,owner=a'];
+    async function expectIndexAgreesWithScan(store: SqliteStore): Promise<void> {
+      for (const ns of ['ns', 'other', undefined]) {
+        const all = (await store.list(SandboxKind, ns)).items;
+        for (const sel of selectors) {
+          const want = all.filter((o) => matchesLabelSelector(parseLabelSelector(sel), o.metadata.labels)).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`);
+          const got = (await store.list(SandboxKind, ns, { labelSelector: sel })).items.map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`);
+          expect(got, `${ns ?? '(all)'} ${sel}`).toEqual(want);
+        }
+      }
+    }
+
+    it('answers like a full scan through creates, relabels, deletes, finalizers and garbage collection', async () => {
+      const store = make();
+      let seed = 7;
+      const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+      const labelsOf = (): Record<string, string> => {
+        const l: Record<string, string> = {};
+        const owner = ['a', 'b', 'c', '', undefined][rand(5)];
+        if (owner !== undefined) l['owner'] = owner;
+        if (rand(2) === 0) l['tier'] = ['web', 'db'][rand(2)]!;
+        return l;
+      };
+      const names = Array.from({ length: 12 }, (_, i) => `s${i}`);
+      for (let step = 0; step < 300; step++) {
+        const ns = rand(3) === 0 ? 'other' : 'ns';
+        const name = names[rand(names.length)]!;
+        const cur = await store.get(SandboxKind, ns, name);
+        const op = rand(4);
+        if (!cur) await store.create(SandboxKind, sandbox(name, { namespace: ns, labels: labelsOf(), ...(rand(3) === 0 ? { finalizers: ['x/y'] } : {}) }));
+        else if (op === 0) await store.update(SandboxKind, { ...cur, metadata: { ...cur.metadata, labels: labelsOf() } });
+        else if (op === 1) await store.update(SandboxKind, { ...cur, spec: { paused: !cur.spec.paused } }); // labels unchanged
+        else if (op === 2) await store.delete(SandboxKind, ns, name);
+        else if (cur.metadata.finalizers?.length) await store.update(SandboxKind, { ...cur, metadata: { ...cur.metadata, finalizers: [] } });
+        if (step % 50 === 49) await expectIndexAgreesWithScan(store);
+      }
+      // A dependent removed by the garbage collector leaves the index too.
+      const owner = await store.create(SandboxKind, sandbox('owner-sb', { namespace: 'ns', labels: { owner: 'z' } }));
+      const dep = conversation('dep', { namespace: 'ns', labels: { owner: 'z' } });
+      dep.metadata.ownerReferences = [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid! }];
+      await store.create(ConversationKind, dep);
+      expect((await store.list(ConversationKind, 'ns', { labelSelector: 'owner=z' })).items).toHaveLength(1);
+      await store.delete(SandboxKind, 'ns', 'owner-sb');
+      expect((await store.list(ConversationKind, 'ns', { labelSelector: 'owner=z' })).items).toEqual([]);
+      await expectIndexAgreesWithScan(store);
+    });
+
+    it('is built from the objects when a version-1 file is opened, and a newer file is refused', async () => {
+      const store = make();
+      await store.create(SandboxKind, sandbox('a', { namespace: 'ns', labels: { owner: 'a', tier: 'web' } }));
+      await store.create(SandboxKind, sandbox('b', { namespace: 'other', labels: { owner: 'b' } }));
+      await store.create(SandboxKind, sandbox('c', { namespace: 'ns' }));
+      store.close();
+      const raw = new Database(path);
+      raw.exec(`DROP TABLE object_labels; UPDATE meta SET value = 1 WHERE key = 'schema_version'`);
+      raw.close();
+      const reopened = make();
+      expect((await reopened.list(SandboxKind, undefined, { labelSelector: 'owner' })).items.map((o) => o.metadata.name)).toEqual(['a', 'b']);
+      await expectIndexAgreesWithScan(reopened);
+      reopened.close();
+      const check = new Database(path);
+      expect(check.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get()).toBe(2);
+      check.exec(`UPDATE meta SET value = 3 WHERE key = 'schema_version'`);
+      check.close();
+      expect(() => make()).toThrow(/schema version 3 is newer than this build understands \(2\)/);
+    });
   });
 });

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { BadRequest, Conflict, NotFound, Unavailable } from '../../api/errors.ts';
 import type { KubeObject, OwnerReference, ResourceKind } from '../../api/meta.ts';
 import { systemClock, type Clock } from '../../controller/clock.ts';
-import { labelSelectorMatcher } from '../label-selector.ts';
+import { labelSelectorMatcher, matchesLabelSelector, parseLabelSelector, type LabelRequirement } from '../label-selector.ts';
 import type { ListOptions, ListResult, ResourceStore, WatchEvent, WatchEventType, WatchOptions } from '../types.ts';
 import { ObjectCodec } from './codec.ts';
 import { collectDependents } from './garbage.ts';
@@ -41,6 +41,7 @@ export interface SqliteStoreOptions {
 }
 
 const DEFAULT_RETENTION = 10_000;
+const SELECTOR_CACHE_SIZE = 1_000;
 /** Compact once this many entries beyond the retention have piled up, not on every write. */
 const COMPACT_STEP = 64;
 
@@ -52,6 +53,7 @@ export class SqliteStore implements ResourceStore {
   readonly #clock: Clock;
   readonly #retention: number;
   readonly #listeners = new Set<() => void>();
+  readonly #selectors = new Map<string, readonly LabelRequirement[]>();
   #committed = false;
   #closed = false;
 
@@ -98,11 +100,11 @@ export class SqliteStore implements ResourceStore {
 
   async list<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
     this.#checkOpen();
-    const matches = labelSelectorMatcher(opts.labelSelector);
-    const rows = namespace
-      ? this.#st.listNamespace.all(kind.apiVersion, kind.kind, namespace)
-      : this.#st.listAll.all(kind.apiVersion, kind.kind);
-    const items = rows.map((body) => this.#codec.decode<T>(body)).filter((o) => matches(o.metadata.labels));
+    const requirements = this.#requirements(opts.labelSelector);
+    const { bodies, sorted } = this.#rows(kind, namespace, requirements);
+    const items = bodies.map((body) => this.#codec.decode<T>(body)).filter((o) => matchesLabelSelector(requirements, o.metadata.labels));
+    // The API server's order, by the string "namespace/name" (as listAll orders).
+    if (!sorted) items.sort((a, b) => compareKeys(`${a.metadata.namespace}/${a.metadata.name}`, `${b.metadata.namespace}/${b.metadata.name}`));
     return { items, resourceVersion: String(this.#st.counter.get('rv')) };
   }
 
@@ -201,6 +203,38 @@ export class SqliteStore implements ResourceStore {
     if (this.#ownsDb) this.#db.close();
   }
 
+  /** A selector parsed once: the facade lists by the same few (one per user) on every request. */
+  #requirements(selector: string | undefined): readonly LabelRequirement[] {
+    if (!selector) return [];
+    let parsed = this.#selectors.get(selector);
+    if (!parsed) {
+      parsed = parseLabelSelector(selector); // throws Invalid, which is not kept
+      if (this.#selectors.size >= SELECTOR_CACHE_SIZE) this.#selectors.clear();
+      this.#selectors.set(selector, parsed);
+    }
+    return parsed;
+  }
+
+  /**
+   * The rows a list has to look at: with a requirement the label index can answer (a value, a set
+   * of values, or the key), only the objects that carry it, unsorted; otherwise the kind's whole
+   * namespace in list order. Either way the caller matches the whole selector.
+   */
+  #rows(kind: ResourceKind, namespace: string | undefined, requirements: readonly LabelRequirement[]): { bodies: string[]; sorted: boolean } {
+    const { apiVersion, kind: k } = kind;
+    const byValue = requirements.find((r) => r.operator === 'Equals' || r.operator === 'In');
+    if (byValue) {
+      const q = { apiVersion, kind: k, key: byValue.key, values: JSON.stringify(byValue.values) };
+      return { bodies: namespace ? this.#st.listByLabelValuesNamespace.all({ ...q, namespace }) : this.#st.listByLabelValuesAll.all(q), sorted: false };
+    }
+    const byKey = requirements.find((r) => r.operator === 'Exists');
+    if (byKey) {
+      const q = { apiVersion, kind: k, key: byKey.key };
+      return { bodies: namespace ? this.#st.listByLabelKeyNamespace.all({ ...q, namespace }) : this.#st.listByLabelKeyAll.all(q), sorted: false };
+    }
+    return { bodies: namespace ? this.#st.listNamespace.all(apiVersion, k, namespace) : this.#st.listAll.all(apiVersion, k), sorted: true };
+  }
+
   #checkOpen(): void {
     if (this.#closed) throw new Unavailable('SqliteStore is closed');
   }
@@ -251,9 +285,16 @@ export class SqliteStore implements ResourceStore {
     const namespace = obj.metadata.namespace!;
     const name = obj.metadata.name;
     const body = this.#codec.encode(obj);
+    const labelsChanged = !prev || !sameLabels(prev, obj);
     if (type === 'DELETED') this.#st.deleteObject.run(kind.apiVersion, kind.kind, namespace, name);
     else this.#st.putObject.run(kind.apiVersion, kind.kind, namespace, name, rv, body);
-    const prevBody = prev && !sameLabels(prev, obj) ? this.#codec.encode(prev) : null;
+    if (type === 'DELETED' || labelsChanged) {
+      this.#st.deleteLabels.run(kind.apiVersion, kind.kind, namespace, name);
+      if (type !== 'DELETED') {
+        for (const [key, value] of Object.entries(obj.metadata.labels ?? {})) this.#st.putLabel.run(kind.apiVersion, kind.kind, key, value, namespace, name);
+      }
+    }
+    const prevBody = prev && labelsChanged ? this.#codec.encode(prev) : null;
     this.#st.appendChange.run(rv, kind.apiVersion, kind.kind, namespace, name, type, body, prevBody);
     if (rv - this.#retention - this.#st.counter.get('compacted_rv')! >= COMPACT_STEP) this.#compactTo(rv - this.#retention);
     this.#committed = true;
@@ -280,6 +321,11 @@ export class SqliteStore implements ResourceStore {
   #notify(): void {
     for (const wake of [...this.#listeners]) wake();
   }
+}
+
+/** Names and namespaces are ASCII, so string order is SQLite's byte order (listAll's ORDER BY). */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function parseRv(rv: string): number {

@@ -35,6 +35,8 @@ export interface ScriptedReply {
   errorCode?: string;
   /** With `status`: a `retry-after-ms` header, so retry tests need not wait for the client's backoff. */
   retryAfterMs?: number;
+  /** With `status`: a `Retry-After` header in seconds, as providers send it with a 429 (rate limit). */
+  retryAfterSeconds?: number;
   /** Token ids as vLLM returns them when asked (return_token_ids): `prompt_token_ids` and the choice's `token_ids`. */
   tokenIds?: { prompt: number[]; response: number[] };
   /** Streaming only: send this many chunks, then nothing more, holding the connection open (a stalled stream). */
@@ -137,7 +139,10 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
     }
     if (hangUp.signal.aborted) return;
     if (reply.status) {
-      const headers: Record<string, string> = reply.retryAfterMs !== undefined ? { 'retry-after-ms': String(reply.retryAfterMs) } : {};
+      const headers: Record<string, string> = {
+        ...(reply.retryAfterMs !== undefined ? { 'retry-after-ms': String(reply.retryAfterMs) } : {}),
+        ...(reply.retryAfterSeconds !== undefined ? { 'retry-after': String(reply.retryAfterSeconds) } : {}),
+      };
       return json(res, reply.status, error(reply.errorMessage ?? `Scripted status ${reply.status}`, 'scripted', reply.errorCode), headers);
     }
     const completion = toCompletion(recorded.model, reply);

@@ -52,6 +52,20 @@ describe.skipIf(!binDir)(`PostgresAppStore with several replicas${binDir ? '' : 
     await expect(PostgresAppStore.open(url)).rejects.toThrow(/newer than this build/);
   });
 
+  it('upgrades events stored before version 8: counts are those of the stored events, their exclude_none form is made when read', async () => {
+    const url = await freshUrl();
+    const [a] = await replicas(url, 1);
+    const stateEv = { ...ev('s'), kind: 'ConversationStateUpdateEvent', key: 'k', value: null, llm_response_id: null } as unknown as Event;
+    await a!.events.ingest('c1', [{ seq: 1, event: ev('a') }, { seq: 2, event: stateEv }, { seq: 3, event: ev('b') }]);
+    const wire = (await a!.events.search('c1', { limit: 10, wire: true })).items;
+    await a!.pool.query('DROP TABLE event_counts; ALTER TABLE events DROP COLUMN wire; UPDATE schema_version SET version = 7');
+    const [b] = await replicas(url, 1);
+    expect([await b!.events.count('c1', {}), await b!.events.count('c1', { kind: 'PauseEvent' })]).toEqual([3, 2]);
+    expect((await b!.pool.query('SELECT wire FROM events')).rows.map((r) => r.wire)).toEqual([null, null, null]);
+    expect((await b!.events.search('c1', { limit: 10, wire: true })).items).toEqual(wire);
+    expect(JSON.parse(wire[1]!)).toEqual({ id: 's', timestamp: '2026-03-01T10:00:00.000Z', source: 'agent', kind: 'ConversationStateUpdateEvent', key: 'k' });
+  });
+
   it('lets exactly one replica claim a queued message; a lapsed claim can be taken over', async () => {
     const [a, b, c] = await replicas(await freshUrl(), 3);
     const id = await a!.pending.add('c1', { role: 'user', content: [], run: true }, 'now');

@@ -164,6 +164,16 @@ export class PostgresAppStore implements AppStore {
     return { title: r.rows[0]?.title ?? null, updatedAt: r.rows[0]?.updated_at ?? null };
   }
 
+  async getConversationMetas(conversationIds: readonly string[]): Promise<Map<string, ConversationMeta>> {
+    const r = await this.pool.query<{ conversation_id: string; title: string | null; updated_at: string | null }>(
+      'SELECT conversation_id, title, updated_at FROM conversation_meta WHERE conversation_id = ANY($1::text[])',
+      [conversationIds],
+    );
+    const out = new Map<string, ConversationMeta>(conversationIds.map((id) => [id, { title: null, updatedAt: null }]));
+    for (const row of r.rows) out.set(row.conversation_id, { title: row.title, updatedAt: row.updated_at });
+    return out;
+  }
+
   async setConversationMeta(conversationId: string, meta: ConversationMeta): Promise<void> {
     await this.pool.query(
       'INSERT INTO conversation_meta (conversation_id, title, updated_at) VALUES ($1, $2, $3) ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at',
@@ -174,6 +184,7 @@ export class PostgresAppStore implements AppStore {
   async purgeConversation(conversationId: string): Promise<void> {
     await inTransaction(this.pool, async (c) => {
       await c.query('DELETE FROM events WHERE conversation_id = $1', [conversationId]);
+      await c.query('DELETE FROM event_counts WHERE conversation_id = $1', [conversationId]);
       await c.query('DELETE FROM event_cursors WHERE conversation_id = $1', [conversationId]);
       await c.query('DELETE FROM pending_messages WHERE conversation_id = $1', [conversationId]);
       await c.query('DELETE FROM conversation_meta WHERE conversation_id = $1', [conversationId]);

@@ -2,7 +2,8 @@
 // and by event id, gap-free acknowledgement, seq cursors). Concurrent ingests of one conversation
 // (several API replicas, agent-server retries) are serialised by locking its cursor row.
 import type { Pool } from 'pg';
-import { normalizeTimestamp } from '../../../agent-server/store/wire.ts';
+import { excludeNone, normalizeTimestamp } from '../../../agent-server/store/wire.ts';
+import { columns, itemOf, type StoredRow } from '../event-log.ts';
 import { eventFilterSql } from '../../../util/event-filter-sql.ts';
 import type { EventFilter, EventPage, EventQuery, EventStore, IngestItem, IngestResult } from '../types.ts';
 import { inTransaction, numbered } from './sql.ts';
@@ -39,10 +40,10 @@ export class PgEventLog implements EventStore {
       if (batch.size > 0) {
         const rows = [...batch.values()];
         // DO NOTHING: the same event id at another seq is a replay we already hold.
-        await c.query(
-          `INSERT INTO events (conversation_id, seq, event_id, kind, source, ts, json)
-           SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-           ON CONFLICT DO NOTHING`,
+        const inserted = await c.query<{ kind: string }>(
+          `INSERT INTO events (conversation_id, seq, event_id, kind, source, ts, json, wire)
+           SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+           ON CONFLICT DO NOTHING RETURNING kind`,
           [
             conversationId,
             rows.map((r) => r.seq),
@@ -51,8 +52,18 @@ export class PgEventLog implements EventStore {
             rows.map((r) => r.event.source ?? ''),
             rows.map((r) => normalizeTimestamp(r.event.timestamp) ?? r.event.timestamp),
             rows.map((r) => JSON.stringify(r.event)),
+            rows.map((r) => JSON.stringify(excludeNone(r.event))),
           ],
         );
+        const added = new Map<string, number>();
+        for (const { kind } of inserted.rows) added.set(kind, (added.get(kind) ?? 0) + 1);
+        if (added.size > 0) {
+          await c.query(
+            `INSERT INTO event_counts (conversation_id, kind, n) SELECT $1, * FROM unnest($2::text[], $3::int[])
+             ON CONFLICT (conversation_id, kind) DO UPDATE SET n = event_counts.n + excluded.n`,
+            [conversationId, [...added.keys()], [...added.values()]],
+          );
+        }
       }
       const after = await c.query<{ seq: number }>('SELECT seq FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq', [conversationId, acked]);
       for (const { seq } of after.rows) {
@@ -69,13 +80,13 @@ export class PgEventLog implements EventStore {
     return r.rows[0]?.acked_seq ?? 0;
   }
 
-  async getMany(conversationId: string, ids: readonly string[]): Promise<(string | undefined)[]> {
+  async getMany(conversationId: string, ids: readonly string[], opts: { wire?: boolean } = {}): Promise<(string | undefined)[]> {
     if (ids.length === 0) return [];
-    const r = await this.#pool.query<{ event_id: string; json: string }>('SELECT event_id, json FROM events WHERE conversation_id = $1 AND event_id = ANY($2::text[])', [
+    const r = await this.#pool.query<StoredRow & { event_id: string }>(`SELECT event_id, ${columns(opts.wire)} FROM events WHERE conversation_id = $1 AND event_id = ANY($2::text[])`, [
       conversationId,
       [...new Set(ids)],
     ]);
-    const byId = new Map(r.rows.map((row) => [row.event_id, row.json]));
+    const byId = new Map(r.rows.map((row) => [row.event_id, itemOf(row)]));
     return ids.map((id) => byId.get(id));
   }
 
@@ -88,12 +99,20 @@ export class PgEventLog implements EventStore {
       args.push(q.fromSeq);
     }
     args.push(q.limit + 1);
-    const r = await this.#pool.query<{ seq: number; json: string }>(numbered(`SELECT seq, json FROM events WHERE ${sql}${cursor} ORDER BY seq ${desc ? 'DESC' : 'ASC'} LIMIT ?`), args);
+    const r = await this.#pool.query<StoredRow & { seq: number }>(numbered(`SELECT seq, ${columns(q.wire)} FROM events WHERE ${sql}${cursor} ORDER BY seq ${desc ? 'DESC' : 'ASC'} LIMIT ?`), args);
     const next = r.rows.length > q.limit ? r.rows[q.limit]!.seq : null;
-    return { items: r.rows.slice(0, q.limit).map((row) => row.json), nextSeq: next };
+    return { items: r.rows.slice(0, q.limit).map(itemOf), nextSeq: next };
   }
 
   async count(conversationId: string, f: EventFilter): Promise<number> {
+    if (f.timestampGte === undefined && f.timestampLt === undefined) {
+      // The kept counts: O(kinds), not O(events).
+      const r =
+        f.kind === undefined
+          ? await this.#pool.query<{ n: number | null }>('SELECT SUM(n)::int AS n FROM event_counts WHERE conversation_id = $1', [conversationId])
+          : await this.#pool.query<{ n: number | null }>('SELECT n FROM event_counts WHERE conversation_id = $1 AND kind = $2', [conversationId, f.kind]);
+      return r.rows[0]?.n ?? 0;
+    }
     const { sql, args } = eventFilterSql(conversationId, f);
     return (await this.#pool.query<{ n: number }>(numbered(`SELECT COUNT(*)::int AS n FROM events WHERE ${sql}`), args)).rows[0]!.n;
   }
@@ -101,6 +120,15 @@ export class PgEventLog implements EventStore {
   async lastTimestamp(conversationId: string): Promise<string | undefined> {
     const r = await this.#pool.query<{ ts: string | null }>('SELECT MAX(ts) AS ts FROM events WHERE conversation_id = $1', [conversationId]);
     return r.rows[0]?.ts ?? undefined;
+  }
+
+  async lastTimestamps(conversationIds: readonly string[]): Promise<Map<string, string>> {
+    // One subquery per id, so each is the index's min/max lookup (a GROUP BY would scan every event).
+    const r = await this.#pool.query<{ id: string; ts: string | null }>(
+      'SELECT id, (SELECT MAX(ts) FROM events WHERE conversation_id = id) AS ts FROM unnest($1::text[]) AS id',
+      [conversationIds],
+    );
+    return new Map(r.rows.filter((row) => row.ts !== null).map((row) => [row.id, row.ts!]));
   }
 
   async conversationIds(): Promise<string[]> {
@@ -111,6 +139,7 @@ export class PgEventLog implements EventStore {
   async purge(conversationId: string): Promise<void> {
     await inTransaction(this.#pool, async (c) => {
       await c.query('DELETE FROM events WHERE conversation_id = $1', [conversationId]);
+      await c.query('DELETE FROM event_counts WHERE conversation_id = $1', [conversationId]);
       await c.query('DELETE FROM event_cursors WHERE conversation_id = $1', [conversationId]);
     });
   }

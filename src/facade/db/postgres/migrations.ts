@@ -131,6 +131,19 @@ const MIGRATIONS: readonly string[] = [
     expires_at text COLLATE "C" NOT NULL
   );
   `,
+  // 7 → 8: the SQLite store's versions 10 and 11 (issue #16): events per conversation and kind, kept
+  // by ingest, so a count without a time range reads a few rows; each event's exclude_none form,
+  // made once at ingest (rows stored before have none and are converted when read).
+  `
+  CREATE TABLE event_counts (
+    conversation_id text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    n integer NOT NULL,
+    PRIMARY KEY (conversation_id, kind)
+  );
+  INSERT INTO event_counts (conversation_id, kind, n) SELECT conversation_id, kind, COUNT(*) FROM events GROUP BY conversation_id, kind;
+  ALTER TABLE events ADD COLUMN wire text;
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;

@@ -11,10 +11,11 @@ interface EventPage {
 
 /**
  * Frames the agent server sends but does not store, so they cannot be resumed after: the
- * full_state snapshot at every connect, and errors about a frame this client sent.
+ * full_state snapshot at every connect, the answer's streamed pieces (StreamingDeltaEvent), and
+ * errors about a frame this client sent.
  */
 function transient(e: AgentEvent): boolean {
-  return e.kind === 'ServerErrorEvent' || (e.kind === 'ConversationStateUpdateEvent' && e['key'] === 'full_state');
+  return e.kind === 'ServerErrorEvent' || e.kind === 'StreamingDeltaEvent' || (e.kind === 'ConversationStateUpdateEvent' && e['key'] === 'full_state');
 }
 
 export type FeedState = 'loading' | 'live' | 'reconnecting' | 'offline';

@@ -27,7 +27,7 @@ describe('TranscriptModel', () => {
 
   it('skips hidden kinds, takes the execution status and info from state updates', () => {
     const m = new TranscriptModel();
-    expect(m.add([{ id: 's', kind: 'SystemPromptEvent' }, { id: 't', kind: 'TokenEvent' }])).toBe(false);
+    expect(m.add([{ id: 's', kind: 'SystemPromptEvent' }, { id: 't', kind: 'TokenEvent' }, { id: 'd', kind: 'StreamingDeltaEvent', content: 'Hel' }])).toBe(false);
     m.add([{ id: 'f', kind: 'ConversationStateUpdateEvent', key: 'full_state', value: { execution_status: 'idle', workspace: { working_dir: '/w' } } }]);
     expect([m.executionStatus, m.rowCount, (m.info?.['workspace'] as { working_dir: string }).working_dir]).toEqual(['idle', 0, '/w']);
     m.add([{ id: 'u', kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: 'running' }]);

@@ -14,8 +14,11 @@ export type Row =
   | { type: 'error'; e: AgentEvent }
   | { type: 'other'; e: AgentEvent };
 
-/** Events that are not shown: the system prompt, token ids, model logs, snapshots. */
-const HIDDEN = new Set(['SystemPromptEvent', 'TokenEvent', 'LLMCompletionLogEvent', 'ConversationStateUpdateEvent', 'CondensationRequest']);
+/**
+ * Events that are not shown: the system prompt, token ids, model logs, snapshots, and the answer's
+ * streamed pieces (the whole answer follows as its MessageEvent or ActionEvent).
+ */
+const HIDDEN = new Set(['SystemPromptEvent', 'TokenEvent', 'LLMCompletionLogEvent', 'ConversationStateUpdateEvent', 'CondensationRequest', 'StreamingDeltaEvent']);
 /** Kinds that answer a tool call (matched by tool_call_id). */
 const RESULTS = new Set(['ObservationEvent', 'UserRejectObservation', 'AgentErrorEvent']);
 
