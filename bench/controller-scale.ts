@@ -190,10 +190,11 @@ async function child(backend: Backend, arg: string): Promise<void> {
 
 function runChild(backend: Backend, arg: object): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    // The controller process runs with the memory settings `agentyard controller` has (CONTROLLER_MEMORY_ENV);
+    // On a cluster the controller process runs with the memory settings `agentyard controller` has
+    // (CONTROLLER_MEMORY_ENV); on SQLite it is part of `agentyard up`, which runs with Node's defaults.
     // SCALE_CONTROLLER_NODE_OPTIONS: other Node options for it alone ('' for Node's defaults).
     const nodeOptions = process.env.SCALE_CONTROLLER_NODE_OPTIONS;
-    const env = { ...process.env, ...CONTROLLER_MEMORY_ENV, AGENTYARD_LOG_LEVEL: 'error', ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) };
+    const env = { ...process.env, ...(backend === 'kube' ? CONTROLLER_MEMORY_ENV : {}), AGENTYARD_LOG_LEVEL: 'error', ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) };
     const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', backend, JSON.stringify(arg)], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
