@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { AGENT_SERVER_MEMORY_ENV } from '../src/agent-server/memory-env.ts';
 
 type Record = (name: string, value: number, unit: string, note?: string) => void;
 
@@ -76,7 +77,7 @@ export async function benchColdStart(record: Record, runs = 7): Promise<void> {
     const node = join(root, 'node_modules', '.bin', 'node');
     // The launcher's own environment for agent servers (bin/agentyard sets NODE_OPTIONS etc.): the
     // bare server gets the same, so the ratio compares the programs, not the settings.
-    const env = { ...process.env, NODE_OPTIONS: '--max-semi-space-size=8', MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', AGENTYARD_LOG_LEVEL: 'error' };
+    const env = { ...process.env, ...AGENT_SERVER_MEMORY_ENV, AGENTYARD_LOG_LEVEL: 'error' };
     const bare: Start[] = [];
     const agent: Start[] = [];
     // One unmeasured start of each: the first run fills the page cache (and the compile cache).

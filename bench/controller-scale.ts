@@ -13,7 +13,7 @@
 // the controller's, not the seeding's; the seed is written by the parent before it starts.
 //   node bench/controller-scale.ts [sqlite|kube]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -71,10 +71,10 @@ function seedObject(p: Plan, i: number): { sb: Sandbox; status: NonNullable<Sand
 /**
  * Writes the seed into `store` as a controller left it: each Sandbox created, its status set, then
  * one pass of the real SandboxReconciler (deadlines far away) to converge conditions and counts, as
- * after a controller restart. `from`: the converged statuses of another store's seed instead (a kube
+ * after a controller restart. `from`: copy the converged objects of another store instead (a kube
  * seed takes the SQLite one's rather than reconciling 10,000 objects over the API once more).
  */
-async function seed(store: ResourceStore, p: Plan, concurrency: number, from?: ReadonlyMap<string, Sandbox['status']>): Promise<void> {
+async function seed(store: ResourceStore, p: Plan, concurrency: number, from?: ResourceStore): Promise<void> {
   const { SandboxReconciler } = await import('../src/controller/sandbox/reconciler.ts');
   const reconciler = new SandboxReconciler({ store, runtime: new InMemoryRuntime(), clock: systemClock, settings: { idleTimeMs: 100 * HOUR, deletionTimeMs: 100 * HOUR, capacity: p.n } });
   let next = 0;
@@ -83,7 +83,7 @@ async function seed(store: ResourceStore, p: Plan, concurrency: number, from?: R
       for (let i = next++; i < p.n; i = next++) {
         const { sb, status } = seedObject(p, i);
         const created = await store.create(SandboxKind, sb);
-        const converged = from ? from.get(sb.metadata.name) : status;
+        const converged = from ? (await from.get(SandboxKind, NS, sb.metadata.name))!.status : status;
         await store.updateStatus(SandboxKind, { ...created, status: converged });
         if (!from) await reconciler.reconcile(`${NS}/${sb.metadata.name}`);
       }
@@ -240,23 +240,25 @@ export async function benchControllerScale(record: Record, backends: Backend[] =
     const sqlite = new SqliteStore(db, { clock: systemClock });
     await seed(sqlite, plan, 1);
     const sqliteSeedMs = Date.now() - t0;
-    // Taken before the SQLite run, which pauses and deletes some of them.
-    const converged = new Map((await sqlite.list(SandboxKind, NS)).items.map((sb) => [sb.metadata.name, sb.status] as const));
     sqlite.close();
-    if (backends.includes('sqlite')) {
-      report(record, 'sqlite', p, sqliteSeedMs, await runChild('sqlite', { plan, db }));
-    }
+    // The kube seed copies the converged statuses from a copy of the seed: the SQLite run pauses and
+    // deletes in `db` (reading them from there after it failed on the Sandboxes it had deleted).
+    const seedCopy = join(dir, 'seed.db');
+    copyFileSync(db, seedCopy);
+    if (backends.includes('sqlite')) report(record, 'sqlite', p, sqliteSeedMs, await runChild('sqlite', { plan, db }));
     if (backends.includes('kube')) {
       const { kubeBinDir, startTestCluster } = await import('../e2e/kube/cluster.ts');
       if (!kubeBinDir()) {
         record('controller (kube)', NaN, '', 'skipped: the Kubernetes binaries are not built (make k8s-bin)');
         return;
       }
+      const from = new SqliteStore(seedCopy, { clock: systemClock });
       const cluster = await startTestCluster({ controllerManager: false });
       try {
         const { KubeStore } = await import('../src/store/kube/kube-store.ts');
         t0 = Date.now();
-        await seed(new KubeStore(cluster.kubeConfig), plan, 16, converged);
+        await seed(new KubeStore(cluster.kubeConfig), plan, 16, from);
+        from.close();
         report(record, 'kube', p, Date.now() - t0, await runChild('kube', { plan, kubeconfig: cluster.kubeconfigPath }));
       } finally {
         await cluster.stop();

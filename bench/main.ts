@@ -18,6 +18,8 @@
 //   config     a Sandbox Configuration change taken up by a running controller (bench/config-takeup.ts)
 //   web        the web app's transcript at 10,000 events in Chromium: first row, whole history, live append (bench/web-transcript.ts)
 //   warm-pool  start → READY from a SandboxWarmPool beside a cold start, embedded (bench/warm-pool.ts)
+//   warm-pool-node  start → READY from a SandboxWarmPool on the real node, through the ingress
+//              (bench/warm-pool-node.ts; skipped with a message without `make k8s-node`; takes the node's lock)
 //   soak       memory: agent-server and `up` RSS every 100 steps over 1,000-step conversations (bench/soak.ts)
 // sink and events run on both app stores: the bundled SQLite file and, when Debian's postgresql is
 // installed, a throwaway local PostgreSQL server (fsync off: compare the stores' query work, not disks).
@@ -43,11 +45,14 @@ import { benchWsFanout } from './ws-fanout.ts';
 import { benchConfigTakeup } from './config-takeup.ts';
 import { soak } from './soak.ts';
 import { benchWarmPool } from './warm-pool.ts';
+import { benchWarmPoolNode } from './warm-pool-node.ts';
 import { benchWebTranscript } from './web-transcript.ts';
 
 const rows: [string, string, string][] = [];
 function record(name: string, value: number, unit: string, note = ''): void {
   rows.push([name, Number.isNaN(value) ? '-' : `${value.toFixed(value < 10 ? 2 : 0)} ${unit}`, note]);
+  // Also as it comes: a run of the whole bench takes most of an hour, and an interrupted one keeps what it measured.
+  console.log(`  ${rows.at(-1)!.join('  ')}`);
 }
 
 async function time<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
@@ -131,37 +136,65 @@ async function benchSink(dir: string, backend: string, db: AppStore): Promise<vo
   await db.close();
 }
 
-const parts = new Set((process.env.BENCH_PARTS ?? 'cold-start,store,config,agent,warm-pool,web,sink,events,fanout,facade,scale-events,steps,controller,soak').split(',').map((p) => p.trim()));
+const parts = new Set((process.env.BENCH_PARTS ?? 'cold-start,store,config,agent,warm-pool,warm-pool-node,web,sink,events,fanout,facade,scale-events,steps,controller,soak').split(',').map((p) => p.trim()));
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-bench-'));
 const started = Date.now();
+const failed: string[] = [];
+/** One part: a part that fails is reported in the table and the run goes on to the next (one `make bench` in one go). */
+async function part(name: string, fn: () => Promise<unknown>): Promise<void> {
+  const t0 = Date.now();
+  try {
+    await fn();
+  } catch (err) {
+    failed.push(name);
+    rows.push([`${name}: FAILED`, '-', (err instanceof Error ? (err.stack ?? err.message) : String(err)).split('\n').slice(0, 3).join(' | ')]);
+  }
+  rows.push([`(${name}: part took)`, `${((Date.now() - t0) / 1000).toFixed(0)} s`, `load average ${loadavg()[0]!.toFixed(1)} at its end`]);
+  console.log(`  ${rows.at(-1)!.join('  ')}`);
+}
 try {
-  if (parts.has('cold-start')) await benchColdStart(record);
-  if (parts.has('store')) await benchStore(dir);
-  if (parts.has('config')) await benchConfigTakeup(record);
-  if (parts.has('agent')) await benchAgentServer(dir, record);
-  if (parts.has('warm-pool')) await benchWarmPool(record);
-  if (parts.has('web')) await benchWebTranscript(record);
-  if (parts.has('sink') || parts.has('events')) await benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db')));
+  if (parts.has('cold-start')) await part('cold-start', () => benchColdStart(record));
+  if (parts.has('store')) await part('store', () => benchStore(dir));
+  if (parts.has('config')) await part('config', () => benchConfigTakeup(record));
+  if (parts.has('agent')) await part('agent', () => benchAgentServer(dir, record));
+  if (parts.has('warm-pool')) await part('warm-pool', () => benchWarmPool(record));
+  if (parts.has('warm-pool-node')) await part('warm-pool-node', () => benchWarmPoolNode(record));
+  if (parts.has('web')) await part('web', () => benchWebTranscript(record));
+  if (parts.has('sink') || parts.has('events')) await part('sink', () => benchSink(dir, 'sqlite', new SqliteAppStore(join(dir, 'app.db'))));
   if ((parts.has('sink') || parts.has('events')) && postgresBinDir()) {
-    const pg = await startPostgres();
-    try {
-      await benchSink(dir, 'postgresql', await PostgresAppStore.open(pg.url));
-    } finally {
-      await pg.stop();
-    }
+    await part('sink (postgresql)', async () => {
+      const pg = await startPostgres();
+      try {
+        await benchSink(dir, 'postgresql', await PostgresAppStore.open(pg.url));
+      } finally {
+        await pg.stop();
+      }
+    });
   } else if (parts.has('sink') || parts.has('events')) {
     rows.push(['sink/events (postgresql)', 'skipped', 'PostgreSQL server binaries not found under /usr/lib/postgresql']);
   }
-  if (parts.has('fanout')) await benchWsFanout(record);
-  if (parts.has('facade')) await benchFacadeSearch(record);
-  if (parts.has('scale-events')) await benchEventsScale(record);
-  if (parts.has('steps')) await benchAgentSteps(record);
-  if (parts.has('controller')) await benchControllerScale(record, process.env.BENCH_KUBE === '0' ? ['sqlite'] : ['sqlite', 'kube']);
+  if (parts.has('fanout')) await part('fanout', () => benchWsFanout(record));
+  if (parts.has('facade')) await part('facade', () => benchFacadeSearch(record));
+  if (parts.has('scale-events')) await part('scale-events', () => benchEventsScale(record));
+  if (parts.has('steps')) await part('steps', () => benchAgentSteps(record));
+  if (parts.has('controller')) await part('controller', () => benchControllerScale(record, process.env.BENCH_KUBE === '0' ? ['sqlite'] : ['sqlite', 'kube']));
   const width = Math.max(...rows.map((r) => r[0].length));
   console.log(`agentyard bench (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, ${((Date.now() - started) / 60_000).toFixed(1)} min)`);
   for (const [name, value, note] of rows) console.log(`${name.padEnd(width)}  ${value.padStart(16)}  ${note}`);
   console.log(`rss ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MiB`);
+  if (failed.length > 0) {
+    console.log(`FAILED parts: ${failed.join(', ')}`);
+    process.exitCode = 1;
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-if (parts.has('soak')) await soak();
+if (parts.has('soak')) {
+  try {
+    await soak();
+  } catch (err) {
+    console.log(`soak: FAILED ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  }
+}
+console.log(`bench: ${((Date.now() - started) / 60_000).toFixed(1)} min in all`);

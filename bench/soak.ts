@@ -17,15 +17,26 @@ function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** The agent-server processes `up` started (its direct children). */
-function agentServerPids(upPid: number): number[] {
-  const pids: number[] = [];
-  for (const task of readdirSync(`/proc/${upPid}/task`)) {
-    for (const p of readFileSync(`/proc/${upPid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) {
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('agent-server')) pids.push(Number(p));
-    }
+function children(pid: number): number[] {
+  const out: number[] = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    out.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
   }
-  return pids;
+  return out;
+}
+
+/**
+ * The agent-server processes `up` started: for each child of `up` running one, the last process
+ * down its line that names `agent-server` (the Node process; the child itself may be a launcher,
+ * e.g. the sandbox network's, whose RSS is a couple of MiB).
+ */
+function agentServerPids(upPid: number): number[] {
+  const names = (p: number) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('agent-server');
+  const deepest = (p: number): number => {
+    for (const c of children(p)) if (names(c)) return deepest(c);
+    return p;
+  };
+  return children(upPid).filter(names).map(deepest);
 }
 
 /** `finish` answers given so far: one per conversation per run. */

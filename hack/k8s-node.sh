@@ -23,6 +23,8 @@
 #   hack/k8s-node.sh image    only the agentyard image of this checkout (tagged by a hash of the
 #                             build context, so a changed source means a new image); prints
 #                             "<reference> <archive>"
+#   hack/k8s-node.sh seaweedfs   the image of the chart's bundled object store: Debian + the `weed`
+#                             binary hack/seaweedfs.sh builds (and caches); prints "<reference> <archive>"
 # Idempotent; progress on stderr. Needs root (buildah, debootstrap) and Go.
 set -euo pipefail
 
@@ -214,6 +216,26 @@ agentyard_image() {
   echo "$ref $IMAGES/agentyard-$tag.tar"
 }
 
+# The bundled object store's image (objectStore.bundled.image): `weed` on the PATH, as in the
+# upstream image, on the Debian base (the chart runs it as uid 1000 on a read-only root).
+seaweedfs_image() {
+  image_refs
+  image_present debian "$DEBIAN_REF" || die "no debian image yet: run hack/k8s-node.sh first"
+  local weed version ref c
+  weed=$(nice "$HERE/seaweedfs.sh" | tail -1) || die "building SeaweedFS failed"
+  version=$(basename "$(dirname "$weed")")
+  ref="$IMAGE_PREFIX/seaweedfs:$version"
+  if ! image_present seaweedfs "$ref"; then
+    log "building $ref"
+    c=$(bud from "$DEBIAN_REF")
+    bud copy --chmod 0755 "$c" "$weed" /usr/local/bin/weed >/dev/null
+    bud config --cmd '["weed"]' --workingdir /data "$c"
+    bud commit -q --rm "$c" "$ref" >/dev/null
+    export_image seaweedfs "$ref"
+  fi
+  echo "$ref $IMAGES/seaweedfs.tar"
+}
+
 main() {
   command -v go >/dev/null || die "Go toolchain not found (Go >= 1.25 needed)"
   [[ $(id -u) == 0 ]] || die "needs root (buildah, debootstrap; the node itself runs as root)"
@@ -226,6 +248,7 @@ main() {
   flock 8
 
   if [[ ${1:-} == image ]]; then agentyard_image; return; fi
+  if [[ ${1:-} == seaweedfs ]]; then seaweedfs_image; return; fi
 
   local start=$SECONDS
   # kubelet & co. share the wrapper module (and its lock) with hack/k8s-bin.sh.

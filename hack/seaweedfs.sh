@@ -6,7 +6,12 @@
 # Cached outside the repository, like hack/oci-registry.sh, so a fresh clone on the same machine reuses it:
 #   ${AGENTYARD_CACHE:-$HOME/.cache/agentyard}/seaweedfs/<version>/weed
 # Idempotent and locked. Prints the binary's path on stdout (last line); progress goes to stderr.
-# Nothing is written inside the repository. The first build takes several minutes (a large module).
+# Nothing is written inside the repository. The first build is the largest of `make test`: ~1,480
+# packages, ~475 s of CPU (user 409 s + sys 65 s, 2.2 GB peak memory), measured with empty module and
+# build caches in Nov 2026 — about 5 minutes on 2 idle cores, 32 minutes on 2 cores shared at load
+# 20-26; the modules (3.4 GB, the whole graph) download in ~40 s. It is already as small as SeaweedFS
+# allows: no build tags are set (every optional store — rocksdb, tikv, ydb, sqlite, elastic, gocdk... —
+# sits behind a tag that is off), and -trimpath -ldflags "-s -w" is all the linker can drop.
 #
 # Not `go install pkg@version` (hack/lib/go-tool.sh): SeaweedFS's go.mod carries a replace directive,
 # which go install refuses. The module is downloaded into the module cache and built there as the

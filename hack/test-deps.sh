@@ -7,6 +7,7 @@
 #               tested in (e2e/build/agent-bundle.test.ts; hack/sandbox-rootfs.sh builds them, cached);
 #               bubblewrap also isolates embedded sandboxes (a user and namespaces of their own each)
 #   passt     - pasta: a network namespace of its own per embedded sandbox (e2e/embedded/isolation.test.ts)
+#   iproute2  - ip: the routes that keep such a sandbox from the host's own addresses
 #   containerd, runc, containernetworking-plugins, iptables, nftables, conntrack - the real test
 #               node of e2e/node (hack/k8s-node.sh, e2e/node/node.ts)
 #   buildah, debootstrap, gcc + libc6-dev (a static pause) - its images, built without a registry
@@ -21,6 +22,7 @@ command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v patchelf >/dev/null || need+=(patchelf)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v pasta >/dev/null || need+=(passt)
+command -v ip >/dev/null || [ -x /usr/sbin/ip ] || need+=(iproute2)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 rootfs() { "$(dirname "$0")/sandbox-rootfs.sh" || echo "test-deps: no sandbox root filesystems (hack/sandbox-rootfs.sh failed)" >&2; }
 for tool in containerd runc buildah iptables nft conntrack gcc; do

@@ -7,10 +7,12 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processUids } from '../../src/runtime/process/isolation/identity.ts';
+import { addHostAddress, type HostAddress } from '../../src/testing/host-address.ts';
 import { createUser, noSecondUser, finished, startReady, userMessage, sandboxReads } from './flows.ts';
 import { eventually, removeDataDir, scriptedModelEnv, startService, startServiceWithModel, type RunningService, type ServiceWithModel } from './harness.ts';
 
@@ -52,8 +54,11 @@ function statuses(text: string): Record<string, number> {
   let svc: RunningService;
   let bobKey: string;
   let admin: { conversation: string; sandbox: string; workspace: string; sessionKey: string };
+  // A second address of the host, there before any sandbox starts (see src/testing/host-address.ts).
+  let alias: HostAddress | { skip: string };
 
   beforeAll(async () => {
+    alias = addHostAddress();
     env = await startServiceWithModel({ env: { AGENTYARD_SANDBOX_ISOLATION: 'required', AGENTYARD_SANDBOX_MEMORY_MB: '1536', AGENTYARD_E2E_SERVICE_SECRET: SERVICE_SECRET } });
     svc = env.svc;
     bobKey = await createUser(svc, 'bob');
@@ -71,6 +76,7 @@ function statuses(text: string): Record<string, number> {
 
   afterAll(async () => {
     await env?.stop();
+    if (alias && 'address' in alias) alias.remove();
   });
 
   it('says at start-up that sandboxes are isolated, and how', () => {
@@ -200,18 +206,23 @@ function statuses(text: string): Record<string, number> {
     for (const c of bob.cgroups ?? []) expect(existsSync(c), c).toBe(false);
   });
 
-  it("bob's sandbox reaches the API (sink, model gateway), but no listener of admin's sandbox nor of the host's loopback", async (ctx) => {
+  it("bob's sandbox reaches the API (sink, model gateway), but no listener of admin's sandbox, of the host's loopback nor of the host's other addresses; its pasta is not root", async (ctx) => {
     const out = svc.output.join('\n');
     if (!out.includes('a network namespace of its own per sandbox')) {
       // Without pasta the network is shared, and the service says so; nothing more to attack here.
       expect(out).toMatch(/sandbox isolation: on \(.*network shared with the host/);
       ctx.skip();
     }
-    // An unauthenticated service on the host's loopback, and a dev server admin's agent started.
+    // An unauthenticated service on the host's loopback, one on every address of the host, and a dev server admin's agent started.
     const hostService = createServer((_q, s) => s.end('host-only'));
     await new Promise<void>((r) => hostService.listen(0, '127.0.0.1', r));
+    const anyService = createServer((_q, s) => s.end('host-any'));
+    await new Promise<void>((r) => anyService.listen(0, '0.0.0.0', r));
     try {
       const hostPort = (hostService.address() as AddressInfo).port;
+      const anyPort = (anyService.address() as AddressInfo).port;
+      const hostAddrs = Object.values(networkInterfaces()).flat().filter((a) => a?.family === 'IPv4' && !a.address.startsWith('127.')).map((a) => a!.address);
+      expect(hostAddrs.length).toBeGreaterThan(0);
       const { body: sbs } = await svc.api<{ session_api_key: string; exposed_urls: { name: string; port: number; url: string }[] }[]>('GET', `/api/v1/sandboxes?id=${admin.sandbox}`);
       const adminAgent = sbs[0]!.exposed_urls.find((u) => u.name === 'AGENT_SERVER')!;
       const devPort = adminAgent.port + 1 < 65535 ? adminAgent.port + 1 : adminAgent.port - 1;
@@ -225,8 +236,13 @@ function statuses(text: string): Record<string, number> {
       expect(await started.text()).toContain('DEV_UP');
       const apiPort = new URL(svc.url).port;
       const connect = (port: number | string) => `timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}'`;
-      const tries = { ADMIN_AGENT_SERVER: connect(adminAgent.port), ADMIN_DEV_SERVER: connect(devPort), HOST_SERVICE: connect(hostPort) };
-      const script = `${attacks(tries)}\n${connect(apiPort)}; echo "API=$?"`;
+      const connectTo = (addr: string, port: number) => `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/${port}'`;
+      const tries: Record<string, string> = { ADMIN_AGENT_SERVER: connect(adminAgent.port), ADMIN_DEV_SERVER: connect(devPort), HOST_SERVICE: connect(hostPort), METADATA: connectTo('169.254.169.254', 80) };
+      // The host's service on 0.0.0.0 through each of the host's own addresses (pasta's NAT would connect from the host to them).
+      hostAddrs.forEach((a, i) => (tries[`HOST_ADDRESS_${String.fromCharCode(65 + i)}`] = connectTo(a, anyPort)));
+      // The routes that block them cannot be removed from inside: the sandbox's user has no capability over its network.
+      tries.ROUTE_DEL = `ip route del unreachable ${hostAddrs[0]}/32`;
+      const script = `PATH="$PATH:/usr/sbin:/sbin"\n${attacks(tries)}\n${connect(apiPort)}; echo "API=$?"\nip route show | grep -c unreachable; echo "ROUTES=$?"`;
       env.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: script } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'probed' } }] });
       // The conversation runs end to end: the model through the gateway, its events through the sink.
       const task = await startReady(svc, { initial_message: userMessage('probe the network') }, bobKey);
@@ -236,11 +252,21 @@ function statuses(text: string): Record<string, number> {
       const got = statuses(text);
       expect(Object.keys(tries).filter((k) => got[k] === undefined || got[k] === 0), text).toEqual([]);
       expect(got.API, text).toBe(0);
-      // Both listeners are there for the host: it is the sandbox that cannot reach them.
+      expect(got.ROUTES, text).toBe(0);
+      if ('skip' in alias) console.warn(`isolation e2e: ${alias.skip}; only the host's primary address was tried`);
+      else expect(hostAddrs, 'the second host address').toContain(alias.address);
+      // The listeners are there for the host: it is the sandbox that cannot reach them.
       expect(await (await fetch(`http://127.0.0.1:${hostPort}/`)).text()).toBe('host-only');
+      for (const a of hostAddrs) expect(await (await fetch(`http://${a}:${anyPort}/`)).text()).toBe('host-any');
       expect((await fetch(`${adminAgent.url}/health`)).status).toBe(200);
+      // bob's pasta runs as a user of its own: neither root nor bob's sandbox user.
+      const pastaPid = Number(readFileSync(join(svc.dataDir, 'sandboxes', task.sandbox_id, 'network.pid'), 'utf8'));
+      const pastaUid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pastaPid}/status`, 'utf8'))![1]);
+      expect(pastaUid).not.toBe(0);
+      expect(pastaUid).not.toBe(identityOf(svc.dataDir, task.sandbox_id).uid);
     } finally {
       await new Promise((r) => hostService.close(r));
+      await new Promise((r) => anyService.close(r));
     }
   });
 

@@ -125,6 +125,10 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     const tlsBeside = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--dry-run=server']);
     expect(tlsBeside.out).toMatch(/ingress\.tlsSecret: a Secret "wildcard-agents" exists in the sandbox namespace "agentyard-sandboxes", where the API's service account may read its private key/);
     await core.deleteNamespacedSecret({ name: 'wildcard-agents', namespace: SANDBOXES });
+    // A private CA the API should trust, named but not there: the API Pod would never start.
+    const noCa = await kube(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--set', 'api.caBundle.name=corporate-ca', '--dry-run=server']);
+    expect(noCa.ok).toBe(false);
+    expect(noCa.out).toMatch(/api\.caBundle: ConfigMap "corporate-ca" is missing in namespace "agentyard", so the API would never start; create it: kubectl -n agentyard create configmap corporate-ca --from-file=ca\.crt=ca\.pem/);
   });
 
   it('install fails early and clearly for a StorageClass the cluster lacks or a missing database Secret', async () => {

@@ -1,6 +1,8 @@
 // Workspace archives of Kubernetes sandboxes into the object store, on a real API server with the
 // test node agent running the archive Pod's command, and a real S3 server (SeaweedFS): the
-// controller's runtime presigns one PUT, the Pod tars the workspace volume and uploads it; with
+// controller's runtime presigns the PUTs, the Pod tars the workspace volume and uploads it, and the
+// agent server's conversation directories (browser recordings), which the runtime unpacks into the
+// conversations' files; with
 // the store down the Pod fails, is restarted (restartPolicy OnFailure) and the deletion waits —
 // the workspace volume is not removed until the archive is stored.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,6 +49,8 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
       storageClass: 'standard',
       addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'sandboxes.test' }),
       archiveUploadUrl: (key) => objects.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS),
+      // conv-a is a live conversation placed on the sandbox; conv-b is not (deleted, or another sandbox's).
+      conversationFiles: { objects, keep: async (id, sandbox) => id === `${sandbox}-conv-a` },
     });
   }, 120_000);
 
@@ -63,6 +67,12 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
     await core.createNamespacedPersistentVolumeClaim({ namespace: NS, body: { metadata: { name: pvcName(name) }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } } });
     mkdirSync(agent.volumeDir(pvcName(name)), { recursive: true });
     writeFileSync(join(agent.volumeDir(pvcName(name)), 'notes.txt'), `work of ${name}`);
+    // The agent server's data directory on the volume (desired.ts AGENT_DATA_DIR): a browser recording per conversation.
+    for (const conv of ['conv-a', 'conv-b']) {
+      const recordings = join(agent.volumeDir(pvcName(name)), '.agentyard', 'conversations', `${name}-${conv}`, 'browser_recordings');
+      mkdirSync(recordings, { recursive: true });
+      writeFileSync(join(recordings, 'trace.zip'), `recording of ${name} ${conv}`);
+    }
     return sb;
   }
 
@@ -93,6 +103,11 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
     expect(more).toEqual([]);
     expect(execFileSync('tar', ['-xzOf', '-', './notes.txt'], { input: (await objects.get(archive!.key))! }).toString()).toBe('work of up');
     await expect(core.readNamespacedPersistentVolumeClaim({ name: 'agentyard-archive', namespace: NS })).rejects.toThrow();
+    // The live conversation's recording, where its download and its deletion find it; the other
+    // one's is not kept; the upload the controller unpacked is gone.
+    expect(await objects.list('conversations/')).toEqual([{ key: 'conversations/up-conv-a/files/browser_recordings/trace.zip', size: 'recording of up conv-a'.length }]);
+    expect((await objects.get('conversations/up-conv-a/files/browser_recordings/trace.zip'))?.toString()).toBe('recording of up conv-a');
+    expect(await objects.list('internal/conversation-files/')).toEqual([]);
     const pvc = await core.readNamespacedPersistentVolumeClaim({ name: pvcName('up'), namespace: NS }).catch(() => undefined);
     expect(pvc === undefined || pvc.metadata?.deletionTimestamp !== undefined).toBe(true);
   }, 120_000);
@@ -114,5 +129,6 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
     expect(restartedWhileDown).toBe(true);
     const [archive] = await archives('down');
     expect(execFileSync('tar', ['-xzOf', '-', './notes.txt'], { input: (await objects.get(archive!.key))! }).toString()).toBe('work of down');
+    expect((await objects.get('conversations/down-conv-a/files/browser_recordings/trace.zip'))?.toString()).toBe('recording of down conv-a');
   }, 200_000);
 });

@@ -83,6 +83,18 @@ export async function makeClientCert(pki: Pki, name: string, user: string, group
   return { cert: join(pki.dir, `${name}.crt`), key: join(pki.dir, `${name}.key`) };
 }
 
+/** A serving certificate signed by the PKI's CA, for `sans` (`DNS:*.example.test`, `IP:...`): e.g. an ingress's wildcard certificate. */
+export async function makeServingCert(pki: Pki, name: string, sans: string[]): Promise<ClientCert> {
+  await ecKey(pki.dir, name);
+  await writeFile(
+    join(pki.dir, `${name}.ext`),
+    `basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sans.join(',')}\n`,
+  );
+  await openssl(['req', '-new', '-key', `${name}.key`, '-subj', `/CN=${name}`, '-out', `${name}.csr`], pki.dir);
+  await signCsr(pki.dir, name);
+  return { cert: join(pki.dir, `${name}.crt`), key: join(pki.dir, `${name}.key`) };
+}
+
 async function signCsr(dir: string, name: string): Promise<void> {
   await openssl(
     ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`],

@@ -1,8 +1,15 @@
 // The Sandbox Configuration on a real kube-apiserver: the generated CRD accepts the object and
-// the API server refuses a bad value (the schema the API validates with), and a running
-// controller over KubeStore takes a change up at once (the scenario the SQLite test runs too).
+// the API server refuses a bad value (the schema the API validates with), a running controller
+// over KubeStore takes a change up at once (the scenario the SQLite test runs too), and a change
+// written around the API (`kubectl edit`, a client's patch) gets its entry in the admin audit trail,
+// naming its field manager, as the admin API shows.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Invalid } from '../../src/api/errors.ts';
 import { API_VERSION, GROUP, VERSION } from '../../src/api/meta.ts';
@@ -13,6 +20,9 @@ import { createController } from '../../src/controller/embedded.ts';
 import { configurationChangeMovesDeadlines } from '../../src/controller/testing/configuration-scenario.ts';
 import { FakeRuntime } from '../../src/controller/testing/fake-runtime.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
+import { SqliteAppStore } from '../../src/facade/db/app-db.ts';
+import { startApiServer } from '../../src/facade/server.ts';
+import { createLogger } from '../../src/util/log.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
 
 const skip = !kubeBinDir();
@@ -48,6 +58,75 @@ describe.skipIf(skip)('Sandbox Configuration on a real API server', () => {
 
   it('a running controller moves idle and deletion deadlines when the configuration changes', async () => {
     await configurationChangeMovesDeadlines(store, await namespace());
+  });
+
+  it("records changes written around the API (kubectl edit, a client's merge patch) in the audit trail, with their field manager; the admin API shows them", async () => {
+    const ns = await namespace();
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-audit-'));
+    const db = new SqliteAppStore(join(dir, 'app.db'), { clock: systemClock });
+    const admin = await db.createUser('root-admin');
+    await db.setUserAdmin(admin.id, true);
+    const key = await db.createApiKey(admin.id);
+    const api = await startApiServer({ store, db, clock: systemClock, namespace: ns, settings: { capacity: 10, idleTimeMs: 1_800_000, deletionTimeMs: 604_800_000 }, log: createLogger('cfg-audit'), port: 0, host: '127.0.0.1' });
+    const controller = createController({ store, runtime: new FakeRuntime(), clock: systemClock, settings: { idleTimeMs: 1_800_000, deletionTimeMs: 604_800_000, capacity: 10 }, namespace: ns });
+    await controller.start();
+    type Change = { user_id: string | null; user_name: string | null; outside_api: boolean; field_manager: string | null; field: string; from: number | null; to: number | null };
+    const config = async () => {
+      const res = await fetch(`${api.url}/api/v1/admin/sandbox-configuration`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { idle_time_seconds: number; deletion_time_seconds: number; changes: Change[] };
+    };
+    const until = async (ok: (c: Awaited<ReturnType<typeof config>>) => boolean) => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const c = await config();
+        if (ok(c)) return c;
+        if (Date.now() > deadline) throw new Error(`the trail never got there: ${JSON.stringify(c.changes)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    try {
+      // Through the API: the admin's own entry.
+      const saved = await fetch(`${api.url}/api/v1/admin/sandbox-configuration`, { method: 'PATCH', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ idle_time_seconds: 600 }) });
+      expect(saved.status, await saved.clone().text()).toBe(200);
+
+      // Around it, as `kubectl edit` writes: a merge patch under the field manager kubectl-edit, no trail entry.
+      const raw = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+      await raw.patchNamespacedCustomObject(
+        { group: GROUP, version: VERSION, namespace: ns, plural: SandboxConfigurationKind.plural, name: 'default', body: { spec: { idleTimeSeconds: 90 } }, fieldManager: 'kubectl-edit' },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      let c = await until((x) => x.changes.length === 2);
+      expect(c.idle_time_seconds).toBe(90);
+      expect(c.changes[0]).toEqual({ time: expect.any(String), user_id: null, user_name: null, outside_api: true, field_manager: 'kubectl-edit', field: 'idle_time_seconds', from: 600, to: 90 });
+      expect(c.changes[1]).toMatchObject({ user_id: admin.id, outside_api: false, field_manager: null, from: null, to: 600 });
+
+      // The kubectl binary itself, where the cache has one: a real `kubectl edit` (its editor a sed script) and a `kubectl patch`.
+      const kubectl = join(kubeBinDir()!, 'kubectl');
+      if (existsSync(kubectl)) {
+        const run = promisify(execFile);
+        const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, EDITOR: "sed -i -e 's/idleTimeSeconds: 90/idleTimeSeconds: 45/'" };
+        await run(kubectl, ['-n', ns, 'edit', `${SandboxConfigurationKind.plural}.${GROUP}`, 'default'], { env });
+        await run(kubectl, ['-n', ns, 'patch', `${SandboxConfigurationKind.plural}.${GROUP}`, 'default', '--type', 'merge', '-p', '{"spec":{"sandboxCapacity":4}}'], { env });
+        c = await until((x) => x.changes.length === 4);
+        expect(c.changes.slice(0, 2).map((x) => [x.field, x.from, x.to, x.outside_api, x.field_manager, x.user_name]).sort()).toEqual([
+          ['idle_time_seconds', 90, 45, true, 'kubectl-edit', null],
+          ['sandbox_capacity', null, 4, true, 'kubectl-patch', null],
+        ]);
+      }
+
+      // The next change through the API follows on from the value kubectl left, and the trail stays whole (nothing recorded twice).
+      const again = await fetch(`${api.url}/api/v1/admin/sandbox-configuration`, { method: 'PATCH', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ idle_time_seconds: 1200 }) });
+      const after = (await again.json()) as { changes: Change[] };
+      const idle = after.changes.filter((x) => x.field === 'idle_time_seconds').reverse();
+      for (let i = 1; i < idle.length; i++) expect(idle[i]!.from).toBe(idle[i - 1]!.to);
+      expect(idle.at(-1)).toMatchObject({ user_id: admin.id, to: 1200, outside_api: false });
+    } finally {
+      await controller.stop();
+      await api.close();
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // Helm installs crds/ on the first install only: after an upgrade without `kubectl apply` the kind

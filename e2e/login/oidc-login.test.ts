@@ -22,9 +22,10 @@ import { SESSION_COOKIE } from '../../src/facade/login/session.ts';
 import { startApiServer, type ApiServer } from '../../src/facade/server.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createLogger } from '../../src/util/log.ts';
-import { startService, removeDataDir, type RunningService } from '../embedded/harness.ts';
+import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
+import { scriptedModelEnv, startService, removeDataDir, type RunningService } from '../embedded/harness.ts';
 import { freePort } from '../kube/processes.ts';
-import { keycloakWrapper, startKeycloak, type Keycloak } from './keycloak.ts';
+import { agentyardRealm, keycloakWrapper, startKeycloak, type Keycloak } from './keycloak.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const required = process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1';
@@ -34,48 +35,6 @@ if (missing && required) throw new Error(`the OIDC login suite needs Keycloak an
 
 const ADMIN_GROUP = 'agentyard-admins';
 const PASSWORDS = { alice: randomBytes(9).toString('base64url'), bob: randomBytes(9).toString('base64url') };
-
-/** The realm: the agentyard client (confidential, PKCE S256, groups in the ID token) and two users. */
-function realm(publicUrls: string[], clientSecret: string): object {
-  const user = (name: 'alice' | 'bob', groups: string[]) => ({
-    username: name,
-    enabled: true,
-    email: `${name}@example.test`,
-    emailVerified: true,
-    firstName: name === 'alice' ? 'Alice' : 'Bob',
-    lastName: 'Tester',
-    credentials: [{ type: 'password', value: PASSWORDS[name], temporary: false }],
-    groups,
-  });
-  return {
-    realm: 'agentyard',
-    enabled: true,
-    groups: [{ name: ADMIN_GROUP }],
-    clients: [
-      {
-        clientId: 'agentyard',
-        enabled: true,
-        protocol: 'openid-connect',
-        publicClient: false,
-        secret: clientSecret,
-        standardFlowEnabled: true,
-        directAccessGrantsEnabled: false,
-        redirectUris: publicUrls.map((u) => `${u}/auth/callback`),
-        attributes: { 'pkce.code.challenge.method': 'S256', 'post.logout.redirect.uris': publicUrls.map((u) => `${u}/`).join('##') },
-        protocolMappers: [
-          {
-            name: 'groups',
-            protocol: 'openid-connect',
-            protocolMapper: 'oidc-group-membership-mapper',
-            // Keycloak's full group path ("/agentyard-admins"): the admin group matches it too.
-            config: { 'claim.name': 'groups', 'full.path': 'true', 'id.token.claim': 'true', 'access.token.claim': 'true', 'userinfo.token.claim': 'true' },
-          },
-        ],
-      },
-    ],
-    users: [user('alice', [`/${ADMIN_GROUP}`]), user('bob', [])],
-  };
-}
 
 describe.skipIf(missing !== undefined)(`OpenID Connect login with Keycloak in a browser${missing ? ` (skipped: ${missing})` : ''}`, () => {
   let idp: Keycloak;
@@ -87,6 +46,7 @@ describe.skipIf(missing !== undefined)(`OpenID Connect login with Keycloak in a 
   let adminKey: string;
   let upPort: number;
   let up: RunningService | undefined;
+  let llm: ScriptedLlm | undefined;
   const clock = new ManualClock(DateTime.utc());
   const login: LoginSettings = {
     issuer: '', // set once Keycloak listens
@@ -117,7 +77,7 @@ describe.skipIf(missing !== undefined)(`OpenID Connect login with Keycloak in a 
     server = await startApiServer({ store, db, clock, namespace: 'default', settings: { capacity: 10 }, log: createLogger('oidc-login-test'), port: 0, host: '127.0.0.1', login });
     login.publicUrl = server.url;
     upPort = await freePort();
-    await idp.createRealm(realm([server.url, `http://127.0.0.1:${upPort}`], login.clientSecret!));
+    await idp.createRealm(agentyardRealm({ publicUrls: [server.url, `http://127.0.0.1:${upPort}`], clientSecret: login.clientSecret!, passwords: PASSWORDS, adminGroup: ADMIN_GROUP }));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -126,6 +86,7 @@ describe.skipIf(missing !== undefined)(`OpenID Connect login with Keycloak in a 
 
   afterAll(async () => {
     await up?.stop();
+    await llm?.close();
     if (up) removeDataDir(up.dataDir);
     await browser?.close();
     await server?.close();
@@ -275,15 +236,16 @@ describe.skipIf(missing !== undefined)(`OpenID Connect login with Keycloak in a 
     await db.setUserDisabled(bob.id, false);
   });
 
-  it('agentyard up, configured by its environment, signs alice in through the same Keycloak', async () => {
+  it('agentyard up, configured by its environment, signs alice in through the same Keycloak; her live transcript comes over the relay with the cookie session', async () => {
+    llm = await startScriptedLlm();
     up = await startService({
       port: upPort,
-      env: { AGENTYARD_OIDC_ISSUER: login.issuer, AGENTYARD_OIDC_CLIENT_ID: login.clientId, AGENTYARD_OIDC_CLIENT_SECRET: login.clientSecret!, AGENTYARD_OIDC_ADMIN_GROUP: ADMIN_GROUP },
+      env: { ...scriptedModelEnv(llm), AGENTYARD_OIDC_ISSUER: login.issuer, AGENTYARD_OIDC_CLIENT_ID: login.clientId, AGENTYARD_OIDC_CLIENT_SECRET: login.clientSecret!, AGENTYARD_OIDC_ADMIN_GROUP: ADMIN_GROUP },
     });
     expect(up.url).toBe(`http://127.0.0.1:${upPort}`);
     expect(up.output.join('\n')).toContain(`Sign-in: OpenID Connect at ${login.issuer} (redirect URI ${up.url}/auth/callback), or with an API key`);
     const isolated = up.output.some((l) => l.startsWith('sandbox isolation: on'));
-    const ctx = await browser.newContext();
+    const ctx = await browser.newContext({ viewport: { width: 1100, height: 760 } });
     try {
       const page = await ctx.newPage();
       await page.goto(`${up.url}/`);
@@ -292,18 +254,48 @@ describe.skipIf(missing !== undefined)(`OpenID Connect login with Keycloak in a 
       await page.fill('#username', 'alice');
       await page.fill('#password', PASSWORDS.alice);
       await page.click('#kc-login');
-      if (isolated) {
-        await page.waitForSelector('#message', { timeout: 60_000 });
-        const { body } = await up.api<{ items: { name: string; admin: boolean }[] }>('GET', '/api/v1/users');
-        expect(body.items).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Alice Tester', admin: true })]));
-      } else {
+      if (!isolated) {
         // Without sandbox isolation `up` serves its one user (admin) only: a second is refused, saying why.
         await expect.poll(() => page.textContent('#error').catch(() => null), { timeout: 60_000 }).toContain('serves one user only');
+        return;
       }
+      await page.waitForSelector('#message', { timeout: 60_000 });
+      const { body } = await up.api<{ items: { name: string; admin: boolean }[] }>('GET', '/api/v1/users');
+      expect(body.items).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Alice Tester', admin: true })]));
+
+      // The relay of the conversation's events, as the app opens it: the session cookie goes with
+      // the upgrade, the first frame shows the session's CSRF token, and no key is anywhere.
+      const sent: string[] = [];
+      const received: string[] = [];
+      page.on('websocket', (ws) => {
+        ws.on('framesent', (f) => sent.push(String(f.payload)));
+        ws.on('framereceived', (f) => received.push(String(f.payload)));
+      });
+      llm.push(
+        { content: 'Working in the sandbox.', toolCalls: [{ name: 'terminal', arguments: { command: 'echo hello-over-the-session | tee proof.txt' } }] },
+        { toolCalls: [{ name: 'finish', arguments: { message: 'Done.' } }] },
+      );
+      await page.fill('#message', 'Say hello over the session');
+      await page.click('form[aria-labelledby=new-title] button[type=submit]');
+      await page.waitForURL(/#\/c\/[0-9a-f]{32}$/, { timeout: 60_000 });
+      await expect.poll(() => page.textContent('#feed-state'), { timeout: 120_000 }).toBe('live');
+      await expect
+        .poll(() => page.locator('.ev.action:has(code.tool:text-is("terminal")) .result.observation').allTextContents(), { timeout: 120_000 })
+        .toEqual([expect.stringContaining('hello-over-the-session')]);
+      const csrf = await page.evaluate(`fetch('/auth/session').then((r) => r.json()).then((s) => s.csrf_token)`);
+      expect(JSON.parse(sent[0]!)).toEqual({ type: 'auth', csrf_token: csrf });
+      expect(sent.join('\n')).not.toContain('api_key');
+      // A follow-up's events reach the page only over this socket (the history was read before them).
+      const before = received.length;
+      llm.push({ content: 'Hello again over the session.', toolCalls: [{ name: 'finish', arguments: { message: 'Answered.' } }] });
+      await page.fill('#followup', 'Once more');
+      await page.click('.followup button[type=submit]');
+      await expect.poll(() => page.textContent('#transcript'), { timeout: 60_000 }).toContain('Hello again over the session.');
+      expect(received.slice(before).some((f) => f.includes('Hello again over the session.'))).toBe(true);
     } finally {
       await ctx.close();
     }
-  });
+  }, 300_000);
 
   it('API keys keep working for the API beside OIDC login', async () => {
     const res = await fetch(`${server.url}/api/v1/users/me`, { headers: { authorization: `Bearer ${adminKey}` } });

@@ -2,7 +2,7 @@
 // kube-apiserver, kube-controller-manager with every controller), bound to the node's address, plus
 // containerd + runc, kubelet, kube-scheduler, kube-proxy (iptables), CoreDNS (a wildcard answer for
 // the base domain, no forwarding), kube-network-policies, local-path-provisioner (the default
-// StorageClass) and Traefik (Kubernetes Ingress provider) on the node's address, port 80.
+// StorageClass) and Traefik (Kubernetes Ingress provider) on the node's address, ports 80 and 443.
 // Binaries and images come from `make k8s-node` (hack/k8s-node.sh); the agentyard image is the one
 // of this checkout (rebuilt by the script when the source changed). Needs root. stop() leaves
 // nothing behind (host.ts).
@@ -71,6 +71,14 @@ export async function agentyardImage(): Promise<{ ref: string; archive: string }
   return { ref, archive };
 }
 
+/** The bundled object store's image: Debian + the `weed` binary of hack/seaweedfs.sh (built once, cached). */
+export async function seaweedfsImage(): Promise<{ ref: string; archive: string }> {
+  const out = (await sh(SCRIPT, ['seaweedfs'])).trim().split('\n').at(-1) ?? '';
+  const [ref, archive] = out.split(' ');
+  if (!ref || !archive) throw new Error(`hack/k8s-node.sh seaweedfs printed no image: ${out}`);
+  return { ref, archive };
+}
+
 export interface RealNode {
   cluster: TestCluster;
   kubeconfigPath: string;
@@ -96,6 +104,12 @@ export interface RealNodeOptions {
   baseDomain: string;
   /** Extra images (reference, docker-archive) to have in containerd before anything starts. */
   images?: { ref: string; archive: string }[];
+  /**
+   * Called once the node's address exists on the host (NODE_IP), before the control plane starts:
+   * a host service Pods must reach (e2e/node/oidc-login: Keycloak) can start listening there, in
+   * parallel with the rest of the start.
+   */
+  onNetwork?: () => void;
   timeoutMs?: number;
 }
 
@@ -139,6 +153,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     await mkdir(join(STATE, 'cni'), { recursive: true });
     await mkdir(join(STATE, 'logs'), { recursive: true });
     await setUpNetwork();
+    opts.onNetwork?.();
     lap('host');
     const managed = async (name: string, bin: string, args: string[], env?: NodeJS.ProcessEnv): Promise<ManagedProcess> => {
       const p = new ManagedProcess(name, bin, args, join(STATE, 'logs', `${name}.log`), env);
@@ -255,6 +270,10 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     ]);
     const traefik = await managed('traefik', join(nodeBin, 'traefik'), [
       `--entryPoints.web.address=${NODE_IP}:80`,
+      // https, with the certificates of the Ingresses' tls sections. Traefik takes only certificates
+      // from those sections: TLS on the routers comes from the entry point.
+      `--entryPoints.websecure.address=${NODE_IP}:443`,
+      '--entryPoints.websecure.http.tls=true',
       '--providers.kubernetesingress=true',
       '--providers.kubernetesingress.allowEmptyServices=true',
       '--ping=true',

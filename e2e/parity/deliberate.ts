@@ -17,6 +17,20 @@ export const DELIBERATE: Record<string, string> = {
     'cannot tell a throttled agent from a hung one. The execution status stays `running` on both; clients that do not know the key ' +
     'keep it in their state dict (the Python SDK\'s RemoteState) or ignore it.',
   'validation.bad_llm_locs': 'The same request as validation.bad_llm: accepted (201), so there are no 422 locations to compare.',
+  'openai_gateway.bad_metadata_detail':
+    'An X-OpenHands-Observability-Metadata header that is not JSON: both answer 422; ours names the header in a located issue ' +
+    '(`loc: ["header", "X-OpenHands-Observability-Metadata"]`), like every other 422 of both servers, where OpenHands answers a bare ' +
+    'sentence that a client reading `detail` as a list of issues cannot take apart.',
+  'canvas_app_backends.session':
+    'Canvas App backends proxy a browser to the backend process of an installed Canvas extension. Canvas extensions cannot be ' +
+    'installed here (no /api/canvas-extensions: their bundles would be web apps served from the sandbox, which the application ' +
+    'serves itself), so there is no backend to reach: ours answers 501 with that message. OpenHands answers 503 "ingress is not ' +
+    'configured", which reads as a setting to fix or a retry to make, where nothing could succeed.',
+  'canvas_app_backends.end_session': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
+  'canvas_app_backends.proxied': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
+  'canvas_app_backends.installed':
+    'Listing installed Canvas extensions: OpenHands answers an empty list (200); ours 501, since none can be installed here ' +
+    '(canvas_app_backends.session): an empty list would suggest that installing one is possible.',
 };
 
 /**

@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import OpenAI from 'openai';
 import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
 import { KEY, type Side } from './servers.ts';
@@ -350,6 +351,90 @@ export const FLOWS: Record<string, Flow> = {
       wrong_key_frames: wrong.frames.map((f) => f.kind),
       first_frame: right.frames[0] ? `${right.frames[0].kind}:${right.frames[0].key}` : undefined,
       first_frame_fields: sortedKeys(right.frames[0]?.value),
+    };
+  },
+
+  /**
+   * The OpenAI-compatible gateway through the official `openai` client (session key as its API key):
+   * the models, a chat completion (the system text in the system prompt, the reply the agent's final
+   * answer, usage), one continued by its conversation id, a streamed one, a Responses request, and
+   * what both refuse (status, and the message where it is a sentence) before any model call.
+   */
+  async openai_gateway(s) {
+    await s.gatewayModel();
+    const client = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: KEY, maxRetries: 0 });
+    const models = (await client.models.list()).data;
+    s.llm.push({ ...finish('All done'), usage: { prompt_tokens: 10, completion_tokens: 3 } });
+    const first = await client.chat.completions.create({ model: 'openhands_default', messages: [{ role: 'system', content: 'Answer in haiku' }, { role: 'user', content: 'hi' }] }).withResponse();
+    const id = first.response.headers.get('x-openhands-serverconversation-id')!;
+    const sawSystem = JSON.stringify(s.llm.requests[0]?.messages[0]?.content ?? '').includes('Answer in haiku');
+    const info = await s.api(`/api/conversations/${id}`);
+    const firstEvents = kinds(await events(s, id));
+    s.llm.push(finish('Again'));
+    const again = await client.chat.completions.create({ model: 'openhands_default', messages: [{ role: 'user', content: 'more' }] }, { headers: { 'X-OpenHands-ServerConversation-ID': id } }).withResponse();
+    const secondUsers = s.llm.requests[1]?.messages.filter((m) => m.role === 'user').length;
+    s.llm.push({ ...finish('Streamed'), usage: { prompt_tokens: 4, completion_tokens: 2 } });
+    const chunks: any[] = [];
+    for await (const c of await client.chat.completions.create({ model: 'openhands_default', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] })) chunks.push(c);
+    s.llm.push({ ...finish('Resp'), usage: { prompt_tokens: 7, completion_tokens: 1 } });
+    const resp = await client.responses.create({ model: 'openhands_default', input: 'hi', instructions: 'Be brief', metadata: { ticket: 'T-1' } }, { headers: { 'X-OpenHands-Observability-Tags': 'nightly, ci', 'X-OpenHands-Observability-Span-Name': 'gateway' } });
+    const calls = s.llm.requests.length;
+    const raw = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+      const r = await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, ...headers }, body: JSON.stringify(body) });
+      const detail = ((await r.json()) as { detail: unknown }).detail;
+      return typeof detail === 'string' ? [r.status, detail] : [r.status];
+    };
+    // A header that is not JSON: OpenHands' 422 says so in a sentence, ours locates it (compared apart, deliberate.ts).
+    const badMetadata = await raw('/v1/chat/completions', { model: 'openhands_default', messages: [{ role: 'user', content: 'hi' }] }, { 'X-OpenHands-Observability-Metadata': 'nope' });
+    const user = [{ role: 'user', content: 'hi' }];
+    const refused = {
+      unknown_model: await raw('/v1/chat/completions', { model: 'gpt-4', messages: user }),
+      unknown_profile: await raw('/v1/chat/completions', { model: 'openhands_other', messages: user }),
+      no_user: await raw('/v1/chat/completions', { model: 'openhands_default', messages: [{ role: 'system', content: 's' }] }),
+      audio: await raw('/v1/chat/completions', { model: 'openhands_default', messages: [{ role: 'user', content: [{ type: 'audio' }] }] }),
+      no_model: await raw('/v1/chat/completions', { messages: user }),
+      bad_metadata: badMetadata[0],
+      bad_span_name: (await raw('/v1/chat/completions', { model: 'openhands_default', messages: user }, { 'X-OpenHands-Observability-Span-Name': 'x'.repeat(300) }))[0],
+      bad_conversation_id: await raw('/v1/chat/completions', { model: 'openhands_default', messages: user }, { 'X-OpenHands-ServerConversation-ID': 'not-a-uuid' }),
+      store: await raw('/v1/responses', { model: 'openhands_default', input: 'hi', store: true }),
+      stream_response: await raw('/v1/responses', { model: 'openhands_default', input: 'hi', stream: true }),
+      previous_response: await raw('/v1/responses', { model: 'openhands_default', input: 'hi', previous_response_id: 'resp_1' }),
+      empty_input: await raw('/v1/responses', { model: 'openhands_default', input: '' }),
+      wrong_key: (await fetch(`${s.url}/v1/models`, { headers: { authorization: 'Bearer wrong' } })).status,
+      no_key: (await fetch(`${s.url}/v1/models`)).status,
+    };
+    return {
+      models: models.map((m) => [m.id, m.object, m.owned_by, m.created]),
+      chat_fields: sortedKeys(first.data),
+      chat: [first.data.object, first.data.model, first.data.choices.map((c) => [c.index, c.finish_reason, c.message.role, c.message.content])],
+      chat_usage: first.data.usage,
+      chat_header: /^[0-9a-f-]{36}$/.test(id),
+      system_text_in_prompt: sawSystem,
+      conversation: [info.status, info.body.execution_status],
+      conversation_events: firstEvents,
+      continued: [again.response.headers.get('x-openhands-serverconversation-id') === id, again.data.choices[0]?.message.content, secondUsers],
+      stream: chunks.map((c) => [c.object, c.choices.map((x: any) => [x.delta, x.finish_reason ?? null]), c.usage ?? null]),
+      response_fields: sortedKeys(resp),
+      response: [resp.object, resp.status, resp.model, resp.instructions, resp.metadata, resp.output_text, resp.output.map((o: any) => [o.type, o.role, o.status]), resp.tools, resp.tool_choice, resp.parallel_tool_calls],
+      response_usage: resp.usage,
+      model_calls: calls,
+      refused,
+      bad_metadata_detail: badMetadata[1] ?? 'located',
+      refused_model_calls: s.llm.requests.length - calls,
+    };
+  },
+
+  /**
+   * Canvas App backends: OpenHands proxies to the backend of an installed Canvas extension (503 while
+   * no browser ingress is configured); ours has no Canvas extensions (deliberate.ts).
+   */
+  async canvas_app_backends(s) {
+    const status = async (method: string, path: string) => (await s.api(path, { method })).status;
+    return {
+      session: await status('POST', '/app-backends/canvas/session'),
+      end_session: await status('DELETE', '/app-backends/canvas/session'),
+      proxied: await status('GET', '/app-backends/canvas/index.html'),
+      installed: await status('GET', '/api/canvas-extensions/installed'),
     };
   },
 };

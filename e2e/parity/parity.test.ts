@@ -61,8 +61,8 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
 
   /**
    * Breaking differences between the real server's OpenAPI document and ours, for a client generated
-   * from the real one: an operation we serve but do not describe, a query parameter it sends that we
-   * do not declare, or one we require that it does not know. An operation we do not describe must be
+   * from the real one: an operation we serve but do not describe, a query parameter or header it sends
+   * that we do not declare, or a query parameter we require that it does not know. An operation we do not describe must be
    * one we do not build, answered 501 (never a 404 that reads as a wrong URL).
    */
   it('every operation of the real document is described by ours, or answered 501', async () => {
@@ -79,8 +79,9 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
           if (r.status !== 501) problems.push(`${method.toUpperCase()} ${path}: not described, answers ${r.status}`);
           continue;
         }
-        const params = (o: any, required?: boolean) => new Set<string>((o.parameters ?? []).filter((p: any) => p.in === 'query' && (required === undefined || p.required === required)).map((p: any) => p.name));
+        const params = (o: any, required?: boolean, where = 'query') => new Set<string>((o.parameters ?? []).filter((p: any) => p.in === where && (required === undefined || p.required === required)).map((p: any) => p.name.toLowerCase()));
         for (const p of params(op)) if (!params(mine).has(p)) problems.push(`${method.toUpperCase()} ${path}: query parameter ${p} not declared`);
+        for (const p of params(op, undefined, 'header')) if (!params(mine, undefined, 'header').has(p)) problems.push(`${method.toUpperCase()} ${path}: header ${p} not declared`);
         for (const p of params(mine, true)) if (!params(op).has(p)) problems.push(`${method.toUpperCase()} ${path}: requires query parameter ${p} the real one does not know`);
       }
     }

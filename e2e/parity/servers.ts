@@ -32,6 +32,12 @@ export interface Side {
   renewLlm(): Promise<void>;
   /** A directory the server may use as a conversation's working directory. */
   workDir: string;
+  /**
+   * Makes the side's scripted model the one the OpenAI-compatible gateway offers as
+   * `openhands_default`: OpenHands stores it as the LLM profile `default`; ours offers its configured
+   * model (LLM_MODEL, ...), which follows the scripted model already.
+   */
+  gatewayModel(): Promise<void>;
   api(path: string, init?: { method?: string; body?: unknown; key?: string | null; rawBody?: string }): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
@@ -118,7 +124,8 @@ export async function startOpenHands(bin: string): Promise<Side> {
   if (running) {
     const workDir = mkdtempSync(join(tmpdir(), 'parity-openhands-work-'));
     const side = await scripted();
-    return Object.assign(side, { name: 'openhands' as const, url: running, workDir, api: apiOf(running), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
+    const api = apiOf(running);
+    return Object.assign(side, { name: 'openhands' as const, url: running, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
   }
   const dir = mkdtempSync(join(tmpdir(), 'parity-openhands-'));
   const workDir = join(dir, 'work');
@@ -142,7 +149,14 @@ export async function startOpenHands(bin: string): Promise<Side> {
     await close();
     throw err;
   }
-  return Object.assign(side, { name: 'openhands' as const, url, workDir, api: apiOf(url), close });
+  const api = apiOf(url);
+  return Object.assign(side, { name: 'openhands' as const, url, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
+}
+
+/** OpenHands' LLM profile `default` (the gateway's `openhands_default`) on the scripted model at `llmUrl`. */
+async function saveProfile(api: Side['api'], llmUrl: string): Promise<void> {
+  const r = await api('/api/profiles/default', { method: 'POST', body: { llm: { model: 'openai/scripted', base_url: llmUrl, api_key: 'sk-parity', usage_id: 'agent' }, include_secrets: true } });
+  if (r.status !== 201) throw new Error(`saving the LLM profile: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
 /** Ours, in this process, with the real agent. */
@@ -151,12 +165,21 @@ export async function startAgentyard(): Promise<Side> {
   const workDir = join(dir, 'work');
   mkdirSync(workDir);
   const side = await scripted();
+  // The configured model (LLM_MODEL, ...): the OpenAI-compatible gateway's openhands_default. Read
+  // at each use, so it follows the scripted model renewed for each flow.
+  const llmDefaults = { model: 'openai/scripted', baseUrl: side.llm.url, apiKey: 'sk-parity' };
+  const renew = side.renewLlm;
+  side.renewLlm = async () => {
+    await renew();
+    llmDefaults.baseUrl = side.llm.url;
+  };
   const server: AgentServer = await startAgentServer({
     port: 0,
     workspaceDir: workDir,
     dataDir: join(dir, 'data'),
     sessionKeys: [KEY],
     createAgent,
+    llmDefaults,
     log: createLogger('agent-server', 'silent'),
   });
   return Object.assign(side, {
@@ -164,6 +187,7 @@ export async function startAgentyard(): Promise<Side> {
     url: server.url,
     workDir,
     api: apiOf(server.url),
+    gatewayModel: async () => {},
     close: async () => {
       await server.close();
       await side.llm.close();

@@ -219,6 +219,15 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     expect((await store.get(SandboxConfigurationKind, NS, SANDBOX_CONFIGURATION_NAME))?.spec).toMatchObject({ idleTimeSeconds: 600, sandboxCapacity: 8 });
     expect((await call(alice.key, 'GET', '/admin/sandbox-configuration')).body).toMatchObject({ idle_time_seconds: 600, sandbox_capacity: 8, deletion_time_seconds: 604800 });
 
+    // A write around the API (the resource itself, as kubectl would): the controller records it, and the console says who is not known.
+    const cfg = (await store.get(SandboxConfigurationKind, NS, SANDBOX_CONFIGURATION_NAME))!;
+    await store.update(SandboxConfigurationKind, { ...cfg, spec: { ...cfg.spec, idleTimeSeconds: 900 } });
+    await poll(async () => ((await call(alice.key, 'GET', '/admin/sandbox-configuration')).body['changes'] as unknown[]).length).toBe(3);
+    await page.reload();
+    await page.waitForSelector('#config-changes');
+    expect(await page.locator('#config-changes tbody tr').first().textContent()).toContain('outside the API (unknown writer; user not known)');
+    await shot(page, 'admin-outside-api-change');
+
     // Every user's sandboxes, with owner and status.
     await poll(() => page.locator('#all-sandboxes tbody tr').count(), { timeout: 15_000 }).toBe(2);
     await poll(() => page.locator('#all-sandboxes td.owner').allTextContents()).toEqual(expect.arrayContaining(['alice', 'bob']));

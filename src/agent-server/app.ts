@@ -1,6 +1,7 @@
 // The agent server's Koa app: one error middleware first, health routes open, `/api/*` behind the
 // session key, one router per resource.
 import { Unavailable } from '../api/errors.ts';
+import { REQUEST_BODY_LIMIT_BYTES } from '../api/agent-server/server.ts';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -23,6 +24,7 @@ import { handOverRoutes } from './routes/hand-over.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { NOT_BUILT_OUTSIDE_API, notImplementedRoutes } from './routes/not-implemented.ts';
+import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { toolRoutes } from './routes/tools.ts';
@@ -50,6 +52,8 @@ export interface AppDeps {
   metrics?: Registry;
   /** True while the server restores its stored conversations: /api answers 503 until they are loaded. */
   restoring?(): boolean;
+  /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
+  gatewayTimeoutMs?: number;
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -73,7 +77,7 @@ export function createApp(d: AppDeps): Koa {
   });
   api.use(requireSessionKey(d.keys));
   // Bodies are read only once the key is checked, and refused past 10 MB or 128 levels of nesting.
-  api.use(bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }));
+  api.use(bodyParser({ enableTypes: ['json'], jsonLimit: REQUEST_BODY_LIMIT_BYTES }));
   api.use(refuseDeepJson());
   if (d.storage) api.use(storageGuard(d.storage));
   // Reads (a UI polling status) must not keep an idle sandbox awake; writes and events do.
@@ -87,7 +91,20 @@ export function createApp(d: AppDeps): Koa {
   app.use(api.routes());
   app.use(api.allowedMethods());
   const outside = new Router();
-  outside.use(['/v1', '/app-backends'], requireSessionKey(d.keys));
+  outside.use('/v1', async (_ctx, next) => {
+    if (d.restoring?.()) throw new Unavailable('The agent server is starting: its conversations are being restored', { retryAfterSeconds: 1 });
+    await next();
+  });
+  outside.use('/v1', requireSessionKey(d.keys, { bearer: true }));
+  outside.use('/app-backends', requireSessionKey(d.keys));
+  outside.use('/v1', bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }), refuseDeepJson());
+  if (d.storage) outside.use('/v1', storageGuard(d.storage));
+  outside.use('/v1', async (ctx, next) => {
+    if (ctx.method === 'POST') d.onActivity();
+    await next();
+  });
+  const openai = openaiRoutes({ service: d.service, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
+  outside.use(openai.routes(), openai.allowedMethods());
   const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
   outside.use(notBuilt.routes(), notBuilt.allowedMethods());
   app.use(outside.routes());

@@ -38,8 +38,10 @@ describe('agent server OpenAPI document', () => {
       expect(doc.body).toMatchObject({ openapi: '3.1.0', info: { version: '1.58.2' } });
       expect(doc.body.paths['/api/conversations'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('agent');
       expect(doc.body.paths['/api/git/diff'].get.parameters).toContainEqual(expect.objectContaining({ name: 'path', in: 'query', required: true }));
+      expect(doc.body.paths['/v1/chat/completions'].post.security).toEqual([{ sessionKey: [] }]);
+      expect(doc.body.paths['/v1/chat/completions'].post.parameters).toContainEqual(expect.objectContaining({ name: 'X-OpenHands-ServerConversation-ID', in: 'header' }));
       // 1.58's routes outside /api that are not built: 501 with a message, behind the session key.
-      for (const [method, path] of [['GET', '/v1/models'], ['POST', '/v1/chat/completions'], ['POST', '/v1/responses'], ['POST', '/app-backends/canvas/session'], ['DELETE', '/app-backends/canvas/session']] as const) {
+      for (const [method, path] of [['POST', '/app-backends/canvas/session'], ['DELETE', '/app-backends/canvas/session'], ['GET', '/app-backends/canvas/index.html']] as const) {
         const r = await s.api(path, { method, ...(method === 'POST' ? { body: {} } : {}) });
         expect(r.status, `${method} ${path}`).toBe(501);
         expect(r.body.detail).toMatch(/not implemented/);

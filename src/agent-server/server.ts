@@ -56,6 +56,8 @@ export interface AgentServerOptions {
     storageRetryMs?: number;
     /** Free space below which /health reports the disk low. Default AGENTYARD_MIN_FREE_DISK_MB, else 512 MiB. */
     minFreeDiskBytes?: number;
+    /** How long the OpenAI-compatible gateway (/v1) waits for a run before answering 504. Default 120 s. */
+    gatewayTimeoutMs?: number;
     /** Awaited after the server listens and before it restores its conversations (tests hold the restoring phase with it). */
     beforeRestore?: (url: string) => Promise<void>;
   };
@@ -177,6 +179,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
     restoring: () => phase === 'restoring',
+    ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
   });

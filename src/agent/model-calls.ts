@@ -1,7 +1,6 @@
 // The agent's model calls: the client for the conversation's current LLM (made again once
 // switch_llm replaced it), each call with its usage recorded per usage id (`agent`, `condenser`,
 // `ask-agent-llm`), what the run has spent, and the side questions of ask_agent.
-import OpenAI from 'openai';
 import { BadGateway, Conflict } from '../api/errors.ts';
 import { CONVERSATION_HEADER } from '../api/model-gateway.ts';
 import type { ErrorClassification, Event } from '../api/events/index.ts';
@@ -9,6 +8,7 @@ import { ASK_USAGE_ID } from './ask.ts';
 import { completionLog, stateUpdate, tokenEvent } from './events.ts';
 import { ModelClient, type ChatMessage, type ChatTool, type Completion, type ModelClientOptions } from './llm/client.ts';
 import { toModelCallError } from './llm/errors.ts';
+import { isUserAbort } from './llm/sdk.ts';
 import { maskDeep } from './mask.ts';
 import type { AgentHost, LlmConfig } from './types.ts';
 import { addUsage, priced, statsValue, usageFromStats, type BucketMetrics, type BucketState, type UsageBucket } from './usage.ts';
@@ -103,7 +103,7 @@ export class ModelCalls {
     try {
       completion = await model.complete(messages, tools, signal, { stream: o.stream, ...(onDelta ? { onDelta: (d) => onDelta(maskDeep(d, this.#d.mask)) } : {}), ...(onRateLimit ? { onRateLimit } : {}) });
     } catch (err) {
-      if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return undefined;
+      if (signal.aborted || isUserAbort(err)) return undefined;
       const e = toModelCallError(err);
       this.#logCompletion(model.model, o, { messages, tools, kwargs: { stream: o.stream }, error: { type: e.code, message: e.message }, cost: 0, latency_sec: (Date.now() - started) / 1000 }, true);
       if (e.code === 'LLMContextWindowExceedError' && o.condensable) return 'condense';

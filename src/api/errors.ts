@@ -13,7 +13,9 @@ export type ErrorCode =
   | 'NotImplemented'
   | 'BadGateway'
   | 'Unavailable'
-  | 'InsufficientStorage';
+  | 'InsufficientStorage'
+  | 'ServerError'
+  | 'GatewayTimeout';
 
 /** One entry of a 422 body, in the FastAPI/OpenHands `HTTPValidationError` shape. */
 export interface ValidationIssue {
@@ -82,6 +84,15 @@ export class Unavailable extends AgentyardError {
     super(detail, options);
     this.retryAfterSeconds = options?.retryAfterSeconds;
   }
+}
+
+/** A failure the caller may be told about (500 with this detail), e.g. an agent run that ended in error. */
+export class ServerError extends AgentyardError {
+  readonly code = 'ServerError' as const;
+}
+/** What the request waited for did not happen in time (504); it may still happen. */
+export class GatewayTimeout extends AgentyardError {
+  readonly code = 'GatewayTimeout' as const;
 }
 
 /** The disk is full or failing (507): the write was not made; retry once space returns. */

@@ -43,6 +43,15 @@ export const Condition = Type.Object({
 });
 export type Condition = Static<typeof Condition>;
 
+/** One entry of a Kubernetes object's metadata.managedFields: a writer and the fields it last set. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  time?: string;
+  subresource?: string;
+  fieldsV1?: Record<string, unknown>;
+}
+
 /** The smallest shape every stored object has. */
 export interface KubeObject {
   apiVersion: string;
@@ -60,6 +69,11 @@ export interface ResourceKind<T extends KubeObject = KubeObject> {
   shortNames?: string[];
   /** Kinds with a status subresource ignore `status` on update and `spec` on updateStatus. */
   hasStatus: boolean;
+  /**
+   * KubeStore keeps `metadata.managedFields` (who wrote which field) on the objects it reads, for
+   * an audit of writes made around agentyard; never sent back. SqliteStore has none.
+   */
+  keepManagedFields?: boolean;
   schema?: TSchema;
   /** Phantom field so that `ResourceKind<Sandbox>` carries its object type. */
   readonly __type?: T;

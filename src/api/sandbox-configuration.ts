@@ -10,7 +10,9 @@
 // refuses a bad `kubectl edit` against the same schema the API validates with.
 //
 // The audit trail (`spec.changes`) is written in the same update as the change it records, so no
-// change made through the API exists without its record; it keeps the newest MAX_CHANGES entries.
+// change made through the API exists without its record; a change written around the API gets its
+// record from the controller (controller/sandbox-configuration-audit.ts). It keeps the newest
+// MAX_CHANGES entries, and always the newest of each field (the trail accounts for every value).
 import Type, { type Static } from 'typebox';
 import { API_VERSION, ObjectMeta, Time, type ResourceKind } from './meta.ts';
 
@@ -27,14 +29,21 @@ export const CONFIG_LIMITS = {
 export const ConfigField = Type.Union([Type.Literal('idleTimeSeconds'), Type.Literal('deletionTimeSeconds'), Type.Literal('sandboxCapacity')]);
 export type ConfigField = Static<typeof ConfigField>;
 
-/** One audited change of one field: null `from`/`to` means the default (unset). */
+/**
+ * One audited change of one field: null `from`/`to` means the default (unset). A change made through
+ * the API names its user; one made around it (`kubectl edit`, any direct write) is recorded by the
+ * controller when it sees it, with `outsideApi` and the writer's field manager instead: the user is
+ * not known there.
+ */
 export const ConfigChange = Type.Object({
   time: Time,
-  userId: Type.String(),
-  userName: Type.String(),
+  userId: Type.Optional(Type.String()),
+  userName: Type.Optional(Type.String()),
   field: ConfigField,
   from: Type.Union([Type.Integer(), Type.Null()]),
   to: Type.Union([Type.Integer(), Type.Null()]),
+  outsideApi: Type.Optional(Type.Boolean({ description: 'Made outside the API (kubectl edit, a direct write): the user is not known' })),
+  fieldManager: Type.Optional(Type.String({ description: 'The field manager of a change made outside the API (metadata.managedFields), e.g. kubectl-edit' })),
 });
 export type ConfigChange = Static<typeof ConfigChange>;
 
@@ -64,4 +73,5 @@ export const SandboxConfigurationKind: ResourceKind<SandboxConfiguration> = {
   shortNames: ['sbconfig'],
   hasStatus: false,
   schema: SandboxConfiguration,
+  keepManagedFields: true,
 };

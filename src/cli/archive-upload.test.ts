@@ -2,12 +2,12 @@
 // (S3's presigned PUT semantics: a length up front, any 2xx is stored). The same function against
 // a real SeaweedFS with a real presigned URL is in src/objstore/s3-store.test.ts.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { archiveUpload } from './archive-upload.ts';
+import { archiveUpload, runArchiveUploadCli } from './archive-upload.ts';
 
 function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), 'archive-ws-'));
@@ -59,5 +59,25 @@ describe('archiveUpload', () => {
     const err = await archiveUpload(workspace(), r.url, { attempts: 3, baseDelayMs: 10 }).then(() => new Error("resolved"), (e: unknown) => e as Error);
     expect(err.message).toMatch(/^uploading the workspace archive: the object store did not answer after 3 attempts over [0-9.]+ s \(Error, HTTP 500\); nothing was lost, try again$/);
     expect(err.message).not.toContain('secret-signature');
+  });
+
+  it('the CLI uploads the conversation directories to their own URL; a link out of the workspace is not followed', async () => {
+    const r = await receiver([]);
+    const ws = workspace();
+    mkdirSync(join(ws, '.agentyard', 'conversations', 'conv-a'), { recursive: true });
+    writeFileSync(join(ws, '.agentyard', 'conversations', 'conv-a', 'rec.zip'), 'PK');
+    const env = { AGENTYARD_ARCHIVE_UPLOAD_URL: r.url, AGENTYARD_CONVERSATION_FILES_UPLOAD_URL: r.url.replace('workspace-archives', 'conversation-files') };
+    expect(await runArchiveUploadCli(['--dir', ws, '--conversations', join(ws, '.agentyard', 'conversations')], env)).toBe(0);
+    expect(r.bodies).toHaveLength(2);
+    expect(execFileSync('tar', ['-tzf', '-'], { input: r.bodies[1] }).toString().split('\n')).toContain('./conv-a/rec.zip');
+    // Replaced by a link to a directory outside the volume: only the workspace archive goes.
+    const outside = mkdtempSync(join(tmpdir(), 'outside-'));
+    writeFileSync(join(outside, 'host-file'), 'not the sandbox\'s');
+    rmSync(join(ws, '.agentyard', 'conversations'), { recursive: true });
+    symlinkSync(outside, join(ws, '.agentyard', 'conversations'));
+    expect(await runArchiveUploadCli(['--dir', ws, '--conversations', join(ws, '.agentyard', 'conversations')], env)).toBe(0);
+    expect(r.bodies).toHaveLength(3);
+    // A URL without its directory (or the reverse) is a wrong invocation.
+    expect(await runArchiveUploadCli(['--dir', ws], env)).toBe(2);
   });
 });

@@ -10,7 +10,8 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { collectPodLogs, type BundleWriter } from './support-bundle.ts';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
@@ -27,6 +28,7 @@ import { loadSandboxPodSettings } from '../runtime/kubernetes/pod-settings.ts';
 import { loadRuntimeAddressing } from '../runtime/kubernetes/addressing.ts';
 import { KubernetesRuntime } from '../runtime/kubernetes/kubernetes-runtime.ts';
 import { KubeStore } from '../store/kube/kube-store.ts';
+import { ConversationKind } from '../api/conversation.ts';
 import { createLogger } from '../util/log.ts';
 import { defaultRegistry, startMetricsServer } from '../util/metrics.ts';
 
@@ -85,6 +87,11 @@ function sandboxModel(env: NodeJS.ProcessEnv): { model: string; gatewayUrl: stri
   return { model: env.LLM_MODEL, gatewayUrl: modelGatewayUrl(api) };
 }
 
+async function keepConversation(store: KubeStore, namespace: string, id: string, sandbox: string): Promise<boolean> {
+  const c = await store.get(ConversationKind, namespace, id);
+  return c !== undefined && !c.metadata.deletionTimestamp && (c.status?.sandboxName ?? c.spec.sandboxName) === sandbox;
+}
+
 export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const log = createLogger('controller');
   const kc = kubeConfig();
@@ -97,6 +104,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
   const objects = env.AGENTYARD_OBJECT_STORE === 's3' ? objectStoreFromEnv(env, '/nonexistent') : undefined;
   const archiveStore = objects instanceof S3ObjectStore ? objects : undefined;
   await archiveStore?.init();
+  const store = new KubeStore(kc);
   const runtime = new KubernetesRuntime(kc, {
     namespace,
     image: required(env, 'AGENTYARD_SANDBOX_IMAGE', 'the default image sandboxes run (any Linux image with a shell; the agentyard image by default)'),
@@ -110,10 +118,12 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
     ...loadSandboxPodSettings(env),
     ...(archiveStore ? { archiveUploadUrl: (key: string) => archiveStore.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS) } : {}),
+    // A deleted sandbox's conversation files (browser recordings) are kept, as in embedded mode, for
+    // conversations that still exist and were placed on that sandbox.
+    ...(archiveStore ? { conversationFiles: { objects: archiveStore, keep: (id: string, sandbox: string) => keepConversation(store, namespace, id, sandbox) } } : {}),
   });
   await runtime.checkStorageClass();
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const store = new KubeStore(kc);
   // Prometheus metrics on a port of their own (the controller serves no other HTTP), as
   // controller-runtime's manager does, by every replica: a standby shows it is alive and not leading.
   // Only when AGENTYARD_METRICS_PORT is set (the chart's metrics.enabled sets 8080): a fixed port by
@@ -165,7 +175,8 @@ export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process
   const login = loginSettings(env, values);
   if (login && !login.publicUrl) throw new Error('AGENTYARD_PUBLIC_URL (--public-url) is required with OpenID Connect login: the address browsers use, e.g. https://agentyard.example.com');
   const log = createLogger('api');
-  const store = new KubeStore(kubeConfig());
+  const kc = kubeConfig();
+  const store = new KubeStore(kc);
   // External PostgreSQL (several replicas) when AGENTYARD_DATABASE_URL is set, else the bundled SQLite file (one replica).
   const databaseUrl = env.AGENTYARD_DATABASE_URL || undefined;
   const dataDir = resolve(env.AGENTYARD_DATA_DIR ?? '/var/lib/agentyard');
@@ -201,7 +212,14 @@ export async function runApiCli(argv: string[], env: NodeJS.ProcessEnv = process
   const license = licenseFromEnv(env);
   if (license) log.info({ customer: license.license.customer, expires: license.license.expires_at, verified: license.verified }, 'license checked');
   if (objects) log.info({ objectStore: objects.kind, location: objects.location }, 'object store ready');
-  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), ...(login ? { login } : {}) });
+  // The console's support bundle carries the Pod logs of both namespaces, as the CLI's does (the
+  // chart grants the API's service account pods list and pods/log get there, nothing more).
+  const core = kc.makeApiClient(CoreV1Api);
+  const logNamespaces = [...new Set([env.AGENTYARD_NAMESPACE, sandboxNamespace(env)].filter((n): n is string => Boolean(n)))];
+  const podLogs = async (bundle: BundleWriter) => {
+    for (const ns of logNamespaces) await collectPodLogs(core, ns, bundle);
+  };
+  const api = await startApiServer({ store, db, clock: systemClock, namespace: sandboxNamespace(env), settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog: loadPluginCatalog(env), port, host: env.AGENTYARD_HOST ?? '0.0.0.0', log, sandboxSpec, ...(modelUpstream ? { modelUpstream } : {}), ...(objects ? { objects } : {}), ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), podLogs, ...(login ? { login } : {}) });
   process.stdout.write(`agentyard api is up at ${api.url}\n`);
   await untilSignal();
   await api.close();

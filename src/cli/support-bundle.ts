@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, VersionApi, type CoreV1Event } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, VersionApi, type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
 import { UPLOAD_SECRET, UPLOAD_SECRET_KEY, UPLOAD_TOKEN_ENV, UploadError, uploadBundle, uploadUrl } from './support-upload.ts';
 
 const SENSITIVE = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
@@ -55,6 +55,31 @@ export function bundleWriter(root: string): { write(name: string, data: unknown)
     }
   };
   return { write, attempt };
+}
+
+export type BundleWriter = ReturnType<typeof bundleWriter>;
+
+/** Lines kept from the end of each container's log. */
+export const LOG_LINES_KEPT = 2000;
+
+/**
+ * The last LOG_LINES_KEPT lines of every container of every Pod in `namespace`, redacted, as
+ * `<namespace>/logs/<pod>-<container>.log`: what the CLI's bundle holds, and the admin console's in
+ * cluster mode. A namespace whose Pods cannot be listed gets `<namespace>/logs.error.txt` instead.
+ */
+export async function collectPodLogs(core: CoreV1Api, namespace: string, { write, attempt }: BundleWriter): Promise<void> {
+  let pods: V1Pod[];
+  try {
+    pods = (await core.listNamespacedPod({ namespace })).items;
+  } catch (err) {
+    write(`${namespace}/logs.error.txt`, `could not list the Pods: ${(err as Error).message.split('\n')[0]}\n`);
+    return;
+  }
+  for (const pod of pods) {
+    for (const c of pod.spec?.containers ?? []) {
+      await attempt(`${namespace}/logs/${pod.metadata?.name}-${c.name}.log`, () => core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace, container: c.name, tailLines: LOG_LINES_KEPT }));
+    }
+  }
 }
 
 /** Events kept per namespace, newest first; a busy namespace has thousands within the event TTL. */
@@ -160,12 +185,7 @@ export async function runSupportBundleCli(argv: string[], env: NodeJS.ProcessEnv
       await attempt(`${ns}/secrets.json`, async () =>
         (await core.listNamespacedSecret({ namespace: ns })).items.map((sec) => ({ name: sec.metadata?.name, type: sec.type, keys: Object.keys(sec.data ?? {}) })),
       );
-      const pods = await core.listNamespacedPod({ namespace: ns }).catch(() => ({ items: [] }));
-      for (const pod of pods.items) {
-        for (const c of pod.spec?.containers ?? []) {
-          await attempt(`${ns}/logs/${pod.metadata?.name}-${c.name}.log`, () => core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: ns, container: c.name, tailLines: 2000 }));
-        }
-      }
+      await collectPodLogs(core, ns, { write, attempt });
     }
     const output = resolve(values.output ?? `agentyard-support-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
     await promisify(execFile)('tar', ['-czf', output, '-C', work, 'agentyard-support']);

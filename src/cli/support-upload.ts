@@ -5,6 +5,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
+import { UNTRUSTED_TLS_CODES } from '../util/tls-errors.ts';
 
 /** The Secret (release namespace) and key the upload token is read from when the env var is unset. */
 export const UPLOAD_SECRET = 'agentyard-support-upload';
@@ -60,7 +61,7 @@ export interface UploadResult {
 }
 
 // A certificate the client does not trust is a setting to fix, not a hiccup to retry.
-const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID|ERR_SSL_)/;
+const TLS_CODES = UNTRUSTED_TLS_CODES;
 
 function retryable(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;

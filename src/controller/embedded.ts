@@ -41,7 +41,7 @@ export interface ControllerDeps {
 export function createController(deps: ControllerDeps): Controller {
   // deps.settings are the defaults; the SandboxConfiguration object overrides them while it exists.
   const settings = new LiveLifecycleSettings(deps.settings);
-  const configuration = sandboxConfigurationSource(deps.store, deps.namespace ?? 'default', settings, deps.log);
+  const configuration = sandboxConfigurationSource(deps.store, deps.namespace ?? 'default', settings, deps.log, () => deps.clock.now().toUTC().toISO({ suppressMilliseconds: true })!);
   const registry = deps.metrics ?? defaultRegistry();
   const withRecorder = { ...deps, settings, recorder: deps.recorder ?? logRecorder(deps.log), warmPools: warmPoolMetrics(registry) };
   const counts = new ConversationCounts();

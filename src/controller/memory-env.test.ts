@@ -9,8 +9,8 @@ const deployment = join(import.meta.dirname, '..', '..', 'charts', 'agentyard', 
 describe('controller memory settings', () => {
   it('bin/agentyard sets them for `controller`', () => {
     const text = readFileSync(script, 'utf8');
-    const block = /^if (.*); then\n((?:  export .*\n)+)fi$/m.exec(text.slice(text.indexOf('memory settings')));
-    expect(block?.[1]).toContain('[ "$1" = controller ]');
+    const block = [...text.matchAll(/^if (.*); then\n((?:  export .*\n)+)fi$/gm)].find((m) => m[1]!.includes('[ "$1" = controller ]'));
+    expect(block).toBeDefined();
     for (const [name, value] of Object.entries(CONTROLLER_MEMORY_ENV)) expect(block?.[2]).toContain(`export ${name}="\${${name}:-${value}}"`);
   });
 

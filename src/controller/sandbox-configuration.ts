@@ -12,6 +12,7 @@ import type { Logger } from '../util/log.ts';
 import { objectKey } from './keys.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import type { Source } from './manager.ts';
+import { recordOutsideChanges } from './sandbox-configuration-audit.ts';
 
 const RELIST_BACKOFF_MS = 1_000;
 /** The kind is not served (a chart upgrade without `kubectl apply` of its CRDs): the defaults apply; look again now and then. */
@@ -61,8 +62,15 @@ export class LiveLifecycleSettings implements LifecycleSettings {
 /**
  * A controller Source: list+watch the configuration object (relisting after a broken watch, as the
  * informers do), apply each change, and when a value moved enqueue every Sandbox of the namespace.
+ * Each version it sees is also audited: a change written around the API (kubectl edit) gets its
+ * entry in the trail (sandbox-configuration-audit.ts). `now`: the clock's time, for entries whose
+ * time Kubernetes did not record.
  */
-export function sandboxConfigurationSource(store: ResourceStore, namespace: string, live: LiveLifecycleSettings, log?: Logger): Source {
+export function sandboxConfigurationSource(store: ResourceStore, namespace: string, live: LiveLifecycleSettings, log?: Logger, now: () => string = () => new Date().toISOString()): Source {
+  // A failed audit write is logged and tried again with the next version seen (or the next relist); the settings apply meanwhile.
+  const audit = async () => {
+    await recordOutsideChanges(store, namespace, now, log).catch((err: unknown) => log?.warn({ err }, 'sandbox configuration: recording a change made outside the API failed; trying again with the next change'));
+  };
   const requeueAll = async (enqueue: (key: string) => void) => {
     for (const sb of (await store.list(SandboxKind, namespace)).items) enqueue(objectKey(sb.metadata.namespace, sb.metadata.name));
   };
@@ -72,8 +80,10 @@ export function sandboxConfigurationSource(store: ResourceStore, namespace: stri
         const list = await store.list(SandboxConfigurationKind, namespace);
         const current = list.items.find((c) => c.metadata.name === SANDBOX_CONFIGURATION_NAME);
         if (live.apply(current?.spec)) await requeueAll(enqueue);
+        if (current) await audit();
         for await (const ev of store.watch(SandboxConfigurationKind, namespace, { resourceVersion: list.resourceVersion, signal })) {
           if (ev.object.metadata.name !== SANDBOX_CONFIGURATION_NAME) continue;
+          if (ev.type !== 'DELETED') await audit();
           if (live.apply(ev.type === 'DELETED' ? undefined : ev.object.spec)) {
             log?.info({ idleTimeMs: live.idleTimeMs, deletionTimeMs: live.deletionTimeMs, capacity: live.capacity }, 'sandbox configuration changed; requeueing sandboxes');
             await requeueAll(enqueue);

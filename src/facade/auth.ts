@@ -6,7 +6,7 @@
 import type { Context, Middleware } from 'koa';
 import { Unauthorized } from '../api/errors.ts';
 import type { AppStore } from './db/types.ts';
-import { authenticateSession, type SessionPolicy } from './login/session.ts';
+import { authenticateSession, sessionOf, type SessionPolicy } from './login/session.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -38,4 +38,15 @@ export function requireApiKey(db: AppStore, opts: { except: (path: string) => bo
     }
     await next();
   };
+}
+
+/**
+ * Whether the credentials a request came with still hold: its API key still names an enabled user,
+ * or its session cookie a live session. A long-lived response (the conversation change stream)
+ * asks now and then, and ends when they no longer do; the client's reconnect then gets the 401.
+ */
+export async function credentialsHold(ctx: Context, db: AppStore, sessions?: () => SessionPolicy): Promise<boolean> {
+  const m = BEARER.exec(ctx.get('authorization'));
+  if (m) return (await db.findUserByApiKey(m[1]!)) !== undefined;
+  return sessions !== undefined && (await sessionOf(ctx, db, sessions())) !== undefined;
 }

@@ -12,6 +12,7 @@ import type { Registry } from '../util/metrics.ts';
 import type { ObjectStore } from '../objstore/types.ts';
 import type { InstalledLicense } from '../license/license.ts';
 import type { SupportUploadSettings } from './support-bundle.ts';
+import type { BundleWriter } from '../cli/support-bundle.ts';
 
 export interface AgentMessage {
   role: 'user';
@@ -96,4 +97,9 @@ export interface FacadeDeps {
   license?: InstalledLicense;
   /** Where POST /api/v1/admin/support-bundle sends the bundle (supportUploadFromEnv). */
   supportUpload?: SupportUploadSettings;
+  /**
+   * Cluster mode: writes the Pod logs of the release and sandbox namespaces into a support bundle
+   * (collectPodLogs in src/cli/support-bundle.ts). None: the bundle has no logs (embedded mode).
+   */
+  podLogs?: (bundle: BundleWriter) => Promise<void>;
 }

@@ -21,6 +21,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   BadGateway: 502,
   Unavailable: 503,
   InsufficientStorage: 507,
+  ServerError: 500,
+  GatewayTimeout: 504,
 };
 
 /** Seconds a client is asked to wait before retrying a write refused for lack of storage. */

@@ -14,7 +14,7 @@ import { MAX_PROFILES, type AgentSettingsDiff, type ConversationSettingsDiff, ty
 import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
 import { ConversationKind } from '../api/conversation.ts';
-import { modify } from './resources.ts';
+import { getOwned, modify } from './resources.ts';
 import { agentFor } from './workspace.ts';
 
 type Llm = Record<string, unknown>;
@@ -227,6 +227,10 @@ export async function profileModel(d: FacadeDeps, user: AppUser, name: string): 
  * the conversation's record shows it (llm_model). The endpoint and key stay the gateway's.
  */
 export async function switchConversationProfile(d: FacadeDeps, user: AppUser, id: string, profileName: string): Promise<{ success: boolean }> {
+  // The conversation in the path is looked up first (its 404 before the profile's), and only then
+  // resumed, once the profile is known to name a model.
+  const owned = await getOwned(d, ConversationKind, user.id, id);
+  if (!owned || owned.metadata.deletionTimestamp) throw new NotFound(`Conversation ${id} not found`);
   const model = await profileModel(d, user, profileName);
   const { conv, client } = await agentFor(d, user, id);
   await client.postJson(`/api/conversations/${conv.metadata.name}/switch_llm`, { llm: { model } });

@@ -17,7 +17,7 @@ type Rec = Record<string, unknown>;
  * has just listed them (their sub-conversations are among them); otherwise they are listed here.
  * The app store is read once per page (titles, newest events), not once per conversation.
  */
-async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[], owned?: Conversation[]): Promise<Rec[]> {
+export async function conversationRecords(d: FacadeDeps, user: AppUser, convs: Conversation[], owned?: Conversation[]): Promise<Rec[]> {
   if (convs.length === 0) return [];
   const ids = convs.map((c) => c.metadata.name);
   const [sandboxes, children, metas, lastEvents] = await Promise.all([
@@ -65,7 +65,7 @@ export async function batchConversations(d: FacadeDeps, user: AppUser, ids: stri
 }
 
 /** The conversations the query selects; titles and newest events are read for all of them at once, and only when filtered on. */
-async function filterConversations(d: FacadeDeps, convs: Conversation[], q: ConversationCountQuery): Promise<Conversation[]> {
+export async function filterConversations(d: FacadeDeps, convs: Conversation[], q: ConversationCountQuery): Promise<Conversation[]> {
   const createdGte = timeParam(q.created_at__gte, 'created_at__gte');
   const createdLt = timeParam(q.created_at__lt, 'created_at__lt');
   const updatedGte = timeParam(q.updated_at__gte, 'updated_at__gte');

@@ -5,7 +5,6 @@
 import { Conflict } from '../api/errors.ts';
 import { API_VERSION } from '../api/meta.ts';
 import {
-  MAX_CHANGES,
   SANDBOX_CONFIGURATION_NAME,
   SandboxConfigurationKind,
   type ConfigChange,
@@ -16,6 +15,7 @@ import {
 import type { SandboxConfigurationInfo, SandboxConfigurationUpdate } from '../api/app/admin.ts';
 import { DEFAULT_LIFECYCLE, type LifecycleSettings } from '../controller/lifecycle.ts';
 import { effectiveSettings } from '../controller/sandbox-configuration.ts';
+import { appendChanges, unrecordedChanges } from '../controller/sandbox-configuration-audit.ts';
 import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
 
@@ -53,7 +53,16 @@ function info(d: FacadeDeps, spec: SandboxConfigurationSpec | undefined): Sandbo
     ...values(now),
     defaults: values(defaults),
     overridden: FIELDS.filter(([, res]) => spec?.[res] !== undefined).map(([api]) => api),
-    changes: [...(spec?.changes ?? [])].reverse().map((c) => ({ time: c.time, user_id: c.userId, user_name: c.userName, field: API_FIELD[c.field], from: c.from, to: c.to })),
+    changes: [...(spec?.changes ?? [])].reverse().map((c) => ({
+      time: c.time,
+      user_id: c.userId ?? null,
+      user_name: c.userName ?? null,
+      outside_api: c.outsideApi === true,
+      field_manager: c.fieldManager ?? null,
+      field: API_FIELD[c.field],
+      from: c.from,
+      to: c.to,
+    })),
   };
 }
 
@@ -78,7 +87,10 @@ export async function updateSandboxConfiguration(d: FacadeDeps, user: AppUser, r
       changes.push({ time, userId: user.id, userName: user.name, field: res, from, to });
     }
     if (changes.length === 0) return info(d, current?.spec);
-    spec.changes = [...(spec.changes ?? []), ...changes].slice(-MAX_CHANGES);
+    // A change made around the API that the controller has not recorded yet goes in first, so the
+    // `from` of this one follows on from it.
+    const outside = current ? unrecordedChanges(current, time) : [];
+    spec.changes = appendChanges(spec.changes ?? [], [...outside, ...changes]);
     try {
       const saved = current
         ? await d.store.update(SandboxConfigurationKind, { ...current, spec })

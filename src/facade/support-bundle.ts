@@ -3,8 +3,10 @@
 // Conversation resource, users without their keys, the license status — redacted as the CLI's
 // bundle is (src/cli/support-bundle.ts: Secret values, sensitive env values, keys in free text),
 // and POSTs it over HTTPS to the installation's receiver with its upload token
-// (src/cli/support-upload.ts: retries, no redirects, token never in a message). The cluster-wide
-// bundle (Pods, logs, events) stays `agentyard support-bundle`, which has a kubeconfig.
+// (src/cli/support-upload.ts: retries, no redirects, token never in a message). In cluster mode it
+// holds the Pod logs of the release and sandbox namespaces too (`podLogs`, the CLI's collector, read
+// with the API's own service account); the rest of the cluster-wide bundle (Deployments, events,
+// Leases) stays `agentyard support-bundle`, which has a kubeconfig.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +40,8 @@ export function supportUploadFromEnv(env: NodeJS.ProcessEnv): SupportUploadSetti
 const version = () => (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 async function collect(d: FacadeDeps, root: string): Promise<void> {
-  const { write, attempt } = bundleWriter(root);
+  const bundle = bundleWriter(root);
+  const { write, attempt } = bundle;
   const users = await d.db.listUsers();
   write('versions.json', { agentyard: version(), node: process.version, collected_at: d.clock.now().toISO() });
   write('installation.json', {
@@ -52,6 +55,7 @@ async function collect(d: FacadeDeps, root: string): Promise<void> {
   await attempt('sandboxes.json', async () => (await d.store.list(SandboxKind, d.namespace)).items);
   await attempt('conversations.json', async () => (await d.store.list(ConversationKind, d.namespace)).items);
   write('users.json', users.map((u) => ({ id: u.id, name: u.name, admin: u.admin, disabled_at: u.disabled_at })));
+  await d.podLogs?.(bundle);
 }
 
 export async function uploadSupportBundle(d: FacadeDeps, s: SupportUploadSettings): Promise<SupportBundleUpload> {

@@ -7,6 +7,11 @@
 //                                                 deleted (spec part 3): for debugging, support and
 //                                                 audit, never served by any route; kept when the
 //                                                 conversation is deleted
+//   internal/conversation-files/<sandbox>-<stamp>.tar.gz
+//                                                 a Kubernetes sandbox's conversation directories as
+//                                                 its archive Pod uploaded them; the controller
+//                                                 unpacks them into conversations/<id>/files/ and
+//                                                 deletes this object
 import { Invalid } from '../api/errors.ts';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -28,10 +33,14 @@ export function checkPrefix(prefix: string): string {
 
 export const CONVERSATIONS = 'conversations/';
 export const WORKSPACE_ARCHIVES = 'internal/workspace-archives/';
+export const CONVERSATION_FILE_UPLOADS = 'internal/conversation-files/';
 
 export const conversationPrefix = (conversationId: string) => checkPrefix(`${CONVERSATIONS}${conversationId}/`);
 /** A file of the conversation's own directory, by its path relative to that directory. */
 export const conversationFileKey = (conversationId: string, relPath: string) => checkKey(`${conversationPrefix(conversationId)}files/${relPath}`);
 export const workspaceArchiveKey = (sandbox: string, stamp: string) => checkKey(`${WORKSPACE_ARCHIVES}${sandbox}-${stamp}.tar.gz`);
+export const conversationFilesUploadKey = (sandbox: string, stamp: string) => checkKey(`${CONVERSATION_FILE_UPLOADS}${sandbox}-${stamp}.tar.gz`);
+/** A path segment made usable in a key (spaces, leading dots), not dropped. */
+export const safeSegment = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[._-]/, '_');
 /** A timestamp usable in a key (no ':' or '.'). */
 export const keyStamp = (d: Date) => d.toISOString().replace(/[:.]/g, '-');

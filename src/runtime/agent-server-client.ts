@@ -1,6 +1,7 @@
 // A small client for the agent server API, used by the controller (start conversations) and by
 // anything else that must reach an agent server. HTTP failures become AgentyardError classes.
 import type { ConversationInfo, StartConversationRequest } from '../api/agent-server/conversation.ts';
+import { REQUEST_BODY_LIMIT_BYTES } from '../api/agent-server/server.ts';
 import { BadGateway, BadRequest, Conflict, Invalid, NotFound, Unavailable, type ValidationIssue } from '../api/errors.ts';
 
 /** A user message as `POST /api/conversations/{id}/events` takes it. */
@@ -93,11 +94,13 @@ export class AgentServerClient {
     const headers: Record<string, string> = {};
     if (this.#sessionKey) headers['x-session-api-key'] = this.#sessionKey;
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    if (body !== undefined && Buffer.byteLength(body) > REQUEST_BODY_LIMIT_BYTES) throw tooLarge(method, path);
     try {
       return await fetch(url, {
         method,
         headers,
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        body,
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (err) {
@@ -125,9 +128,7 @@ export class AgentServerClient {
     if (res.status === 422) {
       throw new Invalid(Array.isArray(detail) ? (detail as ValidationIssue[]) : [{ loc: ['body'], msg: typeof detail === 'string' ? detail : 'Invalid request', type: 'value_error' }]);
     }
-    if (res.status === 413) {
-      throw new Invalid([{ loc: ['body'], msg: `The agent server refused ${method} ${path}: the request body is larger than it takes (413)`, type: 'too_large' }]);
-    }
+    if (res.status === 413) throw tooLarge(method, path);
     // Any other refusal of the request itself (405, 414, 415, 431, ...) is as permanent as a 400;
     // only an unauthenticated/forbidden answer (a key being rotated), a timeout and throttling may heal.
     if (res.status >= 400 && res.status < 500 && ![401, 403, 408, 429].includes(res.status)) {
@@ -136,6 +137,10 @@ export class AgentServerClient {
     if (res.status === 503) throw new Unavailable('The agent server is not ready');
     throw new BadGateway(`The agent server answered ${res.status} to ${method} ${path}`);
   }
+}
+
+function tooLarge(method: string, path: string): Invalid {
+  return new Invalid([{ loc: ['body'], msg: `The agent server refused ${method} ${path}: the request body is larger than it takes (413)`, type: 'too_large' }]);
 }
 
 function safeJson(text: string): unknown {

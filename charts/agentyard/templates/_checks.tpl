@@ -130,6 +130,17 @@ StorageClass only when Helm talks to a cluster, because `lookup` returns nothing
 {{- if and $tls (not (lookup "v1" "Secret" $ns $tls)) }}
 {{- fail (printf "ingress.tlsSecret: TLS Secret %q is missing in namespace %q (an Ingress reads it from its own namespace); create it: kubectl -n %s create secret tls %s --cert=wildcard.crt --key=wildcard.key" $tls $ns $ns $tls) }}
 {{- end }}
+{{- with .Values.api.caBundle }}
+{{- if .name }}
+{{- $ca := lookup "v1" "ConfigMap" $ns .name }}
+{{- if not $ca }}
+{{- fail (printf "api.caBundle: ConfigMap %q is missing in namespace %q, so the API would never start; create it: kubectl -n %s create configmap %s --from-file=%s=ca.pem" .name $ns $ns .name .key) }}
+{{- end }}
+{{- if not (hasKey ($ca.data | default dict) .key) }}
+{{- fail (printf "api.caBundle: ConfigMap %q in namespace %q has no key %q" .name $ns .key) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- /* The installation's keys never live beside the sandboxes: the API's service account may read Secrets there. */}}
 {{- if $sandboxNsExists }}
 {{- range $r := $refs }}

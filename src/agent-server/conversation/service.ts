@@ -76,6 +76,16 @@ export class ConversationService {
     return this.#o.workspaceDir;
   }
 
+  /** The server's default model (LLM_MODEL, ...): the one LLM profile the OpenAI-compatible gateway offers. */
+  get llmDefaults(): LlmConfig | undefined {
+    return this.#o.llmDefaults;
+  }
+
+  /** Calls `fn` at every event of the conversation (state updates included) until the returned function is called. */
+  subscribe(id: string, fn: () => void): () => void {
+    return this.#o.ctx.bus.subscribe(id, Object.assign(() => fn(), { end: fn }));
+  }
+
   /** Loads every live conversation and moves those left `running` by a previous process to error. */
   recover(): void {
     for (const row of this.#o.conversations.all()) {

@@ -42,9 +42,14 @@ export class SessionKeys {
   }
 }
 
-export function requireSessionKey(keys: SessionKeys): Middleware {
+/**
+ * `bearer`: an `Authorization: Bearer <session key>` is accepted too (the OpenAI-compatible gateway,
+ * whose clients send their API key that way; the same keys, not a second credential).
+ */
+export function requireSessionKey(keys: SessionKeys, opts: { bearer?: boolean } = {}): Middleware {
   return async function sessionAuth(ctx, next) {
-    if (keys.enabled && !keys.matches(ctx.get(SESSION_HEADER))) {
+    const bearer = opts.bearer ? /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1] : undefined;
+    if (keys.enabled && !keys.matches(ctx.get(SESSION_HEADER)) && !keys.matches(bearer)) {
       closeIfBody(ctx); // a refused upload is not drained
       throw new Unauthorized('Unauthorized');
     }

@@ -1,5 +1,6 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
+import { observabilityHeaders, withObservabilityHeaders } from '../http/observability.ts';
 import { AskAgentRequest, ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import { Invalid } from '../../api/errors.ts';
@@ -45,7 +46,8 @@ export function conversationRoutes(service: ConversationService): Router {
   });
 
   router.post('/', async (ctx) => {
-    const req = parseStartConversationRequest(ctx.request.body);
+    const body = ctx.request.body;
+    const req = withObservabilityHeaders(parseStartConversationRequest(body), body, observabilityHeaders((h) => ctx.get(h)));
     checkRequestHookConfig(req.hook_config);
     // An initial message always starts the run, whatever its `run` says, as OpenHands does: the
     // Python SDK sends `run: false` and relies on it (e2e/parity shows both servers agree).
@@ -171,7 +173,7 @@ export function conversationRoutes(service: ConversationService): Router {
 }
 
 /** Text of the last FinishAction or agent MessageEvent (OpenHands `agent_final_response`). */
-function finalResponse(events: readonly import('../../api/events/index.ts').Event[]): string {
+export function finalResponse(events: readonly import('../../api/events/index.ts').Event[]): string {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction') return e.action.message;

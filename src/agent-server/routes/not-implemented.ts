@@ -42,14 +42,14 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
 ];
 
 /**
- * OpenHands 1.58 routes outside `/api` that are not built: the OpenAI-compatible endpoint (the agent
- * offered as a model) and canvas extension backends. Behind the session key like `/api`.
+ * OpenHands 1.58 routes outside `/api` that are not built: the Canvas App backends (a session cookie,
+ * and an HTTP/WebSocket proxy to the backend process of an installed Canvas extension). Canvas
+ * extensions cannot be installed here (/api/canvas-extensions answers 501), so there is no backend
+ * to reach: the whole prefix answers 501 rather than a 404 or OpenHands' 503 "not configured", which
+ * both read as something a setting could fix. Behind the session key like `/api`.
  */
 export const NOT_BUILT_OUTSIDE_API: [method: Method, path: string, what: string][] = [
-  ['get', '/v1/models', 'The OpenAI-compatible endpoint (the agent as a model)'],
-  ['post', '/v1/chat/completions', 'The OpenAI-compatible endpoint (the agent as a model)'],
-  ['post', '/v1/responses', 'The OpenAI-compatible endpoint (the agent as a model)'],
-  ['all', '/app-backends/:extension_name/session', 'Canvas extension backends'],
+  ['all', '/app-backends/:extension_name{/*rest}', 'Canvas App backends (they serve installed Canvas extensions, which this agent server does not install)'],
 ];
 
 export function notImplementedRoutes(table: [Method, string, string][] = NOT_BUILT): Router {

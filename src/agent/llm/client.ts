@@ -1,11 +1,12 @@
 // The model client: OpenAI-compatible chat completions through the official SDK. Timeouts and
 // retries follow the conversation's llm settings (retry.ts: timeout, num_retries, retry_*_wait,
 // retry_multiplier), not the SDK's own. Failures leave as ModelCallError with an OpenHands-style code.
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { LlmConfig } from '../types.ts';
 import { ModelCallError, toModelCallError } from './errors.ts';
 import { resolveEndpoint } from './model-name.ts';
 import { DEFAULT_RETRY, isRateLimit, retrySettings, withRetries, type RetrySettings } from './retry.ts';
+import { isUserAbort, loadSdk, sdkInCall } from './sdk.ts';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export type ChatTool = OpenAI.Chat.Completions.ChatCompletionTool;
@@ -47,7 +48,9 @@ export interface ModelClientOptions {
 }
 
 export class ModelClient {
-  readonly #client: OpenAI;
+  /** The SDK's client, made with the first call (the SDK is loaded then: sdk.ts). */
+  #client: OpenAI | undefined;
+  readonly #clientOptions: ConstructorParameters<typeof OpenAI>[0];
   /** The configured (litellm-style) name, as it appears in stats. */
   readonly model: string;
   /** The name sent to the endpoint. */
@@ -68,14 +71,19 @@ export class ModelClient {
       ...(opts.maxRetries !== undefined ? { attempts: opts.maxRetries + 1 } : {}),
       ...(opts.timeoutMs !== undefined ? { timeoutSeconds: opts.timeoutMs / 1000 } : {}),
     });
-    this.#client = new OpenAI({
+    this.#clientOptions = {
       // Local OpenAI-compatible servers often need no key; the SDK insists on one.
       apiKey: config.apiKey || 'not-needed',
       ...(baseURL ? { baseURL } : {}),
       maxRetries: 0, // retries are ours (withRetries), with the conversation's backoff
       timeout: this.retry.timeoutSeconds * 1000,
       ...(opts.headers ? { defaultHeaders: opts.headers } : {}),
-    });
+    };
+  }
+
+  async #sdkClient(): Promise<OpenAI> {
+    const OpenAI = await loadSdk();
+    return (this.#client ??= new OpenAI(this.#clientOptions));
   }
 
   /**
@@ -108,7 +116,7 @@ export class ModelClient {
         resumed: () => endLimit(),
       });
     } catch (err) {
-      if (err instanceof OpenAI.APIUserAbortError) throw err;
+      if (isUserAbort(err)) throw err;
       throw toModelCallError(err);
     } finally {
       endLimit();
@@ -121,7 +129,7 @@ export class ModelClient {
     if (stream) {
       raw = await this.#streamed(body, onDelta, signal);
     } else {
-      const response = await this.#client.chat.completions.create({ ...this.#extraBody, ...body } as typeof body, reqOpts);
+      const response = await (await this.#sdkClient()).chat.completions.create({ ...this.#extraBody, ...body } as typeof body, reqOpts);
       const message = response.choices?.[0]?.message;
       if (!message) throw new ModelCallError('LLMNoResponseError', 'The model endpoint answered without a choice');
       raw = {
@@ -151,9 +159,11 @@ export class ModelClient {
       clearTimeout(timer);
       timer = setTimeout(() => stalled.abort(), silenceMs);
     };
+    const client = await this.#sdkClient();
+    const OpenAI = sdkInCall();
     const silent = () => new OpenAI.APIConnectionTimeoutError({ message: `The model's stream was silent for ${this.retry.timeoutSeconds} s` });
     try {
-      const chunks = await this.#client.chat.completions.create({ ...this.#extraBody, ...body, stream: true, stream_options: { include_usage: true } }, { signal: signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal });
+      const chunks = await client.chat.completions.create({ ...this.#extraBody, ...body, stream: true, stream_options: { include_usage: true } }, { signal: signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal });
       const raw = await collectStream(chunks, onDelta, signal, heard);
       // The SDK ends an aborted stream quietly with what it had: that answer was cut short.
       if (signal?.aborted) throw new OpenAI.APIUserAbortError();
@@ -233,7 +243,7 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
   const calls: { id: string; name: string; arguments: string }[] = [];
   for await (const chunk of stream) {
     // Chunks already buffered would still be read after an abort: stop as a non-streamed call does.
-    if (signal?.aborted) throw new OpenAI.APIUserAbortError();
+    if (signal?.aborted) throw new (sdkInCall().APIUserAbortError)();
     heard();
     id ||= chunk.id;
     if (chunk.usage) usage = chunk.usage as RawUsage;

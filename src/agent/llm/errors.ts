@@ -2,7 +2,7 @@
 // ConversationErrorEvent (`LLMRateLimitError`, `LLMAuthenticationError`, ...) with a classification
 // that tells a client whether to retry or fix settings. Branches on SDK error classes and the
 // provider's `code` field, never on message text.
-import OpenAI from 'openai';
+import { loadedSdk } from './sdk.ts';
 import type { ErrorClassification } from '../../api/events/index.ts';
 
 export type ModelErrorCode =
@@ -52,7 +52,8 @@ const CONTEXT_WINDOW_CODES = new Set(['context_length_exceeded', 'context_window
 /** Maps whatever the SDK threw (after its retries) to a ModelCallError. */
 export function toModelCallError(err: unknown): ModelCallError {
   if (err instanceof ModelCallError) return err;
-  if (!(err instanceof OpenAI.APIError)) {
+  const OpenAI = loadedSdk();
+  if (!OpenAI || !(err instanceof OpenAI.APIError)) {
     const e = err instanceof Error ? err : new Error(String(err));
     return new ModelCallError('LLMError', `The model call failed: ${e.message}`, { cause: err });
   }

@@ -4,7 +4,7 @@
 // seconds, kept within [retry_min_wait, retry_max_wait]. A provider's retry-after wins over it.
 // The defaults are what a user would choose: a hung model ends the run in about 6 minutes with an
 // LLMTimeoutError, not OpenHands' 5 × 300 s (those values still apply when a client sends them).
-import OpenAI from 'openai';
+import { loadedSdk, loadSdk, sdkInCall } from './sdk.ts';
 import { ModelCallError, toModelCallError } from './errors.ts';
 
 export interface RetrySettings {
@@ -49,6 +49,8 @@ export function backoffSeconds(s: RetrySettings, attempt: number): number {
 /** What OpenAI's SDK would retry: connection errors and timeouts, 408, 409, 429 (not an exhausted quota), 5xx; `x-should-retry` decides first. */
 export function isRetryable(err: unknown): boolean {
   if (err instanceof ModelCallError) return err.code === 'LLMNoResponseError';
+  const OpenAI = loadedSdk();
+  if (!OpenAI) return false; // no SDK, no SDK error
   if (err instanceof OpenAI.APIUserAbortError) return false;
   if (err instanceof OpenAI.APIConnectionError) return true;
   if (!(err instanceof OpenAI.APIError)) return false;
@@ -62,7 +64,8 @@ export function isRetryable(err: unknown): boolean {
 
 /** The provider's requested wait (retry-after-ms, retry-after seconds or date), when sane (≤ 60 s). */
 function retryAfterMs(err: unknown): number | undefined {
-  const headers = err instanceof OpenAI.APIError ? err.headers : undefined;
+  const OpenAI = loadedSdk();
+  const headers = OpenAI && err instanceof OpenAI.APIError ? err.headers : undefined;
   if (!headers) return undefined;
   let ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
   if (Number.isNaN(ms)) {
@@ -73,6 +76,7 @@ function retryAfterMs(err: unknown): number | undefined {
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  const OpenAI = sdkInCall();
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new OpenAI.APIUserAbortError());
     const onAbort = () => {
@@ -89,7 +93,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /** The provider refused for its rate limit (429), as opposed to a failure or a timeout. */
 export function isRateLimit(err: unknown): boolean {
-  return err instanceof OpenAI.APIError && err.status === 429;
+  const OpenAI = loadedSdk();
+  return OpenAI !== undefined && err instanceof OpenAI.APIError && err.status === 429;
 }
 
 /** A wait between attempts: after which failure, how long, and which attempt comes next. */
@@ -115,6 +120,7 @@ export interface RetryHooks {
  * ModelCallError (the timeout named with its settings), or the SDK's APIUserAbortError when `signal` aborts.
  */
 export async function withRetries<T>(s: RetrySettings, signal: AbortSignal | undefined, attempt: () => Promise<T>, hooks: RetryHooks = {}): Promise<T> {
+  const OpenAI = await loadSdk();
   for (let n = 1; ; n++) {
     try {
       return await attempt();
@@ -131,7 +137,7 @@ export async function withRetries<T>(s: RetrySettings, signal: AbortSignal | und
 
 function giveUp(err: unknown, s: RetrySettings, attempts: number): ModelCallError {
   const tries = `${attempts} attempt${attempts === 1 ? '' : 's'} (llm.num_retries ${s.attempts})`;
-  if (err instanceof OpenAI.APIConnectionTimeoutError) {
+  if (err instanceof sdkInCall().APIConnectionTimeoutError) {
     return new ModelCallError('LLMTimeoutError', `The model did not answer within ${s.timeoutSeconds} s (llm.timeout), in ${tries}`, { cause: err });
   }
   const e = toModelCallError(err);

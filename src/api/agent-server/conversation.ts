@@ -70,6 +70,12 @@ export const SendMessageRequest = Type.Object({
 });
 export type SendMessageRequest = Static<typeof SendMessageRequest>;
 
+/**
+ * Headers that set a start request's observability fields (POST /api/conversations and the OpenAI-
+ * compatible gateway): span name, comma-separated tags, JSON metadata, and a parent span context.
+ */
+export const OBSERVABILITY_HEADERS = ['X-OpenHands-Observability-Span-Name', 'X-OpenHands-Observability-Tags', 'X-OpenHands-Observability-Metadata', 'X-OpenHands-Observability-Parent-Span-Context'] as const;
+
 /** `POST /api/conversations`. Exactly one of `agent`, `agent_settings`, `agent_profile_id`. */
 export const StartConversationRequest = Type.Object({
   workspace: LocalWorkspace,

@@ -34,7 +34,9 @@ import {
   UpdateSecretsRequest,
 } from './index.ts';
 import { GitCloneRequest, GitCloneResponse, MarketplacePluginsRequest, MarketplacePluginsResponse } from './git.ts';
+import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
+import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
 
 export interface AgentServerRoute {
@@ -42,9 +44,11 @@ export interface AgentServerRoute {
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'openai' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
+  /** Optional request headers the route reads (string values). */
+  headers?: string[];
   body?: TSchema;
   response?: TSchema;
   /** Served without the session key. */
@@ -61,13 +65,17 @@ const SKILLS = q(['include_skills']);
 const C = '/api/conversations/{conversation_id}';
 
 export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
+  // The OpenAI-compatible gateway (the agent offered as a model); also `Authorization: Bearer <session key>`.
+  { method: 'get', path: '/v1/models', tag: 'openai', summary: 'The models: openhands_<LLM profile> (here openhands_default, the configured model)', response: ModelList },
+  { method: 'post', path: '/v1/chat/completions', tag: 'openai', summary: "A chat completion: the agent's final answer to the last user message (stream: as SSE chunks after the run)", body: ChatCompletionRequest, response: ChatCompletion, headers: ['X-OpenHands-ServerConversation-ID', ...OBSERVABILITY_HEADERS] },
+  { method: 'post', path: '/v1/responses', tag: 'openai', summary: "A response (Responses API, not stored): the agent's final answer", body: ResponseRequest, response: OpenAIResponse, headers: [...OBSERVABILITY_HEADERS] },
   { method: 'get', path: '/', tag: 'server', summary: 'Server information (as /server_info)', response: ServerInfo, public: true },
   { method: 'get', path: '/alive', tag: 'server', summary: 'Liveness', response: HealthStatus, public: true },
   { method: 'get', path: '/health', tag: 'server', summary: 'Health (degraded while the disk is low or refuses writes)', public: true },
   { method: 'get', path: '/ready', tag: 'server', summary: 'Readiness (503 while initializing)', response: HealthStatus, public: true },
   { method: 'get', path: '/server_info', tag: 'server', summary: 'Server information: compatible OpenHands version, tools, capabilities', response: ServerInfo, public: true },
 
-  { method: 'post', path: '/api/conversations', tag: 'conversations', summary: 'Start a conversation (an initial message runs at once)', query: SKILLS, body: StartConversationRequest, response: ConversationInfo },
+  { method: 'post', path: '/api/conversations', tag: 'conversations', summary: 'Start a conversation (an initial message runs at once)', query: SKILLS, body: StartConversationRequest, response: ConversationInfo, headers: [...OBSERVABILITY_HEADERS] },
   { method: 'get', path: '/api/conversations', tag: 'conversations', summary: 'Conversations by id (null for an unknown one)', query: q(['ids', 'include_skills'], ['ids']), response: Type.Array(Type.Union([ConversationInfo, Type.Null()])) },
   { method: 'get', path: '/api/conversations/search', tag: 'conversations', summary: 'Search conversations', query: q(CONV_SEARCH), response: ConversationPage },
   { method: 'get', path: '/api/conversations/count', tag: 'conversations', summary: 'Count conversations', query: q(['status']), response: I },

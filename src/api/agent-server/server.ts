@@ -148,3 +148,6 @@ export type ValidationError = Static<typeof ValidationError>;
 
 export const HTTPValidationError = Type.Object({ detail: Type.Array(ValidationError) });
 export type HTTPValidationError = Static<typeof HTTPValidationError>;
+
+/** The largest request body the agent server reads (JSON). Clients check it before sending: a server refusing a body it has not read resets the upload, so a sender could see a reset instead of the 413. */
+export const REQUEST_BODY_LIMIT_BYTES = 10 * 1024 * 1024;

@@ -48,8 +48,10 @@ const Values = Type.Object({ idle_time_seconds: Type.Integer(), deletion_time_se
 
 export const SandboxConfigurationChange = Type.Object({
   time: Time,
-  user_id: Type.String(),
-  user_name: Type.String(),
+  user_id: Type.Union([Type.String(), Type.Null()], { description: 'null: made outside the API, the user is not known' }),
+  user_name: Type.Union([Type.String(), Type.Null()], { description: 'null: made outside the API, the user is not known' }),
+  outside_api: Type.Boolean({ description: 'Made outside the API (kubectl edit, a direct write to the resource), recorded by the controller when it saw it' }),
+  field_manager: Type.Union([Type.String(), Type.Null()], { description: 'Who wrote it, by its Kubernetes field manager (e.g. kubectl-edit), for a change made outside the API' }),
   field: Type.Union([Type.Literal('idle_time_seconds'), Type.Literal('deletion_time_seconds'), Type.Literal('sandbox_capacity')]),
   from: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default' }),
   to: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default' }),

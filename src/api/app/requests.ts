@@ -181,6 +181,16 @@ export const ConversationCountQuery = Type.Object(ConversationFilters);
 export type ConversationCountQuery = Static<typeof ConversationCountQuery>;
 export const ConversationSearchQuery = Type.Object({ ...ConversationFilters, page_id: PageId, limit: Limit });
 export type ConversationSearchQuery = Static<typeof ConversationSearchQuery>;
+/**
+ * The change stream of the caller's conversations: the search's filters, `limit` for its first
+ * snapshot, and where to resume (`after`: a previous event's id, as the Last-Event-ID header carries it).
+ */
+export const ConversationChangesQuery = Type.Object({
+  ...ConversationFilters,
+  limit: Limit,
+  after: Type.Optional(Type.String({ maxLength: 512, description: 'Resume after this event id (the Last-Event-ID header wins)' })),
+});
+export type ConversationChangesQuery = Static<typeof ConversationChangesQuery>;
 
 export const START_TASK_SORTS = ['CREATED_AT', 'CREATED_AT_DESC', 'UPDATED_AT', 'UPDATED_AT_DESC'] as const;
 const StartTaskFilters = {

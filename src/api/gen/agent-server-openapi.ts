@@ -14,6 +14,7 @@ export function agentServerOpenApiDocument(version: string): Json {
   for (const route of AGENT_SERVER_ROUTES) {
     const pathParams = pathParameters(route.path);
     const queryParams = Object.entries(route.query ?? {}).map(([name, p]) => ({ name, in: 'query', required: p.required === true, schema: p.schema ? plain(p.schema) : {} }));
+    const headerParams = (route.headers ?? []).map((name) => ({ name, in: 'header', required: false, schema: { type: 'string' } }));
     const validated = route.body || pathParams.length || queryParams.length;
     paths[route.path] = {
       ...paths[route.path],
@@ -21,7 +22,7 @@ export function agentServerOpenApiDocument(version: string): Json {
         tags: [route.tag],
         summary: route.summary,
         operationId: operationId(route.method, route.path),
-        parameters: [...pathParams, ...queryParams],
+        parameters: [...pathParams, ...queryParams, ...headerParams],
         ...(route.body ? { requestBody: { required: true, content: jsonContent(plain(route.body)) } } : {}),
         responses: {
           '200': { description: 'OK', ...(route.response ? { content: jsonContent(plain(route.response)) } : {}) },

@@ -10,8 +10,17 @@ function isObject(v: unknown): v is JsonSchema {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A union of string constants becomes a string enum; any other union keeps its value unchecked. */
+/**
+ * A union of string constants becomes a string enum; a union with null is the rest of it made
+ * `nullable` (the API server otherwise drops a null and then reports a required field as missing);
+ * any other union keeps its value unchecked.
+ */
 function convertUnion(variants: JsonSchema[], base: JsonSchema): JsonSchema {
+  const nonNull = variants.filter((v) => v.type !== 'null');
+  if (nonNull.length > 0 && nonNull.length < variants.length) {
+    const rest = nonNull.length === 1 ? { ...toStructuralSchema(nonNull[0]!), ...copyAnnotations(base) } : convertUnion(nonNull, base);
+    return { ...rest, nullable: true };
+  }
   const consts = variants.map((v) => v.const);
   if (consts.every((c) => typeof c === 'string')) {
     return { ...copyAnnotations(base), type: 'string', enum: consts };

@@ -149,6 +149,9 @@ describe('the start task steps do their work', () => {
     expect(steps.find((t) => t.status === 'SETTING_UP_SKILLS' && t.detail)?.detail).toBe('Skills: house');
     expect(existsSync(join(server.dir, 'workspace', 'plain', '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(s.events.filter((e) => /SetupScript|GitHooks/.test(e))).toEqual([]);
+    // Without .openhands no shell was spawned to look for the scripts (a directory listing said so).
+    const bash = (await (await fetch(`${server.url}/api/bash/bash_events/search?kind__eq=BashCommand&limit=100`)).json()) as { items: { command: string; cwd?: string | null }[] };
+    expect(bash.items.filter((c) => c.cwd?.endsWith('plain'))).toEqual([]);
   });
 
   it('keeps a pre-commit hook already in place (run first, as pre-commit.local) and installs its own only once', async () => {

@@ -11,6 +11,7 @@
 // moved aside and forgotten.
 import type { BashOutput, ExecuteBashRequest } from '../../api/agent-server/bash.ts';
 import type { Conversation } from '../../api/conversation.ts';
+import { isAgentyardError } from '../../api/errors.ts';
 import { createMasker } from '../../agent/mask.ts';
 import type { AgentServerClient } from '../../runtime/agent-server-client.ts';
 import { conversationWorkingDir } from './start-request.ts';
@@ -36,9 +37,27 @@ export function outputTail(out: Pick<BashOutput, 'stdout' | 'stderr'>, secrets: 
   return text.length > max ? `…${text.slice(-max)}` : text;
 }
 
+/**
+ * Whether `.openhands/<name>` may be in the working directory: a listing of `.openhands` (a
+ * directory read in the agent server) before the bash probe, which spawns a shell and records its
+ * events. Most working directories have no `.openhands`, and the two probes were most of a warm-pool
+ * start's time (issue #16). Only a pre-filter: a listed name still goes through `test -f`.
+ */
+async function mayHave(client: AgentServerClient, cwd: string, script: string): Promise<boolean> {
+  try {
+    const files = (await client.getJson('/api/agentyard/files', { path: `${cwd}/.openhands`, limit: '1000' })) as string[];
+    return files.includes(script.slice('.openhands/'.length));
+  } catch (err) {
+    // No `.openhands` directory (404) or not a directory (422): no script.
+    if (isAgentyardError(err) && (err.code === 'NotFound' || err.code === 'Invalid')) return false;
+    throw err;
+  }
+}
+
 /** Runs `.openhands/setup.sh` in the working directory when it is there; stdout and stderr as one stream, in order. */
 export async function runSetupScript(client: AgentServerClient, conv: Conversation, secrets: Record<string, string>): Promise<SetupOutcome> {
   const cwd = conversationWorkingDir(conv);
+  if (!(await mayHave(client, cwd, SETUP_SCRIPT))) return { ran: false };
   const probe = await execute(client, { command: `test -f ${SETUP_SCRIPT}`, cwd, timeout: 30 });
   if (probe.exit_code !== 0) return { ran: false };
   // `source` in its own bash, as OpenHands runs it: the script needs no executable bit or shebang.
@@ -70,6 +89,7 @@ exit 0
  */
 export async function installGitHooks(client: AgentServerClient, conv: Conversation, secrets: Record<string, string>): Promise<SetupOutcome> {
   const cwd = conversationWorkingDir(conv);
+  if (!(await mayHave(client, cwd, PRE_COMMIT_SCRIPT))) return { ran: false };
   const probe = await execute(client, { command: `test -f ${PRE_COMMIT_SCRIPT} && git rev-parse --is-inside-work-tree >/dev/null 2>&1`, cwd, timeout: 30 });
   if (probe.exit_code !== 0) return { ran: false };
   const script = [

@@ -9,7 +9,7 @@ export interface FakeAgentServer {
   started: Record<string, unknown>[];
   /** conversation id (hex, no dashes) → [status, body] to answer instead of 201. */
   answers: Map<string, [number, unknown]>;
-  /** Commands run through POST /api/bash/execute_bash_command; each exits 1 with no output (no setup script, no hook). */
+  /** Commands run through POST /api/bash/execute_bash_command; each exits 1 with no output (no setup script, no hook). The listing of .openhands before them answers 404 here (no directory), so a start runs none. */
   commands: string[];
   /** Warm-pool hand-overs received (POST /api/agentyard/hand-over), with the session key header as `key`. */
   handOvers: Record<string, unknown>[];

@@ -4,6 +4,7 @@
 import * as oidc from 'openid-client';
 import { Unavailable } from '../../api/errors.ts';
 import type { Logger } from '../../util/log.ts';
+import { untrustedTlsCode } from '../../util/tls-errors.ts';
 import type { LoginRequest, OidcIdentity } from '../db/logins.ts';
 import { isLoopbackHttp, type LoginSettings } from './config.ts';
 
@@ -45,6 +46,14 @@ export class OidcClient {
       .catch((err: unknown) => {
         this.#config = undefined;
         this.#log.warn({ err, issuer: s.issuer }, 'login: OpenID provider discovery failed');
+        // Reached but not trusted (a private CA, usually): no retry helps, the setting does.
+        const tls = untrustedTlsCode(err);
+        if (tls) {
+          throw new Unavailable(
+            `The identity provider at ${s.issuer} is not trusted: its TLS certificate could not be verified (${tls}). If it comes from a private CA, give this service that CA (chart value api.caBundle, or NODE_EXTRA_CA_CERTS)`,
+            { retryAfterSeconds: 60 },
+          );
+        }
         throw new Unavailable(`The identity provider at ${s.issuer} cannot be reached; try again shortly`, { retryAfterSeconds: 5 });
       });
     return this.#config;

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { sendMessage } from '../messages.ts';
 import {
+  filterConversations,
   batchConversations,
   batchStartTasks,
   countConversations,
@@ -17,6 +18,7 @@ import {
   AppConversationStartRequest,
   AppConversationUpdateRequest,
   AppSendMessageRequest,
+  ConversationChangesQuery,
   ConversationCountQuery,
   ConversationSearchQuery,
   IdsQuery,
@@ -33,11 +35,15 @@ import { respondToConfirmation, setConfirmationPolicy } from '../confirmation.ts
 import { forkConversation } from '../fork.ts';
 import { startConversation } from '../start.ts';
 import { streamStartTask } from '../stream-start.ts';
+import { conversationChanges } from '../conversation-changes.ts';
+import { credentialsHold } from '../auth.ts';
+import { sessionPolicy } from '../login/routes.ts';
 import { listWorkspaceFiles, readWorkspaceFile, workspaceGit } from '../workspace.ts';
 import { jsonBody } from '../body.ts';
 import { validate } from '../validate.ts';
 
-export function appConversationRoutes({ d, activity }: Facade): Router {
+export function appConversationRoutes(facade: Facade): Router {
+  const { d, activity } = facade;
   const r = new Router({ prefix: '/app-conversations' });
 
   r.post('/', validate({ body: AppConversationStartRequest, bodyLimitBytes: START_BODY_LIMIT_BYTES }), async (ctx) => {
@@ -58,6 +64,21 @@ export function appConversationRoutes({ d, activity }: Facade): Router {
 
   r.get('/search', validate({ query: ConversationSearchQuery }), async (ctx) => {
     ctx.body = await searchConversations(d, userOf(ctx), input<ConversationSearchQuery>(ctx).query);
+  });
+
+  // Server-Sent Events (conversation-changes.ts). Koa destroys the stream when the client goes away, which stops its watches.
+  const oidc = facade.oidc;
+  const policy = oidc ? () => sessionPolicy(oidc) : undefined;
+  r.get('/changes', validate({ query: ConversationChangesQuery }), async (ctx) => {
+    const q = input<ConversationChangesQuery>(ctx).query;
+    // The filters' own checks (a malformed time is a 422) before the stream's headers go out.
+    await filterConversations(d, [], q);
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    ctx.set('Cache-Control', 'no-cache, no-transform');
+    ctx.set('X-Accel-Buffering', 'no'); // nginx (the chart's ingress): pass each event on at once
+    ctx.type = 'text/event-stream';
+    ctx.body = conversationChanges(d, userOf(ctx), q, ctx.get('last-event-id') || q.after, { authorized: () => credentialsHold(ctx, d.db, policy) });
   });
 
   r.get('/count', validate({ query: ConversationCountQuery }), async (ctx) => {

@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../api/sandbox.ts';
+import { LABEL_WARM_POOL } from '../../api/warm-pool.ts';
 import { loadRuntimeAddressing } from './addressing.ts';
 import type { V1Container, V1Pod as Pod } from '@kubernetes/client-node';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE } from './bundle.ts';
@@ -62,6 +63,13 @@ describe('desired objects for a sandbox', () => {
 describe('the sandbox image is the user\'s; the agent server is brought in', () => {
   const withImages: KubeRuntimeSettings = { ...settings, image: 'python:3.13', agentImage: 'registry.example/agentyard:2', imagePullPolicy: 'Never', sandboxImagePullPolicy: 'IfNotPresent' };
 
+  it('a warm-pool member warms up before it listens; a sandbox of its own does not', () => {
+    const warmUp = (pod: Pod) => pod.spec!.containers[0]!.env!.find((e) => e.name === 'AGENTYARD_WARM_UP')?.value;
+    const member: Sandbox = { ...sb, metadata: { ...sb.metadata, labels: { [LABEL_WARM_POOL]: 'pool' } } };
+    expect(warmUp(desiredPod(member, settings))).toBe('1');
+    expect(warmUp(desiredPod(sb, settings))).toBeUndefined();
+  });
+
   it('runs the agent server from the bundle an init container of the agentyard image copied in', () => {
     const pod = desiredPod(sb, withImages);
     const [init] = pod.spec!.initContainers!;
@@ -110,6 +118,17 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
     expect(c.volumeMounts).toContainEqual({ name: 'workspace', mountPath: '/workspace', readOnly: true });
     expect(pod.spec).toMatchObject({ restartPolicy: 'OnFailure', activeDeadlineSeconds: 6 * 3600, automountServiceAccountToken: false });
     expect(pod.metadata!.labels!['app.kubernetes.io/component']).toBe('sandbox-archive');
+    expect(c.env!.map((e) => e.name)).not.toContain('AGENTYARD_CONVERSATION_FILES_UPLOAD_URL');
+  });
+
+  it("with a second URL, uploads the agent server's conversation directories too, and carries its stamp for the controller", () => {
+    const pod = desiredArchivePod(sb, withImages, 'stamp', { url: 'http://s/ws?X-Amz-Signature=s', conversationFilesUrl: 'http://s/internal/conversation-files/abc-stamp.tar.gz?X-Amz-Signature=t' });
+    const c = pod.spec!.containers[0]!;
+    // The directory the agent server is given as --data-dir in the sandbox Pod.
+    const agent = desiredPod(sb, settings).spec!.containers[0]!.command!;
+    expect(c.command!.slice(-2)).toEqual(['--conversations', `${agent[agent.indexOf('--data-dir') + 1]}/conversations`]);
+    expect(c.env).toContainEqual({ name: 'AGENTYARD_CONVERSATION_FILES_UPLOAD_URL', value: 'http://s/internal/conversation-files/abc-stamp.tar.gz?X-Amz-Signature=t' });
+    expect(pod.metadata!.annotations).toEqual({ 'agentyard.dev/archive-stamp': 'stamp' });
   });
 
   it('probes the agent server: a startup grace, liveness on /alive, readiness on /ready (never /health, which reports a full disk)', () => {

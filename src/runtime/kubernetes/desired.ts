@@ -9,14 +9,19 @@ import { SINK_ENV } from '../../api/event-sink.ts';
 import { GATEWAY_MODEL_RETRIES, MODEL_TOKEN_KEY } from '../../api/model-gateway.ts';
 import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
+import { LABEL_WARM_POOL } from '../../api/warm-pool.ts';
 import type { RuntimeAddressing } from './addressing.ts';
 import type { Logger } from '../../util/log.ts';
-import { ARCHIVE_UPLOAD_URL_ENV } from '../../cli/archive-upload.ts';
+import type { ObjectStore } from '../../objstore/types.ts';
+import { ARCHIVE_UPLOAD_URL_ENV, CONVERSATION_FILES_UPLOAD_URL_ENV } from '../../cli/archive-upload.ts';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE, BUNDLE_STAGING } from './bundle.ts';
+import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 import { sandboxContainerResources, type SandboxPodSettings } from './pod-settings.ts';
 
 export const AGENT_PORT = 8000;
 export const WORKSPACE_MOUNT = '/workspace';
+/** The agent server's data directory on the workspace volume: its event store and `conversations/<id>/` (browser recordings). */
+export const AGENT_DATA_DIR = `${WORKSPACE_MOUNT}/.agentyard`;
 const SANDBOX_UID = 1000;
 
 export interface KubeRuntimeSettings extends SandboxPodSettings {
@@ -52,6 +57,12 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
    * an object store; workspace archives then go there instead of the archive PVC.
    */
   archiveUploadUrl?: (key: string) => Promise<string>;
+  /**
+   * With archiveUploadUrl: the store the archive Pod's conversation files are unpacked into
+   * (conversation-files.ts), and whether a conversation exists and was placed on that sandbox.
+   * Unset: only the workspace archive is uploaded.
+   */
+  conversationFiles?: { objects: ObjectStore; keep: (conversationId: string, sandbox: string) => Promise<boolean> };
   log?: Logger;
 }
 
@@ -86,10 +97,18 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
     { name: 'OH_SESSION_API_KEYS_0', valueFrom: sessionKey },
     { name: 'OH_SECRET_KEY', valueFrom: sessionKey },
     { name: 'HOME', value: `${WORKSPACE_MOUNT}/home` },
+    // The container runs node directly (not bin/agentyard), so it gets the agent server's memory
+    // settings here, as the process runtime's children do.
+    ...Object.entries(AGENT_SERVER_MEMORY_ENV).map(([name, value]) => ({ name, value })),
   ];
   if (s.sinkBaseUrl) {
     vars.push({ name: SINK_ENV.url, value: `${s.sinkBaseUrl.replace(/\/+$/, '')}/api/v1/webhooks/${sb.metadata.name}` }, { name: SINK_ENV.key, valueFrom: sessionKey });
   }
+  // A warm-pool member compiles its first conversation's code before it listens (agent-server/
+  // warm-up.ts), as the process runtime's members do: ready then means warm, and a claim does not pay
+  // for it (issue #16). The Pod keeps the variable once claimed; a restart of its container then warms
+  // up again before serving, which costs that restart a fraction of a second.
+  if (sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined) vars.push({ name: 'AGENTYARD_WARM_UP', value: '1' });
   if (s.llm) {
     vars.push(
       { name: 'LLM_MODEL', value: s.llm.model },
@@ -166,7 +185,7 @@ export function desiredPod(sb: Sandbox, s: KubeRuntimeSettings): V1Pod {
           name: 'agent-server',
           image: sb.spec.image ?? s.image,
           ...pullPolicy(s.sandboxImagePullPolicy),
-          command: [BUNDLE_NODE, BUNDLE_CLI, 'agent-server', '--port', String(AGENT_PORT), '--host', '0.0.0.0', '--workspace', `${WORKSPACE_MOUNT}/project`, '--data-dir', `${WORKSPACE_MOUNT}/.agentyard`],
+          command: [BUNDLE_NODE, BUNDLE_CLI, 'agent-server', '--port', String(AGENT_PORT), '--host', '0.0.0.0', '--workspace', `${WORKSPACE_MOUNT}/project`, '--data-dir', AGENT_DATA_DIR],
           workingDir: `${WORKSPACE_MOUNT}/project`,
           ports: [{ name: 'http', containerPort: AGENT_PORT }],
           env: env(sb, s),
@@ -202,8 +221,8 @@ export const archivePodName = (sandbox: string) => `${sandbox}-archive`;
  * image, not the sandbox's: a user's image need not have tar and gzip, and the archive must not
  * depend on what the sandbox image holds.
  */
-export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string, upload?: { url: string }): V1Pod {
-  if (upload) return uploadingArchivePod(sb, s, upload.url);
+export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string, upload?: ArchiveUpload): V1Pod {
+  if (upload) return uploadingArchivePod(sb, s, stamp, upload);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -235,6 +254,15 @@ export function desiredArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: st
   };
 }
 
+/** Presigned PUT URLs of an uploading archive Pod: the workspace archive, and the conversation files (optional). */
+export interface ArchiveUpload {
+  url: string;
+  conversationFilesUrl?: string;
+}
+
+/** The archive Pod's stamp (its keys' suffix), read back by the controller after the Pod is done. */
+export const ANNOTATION_ARCHIVE_STAMP = 'agentyard.dev/archive-stamp';
+
 /** How long an archive Pod may keep retrying its upload before the deletion goes on without it. */
 export const ARCHIVE_UPLOAD_DEADLINE_SECONDS = 6 * 3600;
 
@@ -246,11 +274,17 @@ export const ARCHIVE_UPLOAD_DEADLINE_SECONDS = 6 * 3600;
  * backoff instead of failing the Pod, so the sandbox's deletion waits rather than losing the
  * workspace; only after ARCHIVE_UPLOAD_DEADLINE_SECONDS does it give up (reported, as before).
  */
-function uploadingArchivePod(sb: Sandbox, s: KubeRuntimeSettings, url: string): V1Pod {
+function uploadingArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string, upload: ArchiveUpload): V1Pod {
+  const files = upload.conversationFilesUrl;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: archivePodName(sb.metadata.name), namespace: sb.metadata.namespace, labels: { ...labels(sb), 'app.kubernetes.io/component': 'sandbox-archive' } },
+    metadata: {
+      name: archivePodName(sb.metadata.name),
+      namespace: sb.metadata.namespace,
+      labels: { ...labels(sb), 'app.kubernetes.io/component': 'sandbox-archive' },
+      annotations: { [ANNOTATION_ARCHIVE_STAMP]: stamp },
+    },
     spec: {
       automountServiceAccountToken: false,
       enableServiceLinks: false,
@@ -264,8 +298,12 @@ function uploadingArchivePod(sb: Sandbox, s: KubeRuntimeSettings, url: string): 
           image: agentImage(s),
           ...pullPolicy(s.imagePullPolicy),
           // The image's own Node and CLI (the agentyard image is the bundle at /agentyard).
-          command: [BUNDLE_NODE, BUNDLE_CLI, 'archive-upload', '--dir', WORKSPACE_MOUNT],
-          env: [{ name: ARCHIVE_UPLOAD_URL_ENV, value: url }, { name: 'TMPDIR', value: '/scratch' }],
+          command: [BUNDLE_NODE, BUNDLE_CLI, 'archive-upload', '--dir', WORKSPACE_MOUNT, ...(files ? ['--conversations', `${AGENT_DATA_DIR}/conversations`] : [])],
+          env: [
+            { name: ARCHIVE_UPLOAD_URL_ENV, value: upload.url },
+            ...(files ? [{ name: CONVERSATION_FILES_UPLOAD_URL_ENV, value: files }] : []),
+            { name: 'TMPDIR', value: '/scratch' },
+          ],
           securityContext: containerSecurity(),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_MOUNT, readOnly: true },

@@ -3,7 +3,8 @@
 // Liveness: the kubelet restarts a dead or hung (liveness probe) agent-server container on the same
 // volume; observe() reports each such death once (Pod uid + death count), a watch on the sandbox
 // Pods tells the controller at once, and a Pod that failed as a whole (evicted) is replaced.
-import { keyStamp, workspaceArchiveKey } from '../../objstore/keys.ts';
+import { conversationFilesUploadKey, keyStamp, workspaceArchiveKey } from '../../objstore/keys.ts';
+import { unpackConversationFiles } from './conversation-files.ts';
 import { CoreV1Api, NetworkingV1Api, StorageV1Api, Watch, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NotFound, Conflict, Unavailable } from '../../api/errors.ts';
@@ -11,7 +12,7 @@ import { LABEL_SANDBOX } from '../../api/meta.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { fromKube } from '../../store/kube/errors.ts';
 import type { AgentServerDeath, RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
-import { archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
+import { ANNOTATION_ARCHIVE_STAMP, archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
 
 /**
  * Container waiting reasons that will not heal without a change: the sandbox is ERROR.
@@ -150,10 +151,13 @@ export class KubernetesRuntime implements SandboxRuntime {
     if (!upload) await this.#ensure(() => this.#core.createNamespacedPersistentVolumeClaim({ namespace, body: archivePvc(namespace, this.#s) }), 'PersistentVolumeClaim');
     const podName = archivePodName(sb.metadata.name);
     const pod = await this.#read(() => this.#core.readNamespacedPod({ name: podName, namespace }));
+    const files = this.#s.conversationFiles;
     if (!pod) {
       const stamp = keyStamp(new Date());
-      // Into the object store through a URL for this one key, or onto the archive PVC.
-      const target = upload ? { url: await upload(workspaceArchiveKey(sb.metadata.name, stamp)) } : undefined;
+      // Into the object store through URLs for these keys only, or onto the archive PVC.
+      const target = upload
+        ? { url: await upload(workspaceArchiveKey(sb.metadata.name, stamp)), ...(files ? { conversationFilesUrl: await upload(conversationFilesUploadKey(sb.metadata.name, stamp)) } : {}) }
+        : undefined;
       await this.#ensure(() => this.#core.createNamespacedPod({ namespace, body: desiredArchivePod(sb, this.#s, stamp, target) }), 'Pod');
       throw new Unavailable(`Archiving the workspace of ${sb.metadata.name}`);
     }
@@ -161,6 +165,14 @@ export class KubernetesRuntime implements SandboxRuntime {
     if (phase !== 'Succeeded' && phase !== 'Failed') throw new Unavailable(`Archiving the workspace of ${sb.metadata.name} (${phase ?? 'Pending'})`);
     // A failed archive must not keep a deleted sandbox alive forever; it is reported and deletion goes on.
     if (phase === 'Failed') this.#s.log?.warn({ sandbox: sb.metadata.name, reason: pod.status?.reason }, 'the workspace archive failed; deleting anyway');
+    const stamp = pod.metadata?.annotations?.[ANNOTATION_ARCHIVE_STAMP];
+    if (upload && files && stamp) {
+      // Before the Pod goes: while it is there, a restarted controller finds the upload's key again.
+      // A failed Pod may have uploaded them too; what is there is kept.
+      const name = sb.metadata.name;
+      const kept = await unpackConversationFiles(files.objects, conversationFilesUploadKey(name, stamp), { keep: (id) => files.keep(id, name), ...(this.#s.log ? { log: this.#s.log } : {}) });
+      if (kept.stored || kept.skipped) this.#s.log?.info({ sandbox: name, conversationFiles: kept.stored, skipped: kept.skipped }, 'conversation files kept in the object store');
+    }
     await this.#ignoreMissing(() => this.#core.deleteNamespacedPod({ name: podName, namespace }));
   }
 

@@ -12,7 +12,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
-import { conversationFileKey, keyStamp, workspaceArchiveKey } from '../../objstore/keys.ts';
+import { conversationFileKey, keyStamp, safeSegment, workspaceArchiveKey } from '../../objstore/keys.ts';
 import type { ObjectStore } from '../../objstore/types.ts';
 
 const run = promisify(execFile);
@@ -29,8 +29,6 @@ export interface Preserved {
   conversationFiles: number;
 }
 
-/** Path segments that are not valid key segments (spaces, leading dots) are made safe, not dropped. */
-const safeSegment = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[._-]/, '_');
 
 export async function preserveSandboxData(sandboxDir: string, name: string, o: PreserveOptions): Promise<Preserved> {
   const out: Preserved = { conversationFiles: 0 };

@@ -17,7 +17,7 @@ import type { ListOptions, ListResult, ResourceStore, WatchEvent, WatchOptions }
 import { parseLabelSelector } from '../label-selector.ts';
 import { apiClient } from './api-client.ts';
 import { fromKube } from './errors.ts';
-import { collectionPath, forCreate, fromServer, targetOf, type KindTarget } from './objects.ts';
+import { collectionPath, forCreate, forUpdate, fromServer, targetOf, type KindTarget } from './objects.ts';
 import { validateObject } from './validate.ts';
 import { WatchStream } from './watch-stream.ts';
 
@@ -108,7 +108,7 @@ export class KubeStore implements ResourceStore {
   async update<T extends KubeObject>(kind: ResourceKind<T>, obj: T): Promise<T> {
     const t = targetOf(kind);
     const { namespace, name } = this.#identify(kind, obj);
-    const body = { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
+    const body = forUpdate(kind, obj);
     validateObject(kind, body);
     const fieldManager = this.#fieldManager;
     try {
@@ -125,7 +125,7 @@ export class KubeStore implements ResourceStore {
     const t = targetOf(kind);
     if (!kind.hasStatus || isCore(t)) throw new BadRequest(`${kind.kind} has no status subresource`);
     const { namespace, name } = this.#identify(kind, obj);
-    const body = { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
+    const body = forUpdate(kind, obj);
     validateObject(kind, body);
     try {
       const raw = await this.#custom.replaceNamespacedCustomObjectStatus({

@@ -49,8 +49,9 @@ export function forCreate<T extends KubeObject>(kind: ResourceKind<T>, obj: T): 
 
 /**
  * What callers see: apiVersion/kind always set (lists and core models omit them) and no
- * managedFields, which are server bookkeeping that SqliteStore does not have. Leaving them out of
- * a later PUT keeps the server's copy.
+ * managedFields, which are server bookkeeping that SqliteStore does not have — but for a kind that
+ * keeps them for an audit (ResourceKind.keepManagedFields). forUpdate() leaves them out of a PUT,
+ * which keeps the server's copy.
  */
 export function fromServer<T extends KubeObject>(kind: ResourceKind<T>, raw: unknown): T {
   // Custom resources come back as parsed JSON already (client-node deserializes them as `any`):
@@ -58,8 +59,15 @@ export function fromServer<T extends KubeObject>(kind: ResourceKind<T>, raw: unk
   const obj = (isCoreKind(kind) ? plain(raw) : raw) as T & { metadata: { managedFields?: unknown } };
   obj.apiVersion = kind.apiVersion;
   obj.kind = kind.kind;
-  if (obj.metadata) delete obj.metadata.managedFields;
+  if (obj.metadata && !kind.keepManagedFields) delete obj.metadata.managedFields;
   return obj;
+}
+
+/** The body of a PUT: apiVersion/kind set, and no managedFields (a copy sent back would overwrite the server's). */
+export function forUpdate<T extends KubeObject>(kind: ResourceKind<T>, obj: T): T {
+  const metadata: Record<string, unknown> = { ...obj.metadata };
+  delete metadata['managedFields'];
+  return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind, metadata } as T;
 }
 
 function isCoreKind(kind: ResourceKind): boolean {

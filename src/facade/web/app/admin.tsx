@@ -14,7 +14,7 @@ interface Config {
   sandbox_capacity: number;
   defaults: Record<Field, number>;
   overridden: Field[];
-  changes: { time: string; user_id: string; user_name: string; field: Field; from: number | null; to: number | null }[];
+  changes: { time: string; user_id: string | null; user_name: string | null; outside_api: boolean; field_manager: string | null; field: Field; from: number | null; to: number | null }[];
 }
 interface User {
   id: string;
@@ -124,7 +124,9 @@ function SandboxConfiguration({ apiKey, config, onSaved }: { apiKey: string; con
             {config.changes.map((c, i) => (
               <tr key={i}>
                 <td class="muted">{new Date(c.time).toLocaleString()}</td>
-                <td>{c.user_name}</td>
+                <td class={c.outside_api ? 'outside-api' : undefined}>
+                  {c.outside_api ? `outside the API (${c.field_manager ?? 'unknown writer'}; user not known)` : c.user_name}
+                </td>
                 <td>{LABELS[c.field]}</td>
                 <td>{duration(c.from)}</td>
                 <td>{duration(c.to)}</td>

@@ -89,6 +89,7 @@ export interface Conversation {
   execution_status: string | null;
   conversation_url: string | null;
   session_api_key: string | null;
+  created_at: string;
   updated_at: string;
 }
 

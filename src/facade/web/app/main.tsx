@@ -4,6 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, COOKIE_SESSION, KEY_REFUSED, KEY_STORAGE, loadSession, logout, type Conversation } from './api.ts';
+import { ConversationChanges } from './changes.ts';
 import { NewConversation } from './new-conversation.tsx';
 import { Transcript } from './transcript.tsx';
 import { AdminPage } from './admin.tsx';
@@ -54,32 +55,31 @@ function SignIn({ onKey, refused, oidc }: { onKey: (key: string) => void; refuse
   );
 }
 
+/** How many conversations the list shows (the newest). */
+const LIST_SIZE = 50;
+
 function ConversationList({ apiKey }: { apiKey: string }) {
   const [items, setItems] = useState<Conversation[]>();
   const [error, setError] = useState<string>();
   const [query, setQuery] = useState('');
+  // Live status pushed by the facade (changes.ts): a snapshot, then each change as it happens.
   useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout>;
     const filter = query.trim() ? `&title__contains=${encodeURIComponent(query.trim())}` : '';
-    const load = async () => {
-      try {
-        const page = await api<{ items: Conversation[] }>(apiKey, 'GET', `/app-conversations/search?limit=50${filter}`);
-        if (live) {
-          setItems(page.items);
-          setError(undefined);
-        }
-      } catch (err) {
-        if (live) setError((err as Error).message);
-      }
-      // Live status by polling: the list is small and this keeps the facade stateless.
-      if (live) timer = setTimeout(load, 2000);
-    };
-    void load();
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
+    setItems(undefined);
+    const feed = new ConversationChanges(apiKey, `limit=${LIST_SIZE}${filter}`, {
+      snapshot: (list) => setItems(list),
+      change: (c) =>
+        setItems((list = []) => {
+          if (list.some((x) => x.id === c.id)) return list.map((x) => (x.id === c.id ? c : x));
+          // New: in its place, newest first; past the shown page it stays out, as search would leave it.
+          const next = [...list, c].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+          return next.length > LIST_SIZE && next.at(-1)!.id === c.id ? list : next.slice(0, LIST_SIZE);
+        }),
+      remove: (id) => setItems((list) => list?.filter((x) => x.id !== id)),
+      state: (s) => setError(s === 'reconnecting' ? 'The live list lost its connection; reconnecting…' : undefined),
+    });
+    feed.start();
+    return () => feed.close();
   }, [apiKey, query]);
   return (
     <section class="card">

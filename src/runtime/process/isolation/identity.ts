@@ -9,6 +9,8 @@ const FILE = 'sandbox-user.json';
 
 export interface SandboxIdentity {
   uid: number;
+  /** The user its network's pasta runs as (network.ts), another one of the range: never the sandbox's own. */
+  netUid?: number;
   /** The cgroup directories made for it, removed when the sandbox is deleted. */
   cgroups?: string[];
 }
@@ -29,13 +31,14 @@ export function writeIdentity(sandboxDir: string, identity: SandboxIdentity): vo
 /**
  * The lowest uid of the range that no other sandbox of this installation holds and no process on
  * the machine runs as (another installation sharing the range, a leftover): two sandboxes never
- * share a user. Synchronous from the read to the caller's write, so two starts cannot pick one uid.
+ * share a user, nor a sandbox and another's pasta. Synchronous from the read to the caller's write, so two starts cannot pick one uid.
  */
 export function allocateUid(sandboxesRoot: string, range: { first: number; last: number }, busy: ReadonlySet<number> = processUids()): number {
   const taken = new Set(busy);
   for (const name of existsSync(sandboxesRoot) ? readdirSync(sandboxesRoot) : []) {
     const id = readIdentity(join(sandboxesRoot, name));
     if (id) taken.add(id.uid);
+    if (id?.netUid !== undefined) taken.add(id.netUid);
   }
   for (let uid = range.first; uid <= range.last; uid++) if (!taken.has(uid)) return uid;
   throw new Error(`every uid of the sandbox range ${range.first}-${range.last} is in use; widen AGENTYARD_SANDBOX_UID_RANGE`);

@@ -1,17 +1,19 @@
 // The launcher on its own: real sandboxes (as root with bubblewrap; skipped otherwise, the e2e
 // suite e2e/embedded/isolation.test.ts attacks them through `agentyard up`), the start-up decision,
 // and the pure parts (settings, uid allocation, cgroup layouts on a stand-in cgroup tree).
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allocateUid, readIdentity, writeIdentity } from './identity.ts';
-import { createSandboxLauncher, freeLoopbackPort, PlainLauncher, type IsolationReport } from './launcher.ts';
+import { BubblewrapLauncher, createSandboxLauncher, freeLoopbackPort, PlainLauncher, type IsolationReport } from './launcher.ts';
 import { cgroupMounts, Limits, ownCgroups } from './limits.ts';
+import { blockedAddresses, METADATA_ADDRESSES } from './network.ts';
 import { DEFAULT_LIMITS, loadIsolationSettings } from './settings.ts';
+import { addHostAddress } from '../../../testing/host-address.ts';
 
 const hasBwrap = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'bwrap')));
 const hasPasta = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'pasta')));
@@ -262,54 +264,134 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     return (srv.address() as AddressInfo).port;
   };
 
-  it('says so at start-up; reaches only the host ports it is given; its own listener is reachable from the host on its port', async () => {
+  it('says so at start-up; reaches only the host ports it is given, none of the host\'s own addresses; its own listener is reachable from the host on its port; pasta is not root', async () => {
+    const alias = addHostAddress();
     const local = await listen('local-model'); // a port the operator lets sandboxes reach
-    const report = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: String(local) }));
-    expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: outbound NAT; of the host's loopback only the API and port ${local} reachable)`);
-    expect(report.launcher.ownNetwork).toBe(true);
-    const api = await listen('api');
-    const other = await listen('host-only'); // an unauthenticated service on the host's loopback
-    const port = await freeLoopbackPort();
-    const dir = join(dataDir, 'sandboxes', 'net');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    // Inside: try both host ports (also through the gateway address), then serve on its own port until asked once.
-    const inside = `
-      const get = (u) => fetch(u, { signal: AbortSignal.timeout(3000) }).then((r) => r.text(), (e) => 'ERR ' + (e.cause?.code ?? e.name));
-      const out = { api: await get('http://127.0.0.1:${api}/'), other: await get('http://127.0.0.1:${other}/'), local: await get('http://127.0.0.1:${local}/') };
-      const gw = (await import('node:fs')).readFileSync('/proc/net/route', 'utf8').split('\\n').slice(1).map((l) => l.split('\\t')).find((f) => f[1] === '00000000');
-      if (gw) { const h = gw[2]; out.gateway = await get('http://' + [6, 4, 2, 0].map((i) => parseInt(h.slice(i, i + 2), 16)).join('.') + ':${other}/'); }
-      console.log(JSON.stringify(out));
-      const srv = (await import('node:http')).createServer((q, s) => { s.end('inside'); srv.close(); });
-      srv.listen(${port}, '127.0.0.1', () => console.log('LISTENING'));
-    `;
-    const launch = report.launcher.prepare({ name: 'net', dir, argv: [process.execPath, '--input-type=module', '-e', inside, 'agent-server'], env: { PATH: '/usr/bin:/bin' }, net: { port, hostPorts: [api] } });
-    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // A service of the host on every address (0.0.0.0): reachable on loopback and on every address the host has.
+    const anySrv = createServer((_req, res) => res.end('host-any'));
+    servers.push(anySrv);
+    await new Promise<void>((r) => anySrv.listen(0, '0.0.0.0', r));
+    const anyPort = (anySrv.address() as AddressInfo).port;
     try {
-      await eventually(() => stdout.includes('LISTENING') || child.exitCode !== null, 20_000);
-      expect(stdout, stderr).toContain('LISTENING');
-      const seen = JSON.parse(stdout.split('\n')[0]!) as Record<string, string>;
-      expect(seen.api).toBe('api');
-      expect(seen.other).toMatch(/^ERR /);
-      expect(seen.local).toBe('local-model');
-      if (seen.gateway !== undefined) expect(seen.gateway).toMatch(/^ERR /);
-      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('inside');
-      // One process group holds the chain and pasta: stopping the group leaves nothing behind.
-      const pasta = Number(readFileSync(join(dir, 'network.pid'), 'utf8'));
-      expect(readFileSync(`/proc/${pasta}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]).toBe(String(child.pid));
-    } finally {
+      const report = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: String(local) }));
+      expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: outbound NAT without the host's own addresses; of the host's loopback only the API and port ${local} reachable; pasta runs as a user of its own)`);
+      expect(report.launcher.ownNetwork).toBe(true);
+      const api = await listen('api');
+      const other = await listen('host-only'); // an unauthenticated service on the host's loopback
+      const port = await freeLoopbackPort();
+      const dir = join(dataDir, 'sandboxes', 'net');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const hostAddrs = blockedAddresses().filter((a) => a.endsWith('/32') && !METADATA_ADDRESSES.includes(a)).map((a) => a.slice(0, -3));
+      // Inside: try both host ports (also through the gateway address), the host's own addresses, then serve on its own port until asked once.
+      const inside = `
+        const get = (u) => fetch(u, { signal: AbortSignal.timeout(3000) }).then((r) => r.text(), (e) => 'ERR ' + (e.cause?.code ?? e.name));
+        const out = { api: await get('http://127.0.0.1:${api}/'), other: await get('http://127.0.0.1:${other}/'), local: await get('http://127.0.0.1:${local}/') };
+        const gw = (await import('node:fs')).readFileSync('/proc/net/route', 'utf8').split('\\n').slice(1).map((l) => l.split('\\t')).find((f) => f[1] === '00000000');
+        if (gw) { const h = gw[2]; out.gateway = await get('http://' + [6, 4, 2, 0].map((i) => parseInt(h.slice(i, i + 2), 16)).join('.') + ':${other}/'); }
+        out.hostAddrs = {};
+        for (const a of ${JSON.stringify(hostAddrs)}) out.hostAddrs[a] = await get('http://' + a + ':${anyPort}/');
+        out.metadata = await get('http://169.254.169.254/');
+        const { spawnSync } = await import('node:child_process');
+        out.routeDel = spawnSync('ip', ['route', 'del', 'unreachable', '169.254.169.254/32']).status;
+        out.routes = spawnSync('ip', ['route', 'show'], { encoding: 'utf8' }).stdout;
+        console.log(JSON.stringify(out));
+        const srv = (await import('node:http')).createServer((q, s) => { s.end('inside'); srv.close(); });
+        srv.listen(${port}, '127.0.0.1', () => console.log('LISTENING'));
+      `;
+      const launch = report.launcher.prepare({ name: 'net', dir, argv: [process.execPath, '--input-type=module', '-e', inside, 'agent-server'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, net: { port, hostPorts: [api] } });
+      const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
+        await eventually(() => stdout.includes('LISTENING') || child.exitCode !== null, 30_000);
+        expect(stdout, stderr).toContain('LISTENING');
+        const seen = JSON.parse(stdout.split('\n')[0]!) as { api: string; other: string; local: string; gateway?: string; hostAddrs: Record<string, string>; metadata: string; routeDel: number; routes: string };
+        expect(seen.api).toBe('api');
+        expect(seen.other).toMatch(/^ERR /);
+        expect(seen.local).toBe('local-model');
+        if (seen.gateway !== undefined) expect(seen.gateway).toMatch(/^ERR /);
+        // The host's listener on 0.0.0.0 answers the host on each of these addresses, never the sandbox.
+        expect(Object.keys(seen.hostAddrs).length).toBeGreaterThan(0);
+        for (const [a, got] of Object.entries(seen.hostAddrs)) {
+          expect(got, a).toMatch(/^ERR /);
+          expect(await (await fetch(`http://${a}:${anyPort}/`)).text()).toBe('host-any');
+        }
+        if ('address' in alias) expect(seen.hostAddrs[alias.address]).toMatch(/^ERR EHOSTUNREACH/);
+        expect(seen.metadata).toMatch(/^ERR /);
+        // The routes are there, and the sandbox's user cannot remove them (no CAP_NET_ADMIN over its network).
+        expect(seen.routes).toContain('unreachable 169.254.169.254');
+        expect(seen.routeDel).not.toBe(0);
+        expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('inside');
+        // One process group holds the chain and pasta: stopping the group leaves nothing behind.
+        const pasta = Number(readFileSync(join(dir, 'network.pid'), 'utf8'));
+        expect(readFileSync(`/proc/${pasta}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]).toBe(String(child.pid));
+        // pasta runs as a user of its own: not root, not the sandbox's.
+        const pastaUid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pasta}/status`, 'utf8'))![1]);
+        const identity = readIdentity(dir)!;
+        expect(pastaUid).toBe(identity.netUid);
+        expect(pastaUid).not.toBe(0);
+        expect(pastaUid).not.toBe(identity.uid);
+      } finally {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // gone
+        }
       }
+      await eventually(() => !existsSync(`/proc/${Number(readFileSync(join(dir, 'network.pid'), 'utf8'))}/stat`) || readFileSync(`/proc/${Number(readFileSync(join(dir, 'network.pid'), 'utf8'))}/stat`, 'utf8').includes(') Z '), 5_000);
+      expect(existsSync(join(dir, 'netns')), 'the namespace file is dropped once entered').toBe(false);
+      expect(existsSync(join(dir, 'userns')), 'the user namespace file is dropped once pasta holds it').toBe(false);
+      await report.launcher.release(dir);
+    } finally {
+      if ('address' in alias) alias.remove();
     }
-    await eventually(() => !existsSync(`/proc/${Number(readFileSync(join(dir, 'network.pid'), 'utf8'))}/stat`) || readFileSync(`/proc/${Number(readFileSync(join(dir, 'network.pid'), 'utf8'))}/stat`, 'utf8').includes(') Z '), 5_000);
-    expect(existsSync(join(dir, 'netns')), 'the namespace file is dropped once entered').toBe(false);
-    await report.launcher.release(dir);
+  });
+
+  it('where the host refuses pasta a user namespace, pasta runs as root and the host\'s addresses are still blocked', async () => {
+    const alias = addHostAddress();
+    const anySrv = createServer((_req, res) => res.end('host-any'));
+    servers.push(anySrv);
+    await new Promise<void>((r) => anySrv.listen(0, '0.0.0.0', r));
+    const anyPort = (anySrv.address() as AddressInfo).port;
+    try {
+      const tool = (name: string) => execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+      const real = (name: string) => realpathSync(tool(name));
+      const settings = loadIsolationSettings({});
+      const launcher = new BubblewrapLauncher({
+        dataDir,
+        settings,
+        limits: Limits.detect('root-pasta-test', settings.limits),
+        tools: { bwrap: real('bwrap'), setpriv: real('setpriv'), sh: real('sh'), prlimit: real('prlimit') },
+        programPaths: [dirname(dirname(realpathSync(process.execPath)))],
+        network: {
+          pastaUser: false,
+          tools: { pasta: tool('pasta'), unshare: real('unshare'), nsenter: real('nsenter'), umount: real('umount'), mount: real('mount'), ip: real('ip'), setpriv: real('setpriv'), sleep: real('sleep'), cp: real('cp'), chown: real('chown') },
+        },
+      });
+      const dir = join(dataDir, 'sandboxes', 'root-net');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const target = 'address' in alias ? alias.address : blockedAddresses()[0]!.split('/')[0]!;
+      const inside = `fetch('http://${target}:${anyPort}/', { signal: AbortSignal.timeout(3000) }).then((r) => r.text(), (e) => 'ERR ' + (e.cause?.code ?? e.name)).then((t) => console.log('GOT ' + t))`;
+      const launch = launcher.prepare({ name: 'root-net', dir, argv: [process.execPath, '-e', inside], env: { PATH: '/usr/bin:/bin' }, net: { port: await freeLoopbackPort(), hostPorts: [] } });
+      const res = spawnSync(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, encoding: 'utf8', timeout: 30_000 });
+      expect(res.stdout, res.stderr).toMatch(/GOT ERR /);
+      expect(readIdentity(dir)!.netUid).toBeUndefined();
+      await launcher.release(dir);
+    } finally {
+      if ('address' in alias) alias.remove();
+    }
+  });
+
+  it('blocks every address of the host but loopback and IPv6 link-local, and the metadata addresses', () => {
+    const ifs = {
+      lo: [{ address: '127.0.0.1', family: 'IPv4' }, { address: '198.51.100.9', family: 'IPv4' }, { address: '::1', family: 'IPv6' }],
+      eth0: [{ address: '192.0.2.2', family: 'IPv4' }, { address: 'FD00::2', family: 'IPv6' }, { address: 'fe80::1', family: 'IPv6' }],
+    } as unknown as ReturnType<typeof import('node:os').networkInterfaces>;
+    expect(blockedAddresses(ifs)).toEqual(['198.51.100.9/32', '192.0.2.2/32', 'fd00::2/128', ...METADATA_ADDRESSES]);
+    const v4only = { eth0: [{ address: '10.0.0.5', family: 'IPv4' }] } as unknown as ReturnType<typeof import('node:os').networkInterfaces>;
+    expect(blockedAddresses(v4only)).toEqual(['10.0.0.5/32', ...METADATA_ADDRESSES.filter((m) => !m.includes(':'))]);
   });
 });
 

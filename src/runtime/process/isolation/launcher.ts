@@ -17,18 +17,9 @@
 // 0700 data directory.
 //
 // The network (where pasta, from Debian's passt, is installed): each sandbox its own network
-// namespace, so nothing on the host's loopback (another sandbox's dev server, an unauthenticated
-// local service) is reachable from inside. The shell, still root in the host's namespaces, makes
-// the namespace (bound to <dir>/netns), starts pasta on it in the background (a child of the
-// shell: same process group and cgroups, so stopping the sandbox's group stops it, and a kill -9 of
-// the leader leaves it to the group SIGKILL like any tool), waits until pasta is ready, then execs
-// nsenter into the namespace, which drops the bind mount and execs the rest of the chain (same pid).
-// pasta gives the namespace outbound NAT (git clone, npm install), forwards the host's
-// 127.0.0.1:<agent server port> in (so `up` reaches the agent server at the same URL) and only the
-// API's loopback port(s) out to the host's loopback (event sink, model gateway); --no-map-gw keeps
-// the gateway address from being a way to the host's loopback. pasta ignores SIGTERM so the agent
-// server can still report while it shuts down; the group SIGKILL that ends a stop ends it.
-// Without pasta the network is shared, and the start-up summary says so.
+// namespace, pasta giving it outbound NAT without the host's own addresses, run as a user of its
+// own where the host allows it (network.ts). Without pasta the network is shared, and the start-up
+// summary says so.
 //
 // No --die-with-parent: sandboxes outlive a restart of `agentyard up`, which adopts them again.
 // No --new-session: the chain starts detached (a new session without a controlling terminal, so
@@ -41,6 +32,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { allocateUid, readIdentity, writeIdentity } from './identity.ts';
 import { Limits } from './limits.ts';
+import { dropNetwork, NETWORK_SCRIPT, networkArgs, stopPasta, type NetworkTools } from './network.ts';
 import type { IsolationSettings } from './settings.ts';
 
 export interface LaunchRequest {
@@ -97,8 +89,11 @@ export interface BubblewrapOptions {
   programPaths: string[];
   /** The innermost user namespace that forbids further ones (default on; off where the host refuses user namespaces). */
   blockUserNamespaces?: boolean;
-  /** A network namespace of its own per sandbox, through pasta (absent: the host's network is shared). */
-  network?: { pasta: string; unshare: string; nsenter: string; umount: string };
+  /**
+   * A network namespace of its own per sandbox, through pasta (absent: the host's network is
+   * shared). `pastaUser`: pasta runs as a user of its own (needs unprivileged user namespaces), else as root.
+   */
+  network?: { tools: NetworkTools; pastaUser: boolean };
 }
 
 export class BubblewrapLauncher implements SandboxLauncher {
@@ -124,6 +119,10 @@ export class BubblewrapLauncher implements SandboxLauncher {
       identity = { uid: allocateUid(dirname(dir), this.#o.settings.uidRange) };
       writeIdentity(dir, identity);
     }
+    if (this.#o.network?.pastaUser && identity.netUid === undefined) {
+      identity = { ...identity, netUid: allocateUid(dirname(dir), this.#o.settings.uidRange) };
+      writeIdentity(dir, identity);
+    }
     const { uid } = identity;
     for (const sub of SANDBOX_DIRS) {
       const path = join(dir, sub);
@@ -146,29 +145,26 @@ export class BubblewrapLauncher implements SandboxLauncher {
     ];
     // The shell joins the cgroups (as root, before anything else runs), makes the network (below) and execs the rest.
     const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ' + (this.#o.network ? NETWORK_SCRIPT : '') + 'exec "$@"';
-    const net = this.#networkArgs(req);
+    const net = this.#networkArgs(req, identity.netUid ?? 0);
     return { command: t.sh, args: ['-c', script, 'agentyard-sandbox', ...prepared.procsFiles, '--', ...net, ...inner], env: req.env, cwd: ws };
   }
 
   async release(dir: string): Promise<void> {
     if (this.#o.network) {
       // Stopping the sandbox's group ends its pasta; one whose chain ended without a stop may be left.
-      await stopPasta(join(dir, 'network.pid'));
-      dropNetns(this.#o.network.umount, join(dir, 'netns'));
+      await stopPasta(dir);
+      dropNetwork(this.#o.network.tools.umount, dir);
     }
     await Limits.release(readIdentity(dir)?.cgroups ?? []);
   }
 
-  /** The fixed arguments NETWORK_SCRIPT reads: tools, the namespace's file, pasta's pid file and log, the ports. */
-  #networkArgs(req: LaunchRequest): string[] {
+  /** The arguments NETWORK_SCRIPT reads (network.ts). */
+  #networkArgs(req: LaunchRequest, netUid: number): string[] {
     const n = this.#o.network;
     if (!n) return [];
     if (!req.net) throw new Error('a sandbox with a network of its own needs its agent server port chosen before start');
-    const ns = join(req.dir, 'netns');
-    dropNetns(n.umount, ns); // what a sandbox that died without its shell cleaning up left
-    const ports = [...new Set([...req.net.hostPorts, ...this.#o.settings.hostPorts])];
-    const out = ports.length > 0 ? ports.join(',') : 'none';
-    return [n.pasta, n.unshare, n.nsenter, n.umount, ns, join(req.dir, 'network.pid'), join(req.dir, 'network.log'), String(req.net.port), out, this.#o.tools.sh];
+    const hostPorts = [...new Set([...req.net.hostPorts, ...this.#o.settings.hostPorts])];
+    return networkArgs(n.tools, { dir: req.dir, port: req.net.port, hostPorts, pastaUid: n.pastaUser ? netUid : 0, sh: this.#o.tools.sh });
   }
 
   /** passwd and group with the sandbox's user added, so tools that look the user up (git, ssh, whoami) work. */
@@ -237,27 +233,6 @@ export class BubblewrapLauncher implements SandboxLauncher {
   }
 }
 
-/**
- * Part of the chain's shell (see the header): $1..$10 are pasta, unshare, nsenter, umount, the
- * namespace's file, pasta's pid file, its log, the agent server's port, the host ports (or none), sh.
- * pasta forwards TCP only (-u/-U none): DNS goes out through its NAT like any UDP.
- */
-const NETWORK_SCRIPT = [
-  'p=$1 un=$2 ne=$3 um=$4 ns=$5 pf=$6 lg=$7 port=$8 out=$9 sh=${10}; shift 10',
-  'rm -f "$pf"; : > "$ns" && "$un" --net="$ns" true || exit 125',
-  '( trap "" TERM; exec "$p" -f -q --runas 0 --config-net --no-map-gw --no-netns-quit -t "127.0.0.1/$port" -u none -T "$out" -U none -P "$pf" -l "$lg" --netns "$ns" </dev/null >/dev/null 2>&1 ) &',
-  'i=0; until [ -s "$pf" ]; do if ! kill -0 $! 2>/dev/null || [ $i -ge 1000 ]; then echo "agentyard: the sandbox network (pasta) did not start; see $lg" >&2; kill -9 $! 2>/dev/null; "$um" -l "$ns"; exit 125; fi; i=$((i+1)); sleep 0.01; done',
-  'exec "$ne" --net="$ns" -- "$sh" -c \'"$0" -l "$1"; rm -f "$1"; shift; exec "$@"\' "$um" "$ns" "$@"',
-].join('\n') + '\n';
-
-/** Unmounts and removes a sandbox's network namespace file, if any (the namespace lives on while its processes do). */
-function dropNetns(umount: string, file: string): void {
-  if (!existsSync(file)) return;
-  // Lazily: pasta holds the namespace open, which makes a plain unmount fail as busy.
-  spawnSync(umount, ['-l', file], { stdio: 'ignore' });
-  rmSync(file, { force: true });
-}
-
 export interface IsolationReport {
   launcher: SandboxLauncher;
   isolated: boolean;
@@ -308,19 +283,29 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
   const blockUserNamespaces = !note;
   let network = 'network shared with the host (install pasta, from the passt package, for a network of its own per sandbox)';
   const pasta = which('pasta', true);
-  const netTools = { pasta, unshare: which('unshare'), nsenter: which('nsenter'), umount: which('umount') };
+  const netTools = { pasta, unshare: which('unshare'), nsenter: which('nsenter'), umount: which('umount'), mount: which('mount'), ip: which('ip'), setpriv, sleep: which('sleep'), cp: which('cp'), chown: which('chown') };
   if (pasta) {
-    const missing = Object.entries(netTools).filter(([, p]) => !p).map(([k]) => k);
-    if (missing.length > 0) network = `network shared with the host (pasta is installed, but not ${missing.join(', ')} (util-linux))`;
+    const missing = Object.entries(netTools).filter(([k, p]) => !p && k !== 'ip').map(([k]) => k);
+    if (missing.length > 0) network = `network shared with the host (pasta is installed, but not ${missing.join(', ')})`;
     else {
-      const withNet = make(blockUserNamespaces, netTools as Required<BubblewrapOptions>['network']);
-      const netFailure = await probe(withNet, dataDir, programPaths);
-      if (netFailure) network = `network shared with the host (pasta is installed, but ${netFailure})`;
-      else {
+      const tools = netTools as NetworkTools;
+      // pasta as a user of its own first; as root where the host refuses that user a user namespace.
+      let failure = '';
+      for (const pastaUser of [true, false]) {
+        const withNet = make(blockUserNamespaces, { tools, pastaUser });
+        const netFailure = await probe(withNet, dataDir, programPaths);
+        if (netFailure) {
+          failure ||= netFailure;
+          continue;
+        }
         launcher = withNet;
         const extra = settings.hostPorts.length > 0 ? ` and port${settings.hostPorts.length > 1 ? 's' : ''} ${settings.hostPorts.join(', ')}` : '';
-        network = `a network namespace of its own per sandbox (pasta: outbound NAT; of the host's loopback only the API${extra} reachable)`;
+        const runs = pastaUser ? 'pasta runs as a user of its own' : `pasta runs as root: as a user of its own ${failure}`;
+        const nat = netTools.ip ? "outbound NAT without the host's own addresses" : "outbound NAT, also to the host's own addresses (install ip, from iproute2, to block them)";
+        network = `a network namespace of its own per sandbox (pasta: ${nat}; of the host's loopback only the API${extra} reachable; ${runs})`;
+        break;
       }
+      if (launcher.ownNetwork === false) network = `network shared with the host (pasta is installed, but ${failure})`;
     }
   }
   const r = settings.uidRange;
@@ -358,30 +343,6 @@ export function freeLoopbackPort(): Promise<number> {
       srv.close(() => resolvePort(port));
     });
   });
-}
-
-/** Kills the pasta of a pid file, if it still runs; resolves once it is gone. */
-async function stopPasta(pidFile: string): Promise<void> {
-  let pid: number;
-  try {
-    pid = Number(readFileSync(pidFile, 'utf8').trim());
-    // Its command line names this very pid file: a recycled pid (even another sandbox's pasta) is left alone.
-    if (!Number.isInteger(pid) || pid <= 1 || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pidFile)) return;
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    return; // not running
-  }
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline && isRunning(pid)) await new Promise((r) => setTimeout(r, 10));
-}
-
-/** Alive and not a zombie. */
-function isRunning(pid: number): boolean {
-  try {
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 /** A program on PATH, by its real path: tools run inside the sandbox too, where only system directories are mounted. `keepName`: pasta is a link to passt that acts by its name. */
