@@ -13,14 +13,17 @@
 // the controller's, not the seeding's; the seed is written by the parent before it starts.
 //   node bench/controller-scale.ts [sqlite|kube]
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { ANNOTATION_LAST_ACTIVITY, API_VERSION, FINALIZER_RUNTIME } from '../src/api/meta.ts';
 import { SandboxKind, type Sandbox } from '../src/api/sandbox.ts';
 import { systemClock } from '../src/controller/clock.ts';
 import { createController } from '../src/controller/embedded.ts';
+import { CONTROLLER_MEMORY_ENV } from '../src/controller/memory-env.ts';
 import type { RuntimeState, SandboxRuntime } from '../src/runtime/types.ts';
 import type { ResourceStore } from '../src/store/types.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -109,6 +112,8 @@ interface ChildResult {
   drainedMs: number;
   rssMaxMiB: number;
   rssSyncedMiB: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
 }
 
 /** The child: runs the controller over the seeded store and reports each deadline's lateness. */
@@ -127,7 +132,12 @@ async function child(backend: Backend, arg: string): Promise<void> {
   }
   // Deadline = anchor + offset + Idle (Deletion) Time, which puts offset 0 at windowStart.
   const idle = windowStart - plan.anchor;
-  const controller = createController({ store, runtime: new InMemoryRuntime(), clock: systemClock, settings: { idleTimeMs: idle, deletionTimeMs: idle, capacity: plan.n }, namespace: NS });
+  // SCALE_CONTROLLER_LOG=warn: the controller's own log (failed passes, conflicts) on stderr.
+  const log = pino({ name: 'controller', level: process.env.SCALE_CONTROLLER_LOG ?? 'silent' }, pino.destination(2));
+  const controller = createController({ store, runtime: new InMemoryRuntime(), clock: systemClock, settings: { idleTimeMs: idle, deletionTimeMs: idle, capacity: plan.n }, namespace: NS, log });
+  // The controller process's own stalls (GC, CPU starvation) beside its lateness.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   let rssMax = 0;
   const sample = setInterval(() => (rssMax = Math.max(rssMax, process.memoryUsage().rss)), 200);
   const late = new Map<number, number>();
@@ -153,6 +163,16 @@ async function child(backend: Backend, arg: string): Promise<void> {
     if (queue.length === 0 && Number.isNaN(drainedMs)) (drainedMs = Date.now() - startedAt), clearInterval(drain);
   }, 20);
   const rssSynced = process.memoryUsage().rss;
+  // SCALE_MEM_LOG=1: the controller's memory every 2 s on stderr; SCALE_HEAP_SNAPSHOT=<file>: a heap snapshot 8 s after sync.
+  if (process.env.SCALE_MEM_LOG) {
+    const mib = (n: number) => (n / 2 ** 20).toFixed(0);
+    setInterval(() => {
+      const m = process.memoryUsage();
+      process.stderr.write(`t=${Date.now() - startedAt} ms rss=${mib(m.rss)} heapUsed=${mib(m.heapUsed)} heapTotal=${mib(m.heapTotal)} external=${mib(m.external)} MiB queued=${queue.length}\n`);
+    }, 2000).unref();
+  }
+  const snapshotTo = process.env.SCALE_HEAP_SNAPSHOT;
+  if (snapshotTo) setTimeout(() => void import('node:v8').then((v8) => v8.writeHeapSnapshot(snapshotTo)), 8000).unref();
   const giveUp = setTimeout(() => abort.abort(), plan.leadMs + plan.windowMs + 30_000);
   await watching;
   clearTimeout(giveUp);
@@ -161,15 +181,21 @@ async function child(backend: Backend, arg: string): Promise<void> {
   await controller.stop();
   store.close?.();
   clearInterval(drain);
-  const result: ChildResult = { drainedMs, lateMs: [...late.values()], missing: plan.due - late.size, syncMs, rssMaxMiB: rssMax / 2 ** 20, rssSyncedMiB: rssSynced / 2 ** 20 };
+  // SCALE_LATENESS_FILE: each deadline's lateness by its sandbox index (when in the window it fell), for a closer look.
+  if (process.env.SCALE_LATENESS_FILE) writeFileSync(process.env.SCALE_LATENESS_FILE, JSON.stringify([...late].sort((a, b) => a[0] - b[0])));
+  loopDelay.disable();
+  const result: ChildResult = { loopDelayP99Ms: loopDelay.percentile(99) / 1e6, loopDelayMaxMs: loopDelay.max / 1e6, drainedMs, lateMs: [...late.values()], missing: plan.due - late.size, syncMs, rssMaxMiB: rssMax / 2 ** 20, rssSyncedMiB: rssSynced / 2 ** 20 };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 function runChild(backend: Backend, arg: object): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    // SCALE_CONTROLLER_NODE_OPTIONS: Node options of the controller process alone (e.g. a heap cap).
+    // On a cluster the controller process runs with the memory settings `agentyard controller` has
+    // (CONTROLLER_MEMORY_ENV); on SQLite it is part of `agentyard up`, which runs with Node's defaults.
+    // SCALE_CONTROLLER_NODE_OPTIONS: other Node options for it alone ('' for Node's defaults).
     const nodeOptions = process.env.SCALE_CONTROLLER_NODE_OPTIONS;
-    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', backend, JSON.stringify(arg)], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, AGENTYARD_LOG_LEVEL: 'error', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) } });
+    const env = { ...process.env, ...(backend === 'kube' ? CONTROLLER_MEMORY_ENV : {}), AGENTYARD_LOG_LEVEL: 'error', ...(nodeOptions !== undefined ? { NODE_OPTIONS: nodeOptions } : {}) };
+    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', backend, JSON.stringify(arg)], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
     proc.on('exit', (code) => {
@@ -199,6 +225,7 @@ function report(record: Record, backend: Backend, p: Omit<Plan, 'anchor'>, seedM
   record(`controller (${backend}): deadline lateness p50`, pct(late, 0.5), 'ms', 'idle pause / deletion seen in the store after its deadline');
   record(`controller (${backend}): deadline lateness p99`, pct(late, 0.99), 'ms');
   record(`controller (${backend}): deadline lateness max`, max, 'ms', `${verdict(max, 1000)} ms${r.missing ? `; ${r.missing} never happened` : ''}`);
+  record(`controller (${backend}): event-loop delay p99 / max`, r.loopDelayMaxMs, 'ms', `p99 ${r.loopDelayP99Ms.toFixed(0)} ms: the controller process's own stalls (GC, waiting for a CPU)`);
   record(`controller (${backend}): rss synced / max`, r.rssMaxMiB, 'MiB', `${r.rssSyncedMiB.toFixed(0)} MiB once synced; max ${verdict(r.rssMaxMiB, 300)} MiB`);
 }
 

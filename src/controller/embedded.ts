@@ -11,6 +11,7 @@ import { logRecorder, type EventRecorder } from './events.ts';
 import { ConversationReconciler } from './conversation/reconciler.ts';
 import type { GitSettings } from './conversation/repository.ts';
 import { nextDeadline, type LifecycleSettings } from './lifecycle.ts';
+import { CachedStore } from './cache.ts';
 import { objectKey } from './keys.ts';
 import { Controller, ConversationCounts, PlacementIndex, type Source } from './manager.ts';
 import { sandboxKeysOnPlacementChange } from './placement-changes.ts';
@@ -44,7 +45,12 @@ export function createController(deps: ControllerDeps): Controller {
   const registry = deps.metrics ?? defaultRegistry();
   const withRecorder = { ...deps, settings, recorder: deps.recorder ?? logRecorder(deps.log), warmPools: warmPoolMetrics(registry) };
   const counts = new ConversationCounts();
-  const sandboxes = new SandboxReconciler({ ...withRecorder, conversationCount: (sb) => counts.of(sb), runningConversations: (sb) => counts.runningOn(sb) });
+  // The Sandbox reconciler reads Sandboxes from the controller's informer cache (every pass starts
+  // with a read of its Sandbox: a GET per pass on a cluster). The conversation reconciler keeps
+  // reading the store: its placement admits against capacity from a list of all Sandboxes, which
+  // must include the ones it created a moment before (a cache may not show them yet).
+  const cached = new CachedStore(deps.store, (kind) => (kind.kind === SandboxKind.kind ? controller.cache(kind) : undefined));
+  const sandboxes = new SandboxReconciler({ ...withRecorder, store: cached, conversationCount: (sb) => counts.of(sb), runningConversations: (sb) => counts.runningOn(sb) });
   const conversations = new ConversationReconciler(withRecorder);
   const pools = new WarmPoolReconciler({ ...withRecorder, metrics: withRecorder.warmPools });
   const placements = new PlacementIndex();

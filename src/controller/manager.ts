@@ -9,6 +9,7 @@ import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
 import { defaultRegistry, type Registry } from '../util/metrics.ts';
+import { InformerCache } from './cache.ts';
 import { objectKey } from './keys.ts';
 import { queueMetrics, sandboxPhases, startTaskSteps } from './metrics.ts';
 import { WorkQueue, type Reconcile } from './queue.ts';
@@ -40,6 +41,7 @@ export class Controller {
   readonly #abort = new AbortController();
   readonly #running: Promise<void>[] = [];
   readonly #metrics: Registry;
+  readonly #caches = new Map<string, InformerCache>();
 
   /** `metrics`: where reconcile and work-queue metrics go (default: the process's registry). */
   constructor(opts: { store: ResourceStore; namespace?: string; log?: Logger; metrics?: Registry }) {
@@ -56,6 +58,11 @@ export class Controller {
 
   queue(name: string): WorkQueue | undefined {
     return this.#queues.get(name);
+  }
+
+  /** The informer cache of a kind this controller watches (from start() on); reconcilers read it through a CachedStore. */
+  cache(kind: ResourceKind): InformerCache | undefined {
+    return this.#caches.get(cacheKey(kind));
   }
 
   async start(): Promise<void> {
@@ -109,33 +116,25 @@ export class Controller {
 
   /**
    * List, then watch from the list's resourceVersion; relist on Gone or a broken watch. An object a
-   * relist no longer finds was deleted while no watch ran: handlers are told so (with what is
-   * known of it, its namespace and name), or indexes fed by them would keep it for good.
+   * relist no longer finds was deleted while no watch ran: handlers are told so (with its last
+   * state in the cache), or indexes fed by them would keep it for good. The cache (cache(kind)) is
+   * filled before handlers run, so a pass they queue reads at least what they saw.
    */
   async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean, listed: boolean) => void, synced: () => void): Promise<void> {
     const signal = this.#abort.signal;
-    const known = new Map<string, { name: string; namespace?: string }>();
-    const seen = (obj: KubeObject, deleted: boolean) => {
-      const key = objectKey(obj.metadata.namespace, obj.metadata.name);
-      if (deleted) known.delete(key);
-      else if (!known.has(key)) known.set(key, { name: obj.metadata.name, ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) });
-    };
+    const cache = new InformerCache(this.#namespace);
+    this.#caches.set(cacheKey(kind), cache);
     while (!signal.aborted) {
       try {
         const list = await this.#store.list(kind, this.#namespace);
         const listed = new Set(list.items.map((o) => objectKey(o.metadata.namespace, o.metadata.name)));
-        for (const [key, metadata] of [...known]) {
-          if (listed.has(key)) continue;
-          known.delete(key);
-          onChange({ apiVersion: kind.apiVersion, kind: kind.kind, metadata } as KubeObject, true, true);
-        }
-        for (const item of list.items) {
-          seen(item, false);
-          onChange(item, false, true);
-        }
+        const gone = [...cache.values()].filter((o) => !listed.has(objectKey(o.metadata.namespace, o.metadata.name)));
+        cache.replace(list.items, list.resourceVersion);
+        for (const obj of gone) onChange(obj, true, true);
+        for (const item of list.items) onChange(item, false, true);
         synced();
         for await (const event of this.#store.watch(kind, this.#namespace, { resourceVersion: list.resourceVersion, signal })) {
-          seen(event.object, event.type === 'DELETED');
+          cache.apply(event);
           onChange(event.object, event.type === 'DELETED', false);
         }
       } catch (err) {
@@ -147,6 +146,10 @@ export class Controller {
       }
     }
   }
+}
+
+function cacheKey(kind: ResourceKind): string {
+  return `${kind.apiVersion}/${kind.kind}`;
 }
 
 /** A Conversation change wakes its Sandbox (conversation count). */

@@ -12,6 +12,7 @@ import {
   type V1Lease,
 } from '@kubernetes/client-node';
 import { Conflict, NotFound } from '../../api/errors.ts';
+import { apiClient } from '../../store/kube/api-client.ts';
 import { fromKube } from '../../store/kube/errors.ts';
 
 /** The election state a Lease carries (client-go's LeaderElectionRecord). */
@@ -53,7 +54,7 @@ export class KubeLeaseLock implements LeaseLock {
   #lease: V1Lease | undefined;
 
   constructor(kubeConfig: KubeConfig, namespace: string, name: string) {
-    this.#api = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.#api = apiClient(kubeConfig, CoordinationV1Api);
     this.#namespace = namespace;
     this.#name = name;
     this.description = `${namespace}/${name}`;

@@ -15,6 +15,7 @@ import type { KubeObject, ResourceKind } from '../../api/meta.ts';
 import { createLogger, type Logger } from '../../util/log.ts';
 import type { ListOptions, ListResult, ResourceStore, WatchEvent, WatchOptions } from '../types.ts';
 import { parseLabelSelector } from '../label-selector.ts';
+import { apiClient } from './api-client.ts';
 import { fromKube } from './errors.ts';
 import { collectionPath, forCreate, forUpdate, fromServer, targetOf, type KindTarget } from './objects.ts';
 import { validateObject } from './validate.ts';
@@ -52,8 +53,8 @@ export class KubeStore implements ResourceStore {
 
   constructor(kubeConfig: KubeConfig, opts: KubeStoreOptions = {}) {
     this.#kc = kubeConfig;
-    this.#custom = kubeConfig.makeApiClient(CustomObjectsApi);
-    this.#core = kubeConfig.makeApiClient(CoreV1Api);
+    this.#custom = apiClient(kubeConfig, CustomObjectsApi);
+    this.#core = apiClient(kubeConfig, CoreV1Api);
     this.#fieldManager = opts.fieldManager ?? 'agentyard';
     this.#log = opts.log ?? createLogger('kube-store');
     this.#watchTimeoutSeconds = opts.watchTimeoutSeconds;

@@ -54,7 +54,9 @@ export function forCreate<T extends KubeObject>(kind: ResourceKind<T>, obj: T): 
  * which keeps the server's copy.
  */
 export function fromServer<T extends KubeObject>(kind: ResourceKind<T>, raw: unknown): T {
-  const obj = plain(raw) as T & { metadata: { managedFields?: unknown } };
+  // Custom resources come back as parsed JSON already (client-node deserializes them as `any`):
+  // taken as they are, not copied (a list of 10,000 Sandboxes was otherwise built twice).
+  const obj = (isCoreKind(kind) ? plain(raw) : raw) as T & { metadata: { managedFields?: unknown } };
   obj.apiVersion = kind.apiVersion;
   obj.kind = kind.kind;
   if (obj.metadata && !kind.keepManagedFields) delete obj.metadata.managedFields;
@@ -66,6 +68,10 @@ export function forUpdate<T extends KubeObject>(kind: ResourceKind<T>, obj: T): 
   const metadata: Record<string, unknown> = { ...obj.metadata };
   delete metadata['managedFields'];
   return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind, metadata } as T;
+}
+
+function isCoreKind(kind: ResourceKind): boolean {
+  return !kind.apiVersion.includes('/');
 }
 
 /**
