@@ -4,9 +4,10 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../util/log.ts';
 import type { EventRecorder } from './events.ts';
+import { apiClient } from '../store/kube/api-client.ts';
 
 export function kubeEventRecorder(kc: KubeConfig, component: string, log?: Logger): EventRecorder {
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = apiClient(kc, CoreV1Api);
   return {
     record(obj, type, reason, message) {
       const namespace = obj.metadata.namespace ?? 'default';

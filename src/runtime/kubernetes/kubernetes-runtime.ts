@@ -13,6 +13,7 @@ import type { Sandbox } from '../../api/sandbox.ts';
 import { fromKube } from '../../store/kube/errors.ts';
 import type { AgentServerDeath, RuntimeState, SandboxRef, SandboxRuntime } from '../types.ts';
 import { ANNOTATION_ARCHIVE_STAMP, archivePodName, archivePvc, desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, pvcName, serviceName, type KubeRuntimeSettings } from './desired.ts';
+import { apiClient } from '../../store/kube/api-client.ts';
 
 /**
  * Container waiting reasons that will not heal without a change: the sandbox is ERROR.
@@ -31,9 +32,9 @@ export class KubernetesRuntime implements SandboxRuntime {
 
   constructor(kubeConfig: KubeConfig, settings: KubeRuntimeSettings) {
     this.#watch = new Watch(kubeConfig);
-    this.#core = kubeConfig.makeApiClient(CoreV1Api);
-    this.#net = kubeConfig.makeApiClient(NetworkingV1Api);
-    this.#storage = kubeConfig.makeApiClient(StorageV1Api);
+    this.#core = apiClient(kubeConfig, CoreV1Api);
+    this.#net = apiClient(kubeConfig, NetworkingV1Api);
+    this.#storage = apiClient(kubeConfig, StorageV1Api);
     this.#s = settings;
   }
 
