@@ -25,7 +25,8 @@ import { CHART, helm, kubectlBin, run, writeValues } from '../helm/helm.ts';
 import { makePki } from '../kube/certs.ts';
 import { TRAEFIK_CLASS } from './addons.ts';
 import { NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
-import { agentyardImage, KEPT_LOGS, realNodeTools, routeDomainToNode, seaweedfsImage, startRealNode, type RealNode } from './node.ts';
+import { agentyardImage, realNodeTools, routeDomainToNode, seaweedfsImage, startRealNode, type RealNode } from './node.ts';
+import { Steps } from './steps.ts';
 
 const tools = realNodeTools();
 const weed = seaweedBinary();
@@ -74,21 +75,11 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
   let llm: ScriptedLlm;
   let receiver: Server;
   let undoRouting: () => void = () => {};
-  let failed = false;
+  const steps = new Steps();
   const received: { auth?: string; body: Buffer }[] = [];
-  const timings: Record<string, number> = {};
+  const { timings } = steps;
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-node-objects-'));
-  const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
-    const t = Date.now();
-    try {
-      return await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      timings[step] = Date.now() - t;
-    }
-  };
+  const timed = <T>(step: string, fn: () => Promise<T>) => steps.timed(step, fn);
   const api = async <T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; raw: Buffer }> => {
     const res = await fetch(`${APP}${path}`, { method, headers: { authorization: `Bearer ${SECRETS.apiKey}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
     const raw = Buffer.from(await res.arrayBuffer());
@@ -166,7 +157,7 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
       }),
     );
     const installed = await timed('helm install', () => helm(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--wait', '--timeout', '6m', '--kubeconfig', node.kubeconfigPath]));
-    if (!installed.ok) failed = true;
+    if (!installed.ok) steps.failed = true;
     expect(installed.ok, `${installed.out}\n${await node.kubectl('describe', 'pods', '-n', NS).catch((e: Error) => e.message)}`).toBe(true);
     await eventually(async () => ((await api('GET', '/api/v1/users/me')).status === 200 ? true : undefined), 'the app host through the ingress', 60_000);
   }, 30 * 60_000);
@@ -175,9 +166,9 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
     undoRouting();
     await llm?.close();
     if (receiver) await new Promise((r) => receiver.close(r));
-    await node?.stop(failed);
+    await node?.stop(steps.failed);
     rmSync(dir, { recursive: true, force: true });
-    console.log(`e2e/node object store timings (ms): ${JSON.stringify({ ...node?.timings, ...timings })}${failed ? `\nlogs of the failed run: ${KEPT_LOGS}` : ''}`);
+    console.log(steps.report('object store', node?.timings));
   }, 5 * 60_000);
 
   let conversation = '';

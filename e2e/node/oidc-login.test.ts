@@ -27,7 +27,8 @@ import { CHART, helm, writeValues } from '../helm/helm.ts';
 import { agentyardRealm, keycloakWrapper, startKeycloak, type Keycloak } from '../login/keycloak.ts';
 import { TRAEFIK_CLASS } from './addons.ts';
 import { NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
-import { agentyardImage, KEPT_LOGS, realNodeTools, startRealNode, type RealNode } from './node.ts';
+import { agentyardImage, realNodeTools, startRealNode, type RealNode } from './node.ts';
+import { Steps } from './steps.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const required = process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1';
@@ -61,24 +62,14 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
   let caPem = '';
   /** fetch through the ingress as a client that trusts the test CA and resolves *.<domain> to the node. */
   let viaIngress: Agent;
-  let failed = false;
-  const timings: Record<string, number> = {};
+  const steps = new Steps();
+  const { timings } = steps;
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-node-oidc-'));
   const shots = process.env['AGENTYARD_SCREENSHOTS'] ? resolve(process.env['AGENTYARD_SCREENSHOTS']) : undefined;
   const shot = async (name: string) => {
     if (shots) await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
   };
-  const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
-    const t = Date.now();
-    try {
-      return await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      timings[step] = Date.now() - t;
-    }
-  };
+  const timed = <T>(step: string, fn: () => Promise<T>) => steps.timed(step, fn);
   const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { headers, dispatcher: viaIngress } as RequestInit);
 
   beforeAll(async () => {
@@ -162,10 +153,10 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
     await viaIngress?.close();
     await (idp ?? (await idpStarting?.catch(() => undefined)))?.stop();
     const t = Date.now();
-    await node?.stop(failed);
+    await node?.stop(steps.failed);
     timings['node stop'] = Date.now() - t;
     rmSync(dir, { recursive: true, force: true });
-    console.log(`e2e/node OIDC login timings (ms): ${JSON.stringify({ ...node?.timings, ...timings })}${failed ? `\nlogs of the failed run: ${KEPT_LOGS}` : ''}`);
+    console.log(steps.report('OIDC login', node?.timings));
   }, 5 * 60_000);
 
   const values = (opts: { trustCa: boolean }) => {
@@ -195,7 +186,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
 
   it('helm install with login.oidc and TLS at the ingress; without the private CA, sign-in says the provider is not trusted and names api.caBundle', async () => {
     const installed = await timed('helm install', () => kube(['install', 'agentyard', CHART, '-n', NS, '-f', values({ trustCa: false }), '--wait', '--timeout', '5m']));
-    if (!installed.ok) failed = true;
+    if (!installed.ok) steps.failed = true;
     expect(installed.ok, installed.out).toBe(true);
     // Both hosts answer over https with the wildcard certificate of the private CA.
     const discovery = await get(`${ISSUER}/.well-known/openid-configuration`);
@@ -212,7 +203,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
 
   it('helm upgrade with api.caBundle: the API trusts the CA', async () => {
     const upgraded = await timed('helm upgrade (api.caBundle)', () => kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values({ trustCa: true }), '--wait', '--timeout', '5m']));
-    if (!upgraded.ok) failed = true;
+    if (!upgraded.ok) steps.failed = true;
     expect(upgraded.ok, upgraded.out).toBe(true);
     const env = await node!.kubectl('get', 'deploy/agentyard-api', '-n', NS, '-o', 'jsonpath={.spec.template.spec.containers[0].env[?(@.name=="NODE_EXTRA_CA_CERTS")].value}');
     expect(env).toBe('/etc/agentyard/ca/ca.crt');

@@ -15,7 +15,8 @@ import { eventually } from '../embedded/harness.ts';
 import { CHART, helm, writeValues } from '../helm/helm.ts';
 import { TRAEFIK_CLASS } from './addons.ts';
 import { NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
-import { agentyardImage, imageRef, KEPT_LOGS, realNodeTools, routeDomainToNode, startRealNode, type RealNode } from './node.ts';
+import { agentyardImage, imageRef, realNodeTools, routeDomainToNode, startRealNode, type RealNode } from './node.ts';
+import { Steps } from './steps.ts';
 
 const tools = realNodeTools();
 const NS = 'agentyard';
@@ -39,20 +40,10 @@ describe.skipIf(!tools)('sandbox images on a real node', { timeout: 10 * 60_000 
   let llm: ScriptedLlm;
   let undoRouting: () => void = () => {};
   let image: { ref: string; archive: string };
-  let failed = false;
-  const timings: Record<string, number> = {};
+  const steps = new Steps();
+  const { timings } = steps;
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-node-images-'));
-  const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
-    const t = Date.now();
-    try {
-      return await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      timings[step] = Date.now() - t;
-    }
-  };
+  const timed = <T>(step: string, fn: () => Promise<T>) => steps.timed(step, fn);
   const api = async <T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${APP}${path}`, { method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();
@@ -98,9 +89,9 @@ describe.skipIf(!tools)('sandbox images on a real node', { timeout: 10 * 60_000 
   afterAll(async () => {
     undoRouting();
     await llm?.close();
-    await node?.stop(failed);
+    await node?.stop(steps.failed);
     rmSync(dir, { recursive: true, force: true });
-    console.log(`e2e/node sandbox images timings (ms): ${JSON.stringify({ ...node?.timings, ...timings })}${failed ? `\nlogs of the failed run: ${KEPT_LOGS}` : ''}`);
+    console.log(steps.report('sandbox images', node?.timings));
   }, 5 * 60_000);
 
   it('the control plane reaches the agent server through its Service; clients get the public host', async () => {

@@ -13,7 +13,8 @@ import { eventually } from '../embedded/harness.ts';
 import { agentyard, CHART, helm, run, writeValues } from '../helm/helm.ts';
 import { TRAEFIK_CLASS } from './addons.ts';
 import { containerPids, leftovers, NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
-import { agentyardImage, KEPT_LOGS, realNodeTools, routeDomainToNode, startRealNode, type RealNode } from './node.ts';
+import { agentyardImage, realNodeTools, routeDomainToNode, startRealNode, type RealNode } from './node.ts';
+import { Steps } from './steps.ts';
 
 const tools = realNodeTools();
 const NS = 'agentyard';
@@ -36,21 +37,11 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
   let llm: ScriptedLlm;
   let undoRouting: () => void = () => {};
   let image: { ref: string; archive: string };
-  let failed = false;
-  const timings: Record<string, number> = {};
+  const steps = new Steps();
+  const { timings } = steps;
   const dir = mkdtempSync(join(tmpdir(), 'agentyard-node-'));
   const kube = (args: string[]) => helm([...args, '--kubeconfig', node.kubeconfigPath]);
-  const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
-    const t = Date.now();
-    try {
-      return await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      timings[step] = Date.now() - t;
-    }
-  };
+  const timed = <T>(step: string, fn: () => Promise<T>) => steps.timed(step, fn);
   const api = async <T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${APP}${path}`, { method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();
@@ -74,10 +65,10 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     undoRouting();
     await llm?.close();
     const t = Date.now();
-    await node?.stop(failed);
+    await node?.stop(steps.failed);
     timings['node stop'] = Date.now() - t;
     rmSync(dir, { recursive: true, force: true });
-    console.log(`e2e/node timings (ms): ${JSON.stringify({ ...node?.timings, ...timings })}${failed ? `\nlogs of the failed run: ${KEPT_LOGS}` : ''}`);
+    console.log(steps.report('story', node?.timings));
     // Nothing of the node is left on the host: processes, containers' mounts, rules, cgroups, the bridge.
     if (node) expect(await leftovers()).toEqual([]);
   }, 5 * 60_000);
@@ -108,7 +99,7 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
 
   it('helm install --wait brings every Pod of the release up', async () => {
     const installed = await timed('helm install', () => kube(['install', 'agentyard', CHART, '-n', NS, '-f', values(), '--wait', '--timeout', '5m']));
-    if (!installed.ok) failed = true;
+    if (!installed.ok) steps.failed = true;
     expect(installed.ok, installed.out).toBe(true);
     const pods = await node.kubectl('get', 'pods', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase}{"\\n"}{end}');
     expect(pods.trim().split('\n').filter((l) => l.endsWith(' Running'))).toHaveLength(3); // the API and two controllers
@@ -116,7 +107,7 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
 
   it('helm test passes in the cluster', async () => {
     const tested = await timed('helm test', () => kube(['test', 'agentyard', '-n', NS, '--timeout', '3m', '--logs']));
-    if (!tested.ok) failed = true;
+    if (!tested.ok) steps.failed = true;
     expect(tested.ok, tested.out).toBe(true);
     expect(tested.out).toMatch(/all \d+ checks passed/);
   });
@@ -139,7 +130,7 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
         if (last?.status === 'ERROR') throw new Error(`start task ERROR: ${last.detail}`);
         return last?.status === 'READY' ? last : undefined;
       }, 'the start task to be READY', 180_000).catch((err: Error) => {
-        failed = true;
+        steps.failed = true;
         throw new Error(`${err.message}; last seen: ${JSON.stringify(last)}`);
       });
     });
