@@ -33,6 +33,10 @@ export interface EventItem {
   [k: string]: unknown;
 }
 
+/** The events an agent server keeps: the app's log opens with the full_state snapshot (seq 0), which the agent server never persists. */
+export const persistedEvents = <T extends { kind: string }>(items: T[]): T[] =>
+  items.filter((e) => !(e.kind === 'ConversationStateUpdateEvent' && (e as { key?: unknown }).key === 'full_state'));
+
 export const userMessage = (text: string, runNow = true) => ({ role: 'user', content: [{ type: 'text', text }], run: runNow });
 
 /** POSTs a start request and waits until its task is READY or ERROR (either is returned). */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
-import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
+import { persistedEvents, userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
 import { eventually } from '../embedded/harness.ts';
 import { apiUrlOf, leading, runClusterApi, runClusterController, type ClusterPlane, type CliProcess } from '../kube/cli.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.ts';
@@ -196,7 +196,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
           const [rec] = await appGet<(ConversationRecord | null)[]>(`/api/v1/app-conversations?ids=${conv.id}`);
           if (info.execution_status === 'running' || rec?.execution_status !== info.execution_status) return undefined;
           const saved = (await allEvents(server, `/api/conversations/${conv.id}/events/search`)).map((e) => e.id);
-          const transcript = (await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`)).map((e) => e.id);
+          const transcript = persistedEvents(await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`)).map((e) => e.id);
           return JSON.stringify(saved) === JSON.stringify(transcript) ? true : undefined;
         },
         `conversation ${conv.id}: no run going, the app agreeing with its agent server`,
@@ -204,7 +204,7 @@ describe.skipIf(!kubeBinDir())('fault suite (cluster): random kill -9 of agent-s
         250,
       );
       const saved = await allEvents(server, `/api/conversations/${conv.id}/events/search`);
-      const transcript = await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`);
+      const transcript = persistedEvents(await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`));
       expect(transcript.map((e) => e.id)).toEqual(saved.map((e) => e.id)); // nothing lost, in order
       expect(new Set(transcript.map((e) => e.id)).size).toBe(transcript.length); // nothing twice
       const [rec] = await appGet<(ConversationRecord | null)[]>(`/api/v1/app-conversations?ids=${conv.id}`);

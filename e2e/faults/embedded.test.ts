@@ -17,7 +17,7 @@ import { SandboxKind } from '../../src/api/sandbox.ts';
 import { systemClock } from '../../src/controller/clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
-import { userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
+import { persistedEvents, userMessage, type ConversationRecord, type StartTask } from '../embedded/flows.ts';
 import { eventually, removeDataDir, scriptedModelEnv, startService, type RunningService } from '../embedded/harness.ts';
 import { agentServerProcesses, allEvents, expectNoRunningWhileDown, faultSeed, killAll, processesMentioning, seeded, sleep, summary, timeRecovery, workingModel } from './kit.ts';
 import { freePort } from '../../src/testing/ports.ts';
@@ -142,7 +142,7 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
           const [rec] = await appGet<(ConversationRecord | null)[]>(`/api/v1/app-conversations?ids=${conv.id}`);
           if (agentInfo.execution_status === 'running' || rec?.execution_status !== agentInfo.execution_status) return undefined;
           const saved = (await allEvents(server.get, `/api/conversations/${conv.id}/events/search`)).map((e) => e.id);
-          const transcript = (await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`)).map((e) => e.id);
+          const transcript = persistedEvents(await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`)).map((e) => e.id);
           return JSON.stringify(saved) === JSON.stringify(transcript) ? true : undefined;
         },
         `conversation ${conv.id}: no run going, the app agreeing with its agent server`,
@@ -151,7 +151,7 @@ describe.skipIf(process.platform !== 'linux')('fault suite (embedded): random ki
       );
       // The checks themselves, on the settled state.
       const saved = await allEvents(server.get, `/api/conversations/${conv.id}/events/search`);
-      const transcript = await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`);
+      const transcript = persistedEvents(await allEvents(appGet, `/api/v1/conversation/${conv.id}/events/search`));
       expect(transcript.map((e) => e.id)).toEqual(saved.map((e) => e.id)); // nothing lost, in order
       expect(new Set(transcript.map((e) => e.id)).size).toBe(transcript.length); // nothing twice
       const [rec] = await appGet<(ConversationRecord | null)[]>(`/api/v1/app-conversations?ids=${conv.id}`);

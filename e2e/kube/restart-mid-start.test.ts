@@ -13,7 +13,7 @@ import { ConversationKind } from '../../src/api/conversation.ts';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
-import { userMessage, type ConversationRecord, type EventItem as FlowEvent, type StartTask } from '../embedded/flows.ts';
+import { persistedEvents, userMessage, type ConversationRecord, type EventItem as FlowEvent, type StartTask } from '../embedded/flows.ts';
 import { eventually } from '../embedded/harness.ts';
 import { apiUrlOf, leading, runClusterApi, runClusterController, type ClusterPlane, type CliProcess } from './cli.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
@@ -27,8 +27,7 @@ const DOMAIN = 'sandboxes.test';
 const KEY = 'ay_restart_test_key';
 
 type EventItem = FlowEvent & { id: string };
-/** The app's log opens with the full_state snapshot (seq 0), which the agent server never persists. */
-const persisted = (items: EventItem[]) => items.filter((e) => !(e.kind === 'ConversationStateUpdateEvent' && e['key'] === 'full_state'));
+const persisted = persistedEvents;
 
 function textOf(ev: EventItem): string {
   const msg = ev['llm_message'] as { content?: { text?: string }[] } | undefined;

@@ -207,11 +207,20 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
     expect(upgraded.ok, upgraded.out).toBe(true);
     const env = await node!.kubectl('get', 'deploy/agentyard-api', '-n', NS, '-o', 'jsonpath={.spec.template.spec.containers[0].env[?(@.name=="NODE_EXTRA_CA_CERTS")].value}');
     expect(env).toBe('/etc/agentyard/ca/ca.crt');
+    // helm's --wait can return before the old API Pod is gone: the sign-in must meet a new one.
+    await timed('API rollout', () => node!.kubectl('rollout', 'status', 'deploy/agentyard-api', '-n', NS, '--timeout=180s'));
   });
 
   it('alice signs in on Keycloak\'s form through the ingress; the session cookie is Secure and httpOnly', async () => {
     await timed('sign-in', async () => {
-      await page.goto(`${APP}/`);
+      // The ingress may still route to the old Pod's address for a moment after the rollout: load
+      // the app again until its sign-in button is there.
+      await expect
+        .poll(async () => {
+          await page.goto(`${APP}/`);
+          return page.locator('#oidc-login').waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false);
+        }, { timeout: 90_000, interval: 1_000 })
+        .toBe(true);
       await page.click('#oidc-login', { timeout: 30_000 });
       await page.waitForSelector('#username', { timeout: 60_000 });
       // The browser is at the issuer's public host, with the redirect URI of the app's public host.

@@ -113,7 +113,8 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     await page.fill('#git-token', 'ghp_web_token_value_123');
     await page.click('#save-settings');
     await page.waitForSelector('.saved');
-    expect((await call(alice.key, 'GET', '/settings')).body).toEqual({ sandbox_grouping_strategy: 'GROUP_BY_NEWEST', git_login: 'alice-gh', git_login_provider: 'github' });
+    // (The agent and conversation settings beside them are OpenHands' and stay as they were: llm-settings.test.ts.)
+    expect((await call(alice.key, 'GET', '/settings')).body).toMatchObject({ sandbox_grouping_strategy: 'GROUP_BY_NEWEST', git_login: 'alice-gh', git_login_provider: 'github', agent_settings: { llm: { model: null, api_key: null } } });
     await poll(() => page.locator('#secrets tr[data-name="GITHUB_TOKEN"]').count()).toBe(1);
     expect(await page.inputValue('#git-token')).toBe('');
     expect(await page.content()).not.toContain('ghp_web_token_value_123');
