@@ -23,10 +23,10 @@ import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-l
 import { eventually } from '../embedded/harness.ts';
 import { CHART, helm, kubectlBin, run, writeValues } from '../helm/helm.ts';
 import { makePki } from '../kube/certs.ts';
-import { TRAEFIK_CLASS } from './addons.ts';
-import { NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
+import { NODE_IP } from './host.ts';
 import { agentyardImage, realNodeTools, routeDomainToNode, seaweedfsImage, startRealNode, type RealNode } from './node.ts';
 import { Steps } from './steps.ts';
+import { nodeChartValues } from './release.ts';
 
 const tools = realNodeTools();
 const weed = seaweedBinary();
@@ -133,27 +133,16 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
     await secret('agentyard-object-store', { 'access-key-id': SECRETS.s3Key, 'secret-access-key': SECRETS.s3Secret });
     await secret('agentyard-support-upload', { token: SECRETS.uploadToken });
     await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'agentyard-ca' }, data: { 'ca.crt': readFileSync(pki.caCert, 'utf8') } } });
-    const [repository, tag] = image.ref.split(/:(?=[^:]+$)/);
     const [storeRepository, storeTag] = store.ref.split(/:(?=[^:]+$)/);
     const values = writeValues(
       dir,
       'values.yaml',
       JSON.stringify({
-        baseDomain: DOMAIN,
-        image: { repository, tag, pullPolicy: 'Never' },
-        ingress: { className: TRAEFIK_CLASS },
-        runtime: { storageClass: 'local-path' },
-        llm: { model: 'openai/scripted', baseUrl: llm.url },
+        ...nodeChartValues(DOMAIN, image.ref, llm.url),
         controller: { replicas: 1 },
         objectStore: { mode: 'bundled', bundled: { image: { repository: storeRepository, tag: storeTag, pullPolicy: 'Never' }, persistence: { size: '1Gi', storageClass: 'local-path' } } },
         support: { uploadUrl: `https://${NODE_IP}:${(receiver.address() as AddressInfo).port}/bundles` },
         api: { caBundle: { name: 'agentyard-ca', key: 'ca.crt' } },
-        networkPolicy: {
-          ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
-          podCidrs: [POD_CIDR],
-          serviceCidrs: [SERVICE_CIDR],
-          nodeCidrs: [`${NODE_IP}/32`],
-        },
       }),
     );
     const installed = await timed('helm install', () => helm(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--wait', '--timeout', '6m', '--kubeconfig', node.kubeconfigPath]));

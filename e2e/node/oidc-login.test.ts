@@ -26,9 +26,10 @@ import { makePki, makeServingCert } from '../kube/certs.ts';
 import { CHART, helm, writeValues } from '../helm/helm.ts';
 import { agentyardRealm, keycloakWrapper, startKeycloak, type Keycloak } from '../login/keycloak.ts';
 import { TRAEFIK_CLASS } from './addons.ts';
-import { NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
+import { NODE_IP } from './host.ts';
 import { agentyardImage, realNodeTools, startRealNode, type RealNode } from './node.ts';
 import { Steps } from './steps.ts';
+import { nodeChartValues } from './release.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const required = process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1';
@@ -160,25 +161,15 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
   }, 5 * 60_000);
 
   const values = (opts: { trustCa: boolean }) => {
-    const [repository, tag] = image.ref.split(/:(?=[^:]+$)/);
     return writeValues(
       dir,
       `values-${opts.trustCa}.yaml`,
       JSON.stringify({
-        baseDomain: DOMAIN,
-        image: { repository, tag, pullPolicy: 'Never' },
+        ...nodeChartValues(DOMAIN, image.ref, llm.url),
         ingress: { className: TRAEFIK_CLASS, tlsSecret: TLS_SECRET },
-        runtime: { storageClass: 'local-path' },
-        llm: { model: 'openai/scripted', baseUrl: llm.url },
         controller: { replicas: 1 },
         ...(opts.trustCa ? { api: { caBundle: { name: 'agentyard-ca', key: 'ca.crt' } } } : {}),
         login: { oidc: { enabled: true, issuerUrl: ISSUER, clientId: 'agentyard', clientSecret: { name: 'agentyard-oidc', key: 'client-secret' }, adminGroup: ADMIN_GROUP } },
-        networkPolicy: {
-          ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
-          podCidrs: [POD_CIDR],
-          serviceCidrs: [SERVICE_CIDR],
-          nodeCidrs: [`${NODE_IP}/32`],
-        },
       }),
     );
   };

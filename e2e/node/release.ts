@@ -29,6 +29,29 @@ export interface NodeRelease {
   stop(failed?: boolean): Promise<void>;
 }
 
+/**
+ * The chart values every real-node suite installs with: this checkout's image (imported, never
+ * pulled), Traefik's ingress class, local-path volumes, the scripted model, and the cluster ranges
+ * the NetworkPolicy needs. Suites spread their own values over it.
+ */
+export function nodeChartValues(domain: string, imageRef: string, llmUrl: string): Record<string, unknown> {
+  const [repository, tag] = imageRef.split(/:(?=[^:]+$)/);
+  return {
+    baseDomain: domain,
+    image: { repository, tag, pullPolicy: 'Never' },
+    ingress: { className: TRAEFIK_CLASS },
+    runtime: { storageClass: 'local-path' },
+    llm: { model: 'openai/scripted', baseUrl: llmUrl },
+    networkPolicy: {
+      // Traefik runs on the node's address (host network): it is not a Pod any selector matches.
+      ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
+      podCidrs: [POD_CIDR],
+      serviceCidrs: [SERVICE_CIDR],
+      nodeCidrs: [`${NODE_IP}/32`],
+    },
+  };
+}
+
 /** Starts the node and installs the chart (`--wait`); `values` are merged over the defaults below. */
 export async function installRelease(tools: NodeTools, values: Record<string, unknown> = {}): Promise<NodeRelease> {
   const timings: Record<string, number> = {};
@@ -59,26 +82,7 @@ export async function installRelease(tools: NodeTools, values: Record<string, un
     await core.createNamespace({ body: { metadata: { name: SANDBOXES } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-api-key' }, stringData: { 'api-key': API_KEY } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-scripted-node-key' } } });
-    const [repository, tag] = image.ref.split(/:(?=[^:]+$)/);
-    const file = writeValues(
-      dir,
-      'values.yaml',
-      JSON.stringify({
-        baseDomain: DOMAIN,
-        image: { repository, tag, pullPolicy: 'Never' },
-        ingress: { className: TRAEFIK_CLASS },
-        runtime: { storageClass: 'local-path' },
-        llm: { model: 'openai/scripted', baseUrl: llm.url },
-        uninstall: { deleteArchives: true },
-        networkPolicy: {
-          ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
-          podCidrs: [POD_CIDR],
-          serviceCidrs: [SERVICE_CIDR],
-          nodeCidrs: [`${NODE_IP}/32`],
-        },
-        ...values,
-      }),
-    );
+    const file = writeValues(dir, 'values.yaml', JSON.stringify({ ...nodeChartValues(DOMAIN, image.ref, llm.url), uninstall: { deleteArchives: true }, ...values }));
     const installed = await timed('helm install', () => helm(['install', 'agentyard', CHART, '-n', NS, '-f', file, '--wait', '--timeout', '5m', '--kubeconfig', node.kubeconfigPath]));
     if (!installed.ok) throw new Error(`helm install failed:\n${installed.out}`);
   } catch (err) {

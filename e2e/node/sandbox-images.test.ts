@@ -13,10 +13,10 @@ import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually } from '../embedded/harness.ts';
 import { CHART, helm, writeValues } from '../helm/helm.ts';
-import { TRAEFIK_CLASS } from './addons.ts';
-import { NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
+import { NODE_IP } from './host.ts';
 import { agentyardImage, imageRef, realNodeTools, routeDomainToNode, startRealNode, type RealNode } from './node.ts';
 import { Steps } from './steps.ts';
+import { nodeChartValues } from './release.ts';
 
 const tools = realNodeTools();
 const NS = 'agentyard';
@@ -60,24 +60,13 @@ describe.skipIf(!tools)('sandbox images on a real node', { timeout: 10 * 60_000 
     await core.createNamespace({ body: { metadata: { name: SANDBOXES, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-api-key' }, stringData: { 'api-key': API_KEY } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-scripted-node-key' } } });
-    const [repository, tag] = image.ref.split(/:(?=[^:]+$)/);
     const values = writeValues(
       dir,
       'values.yaml',
       JSON.stringify({
-        baseDomain: DOMAIN,
-        image: { repository, tag, pullPolicy: 'Never' },
+        ...nodeChartValues(DOMAIN, image.ref, llm.url),
         sandbox: { image: { pullPolicy: 'Never' } },
-        ingress: { className: TRAEFIK_CLASS },
-        runtime: { storageClass: 'local-path' },
-        llm: { model: 'openai/scripted', baseUrl: llm.url },
         controller: { replicas: 1 },
-        networkPolicy: {
-          ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
-          podCidrs: [POD_CIDR],
-          serviceCidrs: [SERVICE_CIDR],
-          nodeCidrs: [`${NODE_IP}/32`],
-        },
       }),
     );
     const installed = await timed('helm install', () => helm(['install', 'agentyard', CHART, '-n', NS, '-f', values, '--wait', '--timeout', '5m', '--kubeconfig', node.kubeconfigPath]));

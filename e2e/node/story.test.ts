@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually } from '../embedded/harness.ts';
 import { agentyard, CHART, helm, run, writeValues } from '../helm/helm.ts';
-import { TRAEFIK_CLASS } from './addons.ts';
-import { containerPids, leftovers, NODE_IP, POD_CIDR, SERVICE_CIDR } from './host.ts';
+import { containerPids, leftovers, NODE_IP } from './host.ts';
 import { agentyardImage, realNodeTools, routeDomainToNode, startRealNode, type RealNode } from './node.ts';
 import { Steps } from './steps.ts';
+import { nodeChartValues } from './release.ts';
 
 const tools = realNodeTools();
 const NS = 'agentyard';
@@ -74,25 +74,13 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
   }, 5 * 60_000);
 
   const values = () => {
-    const [repository, tag] = image.ref.split(/:(?=[^:]+$)/);
     return writeValues(
       dir,
       'values.yaml',
       JSON.stringify({
-        baseDomain: DOMAIN,
-        image: { repository, tag, pullPolicy: 'Never' },
-        ingress: { className: TRAEFIK_CLASS },
-        runtime: { storageClass: 'local-path' },
-        llm: { model: 'openai/scripted', baseUrl: llm.url },
+        ...nodeChartValues(DOMAIN, image.ref, llm.url),
         controller: { replicas: 2 },
         uninstall: { deleteArchives: true },   // the last step wants nothing left in the sandbox namespace
-        networkPolicy: {
-          // Traefik runs on the node's address (host network): it is not a Pod any selector matches.
-          ingressController: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
-          podCidrs: [POD_CIDR],
-          serviceCidrs: [SERVICE_CIDR],
-          nodeCidrs: [`${NODE_IP}/32`],
-        },
       }),
     );
   };
