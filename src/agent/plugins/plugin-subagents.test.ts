@@ -3,28 +3,15 @@
 // scripted model: the sub-agent gets the definition's prompt and tools and the task's prompt, works
 // in the same workspace, and its final answer comes back as the TaskObservation; the parent's events
 // hold the task's action and observation only (as OpenHands records them).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createAgent } from '../agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
-import { eventually, startTestServer, tempDir, userText, type TestServer } from '../../agent-server/test-support.ts';
+import { eventually, userText, useRealAgentServer } from '../../agent-server/test-support.ts';
 
-let llm: ScriptedLlm;
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-
-beforeAll(async () => (llm = await startScriptedLlm()));
-afterAll(() => llm.close());
-beforeEach(async () => {
-  dir = tempDir('plugin-subagents-');
-  s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-});
+// One scripted model for the file, a fresh agent server per test; after each, the script used up.
+const ctx = useRealAgentServer({ createAgent });
 
 const hasGit = (() => {
   try {
@@ -41,7 +28,7 @@ function write(path: string, text: string): void {
 }
 
 function pluginRepo(): string {
-  const repo = join(dir.path, 'plugin-repo');
+  const repo = join(ctx.dir.path, 'plugin-repo');
   write(join(repo, '.plugin', 'plugin.json'), JSON.stringify({ name: 'acme-tools', version: '1.0.0' }));
   write(join(repo, 'agents', 'reviewer.md'), '---\nname: reviewer\ndescription: Reviews files\ntools: terminal\n---\nYou review code. Start every answer with VERDICT.\n');
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], { cwd: repo, stdio: 'ignore' });
@@ -55,10 +42,10 @@ const names = (req: { tools?: { function: { name: string } }[] }) => (req.tools 
 
 describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
   it('runs agents/reviewer.md with its prompt and tools in the same workspace; its answer is the TaskObservation', async () => {
-    const wd = join(dir.path, 'project');
+    const wd = join(ctx.dir.path, 'project');
     write(join(wd, 'notes.txt'), 'the notes to review');
-    const before = llm.requests.length;
-    llm.push(
+    const before = ctx.llm.requests.length;
+    ctx.llm.push(
       (req) => {
         expect(names(req)).toEqual(['finish', 'task', 'terminal', 'think']);
         const task = req.tools!.find((t) => t.function.name === 'task')!;
@@ -92,11 +79,11 @@ describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
       plugins: [{ source: pluginRepo() }],
       initial_message: userText('Have the notes reviewed.'),
     };
-    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
-    await eventually(async () => ['finished', 'error'].includes((await s.api(`/api/conversations/${id}`)).body.execution_status), 30_000);
-    expect(llm.failures).toEqual([]);
-    expect(llm.requests.length - before).toBe(4);
-    const items = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+    const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+    await eventually(async () => ['finished', 'error'].includes((await ctx.s.api(`/api/conversations/${id}`)).body.execution_status), 30_000);
+    expect(ctx.llm.failures).toEqual([]);
+    expect(ctx.llm.requests.length - before).toBe(4);
+    const items = (await ctx.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
     expect(items.find((e) => e.kind === 'ConversationErrorEvent')).toBeUndefined();
     // The parent's events: the task and its answer; the sub-agent's own steps are not among them.
     const kinds = items.filter((e) => e.kind !== 'ConversationStateUpdateEvent').map((e) => (e.kind === 'ObservationEvent' || e.kind === 'ActionEvent' ? `${e.kind}:${(e.observation ?? e.action).kind}` : e.kind));
@@ -105,7 +92,7 @@ describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
     expect(obs).toMatchObject({ subagent: 'reviewer', status: 'completed', is_error: false, content: [{ type: 'text', text: 'VERDICT: the notes are fine.' }] });
     expect(obs.task_id).toMatch(/^task_[0-9a-f]{8}$/);
     // Its usage joins the conversation's stats under task:<id>, as OpenHands keys it.
-    const stats = (await s.api(`/api/conversations/${id}`)).body.stats.usage_to_metrics;
+    const stats = (await ctx.s.api(`/api/conversations/${id}`)).body.stats.usage_to_metrics;
     expect(stats[`task:${obs.task_id}`]).toMatchObject({ accumulated_token_usage: { prompt_tokens: 18, completion_tokens: 5 } });
     expect(stats.agent).toBeDefined();
     // With the task tool, the plugin's agents are no "will not run" notice.
@@ -113,7 +100,7 @@ describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
   }, 60_000);
 
   it('an unknown sub-agent type is a failed TaskObservation naming the ones there are; the run goes on', async () => {
-    llm.push(
+    ctx.llm.push(
       { toolCalls: [{ name: 'task', arguments: { subagent_type: 'nobody', prompt: 'do it' } }] },
       (req) => {
         const answer = JSON.stringify(req.messages.find((m) => m.role === 'tool'));
@@ -123,15 +110,15 @@ describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
       },
     );
     const body = {
-      workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p2') },
+      workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'p2') },
       agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'task_tool_set' }] },
       plugins: [{ source: pluginRepo() }],
       initial_message: userText('Delegate.'),
     };
-    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
-    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 30_000);
-    expect(llm.failures).toEqual([]);
-    const items = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+    const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+    await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 30_000);
+    expect(ctx.llm.failures).toEqual([]);
+    const items = (await ctx.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
     expect(items.find((e) => e.kind === 'ObservationEvent' && e.observation.kind === 'TaskObservation').observation).toMatchObject({ subagent: 'nobody', status: 'error', is_error: true });
   }, 60_000);
 });
