@@ -90,4 +90,9 @@ export const ANNOTATION_LAST_ACTIVITY = `${GROUP}/last-activity-time`;
  * Kubernetes), so two sandboxes created within one second would tie for "newest" and "oldest".
  */
 export const ANNOTATION_CREATED_AT = `${GROUP}/created-at`;
+
+/** When the object was created: agentyard's millisecond annotation, else creationTimestamp (objects made with kubectl). */
+export function createdAtOf(obj: { metadata: ObjectMeta }): string | undefined {
+  return obj.metadata.annotations?.[ANNOTATION_CREATED_AT] ?? obj.metadata.creationTimestamp;
+}
 export const FINALIZER_RUNTIME = `${GROUP}/runtime`;

@@ -1,7 +1,7 @@
 // Reads behind the batch, search and count routes of conversations and start tasks. Everything is
 // scoped to the caller by the owner label; foreign ids read exactly like unknown ones (null).
 import { ConversationKind, type Conversation } from '../api/conversation.ts';
-import { LABEL_START_TASK } from '../api/meta.ts';
+import { createdAtOf, LABEL_START_TASK } from '../api/meta.ts';
 import type { Sandbox } from '../api/sandbox.ts';
 import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
@@ -72,7 +72,7 @@ export async function filterConversations(d: FacadeDeps, convs: Conversation[], 
   const updatedLt = timeParam(q.updated_at__lt, 'updated_at__lt');
   const title = q.title__contains?.toLowerCase();
   const cheap = convs.filter((c) => {
-    const created = isoOf(c.metadata.creationTimestamp);
+    const created = isoOf(createdAtOf(c));
     if (createdGte !== undefined && created < createdGte) return false;
     if (createdLt !== undefined && created >= createdLt) return false;
     if (q.sandbox_id__eq !== undefined && sandboxNameOf(c) !== q.sandbox_id__eq) return false;
@@ -99,9 +99,9 @@ export async function filterConversations(d: FacadeDeps, convs: Conversation[], 
 export async function searchConversations(d: FacadeDeps, user: AppUser, q: ConversationSearchQuery): Promise<Page<Rec>> {
   const owned = await readOwned(d, ConversationKind, user.id);
   const convs = await filterConversations(d, owned, q);
-  // Newest first (OpenHands' CREATED_AT_DESC); the cursor is (creationTimestamp, name).
+  // Newest first (OpenHands' CREATED_AT_DESC); the cursor is (creation time, name).
   const page = pageOf(
-    convs.map((c) => ({ key: isoOf(c.metadata.creationTimestamp), name: c.metadata.name, item: c })),
+    convs.map((c) => ({ key: isoOf(createdAtOf(c)), name: c.metadata.name, item: c })),
     { pageId: q.page_id, limit: q.limit ?? 100, descending: true },
   );
   return { items: await conversationRecords(d, user, page.items, owned), next_page_id: page.next_page_id };
@@ -132,7 +132,7 @@ export async function batchStartTasks(d: FacadeDeps, user: AppUser, ids: string[
 function startTaskFilter(q: StartTaskCountQuery): (c: Conversation) => boolean {
   const createdGte = timeParam(q.created_at__gte, 'created_at__gte');
   const conv = q.conversation_id__eq === undefined ? undefined : (normalizeId(q.conversation_id__eq) ?? '-');
-  return (c) => (conv === undefined || c.metadata.name === conv) && (createdGte === undefined || isoOf(c.metadata.creationTimestamp) >= createdGte);
+  return (c) => (conv === undefined || c.metadata.name === conv) && (createdGte === undefined || isoOf(createdAtOf(c)) >= createdGte);
 }
 
 export async function searchStartTasks(d: FacadeDeps, user: AppUser, q: StartTaskSearchQuery): Promise<Page<Rec>> {
@@ -140,7 +140,7 @@ export async function searchStartTasks(d: FacadeDeps, user: AppUser, q: StartTas
   const sort = q.sort_order ?? 'CREATED_AT_DESC';
   const byUpdated = sort.startsWith('UPDATED_AT');
   const page = pageOf(
-    convs.map((c) => ({ key: isoOf(byUpdated ? startTaskUpdatedAt(c) : c.metadata.creationTimestamp), name: c.metadata.name, item: c })),
+    convs.map((c) => ({ key: isoOf(byUpdated ? startTaskUpdatedAt(c) : createdAtOf(c)), name: c.metadata.name, item: c })),
     { pageId: q.page_id, limit: q.limit ?? 100, descending: sort.endsWith('_DESC') },
   );
   return { items: await startTaskRecords(d, user, page.items), next_page_id: page.next_page_id };

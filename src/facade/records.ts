@@ -1,7 +1,7 @@
 // Resources as the /api/v1 wire records (OpenHands V1 field names): AppConversationStartTask,
 // AppConversation, SandboxInfo. Pure functions: the caller fetches what they show.
 import type { Conversation } from '../api/conversation.ts';
-import { LABEL_OWNER, LABEL_START_TASK, GROUP } from '../api/meta.ts';
+import { createdAtOf, GROUP, LABEL_OWNER, LABEL_START_TASK } from '../api/meta.ts';
 import type { Sandbox } from '../api/sandbox.ts';
 import type { ConversationMeta } from './db/app-db.ts';
 import { isoOf } from './paging.ts';
@@ -68,7 +68,7 @@ export function unappliedFieldsOf(conv: Conversation): Record<string, string> {
 }
 
 export function startTaskUpdatedAt(conv: Conversation): string {
-  return conv.status?.startTask?.updatedAt ?? conv.metadata.creationTimestamp ?? '';
+  return conv.status?.startTask?.updatedAt ?? createdAtOf(conv) ?? '';
 }
 
 const AGENT_SERVER_KNOWN = new Set(['STARTING_CONVERSATION', 'READY']);
@@ -87,7 +87,7 @@ export function startTaskRecord(conv: Conversation, sb: Sandbox | undefined): Re
     agent_server_url: url ?? null,
     request: startRequestOf(conv),
     unapplied_fields: unappliedFieldsOf(conv),
-    created_at: conv.metadata.creationTimestamp ?? null,
+    created_at: createdAtOf(conv) ?? null,
     updated_at: startTaskUpdatedAt(conv),
   };
 }
@@ -105,7 +105,7 @@ export interface ConversationView {
 
 /** The newest of creation, start-task progress, the agent server's update and the newest event. */
 export function conversationUpdatedAt(v: Omit<ConversationView, 'sessionKey' | 'sandbox' | 'subConversationIds'>): string {
-  const times = [v.conv.metadata.creationTimestamp, v.conv.status?.startTask?.updatedAt, v.meta.updatedAt ?? undefined, v.lastEventAt];
+  const times = [createdAtOf(v.conv), v.conv.status?.startTask?.updatedAt, v.meta.updatedAt ?? undefined, v.lastEventAt];
   // Normalised to UTC ISO with milliseconds, so string order is time order.
   return times.map((t) => isoOf(t)).reduce((a, b) => (b > a ? b : a), '');
 }
@@ -151,7 +151,7 @@ export function appConversationRecord(v: ConversationView): Record<string, unkno
     public: conv.spec.clientFields?.public ?? null,
     unapplied_fields: unappliedFieldsOf(conv),
     tags: {},
-    created_at: conv.metadata.creationTimestamp ?? null,
+    created_at: createdAtOf(conv) ?? null,
     updated_at: conversationUpdatedAt(v),
     sandbox_status: shownSandboxStatus(conv, sandbox),
     execution_status: conv.status?.executionStatus ?? null,
@@ -185,6 +185,6 @@ export function sandboxInfoRecord(sb: Sandbox, sessionKey: string | undefined): 
     status_detail: sb.status?.message ?? null,
     session_api_key: status === 'RUNNING' ? (sessionKey ?? null) : null,
     exposed_urls: url ? [{ name: 'AGENT_SERVER', url, port: portOf(url) }] : null,
-    created_at: sb.metadata.creationTimestamp ?? null,
+    created_at: createdAtOf(sb) ?? null,
   };
 }

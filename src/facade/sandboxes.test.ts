@@ -20,7 +20,7 @@ describe('sandboxes', () => {
       status_detail: null,
       session_api_key: null,
       exposed_urls: null,
-      created_at: '2026-03-01T10:00:00Z',
+      created_at: '2026-03-01T10:00:00.000Z',
     });
     const sb = await h.store.get(SandboxKind, NS, r.body.id);
     expect(sb!.spec).toEqual({ owner: h.alice.user.id, paused: false });

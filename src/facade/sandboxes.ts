@@ -1,6 +1,6 @@
 // Sandbox operations of /api/v1/sandboxes. The facade only writes the Sandbox resource (create,
 // spec.paused, delete); the controller makes it so and reports status.
-import { ANNOTATION_CREATED_AT, API_VERSION, LABEL_OWNER } from '../api/meta.ts';
+import { ANNOTATION_CREATED_AT, API_VERSION, createdAtOf, LABEL_OWNER } from '../api/meta.ts';
 import { BadRequest, Conflict, Gone, Invalid, NotFound } from '../api/errors.ts';
 import { SandboxKind, type Sandbox } from '../api/sandbox.ts';
 import { admit } from './admission.ts';
@@ -54,7 +54,7 @@ export async function batchSandboxes(d: FacadeDeps, user: AppUser, ids: string[]
 export async function searchSandboxes(d: FacadeDeps, user: AppUser, q: { page_id?: string | undefined; limit?: number | undefined }): Promise<Page<Rec>> {
   const all = await listOwned(d, SandboxKind, user.id);
   const page = pageOf(
-    all.map((s) => ({ key: isoOf(s.metadata.creationTimestamp), name: s.metadata.name, item: s })),
+    all.map((s) => ({ key: isoOf(createdAtOf(s)), name: s.metadata.name, item: s })),
     { pageId: q.page_id, limit: q.limit ?? 100, descending: true },
   );
   return { items: await Promise.all(page.items.map((s) => info(d, s))), next_page_id: page.next_page_id };

@@ -34,7 +34,7 @@ describe('start a conversation', () => {
       sandbox_id: null,
       agent_server_url: null,
       request: { initial_message: { ...hello, run: true }, selected_repository: 'acme/api', secrets: null },
-      created_at: '2026-03-01T10:00:00Z',
+      created_at: '2026-03-01T10:00:00.000Z',
     });
     const [conv] = (await h.store.list(ConversationKind, NS)).items;
     expect(conv!.metadata.labels?.[LABEL_START_TASK]).toBe(r.body.id);

@@ -2,7 +2,7 @@
 // resource; the controller does the rest and reports progress in status.startTask. Never leaves a
 // half-created pair behind: the Secret is created first and removed again if the Conversation fails.
 import { randomUUID } from 'node:crypto';
-import { API_VERSION, LABEL_OWNER, LABEL_START_TASK } from '../api/meta.ts';
+import { ANNOTATION_CREATED_AT, API_VERSION, LABEL_OWNER, LABEL_START_TASK } from '../api/meta.ts';
 import { ConversationKind, type Conversation, type ConversationSpec } from '../api/conversation.ts';
 import { Conflict, Invalid, isAgentyardError, NotFound, type ValidationIssue } from '../api/errors.ts';
 import { SandboxKind } from '../api/sandbox.ts';
@@ -233,7 +233,8 @@ export async function startConversation(d: FacadeDeps, user: AppUser, sent: AppC
       name: id,
       namespace: d.namespace,
       labels: { ...labels, [LABEL_START_TASK]: newId() },
-      ...(names.length > 0 ? { annotations: { [ANNOTATION_SECRET_NAMES]: names.join(',') } } : {}),
+      // Milliseconds, so two conversations started within one second still list newest first.
+      annotations: { [ANNOTATION_CREATED_AT]: d.clock.now().toUTC().toISO()!, ...(names.length > 0 ? { [ANNOTATION_SECRET_NAMES]: names.join(',') } : {}) },
     },
     spec,
   };

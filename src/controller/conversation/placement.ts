@@ -4,7 +4,7 @@ import { DateTime } from 'luxon';
 import type { SandboxGrouping } from '../../api/conversation.ts';
 import type { Sandbox } from '../../api/sandbox.ts';
 import { lastActivity } from '../lifecycle.ts';
-import { ANNOTATION_CREATED_AT } from '../../api/meta.ts';
+import { createdAtOf } from '../../api/meta.ts';
 
 /** A sandbox can take more conversations while it runs and nobody wants it paused or gone. */
 export function isAvailable(sb: Sandbox): boolean {
@@ -20,8 +20,7 @@ export function holdsCapacity(sb: Sandbox): boolean {
 
 /** Creation time in ms: agentyard's own annotation, else creationTimestamp (kubectl-made sandboxes). */
 function created(sb: Sandbox): number {
-  const precise = sb.metadata.annotations?.[ANNOTATION_CREATED_AT];
-  return DateTime.fromISO(precise ?? sb.metadata.creationTimestamp ?? '', { zone: 'utc' }).toMillis() || 0;
+  return DateTime.fromISO(createdAtOf(sb) ?? '', { zone: 'utc' }).toMillis() || 0;
 }
 
 function byName(a: Sandbox, b: Sandbox): number {

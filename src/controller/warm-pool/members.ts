@@ -2,7 +2,7 @@
 // looks like. Pure functions; the reconciler and the claim do the I/O.
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { ANNOTATION_CREATED_AT, API_VERSION } from '../../api/meta.ts';
+import { ANNOTATION_CREATED_AT, API_VERSION, createdAtOf } from '../../api/meta.ts';
 import type { Sandbox, SandboxSpec } from '../../api/sandbox.ts';
 import { LABEL_WARM_POOL, type SandboxTemplate, type SandboxWarmPool } from '../../api/warm-pool.ts';
 
@@ -61,6 +61,6 @@ export function desiredMember(pool: SandboxWarmPool, name: string, nowIso: strin
 
 /** Oldest first: the member that waited longest is claimed (or kept) first. */
 export function byAge(a: Sandbox, b: Sandbox): number {
-  const t = (sb: Sandbox) => sb.metadata.annotations?.[ANNOTATION_CREATED_AT] ?? sb.metadata.creationTimestamp ?? '';
+  const t = (sb: Sandbox) => createdAtOf(sb) ?? '';
   return t(a).localeCompare(t(b)) || a.metadata.name.localeCompare(b.metadata.name);
 }
