@@ -22,6 +22,8 @@ export interface InfoInputs {
   rateLimitedUntil?: string | null;
   /** HEAD of the event tree: the last event that is not a state update. */
   leafEventId?: string | null;
+  /** HEAD was moved to the empty tree (navigate with event_id null). */
+  headIsEmpty?: boolean;
 }
 
 function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']>, plugin: readonly Record<string, unknown>[]): typeof agent {
@@ -87,12 +89,11 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
  * The full_state snapshot of the events socket: ConversationInfo plus the ConversationState fields
  * 1.58 sends there and not in REST answers, and our rate_limited_until (null when no wait is on).
  */
-export function fullStateValue(info: ConversationInfo, inputs: Pick<InfoInputs, 'skills' | 'rateLimitedUntil'>): ConversationInfo {
+export function fullStateValue(info: ConversationInfo, inputs: Pick<InfoInputs, 'skills' | 'rateLimitedUntil' | 'headIsEmpty'>): ConversationInfo {
   return {
     ...info,
     activated_path_rules: [...(inputs.skills?.pathRules ?? [])],
-    // No route moves HEAD to an empty branch here (OpenHands' navigate_to(None)), so it never is.
-    head_is_empty: false,
+    head_is_empty: inputs.headIsEmpty ?? false,
     rate_limited_until: inputs.rateLimitedUntil ?? null,
   };
 }

@@ -12,7 +12,7 @@ import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
-import { Conflict, NotImplemented } from '../../api/errors.ts';
+import { Conflict, NotFound, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
@@ -22,6 +22,7 @@ import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
+import { activeBranch, ROOT_PARENT_ID } from './tree.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -70,7 +71,10 @@ export class ConversationRuntime implements AgentHost {
   #rerun = false;
   #deleted = false;
   #closing = false;
+  /** The whole log, once read. */
   #cache: Event[] | undefined;
+  /** The active branch (the path from HEAD to the root); the log itself while no navigate moved HEAD off its end. */
+  #branch: Event[] | undefined;
   /**
    * HEAD of the conversation tree (OpenHands 1.58 `leaf_event_id`): the last event that is not a
    * state update; the parent of the next event. Undefined until read from the events.
@@ -152,9 +156,29 @@ export class ConversationRuntime implements AgentHost {
     return this.#row.stats;
   }
 
+  /** The active branch of the event tree: what the agent works on (the log keeps every branch). */
   events(): readonly Event[] {
-    this.#cache ??= this.#ctx.events.all(this.conversationId);
-    return this.#cache;
+    if (this.#branch) return this.#branch;
+    const log = (this.#cache ??= this.#ctx.events.all(this.conversationId));
+    const branch = activeBranch(log, this.leafEventId());
+    // Kept as the log itself when it is the whole log, so that appends grow both (the model view follows one list).
+    return (this.#branch = branch.length === log.length ? log : branch);
+  }
+
+  /**
+   * POST /navigate (OpenHands navigate_to): HEAD moves to `eventId` (null: the empty tree); the next
+   * events hang there, a sibling branch, and the agent's next run reads that branch only. Allowed
+   * while running, as in OpenHands: the run goes on from the new HEAD at its next step.
+   */
+  navigate(eventId: string | null): void {
+    if (eventId !== null && !this.#ctx.events.get(this.conversationId, eventId)) throw new NotFound(`Unknown event_id: ${eventId}`);
+    this.#update({ headEventId: eventId ?? '' });
+    this.#branch = undefined;
+  }
+
+  /** HEAD was moved to the empty tree (OpenHands head_is_empty). */
+  get headIsEmpty(): boolean {
+    return this.#row.headEventId === '';
   }
 
   emit(event: Event): void {
@@ -164,13 +188,19 @@ export class ConversationRuntime implements AgentHost {
     }
     // As OpenHands 1.58: every event names its parent, the HEAD when it is appended; state updates
     // are no nodes of the tree (they do not move HEAD). The first event is the root (no parent).
-    const leaf = this.leafEventId();
-    const stamped = event.parent_id == null && leaf !== null ? { ...event, parent_id: leaf } : event;
+    // After a move to the empty tree, the next event is a new root, marked as OpenHands does.
+    const parent = this.leafEventId() ?? (this.headIsEmpty && this.#ctx.events.lastSeq(this.conversationId) > 0 ? ROOT_PARENT_ID : null);
+    const stamped = event.parent_id == null && parent !== null ? { ...event, parent_id: parent } : event;
     // Validation applies the kind's defaults, so every stored event has the full wire shape.
     const parsed = parseEvent(this.#mask(stamped));
     const stored = this.#ctx.events.append(this.conversationId, parsed);
-    if (parsed.kind !== 'ConversationStateUpdateEvent') this.#leaf = parsed.id;
+    if (parsed.kind !== 'ConversationStateUpdateEvent') {
+      this.#leaf = parsed.id;
+      // HEAD is the last event again.
+      if (this.#row.headEventId != null) this.#update({ headEventId: null });
+    }
     this.#cache?.push(parsed);
+    if (this.#branch && this.#branch !== this.#cache) this.#branch.push(parsed);
     this.#skills?.add(parsed);
     this.#ctx.onActivity();
     if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'stats') {
@@ -208,6 +238,8 @@ export class ConversationRuntime implements AgentHost {
 
   /** The HEAD of the event tree: the last event that is not a state update; null before any. */
   leafEventId(): string | null {
+    const head = this.#row.headEventId;
+    if (head != null) return head === '' ? null : head;
     // Read once (the events loaded, or one indexed query), then kept by emit().
     if (this.#leaf === undefined) this.#leaf = this.#cache ? (this.#cache.findLast((e) => e.kind !== 'ConversationStateUpdateEvent')?.id ?? null) : this.#ctx.events.lastNodeId(this.conversationId);
     return this.#leaf;
@@ -437,7 +469,7 @@ export class ConversationRuntime implements AgentHost {
 
   /** A snapshot for WebSocket subscribers only (never persisted). */
   fullState(): Published {
-    const value = fullStateValue(this.info(), { skills: this.#skillState(), rateLimitedUntil: this.#rateLimitedUntil });
+    const value = fullStateValue(this.info(), { skills: this.#skillState(), rateLimitedUntil: this.#rateLimitedUntil, headIsEmpty: this.headIsEmpty });
     const event: Event = { ...newEventBase('environment'), key: 'full_state', value, kind: 'ConversationStateUpdateEvent' };
     return new Published(null, event, JSON.stringify(event));
   }

@@ -198,6 +198,8 @@ export class ConversationService {
       sealedSecrets: opened && this.#o.sealer ? this.#o.sealer.seal(opened, id) : null,
       forkedFromConversationId: src.conversationId,
       forkedFromEventId: req.from_event_id ?? null,
+      // The source's HEAD, when navigate moved it; at from_event_id, the copy's last event is HEAD.
+      headEventId: req.from_event_id == null ? (src.row.headEventId ?? null) : null,
     };
     this.#o.transaction(() => {
       this.#o.conversations.insert(row);

@@ -1,7 +1,7 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
 import { observabilityHeaders, withObservabilityHeaders } from '../http/observability.ts';
-import { AskAgentRequest, ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
@@ -13,7 +13,7 @@ import {
 import { uuidIssue, validate, withConversationIdParam } from '../http/validate.ts';
 
 /** The routes that answer with conversation records (ConversationInfo, a page or a batch of them). */
-const RECORD_ROUTES = /^\/api\/conversations(\/search|\/[^/]+|\/[^/]+\/fork)?\/?$/;
+const RECORD_ROUTES = /^\/api\/conversations(\/search|\/[^/]+|\/[^/]+\/(fork|navigate))?\/?$/;
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 
@@ -128,6 +128,13 @@ export function conversationRoutes(service: ConversationService): Router {
     }
     ctx.status = 201;
     ctx.body = service.fork(ctx.params['conversation_id']!, ctx.state['body'] as ForkConversationRequest);
+  });
+
+  // Moves HEAD (the parent of the next event) to an event of the conversation; no new conversation.
+  router.post('/:conversation_id/navigate', validate({ body: NavigateConversationRequest }), async (ctx) => {
+    const rt = service.get(ctx.params['conversation_id']!);
+    rt.navigate((ctx.state['body'] as NavigateConversationRequest).event_id ?? null);
+    ctx.body = rt.info();
   });
 
   router.post('/:conversation_id/confirmation_policy', validate({ body: SetConfirmationPolicyRequest }), async (ctx) => {

@@ -8,7 +8,6 @@ import { withConversationIdParam } from '../http/validate.ts';
 type Method = 'get' | 'post' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
-  ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
   ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],

@@ -1,0 +1,25 @@
+// Child conversations (OpenHands 1.58): request and response bodies of
+// POST /api/conversations/{id}/children (navigate's body is in conversation.ts).
+import Type, { type Static } from 'typebox';
+import { Nullable } from '../events/common.ts';
+
+/** `POST /api/conversations/{id}/children`: a child conversation that works on `task`. */
+export const StartChildConversationRequest = Type.Object({
+  /** The child's first user message. */
+  task: Type.String({ minLength: 1 }),
+  title: Nullable(Type.String()),
+  /** 'worktree': a git worktree of the parent's repository; 'shared' (or no repository): the parent's directory. */
+  isolation: Type.Optional(Type.Union([Type.Literal('worktree'), Type.Literal('shared')], { default: 'worktree' })),
+});
+export type StartChildConversationRequest = Static<typeof StartChildConversationRequest>;
+
+export const StartChildConversationResponse = Type.Object({
+  conversation_id: Type.String({ format: 'uuid' }),
+  parent_conversation_id: Type.String({ format: 'uuid' }),
+  status: Type.String(),
+  title: Nullable(Type.String()),
+  url: Nullable(Type.String()),
+  workspace: Nullable(Type.String()),
+  isolation: Nullable(Type.Union([Type.Literal('worktree'), Type.Literal('shared')])),
+});
+export type StartChildConversationResponse = Static<typeof StartChildConversationResponse>;
