@@ -146,6 +146,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       onActivity,
       storageFault: () => storage.fault,
       assertWritable: () => assertWritable(storage),
+      childrenOf: (id) => service?.childrenOf(id) ?? [],
     },
     conversations,
     workspaceDir,

@@ -22,6 +22,8 @@ export interface InfoInputs {
   rateLimitedUntil?: string | null;
   /** HEAD of the event tree: the last event that is not a state update. */
   leafEventId?: string | null;
+  /** The live conversations started with this one as their parent. */
+  subConversationIds?: string[];
   /** HEAD was moved to the empty tree (navigate with event_id null). */
   headIsEmpty?: boolean;
 }
@@ -33,7 +35,7 @@ function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']
   return { ...agent, agent_context: { ...agent.agent_context, skills: [...own, ...plugin] } };
 }
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null }: InfoInputs): ConversationInfo {
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null, subConversationIds = [] }: InfoInputs): ConversationInfo {
   const req = row.request;
   const agent = withPluginSkills(req.agent ?? { llm: {} }, pluginSkills);
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
@@ -71,7 +73,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     forked_from_conversation_id: row.forkedFromConversationId,
     forked_from_event_id: row.forkedFromEventId,
     parent_conversation_id: req.parent_conversation_id ?? null,
-    sub_conversation_ids: [],
+    sub_conversation_ids: subConversationIds,
     tags: row.tags,
     current_model_id: llm?.model ?? null,
     supports_runtime_model_switch: false,

@@ -40,6 +40,8 @@ export interface RuntimeContext {
   storageFault?(): StorageFaultState | undefined;
   /** Throws InsufficientStorage while the disk refuses writes (after trying the held ones again). */
   assertWritable?(): void;
+  /** The live conversations started as children of this one (ConversationInfo.sub_conversation_ids). */
+  childrenOf?(conversationId: string): string[];
 }
 
 export interface RuntimeInit {
@@ -143,6 +145,7 @@ export class ConversationRuntime implements AgentHost {
       pluginSkills: this.#row.pluginSkills ?? [],
       rateLimitedUntil: this.#rateLimitedUntil,
       leafEventId: this.leafEventId(),
+      subConversationIds: this.#ctx.childrenOf?.(this.conversationId) ?? [],
     });
   }
 

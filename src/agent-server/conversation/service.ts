@@ -6,10 +6,11 @@ import { isAbsolute, resolve } from 'node:path';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import type { LlmConfig } from '../../agent/types.ts';
-import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
+import { toSecretSource, type ConversationInfo, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
+import { repoRoot } from '../git/exec.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 
 export interface ServiceOptions {
@@ -212,6 +213,63 @@ export class ConversationService {
     this.#o.ctx.onAppended(id);
     this.#o.ctx.onChanged(id);
     return rt.info();
+  }
+
+  /**
+   * POST /children (OpenHands start_child_conversation): a new conversation with the parent's
+   * configuration (agent, model, secrets, plugins, hooks, policies, tags), a fresh history, linked by
+   * parent_conversation_id, working on `task` (its first user message, run at once). It shares the
+   * parent's directory: with isolation 'worktree' on a git repository OpenHands carves a git worktree,
+   * which this agent server does not build yet (501, as a start request's `worktree`).
+   */
+  async startChild(parentId: string, req: StartChildConversationRequest): Promise<StartChildConversationResponse> {
+    const parent = this.find(parentId);
+    if (!parent) throw new NotFound('Parent conversation not found');
+    if ((req.isolation ?? 'worktree') === 'worktree' && (await repoRoot(parent.workspaceDir)) !== undefined) {
+      throw new NotImplemented("isolation 'worktree' (a git worktree for the child) is not implemented by this agent server; send isolation 'shared' to run the child in the parent's directory");
+    }
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    const opened = parent.row.sealedSecrets === null ? undefined : this.#o.sealer?.open(parent.row.sealedSecrets, parent.conversationId);
+    const row: ConversationRow = {
+      ...parent.row,
+      id,
+      createdAt: now,
+      updatedAt: now,
+      executionStatus: 'idle',
+      title: req.title ?? null,
+      request: { ...parent.row.request, conversation_id: id, parent_conversation_id: parent.conversationId },
+      stats: null,
+      lastUserMessageId: null,
+      sealedSecrets: opened && this.#o.sealer ? this.#o.sealer.seal(opened, id) : null,
+      forkedFromConversationId: null,
+      forkedFromEventId: null,
+      pluginSkills: null,
+      headEventId: null,
+    };
+    this.#o.conversations.insert(row);
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: parent.workspaceDir, llm: parent.llm, secrets: { ...parent.secrets } });
+    this.#loaded.set(id, rt);
+    this.#o.ctx.onChanged(id);
+    if (row.request.plugins?.length) rt.prepareAgent();
+    await rt.sendMessage({ content: [{ type: 'text', text: req.task }] }, true);
+    return {
+      conversation_id: id,
+      parent_conversation_id: parent.conversationId,
+      status: rt.executionStatus(),
+      title: row.title,
+      url: null,
+      workspace: parent.workspaceDir,
+      isolation: 'shared',
+    };
+  }
+
+  /** Live conversations whose parent is `id`, oldest first. */
+  childrenOf(id: string): string[] {
+    return this.all()
+      .filter((rt) => rt.request.parent_conversation_id === id)
+      .sort((a, b) => a.row.createdAt.localeCompare(b.row.createdAt))
+      .map((rt) => rt.conversationId);
   }
 
   /**

@@ -1,7 +1,7 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
 import { observabilityHeaders, withObservabilityHeaders } from '../http/observability.ts';
-import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, StartChildConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
@@ -128,6 +128,12 @@ export function conversationRoutes(service: ConversationService): Router {
     }
     ctx.status = 201;
     ctx.body = service.fork(ctx.params['conversation_id']!, ctx.state['body'] as ForkConversationRequest);
+  });
+
+  // A child conversation on this server: the parent's configuration, `task` as its first message.
+  router.post('/:conversation_id/children', validate({ body: StartChildConversationRequest }), async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await service.startChild(ctx.params['conversation_id']!, ctx.state['body'] as StartChildConversationRequest);
   });
 
   // Moves HEAD (the parent of the next event) to an event of the conversation; no new conversation.

@@ -32,7 +32,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/conversations/:conversation_id/git{/*rest}', 'Per-conversation runtimes (use /api/git)'],
   ['all', '/conversations/:conversation_id/vscode{/*rest}', 'VS Code in the sandbox'],
   ['all', '/conversations/:conversation_id/runtime{/*rest}', 'Per-conversation runtimes'],
-  ['post', '/conversations/:conversation_id/children', 'Child conversations'],
   ['get', '/tools/catalog', 'The tool catalog (GET /api/tools/ lists the tools)'],
   ['post', '/bash/bash_commands/:command_id/stop', 'Stopping a background command'],
   ['get', '/git/repositories/search', 'Repository search'],
