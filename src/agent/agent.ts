@@ -29,6 +29,8 @@ import { detectStuck } from './stuck/detector.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { Toolbox, type ToolboxOptions } from './toolbox.ts';
 import { runSubAgent } from './subagent.ts';
+import { projectAgents, userAgents } from './subagent-definitions.ts';
+import { pluginAgent } from './plugins/index.ts';
 import { taskTool, wantsTaskTool } from './tools/task.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
@@ -86,8 +88,14 @@ class Agent implements ConversationAgent {
     // The task tool runs the plugins' agents/*.md as sub-agents: agents like this one, on the same options.
     if (wantsTaskTool(host.request.agent?.tools)) {
       const plugins = this.#plugins;
-      this.#toolbox.tools.push(taskTool({ agents: () => plugins.plugins.flatMap((p) => p.agents), run: async (def, prompt, signal, taskId) => {
-          const result = await runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal);
+      // OpenHands' precedence: plugin agents, then the project's, then the user's definitions; first wins by name.
+      const fileAgents = [...projectAgents(host.workspaceDir), ...userAgents()].map(pluginAgent);
+      const agents = () => {
+        const seen = new Set<string>();
+        return [...plugins.plugins.flatMap((p) => p.agents), ...fileAgents].filter((a) => !seen.has(a.name) && (seen.add(a.name), true));
+      };
+      this.#toolbox.tools.push(taskTool({ agents, run: async (def, prompt, signal, taskId) => {
+          const result = await runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal, plugins.skills());
           this.#calls.recordTask(taskId, result.usage);
           return result;
         } }) as AgentTool);

@@ -42,6 +42,11 @@ export interface AgentHost {
    */
   readonly request: StartConversationRequest;
   /**
+   * Only the skills of request.agent.agent_context.skills, none of the user's or project's: a
+   * sub-agent gets the skills its definition names and no others (OpenHands).
+   */
+  readonly requestSkillsOnly?: boolean;
+  /**
    * The conversation's recorded usage (`stats`, as the last stats update set it); null for a new
    * conversation or a fork that reset its metrics. The agent's totals continue from it.
    */

@@ -1,0 +1,96 @@
+// Agent definitions of the project (.agents/agents/*.md) run through the task tool with their
+// `model:` and `skills:` (real agent server, scripted model over HTTP): the sub-agent's request names
+// that model and carries the named skill's text and no other skill; an unknown skill or a model that
+// would leave the conversation's endpoint fails the task, not the run.
+import { describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createAgent } from './agent.ts';
+import { parseAgentDefinition } from './subagent-definitions.ts';
+import { checkSubAgentModel } from './subagent.ts';
+import { eventually, userText, useRealAgentServer } from '../agent-server/test-support.ts';
+
+const ctx = useRealAgentServer({ createAgent });
+
+function write(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+function project(agentFrontmatter: string): string {
+  const wd = join(ctx.dir.path, 'project');
+  write(join(wd, '.agents', 'agents', 'stylist.md'), `---\nname: stylist\ndescription: Checks style\ntools: terminal\n${agentFrontmatter}---\nYou check style.\n`);
+  write(join(wd, '.openhands', 'microagents', 'house-style.md'), 'House style: indent with TABS-NOT-SPACES.\n');
+  write(join(wd, '.openhands', 'microagents', 'other-rule.md'), 'Unrelated rule: ZEBRA-CROSSING.\n');
+  return wd;
+}
+
+async function delegate(wd: string): Promise<any[]> {
+  const body = {
+    workspace: { kind: 'LocalWorkspace', working_dir: wd },
+    agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }, { name: 'task_tool_set' }] },
+    initial_message: userText('Check the style.'),
+  };
+  const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+  await eventually(async () => ['finished', 'error'].includes((await ctx.s.api(`/api/conversations/${id}`)).body.execution_status), 30_000);
+  return (await ctx.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+}
+
+const taskObservation = (items: any[]) => items.find((e) => e.kind === 'ObservationEvent' && e.observation.kind === 'TaskObservation').observation;
+
+describe('agent definitions with model: and skills:', () => {
+  it('the sub-agent calls its model and has exactly the skills it names', async () => {
+    const wd = project('model: openai/stylist-model\nskills: house-style\n');
+    ctx.llm.push(
+      (req) => {
+        expect(req.model).toBe('scripted');
+        // The parent has every project skill.
+        expect(JSON.stringify(req.messages[0])).toContain('ZEBRA-CROSSING');
+        expect(req.tools!.find((t) => t.function.name === 'task')!.function.description).toContain('- stylist: Checks style');
+        return { toolCalls: [{ name: 'task', arguments: { subagent_type: 'stylist', prompt: 'Check the style of main.c.' } }] };
+      },
+      (req) => {
+        expect(req.model).toBe('stylist-model');
+        const system = JSON.stringify(req.messages[0]);
+        expect(system).toContain('You check style.');
+        expect(system).toContain('TABS-NOT-SPACES');
+        expect(system).not.toContain('ZEBRA-CROSSING');
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'style is fine' } }] };
+      },
+      (req) => {
+        expect(req.model).toBe('scripted');
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] };
+      },
+    );
+    const items = await delegate(wd);
+    expect(taskObservation(items)).toMatchObject({ subagent: 'stylist', status: 'completed', content: [{ type: 'text', text: 'style is fine' }] });
+  }, 60_000);
+
+  it('an unknown skill fails the task with OpenHands message; the run goes on', async () => {
+    const wd = project('skills: [house-style, no-such-skill]\n');
+    ctx.llm.push({ toolCalls: [{ name: 'task', arguments: { subagent_type: 'stylist', prompt: 'Check.' } }] }, (req) => {
+      expect(JSON.stringify(req.messages.find((m) => m.role === 'tool'))).toContain("Skill 'no-such-skill' not found but was given to agent 'stylist'.");
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'could not' } }] };
+    });
+    const items = await delegate(wd);
+    expect(taskObservation(items)).toMatchObject({ status: 'error', is_error: true });
+  }, 60_000);
+
+  it("a model whose provider prefix would leave the conversation's endpoint (and take its key along) is refused", () => {
+    const def = (model: string) => ({ name: 'stylist', description: null, source: 'x', prompt: '', tools: [], maxIterations: null, model, skills: [] });
+    // No base URL: the prefix picks the endpoint, so another provider's prefix would move the key there.
+    expect(() => checkSubAgentModel(def('anthropic/claude-x'), { model: 'openai/gpt-x', apiKey: 'sk' })).toThrow(/another endpoint/);
+    expect(() => checkSubAgentModel(def('openai/gpt-y'), { model: 'openai/gpt-x', apiKey: 'sk' })).not.toThrow();
+    // A base URL (a gateway) serves every model it is asked for.
+    expect(() => checkSubAgentModel(def('anthropic/claude-x'), { model: 'openai/gpt-x', baseUrl: 'http://gw/v1', apiKey: 'sk' })).not.toThrow();
+    expect(() => checkSubAgentModel(def('inherit'), { model: 'openai/gpt-x' })).not.toThrow();
+  });
+
+  it('parses the fields OpenHands lists, skills and tools as a list or a comma-separated string', () => {
+    const f = join(ctx.dir.path, 'a.md');
+    write(f, '---\ndescription: "Use it <example>when X</example>"\nskills: a, b\ntools: [terminal]\nmax_iteration_per_run: 3\npermission_mode: Never_Confirm\nextra: 1\n---\nBody\n');
+    expect(parseAgentDefinition(f, 'project')).toMatchObject({ name: 'a', model: 'inherit', skills: ['a', 'b'], tools: ['terminal'], maxIterations: 3, permissionMode: 'never_confirm', whenToUseExamples: ['when X'], metadata: { extra: 1 }, systemPrompt: 'Body', level: 'project' });
+    write(f, '---\npermission_mode: sometimes\n---\n');
+    expect(() => parseAgentDefinition(f)).toThrow(/Invalid permission_mode/);
+  });
+});
