@@ -93,4 +93,25 @@ describe('agent definitions with model: and skills:', () => {
     write(f, '---\npermission_mode: sometimes\n---\n');
     expect(() => parseAgentDefinition(f)).toThrow(/Invalid permission_mode/);
   });
+
+  it('POST /api/sub-agents lists the project definitions (.agents before .openhands, first wins by name, README skipped); 422 for a bad body', async () => {
+    const wd = join(ctx.dir.path, 'listed');
+    write(join(wd, '.agents', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: First\nmodel: openai/alpha-model\nskills: [s1]\ncolor: blue\n---\nAlpha prompt\n');
+    write(join(wd, '.agents', 'agents', 'README.md'), 'not an agent');
+    write(join(wd, '.openhands', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: Shadowed\n---\n');
+    write(join(wd, '.openhands', 'agents', 'beta.md'), 'Beta prompt, no frontmatter\n');
+    const res = await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false } });
+    expect(res.status).toBe(200);
+    expect(res.body.agents.map((a: any) => a.name)).toEqual(['alpha', 'beta']);
+    expect(res.body.agents[0]).toEqual({
+      name: 'alpha', description: 'First', model: 'openai/alpha-model', color: 'blue', tools: [], skills: ['s1'], system_prompt: 'Alpha prompt',
+      when_to_use_examples: [], permission_mode: null, max_iteration_per_run: null, max_budget_per_run: null, mcp_config: null, mcp_servers: null,
+      profile_store_dir: null, hooks: null, condenser: null, metadata: {}, level: 'project', source: join(wd, '.agents', 'agents', 'alpha.md'), is_builtin: false,
+    });
+    expect(res.body.agents[1]).toMatchObject({ name: 'beta', model: 'inherit', description: '', system_prompt: 'Beta prompt, no frontmatter', level: 'project' });
+    expect((await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false, load_project: false } })).body).toEqual({ agents: [] });
+    const bad = await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: 5 } });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body)).toContain('project_dir');
+  });
 });

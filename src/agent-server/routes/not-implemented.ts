@@ -14,7 +14,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
   ['get', '/conversations/:conversation_id/workspace{/*file_path}', 'Serving the conversation workspace as static files (use /api/file/download)'],
   ['get', '/file/archive', 'Workspace archives'],
-  ['post', '/sub-agents', 'Sub-agent definitions'],
   ['all', '/vscode{/*rest}', 'VS Code in the sandbox'],
   ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
   ['all', '/workspaces{/*rest}', 'Workspace management'],
