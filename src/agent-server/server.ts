@@ -43,6 +43,8 @@ export interface AgentServerOptions {
   llmDefaults?: LlmConfig;
   /** Seals persisted secrets (OH_SECRET_KEY). Without it secrets live only in memory. */
   secretKey?: string;
+  /** Conversations running at once before the OpenAI-compatible gateway answers 429 (OH_MAX_CONCURRENT_RUNS). Default 10. */
+  maxConcurrentRuns?: number;
   log?: Logger;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
@@ -153,6 +155,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     llmDefaults: opts.llmDefaults,
     sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
     transaction: (fn) => db.transaction(fn)(),
+    ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
   // answers, /ready and every /api route say 503, sockets are refused), then `serving`, then

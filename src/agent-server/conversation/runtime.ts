@@ -130,6 +130,11 @@ export class ConversationRuntime implements AgentHost {
     return this.#run !== undefined;
   }
 
+  /** Running, or a message sent during the run ended has its run still to start (the end of one run is seen before the next starts). */
+  get runPending(): boolean {
+    return this.#run !== undefined || (this.#rerun && !this.#closing);
+  }
+
   /** Until when the run waits for the model provider's rate limit; null when it does not wait. */
   get rateLimitedUntil(): string | null {
     return this.#rateLimitedUntil;

@@ -7,7 +7,7 @@ import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import { toSecretSource, type ConversationInfo, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
-import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
+import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
 import { repoRoot } from '../git/exec.ts';
@@ -22,7 +22,14 @@ export interface ServiceOptions {
   sealer: SecretSealer | undefined;
   /** Runs `fn` in one database transaction. */
   transaction<T>(fn: () => T): T;
+  /** How many conversations may run at once before the gateway answers 429 (OpenHands max_concurrent_runs). Default 10. */
+  maxConcurrentRuns?: number;
 }
+
+/** OpenHands' default max_concurrent_runs. */
+export const DEFAULT_MAX_CONCURRENT_RUNS = 10;
+/** OpenHands' message when no run slot is free. */
+export const RUN_LIMIT_REACHED = 'Conversation run limit reached. Retry the request later.';
 
 const UUID = /^([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})$/i;
 
@@ -67,6 +74,8 @@ function secretValues(input: Record<string, SecretInput>): Record<string, string
 export class ConversationService {
   readonly #o: ServiceOptions;
   readonly #loaded = new Map<string, ConversationRuntime>();
+  /** Run slots claimed by callers that are about to start a run (see reserveRunSlot). */
+  #reserved = 0;
 
   constructor(o: ServiceOptions) {
     this.#o = o;
@@ -304,6 +313,27 @@ export class ConversationService {
       request,
       sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, row.id) : null,
     });
+  }
+
+  /**
+   * Claims a run slot for a run about to start (OpenHands RunSlot): every running conversation holds
+   * one, and so does each claim until released; TooManyRequests (429) when all
+   * `maxConcurrentRuns` are taken, before the caller saves anything, so that it can simply retry.
+   * Release once the run has started (it then holds its slot as a running conversation) or failed to.
+   * `forConversation`, when running already, needs no new slot (its next message reruns it).
+   */
+  reserveRunSlot(forConversation?: ConversationRuntime): { release(): void } {
+    if (forConversation?.isRunning) return { release: () => {} };
+    const running = this.all().filter((rt) => rt.isRunning).length;
+    if (running + this.#reserved >= (this.#o.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS)) throw new TooManyRequests(RUN_LIMIT_REACHED, 1);
+    this.#reserved++;
+    let held = true;
+    return {
+      release: () => {
+        if (held) this.#reserved--;
+        held = false;
+      },
+    };
   }
 
   find(id: string): ConversationRuntime | undefined {
