@@ -16,7 +16,7 @@ import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { RunHooks } from './hooks/run-hooks.ts';
-import type { Completion, ModelClientOptions } from './llm/client.ts';
+import type { ChatMessage, Completion, ModelClientOptions } from './llm/client.ts';
 import { McpConfigError, McpConnectError, requestMcpSource } from './mcp/index.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
@@ -210,6 +210,10 @@ class Agent implements ConversationAgent {
       return askMessages(this.#hooks.visible(buildView(events).events), prompt, question);
     };
     return this.#calls.ask(messages, this.#toolbox.tools.map(toChatTool), signal);
+  }
+
+  complete(messages: ChatMessage[], signal: AbortSignal): Promise<string> {
+    return this.#calls.plain(messages, signal);
   }
 
   /** Opens the MCP servers (once per run that finds them closed) and adds their tools; false once a failure ended the run. */

@@ -5,7 +5,7 @@ import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
 import type { LlmRetryFields } from './llm/retry.ts';
-import type { RateLimitWait } from './llm/client.ts';
+import type { ChatMessage, RateLimitWait } from './llm/client.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
@@ -119,6 +119,8 @@ export interface ConversationAgent {
    * event. Throws Conflict when no model can be used, BadGateway when the model fails. Optional: a host answers 501 without it.
    */
   ask?(question: string, signal: AbortSignal): Promise<string>;
+  /** A call of the conversation's model on these messages, without tools, recording no event (the /goal judge). Optional. */
+  complete?(messages: ChatMessage[], signal: AbortSignal): Promise<string>;
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
 }

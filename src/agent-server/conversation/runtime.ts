@@ -12,7 +12,7 @@ import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
-import { Conflict, NotFound, NotImplemented } from '../../api/errors.ts';
+import { BadRequest, Conflict, NotFound, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
@@ -23,6 +23,7 @@ import { Published, type EventBus } from './bus.ts';
 import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
 import { activeBranch, ROOT_PARENT_ID } from './tree.ts';
+import { GoalLoop, lastGoalStatus, type GoalStatus } from './goal.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -59,6 +60,8 @@ interface ActiveRun {
 }
 
 export const ALREADY_RUNNING = 'Conversation already running. Wait for completion or pause first.';
+/** OpenHands' 409 detail for /goal and /goal/resume while a run or a goal loop is going on. */
+export const GOAL_BUSY = 'Conversation run or goal loop already running.';
 
 export class ConversationRuntime implements AgentHost {
   readonly conversationId: string;
@@ -84,6 +87,8 @@ export class ConversationRuntime implements AgentHost {
   #leaf: string | null | undefined;
   /** Activated and invoked skills, loaded from the events at the first info(). */
   #skills: SkillState | undefined;
+  /** The /goal loop going on, if any. */
+  #goal: GoalLoop | undefined;
   /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
   #rateLimitedUntil: string | null = null;
 
@@ -396,9 +401,11 @@ export class ConversationRuntime implements AgentHost {
    * for the agent to be ready first (plugin commands are keyword triggers); messages sent meanwhile
    * are recorded in the order they came.
    */
-  async sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Promise<Event> {
+  async sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean, o: { fromGoal?: boolean } = {}): Promise<Event> {
     // Also for messages over the events socket, which no HTTP guard sees: refused, not held, on a full disk.
     this.#ctx.assertWritable?.();
+    // A message of the user's own supersedes a goal loop (OpenHands): it ends, resumable.
+    if (!o.fromGoal && this.#goal?.active) this.#goal.stop();
     const content = msg.content ?? [];
     const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
     const agent = this.#agentForMessage();
@@ -437,6 +444,74 @@ export class ConversationRuntime implements AgentHost {
       this.#ctx.log.warn({ conversationId: this.conversationId, errName: (err as Error).name }, 'agent not created for a user message; the run will report it');
       return undefined;
     }
+  }
+
+  // ---- /goal loops (conversation/goal.ts) ----
+
+  /** POST /goal: 409 while a run or a goal loop goes on; resolves once its first run started. */
+  startGoal(objective: string, maxIterations: number): Promise<void> {
+    this.#goalAllowed();
+    if (!objective.trim()) throw new BadRequest('Goal objective must not be empty.');
+    return this.#startGoal(new GoalLoop(this.#goalHost(), { objective, maxIterations }), false);
+  }
+
+  /** POST /goal/resume: the last goal that did not complete or reach its cap, from the round it had reached. */
+  resumeGoal(): Promise<void> {
+    const last = this.#lastGoal();
+    if (!last || last.status === 'complete' || last.status === 'capped') throw new BadRequest('no_resumable_goal');
+    this.#goalAllowed();
+    // Every resume runs at least one more round, so one is kept in hand under the cap.
+    const loop = new GoalLoop(this.#goalHost(), { objective: last.objective, maxIterations: last.max_iterations, iteration: Math.min(last.iteration, last.max_iterations - 1) });
+    return this.#startGoal(loop, true);
+  }
+
+  /** POST /goal/stop: ends the loop (an `interrupted` status), not the run going on. */
+  stopGoal(): void {
+    this.#goal?.stop();
+  }
+
+  /** A goal persisted active with no loop (the server stopped meanwhile) is recorded interrupted, as OpenHands does at load. */
+  reconcileGoal(): void {
+    const last = this.#lastGoal();
+    if (last?.active) this.emit({ ...newEventBase('environment'), key: 'goal', value: { ...last, active: false, status: 'interrupted', verdict: null }, kind: 'ConversationStateUpdateEvent' });
+  }
+
+  #lastGoal(): GoalStatus | undefined {
+    return (this.#cache ? lastGoalStatus(this.#cache) : this.#ctx.events.lastStateValue(this.conversationId, 'goal')) as GoalStatus | undefined;
+  }
+
+  #goalAllowed(): void {
+    if (this.#closing) throw new Conflict('The conversation is closing');
+    if (this.#goal?.active || this.#run || this.#row.executionStatus === 'running') throw new Conflict(GOAL_BUSY);
+  }
+
+  #startGoal(loop: GoalLoop, resume: boolean): Promise<void> {
+    this.#goal = loop;
+    return loop.start(resume, () => {
+      if (this.#goal === loop) this.#goal = undefined;
+    });
+  }
+
+  #goalHost() {
+    return {
+      events: () => this.#log(),
+      emit: (e: Event) => this.emit(e),
+      executionStatus: () => this.#row.executionStatus,
+      sendGoalMessage: async (text: string) => void (await this.sendMessage({ content: [{ type: 'text', text }] }, true, { fromGoal: true })),
+      runsEnded: async () => {
+        while (this.#run) await this.#run.done;
+      },
+      judge: (messages: Parameters<NonNullable<ConversationAgent['complete']>>[0], signal: AbortSignal) => {
+        const agent = this.#ensureAgent();
+        if (!agent.complete) throw new NotImplemented('This agent cannot judge a goal');
+        return agent.complete(messages, signal);
+      },
+    };
+  }
+
+  /** The whole log (every branch). */
+  #log(): readonly Event[] {
+    return (this.#cache ??= this.#ctx.events.all(this.conversationId));
   }
 
   /** Starts the agent in the background. Conflict (409) while a run is alive. */
@@ -519,6 +594,7 @@ export class ConversationRuntime implements AgentHost {
   async close(opts: { deleted?: boolean; graceMs?: number } = {}): Promise<void> {
     this.#closing = true;
     this.#rerun = false;
+    this.#goal?.abandon();
     const run = this.#run;
     if (run) {
       run.controller.abort();

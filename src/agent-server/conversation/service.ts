@@ -114,6 +114,7 @@ export class ConversationService {
       });
       this.#loaded.set(row.id, rt);
       rt.recoverFromRestart();
+      rt.reconcileGoal();
     }
   }
 

@@ -1,7 +1,7 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
 import { observabilityHeaders, withObservabilityHeaders } from '../http/observability.ts';
-import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, StartChildConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, StartChildConversationRequest, StartGoalRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
@@ -134,6 +134,36 @@ export function conversationRoutes(service: ConversationService): Router {
   router.post('/:conversation_id/children', validate({ body: StartChildConversationRequest }), async (ctx) => {
     ctx.status = 201;
     ctx.body = await service.startChild(ctx.params['conversation_id']!, ctx.state['body'] as StartChildConversationRequest);
+  });
+
+  // /goal loops: judge-driven runs toward an objective, inside this conversation (conversation/goal.ts).
+  // A run slot is claimed first, as for the gateway: 429 when every slot is taken.
+  router.post('/:conversation_id/goal', validate({ body: StartGoalRequest }), async (ctx) => {
+    const rt = service.get(ctx.params['conversation_id']!);
+    const body = ctx.state['body'] as StartGoalRequest;
+    const slot = service.reserveRunSlot(rt);
+    try {
+      await rt.startGoal(body.objective, body.max_iterations ?? 10);
+    } finally {
+      slot.release();
+    }
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/goal/stop', async (ctx) => {
+    service.get(ctx.params['conversation_id']!).stopGoal();
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/goal/resume', async (ctx) => {
+    const rt = service.get(ctx.params['conversation_id']!);
+    const slot = service.reserveRunSlot(rt);
+    try {
+      await rt.resumeGoal();
+    } finally {
+      slot.release();
+    }
+    ctx.body = { success: true };
   });
 
   // Moves HEAD (the parent of the next event) to an event of the conversation; no new conversation.

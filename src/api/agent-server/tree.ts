@@ -1,5 +1,5 @@
-// Child conversations (OpenHands 1.58): request and response bodies of
-// POST /api/conversations/{id}/children (navigate's body is in conversation.ts).
+// Child conversations and /goal loops (OpenHands 1.58): request and response bodies of
+// POST /api/conversations/{id}/children and /goal (navigate's body is in conversation.ts).
 import Type, { type Static } from 'typebox';
 import { Nullable } from '../events/common.ts';
 
@@ -23,3 +23,12 @@ export const StartChildConversationResponse = Type.Object({
   isolation: Nullable(Type.Union([Type.Literal('worktree'), Type.Literal('shared')])),
 });
 export type StartChildConversationResponse = Static<typeof StartChildConversationResponse>;
+
+/** `POST /api/conversations/{id}/goal`: a /goal loop in this conversation. */
+export const StartGoalRequest = Type.Object({
+  /** The goal to pursue and audit. */
+  objective: Type.String(),
+  /** Audit rounds at most before giving up (status `capped`). */
+  max_iterations: Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
+});
+export type StartGoalRequest = Static<typeof StartGoalRequest>;
