@@ -29,7 +29,7 @@ import { detectStuck } from './stuck/detector.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { Toolbox, type ToolboxOptions } from './toolbox.ts';
 import { runSubAgent } from './subagent.ts';
-import { projectAgents, userAgents } from './subagent-definitions.ts';
+import { BUILTIN_AGENTS, projectAgents, userAgents } from './subagent-definitions.ts';
 import { pluginAgent } from './plugins/index.ts';
 import { taskTool, wantsTaskTool } from './tools/task.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
@@ -88,8 +88,8 @@ class Agent implements ConversationAgent {
     // The task tool runs the plugins' agents/*.md as sub-agents: agents like this one, on the same options.
     if (wantsTaskTool(host.request.agent?.tools)) {
       const plugins = this.#plugins;
-      // OpenHands' precedence: plugin agents, then the project's, then the user's definitions; first wins by name.
-      const fileAgents = [...projectAgents(host.workspaceDir), ...userAgents()].map(pluginAgent);
+      // OpenHands' precedence: plugin agents, then the project's, the user's definitions, the built-ins; first wins by name.
+      const fileAgents = [...projectAgents(host.workspaceDir), ...userAgents(), ...BUILTIN_AGENTS].map(pluginAgent);
       const agents = () => {
         const seen = new Set<string>();
         return [...plugins.plugins.flatMap((p) => p.agents), ...fileAgents].filter((a) => !seen.has(a.name) && (seen.add(a.name), true));

@@ -66,6 +66,22 @@ describe('agent definitions with model: and skills:', () => {
     expect(taskObservation(items)).toMatchObject({ subagent: 'stylist', status: 'completed', content: [{ type: 'text', text: 'style is fine' }] });
   }, 60_000);
 
+  it("the task tool's default sub-agent, general-purpose, is built in (terminal, file editor, task tracker)", async () => {
+    const wd = join(ctx.dir.path, 'plain');
+    mkdirSync(wd, { recursive: true });
+    ctx.llm.push(
+      { toolCalls: [{ name: 'task', arguments: { prompt: 'Do the chores.' } }] },
+      (req) => {
+        expect((req.tools ?? []).map((t) => t.function.name).sort()).toEqual(['file_editor', 'finish', 'task_tracker', 'terminal', 'think']);
+        expect(req.model).toBe('scripted');
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'chores done' } }] };
+      },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+    );
+    const items = await delegate(wd);
+    expect(taskObservation(items)).toMatchObject({ subagent: 'general-purpose', status: 'completed', content: [{ type: 'text', text: 'chores done' }] });
+  }, 60_000);
+
   it('an unknown skill fails the task with OpenHands message; the run goes on', async () => {
     const wd = project('skills: [house-style, no-such-skill]\n');
     ctx.llm.push({ toolCalls: [{ name: 'task', arguments: { subagent_type: 'stylist', prompt: 'Check.' } }] }, (req) => {
@@ -94,13 +110,13 @@ describe('agent definitions with model: and skills:', () => {
     expect(() => parseAgentDefinition(f)).toThrow(/Invalid permission_mode/);
   });
 
-  it('POST /api/sub-agents lists the project definitions (.agents before .openhands, first wins by name, README skipped); 422 for a bad body', async () => {
+  it('POST /api/sub-agents lists the project definitions (.agents before .openhands, first wins by name, README skipped), then the built-ins; 422 for a bad body', async () => {
     const wd = join(ctx.dir.path, 'listed');
     write(join(wd, '.agents', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: First\nmodel: openai/alpha-model\nskills: [s1]\ncolor: blue\n---\nAlpha prompt\n');
     write(join(wd, '.agents', 'agents', 'README.md'), 'not an agent');
     write(join(wd, '.openhands', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: Shadowed\n---\n');
     write(join(wd, '.openhands', 'agents', 'beta.md'), 'Beta prompt, no frontmatter\n');
-    const res = await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false } });
+    const res = await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false, load_builtin: false } });
     expect(res.status).toBe(200);
     expect(res.body.agents.map((a: any) => a.name)).toEqual(['alpha', 'beta']);
     expect(res.body.agents[0]).toEqual({
@@ -109,7 +125,10 @@ describe('agent definitions with model: and skills:', () => {
       profile_store_dir: null, hooks: null, condenser: null, metadata: {}, level: 'project', source: join(wd, '.agents', 'agents', 'alpha.md'), is_builtin: false,
     });
     expect(res.body.agents[1]).toMatchObject({ name: 'beta', model: 'inherit', description: '', system_prompt: 'Beta prompt, no frontmatter', level: 'project' });
-    expect((await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false, load_project: false } })).body).toEqual({ agents: [] });
+    expect((await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false, load_project: false, load_builtin: false } })).body).toEqual({ agents: [] });
+    // The built-ins (OpenHands' names; no browser here, so no web-researcher), after the project's.
+    const all = (await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false } })).body.agents;
+    expect(all.map((a: any) => [a.name, a.level, a.is_builtin])).toEqual([['alpha', 'project', false], ['beta', 'project', false], ['bash-runner', 'builtin', true], ['code-explorer', 'builtin', true], ['general-purpose', 'builtin', true]]);
     const bad = await ctx.s.api('/api/sub-agents', { method: 'POST', body: { project_dir: 5 } });
     expect(bad.status).toBe(422);
     expect(JSON.stringify(bad.body)).toContain('project_dir');

@@ -38,8 +38,8 @@ export interface AgentDefinition {
   condenser: Record<string, unknown> | null;
   metadata: Record<string, unknown>;
   level: AgentDefinitionLevel | null;
-  /** The file it was read from. */
-  source: string;
+  /** The file it was read from; null for a built-in. */
+  source: string | null;
 }
 
 /** `a, b` or a list: tools and skills are written either way. */
@@ -120,6 +120,25 @@ export function discoverAgents(projectDir: string | null, o: { project?: boolean
   const seen = new Set<string>();
   return found.filter((a) => !seen.has(a.name) && (seen.add(a.name), true));
 }
+
+const builtin = (name: string, description: string, tools: string[], systemPrompt: string): AgentDefinition => ({
+  name, description, model: 'inherit', color: null, tools, skills: [], systemPrompt, whenToUseExamples: [], permissionMode: null, maxIterations: null, maxBudget: null,
+  mcpConfig: null, profileStoreDir: null, hooks: null, condenser: null, metadata: {}, level: 'builtin', source: null,
+});
+
+/**
+ * The built-in agents, under OpenHands' names so that a model (or client) asking for one finds it;
+ * the prompts are this server's own. OpenHands' browser-only web-researcher is not among them: this
+ * agent server has no browser.
+ */
+export const BUILTIN_AGENTS: readonly AgentDefinition[] = [
+  builtin('bash-runner', 'Runs shell commands (tests, builds, linters, git) and reports what matters: pass/fail counts, the failures and their reasons, never raw output.', ['terminal'],
+    'You run shell commands for the agent that delegated to you; it sees only your final answer, not the terminal. Report concisely: for test runs the counts and each failure with its reason, for builds and installs whether they worked and the first real error. Never paste long raw output.'),
+  builtin('code-explorer', 'Explores unfamiliar code before changes are made, read-only, and answers with file paths, line numbers and short snippets.', ['terminal'],
+    'You explore a codebase for the agent that delegated to you, with read-only commands only (ls, find, grep, cat, sed -n, git log/show/diff/blame): never create, change, move or delete a file, and never run builds or installs. Answer with a structured summary naming files, line numbers and the snippets that matter.'),
+  builtin('general-purpose', 'A general-purpose sub-agent: reads, writes and edits code, runs shell commands and tracks its tasks; for work that needs several of these or fits no specialised agent.', ['terminal', 'file_editor', 'task_tracker'],
+    'You are a general-purpose agent working for the agent that delegated to you: read and change code, run commands, and track your steps until the task is done. Finish with a short report: what you did, what changed (files, tests, errors), and what is still open.'),
+];
 
 /** SubAgentInfo, as POST /api/sub-agents answers it. */
 export function subAgentInfo(a: AgentDefinition) {

@@ -27,7 +27,7 @@ export interface GoalStatus {
 
 // The texts the conversation records (OpenHands' FOLLOWUP_PROMPT and RESUME_PROMPT): clients see them in the events.
 export const followupPrompt = (iteration: number, missing: string) =>
-  `The goal is NOT yet complete (audit iteration ${iteration}).\nOutstanding: ${missing}\nInspect the real current state of the workspace (do not rely on memory). For each remaining requirement, make concrete progress and gather authoritative evidence by running the relevant tests/commands. Keep the full objective intact and finish only once every requirement is provably satisfied.`;
+  `The goal is NOT yet complete (audit iteration ${iteration}).\nOutstanding: ${missing}\n\nInspect the real current state of the workspace (do not rely on memory). For each remaining requirement, make concrete progress and gather authoritative evidence by running the relevant tests/commands. Keep the full objective intact and finish only once every requirement is provably satisfied.`;
 export const RESUME_PROMPT =
   'Resuming a goal that was paused or interrupted. Re-check the real current state of the workspace (do not rely on memory) and continue making concrete, verified progress toward the original objective. Finish only once every requirement is provably satisfied.';
 

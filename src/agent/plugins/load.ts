@@ -116,7 +116,7 @@ export function pluginAgent(def: AgentDefinition): PluginAgent {
   return {
     name: def.name,
     description: def.description || null,
-    source: def.source,
+    source: def.source ?? `builtin:${def.name}`,
     prompt: def.systemPrompt,
     tools: def.tools,
     maxIterations: def.maxIterations,

@@ -7,7 +7,7 @@ export const SubAgentsRequest = Type.Object({
   load_user: Type.Optional(Type.Boolean({ default: true })),
   /** <project_dir>/.agents/agents and <project_dir>/.openhands/agents. */
   load_project: Type.Optional(Type.Boolean({ default: true })),
-  /** Built-in agents: this agent server ships none, so none are listed. */
+  /** Built-in agents (bash-runner, code-explorer, general-purpose). */
   load_builtin: Type.Optional(Type.Boolean({ default: true })),
   /** Relative: inside the server's workspace. */
   project_dir: Nullable(Type.String()),
