@@ -104,16 +104,22 @@ describe('/goal loops', () => {
     expect((await userTexts(id)).at(-1)).toBe(RESUME_PROMPT);
   }, 30_000);
 
-  it("a user's own message supersedes the loop (interrupted); an unreadable verdict counts as not done", async () => {
+  it("a user's own message supersedes the loop (interrupted), even while the judge is out; an unreadable verdict counts as not done", async () => {
     const id = await conversation();
-    ctx.llm.push(finish('a'), { content: 'looks good to me' }, finish('b'));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    ctx.llm.push(finish('a'), { content: 'looks good to me' }, finish('b'), async () => {
+      await gate;
+      return verdict({ score: 1, complete: true, missing: '' });
+    }, finish('c'));
     await ctx.s.api(`/api/conversations/${id}/goal`, { method: 'POST', body: { objective: 'tidy up', max_iterations: 5 } });
-    await eventually(async () => (await goals(id)).length === 2, 15_000);
+    await eventually(() => ctx.llm.requests.length === 4, 15_000);
     expect((await goals(id))[1]).toMatchObject({ status: 'running', iteration: 1, verdict: { score: 0, complete: false, missing: 'Judge verdict could not be parsed.' } });
-    await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
-    ctx.llm.push(finish('c'));
     await ctx.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('never mind', true) });
-    await settled(id, 'interrupted');
+    expect((await goals(id)).at(-1)).toMatchObject({ active: false, status: 'interrupted', iteration: 1 });
+    release();
     await eventually(async () => ctx.llm.remaining() === 0 && (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+    // The judge's late verdict changed nothing.
+    expect((await goals(id)).map((g) => g.status)).toEqual(['running', 'running', 'interrupted']);
   }, 30_000);
 });
