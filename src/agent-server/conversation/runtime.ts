@@ -24,6 +24,10 @@ import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
 import { activeBranch, ROOT_PARENT_ID } from './tree.ts';
 import { GoalLoop, lastGoalStatus, type GoalStatus } from './goal.ts';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '../../agent/plugins/index.ts';
+import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -87,6 +91,8 @@ export class ConversationRuntime implements AgentHost {
   #leaf: string | null | undefined;
   /** Activated and invoked skills, loaded from the events at the first info(). */
   #skills: SkillState | undefined;
+  /** load_plugin during a run: the agent is replaced (and loads its plugins again) once the run ends. */
+  #reloadAgent = false;
   /** The /goal loop going on, if any. */
   #goal: GoalLoop | undefined;
   /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
@@ -514,6 +520,41 @@ export class ConversationRuntime implements AgentHost {
     return (this.#cache ??= this.#ctx.events.all(this.conversationId));
   }
 
+  /**
+   * POST /load_plugin (OpenHands load_plugin): the plugin `ref` names in the conversation's registered
+   * marketplaces is fetched and checked now (404 unknown, 400 unusable), then added to the stored
+   * request's `plugins`, so that it is loaded as the start request's plugins are: by the agent, which
+   * is replaced now (after the run, when one goes on) and loads them all in the background; a restart
+   * loads it again. Its skills, hooks, MCP servers and agents apply from the next run on; the
+   * replaced agent's shell session is closed with it.
+   */
+  async loadPlugin(ref: string): Promise<void> {
+    if (this.#closing) throw new Conflict('The conversation is closing');
+    const registrations = this.#row.request.agent?.agent_context?.registered_marketplaces ?? [];
+    const cacheDir = join(tmpdir(), `agentyard-load-plugin-${randomBytes(6).toString('hex')}`);
+    let source;
+    try {
+      source = await resolvePluginRef(ref, registrations, { baseDir: this.workspaceDir });
+      loadPluginDir((await fetchPlugin(source, { cacheDir, baseDir: this.workspaceDir })).dir);
+    } catch (err) {
+      if (err instanceof PluginRefError) throw err.notFound ? new NotFound(err.message) : new BadRequest(err.message);
+      if (err instanceof PluginFetchError || err instanceof PluginLoadError) throw new BadRequest(err.message);
+      throw err;
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+    this.#update({ request: { ...this.#row.request, plugins: [...(this.#row.request.plugins ?? []), source] } });
+    if (this.#run) this.#reloadAgent = true;
+    else this.#replaceAgent();
+  }
+
+  #replaceAgent(): void {
+    const old = this.#agent;
+    this.#agent = undefined;
+    old?.close().catch((err: unknown) => this.#ctx.log.warn({ err, conversationId: this.conversationId }, 'agent close failed'));
+    this.prepareAgent();
+  }
+
   /** Starts the agent in the background. Conflict (409) while a run is alive. */
   run(): void {
     if (this.#run || this.#closing) throw new Conflict(ALREADY_RUNNING);
@@ -630,6 +671,10 @@ export class ConversationRuntime implements AgentHost {
   #afterRun(): void {
     this.#run = undefined;
     if (this.#deleted) return;
+    if (this.#reloadAgent && !this.#closing) {
+      this.#reloadAgent = false;
+      this.#replaceAgent();
+    }
     // The model client ends every wait it started; this only guards against a run that ended mid-wait some other way.
     this.rateLimited(null);
     // OpenHands clients treat the post-run snapshot as the authoritative end of a run.

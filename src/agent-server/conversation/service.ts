@@ -133,6 +133,9 @@ export class ConversationService {
     if (!req.agent) throw new NotImplemented('agent_settings and agent_profile_id are not supported by this agent server; send `agent`');
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
+    if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {
+      throw new NotImplemented("registered_marketplaces auto_load is not implemented by this agent server; name the plugins in `plugins`, or load them with POST /api/conversations/{id}/load_plugin");
+    }
     requireBuiltAnalyzer(req.security_analyzer);
 
     const secrets = secretValues(req.secrets ?? {});

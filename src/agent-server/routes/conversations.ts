@@ -1,7 +1,7 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
 import { observabilityHeaders, withObservabilityHeaders } from '../http/observability.ts';
-import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, StartChildConversationRequest, StartGoalRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, StartChildConversationRequest, StartGoalRequest, LoadPluginRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
@@ -163,6 +163,12 @@ export function conversationRoutes(service: ConversationService): Router {
     } finally {
       slot.release();
     }
+    ctx.body = { success: true };
+  });
+
+  // A plugin of the conversation's registered marketplaces, loaded after start.
+  router.post('/:conversation_id/load_plugin', validate({ body: LoadPluginRequest }), async (ctx) => {
+    await service.get(ctx.params['conversation_id']!).loadPlugin((ctx.state['body'] as LoadPluginRequest).plugin_ref);
     ctx.body = { success: true };
   });
 

@@ -10,7 +10,6 @@ type Method = 'get' | 'post' | 'all';
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
-  ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
   ['get', '/conversations/:conversation_id/workspace{/*file_path}', 'Serving the conversation workspace as static files (use /api/file/download)'],
   ['get', '/file/archive', 'Workspace archives'],
   ['all', '/vscode{/*rest}', 'VS Code in the sandbox'],

@@ -1,5 +1,5 @@
-// Child conversations and /goal loops (OpenHands 1.58): request and response bodies of
-// POST /api/conversations/{id}/children and /goal (navigate's body is in conversation.ts).
+// Child conversations, /goal loops, plugins loaded after start (OpenHands 1.58): request and response
+// bodies of POST /api/conversations/{id}/children, /goal and /load_plugin (navigate's body is in conversation.ts).
 import Type, { type Static } from 'typebox';
 import { Nullable } from '../events/common.ts';
 
@@ -23,6 +23,13 @@ export const StartChildConversationResponse = Type.Object({
   isolation: Nullable(Type.Union([Type.Literal('worktree'), Type.Literal('shared')])),
 });
 export type StartChildConversationResponse = Static<typeof StartChildConversationResponse>;
+
+/** `POST /api/conversations/{id}/load_plugin`: a plugin of the conversation's registered marketplaces. */
+export const LoadPluginRequest = Type.Object({
+  /** `plugin-name` or `plugin-name@marketplace-name`. */
+  plugin_ref: Type.String(),
+});
+export type LoadPluginRequest = Static<typeof LoadPluginRequest>;
 
 /** `POST /api/conversations/{id}/goal`: a /goal loop in this conversation. */
 export const StartGoalRequest = Type.Object({
