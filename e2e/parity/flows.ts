@@ -513,6 +513,35 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
+  /** load_plugin: a plugin of a registered marketplace (a local git repository); the refusals. */
+  async load_plugin(s) {
+    const repo = mkdtempSync(join(dirname(s.workDir), 'marketplace-'));
+    const put = (path: string, body: string) => (mkdirSync(dirname(join(repo, path)), { recursive: true }), writeFileSync(join(repo, path), body));
+    put('.plugin/marketplace.json', JSON.stringify({ name: 'acme', owner: { name: 'Acme' }, plugins: [{ name: 'house-rules', source: './plugins/house-rules' }] }));
+    put('plugins/house-rules/.plugin/plugin.json', JSON.stringify({ name: 'house-rules', version: '1.0.0', description: 'House rules' }));
+    put('plugins/house-rules/skills/house-style/SKILL.md', '---\nname: house-style\ndescription: The house style\n---\nIndent with tabs.\n');
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Parity', '-c', 'user.email=parity@example.com', ...args], { cwd: repo, stdio: 'ignore' });
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('commit', '-q', '-m', 'marketplace');
+    const body = startBody(s);
+    (body['agent'] as Record<string, unknown>)['agent_context'] = { registered_marketplaces: [{ name: 'acme', source: repo }] };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+    const call = async (b: unknown) => {
+      const r = await s.api(`/api/conversations/${id}/load_plugin`, { method: 'POST', body: b });
+      return [r.status, typeof r.body?.detail === 'string' ? r.body.detail : locs(r.body)];
+    };
+    return {
+      loaded: await call({ plugin_ref: 'house-rules@acme' }),
+      unknown_plugin: await call({ plugin_ref: 'nothing@acme' }),
+      unknown_anywhere: await call({ plugin_ref: 'nothing' }),
+      unknown_marketplace: await call({ plugin_ref: 'house-rules@other' }),
+      bad_ref: await call({ plugin_ref: '@acme' }),
+      no_ref: await call({}),
+      unknown_conversation: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/load_plugin', { method: 'POST', body: { plugin_ref: 'x' } })).status,
+    };
+  },
+
   /** POST /api/sub-agents: the project's agent definitions (built-ins compared apart). */
   async sub_agents(s) {
     const wd = mkdtempSync(join(s.workDir, 'agents-'));
