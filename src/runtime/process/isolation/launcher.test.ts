@@ -3,7 +3,8 @@
 // and the pure parts (settings, uid allocation, cgroup layouts on a stand-in cgroup tree).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,7 +14,8 @@ import { BubblewrapLauncher, createSandboxLauncher, freeLoopbackPort, PlainLaunc
 import { cgroupMounts, Limits, ownCgroups } from './limits.ts';
 import { blockedAddresses, METADATA_ADDRESSES } from './network.ts';
 import { DEFAULT_LIMITS, loadIsolationSettings } from './settings.ts';
-import { addHostAddress } from '../../../testing/host-address.ts';
+import { addHostAddress, addHostTargets } from '../../../testing/host-address.ts';
+import { hostGuardTable } from './host-guard.ts';
 
 const hasBwrap = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'bwrap')));
 const hasPasta = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'pasta')));
@@ -274,7 +276,8 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     const anyPort = (anySrv.address() as AddressInfo).port;
     try {
       const report = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: String(local) }));
-      expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: outbound NAT without the host's own addresses; of the host's loopback only the API and port ${local} reachable; pasta runs as a user of its own)`);
+      const table = hostGuardTable(loadIsolationSettings({}).uidRange);
+      expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: outbound NAT without the host's own addresses, also those it gains later and IPv6 link-local ones, nor the cloud metadata addresses (nftables table inet ${table}); of the host's loopback only the API and port ${local} reachable; pasta runs as a user of its own)`);
       expect(report.launcher.ownNetwork).toBe(true);
       const api = await listen('api');
       const other = await listen('host-only'); // an unauthenticated service on the host's loopback
@@ -349,6 +352,67 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     }
   });
 
+  it('refuses addresses the host gains after the sandbox started, its IPv6 addresses and link-local ones; DNS and the API port still work', async () => {
+    // A service of the host on every address, IPv4 and IPv6 (:: takes both).
+    const anySrv = createServer((_req, res) => res.end('host-any'));
+    servers.push(anySrv);
+    await new Promise<void>((r) => anySrv.listen(0, '::', r));
+    const anyPort = (anySrv.address() as AddressInfo).port;
+    const settings = loadIsolationSettings({});
+    const report = await createSandboxLauncher(dataDir, settings);
+    expect(report.summary).toContain(`outbound NAT without the host's own addresses, also those it gains later and IPv6 link-local ones, nor the cloud metadata addresses (nftables table inet ${hostGuardTable(settings.uidRange)})`);
+    const api = await listen('api');
+    const dir = join(dataDir, 'sandboxes', 'later');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // The sandbox waits for a file the host writes into its workspace once it has gained the addresses.
+    const nameserver = /^nameserver\s+(\S+)/m.exec(readFileSync('/etc/resolv.conf', 'utf8'))?.[1];
+    const inside = `
+      const fs = await import('node:fs'); const net = await import('node:net'); const dgram = await import('node:dgram');
+      console.log('WAITING');
+      while (!fs.existsSync('go')) await new Promise((r) => setTimeout(r, 20));
+      const targets = JSON.parse(fs.readFileSync('go', 'utf8'));
+      const tcp = (host, port) => new Promise((r) => { const s = net.connect({ host, port, timeout: 3000 }, () => s.write('GET / HTTP/1.0\\r\\n\\r\\n')); let got = ''; s.on('data', (d) => (got += d)); s.on('end', () => r('GOT ' + got.split('\\r\\n\\r\\n')[1])); s.on('timeout', () => { r('ERR timeout'); s.destroy(); }); s.on('error', (e) => r('ERR ' + e.code)); });
+      const out = { api: await tcp('127.0.0.1', ${api}) };
+      for (const t of targets) out[t.label] = await tcp(t.host, ${anyPort});
+      // A DNS query to the host's resolver (not one of its addresses): the NAT still carries UDP out.
+      if (${JSON.stringify(nameserver ?? '')}) out.dns = await new Promise((r) => { const s = dgram.createSocket(${JSON.stringify(nameserver?.includes(':') ? 'udp6' : 'udp4')}); const q = Buffer.from('123401000001000000000000076578616d706c6503636f6d0000010001', 'hex'); const t = setTimeout(() => { r('ERR timeout'); s.close(); }, 3000); s.on('message', (m) => { clearTimeout(t); r(m.readUInt16BE(0) === 0x1234 ? 'ANSWER' : 'ERR other'); s.close(); }); s.send(q, 53, ${JSON.stringify(nameserver ?? '')}); });
+      console.log(JSON.stringify(out));
+    `;
+    const launch = report.launcher.prepare({ name: 'later', dir, argv: [process.execPath, '--input-type=module', '-e', inside], env: { PATH: '/usr/bin:/bin' }, net: { port: await freeLoopbackPort(), hostPorts: [api] } });
+    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const gained = { targets: [] as { host: string; label: string }[], skipped: [] as string[], remove: () => {} };
+    try {
+      await eventually(() => stdout.includes('WAITING') || child.exitCode !== null, 30_000);
+      expect(stdout, stderr).toContain('WAITING');
+      Object.assign(gained, addHostTargets());
+      expect(gained.targets.length, gained.skipped.join('; ')).toBeGreaterThan(0);
+      if (gained.skipped.length > 0) console.warn(`launcher test: ${gained.skipped.join('; ')}`);
+      writeFileSync(join(dir, 'workspace', 'go'), JSON.stringify(gained.targets));
+      await eventually(() => stdout.includes('{') || child.exitCode !== null, 60_000);
+      const seen = JSON.parse(stdout.split('\n').find((l) => l.startsWith('{'))!) as Record<string, string>;
+      expect(seen.api, stderr).toBe('GOT api');
+      for (const t of gained.targets) {
+        expect(seen[t.label], `${t.label} ${t.host}`).toMatch(/^ERR /);
+        // The host itself reaches its listener there: the address is live, it is the sandbox that is refused.
+        expect(await connectText(t.host, anyPort), `${t.label} ${t.host} from the host`).toContain('host-any');
+      }
+      if (nameserver && !blockedAddresses().some((a) => a.startsWith(`${nameserver}/`)) && (await dnsAnswers(nameserver))) expect(seen.dns).toBe('ANSWER');
+    } finally {
+      gained.remove();
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await eventually(() => child.exitCode !== null || child.signalCode !== null, 5_000);
+    await report.launcher.release(dir);
+  });
+
   it('where the host refuses pasta a user namespace, pasta runs as root and the host\'s addresses are still blocked', async () => {
     const alias = addHostAddress();
     const anySrv = createServer((_req, res) => res.end('host-any'));
@@ -394,6 +458,28 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     expect(blockedAddresses(v4only)).toEqual(['10.0.0.5/32', ...METADATA_ADDRESSES.filter((m) => !m.includes(':'))]);
   });
 });
+
+/** What a TCP listener sends on connect, from the host ('ERR …' if it cannot connect). */
+function connectText(host: string, port: number): Promise<string> {
+  return new Promise((r) => {
+    const s = connect({ host, port, timeout: 3000 }, () => s.write('GET / HTTP/1.0\r\n\r\n'));
+    let got = '';
+    s.on('data', (d: Buffer) => (got += d.toString()));
+    s.on('end', () => r(got));
+    s.on('timeout', () => (r('ERR timeout'), s.destroy()));
+    s.on('error', (e: NodeJS.ErrnoException) => r(`ERR ${e.code}`));
+  });
+}
+
+/** Whether a DNS server answers this host at all (the control for the sandbox's query). */
+function dnsAnswers(server: string): Promise<boolean> {
+  return new Promise((r) => {
+    const s = createSocket(server.includes(':') ? 'udp6' : 'udp4');
+    const t = setTimeout(() => (r(false), s.close()), 3000);
+    s.on('message', () => (clearTimeout(t), r(true), s.close()));
+    s.send(Buffer.from('123401000001000000000000076578616d706c6503636f6d0000010001', 'hex'), 53, server);
+  });
+}
 
 async function eventually(ok: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;

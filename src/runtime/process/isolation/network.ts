@@ -14,6 +14,9 @@
 //    otherwise connect from the host to the host's own addresses, so a service listening on
 //    0.0.0.0 or on eth0 would be reachable from a sandbox. This pasta has no option that refuses
 //    such destinations (`pasta --help`: only --no-map-gw, which covers the gateway address).
+//    The routes are a snapshot and cannot stop scoped link-local connections (fe80::…%eth0):
+//    host-guard.ts's nftables rule is what holds over time; these stay for where it cannot run
+//    (pasta as root, no nft) and as a second layer.
 // 3. pasta: outbound NAT (git clone, npm install), the host's 127.0.0.1:<agent server port>
 //    forwarded in (so `up` reaches the agent server at the same URL) and only the API's loopback
 //    port(s) out to the host's loopback (event sink, model gateway); --no-map-gw keeps the gateway
