@@ -287,6 +287,7 @@ function statuses(text: string): Record<string, number> {
       const anyPort = (anyService.address() as AddressInfo).port;
       if (gained.skipped.length > 0) console.warn(`isolation e2e: ${gained.skipped.join('; ')}`);
       expect(gained.targets.length, gained.skipped.join('; ')).toBeGreaterThan(0);
+      // A refused connection only times out here (pasta does not pass the reset on to the sandbox).
       const tries = Object.fromEntries(gained.targets.map((t) => [t.label, `timeout 5 bash -c 'exec 3<>/dev/tcp/${t.host}/${anyPort}'`]));
       // The normal outbound path to an address that is not the host's: a DNS query to the host's resolver through pasta's NAT.
       const nameserver = /^nameserver\s+(\d+\.\d+\.\d+\.\d+)\s*$/m.exec(readFileSync('/etc/resolv.conf', 'utf8'))?.[1];

@@ -373,7 +373,8 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
       const targets = JSON.parse(fs.readFileSync('go', 'utf8'));
       const tcp = (host, port) => new Promise((r) => { const s = net.connect({ host, port, timeout: 3000 }, () => s.write('GET / HTTP/1.0\\r\\n\\r\\n')); let got = ''; s.on('data', (d) => (got += d)); s.on('end', () => r('GOT ' + got.split('\\r\\n\\r\\n')[1])); s.on('timeout', () => { r('ERR timeout'); s.destroy(); }); s.on('error', (e) => r('ERR ' + e.code)); });
       const out = { api: await tcp('127.0.0.1', ${api}) };
-      for (const t of targets) out[t.label] = await tcp(t.host, ${anyPort});
+      // At once: a refused connection only times out (pasta does not pass the reset on to the sandbox).
+      await Promise.all(targets.map(async (t) => (out[t.label] = await tcp(t.host, ${anyPort}))));
       // A DNS query to the host's resolver (not one of its addresses): the NAT still carries UDP out.
       if (${JSON.stringify(nameserver ?? '')}) out.dns = await new Promise((r) => { const s = dgram.createSocket(${JSON.stringify(nameserver?.includes(':') ? 'udp6' : 'udp4')}); const q = Buffer.from('123401000001000000000000076578616d706c6503636f6d0000010001', 'hex'); const t = setTimeout(() => { r('ERR timeout'); s.close(); }, 3000); s.on('message', (m) => { clearTimeout(t); r(m.readUInt16BE(0) === 0x1234 ? 'ANSWER' : 'ERR other'); s.close(); }); s.send(q, 53, ${JSON.stringify(nameserver ?? '')}); });
       console.log(JSON.stringify(out));
@@ -411,6 +412,25 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     }
     await eventually(() => child.exitCode !== null || child.signalCode !== null, 5_000);
     await report.launcher.release(dir);
+  });
+
+  it('without nft: only the routes, and the start-up line says what stays reachable', async () => {
+    // A PATH with every tool the launcher looks for but nft.
+    const bin = mkdtempSync(join(tmpdir(), 'launcher-bin-'));
+    const path = process.env.PATH;
+    try {
+      for (const tool of ['bwrap', 'setpriv', 'sh', 'prlimit', 'pasta', 'unshare', 'nsenter', 'umount', 'mount', 'ip', 'sleep', 'cp', 'chown']) {
+        const found = (path ?? '').split(':').map((d) => join(d, tool)).find((p) => existsSync(p));
+        if (found) symlinkSync(found, join(bin, tool));
+      }
+      process.env.PATH = bin;
+      const r = await createSandboxLauncher(dataDir, loadIsolationSettings({}));
+      expect(r.launcher.ownNetwork, r.summary).toBe(true);
+      expect(r.summary).toContain("pasta: outbound NAT without the host's addresses it had when each sandbox started; NOT isolated: addresses it gains later and its IPv6 link-local ones (nft, from nftables, is not installed)");
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it('where the host refuses pasta a user namespace, pasta runs as root and the host\'s addresses are still blocked', async () => {
