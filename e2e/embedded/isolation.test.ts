@@ -276,6 +276,12 @@ function statuses(text: string): Record<string, number> {
   it("addresses the host gains while bob's sandbox runs and the host's IPv6 addresses (global, link-local) stay out of its reach; its agent still reaches the model through the gateway, and DNS goes out", async (ctx) => {
     const out = svc.output.join('\n');
     if (!bobNet) ctx.skip(); // the network test found no network of its own (it says why)
+    if (out.includes('NOT isolated: addresses it gains later')) {
+      // Without nft (or with pasta as root) only the routes' snapshot remains, and the service says so.
+      expect(out).toMatch(/NOT isolated: addresses it gains later and its IPv6 link-local ones \((nft, from nftables, is not installed|pasta runs as root|nft refused)/);
+      console.warn('isolation e2e: the host guard is not available here; what stays open is only said at start-up');
+      ctx.skip();
+    }
     // The start-up line names the rule that holds over time, not only the routes' snapshot.
     expect(out).toContain("outbound NAT without the host's own addresses, also those it gains later and IPv6 link-local ones, nor the cloud metadata addresses (nftables table inet agentyard_sandboxes_");
     // A service of the host on every address, IPv4 and IPv6 (:: takes both).
