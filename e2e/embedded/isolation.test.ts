@@ -300,7 +300,8 @@ function statuses(text: string): Record<string, number> {
       const hostOwn = Object.values(networkInterfaces()).flat().some((a) => a?.address === nameserver);
       const query = '123401000001000000000000076578616d706c6503636f6d0000010001';
       const dns = nameserver && !hostOwn && !nameserver.startsWith('127.') ? `${process.execPath} -e "const s = require('dgram').createSocket('udp4'); setTimeout(() => process.exit(1), 3000); s.on('message', () => process.exit(0)); s.send(Buffer.from('${query}', 'hex'), 53, '${nameserver}')"; echo "DNS=$?"` : '';
-      const script = `${attacks(tries)}\ntimeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${new URL(svc.url).port}'; echo "API=$?"\n${dns}`;
+      // At once (each line of attacks() in the background), then the controls.
+      const script = `${attacks(tries).split('\n').map((l) => `{ ${l}; } &`).join('\n')}\nwait\ntimeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${new URL(svc.url).port}'; echo "API=$?"\n${dns}`;
       env.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: script } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'probed again' } }] });
       // A second turn of the running conversation: the model through the gateway, then bob's agent runs the probe.
       const sent = await svc.api<{ success: boolean }>('POST', `/api/v1/app-conversations/${bobNet!.conversation}/send-message`, userMessage('probe again'), bobKey);

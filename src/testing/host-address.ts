@@ -43,7 +43,7 @@ export function addHostTargets(): { targets: HostTarget[]; skipped: string[]; re
   const add = (label: string, address: string, dev: string, host: string, extra: string[] = []) => {
     const res = spawnSync('ip', ['addr', 'add', address, 'dev', dev, ...extra], { encoding: 'utf8' });
     if (res.error || (res.status !== 0 && !/File exists/.test(res.stderr))) return void skipped.push(`${label}: cannot add ${address} (${res.error?.message ?? res.stderr.trim()})`);
-    added.push([address, dev]);
+    if (res.status === 0) added.push([address, dev]); // one that was there already stays
     targets.push({ host, label });
   };
   add('LATER_INET', `198.51.100.${n}/32`, 'lo', `198.51.100.${n}`);

@@ -21,7 +21,7 @@ describe.skipIf(!canNft)('the host guard table (root, nft)', () => {
     const listed = spawnSync(nft!, ['list', 'table', 'inet', hostGuardTable(uids)], { encoding: 'utf8' }).stdout;
     const rules = listed.split('\n').filter((l) => l.includes('reject'));
     expect(rules).toHaveLength(6);
-    for (const r of rules) expect(r).toContain(`meta skuid ${uids.first}-${uids.last}`);
+    for (const r of rules) expect(r).toContain(`meta skgid ${uids.first}-${uids.last}`);
     expect(rules.filter((r) => r.includes('fib daddr type local'))).toHaveLength(4);
     expect(listed).toContain('169.254.169.254');
     expect(listed).toContain('fd00:ec2::254');
@@ -33,7 +33,7 @@ describe('the rule text', () => {
   it('names the range and keeps loopback, which pasta splices the API ports through', () => {
     const text = hostGuardRules({ first: 1000, last: 1999 });
     expect(text).toContain('table inet agentyard_sandboxes_1000_1999 {');
-    expect(text).toContain('meta skuid 1000-1999 fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto tcp reject with tcp reset');
-    expect(text).toContain('meta skuid 1000-1999 fib daddr type local ip6 daddr != ::1 reject with icmpx admin-prohibited');
+    expect(text).toContain('meta skgid 1000-1999 fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto tcp reject with tcp reset');
+    expect(text).toContain('meta skgid 1000-1999 fib daddr type local ip6 daddr != ::1 reject with icmpx admin-prohibited');
   });
 });

@@ -12,11 +12,12 @@
 // right now: nothing to keep in sync, and it holds while `agentyard up` is down (sandboxes outlive it).
 // The cloud metadata addresses are refused here too (and by network.ts's routes).
 //
-// The rule matches sockets by owner: pasta runs as a user of the sandbox uid range (network.ts),
-// so its sockets are that user's. Its loopback connections (the API ports pasta splices through,
-// -T) stay allowed; it makes no others. Where pasta must run as root there is no owner to match,
-// and the start-up line says what stays open. The table is named after the uid range, so a restart
-// (or another installation sharing the range) replaces it rather than adding another.
+// The rule matches sockets by their group: pasta runs with a gid of the sandbox range (network.ts),
+// as a user of its own (uid and gid of the range) or, where the host refuses it a user namespace,
+// as root with only its gid from the range; the service's own sockets (root's group) and every
+// other process's stay untouched. Its loopback connections (the API ports pasta splices through,
+// -T) stay allowed; it makes no others. The table is named after the uid range, so a restart (or
+// another installation sharing the range) replaces it rather than adding another.
 import { spawnSync } from 'node:child_process';
 import { METADATA_ADDRESSES } from './network.ts';
 
@@ -32,7 +33,7 @@ export function hostGuardTable(uids: UidRange): string {
 /** The nft script that (re)creates the table in one transaction. */
 export function hostGuardRules(uids: UidRange): string {
   const table = `inet ${hostGuardTable(uids)}`;
-  const owner = `meta skuid ${uids.first}-${uids.last}`;
+  const owner = `meta skgid ${uids.first}-${uids.last}`;
   const who = `${owner} fib daddr type local`;
   const v4 = METADATA_ADDRESSES.filter((a) => !a.includes(':')).join(', ');
   const v6 = METADATA_ADDRESSES.filter((a) => a.includes(':')).join(', ');

@@ -120,7 +120,8 @@ export class BubblewrapLauncher implements SandboxLauncher {
       identity = { uid: allocateUid(dirname(dir), this.#o.settings.uidRange) };
       writeIdentity(dir, identity);
     }
-    if (this.#o.network?.pastaUser && identity.netUid === undefined) {
+    // pasta's user, or with pasta as root its group: an id of the range that is the sandbox's network's alone.
+    if (this.#o.network && identity.netUid === undefined) {
       identity = { ...identity, netUid: allocateUid(dirname(dir), this.#o.settings.uidRange) };
       writeIdentity(dir, identity);
     }
@@ -165,7 +166,7 @@ export class BubblewrapLauncher implements SandboxLauncher {
     if (!n) return [];
     if (!req.net) throw new Error('a sandbox with a network of its own needs its agent server port chosen before start');
     const hostPorts = [...new Set([...req.net.hostPorts, ...this.#o.settings.hostPorts])];
-    return networkArgs(n.tools, { dir: req.dir, port: req.net.port, hostPorts, pastaUid: n.pastaUser ? netUid : 0, sh: this.#o.tools.sh });
+    return networkArgs(n.tools, { dir: req.dir, port: req.net.port, hostPorts, pastaUid: n.pastaUser ? netUid : 0, pastaGid: netUid, sh: this.#o.tools.sh });
   }
 
   /** passwd and group with the sandbox's user added, so tools that look the user up (git, ssh, whoami) work. */
@@ -302,7 +303,7 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
         launcher = withNet;
         const extra = settings.hostPorts.length > 0 ? ` and port${settings.hostPorts.length > 1 ? 's' : ''} ${settings.hostPorts.join(', ')}` : '';
         const runs = pastaUser ? 'pasta runs as a user of its own' : `pasta runs as root: as a user of its own ${failure}`;
-        const nat = outboundNat(pastaUser, settings.uidRange, netTools.ip !== undefined);
+        const nat = outboundNat(settings.uidRange, netTools.ip !== undefined);
         network = `a network namespace of its own per sandbox (pasta: ${nat}; of the host's loopback only the API${extra} reachable; ${runs})`;
         break;
       }
@@ -318,9 +319,9 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
  * guard (host-guard.ts) where it can: with it every address of the host, whenever gained; without
  * it, the routes' snapshot at each start (ip), and the line names what stays open and why.
  */
-function outboundNat(pastaUser: boolean, uids: IsolationSettings['uidRange'], ip: boolean): string {
+function outboundNat(uids: IsolationSettings['uidRange'], ip: boolean): string {
   const nft = which('nft');
-  const guardFailure = !pastaUser ? 'pasta runs as root, whose connections no rule can tell from the service\'s own' : !nft ? 'nft, from nftables, is not installed' : installHostGuard(nft, uids);
+  const guardFailure = !nft ? 'nft, from nftables, is not installed' : installHostGuard(nft, uids);
   if (!guardFailure) return `outbound NAT without the host's own addresses, also those it gains later and IPv6 link-local ones, nor the cloud metadata addresses (nftables table inet ${hostGuardTable(uids)})`;
   if (!ip) return `outbound NAT, also to the host's own addresses and the cloud metadata addresses (NOT isolated: ${guardFailure}; nor is ip, from iproute2, installed for routes)`;
   return `outbound NAT without the host's addresses it had when each sandbox started; NOT isolated: addresses it gains later and its IPv6 link-local ones (${guardFailure})`;
