@@ -8,8 +8,13 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAgent } from '../../agent/agent.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../../testing/mcp/oauth-server.ts';
-import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
+import { startScriptedLlm } from '../../testing/scripted-llm/server.ts';
+import { eventually, startTestServer, tempDir, userText, type TestServer } from '../test-support.ts';
+import { parseMcpTestRequest } from './probe.ts';
+import { OAuthJobs } from './oauth-jobs.ts';
+import { McpOAuthStore } from './token-store.ts';
 
 const TOOLS = ['echo', 'whoami', 'fail', 'crash'];
 let oauth: OAuthMcpServer;
@@ -132,5 +137,56 @@ describe('MCP OAuth install flow', () => {
     // The job still waits for the real one.
     expect((await a.api(`/api/mcp/oauth/status/${id}`)).body.status).toBe('authorizing');
     expect((await post(callback.href)).body).toMatchObject({ ok: true, status: 'succeeded' });
+  });
+});
+
+describe('a conversation with an oauth2 MCP server', () => {
+  it('uses the tokens authorized through /api/mcp/oauth (refreshed when expired); without them the run ends with MCPConnectionError', async () => {
+    const llm = await startScriptedLlm();
+    try {
+      const sink = new Writable({ write: (chunk, _enc, cb) => ((logText += String(chunk)), cb()) });
+      const a = await startTestServer(dir.path, { createAgent, secretKey: 'k', llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' }, log: pino({ level: 'trace' }, sink) });
+      s = a;
+      const run = async (text: string) => {
+        const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: { llm: { model: 'openai/scripted' }, mcp_config: { mcpServers: { linear: { url: oauth.url, auth: { strategy: 'oauth2' } } } } } };
+        const id = (await a.api('/api/conversations', { method: 'POST', body })).body.id as string;
+        await a.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
+        const status = await eventually(async () => {
+          const st = (await a.api(`/api/conversations/${id}`)).body.execution_status;
+          return st === 'finished' || st === 'error' ? st : undefined;
+        }, 20_000);
+        return { status, items: (await a.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as unknown[] };
+      };
+      const refused = await run('before consent');
+      expect(refused.status).toBe('error');
+      expect(JSON.stringify(refused.items)).toContain('MCPConnectionError');
+
+      await authorize(a);
+      oauth.expireAccessTokens();
+      llm.push({ toolCalls: [{ name: 'echo', arguments: { text: 'hi' } }] }, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+      const ok = await run('use linear');
+      expect(ok.status).toBe('finished');
+      expect(JSON.stringify(ok.items)).toContain('echo: hi');
+      expect(oauth.grants).toEqual(['authorization_code', 'refresh_token']);
+      expectNoToken(refused.items, ok.items);
+    } finally {
+      await llm.close();
+    }
+  });
+});
+
+describe('OAuth jobs', () => {
+  it('are forgotten 15 minutes after they started (injected clock)', async () => {
+    let now = 1_000_000;
+    const jobs = new OAuthJobs({ store: new McpOAuthStore(), cwd: dir.path, now: () => now, callbackTimeoutMs: 2000 });
+    const job = jobs.start(parseMcpTestRequest({ server: server() }));
+    await job.authorizationReady;
+    expect(job.status).toBe('authorizing');
+    now += 15 * 60_000;
+    expect(jobs.get(job.id)).toBe(job);
+    now += 1;
+    expect(jobs.get(job.id)).toBeUndefined();
+    await job.done;
+    expect(job.result).toMatchObject({ ok: false, error_kind: 'timeout' });
   });
 });

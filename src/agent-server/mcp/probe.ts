@@ -8,8 +8,8 @@
 // session key or the model key).
 import { Invalid } from '../../api/errors.ts';
 import { parseBody } from '../../api/agent-server/index.ts';
-import { McpTestRequest, type McpAuthCredential, type McpErrorKind, type McpTestResponse, type McpToolCallResult } from '../../api/agent-server/mcp.ts';
-import { McpConnection, type McpServerConfig } from '../../agent/mcp/index.ts';
+import { McpTestRequest, type McpErrorKind, type McpTestResponse, type McpToolCallResult } from '../../api/agent-server/mcp.ts';
+import { authHeaders, McpConnection, type McpServerConfig } from '../../agent/mcp/index.ts';
 import { McpAuthorizationRequired, type StoreOAuthProvider } from './oauth-provider.ts';
 
 /**
@@ -36,22 +36,6 @@ export function parseMcpTestRequest(body: unknown): McpTestRequest {
     throw new Invalid([{ loc: ['body', 'server', server.type], msg: "Value error, 'auth' cannot be combined with an explicit top-level 'Authorization' header; use auth.strategy='header' instead.", type: 'value_error' }]);
   }
   return req;
-}
-
-/** Headers an `auth` credential adds (OpenHands MCPAuthCredential.to_http_headers); oauth2 goes through the OAuth provider. */
-function authHeaders(auth: McpAuthCredential | null | undefined): Record<string, string> {
-  switch (auth?.strategy) {
-    case 'api_key':
-      return auth.value ? { [auth.header_name || 'Authorization']: auth.header_name ? auth.value : `Bearer ${auth.value}` } : {};
-    case 'bearer':
-      return auth.value ? { Authorization: `Bearer ${auth.value}` } : {};
-    case 'basic':
-      return auth.password != null ? { Authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : {};
-    case 'header':
-      return { ...auth.headers };
-    default:
-      return {};
-  }
 }
 
 export function serverConfig(req: McpTestRequest): McpServerConfig {
