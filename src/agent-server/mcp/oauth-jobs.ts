@@ -4,7 +4,6 @@
 // to; it then exchanges the code (PKCE), stores the tokens (token-store.ts), and probes again with
 // them. Jobs live in memory for 15 minutes, as OpenHands keeps them.
 import { randomUUID } from 'node:crypto';
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from '../../api/agent-server/mcp.ts';
 import { createLogger, type Logger } from '../../util/log.ts';
 import { StoreOAuthProvider } from './oauth-provider.ts';
@@ -131,6 +130,8 @@ export class OAuthJobs {
     const code = await job.waitForCode(this.#d.callbackTimeoutMs ?? CALLBACK_TIMEOUT_MS);
     if (code === undefined) return job.setResult({ ok: false, error: 'Timed out waiting for the OAuth callback', error_kind: 'timeout' });
     try {
+      // Loaded here, not at start-up: the MCP SDK stays out of an agent server that never uses it.
+      const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
       await auth(provider, { serverUrl: url, authorizationCode: code });
     } catch (err) {
       return job.setResult({ ok: false, error: `The authorization code could not be exchanged for tokens: ${err instanceof Error ? err.message : String(err)}`, error_kind: 'connection' });
