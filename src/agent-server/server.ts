@@ -22,6 +22,7 @@ import { SecretSealer } from './secrets.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
+import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
@@ -128,7 +129,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (!pusher) for (const id of conversations.deletedIds()) purge(id);
 
   if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
-  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets are kept in memory only and are forgotten on restart');
+  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets and settings secrets are kept in memory only and are forgotten on restart');
 
   service = new ConversationService({
     ctx: {
@@ -160,6 +161,9 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
 
   const minFree = opts.tuning?.minFreeDiskBytes ?? minFreeDiskBytes(process.env);
   const keys = new SessionKeys(opts.sessionKeys);
+  const settingsSecrets = new SettingsSecretStore(db, opts.secretKey ? new SecretSealer(opts.secretKey) : undefined, log.child({ part: 'settings' }));
+  // X-Init-API-Key is the secret key, or (as OpenHands falls back) a session key.
+  let initKeys = opts.secretKey ? new SessionKeys([opts.secretKey]) : keys;
   const bashStore = new BashEventStore(db);
   const conversationService = service;
   const bash = new BashService({
@@ -182,6 +186,16 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
+    settings: {
+      secrets: settingsSecrets,
+      workspaces: new WorkspacesStore(db),
+      initKeys: () => initKeys,
+      onHandOver: (req) => {
+        if (!req.secret_key) return;
+        settingsSecrets.setSealer(new SecretSealer(req.secret_key));
+        initKeys = new SessionKeys([req.secret_key]);
+      },
+    },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());
