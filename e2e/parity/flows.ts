@@ -474,6 +474,21 @@ export const FLOWS: Record<string, Flow> = {
     return view;
   },
 
+  // The Python SDK's RemoteWorkspace.get_secrets(): stored secrets handed to a conversation as
+  // LookupSecrets of the server's own URL (with the session key); a command naming one gets its value.
+  async settings_secret_lookup(s) {
+    await s.api('/api/settings/secrets', { method: 'PUT', body: { name: 'LOOKED_UP', value: 'looked-up-value-0123' } });
+    s.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'printf %s "$LOOKED_UP" | wc -c' } }] }, finish('Counted.'));
+    const secrets = { LOOKED_UP: { kind: 'LookupSecret', url: `${s.url}/api/settings/secrets/LOOKED_UP`, headers: { 'X-Session-API-Key': KEY } } };
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { secrets }) });
+    const id = r.body.id;
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Count it.', true) });
+    const end = await settled(s, id);
+    const obs = (await events(s, id)).find((e) => e.kind === 'ObservationEvent');
+    await s.api('/api/settings/secrets/LOOKED_UP', { method: 'DELETE' });
+    return { start: r.status, end, output: obs?.observation?.content?.[0]?.text?.trim().split('\n')[0] };
+  },
+
   // The GUI's saved workspaces (/api/workspaces).
   async workspaces(s) {
     const r = async (path: string, method = 'GET', body?: unknown) => {

@@ -19,6 +19,7 @@ import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
 import { SessionKeys } from './http/auth.ts';
 import { SecretSealer } from './secrets.ts';
+import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
@@ -131,7 +132,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
   if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets and settings secrets are kept in memory only and are forgotten on restart');
 
+  const keys = new SessionKeys(opts.sessionKeys);
+  const settingsSecrets = new SettingsSecretStore(db, opts.secretKey ? new SecretSealer(opts.secretKey) : undefined, log.child({ part: 'settings' }));
   service = new ConversationService({
+    lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
       events,
       conversations,
@@ -160,8 +164,6 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   let phase: 'restoring' | 'serving' | 'closing' = 'restoring';
 
   const minFree = opts.tuning?.minFreeDiskBytes ?? minFreeDiskBytes(process.env);
-  const keys = new SessionKeys(opts.sessionKeys);
-  const settingsSecrets = new SettingsSecretStore(db, opts.secretKey ? new SecretSealer(opts.secretKey) : undefined, log.child({ part: 'settings' }));
   // X-Init-API-Key is the secret key, or (as OpenHands falls back) a session key.
   let initKeys = opts.secretKey ? new SessionKeys([opts.secretKey]) : keys;
   const bashStore = new BashEventStore(db);
