@@ -24,6 +24,7 @@ import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
 import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
@@ -134,6 +135,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
 
   const keys = new SessionKeys(opts.sessionKeys);
   const settingsSecrets = new SettingsSecretStore(db, opts.secretKey ? new SecretSealer(opts.secretKey) : undefined, log.child({ part: 'settings' }));
+  const providerConnections = new ProviderConnectionStore(db, opts.secretKey ? new SecretSealer(opts.secretKey) : undefined, log.child({ part: 'settings' }));
   service = new ConversationService({
     lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
@@ -191,10 +193,12 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     settings: {
       secrets: settingsSecrets,
       workspaces: new WorkspacesStore(db),
+      providerConnections,
       initKeys: () => initKeys,
       onHandOver: (req) => {
         if (!req.secret_key) return;
         settingsSecrets.setSealer(new SecretSealer(req.secret_key));
+        providerConnections.setSealer(new SecretSealer(req.secret_key));
         initKeys = new SessionKeys([req.secret_key]);
       },
     },

@@ -197,3 +197,61 @@ describe('/api/init', () => {
     expect((await fetch(`${s.url}/api/init`, { method: 'POST', headers: { 'x-init-api-key': 'nope' } })).status).toBe(401);
   });
 });
+
+describe('/api/llm/provider-connections', () => {
+  it('stores connections with a write-only key, changes the fields given, deletes; keeps them (key sealed) over a restart', async () => {
+    let s = await start('a-secret-key-of-some-length');
+    const created = await s.api('/api/llm/provider-connections', { method: 'POST', body: { display_name: 'Open', api_key: 'sk-conn-secret', base_url: 'http://models.local' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ display_name: 'Open', provider: 'custom', base_url: 'http://models.local', api_key_set: true });
+    expect(created.body.id).toMatch(/^[0-9a-f]{32}$/);
+    expect(created.body.created_at).toBe(created.body.updated_at);
+    const id = created.body.id;
+    const patched = await s.api(`/api/llm/provider-connections/${id}`, { method: 'PATCH', body: { base_url: null, provider: 'openai', api_key: 'sk-rotated' } });
+    expect(patched.body).toMatchObject({ id, display_name: 'Open', provider: 'openai', base_url: null, api_key_set: true });
+    const list = await s.api('/api/llm/provider-connections');
+    expect(list.body).toEqual([patched.body]);
+    expect(JSON.stringify(list.body)).not.toContain('sk-');
+    const db = new Database(join(dir.path, 'data', 'agent-server.db'), { readonly: true });
+    expect(JSON.stringify(db.prepare('SELECT * FROM provider_connections').all())).not.toContain('sk-rotated');
+    db.close();
+
+    s = await restart(s, 'a-secret-key-of-some-length');
+    expect((await s.api('/api/llm/provider-connections')).body).toEqual([patched.body]);
+    const deleted = await s.api(`/api/llm/provider-connections/${id}`, { method: 'DELETE' });
+    expect(deleted).toEqual({ status: 200, body: { ...patched.body, api_key_set: false } });
+    expect(await s.api(`/api/llm/provider-connections/${id}`, { method: 'DELETE' })).toEqual({ status: 404, body: { detail: `Provider connection '${id}' not found` } });
+    expect((await s.api('/api/llm/provider-connections')).body).toEqual([]);
+  });
+
+  it('without a secret key the key lives in memory: after a restart the connection says api_key_set false', async () => {
+    let s = await start();
+    await s.api('/api/llm/provider-connections', { method: 'POST', body: { display_name: 'Mem', api_key: 'sk-memory-only' } });
+    s = await restart(s);
+    expect((await s.api('/api/llm/provider-connections')).body).toMatchObject([{ display_name: 'Mem', api_key_set: false }]);
+  });
+
+  it('refuses bad input at the field, an empty or clearing PATCH, and an unknown id', async () => {
+    const s = await start('a-secret-key-of-some-length');
+    const locs = async (method: string, path: string, body: unknown) => {
+      const r = await s.api(path, { method, body });
+      return [r.status, Array.isArray(r.body.detail) ? r.body.detail.map((i: { loc: unknown }) => JSON.stringify(i.loc)).sort() : r.body.detail];
+    };
+    const P = '/api/llm/provider-connections';
+    expect(await locs('POST', P, {})).toEqual([422, ['["body","api_key"]', '["body","display_name"]']]);
+    expect(await locs('POST', P, { display_name: '', api_key: 'k', extra: 1 })).toEqual([422, ['["body","display_name"]', '["body","extra"]']]);
+    expect(await locs('POST', P, { display_name: 'x', api_key: '  ' })).toEqual([422, ['["body","api_key"]']]);
+    expect(await locs('POST', P, { display_name: 'x', api_key: '**********' })).toEqual([422, ['["body","api_key"]']]);
+    const id = (await s.api(P, { method: 'POST', body: { display_name: 'x', api_key: 'k' } })).body.id;
+    expect(await locs('PATCH', `${P}/${id}`, {})).toEqual([422, ['["body"]']]);
+    expect(await locs('PATCH', `${P}/${id}`, { display_name: null })).toEqual([422, ['["body"]']]);
+    expect(await locs('PATCH', `${P}/${id}`, { api_key: null })).toEqual([422, ['["body","api_key"]']]);
+    expect(await locs('PATCH', `${P}/nope`, { api_key: 'x' })).toEqual([404, "Provider connection 'nope' not found"]);
+  });
+
+  it('keeps at most 64', async () => {
+    const s = await start();
+    for (let i = 0; i < 64; i++) expect((await s.api('/api/llm/provider-connections', { method: 'POST', body: { display_name: `c${i}`, api_key: 'k' } })).status).toBe(201);
+    expect(await s.api('/api/llm/provider-connections', { method: 'POST', body: { display_name: 'one more', api_key: 'k' } })).toEqual({ status: 409, body: { detail: 'Provider connection limit reached (64). Delete one before adding another.' } });
+  });
+});
