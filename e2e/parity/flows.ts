@@ -489,6 +489,39 @@ export const FLOWS: Record<string, Flow> = {
     return { start: r.status, end, output: obs?.observation?.content?.[0]?.text?.trim().split('\n')[0] };
   },
 
+  // Shared LLM credentials (/api/llm/provider-connections): the key is write-only.
+  async provider_connections(s) {
+    const P = '/api/llm/provider-connections';
+    const shape = (c: any) => (c && typeof c === 'object' && 'id' in c ? { ...c, id: /^[0-9a-f]{32}$/.test(c.id), created_at: typeof c.created_at, updated_at: typeof c.updated_at } : c);
+    const r = async (path: string, method = 'GET', body?: unknown) => {
+      const res = await s.api(path, { method, ...(body !== undefined ? { body } : {}) });
+      const b = res.status === 422 && Array.isArray(res.body.detail) ? res.body.detail.map((i: any) => i.loc).sort() : Array.isArray(res.body) ? res.body.map(shape) : shape(res.body);
+      return [res.status, b];
+    };
+    const created = await s.api(P, { method: 'POST', body: { display_name: 'Parity', api_key: 'sk-parity-conn', base_url: 'http://models.local' } });
+    const id = created.body.id;
+    const detailKind = async (method: string, path: string, body: unknown) => {
+      const res = await s.api(path, { method, body });
+      return [res.status, Array.isArray(res.body.detail) ? res.body.detail.map((i: any) => i.loc) : typeof res.body.detail];
+    };
+    return {
+      created: [created.status, shape(created.body)],
+      list: await r(P),
+      patch: await r(`${P}/${id}`, 'PATCH', { base_url: null, provider: 'openai', api_key: 'sk-rotated' }),
+      patch_name: await r(`${P}/${id}`, 'PATCH', { display_name: 'Renamed' }),
+      missing: await r(P, 'POST', {}),
+      bad: await r(P, 'POST', { display_name: '', api_key: 'k', extra: 1 }),
+      blank_key: await r(P, 'POST', { display_name: 'x', api_key: '  ' }),
+      redacted_key: await r(`${P}/${id}`, 'PATCH', { api_key: '**********' }),
+      null_name: await r(`${P}/${id}`, 'PATCH', { display_name: null }),
+      unknown: await r(`${P}/nope`, 'PATCH', { api_key: 'x' }),
+      refusals: { empty_patch: await detailKind('PATCH', `${P}/${id}`, {}), clear_key: await detailKind('PATCH', `${P}/${id}`, { api_key: null }) },
+      deleted: await r(`${P}/${id}`, 'DELETE'),
+      deleted_again: JSON.stringify(await r(`${P}/${id}`, 'DELETE')).replace(id, '<id>'),
+      left: await r(P),
+    };
+  },
+
   // The GUI's saved workspaces (/api/workspaces).
   async workspaces(s) {
     const r = async (path: string, method = 'GET', body?: unknown) => {
