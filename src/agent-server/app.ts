@@ -24,6 +24,8 @@ import { handOverRoutes } from './routes/hand-over.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { NOT_BUILT_OUTSIDE_API, notImplementedRoutes } from './routes/not-implemented.ts';
+import { McpOAuthStore } from './mcp/token-store.ts';
+import { mcpRoutes, type McpRouteDeps } from './routes/mcp.ts';
 import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
 import { skillRoutes } from './routes/skills.ts';
@@ -60,6 +62,8 @@ export interface AppDeps {
   metrics?: Registry;
   /** True while the server restores its stored conversations: /api answers 503 until they are loaded. */
   restoring?(): boolean;
+  /** /api/mcp: the OAuth token store (and knobs for tests); the workspace is where stdio servers start. */
+  mcp?: Omit<McpRouteDeps, 'cwd'>;
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
@@ -100,7 +104,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log), providerConnectionRoutes(d.settings.providerConnections, d.log), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log), providerConnectionRoutes(d.settings.providerConnections, d.log), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

@@ -30,6 +30,9 @@ import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
 import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { BashSockets } from './ws/bash-socket.ts';
+import { McpOAuthStore } from './mcp/token-store.ts';
+import { StoreOAuthProvider } from './mcp/oauth-provider.ts';
+import type { McpOAuthAuthentication } from '../api/agent-server/mcp.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
 
 export interface AgentServerOptions {
@@ -134,8 +137,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets and settings secrets are kept in memory only and are forgotten on restart');
 
   const keys = new SessionKeys(opts.sessionKeys);
-  const settingsSecrets = new SettingsSecretStore(db, opts.secretKey ? new SecretSealer(opts.secretKey) : undefined, log.child({ part: 'settings' }));
-  const providerConnections = new ProviderConnectionStore(db, opts.secretKey ? new SecretSealer(opts.secretKey) : undefined, log.child({ part: 'settings' }));
+  const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
+  const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
+  const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
+  const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
   service = new ConversationService({
     lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
@@ -145,6 +150,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       createAgent: opts.createAgent,
       log,
       persistenceDir: dataDir,
+      // Conversations only use and refresh stored tokens: consent is given through /api/mcp/oauth.
+      mcpOAuth: (serverUrl, oauth) => new StoreOAuthProvider({ store: mcpOAuthStore, serverUrl, ...(oauth.authentication ? { authentication: oauth.authentication as McpOAuthAuthentication } : {}), ...(oauth.state ? { seed: oauth.state } : {}) }),
       onAppended: (id) => pusher?.notifyEvents(id),
       onChanged: (id) => {
         if (pusher) pusher.notifyConversation(id);
@@ -157,7 +164,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     conversations,
     workspaceDir,
     llmDefaults: opts.llmDefaults,
-    sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
+    sealer,
     transaction: (fn) => db.transaction(fn)(),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
@@ -190,6 +197,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
+    mcp: { store: mcpOAuthStore },
     settings: {
       secrets: settingsSecrets,
       workspaces: new WorkspacesStore(db),

@@ -26,7 +26,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/profiles{/*rest}', 'LLM profiles'],
   ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
   ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
-  ['all', '/mcp{/*rest}', 'MCP server tests and OAuth (give MCP servers in agent.mcp_config)'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
   ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],

@@ -40,13 +40,14 @@ import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, Respo
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
 import { AddWorkspaceParentsRequest, AddWorkspacesRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
+import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
 
 export interface AgentServerRoute {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'settings' | 'openai' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'mcp' | 'settings' | 'openai' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
@@ -128,6 +129,10 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
+  { method: 'post', path: '/api/mcp/test', tag: 'mcp', summary: 'Test an MCP server configuration: connect, list its tools, optionally call one (200 with ok=false when it fails)', body: McpTestRequest, response: McpTestResponse },
+  { method: 'post', path: '/api/mcp/oauth/start', tag: 'mcp', summary: 'Start authorizing an OAuth MCP server: the authorization URL for the browser (tokens stay with this server)', body: McpTestRequest, response: McpOAuthStartResponse },
+  { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
+  { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
 
   { method: 'get', path: '/api/settings/secrets', tag: 'settings', summary: 'Stored secrets, without values (no agent profiles here: agent_profile_id names none, 404)', query: q(['agent_profile_id']), response: SecretsListResponse },
   { method: 'put', path: '/api/settings/secrets', tag: 'settings', summary: 'Create or replace a secret (sealed with the secret key at rest; memory only without one)', body: SecretCreateRequest, response: SecretItemResponse },
