@@ -76,6 +76,10 @@ class SubAgentHost implements AgentHost {
     const parent = this.#parent.llm;
     return this.#model ? { ...parent, model: this.#model } : parent;
   }
+  /** Its MCP servers are the parent's, so are their stored OAuth tokens. */
+  get mcpOAuth() {
+    return this.#parent.mcpOAuth;
+  }
   get secrets() {
     return this.#parent.secrets;
   }

@@ -28,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '../../agent/plugins/index.ts';
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
+import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -36,6 +37,8 @@ export interface RuntimeContext {
   createAgent: CreateAgent;
   log: Logger;
   persistenceDir: string;
+  /** OAuth clients for the conversations' oauth2 MCP servers (the agent server's token store). */
+  mcpOAuth?: McpOAuthProviders;
   /** After every append: the sink pusher's wake-up. */
   onAppended(conversationId: string): void;
   /** After a change of status, title or usage: the sink's conversation update. */
@@ -126,6 +129,10 @@ export class ConversationRuntime implements AgentHost {
 
   get request() {
     return this.#row.request;
+  }
+
+  get mcpOAuth(): McpOAuthProviders | undefined {
+    return this.#ctx.mcpOAuth;
   }
 
   /** `<data dir>/conversations/<id>`: files of this conversation kept outside the workspace (browser recordings); removed with it. */
