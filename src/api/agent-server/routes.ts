@@ -100,7 +100,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/condense`, tag: 'conversations', summary: 'Condense the history now', response: Success },
   { method: 'post', path: `${C}/confirmation_policy`, tag: 'conversations', summary: 'Set the confirmation policy', body: SetConfirmationPolicyRequest, response: Success },
   { method: 'post', path: `${C}/fork`, tag: 'conversations', summary: 'Fork a conversation', query: SKILLS, body: ForkConversationRequest, response: ConversationInfo },
-  { method: 'post', path: `${C}/children`, tag: 'conversations', summary: "Start a child conversation: the parent's configuration, the task as its first message (201)", body: StartChildConversationRequest, response: StartChildConversationResponse },
+  { method: 'post', path: `${C}/children`, tag: 'conversations', summary: "Start a child conversation: the parent's configuration, the task as its first message (201)", body: StartChildConversationRequest, response: StartChildConversationResponse, status: 201 },
   { method: 'post', path: `${C}/goal`, tag: 'conversations', summary: 'Start a /goal loop: the objective runs, a judge audits each run, followups until done or capped (409 while running)', body: StartGoalRequest, response: Success },
   { method: 'post', path: `${C}/goal/stop`, tag: 'conversations', summary: 'Stop the /goal loop (not the run going on); resumable', response: Success },
   { method: 'post', path: `${C}/goal/resume`, tag: 'conversations', summary: 'Resume the last interrupted /goal loop', response: Success },
