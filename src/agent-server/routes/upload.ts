@@ -73,7 +73,8 @@ function absolute(path: unknown, what: string): string {
   return requireAbsolute(path, what);
 }
 
-export function uploadRoutes(): Router {
+/** `legacy: false`: the query form only (a conversation's runtime routes, as in OpenHands 1.58). */
+export function uploadRoutes({ legacy = true } = {}): Router {
   const r = new Router({ prefix: '/file' });
   r.post('/upload', async (ctx) => {
     await receive(ctx, absolute(ctx.query['path'], 'path'));
@@ -81,7 +82,7 @@ export function uploadRoutes(): Router {
   });
   // Older clients put the path in the URL: /api/file/upload//workspace/a.txt (or without the
   // doubled slash: a URL path is rooted either way).
-  r.post('/upload/*path', async (ctx) => {
+  if (legacy) r.post('/upload/*path', async (ctx) => {
     const raw = ctx.params['path'] ?? '';
     await receive(ctx, absolute(raw.startsWith('/') ? raw : `/${raw}`, 'The path'));
     ctx.body = { success: true };
