@@ -45,15 +45,17 @@ async function bindConversation(service: ConversationService, ctx: Context, next
   const rt = service.get(raw);
   ctx.state['runtime'] = rt;
   for (const name of CONFINED) {
-    const value = ctx.params[name] ?? ctx.query[name];
+    const value = ctx.query[name];
     const given = Array.isArray(value) ? value[value.length - 1] : value;
     if (given === undefined) continue;
     if (!given.startsWith('/') || !(await isInside(rt.workspaceDir, given))) {
       throw new Invalid([{ loc: ['query', name], msg: `${name} must be inside the conversation workspace`, type: 'value_error' }]);
     }
   }
-  const trajectory = ctx.params['conversation_id'];
-  if (trajectory !== undefined && normalizeConversationId(trajectory) !== undefined && normalizeConversationId(trajectory) !== rt.conversationId) {
+  // (The router's middleware does not get the routes' own path parameters: read from the path.)
+  const trajectory = /\/file\/download-trajectory\/([^/]+)$/.exec(ctx.path)?.[1];
+  const named = trajectory === undefined ? undefined : normalizeConversationId(decodeURIComponent(trajectory));
+  if (named !== undefined && named !== rt.conversationId) {
     throw new Invalid([{ loc: ['path', 'conversation_id'], msg: 'Trajectory must belong to the selected conversation', type: 'value_error' }]);
   }
   await next();
