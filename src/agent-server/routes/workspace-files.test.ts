@@ -45,7 +45,9 @@ describe('workspace static files', () => {
     expect(await (await get(`${base}/docs`)).text()).toBe('<h1>docs</h1>');
     const js = await get(`${base}/app.js`);
     expect([js.status, js.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8']);
-    expect((await get(`${base}/data.json`)).headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect((await get(`${base}/data.json`)).headers.get('content-type')).toBe('application/json');
+    writeFileSync(join(ws, 'README'), 'plain');
+    expect((await get(`${base}/README`)).headers.get('content-type')).toBe('text/plain; charset=utf-8');
     // A link that stays inside is followed.
     expect(await (await get(`${base}/inner-link.js`)).text()).toBe('console.log(1)');
     expect((await get(`${base}/empty`)).status).toBe(404);

@@ -32,7 +32,10 @@ async function serve(ctx: Context, service: ConversationService, filePath: strin
     if (!(await isInside(root, opened))) throw new BadRequest('Path is outside the workspace');
     const st = await fh.stat();
     if (!st.isFile()) throw new NotFound('File not found');
-    ctx.type = extname(target) || 'application/octet-stream';
+    // As Starlette's FileResponse: the type the extension says, else text/plain; a charset for text types only.
+    ctx.type = extname(target) || 'text/plain';
+    if (!ctx.type) ctx.type = 'text/plain';
+    if (!ctx.type.startsWith('text/')) ctx.set('Content-Type', ctx.type);
     ctx.length = st.size;
     ctx.lastModified = st.mtime;
     ctx.body = createReadStream('', { fd: fh, autoClose: true });
