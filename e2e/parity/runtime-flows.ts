@@ -55,6 +55,19 @@ function tarFiles(tgz: Buffer): string[] {
   return names.sort();
 }
 
+/** A multipart upload of five bytes: the status and the answer. */
+async function upload(s: Side, path: string): Promise<[number, unknown]> {
+  const form = new FormData();
+  form.append('file', new Blob(['hello']), 'u.txt');
+  const r = await fetch(s.url + path, { method: 'POST', headers: { 'x-session-api-key': KEY }, body: form });
+  const text = await r.text();
+  try {
+    return [r.status, JSON.parse(text)];
+  } catch {
+    return [r.status, text];
+  }
+}
+
 export const RUNTIME_FLOWS: Record<string, Flow> = {
   /** The runtime routes of one conversation: scoped commands, paths confined to its workspace, /runtime. */
   async runtime_routes(s) {
@@ -89,6 +102,8 @@ export const RUNTIME_FLOWS: Record<string, Flow> = {
       download_link: (await s.api(`${base}/file/download?path=${enc(join(ws, 'link', 'secret.txt'))}`)).status,
       download_relative: (await s.api(`${base}/file/download?path=a.txt`)).status,
       create_directory: (await s.api(`${base}/file/create_directory?path=${enc(join(ws, 'd'))}`, { method: 'POST' })).status,
+      upload: await upload(s, `${base}/file/upload?path=${enc(join(ws, 'up', 'u.txt'))}`),
+      upload_outside: (await upload(s, `${base}/file/upload?path=${enc(join(ws, 'link', 'u.txt'))}`))[0],
       git_changes: (await s.api(`${base}/git/changes?path=${enc(ws)}`)).status,
       git_changes_outside: (await s.api(`${base}/git/changes?path=${enc(outside)}`)).status,
       git_commits: (await s.api(`${base}/git/commits?path=${enc(ws)}`)).status,

@@ -3,7 +3,7 @@
 // runtime.ts) with that conversation's own commands, whose `cwd` must stay in its workspace.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { BashEventIds, BashEventSearchQuery, ExecuteBashRequest, type ClearBashEventsResponse } from '../../api/agent-server/bash.ts';
+import { BashEventIds, BashEventSearchQuery, ExecuteBashRequest, type BashOutput, type ClearBashEventsResponse } from '../../api/agent-server/bash.ts';
 import { parseBody } from '../../api/agent-server/index.ts';
 import { Invalid, NotFound } from '../../api/errors.ts';
 import { uuidIssue } from '../http/validate.ts';
@@ -25,6 +25,23 @@ export interface BashScope {
 /** The commands a request addresses: the server's own, or (runtime routes) its conversation's. */
 export type BashScopeOf = (ctx: Context) => BashScope;
 
+/**
+ * A finished command's whole output as one BashOutput (OpenHands 1.58): the final chunk (the one
+ * with the exit code) with the stdout and stderr of every chunk joined in order.
+ */
+function joined(store: BashEventStore, final: BashOutput): BashOutput {
+  const chunks: BashOutput[] = [];
+  for (let page: string | undefined; ; ) {
+    const p = store.search({ kind: 'BashOutput', commandId: final.command_id, descending: false, limit: 100, ...(page ? { pageId: page } : {}) });
+    chunks.push(...(p.items as BashOutput[]));
+    if (!p.next_page_id) break;
+    page = p.next_page_id;
+  }
+  chunks.sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
+  const join = (key: 'stdout' | 'stderr') => chunks.map((c) => c[key] ?? '').join('') || null;
+  return { ...final, stdout: join('stdout'), stderr: join('stderr'), exit_code: final.exit_code ?? -1 };
+}
+
 export function bashRoutes(scopeOf: BashScopeOf): Router {
   const r = new Router({ prefix: '/bash' });
   const start = async (ctx: Context) => {
@@ -39,7 +56,8 @@ export function bashRoutes(scopeOf: BashScopeOf): Router {
   });
 
   r.post('/execute_bash_command', validate({ body: ExecuteBashRequest }), async (ctx) => {
-    ctx.body = await (await start(ctx)).done;
+    const { store } = scopeOf(ctx);
+    ctx.body = joined(store, await (await start(ctx)).done);
   });
 
   // Stops one command. Idempotent: a command that already ended is a success too; an id never seen is a 404.
