@@ -38,9 +38,15 @@ export async function realResolve(path: string): Promise<string> {
   }
 }
 
-/** Whether `path`, links followed, is `root` or inside it (`root` links followed too). */
+/**
+ * Whether `path`, links followed, is `root` or inside it (`root` links followed too). A path that
+ * cannot be resolved (a link loop, a NUL byte, a directory it may not read) is not inside.
+ */
 export async function isInside(root: string, path: string): Promise<boolean> {
-  const [r, p] = await Promise.all([realResolve(root), realResolve(path)]);
+  if (path.includes('\0')) return false;
+  const resolved = await Promise.all([realResolve(root), realResolve(path)]).catch(() => undefined);
+  if (!resolved) return false;
+  const [r, p] = resolved;
   const rel = relative(r, p);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }

@@ -81,6 +81,7 @@ describe('runtime routes of a conversation', () => {
     const c = await conversation();
     symlinkSync(c.outside, join(c.ws, 'link'));
     symlinkSync(join(c.outside, 'secret.txt'), join(c.ws, 'secret-link.txt'));
+    symlinkSync(join(c.ws, 'loop'), join(c.ws, 'loop'));
     const dl = await fetch(`${t.s.url}${c.base}/file/download?path=${q(join(c.ws, 'a.txt'))}`, { headers: { 'x-session-api-key': TEST_KEY } });
     expect(dl.status).toBe(200);
     expect(await dl.text()).toBe('inside\n');
@@ -91,6 +92,8 @@ describe('runtime routes of a conversation', () => {
       `${c.base}/file/download?path=${q(join(c.ws, 'link', 'secret.txt'))}`,
       `${c.base}/file/download?path=${q(join(c.ws, 'secret-link.txt'))}`,
       `${c.base}/file/download?path=a.txt`,
+      `${c.base}/file/download?path=${q(join(c.ws, 'loop', 'x'))}`,
+      `${c.base}/file/download?path=${q(c.ws)}%00/a.txt`,
       `${c.base}/git/changes?path=${q(c.outside)}`,
       `${c.base}/git/diff?path=${q(join(c.ws, 'link', 'secret.txt'))}`,
       `${c.base}/git/commits?path=/`,

@@ -36,6 +36,7 @@ describe('workspace static files', () => {
     symlinkSync(join(t.dir.path, 'outside'), join(ws, 'out'));
     symlinkSync(join(t.dir.path, 'outside', 'secret.txt'), join(ws, 'secret.txt'));
     symlinkSync(join(ws, 'app.js'), join(ws, 'inner-link.js'));
+    symlinkSync(join(ws, 'loop'), join(ws, 'loop'));
     const id = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(ws) })).body.id;
     const base = `/api/conversations/${id}/workspace`;
 
@@ -53,7 +54,7 @@ describe('workspace static files', () => {
     expect((await get(`${base}/empty`)).status).toBe(404);
     expect((await get(`${base}/missing.txt`)).status).toBe(404);
 
-    for (const path of ['/../outside/secret.txt', '/%2e%2e/outside/secret.txt', '/docs/..%2f..%2foutside/secret.txt', '/out/secret.txt', '/secret.txt']) {
+    for (const path of ['/../outside/secret.txt', '/%2e%2e/outside/secret.txt', '/docs/..%2f..%2foutside/secret.txt', '/out/secret.txt', '/secret.txt', '/loop', '/%00']) {
       const r = await raw(base + path);
       expect({ path, status: r.status }).toEqual({ path, status: 400 });
       expect(r.text).toContain('outside the workspace');

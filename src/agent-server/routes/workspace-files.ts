@@ -18,8 +18,8 @@ async function serve(ctx: Context, service: ConversationService, filePath: strin
   const rt = service.get(ctx.params['conversation_id']!);
   const root = await realResolve(rt.workspaceDir);
   if (!(await stat(root).then((s) => s.isDirectory(), () => false))) throw new NotFound('Workspace directory does not exist');
+  if (!(await isInside(root, resolve(root, `./${filePath}`)))) throw new BadRequest('Path is outside the workspace');
   let target = await realResolve(resolve(root, `./${filePath}`));
-  if (!(await isInside(root, target))) throw new BadRequest('Path is outside the workspace');
   const info = await stat(target).catch(() => undefined);
   if (info?.isDirectory()) {
     target = join(target, 'index.html');
