@@ -2,10 +2,20 @@
 // workspace, hostile paths refused (.., encoded forms, links planted in the workspace), its own
 // commands and events, gone with the conversation.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startRequest, TEST_KEY, useTestServer } from '../test-support.ts';
+import { eventually, startRequest, TEST_KEY, useTestServer } from '../test-support.ts';
+
+/** Whether a process is there (a zombie reaped by its parent is not). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const t = useTestServer(() => ({ tuning: { bash: { killGraceMs: 200 } } }));
 
@@ -62,9 +72,12 @@ describe('runtime routes of a conversation', () => {
     expect((await t.s.api(`/api/bash/bash_commands/${started.body.id}/stop`, { method: 'POST' })).status).toBe(404);
 
     // Deleted: its commands are killed, its events removed, its runtime routes 404.
-    const long = await t.s.api(`${c.base}/bash/start_bash_command`, { method: 'POST', body: { command: 'sleep 30; echo late > late.txt' } });
+    const long = await t.s.api(`${c.base}/bash/start_bash_command`, { method: 'POST', body: { command: 'echo $$ > pid; sleep 30' } });
     expect(long.status).toBe(200);
+    const pid = Number(await eventually(() => existsSync(join(c.ws, 'pid')) && readFileSync(join(c.ws, 'pid'), 'utf8').trim()));
+    expect(alive(pid)).toBe(true);
     expect((await t.s.api(c.base, { method: 'DELETE' })).status).toBe(200);
+    expect(alive(pid)).toBe(false);
     expect((await t.s.api(`${c.base}/bash/bash_events/search`)).status).toBe(404);
     expect((await t.s.api('/api/bash/bash_events/search?kind__eq=BashCommand')).body.items.map((e: any) => e.command)).toEqual(['echo server']);
   });
