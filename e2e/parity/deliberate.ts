@@ -21,6 +21,12 @@ export const DELIBERATE: Record<string, string> = {
     'An X-OpenHands-Observability-Metadata header that is not JSON: both answer 422; ours names the header in a located issue ' +
     '(`loc: ["header", "X-OpenHands-Observability-Metadata"]`), like every other 422 of both servers, where OpenHands answers a bare ' +
     'sentence that a client reading `detail` as a list of issues cannot take apart.',
+  'mcp_oauth.oauth_state_fields':
+    'After an MCP server is authorized, OpenHands answers the access and refresh tokens in `oauth_state.tokens` (plain text ' +
+    'without OH_SECRET_KEY) for the client to keep and send back in `auth.state`. Ours keeps them itself (sealed with ' +
+    'OH_SECRET_KEY, so they survive a restart) and answers only what is not secret (the registered client without its ' +
+    'secret, the expiry): a response passes through proxies, logs and browser tools, and the agent server already has to ' +
+    'hold the tokens to use them. A later test or start of the same server uses the stored tokens (refreshed when expired).',
   'canvas_app_backends.session':
     'Canvas App backends proxy a browser to the backend process of an installed Canvas extension. Canvas extensions cannot be ' +
     'installed here (no /api/canvas-extensions: their bundles would be web apps served from the sandbox, which the application ' +

@@ -8,6 +8,8 @@ import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
+import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
+import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, type Side } from './servers.ts';
 
 export type View = Record<string, unknown>;
@@ -422,6 +424,76 @@ export const FLOWS: Record<string, Flow> = {
       bad_metadata_detail: badMetadata[1] ?? 'located',
       refused_model_calls: s.llm.requests.length - calls,
     };
+  },
+
+  /**
+   * POST /api/mcp/test against the test tools' MCP server as a stdio child: the tools, a tool call
+   * (a result, a tool error, an unknown tool), a server that cannot start, and refused requests.
+   */
+  async mcp_test(s) {
+    const server = { type: 'stdio', command: process.execPath, args: [STDIO_SERVER] };
+    const test = (body: unknown) => s.api('/api/mcp/test', { method: 'POST', body });
+    const echo = await test({ server, tool_call: { name: 'echo', arguments: { text: 'hi' } } });
+    const failing = await test({ server: { command: process.execPath, args: [STDIO_SERVER] }, tool_call: { name: 'fail' } });
+    const unknown = await test({ server, tool_call: { name: 'nope' } });
+    const missing = await test({ server: { type: 'stdio', command: '/nonexistent/mcp-server' } });
+    const empty = await test({});
+    const badTimeout = await test({ server, timeout: 0 });
+    return {
+      echo: echo.status,
+      echo_fields: sortedKeys(echo.body),
+      tools: [...(echo.body.tools ?? [])].sort(),
+      echo_result: echo.body.tool_result,
+      failing_result: failing.body.tool_result,
+      unknown_is_error: unknown.body.tool_result?.is_error,
+      missing: missing.status,
+      missing_ok: missing.body.ok,
+      missing_kind: missing.body.error_kind,
+      empty: empty.status,
+      empty_locs: locs(empty.body),
+      bad_timeout: badTimeout.status,
+      bad_timeout_locs: locs(badTimeout.body),
+    };
+  },
+
+  /**
+   * The MCP OAuth install flow against an OAuth-protected MCP server (the MCP SDK's authorization
+   * server): start, status while authorizing, the browser's consent (a redirect to the loopback
+   * callback), the callback, the outcome; and the refusals (not OAuth, unknown job, bad callback URL).
+   */
+  async mcp_oauth(s) {
+    const oauth = await startOAuthMcpServer();
+    try {
+      const server = { type: 'http', url: oauth.url, auth: { strategy: 'oauth2', authentication: { type: 'oauth' } } };
+      const start = await s.api('/api/mcp/oauth/start', { method: 'POST', body: { server } });
+      const id = start.body.job_id as string;
+      const authorizing = await s.api(`/api/mcp/oauth/status/${id}`);
+      const consent = await fetch(start.body.authorization_url, { redirect: 'manual' });
+      const callbackUrl = consent.headers.get('location')!;
+      const foreign = await s.api(`/api/mcp/oauth/callback/${id}`, { method: 'POST', body: { callback_url: 'https://example.com/callback' } });
+      const done = await s.api(`/api/mcp/oauth/callback/${id}`, { method: 'POST', body: { callback_url: callbackUrl } });
+      const status = await s.api(`/api/mcp/oauth/status/${id}`);
+      return {
+        start: start.status,
+        start_fields: sortedKeys(start.body),
+        authorizing: authorizing.body.status,
+        authorizing_fields: sortedKeys(authorizing.body),
+        callback_ready: authorizing.body.callback_ready,
+        redirect_uri: new URL(start.body.authorization_url).searchParams.get('redirect_uri')?.replace(/\d+/, 'PORT'),
+        foreign_callback: foreign.status,
+        done: done.status,
+        done_status: done.body.status,
+        done_tools: [...(done.body.tools ?? [])].sort(),
+        done_fields: sortedKeys(done.body),
+        oauth_state_fields: sortedKeys(done.body.oauth_state),
+        status_after: status.body.status,
+        grants: oauth.grants,
+        not_oauth: (await s.api('/api/mcp/oauth/start', { method: 'POST', body: { server: { type: 'stdio', command: process.execPath } } })).status,
+        unknown_job: (await s.api('/api/mcp/oauth/status/0123456789abcdef')).status,
+      };
+    } finally {
+      await oauth.close();
+    }
   },
 
   /**

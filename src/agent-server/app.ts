@@ -30,6 +30,8 @@ import { handOverRoutes } from './routes/hand-over.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { NOT_BUILT_OUTSIDE_API, notImplementedRoutes } from './routes/not-implemented.ts';
+import { McpOAuthStore } from './mcp/token-store.ts';
+import { mcpRoutes, type McpRouteDeps } from './routes/mcp.ts';
 import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
 import { skillRoutes } from './routes/skills.ts';
@@ -59,6 +61,8 @@ export interface AppDeps {
   metrics?: Registry;
   /** True while the server restores its stored conversations: /api answers 503 until they are loaded. */
   restoring?(): boolean;
+  /** /api/mcp: the OAuth token store (and knobs for tests); the workspace is where stdio servers start. */
+  mcp?: Omit<McpRouteDeps, 'cwd'>;
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
 }
@@ -93,7 +97,7 @@ export function createApp(d: AppDeps): Koa {
     await next();
   });
   const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes(), vscodeRoutes(), desktopRoutes()];
-  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), notImplementedRoutes()]) {
+  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

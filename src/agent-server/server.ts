@@ -28,6 +28,9 @@ import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
 import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { BashSockets } from './ws/bash-socket.ts';
+import { McpOAuthStore } from './mcp/token-store.ts';
+import { StoreOAuthProvider } from './mcp/oauth-provider.ts';
+import type { McpOAuthAuthentication } from '../api/agent-server/mcp.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
 
 export interface AgentServerOptions {
@@ -131,6 +134,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
   if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets are kept in memory only and are forgotten on restart');
 
+  const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
+  const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
   service = new ConversationService({
     ctx: {
       events,
@@ -139,6 +144,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       createAgent: opts.createAgent,
       log,
       persistenceDir: dataDir,
+      // Conversations only use and refresh stored tokens: consent is given through /api/mcp/oauth.
+      mcpOAuth: (serverUrl, oauth) => new StoreOAuthProvider({ store: mcpOAuthStore, serverUrl, ...(oauth.authentication ? { authentication: oauth.authentication as McpOAuthAuthentication } : {}), ...(oauth.state ? { seed: oauth.state } : {}) }),
       onAppended: (id) => pusher?.notifyEvents(id),
       onChanged: (id) => {
         if (pusher) pusher.notifyConversation(id);
@@ -151,7 +158,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     conversations,
     workspaceDir,
     llmDefaults: opts.llmDefaults,
-    sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
+    sealer,
     transaction: (fn) => db.transaction(fn)(),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
@@ -186,6 +193,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
+    mcp: { store: mcpOAuthStore },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());

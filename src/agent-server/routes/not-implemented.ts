@@ -19,7 +19,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/profiles{/*rest}', 'LLM profiles'],
   ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
   ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
-  ['all', '/mcp{/*rest}', 'MCP server tests and OAuth (give MCP servers in agent.mcp_config)'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   ['all', '/auth/workspace-session', 'Workspace session cookies'],
   ['all', '/init', 'Deferred initialization'],

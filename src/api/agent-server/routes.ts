@@ -39,13 +39,14 @@ import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
 import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
+import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
 
 export interface AgentServerRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'openai' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'openai' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
@@ -156,6 +157,10 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
   { method: 'get', path: '/api/tools/catalog', tag: 'tools', summary: 'The tools a client may offer for agent.tools, described', response: ToolCatalogResponse },
+  { method: 'post', path: '/api/mcp/test', tag: 'mcp', summary: 'Test an MCP server configuration: connect, list its tools, optionally call one (200 with ok=false when it fails)', body: McpTestRequest, response: McpTestResponse },
+  { method: 'post', path: '/api/mcp/oauth/start', tag: 'mcp', summary: 'Start authorizing an OAuth MCP server: the authorization URL for the browser (tokens stay with this server)', body: McpTestRequest, response: McpOAuthStartResponse },
+  { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
+  { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },
