@@ -20,9 +20,12 @@ import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
 import { SessionKeys } from './http/auth.ts';
 import { SecretSealer } from './secrets.ts';
+import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
+import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
@@ -132,11 +135,15 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (!pusher) for (const id of conversations.deletedIds()) purge(id);
 
   if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
-  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets are kept in memory only and are forgotten on restart');
+  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets and settings secrets are kept in memory only and are forgotten on restart');
 
+  const keys = new SessionKeys(opts.sessionKeys);
   const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
   const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
+  const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
+  const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
   service = new ConversationService({
+    lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
       events,
       conversations,
@@ -167,7 +174,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   let phase: 'restoring' | 'serving' | 'closing' = 'restoring';
 
   const minFree = opts.tuning?.minFreeDiskBytes ?? minFreeDiskBytes(process.env);
-  const keys = new SessionKeys(opts.sessionKeys);
+  // X-Init-API-Key is the secret key, or (as OpenHands falls back) a session key.
+  let initKeys = opts.secretKey ? new SessionKeys([opts.secretKey]) : keys;
   const bashStore = new BashEventStore(db);
   const conversationService = service;
   const allSecrets = () => Object.assign({}, ...conversationService.all().map((rt) => rt.secrets)) as Record<string, string>;
@@ -194,6 +202,18 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
     mcp: { store: mcpOAuthStore },
+    settings: {
+      secrets: settingsSecrets,
+      workspaces: new WorkspacesStore(db),
+      providerConnections,
+      initKeys: () => initKeys,
+      onHandOver: (req) => {
+        if (!req.secret_key) return;
+        settingsSecrets.setSealer(new SecretSealer(req.secret_key));
+        providerConnections.setSealer(new SecretSealer(req.secret_key));
+        initKeys = new SessionKeys([req.secret_key]);
+      },
+    },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());

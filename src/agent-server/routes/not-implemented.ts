@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import { NotImplemented } from '../../api/errors.ts';
 import { withConversationIdParam } from '../http/validate.ts';
 
-type Method = 'get' | 'post' | 'all';
+type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
@@ -14,14 +14,18 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
   ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
   ['post', '/sub-agents', 'Sub-agent definitions'],
-  ['all', '/workspaces{/*rest}', 'Workspace management'],
-  ['all', '/settings{/*rest}', 'Agent server settings (configure the conversation in its start request)'],
+  // /api/settings/secrets is built (routes/settings.ts); the stored agent and conversation settings are not.
+  ['all', '/settings', 'Agent server settings (configure the conversation in its start request)'],
+  ['get', '/settings/agent-schema', 'Agent server settings (configure the conversation in its start request)'],
+  ['get', '/settings/conversation-schema', 'Agent server settings (configure the conversation in its start request)'],
+  ['all', '/settings/mcp/:settings_key', 'MCP servers in the agent server settings (give MCP servers in agent.mcp_config)'],
   ['all', '/profiles{/*rest}', 'LLM profiles'],
   ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
   ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
-  ['all', '/auth/workspace-session', 'Workspace session cookies'],
-  ['all', '/init', 'Deferred initialization'],
+  // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
+  ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
+  ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
   // OpenHands 1.58
   ['post', '/conversations/:conversation_id/children', 'Child conversations'],
   ['all', '/acp{/*rest}', 'ACP agents'],

@@ -39,20 +39,26 @@ import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
 import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
+import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
+import { AddWorkspaceParentsRequest, AddWorkspacesRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
 import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
 
 export interface AgentServerRoute {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'openai' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
   headers?: string[];
   body?: TSchema;
   response?: TSchema;
+  /** The status of a success (default 200); /api/init's only answer is its 404. */
+  status?: 200 | 201 | 204 | 404;
+  /** The response is text/plain (a secret's value), not JSON. */
+  textResponse?: true;
   /** Served without the session key. */
   public?: true;
 }
@@ -161,6 +167,24 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/mcp/oauth/start', tag: 'mcp', summary: 'Start authorizing an OAuth MCP server: the authorization URL for the browser (tokens stay with this server)', body: McpTestRequest, response: McpOAuthStartResponse },
   { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
   { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
+
+  { method: 'get', path: '/api/settings/secrets', tag: 'settings', summary: 'Stored secrets, without values (no agent profiles here: agent_profile_id names none, 404)', query: q(['agent_profile_id']), response: SecretsListResponse },
+  { method: 'put', path: '/api/settings/secrets', tag: 'settings', summary: 'Create or replace a secret (sealed with the secret key at rest; memory only without one)', body: SecretCreateRequest, response: SecretItemResponse },
+  { method: 'get', path: '/api/settings/secrets/{name}', tag: 'settings', summary: "A secret's value, as text (for LookupSecret)", response: S, textResponse: true },
+  { method: 'delete', path: '/api/settings/secrets/{name}', tag: 'settings', summary: 'Delete a secret', response: SecretDeleted },
+  { method: 'get', path: '/api/llm/provider-connections', tag: 'settings', summary: 'LLM provider connections (shared credentials; the key never shown, only api_key_set)', response: Type.Array(ProviderConnectionResponse) },
+  { method: 'post', path: '/api/llm/provider-connections', tag: 'settings', summary: 'Store a provider connection (at most 64; the key sealed like the secrets)', body: ProviderConnectionCreateRequest, response: ProviderConnectionResponse, status: 201 },
+  { method: 'patch', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Change the fields given (base_url: null clears it; the key can be replaced, not cleared)', body: ProviderConnectionUpdateRequest, response: ProviderConnectionResponse },
+  { method: 'delete', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Delete a provider connection (answered as it was, api_key_set false)', response: ProviderConnectionResponse },
+  { method: 'get', path: '/api/workspaces', tag: 'settings', summary: 'Saved workspaces and workspace parents', response: WorkspacesListResponse },
+  { method: 'post', path: '/api/workspaces', tag: 'settings', summary: 'Save workspaces (deduplicated by path)', body: AddWorkspacesRequest, response: WorkspacesListResponse },
+  { method: 'delete', path: '/api/workspaces', tag: 'settings', summary: 'Forget a saved workspace', query: q(['path'], ['path']), response: SecretDeleted },
+  { method: 'post', path: '/api/workspaces/parents', tag: 'settings', summary: 'Save workspace parents (deduplicated by path)', body: AddWorkspaceParentsRequest, response: WorkspacesListResponse },
+  { method: 'delete', path: '/api/workspaces/parents', tag: 'settings', summary: 'Forget a workspace parent', query: q(['path'], ['path']), response: SecretDeleted },
+  { method: 'post', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Trade the session key for the HttpOnly cookie the workspace file routes accept', status: 204 },
+  { method: 'delete', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Clear the workspace session cookie', status: 204 },
+  { method: 'get', path: '/api/init', tag: 'server', summary: 'Deferred initialization: never dormant here (warm pools hand over instead), so always 404', status: 404, public: true },
+  { method: 'post', path: '/api/init', tag: 'server', summary: 'Deferred initialization: 401 without X-Init-API-Key (the secret key), else 404 as for GET', status: 404, public: true },
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },
