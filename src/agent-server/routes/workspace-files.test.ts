@@ -60,6 +60,11 @@ describe('workspace static files', () => {
       expect(r.text).toContain('outside the workspace');
     }
     expect((await get(base, null)).status).toBe(401);
+    // The workspace session cookie (an <iframe src> cannot send the header) opens these routes, and only these.
+    const session = await fetch(`${t.s.url}/api/auth/workspace-session`, { method: 'POST', headers: { 'x-session-api-key': TEST_KEY } });
+    const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await fetch(`${t.s.url}${base}/app.js`, { headers: { cookie } })).status).toBe(200);
+    expect((await fetch(`${t.s.url}/api/conversations/${id}`, { headers: { cookie } })).status).toBe(401);
     expect((await get('/api/conversations/0f8e1c2a-9b7d-4c55-a90e-2b1f7e6d5c4a/workspace/index.html')).status).toBe(404);
     expect((await get('/api/conversations/nope/workspace/index.html')).status).toBe(422);
   });
