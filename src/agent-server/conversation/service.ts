@@ -87,6 +87,7 @@ export class ConversationService {
   readonly #loaded = new Map<string, ConversationRuntime>();
   /** Run slots claimed by callers that are about to start a run (see reserveRunSlot). */
   #reserved = 0;
+  readonly #onDeleted: ((conversationId: string) => Promise<void>)[] = [];
 
   constructor(o: ServiceOptions) {
     this.#o = o;
@@ -389,9 +390,15 @@ export class ConversationService {
     }
     this.#loaded.delete(rt.conversationId);
     await rt.close({ deleted: true });
+    await Promise.all(this.#onDeleted.map((fn) => fn(rt.conversationId)));
     this.#o.ctx.bus.end(rt.conversationId);
     this.#o.conversations.update(rt.conversationId, { deletedAt: new Date().toISOString() }, new Date().toISOString());
     this.#o.ctx.onChanged(rt.conversationId);
+  }
+
+  /** `fn` runs at each deletion, once the agent is stopped (what else the conversation owned goes with it). */
+  onDeleted(fn: (conversationId: string) => Promise<void>): void {
+    this.#onDeleted.push(fn);
   }
 
   /** Whether any conversation, live or being deleted, was ever created here. */
