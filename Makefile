@@ -59,7 +59,7 @@ else
 endif
 
 # A REAL single-node cluster for e2e/node (hack/k8s-node.sh): kubelet, kube-scheduler and kube-proxy
-# (beside kube-apiserver), CoreDNS, crictl, kube-network-policies, local-path-provisioner and
+# (beside kube-apiserver), CoreDNS, crictl, kube-router (NetworkPolicy), local-path-provisioner and
 # Traefik from Go modules, and the images (pause, a debootstrapped Debian, Node 24 from npm, and
 # agentyard from this Dockerfile) built with buildah, cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/node.
 # Needs root and Debian's containerd & co. (test-deps). The first build takes about 20 minutes.

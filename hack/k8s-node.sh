@@ -2,15 +2,14 @@
 # Builds what a REAL single-node Kubernetes cluster for e2e/node needs, beyond hack/k8s-bin.sh's
 # control plane, from the package registries only (Go module proxy, npm, apt's configured mirror):
 #   kubelet, kube-scheduler, kube-proxy  (the same wrapper module and version as kube-apiserver)
-#   coredns, crictl, kube-network-policies, local-path-provisioner, traefik (Go modules)
+#   coredns, crictl, kube-router, local-path-provisioner, traefik (Go modules)
 #   images, without any container registry, built with buildah (chroot isolation):
 #     pause       k8s.io/kubernetes' build/pause/linux/pause.c, compiled static
 #     debian      debootstrap --variant=minbase from apt's configured mirror
 #     node        debian + Node 24 from the npm package `node` (this checkout's node_modules) + npm
-#     kube-network-policies   the static binary alone
 #     agentyard   this checkout's Dockerfile, `buildah bud --build-arg NODE_IMAGE=<node>`
-# containerd, runc, the CNI plugins, buildah, debootstrap, iptables, nftables and conntrack come
-# from Debian (hack/test-deps.sh).
+# containerd, runc, the CNI plugins, buildah, debootstrap, iptables, nftables, conntrack and ipset
+# come from Debian (hack/test-deps.sh).
 #
 # Everything is cached outside the clone, next to hack/k8s-bin.sh's cache:
 #   ${AGENTYARD_CACHE:-$HOME/.cache/agentyard}/k8s/<version>/bin   kubelet, kube-scheduler, kube-proxy
@@ -37,7 +36,12 @@ source "$HERE/k8s-bin.sh"
 
 COREDNS_VERSION=${COREDNS_VERSION:-1.12.4}
 CRICTL_VERSION=${CRICTL_VERSION:-1.34.0}
-KNP_VERSION=${KNP_VERSION:-0.8.0}             # sigs.k8s.io/kube-network-policies
+# The node's NetworkPolicy enforcer: kube-router's firewall alone (iptables + ipset; e2e/node/node.ts
+# runs it with its router and service proxy off). Only v2.1.0 is served by the module proxy here,
+# and it has reported security flaws, in its other features (BGP routing, the IPVS service proxy,
+# which stay off); it runs on the throwaway test node only and is never part of the chart.
+# kube-network-policies, used before, needs nftables' queue expression, which this kernel lacks.
+KUBE_ROUTER_VERSION=${KUBE_ROUTER_VERSION:-2.1.0}   # github.com/cloudnativelabs/kube-router/v2
 LPP_VERSION=${LPP_VERSION:-0.0.30}            # github.com/rancher/local-path-provisioner
 TRAEFIK_VERSION=${TRAEFIK_VERSION:-3.6.12}
 NPM_VERSION=${NPM_VERSION:-11.6.2}            # npm inside the node image (the Dockerfile runs npm ci)
@@ -54,7 +58,7 @@ bud() { buildah --root "$NODE_DIR/buildah" --runroot /run/agentyard-buildah --st
 have() { [[ -x "$NODE_BIN/$1" && "$(cat "$NODE_BIN/.$1.version" 2>/dev/null)" == "$2" ]]; }
 stamp() { echo "$2" >"$NODE_BIN/.$1.version"; }
 
-# go install <pkg>@<version>, renamed to <name> (kube-network-policies' main package is ".../cmd").
+# go install <pkg>@<version>, renamed to <name>.
 go_install() {
   local name=$1 pkg=$2 version=$3 tmp
   tmp=$(mktemp -d)
@@ -203,7 +207,6 @@ image_refs() {
   PAUSE_REF="$IMAGE_PREFIX/pause:$K8S_VERSION"
   DEBIAN_REF="$IMAGE_PREFIX/debian:$SUITE"
   NODE_REF="$IMAGE_PREFIX/node:$(node_version)"
-  KNP_REF="$IMAGE_PREFIX/kube-network-policies:$KNP_VERSION"
 }
 
 agentyard_image() {
@@ -240,7 +243,7 @@ main() {
   command -v go >/dev/null || die "Go toolchain not found (Go >= 1.25 needed)"
   [[ $(id -u) == 0 ]] || die "needs root (buildah, debootstrap; the node itself runs as root)"
   local tool
-  for tool in buildah debootstrap gcc containerd runc iptables nft conntrack; do
+  for tool in buildah debootstrap gcc containerd runc iptables nft conntrack ipset; do
     command -v "$tool" >/dev/null || die "$tool not found: run hack/test-deps.sh (as root)"
   done
   mkdir -p "$BIN" "$NODE_BIN" "$IMAGES" "$NODE_WORK"
@@ -259,7 +262,7 @@ main() {
   fi
   have coredns "$COREDNS_VERSION" || go_install coredns github.com/coredns/coredns "$COREDNS_VERSION" || die "building coredns failed"
   have crictl "$CRICTL_VERSION" || go_install crictl sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION" || die "building crictl failed"
-  have kube-network-policies "$KNP_VERSION" || go_install kube-network-policies sigs.k8s.io/kube-network-policies/cmd "$KNP_VERSION" || die "building kube-network-policies failed"
+  have kube-router "$KUBE_ROUTER_VERSION" || go_install kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router "$KUBE_ROUTER_VERSION" || die "building kube-router failed"
   have local-path-provisioner "$LPP_VERSION" || go_install local-path-provisioner github.com/rancher/local-path-provisioner "$LPP_VERSION" || die "building local-path-provisioner failed"
   have traefik "$TRAEFIK_VERSION" || build_traefik || die "building traefik failed"
 
@@ -267,7 +270,6 @@ main() {
   image_present pause "$PAUSE_REF" || build_pause "$PAUSE_REF" || die "building the pause image failed"
   image_present debian "$DEBIAN_REF" || build_debian "$DEBIAN_REF" "$SUITE" || die "building the Debian base image failed"
   image_present node "$NODE_REF" || build_node "$NODE_REF" "$DEBIAN_REF" || die "building the node image failed"
-  image_present kube-network-policies "$KNP_REF" || binary_image kube-network-policies "$KNP_REF" "$NODE_BIN/kube-network-policies" || die "building the kube-network-policies image failed"
   agentyard_image >&2
   if (( SECONDS - start > 1 )); then log "done in $((SECONDS - start)) s"; fi
   echo "$NODE_DIR"

@@ -12,6 +12,8 @@
 #   containerd, runc, containernetworking-plugins, iptables, nftables, conntrack - the real test
 #               node of e2e/node (hack/k8s-node.sh, e2e/node/node.ts)
 #   buildah, debootstrap, gcc + libc6-dev (a static pause) - its images, built without a registry
+#   ipset     - the node's NetworkPolicy enforcer (kube-router's firewall) programs the kernel's
+#               ip sets through it
 # Idempotent and quick when everything is present. Without root or apt it only reports what is
 # missing; the suites that need a missing program then skip with a message naming it.
 set -uo pipefail
@@ -26,7 +28,7 @@ command -v pasta >/dev/null || need+=(passt)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || need+=(iproute2)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 rootfs() { "$(dirname "$0")/sandbox-rootfs.sh" || echo "test-deps: no sandbox root filesystems (hack/sandbox-rootfs.sh failed)" >&2; }
-for tool in containerd runc buildah iptables nft conntrack gcc; do
+for tool in containerd runc buildah iptables nft conntrack gcc ipset; do
   command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || need+=("$tool")
 done
 need=("${need[@]/#nft/nftables}")

@@ -1,7 +1,7 @@
 // The configuration of the node's components and add-ons, as files and manifests: containerd's CRI
 // settings (the facts learned on these hosts are commented where they apply), the bridge CNI
-// network, kubelet and kube-proxy configurations, CoreDNS's Corefile, and the in-cluster parts of
-// kube-network-policies and local-path-provisioner.
+// network, kubelet and kube-proxy configurations, CoreDNS's Corefile, kube-router's firewall
+// arguments, and the in-cluster parts of local-path-provisioner.
 import { NODE_IP, POD_CIDR, POD_GATEWAY, SERVICE_CIDR } from './host.ts';
 
 export const NODE_NAME = 'agentyard-node';
@@ -124,47 +124,31 @@ export function corefile(baseDomain: string, kubeconfig: string): string {
 `;
 }
 
-/** kube-network-policies reads only in-cluster configuration, so it runs as a host-network Pod. */
-export function networkPolicyManifests(image: string): Record<string, unknown>[] {
-  const name = 'kube-network-policies';
+/**
+ * The node's NetworkPolicy enforcer: kube-router's network policy controller alone (iptables and
+ * ip sets), a host process with the node's kubeconfig. Its router (BGP) and service proxy (IPVS)
+ * stay off: kube-proxy serves Services, the bridge carries the Pods, and kube-router v2.1.0 (the
+ * only version the module proxy serves here) has reported security flaws in those other features.
+ * A test-only component of the throwaway node, never part of the chart. kube-network-policies,
+ * the enforcer before, needs nftables' queue expression, which this kernel lacks (no NFT_QUEUE).
+ */
+export function kubeRouterArgs(kubeconfig: string, nodePortRange: string): string[] {
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: 'kube-system' } },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name },
-      rules: [
-        { apiGroups: [''], resources: ['pods', 'namespaces', 'nodes'], verbs: ['list', 'watch'] },
-        { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list', 'watch'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: 'kube-system' }],
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: 'kube-system', labels: { app: name } },
-      spec: {
-        serviceAccountName: name,
-        hostNetwork: true,
-        nodeName: NODE_NAME,
-        containers: [
-          {
-            name,
-            image,
-            imagePullPolicy: 'Never',
-            // containerd 1.6 has no NRI.
-            args: ['--disable-nri', `--hostname-override=${NODE_NAME}`, '--metrics-bind-address=127.0.0.1:0', '--v=2'],
-            securityContext: { privileged: true, capabilities: { add: ['NET_ADMIN'] } },
-          },
-        ],
-      },
-    },
+    `--kubeconfig=${kubeconfig}`,
+    `--hostname-override=${NODE_NAME}`,
+    '--run-firewall=true',
+    '--run-router=false',
+    '--run-service-proxy=false',
+    '--run-loadbalancer=false',
+    '--enable-cni=false',
+    '--enable-ipv4=true',
+    '--enable-ipv6=false',
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    // Must match the API server's: kube-router lets Pods reach node ports on the node's addresses.
+    `--service-node-port-range=${nodePortRange}`,
+    '--health-port=0',
+    '--metrics-port=0',
+    '--v=1',
   ];
 }
 

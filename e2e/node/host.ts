@@ -1,7 +1,7 @@
 // The host side of the real test node: one node per machine at a time (a lock), its network
 // (a bridge carrying the Pod range and the node's own address, a route to the Service range), and
-// the cleanup that leaves nothing behind: processes, containers, mounts, iptables and nftables
-// rules, cgroups, the bridge and the state directory. The same cleanup runs before a start, so a
+// the cleanup that leaves nothing behind: processes, containers, mounts, iptables rules and ip sets,
+// cgroups, the bridge and the state directory. The same cleanup runs before a start, so a
 // run killed half-way does not break the next one.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
@@ -186,11 +186,9 @@ export async function cleanHost(opts: { kubeProxy?: string } = {}): Promise<void
   for (const point of await mountsUnder(STATE)) await sh('umount', ['-l', point], { allowFail: true });
   await removeStaleNetns();
   if (opts.kubeProxy) await sh(opts.kubeProxy, ['--cleanup'], { allowFail: true });
-  for (const table of (await sh('nft', ['list', 'tables'], { allowFail: true })).split('\n')) {
-    const m = /^table (\S+) (kube-network-policies\S*)$/.exec(table.trim());
-    if (m) await sh('nft', ['delete', 'table', m[1]!, m[2]!], { allowFail: true });
-  }
   for (const tool of ['iptables', 'ip6tables']) await removeChains(tool);
+  // kube-router's ip sets, once no rule refers to them any more.
+  for (const set of await ourIpSets()) await sh('ipset', ['destroy', set], { allowFail: true });
   removeKubeCgroups();
   if (existsSync(`/sys/class/net/${BRIDGE}`)) await sh('ip', ['link', 'del', BRIDGE], { allowFail: true });
   const sysctls = join(STATE, 'sysctls.json');
@@ -254,20 +252,9 @@ async function removeChains(tool: string): Promise<void> {
   }
 }
 
-/**
- * Whether this kernel's nftables has the `queue` expression, which kube-network-policies needs (it
- * hands each new connection to itself through NFQUEUE). Some minimal kernels lack it: then nothing
- * here can enforce NetworkPolicy, and the harness says so instead of pretending.
- */
-export async function nftQueueSupported(): Promise<boolean> {
-  const table = 'agentyard-probe';
-  await sh('nft', ['add', 'table', 'inet', table]);
-  try {
-    await sh('nft', ['add', 'chain', 'inet', table, 'probe', '{ type filter hook forward priority 0; }']);
-    return (await sh('nft', ['add', 'rule', 'inet', table, 'probe', 'queue', 'num', '100', 'bypass'], { allowFail: true }).then(() => sh('nft', ['list', 'chain', 'inet', table, 'probe']))).includes('queue');
-  } finally {
-    await sh('nft', ['delete', 'table', 'inet', table], { allowFail: true });
-  }
+/** The ip sets kube-router (the node's NetworkPolicy enforcer) makes: KUBE-SRC-*, KUBE-DST-*, TMP-* while it syncs, inet6:* twins. */
+async function ourIpSets(): Promise<string[]> {
+  return (await sh('ipset', ['list', '-n'], { allowFail: true })).split('\n').filter((n) => /^(inet6:)?(KUBE-|TMP-)/.test(n));
 }
 
 /** What cleanHost should have removed and did not (for the teardown test). */
@@ -280,7 +267,7 @@ export async function leftovers(): Promise<string[]> {
   if (existsSync('/run/netns')) for (const n of readdirSync('/run/netns').filter((f) => f.startsWith('cni-'))) found.push(`network namespace ${n}`);
   const rules = await sh('iptables-save', [], { allowFail: true });
   if (/KUBE-|CNI-/.test(rules)) found.push('iptables rules of kube-proxy or the CNI plugin');
-  if (/kube-network-policies/.test(await sh('nft', ['list', 'tables'], { allowFail: true }))) found.push('nftables table kube-network-policies');
+  for (const set of await ourIpSets()) found.push(`ip set ${set}`);
   for (const controller of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : []) {
     if (existsSync(join('/sys/fs/cgroup', controller, 'kubepods'))) found.push(`cgroup ${controller}/kubepods`);
   }

@@ -1,7 +1,7 @@
 // A REAL single-node Kubernetes cluster for e2e/node: the control plane of e2e/kube/cluster.ts (etcd,
 // kube-apiserver, kube-controller-manager with every controller), bound to the node's address, plus
 // containerd + runc, kubelet, kube-scheduler, kube-proxy (iptables), CoreDNS (a wildcard answer for
-// the base domain, no forwarding), kube-network-policies, local-path-provisioner (the default
+// the base domain, no forwarding), kube-router's firewall (NetworkPolicy), local-path-provisioner (the default
 // StorageClass) and Traefik (Kubernetes Ingress provider) on the node's address, ports 80 and 443.
 // Binaries and images come from `make k8s-node` (hack/k8s-node.sh); the agentyard image is the one
 // of this checkout (rebuilt by the script when the source changed). Needs root. stop() leaves
@@ -18,19 +18,21 @@ import { requiredForTests } from '../../src/testing/required/required.ts';
 import { makeClientCert } from '../kube/certs.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from '../kube/cluster.ts';
 import { freePort, ManagedProcess, waitFor } from '../kube/processes.ts';
-import { containerdConfig, cniConfig, corefile, ingressClass, kubeletConfig, kubeProxyConfig, localPathManifests, networkPolicyManifests, NODE_NAME } from './addons.ts';
-import { acquireNodeLock, BRIDGE, cleanHost, NODE_IP, nftQueueSupported, recordPid, setUpNetwork, sh, STATE } from './host.ts';
+import { containerdConfig, cniConfig, corefile, ingressClass, kubeletConfig, kubeProxyConfig, kubeRouterArgs, localPathManifests, NODE_NAME } from './addons.ts';
+import { acquireNodeLock, BRIDGE, cleanHost, NODE_IP, recordPid, setUpNetwork, sh, STATE } from './host.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 const SCRIPT = join(REPO, 'hack/k8s-node.sh');
 const CACHE = process.env.AGENTYARD_CACHE ?? join(homedir(), '.cache/agentyard');
 const NODE_CACHE = join(CACHE, 'node');
 const KUBE_BINARIES = ['kubelet', 'kube-scheduler', 'kube-proxy', 'kubectl', 'helm'];
-const NODE_BINARIES = ['coredns', 'crictl', 'local-path-provisioner', 'traefik'];
-const IMAGES = ['pause', 'debian', 'node', 'kube-network-policies'];
+const NODE_BINARIES = ['coredns', 'crictl', 'kube-router', 'local-path-provisioner', 'traefik'];
+const IMAGES = ['pause', 'debian', 'node'];
 /** Where stop(true) leaves the logs of the last failed run (replaced by the next one). */
 export const KEPT_LOGS = join(tmpdir(), 'agentyard-node-logs');
-const HOST_PROGRAMS = ['containerd', 'runc', 'ctr', 'iptables', 'iptables-save', 'ip6tables', 'nft', 'ip', 'flock', 'buildah'];
+const HOST_PROGRAMS = ['containerd', 'runc', 'ctr', 'iptables', 'iptables-save', 'ip6tables', 'nft', 'ip', 'flock', 'buildah', 'ipset'];
+/** The API server's node port range (kube-router must know it: it lets Pods reach node ports). */
+const NODE_PORT_RANGE = '30000-30100';
 
 export interface NodeTools {
   kubeBin: string;
@@ -91,8 +93,11 @@ export interface RealNode {
   importImage(ref: string, archive: string): Promise<void>;
   /** Gives an image in containerd a second reference (a "new version" without a rebuild). */
   tagImage(ref: string, newRef: string): Promise<void>;
-  /** Whether NetworkPolicy is enforced (kube-network-policies running with its nftables rules), and why not. */
-  networkPolicy: { enforced: boolean; reason?: string };
+  /**
+   * Whether NetworkPolicy is enforced right now: the enforcer (kube-router's firewall) runs and its
+   * rules are hooked into the host's filter chains; why not, when it is not.
+   */
+  networkPolicy(): Promise<{ enforced: boolean; reason?: string }>;
   /** Log files of the node's processes, by name. */
   logs(): Record<string, string>;
   /** Tears everything down; `keepLogs` first copies every log to KEPT_LOGS (for a failed run). */
@@ -193,7 +198,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       controllerManagerArgs: ['--node-monitor-grace-period=20s'],
       apiserverArgs: async (pki) => {
         const client = await makeClientCert(pki, 'apiserver-kubelet', 'kube-apiserver-kubelet-client', ['system:masters']);
-        return [`--kubelet-client-certificate=${client.cert}`, `--kubelet-client-key=${client.key}`, '--kubelet-preferred-address-types=InternalIP', '--service-node-port-range=30000-30100'];
+        return [`--kubelet-client-certificate=${client.cert}`, `--kubelet-client-key=${client.key}`, '--kubelet-preferred-address-types=InternalIP', `--service-node-port-range=${NODE_PORT_RANGE}`];
       },
       startTimeoutMs: timeout,
     });
@@ -252,10 +257,13 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     const apply = async (list: Record<string, unknown>[]): Promise<void> => {
       for (const body of list) await objects.create(body as KubernetesObject);
     };
-    const networkPolicy: RealNode['networkPolicy'] = (await nftQueueSupported())
-      ? { enforced: true }
-      : { enforced: false, reason: "this kernel's nftables lacks the queue expression (nft_queue) that kube-network-policies needs, so NetworkPolicy cannot be enforced here" };
-    await apply([ingressClass(), ...localPathManifests(imageRef('debian')), ...(networkPolicy.enforced ? networkPolicyManifests(imageRef('kube-network-policies')) : [])]);
+    await apply([ingressClass(), ...localPathManifests(imageRef('debian'))]);
+    // It reads the Node object at start, so it starts once the node is registered.
+    const kubeRouter = await managed('kube-router', join(nodeBin, 'kube-router'), kubeRouterArgs(kubeconfig, NODE_PORT_RANGE));
+    const networkPolicy = async (): Promise<{ enforced: boolean; reason?: string }> => {
+      if (!(await kubeRouter.assertRunning().then(() => true, () => false))) return { enforced: false, reason: `kube-router (the NetworkPolicy enforcer) is not running: see ${kubeRouter.logFile}` };
+      return (await kubeRouterHooked()) ? { enforced: true } : { enforced: false, reason: "kube-router's chains are not hooked into the filter table's FORWARD, INPUT and OUTPUT chains" };
+    };
     await mkdir(join(STATE, 'volumes'), { recursive: true });
     await writeFile(join(STATE, 'local-path.json'), JSON.stringify({ nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [join(STATE, 'volumes')] }] }));
     const localPath = await managed('local-path-provisioner', join(nodeBin, 'local-path-provisioner'), [
@@ -281,19 +289,18 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
       '--log.level=INFO',
       '--accesslog=true',
     ], { ...process.env, KUBECONFIG: kubeconfig });
-    if (networkPolicy.enforced) {
-      // Ready once its nftables table is there (the Pod alone runs even when the rules fail).
-      await waitFor(
-        'kube-network-policies to program nftables',
-        async () => (await sh('nft', ['list', 'tables'])).includes('kube-network-policies'),
-        async () => {
-          await alive();
-          await localPath.assertRunning();
-          await traefik.assertRunning();
-        },
-        timeout,
-      );
-    }
+    // Ready once its chains are hooked in (its first full sync is done).
+    await waitFor(
+      'kube-router to program the NetworkPolicy firewall',
+      kubeRouterHooked,
+      async () => {
+        await alive();
+        await kubeRouter.assertRunning();
+        await localPath.assertRunning();
+        await traefik.assertRunning();
+      },
+      timeout,
+    );
     await waitFor('Traefik', async () => (await fetch(`http://${NODE_IP}/ping`)).ok, () => traefik.assertRunning(), timeout);
     lap('add-ons');
 
@@ -320,6 +327,12 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     await stop(true).catch(() => undefined);
     throw new Error(`${(err as Error).message}\n${tails.join('\n')}\n(all logs in ${KEPT_LOGS})`);
   }
+}
+
+/** Whether kube-router's top-level chains are jumped to from the filter table's built-in chains. */
+async function kubeRouterHooked(): Promise<boolean> {
+  const rules = await sh('iptables', ['-t', 'filter', '-S'], { allowFail: true });
+  return ['INPUT', 'FORWARD', 'OUTPUT'].every((chain) => new RegExp(`^-A ${chain} .*-j KUBE-ROUTER-${chain}$`, 'm').test(rules));
 }
 
 /** Makes fetch in this process resolve `*.<domain>` to the node, where Traefik serves those hosts (as CoreDNS tells Pods). Returns an undo. */

@@ -1,7 +1,7 @@
 // agentyard on a REAL single-node Kubernetes cluster (node.ts): the chart installed with Helm from
 // the image built from this checkout's Dockerfile, Pods run by kubelet + containerd + runc, the app
 // and sandbox hosts served by Traefik, names answered by CoreDNS, NetworkPolicy enforced by
-// kube-network-policies, volumes from local-path-provisioner. The model is the scripted one, on the
+// kube-router's firewall, volumes from local-path-provisioner. The model is the scripted one, on the
 // node's address so that sandbox Pods reach it. One story, in order: each step builds on the last.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -225,8 +225,10 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
 
   let other = '';
 
-  it('NetworkPolicy is enforced: a sandbox reaches DNS and the API, not another sandbox or the controller', async (ctx) => {
-    ctx.skip(!node.networkPolicy.enforced, node.networkPolicy.reason);
+  it('NetworkPolicy is enforced: a sandbox reaches DNS and the API, not another sandbox or the controller', async () => {
+    // The enforcer runs on every real node: a refusal below is the policy's only while it does.
+    const enforcer = await node.networkPolicy();
+    expect(enforcer.enforced, enforcer.reason).toBe(true);
     const [a, b] = await timed('two sandboxes READY', () => Promise.all([startSandbox(), startSandbox()]));
     const bIp = await podIp(SANDBOXES, `agentyard.dev/sandbox=${b.sandbox_id}`);
     const apiIp = await podIp(NS, 'app.kubernetes.io/component=api');
