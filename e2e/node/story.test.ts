@@ -242,9 +242,19 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     expect(await connects(a.sandbox_id, apiIp!, 3000)).toBe(true);
     expect(await connects(a.sandbox_id, bIp!, 8000)).toBe(false);
     expect(await connects(a.sandbox_id, controllerIp!, 3000)).toBe(false);
-    // Without the policy the same connection goes through: the refusal above is the policy's.
+    // Nor the other sandbox through its Service, nor a host service on the node's address (the
+    // scripted model listens there; sandboxes reach the model through the API's gateway only).
+    const bService = (await core.listNamespacedService({ namespace: SANDBOXES, labelSelector: `agentyard.dev/sandbox=${b.sandbox_id}` })).items[0]?.spec;
+    expect(bService?.clusterIP).toMatch(/^10\.0\.0\.\d+$/);
+    const bServicePort = bService!.ports![0]!.port;
+    const llmPort = Number(new URL(llm.url).port);
+    expect(await connects(a.sandbox_id, bService!.clusterIP!, bServicePort)).toBe(false);
+    expect(await connects(a.sandbox_id, NODE_IP, llmPort)).toBe(false);
+    // Without the policy the same connections go through: the refusals above are the policy's.
     await node.kubectl('delete', 'networkpolicy', '-n', SANDBOXES, '--all');
     await eventually(async () => ((await connects(a.sandbox_id, bIp!, 8000)) ? true : undefined), 'the connection once the policy is gone', 30_000);
+    expect(await connects(a.sandbox_id, bService!.clusterIP!, bServicePort)).toBe(true);
+    expect(await connects(a.sandbox_id, NODE_IP, llmPort)).toBe(true);
     await kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values(), '--reuse-values']).then((r) => expect(r.ok, r.out).toBe(true));
     await eventually(async () => ((await connects(a.sandbox_id, bIp!, 8000)) ? undefined : true), 'the policy back', 30_000);
   });
