@@ -31,9 +31,10 @@ import { pluginRoutes } from './routes/plugins.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { initRoutes } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
+import { settingsDocRoutes } from './routes/settings-doc.ts';
 import { workspaceSessionRoutes } from './routes/workspace-session.ts';
 import { workspacesRoutes } from './routes/workspaces.ts';
-import type { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import type { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
 import type { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { providerConnectionRoutes } from './routes/provider-connections.ts';
 import type { HandOverRequest } from '../api/agent-server/hand-over.ts';
@@ -67,7 +68,7 @@ export interface AppDeps {
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
-  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -104,7 +105,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log), providerConnectionRoutes(d.settings.providerConnections, d.log), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log), settingsDocRoutes(d.settings.document, d.log), providerConnectionRoutes(d.settings.providerConnections, d.log), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());
@@ -122,7 +123,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method === 'POST') d.onActivity();
     await next();
   });
-  const openai = openaiRoutes({ service: d.service, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
+  const openai = openaiRoutes({ service: d.service, settings: d.settings.document, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
   outside.use(openai.routes(), openai.allowedMethods());
   const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
   outside.use(notBuilt.routes(), notBuilt.allowedMethods());

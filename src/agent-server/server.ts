@@ -23,7 +23,8 @@ import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
-import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { defaultSettings } from './settings-doc.ts';
 import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
@@ -141,6 +142,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
   const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
   const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
+  const settingsDoc = new SettingsDocStore(db, sealer, log.child({ part: 'settings' }), () => defaultSettings(opts.llmDefaults?.model));
   service = new ConversationService({
     lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
@@ -202,11 +204,13 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       secrets: settingsSecrets,
       workspaces: new WorkspacesStore(db),
       providerConnections,
+      document: settingsDoc,
       initKeys: () => initKeys,
       onHandOver: (req) => {
         if (!req.secret_key) return;
         settingsSecrets.setSealer(new SecretSealer(req.secret_key));
         providerConnections.setSealer(new SecretSealer(req.secret_key));
+        settingsDoc.setSealer(new SecretSealer(req.secret_key));
         initKeys = new SessionKeys([req.secret_key]);
       },
     },

@@ -27,6 +27,7 @@ import { usageSummary } from '../conversation/info.ts';
 import type { ObservabilityOverrides } from '../http/observability.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import { finalResponse } from '../routes/conversations.ts';
+import { conversationDefaults, type SettingsDoc } from '../settings-doc.ts';
 
 /** The name of the one LLM profile here: the server's configured model. */
 export const DEFAULT_PROFILE = 'default';
@@ -42,6 +43,8 @@ type Content = TextContent | ImageContent;
 
 export interface GatewayOptions {
   service: ConversationService;
+  /** The stored settings: their conversation settings are the defaults of every gateway conversation (as OpenHands' create_request). */
+  settings?: { load(): SettingsDoc };
   timeoutMs?: number;
 }
 
@@ -114,8 +117,11 @@ function responseSystemText(req: ResponseRequest): string {
   return out.filter(Boolean).join('\n\n');
 }
 
-/** The start request OpenHands builds from the active agent profile, with this server's default model. */
-function startRequest(service: ConversationService, o: { systemText: string; content: Content[]; conversationId?: string; observability: ObservabilityOverrides }): StartConversationRequest {
+/**
+ * The start request OpenHands builds from the active agent profile, with this server's default
+ * model, and the stored conversation settings' max_iterations, confirmation policy and analyzer.
+ */
+function startRequest(g: GatewayOptions, o: { systemText: string; content: Content[]; conversationId?: string; observability: ObservabilityOverrides }): StartConversationRequest {
   return parseStartConversationRequest({
     agent: {
       kind: 'Agent',
@@ -123,7 +129,8 @@ function startRequest(service: ConversationService, o: { systemText: string; con
       tools: GATEWAY_TOOLS.map((name) => ({ name, params: {} })),
       ...(o.systemText ? { agent_context: { system_message_suffix: o.systemText } } : {}),
     },
-    workspace: { kind: 'LocalWorkspace', working_dir: service.workspaceDir },
+    workspace: { kind: 'LocalWorkspace', working_dir: g.service.workspaceDir },
+    ...(g.settings ? conversationDefaults(g.settings.load()) : {}),
     ...(o.conversationId ? { conversation_id: o.conversationId } : {}),
     initial_message: { role: 'user', content: o.content, run: true },
     autotitle: false,
@@ -197,7 +204,7 @@ export async function chatCompletion(g: GatewayOptions, req: ChatCompletionReque
   const systemText = req.messages.filter((m) => isSystem(m.role)).map((m) => texts(chatParts(m))).filter(Boolean).join('\n\n');
   const content = chatParts(user);
   requireProfile(g.service, req.model);
-  const start = startRequest(g.service, { systemText, content, ...(o.reuseId ? { conversationId: o.reuseId } : {}), observability: o.observability });
+  const start = startRequest(g, { systemText, content, ...(o.reuseId ? { conversationId: o.reuseId } : {}), observability: o.observability });
   const run = await runAgent(g, start, content, o.reuseId);
   const prompt = run.usage?.prompt_tokens ?? 0;
   const completion = run.usage?.completion_tokens ?? 0;
@@ -221,7 +228,7 @@ export async function createResponse(g: GatewayOptions, req: ResponseRequest, o:
   if (req.previous_response_id) throw new BadRequest('previous_response_id is not supported; replay input items instead');
   const content = responseUserContent(req);
   requireProfile(g.service, req.model);
-  const start = startRequest(g.service, { systemText: responseSystemText(req), content, observability: o.observability });
+  const start = startRequest(g, { systemText: responseSystemText(req), content, observability: o.observability });
   const createdAt = Date.now() / 1000;
   const run = await runAgent(g, start, content, undefined);
   const u = run.usage;

@@ -18,11 +18,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/sub-agents', 'Sub-agent definitions'],
   ['all', '/vscode{/*rest}', 'VS Code in the sandbox'],
   ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
-  // /api/settings/secrets is built (routes/settings.ts); the stored agent and conversation settings are not.
-  ['all', '/settings', 'Agent server settings (configure the conversation in its start request)'],
-  ['get', '/settings/agent-schema', 'Agent server settings (configure the conversation in its start request)'],
-  ['get', '/settings/conversation-schema', 'Agent server settings (configure the conversation in its start request)'],
-  ['all', '/settings/mcp/:settings_key', 'MCP servers in the agent server settings (give MCP servers in agent.mcp_config)'],
   ['all', '/profiles{/*rest}', 'LLM profiles'],
   ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
   ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],

@@ -39,7 +39,8 @@ import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
-import { AddWorkspaceParentsRequest, AddWorkspacesRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
+import { SettingsForm } from '../app/llm-settings.ts';
+import { AddWorkspaceParentsRequest, AddWorkspacesRequest, EXPOSE_SECRETS_HEADER, McpServerPatch, McpServerSettings, SettingsResponse, SettingsUpdateRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
 import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
 
 export interface AgentServerRoute {
@@ -134,6 +135,13 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
   { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
 
+  { method: 'get', path: '/api/settings', tag: 'settings', summary: 'The stored agent settings (clients build new agents from them) and conversation settings (defaults of the gateway\'s conversations); secrets masked unless X-Expose-Secrets: plaintext', headers: [EXPOSE_SECRETS_HEADER], response: SettingsResponse },
+  { method: 'patch', path: '/api/settings', tag: 'settings', summary: 'Deep-merge diffs into the stored settings (null inside a map removes the entry); answered masked', body: SettingsUpdateRequest, response: SettingsResponse },
+  { method: 'get', path: '/api/settings/agent-schema', tag: 'settings', summary: 'The agent settings form (derived from the schemas PATCH validates with)', response: SettingsForm },
+  { method: 'get', path: '/api/settings/conversation-schema', tag: 'settings', summary: 'The conversation settings form', response: SettingsForm },
+  { method: 'post', path: '/api/settings/mcp/{settings_key}', tag: 'settings', summary: 'Add one MCP server to the settings (409 when the key exists)', body: McpServerSettings, response: SettingsResponse, status: 201 },
+  { method: 'patch', path: '/api/settings/mcp/{settings_key}', tag: 'settings', summary: 'Change one stored MCP server (404 when absent)', body: McpServerPatch, response: SettingsResponse },
+  { method: 'delete', path: '/api/settings/mcp/{settings_key}', tag: 'settings', summary: 'Remove one stored MCP server (404 when absent)', response: SettingsResponse },
   { method: 'get', path: '/api/settings/secrets', tag: 'settings', summary: 'Stored secrets, without values (no agent profiles here: agent_profile_id names none, 404)', query: q(['agent_profile_id']), response: SecretsListResponse },
   { method: 'put', path: '/api/settings/secrets', tag: 'settings', summary: 'Create or replace a secret (sealed with the secret key at rest; memory only without one)', body: SecretCreateRequest, response: SecretItemResponse },
   { method: 'get', path: '/api/settings/secrets/{name}', tag: 'settings', summary: "A secret's value, as text (for LookupSecret)", response: S, textResponse: true },
