@@ -104,7 +104,8 @@ export function checkSettings(doc: SettingsDoc, where: (string | number)[]): voi
   const issues: ValidationIssue[] = [];
   for (const [key, server] of Object.entries(doc.agent_settings.mcp_config)) {
     const loc = [...where, 'mcp_config', key];
-    parseValue(McpServerSettings, server, { prefix: loc });
+    // Stored with its defaults (enabled), as OpenHands' MCPServer model stores it.
+    doc.agent_settings.mcp_config[key] = parseValue(McpServerSettings, server, { prefix: loc });
     if ((server.command === undefined) === (server.url === undefined)) {
       issues.push({ loc, msg: 'An MCP server needs either `command` (stdio) or `url` (http, sse), not both', type: 'value_error' });
     }
