@@ -39,6 +39,21 @@ export const DELIBERATE: Record<string, string> = {
   'provider_connections.refusals':
     'An empty PATCH and `api_key: null` on a provider connection: both answer 422 with the same sentence; ours located (`["body"]`, ' +
     '`["body", "api_key"]`) as every other 422 of both servers, where OpenHands answers a bare string `detail` (as settings_secrets.refusals).',
+  'settings_document.conversation_schema':
+    "The conversation settings form has no `runtime` section (default_runtime, worktree_*, container_*): this agent server runs " +
+    'every conversation in its own workspace (the sandbox is the runtime; no Docker or worktree runtimes), so these would be ' +
+    'settings that change nothing, and PATCH refuses them (422) rather than store them unapplied.',
+  'settings_document.encrypted':
+    "`X-Expose-Secrets: encrypted` answers OpenHands' Fernet tokens for a client to send back with `secrets_encrypted`, which " +
+    'this agent server does not take either (501 there too): a 501 says so, where answering tokens would invite a start request ' +
+    'that is then refused.',
+  'settings_document.masked_key_saved_back':
+    'A settings form that saves back what GET showed it sends the masked key (`**********`): ours keeps the stored key, OpenHands ' +
+    'drops it (api_key null, llm_api_key_is_set false), so saving an unrelated field silently unsets the model key. A client ' +
+    'removes the key explicitly with `api_key: null`, on both.',
+  'settings_document.mcp_without_command_or_url':
+    'An MCP server with neither `command` nor `url` is refused (422) here; OpenHands stores it (201), and every client that builds an ' +
+    'agent from the settings then gets a server it cannot start.',
   'canvas_app_backends.end_session': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
   'canvas_app_backends.proxied': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
   'canvas_app_backends.installed':
