@@ -1,8 +1,7 @@
 // /api/settings/secrets: the agent server's named secrets, as OpenHands 1.58's settings_router.py
 // serves them (list without values, upsert, read one value as text/plain for LookupSecret, delete).
 // Values go nowhere but the store and GET /secrets/{name}: never into a log line or a list.
-// The rest of /api/settings (agent and conversation settings, their form schemas, MCP entries)
-// is not built (routes/not-implemented.ts).
+// The stored agent and conversation settings, their forms and MCP entries: routes/settings-doc.ts.
 import Router from '@koa/router';
 import { Invalid, NotFound } from '../../api/errors.ts';
 import { SECRET_NAME_MESSAGE, SECRET_NAME_PATTERN, SecretCreateRequest, type SecretItemResponse } from '../../api/agent-server/settings.ts';
