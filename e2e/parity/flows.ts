@@ -2,7 +2,8 @@
 // reduced to what must agree: status codes, field names, event kinds in order, execution status,
 // WebSocket frames and close codes, 422 locations, the tools offered to the model. Values that differ
 // by nature (ids, timestamps, texts of the system prompt) are left out on purpose.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
@@ -10,7 +11,9 @@ import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
 import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
-import { KEY, type Side } from './servers.ts';
+import { KEY, openhandsBinary, type Side } from './servers.ts';
+
+const execFileAsync = promisify(execFile);
 
 export type View = Record<string, unknown>;
 export type Flow = (s: Side) => Promise<View>;
@@ -85,6 +88,21 @@ const sortedKeys = (o: unknown) => Object.keys((o ?? {}) as object).sort();
 const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : body);
 /** What the model was offered: tool names, sorted (the order is the provider's concern). */
 const offered = (s: Side, i: number) => (s.llm.requests[i]?.tools ?? []).map((t) => t.function.name).sort();
+
+/** What the OpenHands Python SDK (from the OpenHands venv) makes of a server's stored settings: the LLM and MCP servers a client would build its agent from. */
+async function pythonSdkSettings(url: string): Promise<unknown> {
+  const python = join(dirname(openhandsBinary()!), 'python');
+  const script = [
+    'import json, sys',
+    'from openhands.sdk.workspace.remote.base import RemoteWorkspace',
+    'w = RemoteWorkspace(host=sys.argv[1], api_key=sys.argv[2], working_dir="/tmp")',
+    'llm = w.get_llm()',
+    'mcp = w.get_mcp_config()',
+    'print(json.dumps({"model": llm.model, "api_key": llm.api_key.get_secret_value() if llm.api_key else None, "mcp": {k: {"url": v.url, "headers": sorted(v.headers or {}), "enabled": v.enabled} for k, v in mcp.items()}}))',
+  ].join('\n');
+  const { stdout } = await execFileAsync(python, ['-c', script, url, KEY], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', OPENHANDS_SUPPRESS_BANNER: '1', HOME: dirname(openhandsBinary()!) }, timeout: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}
 
 export const FLOWS: Record<string, Flow> = {
   async health(s) {
@@ -619,6 +637,9 @@ export const FLOWS: Record<string, Flow> = {
     const started = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { agent: { ...agent(s), llm: { model: llm.model, base_url: llm.base_url, api_key: llm.api_key, usage_id: 'agent' } } }) });
     await s.api(`/api/conversations/${started.body.id}/events`, { method: 'POST', body: text('Hello.', true) });
     view['client_conversation'] = { start: started.status, end: await settled(s, started.body.id), model_request: await until('the model request', async () => seen) };
+
+    // The Python SDK itself (RemoteWorkspace.get_llm() / get_mcp_config(), what its users call to build an agent) reads the stored settings.
+    view['python_sdk'] = await pythonSdkSettings(s.url);
 
     const form = (r: { body: any }) => ({ model_name: r.body.model_name, fields: r.body.sections.map((x: any) => [x.key, x.fields.map((f: any) => f.key)]) });
     view['conversation_schema'] = form(await call(`${S}/conversation-schema`));
