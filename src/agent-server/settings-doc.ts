@@ -97,13 +97,14 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /**
  * Checks a merged document: the LLM as a conversation's agent takes it, and every MCP server a
  * command or a URL (OpenHands stores a server with neither, which no client can run). Issues are
- * located under `where` (the diff that produced them).
+ * located under `where` (the diff that produced them); an MCP server's at `serverLoc` (the body of
+ * the one-server routes).
  */
-export function checkSettings(doc: SettingsDoc, where: (string | number)[]): void {
+export function checkSettings(doc: SettingsDoc, where: (string | number)[], serverLoc = (key: string): (string | number)[] => [...where, 'mcp_config', key]): void {
   parseValue(LLM, doc.agent_settings.llm, { prefix: [...where, 'llm'] });
   const issues: ValidationIssue[] = [];
   for (const [key, server] of Object.entries(doc.agent_settings.mcp_config)) {
-    const loc = [...where, 'mcp_config', key];
+    const loc = serverLoc(key);
     // Stored with its defaults (enabled), as OpenHands' MCPServer model stores it.
     doc.agent_settings.mcp_config[key] = parseValue(McpServerSettings, server, { prefix: loc });
     if ((server.command === undefined) === (server.url === undefined)) {

@@ -102,6 +102,10 @@ describe('stored settings', () => {
     expect((await mcpRoute('svc', 'POST', { command: 'node', args: ['a.js'], env: { TOKEN: 'env-secret-1' } })).status).toBe(201);
     expect(await mcpRoute('svc', 'POST', { command: 'node' })).toMatchObject({ status: 409, body: { detail: "MCP server 'svc' already exists" } });
     expect((await mcpRoute('svc2', 'POST', { command: 'node', bogus: 1 })).status).toBe(422);
+    const neither = await mcpRoute('svc3', 'POST', {});
+    expect([neither.status, locs(neither)]).toEqual([422, ['body']]);
+    const both = await mcpRoute('svc', 'PATCH', { url: 'http://127.0.0.1:1/mcp' });
+    expect([both.status, locs(both)]).toEqual([422, ['body']]);
     expect(await mcpRoute('nope', 'PATCH', { args: [] })).toMatchObject({ status: 404, body: { detail: "MCP server 'nope' was not found" } });
     const changed = await mcpRoute('svc', 'PATCH', { args: ['b.js'], env: { EXTRA: 'env-secret-2' } });
     expect(changed.body.agent_settings.mcp_config.svc).toEqual({ command: 'node', args: ['b.js'], env: { TOKEN: '**********', EXTRA: '**********' }, enabled: true });

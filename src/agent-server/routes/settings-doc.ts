@@ -73,7 +73,7 @@ export function settingsDocRoutes(store: SettingsDocStore, log: Logger): Router 
     const doc = store.update((doc) => {
       if (server(doc, key)) throw new Conflict(`MCP server '${key}' already exists`);
       doc.agent_settings.mcp_config[key] = body;
-      checkSettings(doc, ['body']);
+      checkSettings(doc, ['body'], (k) => (k === key ? ['body'] : ['mcp_config', k]));
     });
     log.info({ mcpServer: key }, 'MCP server added to the settings');
     ctx.status = 201;
@@ -87,7 +87,7 @@ export function settingsDocRoutes(store: SettingsDocStore, log: Logger): Router 
       const current = server(doc, key);
       if (!current) throw new NotFound(`MCP server '${key}' was not found`);
       deepMerge(json(current), json(ctx.request.body), 1);
-      checkSettings(doc, ['body']);
+      checkSettings(doc, ['body'], (k) => (k === key ? ['body'] : ['mcp_config', k]));
     });
     log.info({ mcpServer: key }, 'MCP server changed in the settings');
     ctx.body = answer(doc);
