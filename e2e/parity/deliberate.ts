@@ -59,6 +59,11 @@ export const DELIBERATE: Record<string, string> = {
   'canvas_app_backends.installed':
     'Listing installed Canvas extensions: OpenHands answers an empty list (200); ours 501, since none can be installed here ' +
     '(canvas_app_backends.session): an empty list would suggest that installing one is possible.',
+  'runtime_misc.desktop_url':
+    'GET /api/desktop/url: OpenHands 1.58 has no desktop routes (404, the "wrong URL" answer); the servers before it answered ' +
+    '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +
+    'server) expects and its integration tests accept. No remote desktop runs in an agentyard sandbox, so ours answers that 503 ' +
+    'with a message saying so: the truth, in the shape its clients handle, where a 404 would read as a client bug.',
 };
 
 /**

@@ -8,16 +8,8 @@ import { withConversationIdParam } from '../http/validate.ts';
 type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
-  ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
   ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
-  ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
-  ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
-  ['get', '/conversations/:conversation_id/workspace{/*file_path}', 'Serving the conversation workspace as static files (use /api/file/download)'],
-  ['get', '/file/archive', 'Workspace archives'],
-  ['post', '/sub-agents', 'Sub-agent definitions'],
-  ['all', '/vscode{/*rest}', 'VS Code in the sandbox'],
-  ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
   ['all', '/profiles{/*rest}', 'LLM profiles'],
   ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
   ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
@@ -26,15 +18,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
   ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
   // OpenHands 1.58
-  ['all', '/conversations/:conversation_id/bash{/*rest}', 'Per-conversation runtimes (use /api/bash)'],
-  ['all', '/conversations/:conversation_id/file{/*rest}', 'Per-conversation runtimes (use /api/file)'],
-  ['all', '/conversations/:conversation_id/git{/*rest}', 'Per-conversation runtimes (use /api/git)'],
-  ['all', '/conversations/:conversation_id/vscode{/*rest}', 'VS Code in the sandbox'],
-  ['all', '/conversations/:conversation_id/runtime{/*rest}', 'Per-conversation runtimes'],
-  ['post', '/conversations/:conversation_id/children', 'Child conversations'],
-  ['get', '/tools/catalog', 'The tool catalog (GET /api/tools/ lists the tools)'],
-  ['post', '/bash/bash_commands/:command_id/stop', 'Stopping a background command'],
-  ['get', '/git/repositories/search', 'Repository search'],
   ['all', '/acp{/*rest}', 'ACP agents'],
   ['all', '/meta-profiles{/*rest}', 'Meta profiles'],
 ];
