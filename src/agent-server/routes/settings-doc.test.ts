@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createAgent } from '../../agent/agent.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
 import { startHttpMcpServer, type HttpMcpServer } from '../../testing/mcp/server.ts';
-import { eventually, TEST_KEY, useRealAgentServer, userText } from '../test-support.ts';
+import { eventually, startTestServer, tempDir, TEST_KEY, useRealAgentServer, userText } from '../test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'settings-doc-test-secret-key' }) });
 let other: ScriptedLlm;
@@ -167,5 +167,25 @@ describe('where the stored settings take effect', () => {
     const [conv] = (await t.s.api('/api/conversations/search')).body.items as any[];
     expect(conv).toMatchObject({ max_iterations: 7, confirmation_policy: { kind: 'AlwaysConfirm' }, execution_status: 'waiting_for_confirmation' });
     expect(conv.security_analyzer ?? null).toBeNull();
+  });
+});
+
+describe('stored settings across a hand-over', () => {
+  it('a warm-pool server (no secret key) seals its settings secrets with the key it is handed, so a start with that key opens them', async () => {
+    const dir = tempDir();
+    const NEW_KEY = 'handed-over-session-key';
+    const SEALING = 'sealing-key-of-the-new-session';
+    let s = await startTestServer(dir.path, {});
+    try {
+      await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { llm: { model: 'openai/pool', api_key: API_KEY } } } });
+      expect((await s.api('/api/agentyard/hand-over', { method: 'POST', body: { session_key: NEW_KEY, secret_key: SEALING } })).status).toBe(200);
+      await s.close();
+      s = await startTestServer(dir.path, { sessionKeys: [NEW_KEY], secretKey: SEALING });
+      const res = await fetch(`${s.url}/api/settings`, { headers: { 'x-session-api-key': NEW_KEY, 'X-Expose-Secrets': 'plaintext' } });
+      expect(((await res.json()) as any).agent_settings.llm).toEqual({ model: 'openai/pool', api_key: API_KEY });
+    } finally {
+      await s.close();
+      dir.remove();
+    }
   });
 });
