@@ -21,6 +21,7 @@ import { SessionKeys } from './http/auth.ts';
 import { SecretSealer } from './secrets.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
+import { ProfileStore } from './store/profile-store.ts';
 import { openDatabase } from './store/db.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
@@ -178,6 +179,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     onActivity,
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
+    profiles: new ProfileStore(db, () => conversationService.sealer),
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },

@@ -305,6 +305,11 @@ export class ConversationService {
     if (o.sealer) this.#o.sealer = o.sealer;
   }
 
+  /** The secret sealer in use now (a hand-over may replace it); undefined without OH_SECRET_KEY. */
+  get sealer(): SecretSealer | undefined {
+    return this.#o.sealer;
+  }
+
   all(): ConversationRuntime[] {
     return [...this.#loaded.values()];
   }

@@ -9,7 +9,6 @@ type Method = 'get' | 'post' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
-  ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
   ['post', '/conversations/:conversation_id/load_plugin', 'Loading plugins after start'],
   ['post', '/conversations/:conversation_id/goal{/*rest}', 'Goal loops'],
@@ -20,9 +19,11 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
   ['all', '/workspaces{/*rest}', 'Workspace management'],
   ['all', '/settings{/*rest}', 'Agent server settings (configure the conversation in its start request)'],
-  ['all', '/profiles{/*rest}', 'LLM profiles'],
+  ['post', '/profiles/:name/validate', 'Pre-flight validation of an LLM profile'],
+  ['all', '/llm/provider-connections{/*rest}', 'Shared LLM provider connections (give each profile its own api_key and base_url)'],
+  ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
+  ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
-  ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
   ['all', '/mcp{/*rest}', 'MCP server tests and OAuth (give MCP servers in agent.mcp_config)'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   ['all', '/auth/workspace-session', 'Workspace session cookies'],

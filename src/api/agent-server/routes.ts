@@ -38,13 +38,15 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
+import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest } from './profiles.ts';
+import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'openai' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'openai' | 'profiles' | 'llm' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
@@ -93,6 +95,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/secrets`, tag: 'conversations', summary: 'Add or replace secrets', body: UpdateSecretsRequest, response: Success },
   { method: 'post', path: `${C}/security_analyzer`, tag: 'conversations', summary: 'Set the security analyzer', body: SetSecurityAnalyzerRequest, response: Success },
   { method: 'post', path: `${C}/switch_llm`, tag: 'conversations', summary: 'Switch the LLM for the next model call', body: SwitchLlmRequest, response: Success },
+  { method: 'post', path: `${C}/switch_profile`, tag: 'conversations', summary: "Switch to an LLM profile's LLM for the next model call", body: SwitchProfileRequest, response: Success },
 
   { method: 'get', path: `${C}/events`, tag: 'events', summary: 'Events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S), response: Type.Array(Type.Union([Event, Type.Null()])) },
   { method: 'post', path: `${C}/events`, tag: 'events', summary: 'Send a user message (run: true starts the agent)', body: SendMessageRequest, response: Success },
@@ -122,6 +125,19 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
+
+  { method: 'get', path: '/api/profiles', tag: 'profiles', summary: 'LLM profiles and the active one', response: ProfileListResponse },
+  { method: 'get', path: '/api/profiles/{name}', tag: 'profiles', summary: "A profile's LLM settings (api_key null: secrets are never returned; X-Expose-Secrets is refused)", headers: ['X-Expose-Secrets'], response: ProfileDetailResponse },
+  { method: 'post', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a profile; its API key is stored sealed', body: SaveProfileRequest, response: ProfileMutationResponse },
+  { method: 'delete', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Delete a profile (idempotent)', response: ProfileMutationResponse },
+  { method: 'post', path: '/api/profiles/{name}/rename', tag: 'profiles', summary: 'Rename a profile', body: RenameProfileRequest, response: ProfileMutationResponse },
+  { method: 'post', path: '/api/profiles/{name}/activate', tag: 'profiles', summary: 'Mark a profile active (there are no agent settings here to apply it to)', response: ActivateProfileResponse },
+  { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
+  { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
+  { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },
+  { method: 'get', path: '/api/llm/subscription/openai/models', tag: 'llm', summary: 'Models of a ChatGPT subscription', response: SubscriptionModelsResponse },
+  { method: 'get', path: '/api/llm/subscription/openai/status', tag: 'llm', summary: 'ChatGPT subscription state (never connected here: sign-in is not built)', response: SubscriptionStatusResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/logout', tag: 'llm', summary: 'Forget ChatGPT subscription credentials (none are kept here)', response: SubscriptionStatusResponse },
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },

@@ -1,0 +1,151 @@
+// LLM profiles (OpenHands `/api/profiles`) in the agent server's SQLite file, beside the
+// conversations, so they outlive a restart. The LLM settings are stored as JSON without the API key;
+// the key is stored AES-256-GCM sealed with the server's secret key (OH_SECRET_KEY), bound to the
+// profile's name, never in plain text (the data dir may sit inside the workspace the agent reads).
+import type { LLM } from '../../api/agent-server/index.ts';
+import { Conflict, NotFound, Unavailable } from '../../api/errors.ts';
+import type { SecretSealer } from '../secrets.ts';
+import type { Db } from './db.ts';
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS llm_profiles (
+  name           TEXT PRIMARY KEY,
+  -- The LLM settings with api_key removed.
+  llm            TEXT NOT NULL,
+  -- The API key sealed with the server's secret key (context llm-profile:<name>); NULL: none stored.
+  sealed_api_key TEXT,
+  updated_at     TEXT NOT NULL
+) STRICT;
+-- Server-wide settings this agent server keeps: active_profile.
+CREATE TABLE IF NOT EXISTS server_settings (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+`;
+
+export interface StoredProfile {
+  name: string;
+  /** Without api_key. */
+  llm: LLM;
+  /** A key is stored (whether or not this server's secret key can open it). */
+  apiKeySet: boolean;
+}
+
+/** `foo.json` addresses profile `foo` (OpenHands names profiles by file). */
+export function canonicalProfileName(name: string): string {
+  return name.endsWith('.json') ? name.slice(0, -'.json'.length) : name;
+}
+
+const context = (name: string) => `llm-profile:${name}`;
+
+interface Raw {
+  name: string;
+  llm: string;
+  sealed_api_key: string | null;
+}
+
+export class ProfileStore {
+  readonly #db: Db;
+  /** Read at each use: a warm-pool hand-over replaces the server's sealer. */
+  readonly #sealer: () => SecretSealer | undefined;
+  readonly #now: () => Date;
+
+  constructor(db: Db, sealer: () => SecretSealer | undefined, now: () => Date = () => new Date()) {
+    db.exec(DDL);
+    this.#db = db;
+    this.#sealer = sealer;
+    this.#now = now;
+  }
+
+  list(): StoredProfile[] {
+    const rows = this.#db.prepare('SELECT name, llm, sealed_api_key FROM llm_profiles ORDER BY name').all() as Raw[];
+    return rows.map(stored);
+  }
+
+  get(name: string): StoredProfile | undefined {
+    const r = this.#row(name);
+    return r && stored(r);
+  }
+
+  /**
+   * The profile's API key; undefined when none is stored. A key this server's secret key cannot open
+   * (the key changed) is an error, never silently dropped: the model would be called without it.
+   */
+  apiKey(name: string): string | undefined {
+    const r = this.#row(name);
+    if (!r?.sealed_api_key) return undefined;
+    const opened = this.#sealer()?.open(r.sealed_api_key, context(r.name));
+    if (opened?.llmApiKey === undefined) throw new Conflict(`The API key of profile '${name}' cannot be opened with this agent server's secret key (OH_SECRET_KEY changed?): save the profile again`);
+    return opened.llmApiKey;
+  }
+
+  /** Overwrites a profile of that name; a new one past `max` is a Conflict. */
+  save(name: string, llm: LLM, apiKey: string | undefined, max: number): void {
+    const key = canonicalProfileName(name);
+    let sealed: string | null = null;
+    if (apiKey !== undefined) {
+      const sealer = this.#sealer();
+      if (!sealer) throw new Unavailable('Encryption not available: OH_SECRET_KEY is not configured. Cannot store the API key (save with include_secrets: false, or configure a secret key).');
+      sealed = sealer.seal({ secrets: {}, llmApiKey: apiKey }, context(key));
+    }
+    const { api_key: _dropped, ...settings } = llm;
+    this.#db.transaction(() => {
+      if (!this.#row(key)) {
+        const { n } = this.#db.prepare('SELECT count(*) AS n FROM llm_profiles').get() as { n: number };
+        if (n >= max) throw new Conflict(`Profile limit reached (${max}). Delete a profile before saving a new one.`);
+      }
+      this.#db
+        .prepare('INSERT INTO llm_profiles (name, llm, sealed_api_key, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET llm = excluded.llm, sealed_api_key = excluded.sealed_api_key, updated_at = excluded.updated_at')
+        .run(key, JSON.stringify(settings), sealed, this.#now().toISOString());
+    })();
+  }
+
+  /** Idempotent; clears the active profile when it was this one. */
+  delete(name: string): void {
+    const key = canonicalProfileName(name);
+    this.#db.transaction(() => {
+      this.#db.prepare('DELETE FROM llm_profiles WHERE name = ?').run(key);
+      if (this.activeProfile() !== null && canonicalProfileName(this.activeProfile()!) === key) this.setActiveProfile(null);
+    })();
+  }
+
+  /** NotFound for a missing source, Conflict for a taken target; the same name is a checked no-op. The key is sealed again for its new name. */
+  rename(from: string, to: string): void {
+    const src = canonicalProfileName(from);
+    const dst = canonicalProfileName(to);
+    this.#db.transaction(() => {
+      const row = this.#row(src);
+      if (!row) throw new NotFound(`Profile '${from}' not found`);
+      if (src === dst) return;
+      if (this.#row(dst)) throw new Conflict(`Profile '${to}' already exists`);
+      let sealed = row.sealed_api_key;
+      if (sealed !== null) {
+        const sealer = this.#sealer();
+        const opened = sealer?.open(sealed, context(src));
+        // A key this server cannot open stays as it was: it still cannot be opened, and says so at use.
+        if (sealer && opened) sealed = sealer.seal(opened, context(dst));
+      }
+      this.#db.prepare('UPDATE llm_profiles SET name = ?, sealed_api_key = ?, updated_at = ? WHERE name = ?').run(dst, sealed, this.#now().toISOString(), src);
+      const active = this.activeProfile();
+      if (active !== null && canonicalProfileName(active) === src) this.setActiveProfile(dst);
+    })();
+  }
+
+  activeProfile(): string | null {
+    const r = this.#db.prepare("SELECT value FROM server_settings WHERE key = 'active_profile'").get() as { value: string } | undefined;
+    return r ? r.value : null;
+  }
+
+  setActiveProfile(name: string | null): void {
+    if (name === null) this.#db.prepare("DELETE FROM server_settings WHERE key = 'active_profile'").run();
+    else this.#db.prepare("INSERT INTO server_settings (key, value) VALUES ('active_profile', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(canonicalProfileName(name));
+  }
+
+  #row(name: string): Raw | undefined {
+    return this.#db.prepare('SELECT name, llm, sealed_api_key FROM llm_profiles WHERE name = ?').get(canonicalProfileName(name)) as Raw | undefined;
+  }
+}
+
+function stored(r: Raw): StoredProfile {
+  return { name: r.name, llm: JSON.parse(r.llm) as LLM, apiKeySet: r.sealed_api_key !== null };
+}
