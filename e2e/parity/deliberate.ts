@@ -31,6 +31,19 @@ export const DELIBERATE: Record<string, string> = {
   'canvas_app_backends.installed':
     'Listing installed Canvas extensions: OpenHands answers an empty list (200); ours 501, since none can be installed here ' +
     '(canvas_app_backends.session): an empty list would suggest that installing one is possible.',
+  'llm_profiles.activated':
+    'Activating a profile: OpenHands also copies its LLM into the agent settings of /api/settings, which this agent server does ' +
+    'not keep (a conversation is configured by its start request; /api/settings answers 501). Ours records the active profile ' +
+    'and answers `llm_applied: false` with the message OpenHands gives when its settings have no LLM to update, rather than ' +
+    'claim a change that did not happen.',
+  'llm_profiles.expose_plaintext':
+    '`X-Expose-Secrets: plaintext` (or `encrypted`) on GET /api/profiles/{name}: OpenHands returns the stored API key; ours ' +
+    'answers 403: secrets are never returned by agentyard (service rule), the key is used only where the profile sends it ' +
+    '(switch_profile). `api_key_set` tells a client that one is stored.',
+  'switch_profile.llm':
+    "After switch_profile the conversation's `agent.llm.api_key` reads `**********` on ours, as after create and switch_llm on " +
+    'both servers (a key is set, not shown); OpenHands shows null there for a profile\'s LLM, which reads as "no key" though ' +
+    'its next model call sends one (model_call agrees on both).',
 };
 
 /**
@@ -39,6 +52,9 @@ export const DELIBERATE: Record<string, string> = {
  * suite then fails until it is removed).
  */
 export const GAPS: Record<string, string> = {
+  'llm_listings.provider_connections':
+    'Shared provider connections (/api/llm/provider-connections: one api_key/base_url several profiles refer to) are not built: ' +
+    '501. A profile carries its own key and base URL.',
 };
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
 import { KEY, type Side } from './servers.ts';
+import { PROFILE_FLOWS } from './flows-profiles.ts';
 
 export type View = Record<string, unknown>;
 export type Flow = (s: Side) => Promise<View>;
@@ -437,6 +438,7 @@ export const FLOWS: Record<string, Flow> = {
       installed: await status('GET', '/api/canvas-extensions/installed'),
     };
   },
+  ...PROFILE_FLOWS,
 };
 
 /**

@@ -180,6 +180,8 @@ export async function startAgentyard(): Promise<Side> {
     sessionKeys: [KEY],
     createAgent,
     llmDefaults,
+    // Seals stored secrets (LLM profile keys): without one ours refuses to store a key at all.
+    secretKey: 'parity-secret-key',
     log: createLogger('agent-server', 'silent'),
   });
   return Object.assign(side, {

@@ -1,0 +1,135 @@
+// Differential flows for LLM profiles (/api/profiles, switch_profile) and the LLM listings
+// (/api/llm). Profile names carry a `parity-` prefix and every flow deletes what it saved: the
+// OpenHands server lives through the whole suite, and its OpenAI-compatible gateway lists one model
+// per stored profile (the openai_gateway flow compares that list).
+import { createHash } from 'node:crypto';
+import type { Flow } from './flows.ts';
+import { startBody } from './flows.ts';
+import type { Side } from './servers.ts';
+
+const KEY = 'sk-parity-profile-key';
+const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : body);
+const mine = (body: any) => ({ ...body, profiles: (body?.profiles ?? []).filter((p: any) => String(p.name).startsWith('parity-')) });
+const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function exposed(s: Side, name: string, mode: string): Promise<number> {
+  return (await fetch(`${s.url}/api/profiles/${name}`, { headers: { 'x-session-api-key': 'parity-session-key', 'x-expose-secrets': mode } })).status;
+}
+
+export const PROFILE_FLOWS: Record<string, Flow> = {
+  /** Saving, listing, reading, renaming, activating and deleting profiles; their answers and errors. */
+  async llm_profiles(s) {
+    const save = (name: string, body: unknown) => s.api(`/api/profiles/${name}`, { method: 'POST', body });
+    const before = mine((await s.api('/api/profiles')).body);
+    const saved = await save('parity-fast', { llm: { model: 'openai/fast', base_url: 'http://127.0.0.1:9/v1', api_key: KEY, temperature: 0.2 } });
+    const plain = await save('parity-plain', { llm: { model: 'anthropic/claude', api_key: KEY }, include_secrets: false });
+    const badName = await save('-bad', { llm: { model: 'x' } });
+    const noLlm = await save('parity-x', {});
+    const list = mine((await s.api('/api/profiles')).body);
+    const detail = await s.api('/api/profiles/parity-fast');
+    const byFile = await s.api('/api/profiles/parity-fast.json');
+    const missing = await s.api('/api/profiles/parity-missing');
+    const renamed = await s.api('/api/profiles/parity-fast/rename', { method: 'POST', body: { new_name: 'parity-quick' } });
+    const same = await s.api('/api/profiles/parity-quick/rename', { method: 'POST', body: { new_name: 'parity-quick' } });
+    const taken = await s.api('/api/profiles/parity-quick/rename', { method: 'POST', body: { new_name: 'parity-plain' } });
+    const renameMissing = await s.api('/api/profiles/parity-missing/rename', { method: 'POST', body: { new_name: 'parity-y' } });
+    const badNewName = await s.api('/api/profiles/parity-quick/rename', { method: 'POST', body: { new_name: 'a b' } });
+    const activated = await s.api('/api/profiles/parity-quick/activate', { method: 'POST' });
+    const activateMissing = await s.api('/api/profiles/parity-missing/activate', { method: 'POST' });
+    const active = (await s.api('/api/profiles')).body.active_profile;
+    const expose = { bogus: await exposed(s, 'parity-quick', 'bogus'), plaintext: await exposed(s, 'parity-quick', 'plaintext') };
+    const deleted = await s.api('/api/profiles/parity-quick', { method: 'DELETE' });
+    const deletedAgain = await s.api('/api/profiles/parity-quick', { method: 'DELETE' });
+    const after = mine((await s.api('/api/profiles')).body);
+    await s.api('/api/profiles/parity-plain', { method: 'DELETE' });
+    return {
+      before,
+      saved: [saved.status, saved.body],
+      plain: plain.status,
+      bad_name: [badName.status, locs(badName.body)],
+      no_llm: [noLlm.status, locs(noLlm.body)],
+      list,
+      detail: [detail.status, detail.body.name, detail.body.api_key_set, detail.body.config?.model, detail.body.config?.base_url, detail.body.config?.api_key, detail.body.config?.temperature],
+      by_file: [byFile.status, byFile.body.config?.model],
+      missing: [missing.status, missing.body],
+      renamed: [renamed.status, renamed.body],
+      same: [same.status, same.body],
+      taken: [taken.status, taken.body],
+      rename_missing: [renameMissing.status, renameMissing.body],
+      bad_new_name: [badNewName.status, locs(badNewName.body)],
+      activated_status: activated.status,
+      activated: activated.body,
+      activate_missing: [activateMissing.status, activateMissing.body],
+      active,
+      expose_bogus: expose.bogus,
+      expose_plaintext: expose.plaintext,
+      deleted: [deleted.status, deleted.body],
+      deleted_again: deletedAgain.status,
+      after,
+    };
+  },
+
+  /** switch_profile: the conversation's next model call goes to the profile's model and key. */
+  async switch_profile(s) {
+    await s.api('/api/profiles/parity-switch', { method: 'POST', body: { llm: { model: 'openai/profile-model', base_url: s.llm.url, api_key: KEY } } });
+    const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s) });
+    const id = created.body.id;
+    const unknownConversation = await s.api('/api/conversations/00000000-0000-4000-8000-000000000000/switch_profile', { method: 'POST', body: { profile_name: 'parity-switch' } });
+    const unknownProfile = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: { profile_name: 'parity-nope' } });
+    const badName = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: { profile_name: '../x' } });
+    const noBody = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: {} });
+    const switched = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: { profile_name: 'parity-switch' } });
+    const llm = (await s.api(`/api/conversations/${id}`)).body.agent?.llm ?? {};
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'done on the profile model' } }] });
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: { role: 'user', content: [{ type: 'text', text: 'hello' }], run: true } });
+    const end = await until('the run to end', async () => {
+      const st = (await s.api(`/api/conversations/${id}`)).body.execution_status;
+      return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+    });
+    const call = s.llm.requests[0];
+    await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+    await s.api('/api/profiles/parity-switch', { method: 'DELETE' });
+    return {
+      unknown_conversation: unknownConversation.status,
+      unknown_profile: [unknownProfile.status, unknownProfile.body],
+      bad_name: badName.status,
+      no_body: [noBody.status, locs(noBody.body)],
+      switched: [switched.status, switched.body],
+      llm: [llm.model, llm.base_url === s.llm.url, llm.api_key, llm.usage_id],
+      end,
+      model_call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`],
+      model_calls: s.llm.requests.length,
+    };
+  },
+
+  /** The LLM listings, compared whole (by digest: thousands of model names). */
+  async llm_listings(s) {
+    const get = async (path: string) => {
+      const r = await s.api(path);
+      return [r.status, r.status === 200 ? digest(r.body) : r.body];
+    };
+    const providers = (await s.api('/api/llm/providers')).body.providers ?? [];
+    return {
+      providers: await get('/api/llm/providers'),
+      provider_count: providers.length,
+      models: await get('/api/llm/models'),
+      models_anthropic: await get('/api/llm/models?provider=anthropic'),
+      models_openrouter: await get('/api/llm/models?provider=openrouter'),
+      models_unknown: (await s.api('/api/llm/models?provider=no-such-provider')).body,
+      verified: await get('/api/llm/models/verified'),
+      subscription_models: await get('/api/llm/subscription/openai/models'),
+      subscription_status: (await s.api('/api/llm/subscription/openai/status')).body,
+      provider_connections: (await s.api('/api/llm/provider-connections')).status,
+    };
+  },
+};
