@@ -40,6 +40,10 @@ export const DELIBERATE: Record<string, string> = {
     '`X-Expose-Secrets: plaintext` (or `encrypted`) on GET /api/profiles/{name}: OpenHands returns the stored API key; ours ' +
     'answers 403: secrets are never returned by agentyard (service rule), the key is used only where the profile sends it ' +
     '(switch_profile). `api_key_set` tells a client that one is stored.',
+  'validate_profile.refused':
+    "A draft whose key the provider refuses: both answer valid: false with LLMAuthenticationError, but OpenHands' message repeats " +
+    "the provider's text with the key in it (its redaction knows a few key formats only); ours masks the draft's key in the message " +
+    '(agentyard never returns a secret), so the last value of the row is false here and true there.',
   'switch_profile.llm':
     "After switch_profile the conversation's `agent.llm.api_key` reads `**********` on ours, as after create and switch_llm on " +
     'both servers (a key is set, not shown); OpenHands shows null there for a profile\'s LLM, which reads as "no key" though ' +

@@ -112,6 +112,29 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     };
   },
 
+  /** The pre-flight of a draft: one short call to the draft's model; its verdict for an answer, a refused key and a rate limit. */
+  async validate_profile(s) {
+    const check = (llm: unknown) => s.api('/api/profiles/parity-draft/validate', { method: 'POST', body: { llm } });
+    const draft = { model: 'openai/draft-model', base_url: s.llm.url, api_key: KEY };
+    s.llm.push({ content: 'pong' });
+    const ok = await check(draft);
+    const call = s.llm.requests[0];
+    s.llm.push({ status: 401, errorMessage: `Incorrect API key provided: ${KEY}` });
+    const refused = await check(draft);
+    s.llm.push({ status: 429, errorMessage: 'Rate limit reached', retryAfterMs: 1 });
+    const limited = await check(draft);
+    const noLlm = await s.api('/api/profiles/parity-draft/validate', { method: 'POST', body: {} });
+    return {
+      ok: [ok.status, ok.body],
+      call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`, call?.body['max_tokens']],
+      refused: [refused.status, refused.body.valid, refused.body.error?.type, JSON.stringify(refused.body).includes(KEY)],
+      limited: [limited.status, limited.body],
+      model_calls: s.llm.requests.length,
+      no_llm: [noLlm.status, locs(noLlm.body)],
+      saved: (await s.api('/api/profiles/parity-draft')).status,
+    };
+  },
+
   /** The LLM listings, compared whole (by digest: thousands of model names). */
   async llm_listings(s) {
     const get = async (path: string) => {

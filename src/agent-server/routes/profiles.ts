@@ -20,12 +20,14 @@ import {
   RenameProfileRequest,
   SaveProfileRequest,
   SwitchProfileRequest,
+  ValidateProfileRequest,
   type ActivateProfileResponse,
   type ProfileDetailResponse,
   type ProfileListResponse,
   type ProfileMutationResponse,
 } from '../../api/agent-server/profiles.ts';
 import type { ConversationService } from '../conversation/service.ts';
+import { preflight } from '../llm/preflight.ts';
 import { MASK } from '../secrets.ts';
 import { canonicalProfileName, type ProfileStore } from '../store/profile-store.ts';
 import { validate, withConversationIdParam } from '../http/validate.ts';
@@ -93,6 +95,14 @@ export function profileRoutes(o: { store: ProfileStore; service: ConversationSer
     const body: ProfileMutationResponse = { name, message: `Profile '${name}' saved` };
     ctx.status = 201;
     ctx.body = body;
+  });
+
+  // A draft tried before it is saved: the answer says whether the model took one short call.
+  router.post('/profiles/:name/validate', validate({ body: ValidateProfileRequest }), async (ctx) => {
+    nameOf(ctx);
+    const { llm } = ctx.state['body'] as ValidateProfileRequest;
+    checkBaseUrl(llm, ['body', 'llm']);
+    ctx.body = await preflight(llm, service.llmDefaults);
   });
 
   router.delete('/profiles/:name', async (ctx) => {

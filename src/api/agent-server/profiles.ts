@@ -50,3 +50,11 @@ export type ActivateProfileResponse = Static<typeof ActivateProfileResponse>;
 /** `POST /api/conversations/{id}/switch_profile`: the conversation's LLM from its next model call on. */
 export const SwitchProfileRequest = Type.Object({ profile_name: Type.String() });
 export type SwitchProfileRequest = Static<typeof SwitchProfileRequest>;
+
+/** `POST /api/profiles/{name}/validate`: a draft LLM, tried with one short model call before it is saved. */
+export const ValidateProfileRequest = Type.Object({ llm: LLM });
+export type ValidateProfileRequest = Static<typeof ValidateProfileRequest>;
+
+export const ValidateProfileError = Type.Object({ type: Type.String(), message: Type.String() });
+export const ValidateProfileResponse = Type.Object({ valid: Type.Boolean(), error: Nullable(ValidateProfileError) });
+export type ValidateProfileResponse = Static<typeof ValidateProfileResponse>;

@@ -38,7 +38,7 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
-import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest } from './profiles.ts';
+import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
 import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
@@ -131,6 +131,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a profile; its API key is stored sealed', body: SaveProfileRequest, response: ProfileMutationResponse },
   { method: 'delete', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Delete a profile (idempotent)', response: ProfileMutationResponse },
   { method: 'post', path: '/api/profiles/{name}/rename', tag: 'profiles', summary: 'Rename a profile', body: RenameProfileRequest, response: ProfileMutationResponse },
+  { method: 'post', path: '/api/profiles/{name}/validate', tag: 'profiles', summary: 'Try a draft LLM with one short model call before saving it', body: ValidateProfileRequest, response: ValidateProfileResponse },
   { method: 'post', path: '/api/profiles/{name}/activate', tag: 'profiles', summary: 'Mark a profile active (there are no agent settings here to apply it to)', response: ActivateProfileResponse },
   { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
