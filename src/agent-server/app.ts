@@ -108,7 +108,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method === 'POST') d.onActivity();
     await next();
   });
-  const openai = openaiRoutes({ service: d.service, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
+  const openai = openaiRoutes({ service: d.service, profiles: d.profiles, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
   outside.use(openai.routes(), openai.allowedMethods());
   const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
   outside.use(notBuilt.routes(), notBuilt.allowedMethods());

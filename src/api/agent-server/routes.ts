@@ -68,7 +68,7 @@ const C = '/api/conversations/{conversation_id}';
 
 export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   // The OpenAI-compatible gateway (the agent offered as a model); also `Authorization: Bearer <session key>`.
-  { method: 'get', path: '/v1/models', tag: 'openai', summary: 'The models: openhands_<LLM profile> (here openhands_default, the configured model)', response: ModelList },
+  { method: 'get', path: '/v1/models', tag: 'openai', summary: 'The models: openhands_<LLM profile> for each stored profile, and openhands_default for the configured model', response: ModelList },
   { method: 'post', path: '/v1/chat/completions', tag: 'openai', summary: "A chat completion: the agent's final answer to the last user message (stream: as SSE chunks after the run)", body: ChatCompletionRequest, response: ChatCompletion, headers: ['X-OpenHands-ServerConversation-ID', ...OBSERVABILITY_HEADERS] },
   { method: 'post', path: '/v1/responses', tag: 'openai', summary: "A response (Responses API, not stored): the agent's final answer", body: ResponseRequest, response: OpenAIResponse, headers: [...OBSERVABILITY_HEADERS] },
   { method: 'get', path: '/', tag: 'server', summary: 'Server information (as /server_info)', response: ServerInfo, public: true },
