@@ -29,6 +29,8 @@ import { pluginRoutes } from './routes/plugins.ts';
 import { profileRoutes } from './routes/profiles.ts';
 import { llmRoutes } from './routes/llm.ts';
 import type { ProfileStore } from './store/profile-store.ts';
+import type { ProviderConnectionStore } from './store/provider-connection-store.ts';
+import { providerConnectionRoutes } from './routes/provider-connections.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { trajectoryRoutes } from './routes/trajectory.ts';
@@ -48,6 +50,8 @@ export interface AppDeps {
   bash: { service: BashService; store: BashEventStore };
   /** LLM profiles (/api/profiles, switch_profile). */
   profiles: ProfileStore;
+  /** Shared provider connections the profiles use (/api/llm/provider-connections). */
+  connections: ProviderConnectionStore;
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
@@ -90,7 +94,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, profiles: d.profiles, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), profileRoutes({ store: d.profiles, service: d.service, log: d.log }), llmRoutes(), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, profiles: d.profiles, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), profileRoutes({ store: d.profiles, service: d.service, log: d.log }), providerConnectionRoutes({ connections: d.connections, profiles: d.profiles }), llmRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

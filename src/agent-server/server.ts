@@ -22,6 +22,7 @@ import { SecretSealer } from './secrets.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { ProfileStore } from './store/profile-store.ts';
+import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { openDatabase } from './store/db.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
@@ -171,6 +172,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     log: log.child({ part: 'bash' }),
     ...opts.tuning?.bash,
   });
+  const connections = new ProviderConnectionStore(db, () => conversationService.sealer);
+  const profiles = new ProfileStore(db, () => conversationService.sealer, { connections });
   const app = createApp({
     service,
     events,
@@ -179,7 +182,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     onActivity,
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
-    profiles: new ProfileStore(db, () => conversationService.sealer),
+    profiles,
+    connections,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },

@@ -66,11 +66,8 @@ function profileLlm(g: GatewayOptions, model: string): LLM {
     throw new NotFound(`Unknown OpenHands model '${model}'. Use GET /v1/models.`);
   }
   const name = model.slice(GATEWAY_MODEL_PREFIX.length);
-  const stored = g.profiles?.get(name);
-  if (stored && stored.name === name) {
-    const apiKey = g.profiles!.apiKey(name);
-    return { ...stored.llm, usage_id: 'agent', ...(apiKey !== undefined ? { api_key: apiKey } : {}) };
-  }
+  const stored = g.profiles?.get(name)?.name === name ? g.profiles.runnable(name) : undefined;
+  if (stored) return { ...stored.llm, usage_id: 'agent', ...(stored.apiKey !== undefined ? { api_key: stored.apiKey } : {}) };
   if (name !== DEFAULT_PROFILE || !g.service.llmDefaults) throw new NotFound(`Profile '${name}' not found`);
   return { usage_id: 'agent' };
 }

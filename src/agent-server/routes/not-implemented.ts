@@ -19,7 +19,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
   ['all', '/workspaces{/*rest}', 'Workspace management'],
   ['all', '/settings{/*rest}', 'Agent server settings (configure the conversation in its start request)'],
-  ['all', '/llm/provider-connections{/*rest}', 'Shared LLM provider connections (give each profile its own api_key and base_url)'],
   ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['all', '/agent-profiles{/*rest}', 'Agent profiles'],

@@ -66,7 +66,7 @@ export function profileRoutes(o: { store: ProfileStore; service: ConversationSer
 
   router.get('/profiles', async (ctx) => {
     const body: ProfileListResponse = {
-      profiles: store.list().map((p) => ({ name: p.name, model: p.llm.model ?? null, base_url: p.llm.base_url ?? null, provider_connection_id: null, provider_connection_broken: false, api_key_set: p.apiKeySet })),
+      profiles: store.list().map((p) => ({ name: p.name, model: p.llm.model ?? null, base_url: p.llm.base_url ?? null, provider_connection_id: p.llm.provider_connection_id ?? null, provider_connection_broken: p.connectionBroken, api_key_set: p.apiKeySet })),
       active_profile: store.activeProfile(),
     };
     ctx.body = body;
@@ -127,8 +127,8 @@ export function profileRoutes(o: { store: ProfileStore; service: ConversationSer
   // says so, as OpenHands does when its settings have no LLM to update.
   router.post('/profiles/:name/activate', async (ctx) => {
     const name = nameOf(ctx);
-    if (!store.get(name)) throw new NotFound(`Profile '${name}' not found`);
-    store.apiKey(name); // a stored key this server cannot open is refused now, not at first use
+    // A key this server cannot open, or a provider connection that is gone, is refused now, not at first use.
+    if (!store.runnable(name)) throw new NotFound(`Profile '${name}' not found`);
     store.setActiveProfile(name);
     const body: ActivateProfileResponse = { name, message: `Profile '${name}' activated`, llm_applied: false };
     ctx.body = body;
@@ -143,10 +143,9 @@ export function profileRoutes(o: { store: ProfileStore; service: ConversationSer
     if (!NAME.test(canonicalProfileName(profile_name))) {
       throw new BadRequest(`Invalid profile name: '${profile_name}'. Profile names must be 1-64 characters, start with a letter or digit, and contain only letters, digits, '.', '_', or '-'.`);
     }
-    const p = store.get(profile_name);
+    const p = store.runnable(profile_name);
     if (!p) throw new NotFound(`Profile '${profile_name}' not found`);
-    const apiKey = store.apiKey(profile_name);
-    service.switchLlm(id, { llm: { ...p.llm, usage_id: `profile:${profile_name}`, ...(apiKey !== undefined ? { api_key: apiKey } : {}) } });
+    service.switchLlm(id, { llm: { ...p.llm, usage_id: `profile:${profile_name}`, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) } });
     ctx.body = { success: true };
   });
 

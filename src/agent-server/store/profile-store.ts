@@ -3,9 +3,10 @@
 // the key is stored AES-256-GCM sealed with the server's secret key (OH_SECRET_KEY), bound to the
 // profile's name, never in plain text (the data dir may sit inside the workspace the agent reads).
 import type { LLM } from '../../api/agent-server/index.ts';
-import { Conflict, NotFound, Unavailable } from '../../api/errors.ts';
+import { BadRequest, Conflict, NotFound, Unavailable } from '../../api/errors.ts';
 import type { SecretSealer } from '../secrets.ts';
 import type { Db } from './db.ts';
+import type { ProviderConnectionStore } from './provider-connection-store.ts';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS llm_profiles (
@@ -27,8 +28,16 @@ export interface StoredProfile {
   name: string;
   /** Without api_key. */
   llm: LLM;
-  /** A key is stored (whether or not this server's secret key can open it). */
+  /** A key is stored, its own or its provider connection's (whether or not this server's secret key can open it). */
   apiKeySet: boolean;
+  /** It names a provider connection that does not exist. */
+  connectionBroken: boolean;
+}
+
+/** What a profile runs with: its settings, the key and base URL of its provider connection when it has one. */
+export interface RunnableProfile {
+  llm: LLM;
+  apiKey: string | undefined;
 }
 
 /** `foo.json` addresses profile `foo` (OpenHands names profiles by file). */
@@ -50,21 +59,44 @@ export class ProfileStore {
   readonly #sealer: () => SecretSealer | undefined;
   readonly #now: () => Date;
 
-  constructor(db: Db, sealer: () => SecretSealer | undefined, now: () => Date = () => new Date()) {
+  readonly #connections: ProviderConnectionStore | undefined;
+
+  constructor(db: Db, sealer: () => SecretSealer | undefined, o: { now?: () => Date; connections?: ProviderConnectionStore } = {}) {
     db.exec(DDL);
     this.#db = db;
     this.#sealer = sealer;
-    this.#now = now;
+    this.#now = o.now ?? (() => new Date());
+    this.#connections = o.connections;
   }
 
   list(): StoredProfile[] {
     const rows = this.#db.prepare('SELECT name, llm, sealed_api_key FROM llm_profiles ORDER BY name').all() as Raw[];
-    return rows.map(stored);
+    return rows.map((r) => this.#stored(r));
   }
 
   get(name: string): StoredProfile | undefined {
     const r = this.#row(name);
-    return r && stored(r);
+    return r && this.#stored(r);
+  }
+
+  /** Names of the profiles that use provider connection `id`, sorted. */
+  linkedTo(id: string): string[] {
+    return this.list().filter((p) => p.llm.provider_connection_id === id).map((p) => p.name);
+  }
+
+  /**
+   * The profile's LLM as it runs now: a linked provider connection's key and base URL (read at use,
+   * so a rotated key applies), else its own key. Undefined for a missing profile; a connection that
+   * no longer exists is a 400 naming it, never a call made without a key.
+   */
+  runnable(name: string): RunnableProfile | undefined {
+    const p = this.get(name);
+    if (!p) return undefined;
+    const id = p.llm.provider_connection_id;
+    if (!id) return { llm: p.llm, apiKey: this.apiKey(name) };
+    const connection = this.#connections?.get(id);
+    if (!connection) throw new BadRequest(`Profile '${p.name}' references provider connection '${id}', which does not exist. Update the profile or recreate the connection.`);
+    return { llm: { ...p.llm, base_url: connection.baseUrl }, apiKey: this.#connections!.apiKey(id) };
   }
 
   /**
@@ -83,10 +115,15 @@ export class ProfileStore {
   save(name: string, llm: LLM, apiKey: string | undefined, max: number): void {
     const key = canonicalProfileName(name);
     let sealed: string | null = null;
-    if (apiKey !== undefined) {
+    if (apiKey !== undefined && !llm.provider_connection_id) {
       const sealer = this.#sealer();
       if (!sealer) throw new Unavailable('Encryption not available: OH_SECRET_KEY is not configured. Cannot store the API key (save with include_secrets: false, or configure a secret key).');
       sealed = sealer.seal({ secrets: {}, llmApiKey: apiKey }, context(key));
+    }
+    // A profile linked to a provider connection owns no key or base URL: the connection's are used.
+    if (llm.provider_connection_id) {
+      sealed = null;
+      llm = { ...llm, base_url: null };
     }
     const { api_key: _dropped, ...settings } = llm;
     this.#db.transaction(() => {
@@ -141,11 +178,14 @@ export class ProfileStore {
     else this.#db.prepare("INSERT INTO server_settings (key, value) VALUES ('active_profile', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(canonicalProfileName(name));
   }
 
+  #stored(r: Raw): StoredProfile {
+    const llm = JSON.parse(r.llm) as LLM;
+    const id = llm.provider_connection_id;
+    const connected = id ? this.#connections?.get(id) !== undefined : false;
+    return { name: r.name, llm, apiKeySet: r.sealed_api_key !== null || connected, connectionBroken: Boolean(id) && !connected };
+  }
+
   #row(name: string): Raw | undefined {
     return this.#db.prepare('SELECT name, llm, sealed_api_key FROM llm_profiles WHERE name = ?').get(canonicalProfileName(name)) as Raw | undefined;
   }
-}
-
-function stored(r: Raw): StoredProfile {
-  return { name: r.name, llm: JSON.parse(r.llm) as LLM, apiKeySet: r.sealed_api_key !== null };
 }
