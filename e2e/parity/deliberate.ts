@@ -56,9 +56,6 @@ export const DELIBERATE: Record<string, string> = {
  * suite then fails until it is removed).
  */
 export const GAPS: Record<string, string> = {
-  'llm_listings.provider_connections':
-    'Shared provider connections (/api/llm/provider-connections: one api_key/base_url several profiles refer to) are not built: ' +
-    '501. A profile carries its own key and base URL.',
 };
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */

@@ -135,6 +135,50 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     };
   },
 
+  /** Shared provider connections, and a profile linked to one: its key and base URL used, rotated, guarded. */
+  async provider_connections(s) {
+    const P = '/api/llm/provider-connections';
+    const created = await s.api(P, { method: 'POST', body: { display_name: 'Parity team', api_key: KEY, base_url: s.llm.url } });
+    const id = created.body.id;
+    const shape = (c: any) => c && [typeof c.id, c.display_name, c.provider, c.base_url === s.llm.url ? 'llm-url' : c.base_url, typeof c.created_at, c.api_key_set];
+    const bad = {
+      missing: locs((await s.api(P, { method: 'POST', body: { api_key: KEY } })).body),
+      extra: locs((await s.api(P, { method: 'POST', body: { display_name: 'x', api_key: KEY, extra: 1 } })).body),
+      blank: (await s.api(P, { method: 'POST', body: { display_name: 'x', api_key: ' ' } })).status,
+      empty_patch: (await s.api(`${P}/${id}`, { method: 'PATCH', body: {} })).status,
+      clear_key: (await s.api(`${P}/${id}`, { method: 'PATCH', body: { api_key: null } })).status,
+    };
+    const listed = ((await s.api(P)).body as any[]).filter((c) => c.id === id).map(shape);
+    await s.api('/api/profiles/parity-linked', { method: 'POST', body: { llm: { model: 'openai/linked-model', api_key: 'sk-inline', provider_connection_id: id } } });
+    const profile = mine((await s.api('/api/profiles')).body).profiles.map((p: any) => [p.name, p.base_url, p.provider_connection_id === id, p.provider_connection_broken, p.api_key_set]);
+    const detail = (await s.api('/api/profiles/parity-linked')).body.config;
+    const conv = (await s.api('/api/conversations', { method: 'POST', body: startBody(s) })).body.id;
+    const switched = (await s.api(`/api/conversations/${conv}/switch_profile`, { method: 'POST', body: { profile_name: 'parity-linked' } })).status;
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'linked' } }] });
+    await s.api(`/api/conversations/${conv}/events`, { method: 'POST', body: { role: 'user', content: [{ type: 'text', text: 'hello' }], run: true } });
+    await until('the run to end', async () => ['finished', 'error', 'stuck', 'paused'].includes((await s.api(`/api/conversations/${conv}`)).body.execution_status));
+    const call = s.llm.requests[0];
+    const rotated = shape((await s.api(`${P}/${id}`, { method: 'PATCH', body: { api_key: 'sk-rotated-parity-key', display_name: 'Renamed' } })).body);
+    const guarded = await s.api(`${P}/${id}`, { method: 'DELETE' });
+    await s.api('/api/profiles/parity-linked', { method: 'DELETE' });
+    const deleted = await s.api(`${P}/${id}`, { method: 'DELETE' });
+    const again = await s.api(`${P}/${id}`, { method: 'DELETE' });
+    await s.api(`/api/conversations/${conv}`, { method: 'DELETE' });
+    return {
+      created: [created.status, shape(created.body)],
+      bad,
+      listed,
+      profile,
+      detail: [detail?.provider_connection_id === id, detail?.api_key, detail?.base_url],
+      switched,
+      call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`],
+      rotated,
+      guarded: [guarded.status, guarded.body],
+      deleted: [deleted.status, shape(deleted.body)],
+      again: [again.status, String(again.body?.detail).replace(id, '<id>')],
+    };
+  },
+
   /** The LLM listings, compared whole (by digest: thousands of model names). */
   async llm_listings(s) {
     const get = async (path: string) => {
@@ -152,7 +196,6 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
       verified: await get('/api/llm/models/verified'),
       subscription_models: await get('/api/llm/subscription/openai/models'),
       subscription_status: (await s.api('/api/llm/subscription/openai/status')).body,
-      provider_connections: (await s.api('/api/llm/provider-connections')).status,
     };
   },
 };
