@@ -23,6 +23,7 @@ import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { ProfileStore } from './store/profile-store.ts';
 import { ProviderConnectionStore } from './store/provider-connection-store.ts';
+import { AgentProfileStore } from './store/agent-profile-store.ts';
 import { openDatabase } from './store/db.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
@@ -174,6 +175,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   });
   const connections = new ProviderConnectionStore(db, () => conversationService.sealer);
   const profiles = new ProfileStore(db, () => conversationService.sealer, { connections });
+  const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
   const app = createApp({
     service,
     events,
@@ -184,6 +186,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     bash: { service: bash, store: bashStore },
     profiles,
     connections,
+    agentProfiles,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },

@@ -21,7 +21,7 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/settings{/*rest}', 'Agent server settings (configure the conversation in its start request)'],
   ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
-  ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
+  ['post', '/agent-profiles/:name/materialize', 'The launch preview of an agent profile'],
   ['all', '/mcp{/*rest}', 'MCP server tests and OAuth (give MCP servers in agent.mcp_config)'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   ['all', '/auth/workspace-session', 'Workspace session cookies'],

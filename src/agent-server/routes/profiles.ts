@@ -11,7 +11,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { parseValue } from '../../api/events/validate.ts';
-import { BadRequest, Forbidden, Invalid, NotFound } from '../../api/errors.ts';
+import { BadRequest, Conflict, Forbidden, Invalid, NotFound } from '../../api/errors.ts';
 import type { LLM } from '../../api/agent-server/index.ts';
 import {
   MAX_PROFILES,
@@ -30,6 +30,7 @@ import type { ConversationService } from '../conversation/service.ts';
 import { preflight } from '../llm/preflight.ts';
 import { MASK } from '../secrets.ts';
 import { canonicalProfileName, type ProfileStore } from '../store/profile-store.ts';
+import type { AgentProfileStore } from '../store/agent-profile-store.ts';
 import { validate, withConversationIdParam } from '../http/validate.ts';
 import type { Logger } from '../../util/log.ts';
 
@@ -60,8 +61,8 @@ export function checkBaseUrl(llm: LLM, loc: (string | number)[]): void {
   }
 }
 
-export function profileRoutes(o: { store: ProfileStore; service: ConversationService; log: Logger }): Router {
-  const { store, service, log } = o;
+export function profileRoutes(o: { store: ProfileStore; agentProfiles: AgentProfileStore; service: ConversationService; log: Logger }): Router {
+  const { store, agentProfiles, service, log } = o;
   const router = withConversationIdParam(new Router());
 
   router.get('/profiles', async (ctx) => {
@@ -107,6 +108,9 @@ export function profileRoutes(o: { store: ProfileStore; service: ConversationSer
 
   router.delete('/profiles/:name', async (ctx) => {
     const name = nameOf(ctx);
+    // Agent profiles name their LLM profile: one still named is not deleted (OpenHands' 409).
+    const referrers = agentProfiles.referrers(name);
+    if (referrers.length > 0) throw new Conflict(`LLM profile is referenced by ${referrers.length} agent profile(s): ${referrers.join(', ')}`);
     store.delete(name);
     log.info({ profile: canonicalProfileName(name) }, 'deleted LLM profile');
     const body: ProfileMutationResponse = { name, message: `Profile '${name}' deleted` };
@@ -117,6 +121,7 @@ export function profileRoutes(o: { store: ProfileStore; service: ConversationSer
     const name = nameOf(ctx);
     const { new_name } = ctx.state['body'] as RenameProfileRequest;
     store.rename(name, new_name);
+    agentProfiles.renameLlmRef(name, new_name);
     const message = name === new_name ? `Profile '${name}' unchanged (same name)` : `Profile '${name}' renamed to '${new_name}'`;
     const body: ProfileMutationResponse = { name: new_name, message };
     ctx.body = body;

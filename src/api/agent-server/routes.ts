@@ -40,6 +40,7 @@ import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, Respo
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
 import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
+import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse } from './agent-profiles.ts';
 import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
@@ -134,6 +135,12 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/profiles/{name}/rename', tag: 'profiles', summary: 'Rename a profile', body: RenameProfileRequest, response: ProfileMutationResponse },
   { method: 'post', path: '/api/profiles/{name}/validate', tag: 'profiles', summary: 'Try a draft LLM with one short model call before saving it', body: ValidateProfileRequest, response: ValidateProfileResponse },
   { method: 'post', path: '/api/profiles/{name}/activate', tag: 'profiles', summary: 'Mark a profile active (there are no agent settings here to apply it to)', response: ActivateProfileResponse },
+  { method: 'get', path: '/api/agent-profiles', tag: 'profiles', summary: 'Agent profiles and the active one (default seeded when none is)', response: AgentProfileListResponse },
+  { method: 'get', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'An agent profile', response: AgentProfileDetailResponse },
+  { method: 'post', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) an agent profile', body: AgentProfileInput, response: AgentProfileMutationResponse },
+  { method: 'delete', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Delete an agent profile (idempotent)', response: AgentProfileMutationResponse },
+  { method: 'post', path: '/api/agent-profiles/{name}/rename', tag: 'profiles', summary: 'Rename an agent profile (its id stays)', body: RenameProfileRequest, response: AgentProfileMutationResponse },
+  { method: 'post', path: '/api/agent-profiles/{profile_id}/activate', tag: 'profiles', summary: 'Mark an agent profile active by id (a pointer only)', response: ActivateAgentProfileResponse },
   { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
   { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },
