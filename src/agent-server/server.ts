@@ -24,6 +24,7 @@ import { ConversationStore, SinkCursorStore } from './store/conversation-store.t
 import { ProfileStore } from './store/profile-store.ts';
 import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { AgentProfileStore } from './store/agent-profile-store.ts';
+import { launchFromProfile } from './conversation/launch-profile.ts';
 import { openDatabase } from './store/db.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
@@ -133,6 +134,11 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
   if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets are kept in memory only and are forgotten on restart');
 
+  // LLM profiles, their provider connections and agent profiles; keys sealed with the service's
+  // current sealer (a hand-over may replace it).
+  const connections = new ProviderConnectionStore(db, () => service?.sealer);
+  const profiles = new ProfileStore(db, () => service?.sealer, { connections });
+  const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
   service = new ConversationService({
     ctx: {
       events,
@@ -155,6 +161,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     llmDefaults: opts.llmDefaults,
     sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
     transaction: (fn) => db.transaction(fn)(),
+    launchProfile: (req) => launchFromProfile(req, { agentProfiles, profiles }),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
   // answers, /ready and every /api route say 503, sockets are refused), then `serving`, then
@@ -173,9 +180,6 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     log: log.child({ part: 'bash' }),
     ...opts.tuning?.bash,
   });
-  const connections = new ProviderConnectionStore(db, () => conversationService.sealer);
-  const profiles = new ProfileStore(db, () => conversationService.sealer, { connections });
-  const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
   const app = createApp({
     service,
     events,

@@ -21,6 +21,8 @@ export interface ServiceOptions {
   sealer: SecretSealer | undefined;
   /** Runs `fn` in one database transaction. */
   transaction<T>(fn: () => T): T;
+  /** A start request naming an agent profile made into one with its agent (absent: such requests are refused). */
+  launchProfile?(req: StartConversationRequest): StartConversationRequest;
 }
 
 const UUID = /^([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})$/i;
@@ -119,7 +121,8 @@ export class ConversationService {
     const existing = this.#loaded.get(id);
     if (existing) return { info: existing.info(), created: false };
     if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
-    if (!req.agent) throw new NotImplemented('agent_settings and agent_profile_id are not supported by this agent server; send `agent`');
+    if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
+    if (!req.agent) throw new NotImplemented('agent_settings is not supported by this agent server; send `agent` or `agent_profile_id`');
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
     requireBuiltAnalyzer(req.security_analyzer);
