@@ -179,6 +179,62 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     };
   },
 
+  /**
+   * Agent profiles: the seeded default, save (id kept, revision bumped), read, rename, activate,
+   * the LLM-profile guard, and a conversation launched from one (its model, key and launch record).
+   */
+  async agent_profiles(s) {
+    const A = '/api/agent-profiles';
+    const first = await s.api(A);
+    const seeded = (first.body.profiles ?? []).find((p: any) => p.name === 'default');
+    await s.api('/api/profiles/parity-agent-llm', { method: 'POST', body: { llm: { model: 'openai/agent-model', base_url: s.llm.url, api_key: KEY } } });
+    const saved = await s.api(`${A}/parity-agent`, { method: 'POST', body: { llm_profile_ref: 'parity-agent-llm', system_message_suffix: 'Be brief.', tools: [{ name: 'terminal', params: {} }] } });
+    const resaved = await s.api(`${A}/parity-agent`, { method: 'POST', body: { llm_profile_ref: 'parity-agent-llm', system_message_suffix: 'Be brief.', tools: [{ name: 'terminal', params: {} }] } });
+    const detail = await s.api(`${A}/parity-agent`);
+    const profile = detail.body.profile ?? {};
+    const missing = await s.api(`${A}/parity-missing`);
+    const noRef = await s.api(`${A}/parity-x`, { method: 'POST', body: {} });
+    const extra = await s.api(`${A}/parity-x`, { method: 'POST', body: { llm_profile_ref: 'a', surprise: 1 } });
+    const guarded = await s.api('/api/profiles/parity-agent-llm', { method: 'DELETE' });
+    const activated = await s.api(`${A}/${profile.id}/activate`, { method: 'POST' });
+    const activateMissing = await s.api(`${A}/not-an-id/activate`, { method: 'POST' });
+    const active = (await s.api(A)).body.active_agent_profile_id === profile.id;
+    const renamed = await s.api(`${A}/parity-agent/rename`, { method: 'POST', body: { new_name: 'parity-agent2' } });
+    const afterRename = (await s.api(A)).body.active_agent_profile_id === profile.id;
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'from the agent profile' } }] });
+    const conv = await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: profile.id, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir }, autotitle: false, initial_message: { role: 'user', content: [{ type: 'text', text: 'hi' }] } } });
+    const end = conv.status === 201 ? await until('the run to end', async () => {
+      const st = (await s.api(`/api/conversations/${conv.body.id}`)).body.execution_status;
+      return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+    }) : null;
+    const call = s.llm.requests[0];
+    const unknownLaunch = await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: '00000000-0000-4000-8000-000000000000', workspace: { kind: 'LocalWorkspace', working_dir: s.workDir } } });
+    if (conv.status === 201) await s.api(`/api/conversations/${conv.body.id}`, { method: 'DELETE' });
+    if (seeded) await s.api(`${A}/${seeded.id}/activate`, { method: 'POST' });
+    const deleted = await s.api(`${A}/parity-agent2`, { method: 'DELETE' });
+    await s.api('/api/profiles/parity-agent-llm', { method: 'DELETE' });
+    return {
+      first: [first.status, Boolean(seeded), seeded && [seeded.agent_kind, seeded.revision, seeded.mcp_server_refs], first.body.active_agent_profile_id === seeded?.id],
+      saved: [saved.status, saved.body],
+      resaved: resaved.status,
+      detail_fields: Object.keys(profile).sort(),
+      detail: [detail.status, detail.body.name, profile.revision, profile.llm_profile_ref, profile.agent, profile.tools, profile.system_message_suffix, profile.condenser, profile.verification, profile.tool_concurrency_limit],
+      missing: [missing.status, missing.body],
+      no_ref: [noRef.status, locs(noRef.body)],
+      extra: [extra.status, locs(extra.body)],
+      guarded: [guarded.status, guarded.body],
+      activated: [activated.status, activated.body?.message === `Agent profile '${profile.id}' activated`, activated.body?.agent_settings_applied],
+      activate_missing: [activateMissing.status, activateMissing.body],
+      active,
+      renamed: [renamed.status, renamed.body, afterRename],
+      launch: [conv.status, end, conv.body?.launched_agent_profile && { ...conv.body.launched_agent_profile, agent_profile_id: conv.body.launched_agent_profile.agent_profile_id === profile.id }],
+      launch_llm: [conv.body?.agent?.llm?.model, conv.body?.agent?.llm?.base_url === s.llm.url],
+      model_call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`, JSON.stringify(call?.messages?.[0]?.content ?? '').includes('Be brief.'), (call?.tools ?? []).map((x: any) => x.function.name).includes('file_editor')],
+      unknown_launch: unknownLaunch.status,
+      deleted: [deleted.status, deleted.body],
+    };
+  },
+
   /** The LLM listings, compared whole (by digest: thousands of model names). */
   async llm_listings(s) {
     const get = async (path: string) => {

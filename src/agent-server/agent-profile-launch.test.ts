@@ -41,7 +41,7 @@ describe('starting a conversation from an agent profile', () => {
     });
     const r = await start({ agent_profile_id: profile.id, secrets: { ALLOWED: 'a-value', OTHER: 'b-value' }, initial_message: { role: 'user', content: [{ type: 'text', text: 'review this' }] } });
     expect(r.status).toBe(201);
-    expect(r.body.launched_agent_profile).toEqual({ agent_profile_id: profile.id, revision: 1, secret_refs: ['ALLOWED'], llm_profile_ref: 'reviewing' });
+    expect(r.body.launched_agent_profile).toEqual({ agent_profile_id: profile.id, revision: 1, secret_refs: ['ALLOWED'], llm_profile_ref: null });
     expect(r.body.agent.llm).toMatchObject({ model: 'openai/review-model', base_url: other.url, api_key: '**********' });
     expect(Object.keys(r.body.secret_registry.secret_sources)).toEqual(['ALLOWED']);
     await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);

@@ -18,6 +18,7 @@ export interface LaunchedAgentProfile {
   agent_profile_id: string;
   revision: number;
   secret_refs: string[] | null;
+  /** A per-launch LLM profile override (OpenHands' agent_launch_additions, not taken here): null, the profile's own was used. */
   llm_profile_ref: string | null;
 }
 
@@ -41,6 +42,6 @@ export function launchFromProfile(req: StartConversationRequest, stores: { agent
       tool_concurrency_limit: profile.tool_concurrency_limit,
     },
     ...(allowed && req.secrets ? { secrets: Object.fromEntries(Object.entries(req.secrets).filter(([name]) => allowed.includes(name))) } : {}),
-    launched_agent_profile: { agent_profile_id: profile.id, revision: profile.revision, secret_refs: profile.secret_refs, llm_profile_ref: profile.llm_profile_ref },
+    launched_agent_profile: { agent_profile_id: profile.id, revision: profile.revision, secret_refs: profile.secret_refs, llm_profile_ref: null },
   };
 }

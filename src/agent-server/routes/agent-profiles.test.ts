@@ -67,7 +67,7 @@ describe('/api/agent-profiles', () => {
     expect(await s.api(`${A}/not-an-id/activate`, { method: 'POST' })).toEqual({ status: 404, body: { detail: "Agent profile with id 'not-an-id' not found" } });
     const missing = await s.api(`${A}/x`, { method: 'POST', body: {} });
     expect(missing.status).toBe(422);
-    expect(missing.body.detail[0].loc).toEqual(['body', 'llm_profile_ref']);
+    expect(missing.body.detail[0].loc).toEqual(['openhands', 'llm_profile_ref']);
     expect((await s.api(`${A}/x`, { method: 'POST', body: { llm_profile_ref: 'a', surprise: 1 } })).status).toBe(422);
     expect((await s.api(`${A}/-x`, { method: 'POST', body: { llm_profile_ref: 'a' } })).body.detail[0].loc).toEqual(['path', 'name']);
     await s.api(`${A}/a`, { method: 'POST', body: { llm_profile_ref: 'a' } });

@@ -42,10 +42,11 @@ export function agentProfileRoutes(store: AgentProfileStore): Router {
       if (kind === 'acp') throw new NotImplemented('ACP agent profiles are not implemented by this agent server (ACP agents are not built); use agent_kind "openhands"');
       await next();
     },
-    validate({ body: AgentProfileInput }),
     async (ctx) => {
       const name = nameOf(ctx);
-      store.save(name, ctx.state['body'] as AgentProfileInput, MAX_AGENT_PROFILES);
+      // Located as OpenHands locates them: under the profile kind (["openhands", <field>]), not "body".
+      const input = parseValue(AgentProfileInput, ctx.request.body ?? {}, { prefix: ['openhands'], clean: true });
+      store.save(name, input, MAX_AGENT_PROFILES);
       ctx.status = 201;
       ctx.body = { name, message: `Agent profile '${name}' saved` };
     },
