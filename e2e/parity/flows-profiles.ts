@@ -235,6 +235,39 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     };
   },
 
+  /** Meta-profiles: saved, listed, read, refused when they cannot route, activated, deleted. */
+  async meta_profiles(s) {
+    const M = '/api/meta-profiles';
+    const classes = [{ description: 'UI work', model: 'parity-vision' }, { description: 'everything else', model: 'parity-fast' }];
+    const saved = await s.api(`${M}/parity-router`, { method: 'POST', body: { classifier_model: 'parity-fast', classes } });
+    const direct = await s.api(`${M}/parity-direct`, { method: 'POST', body: { classifier_model: 'parity-fast', prompt_template: 'Pick for: {{ instance_text }}' } });
+    const list = (await s.api(M)).body;
+    const detail = await s.api(`${M}/parity-router`);
+    const noRoute = await s.api(`${M}/parity-x`, { method: 'POST', body: { classifier_model: 'parity-fast' } });
+    const noPlaceholder = await s.api(`${M}/parity-x`, { method: 'POST', body: { classifier_model: 'parity-fast', prompt_template: 'nothing to fill' } });
+    const noClassifier = await s.api(`${M}/parity-x`, { method: 'POST', body: { classes } });
+    const missing = await s.api(`${M}/parity-missing`);
+    const activated = await s.api(`${M}/parity-router/activate`, { method: 'POST' });
+    const active = (await s.api(M)).body.active_meta_profile;
+    const deleted = await s.api(`${M}/parity-router`, { method: 'DELETE' });
+    await s.api(`${M}/parity-direct`, { method: 'DELETE' });
+    const after = (await s.api(M)).body;
+    return {
+      saved: [saved.status, saved.body],
+      direct: direct.status,
+      list: (list.meta_profiles ?? []).filter((m: any) => m.name.startsWith('parity-')),
+      detail: [detail.status, detail.body],
+      no_route: [noRoute.status, locs(noRoute.body)],
+      no_placeholder: [noPlaceholder.status, locs(noPlaceholder.body)],
+      no_classifier: [noClassifier.status, locs(noClassifier.body)],
+      missing: [missing.status, missing.body],
+      activated: [activated.status, activated.body],
+      active,
+      deleted: [deleted.status, deleted.body],
+      after: [(after.meta_profiles ?? []).filter((m: any) => m.name.startsWith('parity-')), after.active_meta_profile],
+    };
+  },
+
   /** The LLM listings, compared whole (by digest: thousands of model names). */
   async llm_listings(s) {
     const get = async (path: string) => {

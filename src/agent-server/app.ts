@@ -32,6 +32,8 @@ import type { ProfileStore } from './store/profile-store.ts';
 import type { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { providerConnectionRoutes } from './routes/provider-connections.ts';
 import { agentProfileRoutes } from './routes/agent-profiles.ts';
+import { metaProfileRoutes } from './routes/meta-profiles.ts';
+import type { Db } from './store/db.ts';
 import type { AgentProfileStore } from './store/agent-profile-store.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { toolRoutes } from './routes/tools.ts';
@@ -56,6 +58,8 @@ export interface AppDeps {
   connections: ProviderConnectionStore;
   /** Agent profiles (/api/agent-profiles; conversations start from one by agent_profile_id). */
   agentProfiles: AgentProfileStore;
+  /** The database meta-profiles are kept in (/api/meta-profiles). */
+  db: Db;
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
@@ -98,7 +102,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, profiles: d.profiles, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), profileRoutes({ store: d.profiles, agentProfiles: d.agentProfiles, service: d.service, log: d.log }), agentProfileRoutes(d.agentProfiles), providerConnectionRoutes({ connections: d.connections, profiles: d.profiles }), llmRoutes(), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, profiles: d.profiles, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), profileRoutes({ store: d.profiles, agentProfiles: d.agentProfiles, service: d.service, log: d.log }), agentProfileRoutes(d.agentProfiles), metaProfileRoutes(d.db), providerConnectionRoutes({ connections: d.connections, profiles: d.profiles }), llmRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

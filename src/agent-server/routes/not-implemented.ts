@@ -37,7 +37,6 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/bash/bash_commands/:command_id/stop', 'Stopping a background command'],
   ['get', '/git/repositories/search', 'Repository search'],
   ['all', '/acp{/*rest}', 'ACP agents'],
-  ['all', '/meta-profiles{/*rest}', 'Meta profiles'],
 ];
 
 /**

@@ -41,6 +41,7 @@ import { PluginsRequest, PluginsResponse } from './plugins.ts';
 import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
 import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse } from './agent-profiles.ts';
+import { ActivateMetaProfileResponse, MetaProfile, MetaProfileDetailResponse, MetaProfileListResponse, MetaProfileMutationResponse } from './meta-profiles.ts';
 import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
@@ -141,6 +142,11 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'delete', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Delete an agent profile (idempotent)', response: AgentProfileMutationResponse },
   { method: 'post', path: '/api/agent-profiles/{name}/rename', tag: 'profiles', summary: 'Rename an agent profile (its id stays)', body: RenameProfileRequest, response: AgentProfileMutationResponse },
   { method: 'post', path: '/api/agent-profiles/{profile_id}/activate', tag: 'profiles', summary: 'Mark an agent profile active by id (a pointer only)', response: ActivateAgentProfileResponse },
+  { method: 'get', path: '/api/meta-profiles', tag: 'profiles', summary: 'Meta-profiles (model routing configurations)', response: MetaProfileListResponse },
+  { method: 'get', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'A meta-profile', response: MetaProfileDetailResponse },
+  { method: 'post', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a meta-profile', body: MetaProfile, response: MetaProfileMutationResponse },
+  { method: 'delete', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Delete a meta-profile (idempotent)', response: MetaProfileMutationResponse },
+  { method: 'post', path: '/api/meta-profiles/{name}/activate', tag: 'profiles', summary: 'Activate a meta-profile: applied false, there is no model-routing tool here', response: ActivateMetaProfileResponse },
   { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
   { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },
