@@ -8,6 +8,7 @@ import type { ConversationService } from '../conversation/service.ts';
 import type { SessionKeys } from '../http/auth.ts';
 import { SecretSealer } from '../secrets.ts';
 import type { ProfileStore } from '../store/profile-store.ts';
+import type { ProviderConnectionStore } from '../store/provider-connection-store.ts';
 import { Conflict } from '../../api/errors.ts';
 
 export interface HandOverDeps {
@@ -17,6 +18,8 @@ export interface HandOverDeps {
   setSinkKey?(key: string): void;
   /** LLM profiles: their keys are sealed with the pool's secret key, so a server with some is not handed over. */
   profiles?: ProfileStore;
+  /** Provider connections, whose keys are sealed the same way. */
+  connections?: ProviderConnectionStore;
 }
 
 export function handOverRoutes(d: HandOverDeps): Router {
@@ -28,7 +31,7 @@ export function handOverRoutes(d: HandOverDeps): Router {
       ctx.body = { success: true };
       return;
     }
-    if (d.profiles && d.profiles.list().length > 0) throw new Conflict('This agent server already has LLM profiles; it cannot be handed over');
+    if ((d.profiles?.list().length ?? 0) > 0 || (d.connections?.list().length ?? 0) > 0) throw new Conflict('This agent server already has LLM profiles or provider connections; it cannot be handed over');
     d.service.handOver({ ...(req.llm_api_key ? { llmApiKey: req.llm_api_key } : {}), ...(req.secret_key ? { sealer: new SecretSealer(req.secret_key) } : {}) });
     d.keys.replace([req.session_key]);
     d.setSinkKey?.(req.session_key);

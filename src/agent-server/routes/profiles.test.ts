@@ -120,7 +120,7 @@ describe('/api/profiles', () => {
   it("a warm-pool hand-over is refused once a profile exists (its key is sealed with the pool's secret key)", async () => {
     const handOver = () => s.api('/api/agentyard/hand-over', { method: 'POST', body: { session_key: 'a-new-session-key-0123456789', secret_key: 'a-new-secret-key-0123456789' } });
     await save('pooled', { model: 'openai/x', api_key: SECRET });
-    expect(await handOver()).toEqual({ status: 409, body: { detail: 'This agent server already has LLM profiles; it cannot be handed over' } });
+    expect(await handOver()).toEqual({ status: 409, body: { detail: 'This agent server already has LLM profiles or provider connections; it cannot be handed over' } });
     await s.api('/api/profiles/pooled', { method: 'DELETE' });
     expect((await handOver()).status).toBe(200);
   });
