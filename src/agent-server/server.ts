@@ -19,18 +19,23 @@ import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
 import { SessionKeys } from './http/auth.ts';
 import { SecretSealer } from './secrets.ts';
+import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { ProfileStore } from './store/profile-store.ts';
-import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { AgentProfileStore } from './store/agent-profile-store.ts';
 import { launchFromProfile } from './conversation/launch-profile.ts';
 import { openDatabase } from './store/db.ts';
+import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
 import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { BashSockets } from './ws/bash-socket.ts';
+import { McpOAuthStore } from './mcp/token-store.ts';
+import { StoreOAuthProvider } from './mcp/oauth-provider.ts';
+import type { McpOAuthAuthentication } from '../api/agent-server/mcp.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
 
 export interface AgentServerOptions {
@@ -132,14 +137,19 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (!pusher) for (const id of conversations.deletedIds()) purge(id);
 
   if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
-  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets are kept in memory only and are forgotten on restart');
+  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets and settings secrets are kept in memory only and are forgotten on restart');
 
-  // LLM profiles, their provider connections and agent profiles; keys sealed with the service's
-  // current sealer (a hand-over may replace it).
-  const connections = new ProviderConnectionStore(db, () => service?.sealer);
-  const profiles = new ProfileStore(db, () => service?.sealer, { connections });
+  const keys = new SessionKeys(opts.sessionKeys);
+  const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
+  const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
+  const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
+  const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
+  // LLM profiles (keys sealed like the settings secrets, and sealed again at a hand-over), and the
+  // agent profiles that name them.
+  const profiles = new ProfileStore(db, sealer, { connections: providerConnections });
   const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
   service = new ConversationService({
+    lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
       events,
       conversations,
@@ -147,6 +157,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       createAgent: opts.createAgent,
       log,
       persistenceDir: dataDir,
+      // Conversations only use and refresh stored tokens: consent is given through /api/mcp/oauth.
+      mcpOAuth: (serverUrl, oauth) => new StoreOAuthProvider({ store: mcpOAuthStore, serverUrl, ...(oauth.authentication ? { authentication: oauth.authentication as McpOAuthAuthentication } : {}), ...(oauth.state ? { seed: oauth.state } : {}) }),
       onAppended: (id) => pusher?.notifyEvents(id),
       onChanged: (id) => {
         if (pusher) pusher.notifyConversation(id);
@@ -159,7 +171,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     conversations,
     workspaceDir,
     llmDefaults: opts.llmDefaults,
-    sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
+    sealer,
     transaction: (fn) => db.transaction(fn)(),
     launchProfile: (req) => launchFromProfile(req, { agentProfiles, profiles }),
   });
@@ -169,7 +181,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   let phase: 'restoring' | 'serving' | 'closing' = 'restoring';
 
   const minFree = opts.tuning?.minFreeDiskBytes ?? minFreeDiskBytes(process.env);
-  const keys = new SessionKeys(opts.sessionKeys);
+  // X-Init-API-Key is the secret key, or (as OpenHands falls back) a session key.
+  let initKeys = opts.secretKey ? new SessionKeys([opts.secretKey]) : keys;
   const bashStore = new BashEventStore(db);
   const conversationService = service;
   const bash = new BashService({
@@ -189,13 +202,26 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore },
     profiles,
-    connections,
     agentProfiles,
     db,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
+    mcp: { store: mcpOAuthStore },
+    settings: {
+      secrets: settingsSecrets,
+      workspaces: new WorkspacesStore(db),
+      providerConnections,
+      initKeys: () => initKeys,
+      onHandOver: (req) => {
+        if (!req.secret_key) return;
+        settingsSecrets.setSealer(new SecretSealer(req.secret_key));
+        providerConnections.setSealer(new SecretSealer(req.secret_key));
+        profiles.setSealer(new SecretSealer(req.secret_key));
+        initKeys = new SessionKeys([req.secret_key]);
+      },
+    },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());

@@ -64,6 +64,10 @@ class SubAgentHost implements AgentHost {
   get llm() {
     return this.#parent.llm;
   }
+  /** Its MCP servers are the parent's, so are their stored OAuth tokens. */
+  get mcpOAuth() {
+    return this.#parent.mcpOAuth;
+  }
   get secrets() {
     return this.#parent.secrets;
   }

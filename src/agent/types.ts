@@ -6,6 +6,7 @@ import type { ExecutionStatus } from '../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
 import type { LlmRetryFields } from './llm/retry.ts';
 import type { RateLimitWait } from './llm/client.ts';
+import type { McpOAuthProviders } from './mcp/index.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
@@ -35,6 +36,8 @@ export interface AgentHost {
   readonly persistenceDir?: string;
   /** Per-conversation secrets: exported to commands that name them, masked in every output. */
   readonly secrets: Readonly<Record<string, string>>;
+  /** OAuth for MCP servers with `auth.strategy: "oauth2"`: tokens the agent server stored (/api/mcp/oauth). Optional. */
+  readonly mcpOAuth?: McpOAuthProviders;
   readonly maxIterations: number;
   /**
    * The stored start request (secret values and the model key removed): agent context (skills),

@@ -22,6 +22,7 @@ import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
+import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -30,6 +31,8 @@ export interface RuntimeContext {
   createAgent: CreateAgent;
   log: Logger;
   persistenceDir: string;
+  /** OAuth clients for the conversations' oauth2 MCP servers (the agent server's token store). */
+  mcpOAuth?: McpOAuthProviders;
   /** After every append: the sink pusher's wake-up. */
   onAppended(conversationId: string): void;
   /** After a change of status, title or usage: the sink's conversation update. */
@@ -109,6 +112,10 @@ export class ConversationRuntime implements AgentHost {
 
   get request() {
     return this.#row.request;
+  }
+
+  get mcpOAuth(): McpOAuthProviders | undefined {
+    return this.#ctx.mcpOAuth;
   }
 
   /** `<data dir>/conversations/<id>`: files of this conversation kept outside the workspace (browser recordings); removed with it. */

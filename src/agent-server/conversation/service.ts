@@ -6,7 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import type { LlmConfig } from '../../agent/types.ts';
-import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
+import { toSecretSource, type ConversationInfo, type LookupSecret, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
@@ -21,6 +21,8 @@ export interface ServiceOptions {
   sealer: SecretSealer | undefined;
   /** Runs `fn` in one database transaction. */
   transaction<T>(fn: () => T): T;
+  /** Answers a LookupSecret addressed to this server (secret-lookup.ts): value, null (no such secret), undefined (not ours). */
+  lookupSecret?: (src: LookupSecret) => string | null | undefined;
   /** A start request naming an agent profile made into one with its agent (absent: such requests are refused). */
   launchProfile?(req: StartConversationRequest): StartConversationRequest;
 }
@@ -54,12 +56,21 @@ function withoutCondenserKey(condenser: Record<string, unknown> | null | undefin
   return { condenser: { ...condenser, llm: { ...llm, api_key: null } } };
 }
 
-/** The values of StaticSecrets; other secret sources are refused rather than silently dropped. */
-function secretValues(input: Record<string, SecretInput>): Record<string, string> {
+/**
+ * The values of StaticSecrets, and of LookupSecrets this server answers itself (`lookup`: a stored
+ * secret, null when that names none); other secret sources are refused rather than silently dropped.
+ */
+function secretValues(input: Record<string, SecretInput>, lookup: ServiceOptions['lookupSecret']): Record<string, string> {
   const secrets: Record<string, string> = {};
   for (const [name, value] of Object.entries(input)) {
     const src = toSecretSource(value);
-    if (src.kind !== 'StaticSecret') throw new NotImplemented(`secret ${name}: ${src.kind} is not supported yet; send the value`);
+    if (src.kind === 'LookupSecret') {
+      const found = lookup?.(src);
+      if (found === undefined) throw new NotImplemented(`secret ${name}: a LookupSecret is resolved only from this server's own /api/settings/secrets; send the value`);
+      if (found === null) throw new Invalid([{ loc: ['body', 'secrets', name], msg: 'Secret not found', type: 'value_error' }]);
+      secrets[name] = found;
+      continue;
+    }
     if (src.value != null) secrets[name] = src.value;
   }
   return secrets;
@@ -127,7 +138,7 @@ export class ConversationService {
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
     requireBuiltAnalyzer(req.security_analyzer);
 
-    const secrets = secretValues(req.secrets ?? {});
+    const secrets = secretValues(req.secrets ?? {}, this.#o.lookupSecret);
     const apiKey = req.agent.llm.api_key ?? undefined;
     const workspaceDir = this.#workingDir(req);
     try {
@@ -221,7 +232,7 @@ export class ConversationService {
    */
   updateSecrets(id: string, req: UpdateSecretsRequest): void {
     const rt = this.get(id);
-    const added = secretValues(req.secrets);
+    const added = secretValues(req.secrets, this.#o.lookupSecret);
     const secrets = { ...rt.secrets, ...added };
     const row = rt.row;
     const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
@@ -306,11 +317,6 @@ export class ConversationService {
     if (!this.untouched) throw new Conflict('This agent server already has conversations; it cannot be handed over');
     if (o.llmApiKey !== undefined && this.#o.llmDefaults) this.#o.llmDefaults = { ...this.#o.llmDefaults, apiKey: o.llmApiKey };
     if (o.sealer) this.#o.sealer = o.sealer;
-  }
-
-  /** The secret sealer in use now (a hand-over may replace it); undefined without OH_SECRET_KEY. */
-  get sealer(): SecretSealer | undefined {
-    return this.#o.sealer;
   }
 
   all(): ConversationRuntime[] {

@@ -7,19 +7,14 @@ import { parseBody } from '../../api/agent-server/parse.ts';
 import type { ConversationService } from '../conversation/service.ts';
 import type { SessionKeys } from '../http/auth.ts';
 import { SecretSealer } from '../secrets.ts';
-import type { ProfileStore } from '../store/profile-store.ts';
-import type { ProviderConnectionStore } from '../store/provider-connection-store.ts';
-import { Conflict } from '../../api/errors.ts';
 
 export interface HandOverDeps {
   service: ConversationService;
   keys: SessionKeys;
   /** The event pusher's key follows the session key (the sink checks the sandbox's current key). */
   setSinkKey?(key: string): void;
-  /** LLM profiles: their keys are sealed with the pool's secret key, so a server with some is not handed over. */
-  profiles?: ProfileStore;
-  /** Provider connections, whose keys are sealed the same way. */
-  connections?: ProviderConnectionStore;
+  /** The server's other keyed state follows too (settings secrets are sealed again with the new secret key). */
+  onHandOver?(req: HandOverRequest): void;
 }
 
 export function handOverRoutes(d: HandOverDeps): Router {
@@ -31,10 +26,10 @@ export function handOverRoutes(d: HandOverDeps): Router {
       ctx.body = { success: true };
       return;
     }
-    if ((d.profiles?.list().length ?? 0) > 0 || (d.connections?.list().length ?? 0) > 0) throw new Conflict('This agent server already has LLM profiles or provider connections; it cannot be handed over');
     d.service.handOver({ ...(req.llm_api_key ? { llmApiKey: req.llm_api_key } : {}), ...(req.secret_key ? { sealer: new SecretSealer(req.secret_key) } : {}) });
     d.keys.replace([req.session_key]);
     d.setSinkKey?.(req.session_key);
+    d.onHandOver?.(req);
     ctx.body = { success: true };
   });
   return r;

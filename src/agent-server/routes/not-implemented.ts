@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import { NotImplemented } from '../../api/errors.ts';
 import { withConversationIdParam } from '../http/validate.ts';
 
-type Method = 'get' | 'post' | 'all';
+type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/navigate', 'Conversation trees'],
@@ -17,15 +17,18 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/sub-agents', 'Sub-agent definitions'],
   ['all', '/vscode{/*rest}', 'VS Code in the sandbox'],
   ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
-  ['all', '/workspaces{/*rest}', 'Workspace management'],
-  ['all', '/settings{/*rest}', 'Agent server settings (configure the conversation in its start request)'],
+  // /api/settings/secrets is built (routes/settings.ts); the stored agent and conversation settings are not.
+  ['all', '/settings', 'Agent server settings (configure the conversation in its start request)'],
+  ['get', '/settings/agent-schema', 'Agent server settings (configure the conversation in its start request)'],
+  ['get', '/settings/conversation-schema', 'Agent server settings (configure the conversation in its start request)'],
+  ['all', '/settings/mcp/:settings_key', 'MCP servers in the agent server settings (give MCP servers in agent.mcp_config)'],
   ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['post', '/agent-profiles/:name/materialize', 'The launch preview of an agent profile'],
-  ['all', '/mcp{/*rest}', 'MCP server tests and OAuth (give MCP servers in agent.mcp_config)'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
-  ['all', '/auth/workspace-session', 'Workspace session cookies'],
-  ['all', '/init', 'Deferred initialization'],
+  // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
+  ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
+  ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
   // OpenHands 1.58
   ['all', '/conversations/:conversation_id/bash{/*rest}', 'Per-conversation runtimes (use /api/bash)'],
   ['all', '/conversations/:conversation_id/file{/*rest}', 'Per-conversation runtimes (use /api/file)'],

@@ -117,12 +117,14 @@ describe('/api/profiles', () => {
     expect((await s.api('/api/profiles/k')).body).toMatchObject({ api_key_set: false, config: { api_key: null } });
   });
 
-  it("a warm-pool hand-over is refused once a profile exists (its key is sealed with the pool's secret key)", async () => {
-    const handOver = () => s.api('/api/agentyard/hand-over', { method: 'POST', body: { session_key: 'a-new-session-key-0123456789', secret_key: 'a-new-secret-key-0123456789' } });
+  it("a warm-pool hand-over seals the stored keys again with the new secret key", async () => {
     await save('pooled', { model: 'openai/x', api_key: SECRET });
-    expect(await handOver()).toEqual({ status: 409, body: { detail: 'This agent server already has LLM profiles or provider connections; it cannot be handed over' } });
-    await s.api('/api/profiles/pooled', { method: 'DELETE' });
-    expect((await handOver()).status).toBe(200);
+    const handOver = await s.api('/api/agentyard/hand-over', { method: 'POST', body: { session_key: 'a-new-session-key-0123456789', secret_key: 'a-new-secret-key-0123456789' } });
+    expect(handOver.status).toBe(200);
+    await s.close();
+    s = await start('a-new-secret-key-0123456789');
+    // Opened with the new key (a key that cannot be opened is a 409 at activation).
+    expect((await s.api('/api/profiles/pooled/activate', { method: 'POST' })).status).toBe(200);
   });
 
   it('a key sealed with another secret key is reported at use (409), not sent to the model empty', async () => {

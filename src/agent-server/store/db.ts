@@ -46,6 +46,32 @@ CREATE TABLE IF NOT EXISTS sink_cursor (
   conversation_id TEXT PRIMARY KEY,
   acked_seq       INTEGER NOT NULL
 ) STRICT;
+
+-- Named secrets of /api/settings/secrets; the value AES-256-GCM sealed (never stored without a secret key).
+CREATE TABLE IF NOT EXISTS settings_secrets (
+  name        TEXT PRIMARY KEY,
+  description TEXT,
+  sealed      TEXT NOT NULL,
+  updated_at  TEXT NOT NULL
+) STRICT;
+
+-- LLM provider connections (/api/llm/provider-connections); the API key AES-256-GCM sealed, NULL
+-- without a secret key (then it is held in memory only).
+CREATE TABLE IF NOT EXISTS provider_connections (
+  id            TEXT PRIMARY KEY,
+  display_name  TEXT NOT NULL,
+  provider      TEXT NOT NULL,
+  base_url      TEXT,
+  sealed_api_key TEXT,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL
+) STRICT;
+
+-- Small JSON documents the agent server keeps for its clients (the GUI's saved workspaces).
+CREATE TABLE IF NOT EXISTS settings_documents (
+  name TEXT PRIMARY KEY,
+  json TEXT NOT NULL
+) STRICT;
 `;
 
 /** Opens (creating if needed) `<dataDir>/agent-server.db`. */

@@ -55,13 +55,13 @@ interface Raw {
 
 export class ProfileStore {
   readonly #db: Db;
-  /** Read at each use: a warm-pool hand-over replaces the server's sealer. */
-  readonly #sealer: () => SecretSealer | undefined;
+  /** A warm-pool hand-over replaces it (setSealer), sealing the stored keys again. */
+  #sealer: SecretSealer | undefined;
   readonly #now: () => Date;
 
   readonly #connections: ProviderConnectionStore | undefined;
 
-  constructor(db: Db, sealer: () => SecretSealer | undefined, o: { now?: () => Date; connections?: ProviderConnectionStore } = {}) {
+  constructor(db: Db, sealer: SecretSealer | undefined, o: { now?: () => Date; connections?: ProviderConnectionStore } = {}) {
     db.exec(DDL);
     this.#db = db;
     this.#sealer = sealer;
@@ -96,7 +96,9 @@ export class ProfileStore {
     if (!id) return { llm: p.llm, apiKey: this.apiKey(name) };
     const connection = this.#connections?.get(id);
     if (!connection) throw new BadRequest(`Profile '${p.name}' references provider connection '${id}', which does not exist. Update the profile or recreate the connection.`);
-    return { llm: { ...p.llm, base_url: connection.baseUrl }, apiKey: this.#connections!.apiKey(id) };
+    const apiKey = this.#connections!.apiKey(id);
+    if (apiKey === undefined) throw new Conflict(`The API key of provider connection '${id}' is not available (it cannot be opened with this agent server's secret key, or was held in memory before a restart): give the connection its key again`);
+    return { llm: { ...p.llm, base_url: connection.base_url }, apiKey };
   }
 
   /**
@@ -106,7 +108,7 @@ export class ProfileStore {
   apiKey(name: string): string | undefined {
     const r = this.#row(name);
     if (!r?.sealed_api_key) return undefined;
-    const opened = this.#sealer()?.open(r.sealed_api_key, context(r.name));
+    const opened = this.#sealer?.open(r.sealed_api_key, context(r.name));
     if (opened?.llmApiKey === undefined) throw new Conflict(`The API key of profile '${name}' cannot be opened with this agent server's secret key (OH_SECRET_KEY changed?): save the profile again`);
     return opened.llmApiKey;
   }
@@ -116,7 +118,7 @@ export class ProfileStore {
     const key = canonicalProfileName(name);
     let sealed: string | null = null;
     if (apiKey !== undefined && !llm.provider_connection_id) {
-      const sealer = this.#sealer();
+      const sealer = this.#sealer;
       if (!sealer) throw new Unavailable('Encryption not available: OH_SECRET_KEY is not configured. Cannot store the API key (save with include_secrets: false, or configure a secret key).');
       sealed = sealer.seal({ secrets: {}, llmApiKey: apiKey }, context(key));
     }
@@ -157,7 +159,7 @@ export class ProfileStore {
       if (this.#row(dst)) throw new Conflict(`Profile '${to}' already exists`);
       let sealed = row.sealed_api_key;
       if (sealed !== null) {
-        const sealer = this.#sealer();
+        const sealer = this.#sealer;
         const opened = sealer?.open(sealed, context(src));
         // A key this server cannot open stays as it was: it still cannot be opened, and says so at use.
         if (sealer && opened) sealed = sealer.seal(opened, context(dst));
@@ -166,6 +168,18 @@ export class ProfileStore {
       const active = this.activeProfile();
       if (active !== null && canonicalProfileName(active) === src) this.setActiveProfile(dst);
     })();
+  }
+
+  /** A hand-over's new secret key: every stored key sealed again with it (one the old key cannot open stays as it was). */
+  setSealer(next: SecretSealer): void {
+    const old = this.#sealer;
+    this.#db.transaction(() => {
+      for (const r of this.#db.prepare('SELECT name, sealed_api_key FROM llm_profiles WHERE sealed_api_key IS NOT NULL').all() as { name: string; sealed_api_key: string }[]) {
+        const opened = old?.open(r.sealed_api_key, context(r.name));
+        if (opened) this.#db.prepare('UPDATE llm_profiles SET sealed_api_key = ? WHERE name = ?').run(next.seal(opened, context(r.name)), r.name);
+      }
+    })();
+    this.#sealer = next;
   }
 
   activeProfile(): string | null {
@@ -181,8 +195,8 @@ export class ProfileStore {
   #stored(r: Raw): StoredProfile {
     const llm = JSON.parse(r.llm) as LLM;
     const id = llm.provider_connection_id;
-    const connected = id ? this.#connections?.get(id) !== undefined : false;
-    return { name: r.name, llm, apiKeySet: r.sealed_api_key !== null || connected, connectionBroken: Boolean(id) && !connected };
+    const connection = id ? this.#connections?.get(id) : undefined;
+    return { name: r.name, llm, apiKeySet: r.sealed_api_key !== null || (connection?.api_key_set ?? false), connectionBroken: Boolean(id) && !connection };
   }
 
   #row(name: string): Raw | undefined {

@@ -1,109 +1,117 @@
-// Shared LLM provider connections in the agent server's SQLite file, the API key sealed with the
-// server's secret key (bound to the connection's id) like an LLM profile's key.
+// LLM provider connections in the agent server's SQLite file. The API key is held as the named
+// secrets are (settings-store.ts): sealed with the secret key on disk, in memory only without one,
+// so after a restart without a key a connection reads `api_key_set: false` rather than leaking.
 import { randomUUID } from 'node:crypto';
-import { Conflict, NotFound, Unavailable } from '../../api/errors.ts';
+import type { ProviderConnectionResponse } from '../../api/agent-server/provider-connections.ts';
+import type { Logger } from '../../util/log.ts';
 import type { SecretSealer } from '../secrets.ts';
 import type { Db } from './db.ts';
 
-const DDL = `
-CREATE TABLE IF NOT EXISTS provider_connections (
-  id             TEXT PRIMARY KEY,
-  display_name   TEXT NOT NULL,
-  provider       TEXT NOT NULL,
-  base_url       TEXT,
-  -- The API key sealed with the server's secret key (context provider-connection:<id>).
-  sealed_api_key TEXT NOT NULL,
-  created_at     INTEGER NOT NULL,
-  updated_at     INTEGER NOT NULL
-) STRICT;
-`;
-
-export interface ProviderConnection {
-  id: string;
-  displayName: string;
-  provider: string;
-  baseUrl: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-interface Raw {
+interface Row {
   id: string;
   display_name: string;
   provider: string;
   base_url: string | null;
-  sealed_api_key: string;
+  sealed_api_key: string | null;
   created_at: number;
   updated_at: number;
 }
 
-const context = (id: string) => `provider-connection:${id}`;
-const fromRaw = (r: Raw): ProviderConnection => ({ id: r.id, displayName: r.display_name, provider: r.provider, baseUrl: r.base_url, createdAt: r.created_at, updatedAt: r.updated_at });
+export interface ConnectionFields {
+  display_name: string;
+  provider: string;
+  base_url: string | null;
+}
+
+const sealContext = (id: string) => `provider-connection:${id}`;
 
 export class ProviderConnectionStore {
   readonly #db: Db;
-  readonly #sealer: () => SecretSealer | undefined;
-  readonly #now: () => Date;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  #sealer: SecretSealer | undefined;
+  /** Keys while there is no secret key, by connection id. */
+  readonly #memory = new Map<string, string>();
 
-  constructor(db: Db, sealer: () => SecretSealer | undefined, now: () => Date = () => new Date()) {
-    db.exec(DDL);
+  constructor(db: Db, sealer: SecretSealer | undefined, log: Logger, now: () => number = () => Math.floor(Date.now() / 1000)) {
     this.#db = db;
     this.#sealer = sealer;
+    this.#log = log;
     this.#now = now;
   }
 
-  list(): ProviderConnection[] {
-    return (this.#db.prepare('SELECT * FROM provider_connections ORDER BY created_at, id').all() as Raw[]).map(fromRaw);
+  /** In the order created. */
+  list(): ProviderConnectionResponse[] {
+    return (this.#db.prepare('SELECT * FROM provider_connections ORDER BY rowid').all() as Row[]).map((r) => this.#response(r));
   }
 
-  get(id: string): ProviderConnection | undefined {
-    const r = this.#row(id);
-    return r && fromRaw(r);
+  count(): number {
+    return (this.#db.prepare('SELECT count(*) AS n FROM provider_connections').get() as { n: number }).n;
   }
 
-  /** The connection's key; a key this server's secret key cannot open is an error, never an empty key. */
-  apiKey(id: string): string {
-    const r = this.#row(id);
-    if (!r) throw new NotFound(`Provider connection '${id}' not found`);
-    const opened = this.#sealer()?.open(r.sealed_api_key, context(r.id));
-    if (opened?.llmApiKey === undefined) throw new Conflict(`The API key of provider connection '${id}' cannot be opened with this agent server's secret key (OH_SECRET_KEY changed?): give it a new key`);
-    return opened.llmApiKey;
+  get(id: string): ProviderConnectionResponse | undefined {
+    const row = this.#row(id);
+    return row && this.#response(row);
   }
 
-  create(c: { displayName: string; provider: string; baseUrl: string | null; apiKey: string }, max: number): ProviderConnection {
+  create(fields: ConnectionFields, apiKey: string): ProviderConnectionResponse {
     const id = randomUUID().replaceAll('-', '');
-    const sealed = this.#seal(c.apiKey, id);
-    const now = Math.floor(this.#now().getTime() / 1000);
-    this.#db.transaction(() => {
-      const { n } = this.#db.prepare('SELECT count(*) AS n FROM provider_connections').get() as { n: number };
-      if (n >= max) throw new Conflict(`Provider connection limit reached (${max}). Delete one before adding another.`);
-      this.#db.prepare('INSERT INTO provider_connections (id, display_name, provider, base_url, sealed_api_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(id, c.displayName, c.provider, c.baseUrl, sealed, now, now);
-    })();
-    return this.get(id)!;
-  }
-
-  /** Only the fields given change; NotFound for an unknown id. */
-  update(id: string, patch: { displayName?: string; provider?: string; baseUrl?: string | null; apiKey?: string }): ProviderConnection {
-    const r = this.#row(id);
-    if (!r) throw new NotFound(`Provider connection '${id}' not found`);
-    const sealed = patch.apiKey !== undefined ? this.#seal(patch.apiKey, id) : r.sealed_api_key;
+    const now = this.#now();
     this.#db
-      .prepare('UPDATE provider_connections SET display_name = ?, provider = ?, base_url = ?, sealed_api_key = ?, updated_at = ? WHERE id = ?')
-      .run(patch.displayName ?? r.display_name, patch.provider ?? r.provider, patch.baseUrl !== undefined ? patch.baseUrl : r.base_url, sealed, Math.floor(this.#now().getTime() / 1000), id);
+      .prepare('INSERT INTO provider_connections (id, display_name, provider, base_url, sealed_api_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(id, fields.display_name, fields.provider, fields.base_url, this.#seal(id, apiKey), now, now);
     return this.get(id)!;
   }
 
-  delete(id: string): void {
+  /** Undefined when there is no such connection. `apiKey` replaces the key when given. */
+  update(id: string, fields: Partial<ConnectionFields>, apiKey: string | undefined): ProviderConnectionResponse | undefined {
+    const row = this.#row(id);
+    if (!row) return undefined;
+    const next = { ...row, ...fields, updated_at: this.#now(), ...(apiKey !== undefined ? { sealed_api_key: this.#seal(id, apiKey) } : {}) };
+    this.#db.prepare('UPDATE provider_connections SET display_name = ?, provider = ?, base_url = ?, sealed_api_key = ?, updated_at = ? WHERE id = ?').run(next.display_name, next.provider, next.base_url, next.sealed_api_key, next.updated_at, id);
+    return this.get(id);
+  }
+
+  /** The connection as it was (undefined when there was none). */
+  delete(id: string): ProviderConnectionResponse | undefined {
+    const before = this.get(id);
+    if (!before) return undefined;
     this.#db.prepare('DELETE FROM provider_connections WHERE id = ?').run(id);
+    this.#memory.delete(id);
+    return before;
   }
 
-  #seal(apiKey: string, id: string): string {
-    const sealer = this.#sealer();
-    if (!sealer) throw new Unavailable('Encryption not available: OH_SECRET_KEY is not configured. Cannot store the API key.');
-    return sealer.seal({ secrets: {}, llmApiKey: apiKey }, context(id));
+  /** The key, for whatever comes to use a connection (undefined: none, or it cannot be opened). */
+  apiKey(id: string): string | undefined {
+    const row = this.#row(id);
+    if (!row) return undefined;
+    if (!this.#sealer || row.sealed_api_key === null) return this.#memory.get(id);
+    const opened = this.#sealer.open(row.sealed_api_key, sealContext(id))?.secrets['api_key'];
+    if (opened === undefined) this.#log.warn({ connectionId: id }, 'cannot open a stored provider connection key (OH_SECRET_KEY changed?)');
+    return opened;
   }
 
-  #row(id: string): Raw | undefined {
-    return this.#db.prepare('SELECT * FROM provider_connections WHERE id = ?').get(id) as Raw | undefined;
+  /** A hand-over's new secret key: every key sealed again with it (and memory-held keys written). */
+  setSealer(next: SecretSealer): void {
+    const keys = new Map(this.list().map((c) => [c.id, this.apiKey(c.id)] as const));
+    this.#sealer = next;
+    this.#db.transaction(() => {
+      for (const [id, key] of keys) this.#db.prepare('UPDATE provider_connections SET sealed_api_key = ? WHERE id = ?').run(key === undefined ? null : this.#seal(id, key), id);
+    })();
+    this.#memory.clear();
+  }
+
+  #seal(id: string, apiKey: string): string | null {
+    if (this.#sealer) return this.#sealer.seal({ secrets: { api_key: apiKey } }, sealContext(id));
+    this.#memory.set(id, apiKey);
+    return null;
+  }
+
+  #row(id: string): Row | undefined {
+    return this.#db.prepare('SELECT * FROM provider_connections WHERE id = ?').get(id) as Row | undefined;
+  }
+
+  #response(r: Row): ProviderConnectionResponse {
+    return { id: r.id, display_name: r.display_name, provider: r.provider, base_url: r.base_url, created_at: r.created_at, updated_at: r.updated_at, api_key_set: this.apiKey(r.id) !== undefined };
   }
 }

@@ -1,11 +1,10 @@
-// Shared LLM provider connections (OpenHands 1.58 `/api/llm/provider-connections`): one api_key and
-// base_url that several LLM profiles use by `provider_connection_id`, resolved when a profile is
-// used, so rotating the key here reaches every linked profile at its next use. The key is a secret:
-// stored sealed, never returned (`api_key_set`).
+// /api/llm/provider-connections (OpenHands 1.58's provider_connections_router.py): shared LLM
+// credentials (an API key and an optional base URL) that LLM profiles reference by id. Limits and
+// field rules are OpenHands'; the key is write-only (responses say only `api_key_set`).
 import Type, { type Static } from 'typebox';
-import { Nullable } from '../events/common.ts';
+import { Nullable, STRICT } from '../events/common.ts';
 
-/** At most this many connections (OpenHands' MAX_PROVIDER_CONNECTIONS). */
+/** At most this many connections are kept (OpenHands' MAX_PROVIDER_CONNECTIONS). */
 export const MAX_PROVIDER_CONNECTIONS = 64;
 
 const DisplayName = Type.String({ minLength: 1, maxLength: 128 });
@@ -19,11 +18,11 @@ export const ProviderConnectionCreateRequest = Type.Object(
     api_key: Type.String({ minLength: 1 }),
     base_url: Nullable(BaseUrl),
   },
-  { additionalProperties: false },
+  STRICT,
 );
 export type ProviderConnectionCreateRequest = Static<typeof ProviderConnectionCreateRequest>;
 
-/** A partial update: only the fields given change; `base_url: null` clears it, `api_key` cannot be cleared. */
+/** Only the fields given change; `base_url: null` clears it; `display_name`, `provider` and `api_key` cannot be cleared. */
 export const ProviderConnectionUpdateRequest = Type.Object(
   {
     display_name: Nullable(DisplayName),
@@ -31,18 +30,19 @@ export const ProviderConnectionUpdateRequest = Type.Object(
     api_key: Nullable(Type.String()),
     base_url: Nullable(BaseUrl),
   },
-  { additionalProperties: false },
+  STRICT,
 );
 export type ProviderConnectionUpdateRequest = Static<typeof ProviderConnectionUpdateRequest>;
 
 export const ProviderConnectionResponse = Type.Object({
+  /** 32 hex digits. */
   id: Type.String(),
   display_name: Type.String(),
   provider: Type.String(),
-  base_url: Nullable(Type.String()),
-  /** Unix seconds. */
+  base_url: Type.Union([Type.String(), Type.Null()]),
+  /** Unix epoch seconds. */
   created_at: Type.Integer(),
   updated_at: Type.Integer(),
-  api_key_set: Type.Boolean({ default: false }),
+  api_key_set: Type.Boolean(),
 });
 export type ProviderConnectionResponse = Static<typeof ProviderConnectionResponse>;

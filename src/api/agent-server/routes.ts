@@ -38,24 +38,30 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
-import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
+import { AddWorkspaceParentsRequest, AddWorkspacesRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
+import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
+import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
 import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse } from './agent-profiles.ts';
 import { ActivateMetaProfileResponse, MetaProfile, MetaProfileDetailResponse, MetaProfileListResponse, MetaProfileMutationResponse } from './meta-profiles.ts';
 import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'openai' | 'profiles' | 'llm' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
   headers?: string[];
   body?: TSchema;
   response?: TSchema;
+  /** The status of a success (default 200); /api/init's only answer is its 404. */
+  status?: 200 | 201 | 204 | 404;
+  /** The response is text/plain (a secret's value), not JSON. */
+  textResponse?: true;
   /** Served without the session key. */
   public?: true;
 }
@@ -128,32 +134,50 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
+  { method: 'post', path: '/api/mcp/test', tag: 'mcp', summary: 'Test an MCP server configuration: connect, list its tools, optionally call one (200 with ok=false when it fails)', body: McpTestRequest, response: McpTestResponse },
+  { method: 'post', path: '/api/mcp/oauth/start', tag: 'mcp', summary: 'Start authorizing an OAuth MCP server: the authorization URL for the browser (tokens stay with this server)', body: McpTestRequest, response: McpOAuthStartResponse },
+  { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
+  { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
+
+  { method: 'get', path: '/api/settings/secrets', tag: 'settings', summary: 'Stored secrets, without values (no agent profiles here: agent_profile_id names none, 404)', query: q(['agent_profile_id']), response: SecretsListResponse },
+  { method: 'put', path: '/api/settings/secrets', tag: 'settings', summary: 'Create or replace a secret (sealed with the secret key at rest; memory only without one)', body: SecretCreateRequest, response: SecretItemResponse },
+  { method: 'get', path: '/api/settings/secrets/{name}', tag: 'settings', summary: "A secret's value, as text (for LookupSecret)", response: S, textResponse: true },
+  { method: 'delete', path: '/api/settings/secrets/{name}', tag: 'settings', summary: 'Delete a secret', response: SecretDeleted },
+  { method: 'get', path: '/api/llm/provider-connections', tag: 'settings', summary: 'LLM provider connections (shared credentials; the key never shown, only api_key_set)', response: Type.Array(ProviderConnectionResponse) },
+  { method: 'post', path: '/api/llm/provider-connections', tag: 'settings', summary: 'Store a provider connection (at most 64; the key sealed like the secrets)', body: ProviderConnectionCreateRequest, response: ProviderConnectionResponse, status: 201 },
+  { method: 'patch', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Change the fields given (base_url: null clears it; the key can be replaced, not cleared)', body: ProviderConnectionUpdateRequest, response: ProviderConnectionResponse },
+  { method: 'delete', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Delete a provider connection no LLM profile uses (409 naming them; answered as it was, api_key_set false)', response: ProviderConnectionResponse },
+  { method: 'get', path: '/api/workspaces', tag: 'settings', summary: 'Saved workspaces and workspace parents', response: WorkspacesListResponse },
+  { method: 'post', path: '/api/workspaces', tag: 'settings', summary: 'Save workspaces (deduplicated by path)', body: AddWorkspacesRequest, response: WorkspacesListResponse },
+  { method: 'delete', path: '/api/workspaces', tag: 'settings', summary: 'Forget a saved workspace', query: q(['path'], ['path']), response: SecretDeleted },
+  { method: 'post', path: '/api/workspaces/parents', tag: 'settings', summary: 'Save workspace parents (deduplicated by path)', body: AddWorkspaceParentsRequest, response: WorkspacesListResponse },
+  { method: 'delete', path: '/api/workspaces/parents', tag: 'settings', summary: 'Forget a workspace parent', query: q(['path'], ['path']), response: SecretDeleted },
+  { method: 'post', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Trade the session key for the HttpOnly cookie the workspace file routes accept', status: 204 },
+  { method: 'delete', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Clear the workspace session cookie', status: 204 },
+  { method: 'get', path: '/api/init', tag: 'server', summary: 'Deferred initialization: never dormant here (warm pools hand over instead), so always 404', status: 404, public: true },
+  { method: 'post', path: '/api/init', tag: 'server', summary: 'Deferred initialization: 401 without X-Init-API-Key (the secret key), else 404 as for GET', status: 404, public: true },
 
   { method: 'get', path: '/api/profiles', tag: 'profiles', summary: 'LLM profiles and the active one', response: ProfileListResponse },
   { method: 'get', path: '/api/profiles/{name}', tag: 'profiles', summary: "A profile's LLM settings (api_key null: secrets are never returned; X-Expose-Secrets is refused)", headers: ['X-Expose-Secrets'], response: ProfileDetailResponse },
-  { method: 'post', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a profile; its API key is stored sealed', body: SaveProfileRequest, response: ProfileMutationResponse },
+  { method: 'post', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a profile; its API key is stored sealed', body: SaveProfileRequest, response: ProfileMutationResponse, status: 201 },
   { method: 'delete', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Delete a profile (idempotent)', response: ProfileMutationResponse },
   { method: 'post', path: '/api/profiles/{name}/rename', tag: 'profiles', summary: 'Rename a profile', body: RenameProfileRequest, response: ProfileMutationResponse },
   { method: 'post', path: '/api/profiles/{name}/validate', tag: 'profiles', summary: 'Try a draft LLM with one short model call before saving it', body: ValidateProfileRequest, response: ValidateProfileResponse },
   { method: 'post', path: '/api/profiles/{name}/activate', tag: 'profiles', summary: 'Mark a profile active (there are no agent settings here to apply it to)', response: ActivateProfileResponse },
   { method: 'get', path: '/api/agent-profiles', tag: 'profiles', summary: 'Agent profiles and the active one (default seeded when none is)', response: AgentProfileListResponse },
   { method: 'get', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'An agent profile', response: AgentProfileDetailResponse },
-  { method: 'post', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) an agent profile', body: AgentProfileInput, response: AgentProfileMutationResponse },
+  { method: 'post', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) an agent profile', body: AgentProfileInput, response: AgentProfileMutationResponse, status: 201 },
   { method: 'delete', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Delete an agent profile (idempotent)', response: AgentProfileMutationResponse },
   { method: 'post', path: '/api/agent-profiles/{name}/rename', tag: 'profiles', summary: 'Rename an agent profile (its id stays)', body: RenameProfileRequest, response: AgentProfileMutationResponse },
   { method: 'post', path: '/api/agent-profiles/{profile_id}/activate', tag: 'profiles', summary: 'Mark an agent profile active by id (a pointer only)', response: ActivateAgentProfileResponse },
   { method: 'get', path: '/api/meta-profiles', tag: 'profiles', summary: 'Meta-profiles (model routing configurations)', response: MetaProfileListResponse },
   { method: 'get', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'A meta-profile', response: MetaProfileDetailResponse },
-  { method: 'post', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a meta-profile', body: MetaProfile, response: MetaProfileMutationResponse },
+  { method: 'post', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a meta-profile', body: MetaProfile, response: MetaProfileMutationResponse, status: 201 },
   { method: 'delete', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Delete a meta-profile (idempotent)', response: MetaProfileMutationResponse },
   { method: 'post', path: '/api/meta-profiles/{name}/activate', tag: 'profiles', summary: 'Activate a meta-profile: applied false, there is no model-routing tool here', response: ActivateMetaProfileResponse },
   { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
   { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },
-  { method: 'get', path: '/api/llm/provider-connections', tag: 'llm', summary: 'Shared provider connections (api_key never shown)', response: Type.Array(ProviderConnectionResponse) },
-  { method: 'post', path: '/api/llm/provider-connections', tag: 'llm', summary: 'Create a provider connection; its key is stored sealed', body: ProviderConnectionCreateRequest, response: ProviderConnectionResponse },
-  { method: 'patch', path: '/api/llm/provider-connections/{connection_id}', tag: 'llm', summary: 'Update a provider connection (a new api_key rotates it for every linked profile)', body: ProviderConnectionUpdateRequest, response: ProviderConnectionResponse },
-  { method: 'delete', path: '/api/llm/provider-connections/{connection_id}', tag: 'llm', summary: 'Delete a provider connection no profile uses', response: ProviderConnectionResponse },
   { method: 'get', path: '/api/llm/subscription/openai/models', tag: 'llm', summary: 'Models of a ChatGPT subscription', response: SubscriptionModelsResponse },
   { method: 'get', path: '/api/llm/subscription/openai/status', tag: 'llm', summary: 'ChatGPT subscription state (never connected here: sign-in is not built)', response: SubscriptionStatusResponse },
   { method: 'post', path: '/api/llm/subscription/openai/logout', tag: 'llm', summary: 'Forget ChatGPT subscription credentials (none are kept here)', response: SubscriptionStatusResponse },
