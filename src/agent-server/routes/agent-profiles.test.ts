@@ -51,6 +51,16 @@ describe('/api/agent-profiles', () => {
     expect((await s.api(`${A}/critic`, { method: 'DELETE' })).status).toBe(200);
   });
 
+  it("limits GET /api/settings/secrets?agent_profile_id= to the profile's secret_refs (404 for an unknown id)", async () => {
+    for (const name of ['ALLOWED', 'OTHER']) await s.api('/api/settings/secrets', { method: 'PUT', body: { name, value: `v-${name}` } });
+    await s.api(`${A}/scoped`, { method: 'POST', body: { llm_profile_ref: 'x', secret_refs: ['ALLOWED'] } });
+    await s.api(`${A}/open`, { method: 'POST', body: { llm_profile_ref: 'x' } });
+    const id = async (name: string) => (await s.api(`${A}/${name}`)).body.profile.id;
+    expect((await s.api(`/api/settings/secrets?agent_profile_id=${await id('scoped')}`)).body.secrets.map((x: any) => x.name)).toEqual(['ALLOWED']);
+    expect((await s.api(`/api/settings/secrets?agent_profile_id=${await id('open')}`)).body.secrets.map((x: any) => x.name).sort()).toEqual(['ALLOWED', 'OTHER']);
+    expect((await s.api('/api/settings/secrets?agent_profile_id=nope')).status).toBe(404);
+  });
+
   it('guards the LLM profiles they name: no delete (409), a rename follows', async () => {
     await s.api('/api/profiles/fast', { method: 'POST', body: { llm: { model: 'openai/fast' } } });
     await s.api(`${A}/coder`, { method: 'POST', body: { llm_profile_ref: 'fast' } });
