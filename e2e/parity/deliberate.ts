@@ -66,6 +66,11 @@ export const DELIBERATE: Record<string, string> = {
     "After switch_profile the conversation's `agent.llm.api_key` reads `**********` on ours, as after create and switch_llm on " +
     'both servers (a key is set, not shown); OpenHands shows null there for a profile\'s LLM, which reads as "no key" though ' +
     'its next model call sends one (model_call agrees on both).',
+  'runtime_misc.desktop_url':
+    'GET /api/desktop/url: OpenHands 1.58 has no desktop routes (404, the "wrong URL" answer); the servers before it answered ' +
+    '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +
+    'server) expects and its integration tests accept. No remote desktop runs in an agentyard sandbox, so ours answers that 503 ' +
+    'with a message saying so: the truth, in the shape its clients handle, where a 404 would read as a client bug.',
 };
 
 /**

@@ -427,6 +427,144 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
+  /** Conversation trees: navigate moves HEAD; the next message branches there; unknown event 404; null empties HEAD. */
+  async conversation_tree(s) {
+    s.llm.push(finish('first answer'), finish('second answer'), finish('branched answer'));
+    const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s) })).body.id as string;
+    const say = async (t: string) => {
+      await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text(t, true) });
+      await until('the answer', async () => (await events(s, id)).some((e) => e.kind === 'ActionEvent' && JSON.stringify(e).includes(t.replace('question', 'answer'))) && (await status(s, id)) === 'finished');
+    };
+    await say('first question');
+    await say('second question');
+    const firstUser = (await events(s, id)).find((e) => e.kind === 'MessageEvent' && e.source === 'user');
+    const moved = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: firstUser.id } });
+    await say('branched question');
+    const all = await events(s, id);
+    const branched = all.find((e) => e.kind === 'MessageEvent' && JSON.stringify(e.llm_message).includes('branched question'));
+    const lastCall = s.llm.requests.at(-1)!;
+    const unknown = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: 'no-such-event' } });
+    const emptied = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: null } });
+    const bad = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: 7 } });
+    return {
+      moved: [moved.status, moved.body.leaf_event_id === firstUser.id],
+      moved_fields: sortedKeys(moved.body),
+      branched_parent: branched?.parent_id === firstUser.id,
+      // The model saw the branch: the first question, not the second one nor its answer.
+      model_saw: ['first question', 'second question', 'branched question'].map((t) => JSON.stringify(lastCall.messages).includes(t)),
+      kept_in_log: all.some((e) => JSON.stringify(e).includes('second question')),
+      final_response: (await s.api(`/api/conversations/${id}/agent_final_response`)).body,
+      unknown: unknown.status,
+      emptied: [emptied.status, emptied.body.leaf_event_id],
+      bad: [bad.status, locs(bad.body)],
+      missing_conversation: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/navigate', { method: 'POST', body: {} })).status,
+    };
+  },
+
+  /**
+   * Child conversations: the parent's configuration, the task as the first message, listed by the parent.
+   * Shared isolation: OpenHands makes the workspace a git repository without commits, where its
+   * worktree isolation fails (git worktree add of an unborn HEAD).
+   */
+  async child_conversation(s) {
+    const wd = mkdtempSync(join(s.workDir, 'child-'));
+    s.llm.push(finish('child done'));
+    const parent = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, { workspace: { kind: 'LocalWorkspace', working_dir: wd }, tags: { team: 'core' } }) })).body.id as string;
+    const r = await s.api(`/api/conversations/${parent}/children`, { method: 'POST', body: { task: 'count the files', title: 'counter', isolation: 'shared' } });
+    const child = r.body.conversation_id as string;
+    await until('the child to finish', async () => (await status(s, child)) === 'finished');
+    const info = (await s.api(`/api/conversations/${child}`)).body;
+    const parentInfo = (await s.api(`/api/conversations/${parent}`)).body;
+    const childEvents = await events(s, child);
+    return {
+      created: r.status,
+      response_fields: sortedKeys(r.body),
+      response: [r.body.parent_conversation_id === parent, r.body.title, r.body.workspace === wd, r.body.isolation, r.body.url ?? null],
+      child: [info.parent_conversation_id === parent, info.title, info.tags, info.execution_status],
+      child_kinds: kinds(childEvents),
+      task_sent: JSON.stringify(s.llm.requests.at(-1)?.messages).includes('count the files'),
+      parent_lists: [parentInfo.sub_conversation_ids.length, parentInfo.sub_conversation_ids.includes(child)],
+      parent_status: parentInfo.execution_status,
+      empty_task: [(await s.api(`/api/conversations/${parent}/children`, { method: 'POST', body: { task: '' } })).status],
+      unknown_parent: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/children', { method: 'POST', body: { task: 'x' } })).status,
+    };
+  },
+
+  /** /goal loops: objective, judge, followup, complete; stop and resume; the busy and bad requests. */
+  async goal_loop(s) {
+    const verdict = (v: object): ScriptStep => ({ content: JSON.stringify(v) });
+    s.llm.push(finish('first try'), verdict({ score: 0.4, complete: false, missing: 'the tests were not run' }), finish('ran them'), verdict({ score: 1, complete: true, missing: '' }));
+    const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s) })).body.id as string;
+    const started = await s.api(`/api/conversations/${id}/goal`, { method: 'POST', body: { objective: 'make the tests pass', max_iterations: 3 } });
+    const goals = async () => (await events(s, id)).filter((e) => isUpdate(e) && e.key === 'goal').map((e) => e.value);
+    await until('the goal to complete', async () => (await goals()).at(-1)?.status === 'complete');
+    await settled(s, id);
+    const judge = s.llm.requests[1]!;
+    const evs = await events(s, id);
+    return {
+      started: [started.status, started.body],
+      goals: await goals(),
+      user_texts: evs.filter((e) => e.kind === 'MessageEvent' && e.source === 'user').map((e) => e.llm_message.content[0].text),
+      kinds: kinds(evs),
+      judge_call: [judge.messages.map((m) => m.role), (judge.tools ?? []).length, JSON.stringify(judge.messages[1]?.content).includes('make the tests pass')],
+      model_calls: s.llm.requests.length,
+      no_resumable: [(await s.api(`/api/conversations/${id}/goal/resume`, { method: 'POST' })).status],
+      stop_without_loop: (await s.api(`/api/conversations/${id}/goal/stop`, { method: 'POST' })).status,
+      empty_objective: (await s.api(`/api/conversations/${id}/goal`, { method: 'POST', body: { objective: ' ' } })).status,
+      bad_max: [(await s.api(`/api/conversations/${id}/goal`, { method: 'POST', body: { objective: 'x', max_iterations: 0 } })).status],
+      unknown: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/goal', { method: 'POST', body: { objective: 'x' } })).status,
+    };
+  },
+
+  /** load_plugin: a plugin of a registered marketplace (a local git repository); the refusals. */
+  async load_plugin(s) {
+    const repo = mkdtempSync(join(dirname(s.workDir), 'marketplace-'));
+    const put = (path: string, body: string) => (mkdirSync(dirname(join(repo, path)), { recursive: true }), writeFileSync(join(repo, path), body));
+    put('.plugin/marketplace.json', JSON.stringify({ name: 'acme', owner: { name: 'Acme' }, plugins: [{ name: 'house-rules', source: './plugins/house-rules' }] }));
+    put('plugins/house-rules/.plugin/plugin.json', JSON.stringify({ name: 'house-rules', version: '1.0.0', description: 'House rules' }));
+    put('plugins/house-rules/skills/house-style/SKILL.md', '---\nname: house-style\ndescription: The house style\n---\nIndent with tabs.\n');
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Parity', '-c', 'user.email=parity@example.com', ...args], { cwd: repo, stdio: 'ignore' });
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('commit', '-q', '-m', 'marketplace');
+    const body = startBody(s);
+    (body['agent'] as Record<string, unknown>)['agent_context'] = { registered_marketplaces: [{ name: 'acme', source: repo }] };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+    const call = async (b: unknown) => {
+      const r = await s.api(`/api/conversations/${id}/load_plugin`, { method: 'POST', body: b });
+      return [r.status, typeof r.body?.detail === 'string' ? r.body.detail : locs(r.body)];
+    };
+    return {
+      loaded: await call({ plugin_ref: 'house-rules@acme' }),
+      unknown_plugin: await call({ plugin_ref: 'nothing@acme' }),
+      unknown_anywhere: await call({ plugin_ref: 'nothing' }),
+      unknown_marketplace: await call({ plugin_ref: 'house-rules@other' }),
+      bad_ref: await call({ plugin_ref: '@acme' }),
+      no_ref: await call({}),
+      unknown_conversation: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/load_plugin', { method: 'POST', body: { plugin_ref: 'x' } })).status,
+    };
+  },
+
+  /** POST /api/sub-agents: the project's agent definitions (built-ins compared apart). */
+  async sub_agents(s) {
+    const wd = mkdtempSync(join(s.workDir, 'agents-'));
+    mkdirSync(join(wd, '.agents', 'agents'), { recursive: true });
+    mkdirSync(join(wd, '.openhands', 'agents'), { recursive: true });
+    writeFileSync(join(wd, '.agents', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: "First <example>when X</example>"\nmodel: fast\nskills: s1, s2\ntools: [terminal]\ncolor: blue\nmax_iteration_per_run: 3\npermission_mode: never_confirm\nextra_field: 1\n---\nAlpha prompt\n');
+    writeFileSync(join(wd, '.agents', 'agents', 'README.md'), 'not an agent');
+    writeFileSync(join(wd, '.openhands', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: Shadowed\n---\n');
+    writeFileSync(join(wd, '.openhands', 'agents', 'beta.md'), 'Beta prompt\n');
+    const r = await s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false, load_builtin: false } });
+    const withBuiltins = await s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false } });
+    const bad = await s.api('/api/sub-agents', { method: 'POST', body: { project_dir: 5 } });
+    return {
+      status: r.status,
+      agents: (r.body.agents ?? []).map((a: any) => ({ ...a, source: typeof a.source === 'string' ? a.source.slice(wd.length) : a.source })),
+      builtin_names: (withBuiltins.body.agents ?? []).filter((a: any) => a.is_builtin).map((a: any) => a.name).sort(),
+      bad: [bad.status, locs(bad.body)],
+    };
+  },
+
   /**
    * POST /api/mcp/test against the test tools' MCP server as a stdio child: the tools, a tool call
    * (a result, a tool error, an unknown tool), a server that cannot start, and refused requests.

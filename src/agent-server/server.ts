@@ -14,6 +14,7 @@ import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
 import { BashService } from './bash/service.ts';
 import { BashEventStore } from './bash/store.ts';
+import { ConversationBash } from './bash/conversation-bash.ts';
 import { EventBus } from './conversation/bus.ts';
 import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
@@ -52,6 +53,8 @@ export interface AgentServerOptions {
   llmDefaults?: LlmConfig;
   /** Seals persisted secrets (OH_SECRET_KEY). Without it secrets live only in memory. */
   secretKey?: string;
+  /** Conversations running at once before the OpenAI-compatible gateway answers 429 (OH_MAX_CONCURRENT_RUNS). Default 10. */
+  maxConcurrentRuns?: number;
   log?: Logger;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
@@ -167,6 +170,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       onActivity,
       storageFault: () => storage.fault,
       assertWritable: () => assertWritable(storage),
+      childrenOf: (id) => service?.childrenOf(id) ?? [],
     },
     conversations,
     workspaceDir,
@@ -174,6 +178,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     sealer,
     transaction: (fn) => db.transaction(fn)(),
     launchProfile: (req) => launchFromProfile(req, { agentProfiles, profiles }),
+    ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
   // answers, /ready and every /api route say 503, sockets are refused), then `serving`, then
@@ -185,14 +190,17 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   let initKeys = opts.secretKey ? new SessionKeys([opts.secretKey]) : keys;
   const bashStore = new BashEventStore(db);
   const conversationService = service;
+  const allSecrets = () => Object.assign({}, ...conversationService.all().map((rt) => rt.secrets)) as Record<string, string>;
   const bash = new BashService({
     store: bashStore,
     workspaceDir,
     // One-shot commands belong to no conversation: every loaded conversation's secrets are masked.
-    secrets: () => Object.assign({}, ...conversationService.all().map((rt) => rt.secrets)) as Record<string, string>,
+    secrets: allSecrets,
     log: log.child({ part: 'bash' }),
     ...opts.tuning?.bash,
   });
+  const conversationBash = new ConversationBash({ db, log: log.child({ part: 'bash' }), secrets: allSecrets, ...(opts.tuning?.bash ? { tuning: opts.tuning.bash } : {}) });
+  service.onDeleted((id) => conversationBash.drop(id));
   const app = createApp({
     service,
     events,
@@ -200,7 +208,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     log,
     onActivity,
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
-    bash: { service: bash, store: bashStore },
+    bash: { service: bash, store: bashStore, forConversation: (rt) => conversationBash.of(rt) },
     profiles,
     agentProfiles,
     db,
@@ -259,6 +267,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       await sockets.close();
       await bashSockets.close();
       await bash.close();
+      await conversationBash.close();
       await service.close(opts.tuning?.runGraceMs ?? 10_000);
       await pusher?.close();
       server.closeAllConnections();

@@ -25,7 +25,9 @@ CREATE TABLE IF NOT EXISTS conversations (
   forked_from_conversation_id TEXT,
   forked_from_event_id        TEXT,
   -- JSON array of the SkillInfo objects the conversation's plugins brought; NULL before they loaded.
-  plugin_skills    TEXT
+  plugin_skills    TEXT,
+  -- HEAD moved by navigate (OpenHands leaf_event_id): an event id, '' for the empty tree; NULL: the last event.
+  head_event_id    TEXT
 ) STRICT;
 
 CREATE TABLE IF NOT EXISTS events (
@@ -94,4 +96,5 @@ export function openDatabase(dataDir: string): Db {
 function migrate(db: Db): void {
   const columns = new Set((db.prepare('PRAGMA table_info(conversations)').all() as { name: string }[]).map((c) => c.name));
   if (!columns.has('plugin_skills')) db.exec('ALTER TABLE conversations ADD COLUMN plugin_skills TEXT');
+  if (!columns.has('head_event_id')) db.exec('ALTER TABLE conversations ADD COLUMN head_event_id TEXT');
 }

@@ -17,6 +17,11 @@ import {
   EventPage,
   ExecuteBashRequest,
   ForkConversationRequest,
+  NavigateConversationRequest,
+  StartChildConversationRequest,
+  StartChildConversationResponse,
+  StartGoalRequest,
+  LoadPluginRequest,
   GitChange,
   GitCommitsPage,
   GitDiff,
@@ -38,6 +43,8 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
+import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
+import { SubAgentsRequest, SubAgentsResponse } from './sub-agents.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
 import { AddWorkspaceParentsRequest, AddWorkspacesRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
 import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
@@ -51,7 +58,7 @@ export interface AgentServerRoute {
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
@@ -74,6 +81,49 @@ const CONV_SEARCH = ['page_id', 'limit', 'status', 'sort_order', 'include_skills
 /** 1.58: `agent.agent_context.skills` is `[]` in conversation records unless `include_skills=true`. */
 const SKILLS = q(['include_skills']);
 const C = '/api/conversations/{conversation_id}';
+/** A query schema's properties as route query parameters (required as the schema says). */
+const fromSchema = (schema: TSchema): AgentServerRoute['query'] => {
+  const o = schema as unknown as { properties: Record<string, TSchema>; required?: string[] };
+  return Object.fromEntries(Object.entries(o.properties).map(([n, sch]) => [n, { ...(o.required?.includes(n) ? { required: true as const } : {}), schema: sch }]));
+};
+const BASH_SEARCH = q(['kind__eq', 'command_id__eq', 'timestamp__gte', 'timestamp__lt', 'order__gt', 'sort_order', 'page_id', 'limit']);
+
+/**
+ * The one-shot command, file, git and VS Code routes, under `prefix` (`/api`, or a conversation's
+ * runtime `/api/conversations/{runtime_conversation_id}`, where they are scoped to its workspace).
+ * `server: true` adds what only the server-wide ones have.
+ */
+function runtimeRoutes(prefix: string, scope: string, server: boolean): AgentServerRoute[] {
+  const p = prefix;
+  return [
+    { method: 'post', path: `${p}/bash/start_bash_command`, tag: 'bash', summary: `Start a command in the background${scope}`, body: ExecuteBashRequest, response: BashCommand },
+    { method: 'post', path: `${p}/bash/execute_bash_command`, tag: 'bash', summary: `Run a command and wait for it${scope}`, body: ExecuteBashRequest, response: BashEvent },
+    { method: 'post', path: `${p}/bash/bash_commands/{command_id}/stop`, tag: 'bash', summary: 'Stop a running command (SIGTERM, then SIGKILL); a finished one is a success too', response: Success },
+    { method: 'get', path: `${p}/bash/bash_events/search`, tag: 'bash', summary: 'Search command events', query: BASH_SEARCH, response: BashEventPage },
+    { method: 'get', path: `${p}/bash/bash_events/{event_id}`, tag: 'bash', summary: 'A command event', response: BashEvent },
+    { method: 'get', path: `${p}/bash/bash_events/`, tag: 'bash', summary: 'Command events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S) },
+    { method: 'delete', path: `${p}/bash/bash_events`, tag: 'bash', summary: 'Clear all command events' },
+    { method: 'post', path: `${p}/file/upload`, tag: 'files', summary: `Upload a file (multipart; path in the query)${scope}`, query: q(['path'], ['path']) },
+    { method: 'get', path: `${p}/file/download`, tag: 'files', summary: `Download a file${scope}`, query: q(['path', 'ref'], ['path']) },
+    { method: 'get', path: `${p}/file/download-trajectory/{conversation_id}`, tag: 'files', summary: "A conversation's trajectory as a zip" },
+    { method: 'post', path: `${p}/file/create_directory`, tag: 'files', summary: `Create a directory${scope}`, query: q(['path']) },
+    { method: 'get', path: `${p}/file/archive`, tag: 'files', summary: `A directory as a git patch of its changes, or as a tarball${scope}`, query: fromSchema(ArchiveQuery) },
+    { method: 'get', path: `${p}/git/changes`, tag: 'git', summary: 'Changed files of a repository', query: q(['path', 'ref'], ['path']), response: Type.Array(GitChange) },
+    { method: 'get', path: `${p}/git/diff`, tag: 'git', summary: 'A file before and after (working tree, or a commit)', query: q(['path', 'ref', 'commit'], ['path']), response: GitDiff },
+    { method: 'get', path: `${p}/git/commits`, tag: 'git', summary: 'Commit history', query: q(['path', 'limit'], ['path']), response: GitCommitsPage },
+    { method: 'get', path: `${p}/git/commits/{sha}/changes`, tag: 'git', summary: 'Files a commit changed', query: q(['path'], ['path']), response: Type.Array(GitChange) },
+    { method: 'get', path: `${p}/vscode/url`, tag: 'vscode', summary: 'VS Code: 503, none runs in this sandbox', query: q(['base_url', 'workspace_dir']), response: VSCodeUrlResponse },
+    { method: 'get', path: `${p}/vscode/status`, tag: 'vscode', summary: 'VS Code: not enabled (none runs in this sandbox)', response: VSCodeStatus },
+    ...(server
+      ? ([
+          { method: 'get', path: '/api/file/home', tag: 'files', summary: 'The home (workspace) directory', query: q(['include_hidden']), response: Type.Object({ home: S }) },
+          { method: 'get', path: '/api/file/search_subdirs', tag: 'files', summary: 'Subdirectories of a directory', query: q(['path', 'page_id', 'limit', 'include_hidden'], ['path']) },
+          { method: 'get', path: '/api/desktop/url', tag: 'vscode', summary: 'A remote desktop: 503, none runs in this sandbox (OpenHands before 1.58)', query: q(['base_url']), response: VSCodeUrlResponse },
+          { method: 'get', path: '/api/git/repositories/search', tag: 'git', summary: "Repositories a provider token reaches (this server holds none: missing_token)", query: fromSchema(GitRepositorySearchQuery), response: GitProviderRepositoryPage },
+        ] satisfies AgentServerRoute[])
+      : []),
+  ];
+}
 
 export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   // The OpenAI-compatible gateway (the agent offered as a model); also `Authorization: Bearer <session key>`.
@@ -98,6 +148,12 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/condense`, tag: 'conversations', summary: 'Condense the history now', response: Success },
   { method: 'post', path: `${C}/confirmation_policy`, tag: 'conversations', summary: 'Set the confirmation policy', body: SetConfirmationPolicyRequest, response: Success },
   { method: 'post', path: `${C}/fork`, tag: 'conversations', summary: 'Fork a conversation', query: SKILLS, body: ForkConversationRequest, response: ConversationInfo },
+  { method: 'post', path: `${C}/children`, tag: 'conversations', summary: "Start a child conversation: the parent's configuration, the task as its first message (201)", body: StartChildConversationRequest, response: StartChildConversationResponse, status: 201 },
+  { method: 'post', path: `${C}/goal`, tag: 'conversations', summary: 'Start a /goal loop: the objective runs, a judge audits each run, followups until done or capped (409 while running)', body: StartGoalRequest, response: Success },
+  { method: 'post', path: `${C}/goal/stop`, tag: 'conversations', summary: 'Stop the /goal loop (not the run going on); resumable', response: Success },
+  { method: 'post', path: `${C}/goal/resume`, tag: 'conversations', summary: 'Resume the last interrupted /goal loop', response: Success },
+  { method: 'post', path: `${C}/load_plugin`, tag: 'conversations', summary: "Load a plugin of the conversation's registered marketplaces (from the next run on)", body: LoadPluginRequest, response: Success },
+  { method: 'post', path: `${C}/navigate`, tag: 'conversations', summary: "Move the conversation's HEAD to an event (the next events start a branch there)", query: SKILLS, body: NavigateConversationRequest, response: ConversationInfo },
   { method: 'post', path: `${C}/interrupt`, tag: 'conversations', summary: 'Interrupt the running agent', response: Success },
   { method: 'post', path: `${C}/pause`, tag: 'conversations', summary: 'Pause the agent', response: Success },
   { method: 'post', path: `${C}/run`, tag: 'conversations', summary: 'Run the agent (nothing to do on a finished conversation)', response: Success },
@@ -113,27 +169,18 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: `${C}/events/{event_id}`, tag: 'events', summary: 'An event', response: Event },
   { method: 'post', path: `${C}/events/respond_to_confirmation`, tag: 'events', summary: 'Accept or reject the actions waiting for confirmation', body: ConfirmationResponseRequest, response: Success },
 
-  { method: 'post', path: '/api/bash/start_bash_command', tag: 'bash', summary: 'Start a command in the background', body: ExecuteBashRequest, response: BashCommand },
-  { method: 'post', path: '/api/bash/execute_bash_command', tag: 'bash', summary: 'Run a command and wait for it', body: ExecuteBashRequest, response: BashEvent },
-  { method: 'get', path: '/api/bash/bash_events/search', tag: 'bash', summary: 'Search command events', query: q(['kind__eq', 'command_id__eq', 'timestamp__gte', 'timestamp__lt', 'order__gt', 'sort_order', 'page_id', 'limit']), response: BashEventPage },
-  { method: 'get', path: '/api/bash/bash_events/{event_id}', tag: 'bash', summary: 'A command event', response: BashEvent },
-  { method: 'get', path: '/api/bash/bash_events/', tag: 'bash', summary: 'Command events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S) },
-  { method: 'delete', path: '/api/bash/bash_events', tag: 'bash', summary: 'Clear all command events' },
-
-  { method: 'post', path: '/api/file/upload', tag: 'files', summary: 'Upload a file (multipart; path in the query)', query: q(['path'], ['path']) },
-  { method: 'get', path: '/api/file/download', tag: 'files', summary: 'Download a file', query: q(['path', 'ref'], ['path']) },
-  { method: 'get', path: '/api/file/download-trajectory/{conversation_id}', tag: 'files', summary: "A conversation's trajectory as a zip" },
-  { method: 'get', path: '/api/file/home', tag: 'files', summary: 'The home (workspace) directory', query: q(['include_hidden']), response: Type.Object({ home: S }) },
-  { method: 'get', path: '/api/file/search_subdirs', tag: 'files', summary: 'Subdirectories of a directory', query: q(['path', 'page_id', 'limit', 'include_hidden'], ['path']) },
-  { method: 'post', path: '/api/file/create_directory', tag: 'files', summary: 'Create a directory', query: q(['path']) },
-  { method: 'get', path: '/api/git/changes', tag: 'git', summary: 'Changed files of a repository', query: q(['path', 'ref'], ['path']), response: Type.Array(GitChange) },
-  { method: 'get', path: '/api/git/diff', tag: 'git', summary: 'A file before and after (working tree, or a commit)', query: q(['path', 'ref', 'commit'], ['path']), response: GitDiff },
-  { method: 'get', path: '/api/git/commits', tag: 'git', summary: 'Commit history', query: q(['path', 'limit'], ['path']), response: GitCommitsPage },
-  { method: 'get', path: '/api/git/commits/{sha}/changes', tag: 'git', summary: 'Files a commit changed', query: q(['path'], ['path']), response: Type.Array(GitChange) },
+  ...runtimeRoutes('/api', '', true),
+  ...runtimeRoutes('/api/conversations/{runtime_conversation_id}', " (in the conversation's workspace)", false),
+  { method: 'get', path: `${C}/runtime`, tag: 'conversations', summary: "The conversation's runtime: always available (it runs in this server)", response: ConversationRuntimeInfo },
+  { method: 'post', path: `${C}/runtime/reprovision`, tag: 'conversations', summary: 'Nothing to provision: the runtime as GET /runtime says', response: ConversationRuntimeInfo },
+  { method: 'get', path: `${C}/workspace`, tag: 'workspace', summary: "The workspace's index.html" },
+  { method: 'get', path: `${C}/workspace/{file_path}`, tag: 'workspace', summary: 'A file of the workspace (a directory: its index.html), as a static file server' },
   { method: 'post', path: '/api/skills', tag: 'skills', summary: 'The skills a conversation would load', body: SkillsRequest, response: SkillsResponse },
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
+  { method: 'post', path: '/api/sub-agents', tag: 'skills', summary: 'The agent definitions (sub-agents) a workspace has', body: SubAgentsRequest, response: SubAgentsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
+  { method: 'get', path: '/api/tools/catalog', tag: 'tools', summary: 'The tools a client may offer for agent.tools, described', response: ToolCatalogResponse },
   { method: 'post', path: '/api/mcp/test', tag: 'mcp', summary: 'Test an MCP server configuration: connect, list its tools, optionally call one (200 with ok=false when it fails)', body: McpTestRequest, response: McpTestResponse },
   { method: 'post', path: '/api/mcp/oauth/start', tag: 'mcp', summary: 'Start authorizing an OAuth MCP server: the authorization URL for the browser (tokens stay with this server)', body: McpTestRequest, response: McpOAuthStartResponse },
   { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
