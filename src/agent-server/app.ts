@@ -34,6 +34,13 @@ import { McpOAuthStore } from './mcp/token-store.ts';
 import { mcpRoutes, type McpRouteDeps } from './routes/mcp.ts';
 import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
+import { profileRoutes } from './routes/profiles.ts';
+import { llmRoutes } from './routes/llm.ts';
+import type { ProfileStore } from './store/profile-store.ts';
+import { agentProfileRoutes } from './routes/agent-profiles.ts';
+import { metaProfileRoutes } from './routes/meta-profiles.ts';
+import type { Db } from './store/db.ts';
+import type { AgentProfileStore } from './store/agent-profile-store.ts';
 import { subAgentRoutes } from './routes/sub-agents.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { initRoutes } from './routes/init.ts';
@@ -62,6 +69,12 @@ export interface AppDeps {
   health: HealthDeps;
   /** The server's own one-shot commands, and each conversation's (its runtime routes). */
   bash: { service: BashService; store: BashEventStore; forConversation(rt: ConversationRuntime): BashScope };
+  /** LLM profiles (/api/profiles, switch_profile). */
+  profiles: ProfileStore;
+  /** Agent profiles (/api/agent-profiles; conversations start from one by agent_profile_id). */
+  agentProfiles: AgentProfileStore;
+  /** The database meta-profiles are kept in (/api/meta-profiles). */
+  db: Db;
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
@@ -114,7 +127,13 @@ export function createApp(d: AppDeps): Koa {
     await next();
   });
   const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name)), vscodeRoutes(), desktopRoutes()];
-  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log), settingsDocRoutes(d.settings.document, d.log), providerConnectionRoutes(d.settings.providerConnections, d.log), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), notImplementedRoutes()]) {
+  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
+      activeProfile: () => d.profiles.activeProfile(),
+      setActiveProfile: (name) => d.profiles.setActiveProfile(name),
+      profileLlm: (name) => d.profiles.runnable(name),
+      activeAgentProfileId: () => d.agentProfiles.activeId(),
+      activateAgentProfile: (id) => (d.agentProfiles.byId(id) ? (d.agentProfiles.activate(id), true) : false),
+    }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({ store: d.profiles, agentProfiles: d.agentProfiles, service: d.service, log: d.log }), agentProfileRoutes(d.agentProfiles), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());
@@ -132,7 +151,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method === 'POST') d.onActivity();
     await next();
   });
-  const openai = openaiRoutes({ service: d.service, settings: d.settings.document, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
+  const openai = openaiRoutes({ service: d.service, profiles: d.profiles, settings: d.settings.document, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
   outside.use(openai.routes(), openai.allowedMethods());
   const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
   outside.use(notBuilt.routes(), notBuilt.allowedMethods());
