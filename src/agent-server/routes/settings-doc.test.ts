@@ -170,6 +170,46 @@ describe('where the stored settings take effect', () => {
   });
 });
 
+describe('the profile pointers', () => {
+  it('active_profile loads that LLM profile into agent_settings.llm (its key sealed and masked like the rest); an unknown one is a 404; agent profile ids are checked', async () => {
+    expect((await t.s.api('/api/profiles/fast', { method: 'POST', body: { llm: { model: 'openai/fast', base_url: other.url, api_key: 'sk-profile-key-31' } } })).status).toBe(201);
+    const r = await patch({ active_profile: 'fast' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ active_profile: 'fast', llm_api_key_is_set: true, agent_settings: { llm: { model: 'openai/fast', base_url: other.url, api_key: '**********' } } });
+    expect((await get({ 'X-Expose-Secrets': 'plaintext' })).body.agent_settings.llm.api_key).toBe('sk-profile-key-31');
+    // With an llm in the same diff, that one wins (OpenHands' rule); the pointer still moves.
+    expect((await patch({ active_profile: 'fast', agent_settings_diff: { llm: { model: 'openai/own' } } })).body.agent_settings.llm.model).toBe('openai/own');
+    expect((await patch({ active_profile: null })).body.active_profile).toBeNull();
+    const id = (await t.s.api('/api/agent-profiles')).body.active_agent_profile_id as string;
+    expect((await get()).body.active_agent_profile_id).toBe(id);
+    expect((await patch({ active_agent_profile_id: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
+    expect((await patch({ active_agent_profile_id: id })).status).toBe(200);
+  });
+
+  it("a conversation started from an agent profile gets the stored MCP servers (those mcp_server_refs names); a name not stored is a 422", async () => {
+    await t.s.api('/api/profiles/p', { method: 'POST', body: { llm: { model: 'openai/prof', base_url: other.url, api_key: 'sk-p' } } });
+    await mcpRoute('web', 'POST', { url: mcp.url, headers: { Authorization: `Bearer ${MCP_TOKEN}` } });
+    await mcpRoute('off', 'POST', { url: 'http://127.0.0.1:1/mcp', enabled: false });
+    await t.s.api('/api/agent-profiles/with-web', { method: 'POST', body: { llm_profile_ref: 'p', mcp_server_refs: ['web'] } });
+    await t.s.api('/api/agent-profiles/dangling', { method: 'POST', body: { llm_profile_ref: 'p', mcp_server_refs: ['nowhere'] } });
+    const ids = Object.fromEntries(((await t.s.api('/api/agent-profiles')).body.profiles as any[]).map((p) => [p.name, p.id]));
+    const start = (id: string) => t.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'ap') }, agent_profile_id: id } });
+    const refused = await start(ids['dangling']);
+    expect([refused.status, locs(refused)]).toEqual([422, ['body.agent_profile_id']]);
+
+    other.push((req) => {
+      expect(req.headers['authorization']).toBe('Bearer sk-p');
+      expect(req.tools?.map((x) => x.function.name)).toEqual(expect.arrayContaining(['echo', 'whoami']));
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] };
+    });
+    const created = await start(ids['with-web']);
+    expect(created.status).toBe(201);
+    await t.s.api(`/api/conversations/${created.body.id}/events`, { method: 'POST', body: userText('go', true) });
+    await eventually(async () => (await t.s.api(`/api/conversations/${created.body.id}`)).body.execution_status === 'finished', 20_000);
+    expect(other.requests).toHaveLength(1);
+  });
+});
+
 describe('stored settings across a hand-over', () => {
   it('a warm-pool server (no secret key) seals its settings secrets with the key it is handed, so a start with that key opens them', async () => {
     const dir = tempDir();
