@@ -53,6 +53,9 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
       storageClass: 'standard',
       addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'sandboxes.test' }),
       archiveUploadUrl: (key) => objects.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS),
+      // Two attempts per run of the Pod's container, not the CLI's 8 over ~35 s: the outage test
+      // waits for a failed run (exit 1) and the kubelet's restart before the store comes back.
+      archiveUploadAttempts: 2,
       // conv-a is a live conversation placed on the sandbox; conv-b is not (deleted, or another sandbox's).
       conversationFiles: { objects, keep: async (id, sandbox) => id === `${sandbox}-conv-a` },
     });
