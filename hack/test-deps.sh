@@ -8,6 +8,7 @@
 #               bubblewrap also isolates embedded sandboxes (a user and namespaces of their own each)
 #   passt     - pasta: a network namespace of its own per embedded sandbox (e2e/embedded/isolation.test.ts)
 #   iproute2  - ip: the routes that keep such a sandbox from the host's own addresses
+#   nftables  - nft: the rule that keeps it from them over time (also needed by the node, below)
 #   containerd, runc, containernetworking-plugins, iptables, nftables, conntrack - the real test
 #               node of e2e/node (hack/k8s-node.sh, e2e/node/node.ts)
 #   buildah, debootstrap, gcc + libc6-dev (a static pause) - its images, built without a registry

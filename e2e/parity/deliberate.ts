@@ -21,11 +21,24 @@ export const DELIBERATE: Record<string, string> = {
     'An X-OpenHands-Observability-Metadata header that is not JSON: both answer 422; ours names the header in a located issue ' +
     '(`loc: ["header", "X-OpenHands-Observability-Metadata"]`), like every other 422 of both servers, where OpenHands answers a bare ' +
     'sentence that a client reading `detail` as a list of issues cannot take apart.',
+  'mcp_oauth.oauth_state_fields':
+    'After an MCP server is authorized, OpenHands answers the access and refresh tokens in `oauth_state.tokens` (plain text ' +
+    'without OH_SECRET_KEY) for the client to keep and send back in `auth.state`. Ours keeps them itself (sealed with ' +
+    'OH_SECRET_KEY, so they survive a restart) and answers only what is not secret (the registered client without its ' +
+    'secret, the expiry): a response passes through proxies, logs and browser tools, and the agent server already has to ' +
+    'hold the tokens to use them. A later test or start of the same server uses the stored tokens (refreshed when expired).',
   'canvas_app_backends.session':
     'Canvas App backends proxy a browser to the backend process of an installed Canvas extension. Canvas extensions cannot be ' +
     'installed here (no /api/canvas-extensions: their bundles would be web apps served from the sandbox, which the application ' +
     'serves itself), so there is no backend to reach: ours answers 501 with that message. OpenHands answers 503 "ingress is not ' +
     'configured", which reads as a setting to fix or a retry to make, where nothing could succeed.',
+  'settings_secrets.refusals':
+    'A bad secret name (PUT, GET or DELETE) and a blank or redacted value: both answer 422 with the same sentence; ours as a located ' +
+    'issue (`loc: ["body", "name"]`, `["path", "name"]`, `["body", "value"]`), like every other 422 of both servers, where OpenHands ' +
+    'answers a bare string `detail` that a client reading `detail` as a list of issues cannot take apart.',
+  'provider_connections.refusals':
+    'An empty PATCH and `api_key: null` on a provider connection: both answer 422 with the same sentence; ours located (`["body"]`, ' +
+    '`["body", "api_key"]`) as every other 422 of both servers, where OpenHands answers a bare string `detail` (as settings_secrets.refusals).',
   'canvas_app_backends.end_session': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
   'canvas_app_backends.proxied': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
   'canvas_app_backends.installed':

@@ -8,6 +8,8 @@ import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
+import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
+import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, type Side } from './servers.ts';
 
 export type View = Record<string, unknown>;
@@ -424,6 +426,214 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
+  /** Conversation trees: navigate moves HEAD; the next message branches there; unknown event 404; null empties HEAD. */
+  async conversation_tree(s) {
+    s.llm.push(finish('first answer'), finish('second answer'), finish('branched answer'));
+    const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s) })).body.id as string;
+    const say = async (t: string) => {
+      await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text(t, true) });
+      await until('the answer', async () => (await events(s, id)).some((e) => e.kind === 'ActionEvent' && JSON.stringify(e).includes(t.replace('question', 'answer'))) && (await status(s, id)) === 'finished');
+    };
+    await say('first question');
+    await say('second question');
+    const firstUser = (await events(s, id)).find((e) => e.kind === 'MessageEvent' && e.source === 'user');
+    const moved = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: firstUser.id } });
+    await say('branched question');
+    const all = await events(s, id);
+    const branched = all.find((e) => e.kind === 'MessageEvent' && JSON.stringify(e.llm_message).includes('branched question'));
+    const lastCall = s.llm.requests.at(-1)!;
+    const unknown = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: 'no-such-event' } });
+    const emptied = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: null } });
+    const bad = await s.api(`/api/conversations/${id}/navigate`, { method: 'POST', body: { event_id: 7 } });
+    return {
+      moved: [moved.status, moved.body.leaf_event_id === firstUser.id],
+      moved_fields: sortedKeys(moved.body),
+      branched_parent: branched?.parent_id === firstUser.id,
+      // The model saw the branch: the first question, not the second one nor its answer.
+      model_saw: ['first question', 'second question', 'branched question'].map((t) => JSON.stringify(lastCall.messages).includes(t)),
+      kept_in_log: all.some((e) => JSON.stringify(e).includes('second question')),
+      final_response: (await s.api(`/api/conversations/${id}/agent_final_response`)).body,
+      unknown: unknown.status,
+      emptied: [emptied.status, emptied.body.leaf_event_id],
+      bad: [bad.status, locs(bad.body)],
+      missing_conversation: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/navigate', { method: 'POST', body: {} })).status,
+    };
+  },
+
+  /**
+   * Child conversations: the parent's configuration, the task as the first message, listed by the parent.
+   * Shared isolation: OpenHands makes the workspace a git repository without commits, where its
+   * worktree isolation fails (git worktree add of an unborn HEAD).
+   */
+  async child_conversation(s) {
+    const wd = mkdtempSync(join(s.workDir, 'child-'));
+    s.llm.push(finish('child done'));
+    const parent = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, { workspace: { kind: 'LocalWorkspace', working_dir: wd }, tags: { team: 'core' } }) })).body.id as string;
+    const r = await s.api(`/api/conversations/${parent}/children`, { method: 'POST', body: { task: 'count the files', title: 'counter', isolation: 'shared' } });
+    const child = r.body.conversation_id as string;
+    await until('the child to finish', async () => (await status(s, child)) === 'finished');
+    const info = (await s.api(`/api/conversations/${child}`)).body;
+    const parentInfo = (await s.api(`/api/conversations/${parent}`)).body;
+    const childEvents = await events(s, child);
+    return {
+      created: r.status,
+      response_fields: sortedKeys(r.body),
+      response: [r.body.parent_conversation_id === parent, r.body.title, r.body.workspace === wd, r.body.isolation, r.body.url ?? null],
+      child: [info.parent_conversation_id === parent, info.title, info.tags, info.execution_status],
+      child_kinds: kinds(childEvents),
+      task_sent: JSON.stringify(s.llm.requests.at(-1)?.messages).includes('count the files'),
+      parent_lists: [parentInfo.sub_conversation_ids.length, parentInfo.sub_conversation_ids.includes(child)],
+      parent_status: parentInfo.execution_status,
+      empty_task: [(await s.api(`/api/conversations/${parent}/children`, { method: 'POST', body: { task: '' } })).status],
+      unknown_parent: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/children', { method: 'POST', body: { task: 'x' } })).status,
+    };
+  },
+
+  /** /goal loops: objective, judge, followup, complete; stop and resume; the busy and bad requests. */
+  async goal_loop(s) {
+    const verdict = (v: object): ScriptStep => ({ content: JSON.stringify(v) });
+    s.llm.push(finish('first try'), verdict({ score: 0.4, complete: false, missing: 'the tests were not run' }), finish('ran them'), verdict({ score: 1, complete: true, missing: '' }));
+    const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s) })).body.id as string;
+    const started = await s.api(`/api/conversations/${id}/goal`, { method: 'POST', body: { objective: 'make the tests pass', max_iterations: 3 } });
+    const goals = async () => (await events(s, id)).filter((e) => isUpdate(e) && e.key === 'goal').map((e) => e.value);
+    await until('the goal to complete', async () => (await goals()).at(-1)?.status === 'complete');
+    await settled(s, id);
+    const judge = s.llm.requests[1]!;
+    const evs = await events(s, id);
+    return {
+      started: [started.status, started.body],
+      goals: await goals(),
+      user_texts: evs.filter((e) => e.kind === 'MessageEvent' && e.source === 'user').map((e) => e.llm_message.content[0].text),
+      kinds: kinds(evs),
+      judge_call: [judge.messages.map((m) => m.role), (judge.tools ?? []).length, JSON.stringify(judge.messages[1]?.content).includes('make the tests pass')],
+      model_calls: s.llm.requests.length,
+      no_resumable: [(await s.api(`/api/conversations/${id}/goal/resume`, { method: 'POST' })).status],
+      stop_without_loop: (await s.api(`/api/conversations/${id}/goal/stop`, { method: 'POST' })).status,
+      empty_objective: (await s.api(`/api/conversations/${id}/goal`, { method: 'POST', body: { objective: ' ' } })).status,
+      bad_max: [(await s.api(`/api/conversations/${id}/goal`, { method: 'POST', body: { objective: 'x', max_iterations: 0 } })).status],
+      unknown: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/goal', { method: 'POST', body: { objective: 'x' } })).status,
+    };
+  },
+
+  /** load_plugin: a plugin of a registered marketplace (a local git repository); the refusals. */
+  async load_plugin(s) {
+    const repo = mkdtempSync(join(dirname(s.workDir), 'marketplace-'));
+    const put = (path: string, body: string) => (mkdirSync(dirname(join(repo, path)), { recursive: true }), writeFileSync(join(repo, path), body));
+    put('.plugin/marketplace.json', JSON.stringify({ name: 'acme', owner: { name: 'Acme' }, plugins: [{ name: 'house-rules', source: './plugins/house-rules' }] }));
+    put('plugins/house-rules/.plugin/plugin.json', JSON.stringify({ name: 'house-rules', version: '1.0.0', description: 'House rules' }));
+    put('plugins/house-rules/skills/house-style/SKILL.md', '---\nname: house-style\ndescription: The house style\n---\nIndent with tabs.\n');
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Parity', '-c', 'user.email=parity@example.com', ...args], { cwd: repo, stdio: 'ignore' });
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('commit', '-q', '-m', 'marketplace');
+    const body = startBody(s);
+    (body['agent'] as Record<string, unknown>)['agent_context'] = { registered_marketplaces: [{ name: 'acme', source: repo }] };
+    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
+    const call = async (b: unknown) => {
+      const r = await s.api(`/api/conversations/${id}/load_plugin`, { method: 'POST', body: b });
+      return [r.status, typeof r.body?.detail === 'string' ? r.body.detail : locs(r.body)];
+    };
+    return {
+      loaded: await call({ plugin_ref: 'house-rules@acme' }),
+      unknown_plugin: await call({ plugin_ref: 'nothing@acme' }),
+      unknown_anywhere: await call({ plugin_ref: 'nothing' }),
+      unknown_marketplace: await call({ plugin_ref: 'house-rules@other' }),
+      bad_ref: await call({ plugin_ref: '@acme' }),
+      no_ref: await call({}),
+      unknown_conversation: (await s.api('/api/conversations/0b6d9c1e-2f4a-4c1b-9a51-1b7f4c9d2e10/load_plugin', { method: 'POST', body: { plugin_ref: 'x' } })).status,
+    };
+  },
+
+  /** POST /api/sub-agents: the project's agent definitions (built-ins compared apart). */
+  async sub_agents(s) {
+    const wd = mkdtempSync(join(s.workDir, 'agents-'));
+    mkdirSync(join(wd, '.agents', 'agents'), { recursive: true });
+    mkdirSync(join(wd, '.openhands', 'agents'), { recursive: true });
+    writeFileSync(join(wd, '.agents', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: "First <example>when X</example>"\nmodel: fast\nskills: s1, s2\ntools: [terminal]\ncolor: blue\nmax_iteration_per_run: 3\npermission_mode: never_confirm\nextra_field: 1\n---\nAlpha prompt\n');
+    writeFileSync(join(wd, '.agents', 'agents', 'README.md'), 'not an agent');
+    writeFileSync(join(wd, '.openhands', 'agents', 'alpha.md'), '---\nname: alpha\ndescription: Shadowed\n---\n');
+    writeFileSync(join(wd, '.openhands', 'agents', 'beta.md'), 'Beta prompt\n');
+    const r = await s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false, load_builtin: false } });
+    const withBuiltins = await s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false } });
+    const bad = await s.api('/api/sub-agents', { method: 'POST', body: { project_dir: 5 } });
+    return {
+      status: r.status,
+      agents: (r.body.agents ?? []).map((a: any) => ({ ...a, source: typeof a.source === 'string' ? a.source.slice(wd.length) : a.source })),
+      builtin_names: (withBuiltins.body.agents ?? []).filter((a: any) => a.is_builtin).map((a: any) => a.name).sort(),
+      bad: [bad.status, locs(bad.body)],
+    };
+  },
+
+  /**
+   * POST /api/mcp/test against the test tools' MCP server as a stdio child: the tools, a tool call
+   * (a result, a tool error, an unknown tool), a server that cannot start, and refused requests.
+   */
+  async mcp_test(s) {
+    const server = { type: 'stdio', command: process.execPath, args: [STDIO_SERVER] };
+    const test = (body: unknown) => s.api('/api/mcp/test', { method: 'POST', body });
+    const echo = await test({ server, tool_call: { name: 'echo', arguments: { text: 'hi' } } });
+    const failing = await test({ server: { command: process.execPath, args: [STDIO_SERVER] }, tool_call: { name: 'fail' } });
+    const unknown = await test({ server, tool_call: { name: 'nope' } });
+    const missing = await test({ server: { type: 'stdio', command: '/nonexistent/mcp-server' } });
+    const empty = await test({});
+    const badTimeout = await test({ server, timeout: 0 });
+    return {
+      echo: echo.status,
+      echo_fields: sortedKeys(echo.body),
+      tools: [...(echo.body.tools ?? [])].sort(),
+      echo_result: echo.body.tool_result,
+      failing_result: failing.body.tool_result,
+      unknown_is_error: unknown.body.tool_result?.is_error,
+      missing: missing.status,
+      missing_ok: missing.body.ok,
+      missing_kind: missing.body.error_kind,
+      empty: empty.status,
+      empty_locs: locs(empty.body),
+      bad_timeout: badTimeout.status,
+      bad_timeout_locs: locs(badTimeout.body),
+    };
+  },
+
+  /**
+   * The MCP OAuth install flow against an OAuth-protected MCP server (the MCP SDK's authorization
+   * server): start, status while authorizing, the browser's consent (a redirect to the loopback
+   * callback), the callback, the outcome; and the refusals (not OAuth, unknown job, bad callback URL).
+   */
+  async mcp_oauth(s) {
+    const oauth = await startOAuthMcpServer();
+    try {
+      const server = { type: 'http', url: oauth.url, auth: { strategy: 'oauth2', authentication: { type: 'oauth' } } };
+      const start = await s.api('/api/mcp/oauth/start', { method: 'POST', body: { server } });
+      const id = start.body.job_id as string;
+      const authorizing = await s.api(`/api/mcp/oauth/status/${id}`);
+      const consent = await fetch(start.body.authorization_url, { redirect: 'manual' });
+      const callbackUrl = consent.headers.get('location')!;
+      const foreign = await s.api(`/api/mcp/oauth/callback/${id}`, { method: 'POST', body: { callback_url: 'https://example.com/callback' } });
+      const done = await s.api(`/api/mcp/oauth/callback/${id}`, { method: 'POST', body: { callback_url: callbackUrl } });
+      const status = await s.api(`/api/mcp/oauth/status/${id}`);
+      return {
+        start: start.status,
+        start_fields: sortedKeys(start.body),
+        authorizing: authorizing.body.status,
+        authorizing_fields: sortedKeys(authorizing.body),
+        callback_ready: authorizing.body.callback_ready,
+        redirect_uri: new URL(start.body.authorization_url).searchParams.get('redirect_uri')?.replace(/\d+/, 'PORT'),
+        foreign_callback: foreign.status,
+        done: done.status,
+        done_status: done.body.status,
+        done_tools: [...(done.body.tools ?? [])].sort(),
+        done_fields: sortedKeys(done.body),
+        oauth_state_fields: sortedKeys(done.body.oauth_state),
+        status_after: status.body.status,
+        grants: oauth.grants,
+        not_oauth: (await s.api('/api/mcp/oauth/start', { method: 'POST', body: { server: { type: 'stdio', command: process.execPath } } })).status,
+        unknown_job: (await s.api('/api/mcp/oauth/status/0123456789abcdef')).status,
+      };
+    } finally {
+      await oauth.close();
+    }
+  },
+
   /**
    * Canvas App backends: OpenHands proxies to the backend of an installed Canvas extension (503 while
    * no browser ingress is configured); ours has no Canvas extensions (deliberate.ts).
@@ -435,6 +645,145 @@ export const FLOWS: Record<string, Flow> = {
       end_session: await status('DELETE', '/app-backends/canvas/session'),
       proxied: await status('GET', '/app-backends/canvas/index.html'),
       installed: await status('GET', '/api/canvas-extensions/installed'),
+    };
+  },
+
+  // The agent server's named secrets (/api/settings/secrets): what a client stores, lists and reads back.
+  async settings_secrets(s) {
+    const r = async (path: string, method = 'GET', body?: unknown) => {
+      const res = await s.api(path, { method, ...(body !== undefined ? { body } : {}) });
+      return [res.status, res.body];
+    };
+    const put = (body: unknown) => r('/api/settings/secrets', 'PUT', body);
+    /** 422 locations, or `string detail` where the answer is a bare sentence. */
+    const locs = async (path: string, method = 'GET', body?: unknown) => {
+      const res = await s.api(path, { method, ...(body !== undefined ? { body } : {}) });
+      return [res.status, Array.isArray(res.body?.detail) ? res.body.detail.map((i: any) => i.loc) : typeof res.body?.detail];
+    };
+    const view: View = { empty: await r('/api/settings/secrets') };
+    view['put'] = await put({ name: 'PARITY_TOKEN', value: 'tok-parity-one', description: 'for parity' });
+    view['put_plain'] = await put({ name: 'other_token', value: 'tok-parity-two' });
+    view['upsert'] = await put({ name: 'PARITY_TOKEN', value: 'tok-parity-three', description: null });
+    view['list'] = await r('/api/settings/secrets');
+    view['value'] = await r('/api/settings/secrets/PARITY_TOKEN');
+    view['unknown_profile'] = await r('/api/settings/secrets?agent_profile_id=no-such-profile');
+    view['missing_name_and_value'] = await locs('/api/settings/secrets', 'PUT', {});
+    view['wrong_type'] = await locs('/api/settings/secrets', 'PUT', { name: 'A', value: 5 });
+    view['refusals'] = {
+      put_bad_name: await locs('/api/settings/secrets', 'PUT', { name: '1bad', value: 'v' }),
+      blank_value: await locs('/api/settings/secrets', 'PUT', { name: 'A', value: '  ' }),
+      redacted_value: await locs('/api/settings/secrets', 'PUT', { name: 'A', value: '**********' }),
+      get_bad_name: await locs('/api/settings/secrets/bad-name'),
+      delete_bad_name: await locs('/api/settings/secrets/bad-name', 'DELETE'),
+    };
+    view['delete'] = await r('/api/settings/secrets/PARITY_TOKEN', 'DELETE');
+    view['delete_again'] = await r('/api/settings/secrets/PARITY_TOKEN', 'DELETE');
+    view['get_deleted'] = await r('/api/settings/secrets/PARITY_TOKEN');
+    await r('/api/settings/secrets/other_token', 'DELETE');
+    view['left'] = await r('/api/settings/secrets');
+    return view;
+  },
+
+  // The Python SDK's RemoteWorkspace.get_secrets(): stored secrets handed to a conversation as
+  // LookupSecrets of the server's own URL (with the session key); a command naming one gets its value.
+  async settings_secret_lookup(s) {
+    await s.api('/api/settings/secrets', { method: 'PUT', body: { name: 'LOOKED_UP', value: 'looked-up-value-0123' } });
+    s.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'printf %s "$LOOKED_UP" | wc -c' } }] }, finish('Counted.'));
+    const secrets = { LOOKED_UP: { kind: 'LookupSecret', url: `${s.url}/api/settings/secrets/LOOKED_UP`, headers: { 'X-Session-API-Key': KEY } } };
+    const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { secrets }) });
+    const id = r.body.id;
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Count it.', true) });
+    const end = await settled(s, id);
+    const obs = (await events(s, id)).find((e) => e.kind === 'ObservationEvent');
+    await s.api('/api/settings/secrets/LOOKED_UP', { method: 'DELETE' });
+    return { start: r.status, end, output: obs?.observation?.content?.[0]?.text?.trim().split('\n')[0] };
+  },
+
+  // Shared LLM credentials (/api/llm/provider-connections): the key is write-only.
+  async provider_connections(s) {
+    const P = '/api/llm/provider-connections';
+    const shape = (c: any) => (c && typeof c === 'object' && 'id' in c ? { ...c, id: /^[0-9a-f]{32}$/.test(c.id), created_at: typeof c.created_at, updated_at: typeof c.updated_at } : c);
+    const r = async (path: string, method = 'GET', body?: unknown) => {
+      const res = await s.api(path, { method, ...(body !== undefined ? { body } : {}) });
+      const b = res.status === 422 && Array.isArray(res.body.detail) ? res.body.detail.map((i: any) => i.loc).sort() : Array.isArray(res.body) ? res.body.map(shape) : shape(res.body);
+      return [res.status, b];
+    };
+    const created = await s.api(P, { method: 'POST', body: { display_name: 'Parity', api_key: 'sk-parity-conn', base_url: 'http://models.local' } });
+    const id = created.body.id;
+    const detailKind = async (method: string, path: string, body: unknown) => {
+      const res = await s.api(path, { method, body });
+      return [res.status, Array.isArray(res.body.detail) ? res.body.detail.map((i: any) => i.loc) : typeof res.body.detail];
+    };
+    return {
+      created: [created.status, shape(created.body)],
+      list: await r(P),
+      patch: await r(`${P}/${id}`, 'PATCH', { base_url: null, provider: 'openai', api_key: 'sk-rotated' }),
+      patch_name: await r(`${P}/${id}`, 'PATCH', { display_name: 'Renamed' }),
+      missing: await r(P, 'POST', {}),
+      bad: await r(P, 'POST', { display_name: '', api_key: 'k', extra: 1 }),
+      blank_key: await r(P, 'POST', { display_name: 'x', api_key: '  ' }),
+      redacted_key: await r(`${P}/${id}`, 'PATCH', { api_key: '**********' }),
+      null_name: await r(`${P}/${id}`, 'PATCH', { display_name: null }),
+      unknown: await r(`${P}/nope`, 'PATCH', { api_key: 'x' }),
+      refusals: { empty_patch: await detailKind('PATCH', `${P}/${id}`, {}), clear_key: await detailKind('PATCH', `${P}/${id}`, { api_key: null }) },
+      deleted: await r(`${P}/${id}`, 'DELETE'),
+      deleted_again: JSON.stringify(await r(`${P}/${id}`, 'DELETE')).replace(id, '<id>'),
+      left: await r(P),
+    };
+  },
+
+  // The GUI's saved workspaces (/api/workspaces).
+  async workspaces(s) {
+    const r = async (path: string, method = 'GET', body?: unknown) => {
+      const res = await s.api(path, { method, ...(body !== undefined ? { body } : {}) });
+      return [res.status, res.status === 422 ? res.body.detail.map((i: any) => i.loc).sort() : res.body];
+    };
+    return {
+      empty: await r('/api/workspaces'),
+      add: await r('/api/workspaces', 'POST', { workspaces: [{ id: '/w/a', name: 'a', path: '/w/a', parentPath: '/w' }, { id: '/w/a', name: 'dup', path: '/w/a' }, { id: '/w/b', name: 'b', path: '/w/b', parent_path: '/w' }, { id: '/w/c', name: 'c', path: '/w/c', parentPath: null }] }),
+      add_again: await r('/api/workspaces', 'POST', { workspaces: [{ id: '/w/a', name: 'a2', path: '/w/a' }] }),
+      parents: await r('/api/workspaces/parents', 'POST', { parents: [{ id: '/w', name: 'w', path: '/w', unknown: 1 }, { id: '/w', name: 'w2', path: '/w' }] }),
+      bad_item: await r('/api/workspaces', 'POST', { workspaces: [{ id: '', name: 'x' }] }),
+      bad_parent: await r('/api/workspaces/parents', 'POST', { parents: [{ id: 'x', name: 'n'.repeat(257), path: '/x' }] }),
+      no_path: await r('/api/workspaces', 'DELETE'),
+      remove: await r('/api/workspaces?path=/w/a', 'DELETE'),
+      remove_again: await r('/api/workspaces?path=/w/a', 'DELETE'),
+      remove_parent: await r('/api/workspaces/parents?path=/w', 'DELETE'),
+      remove_parent_again: await r('/api/workspaces/parents?path=/w', 'DELETE'),
+      left: await r('/api/workspaces'),
+      cleanup: [await r('/api/workspaces?path=/w/b', 'DELETE'), await r('/api/workspaces?path=/w/c', 'DELETE')],
+    };
+  },
+
+  // The workspace session cookie (/api/auth/workspace-session), on loopback (a secure context), behind a proxy, and without the key.
+  async workspace_session(s) {
+    const cookie = async (method: string, headers: Record<string, string>) => {
+      const res = await fetch(`${s.url}/api/auth/workspace-session`, { method, headers });
+      return [res.status, res.headers.get('set-cookie')];
+    };
+    return {
+      mint: await cookie('POST', { 'x-session-api-key': KEY }),
+      mint_proxied: await cookie('POST', { 'x-session-api-key': KEY, 'x-forwarded-host': 'sandbox.example.com' }),
+      mint_https: await cookie('POST', { 'x-session-api-key': KEY, 'x-forwarded-host': 'sandbox.example.com', 'x-forwarded-proto': 'https' }),
+      clear: await cookie('DELETE', { 'x-session-api-key': KEY }),
+      clear_proxied: await cookie('DELETE', { 'x-session-api-key': KEY, 'x-forwarded-host': 'sandbox.example.com' }),
+      no_key: await cookie('POST', {}),
+      wrong_key: await cookie('DELETE', { 'x-session-api-key': 'wrong' }),
+    };
+  },
+
+  // Deferred initialization (/api/init): neither server runs dormant here.
+  async init(s) {
+    const r = async (method: string, headers: Record<string, string>) => {
+      const res = await fetch(`${s.url}/api/init`, { method, headers: { 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{}' } : {}) });
+      return [res.status, await res.json()];
+    };
+    return {
+      status: await r('GET', {}),
+      no_key: await r('POST', {}),
+      wrong_key: await r('POST', { 'x-init-api-key': 'wrong' }),
+      // Without OH_SECRET_KEY, both take the first session key as the init key.
+      session_key: await r('POST', { 'x-init-api-key': KEY }),
     };
   },
 };

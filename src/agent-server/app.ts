@@ -24,9 +24,20 @@ import { handOverRoutes } from './routes/hand-over.ts';
 import { healthRoutes, type HealthDeps } from './routes/health.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { NOT_BUILT_OUTSIDE_API, notImplementedRoutes } from './routes/not-implemented.ts';
+import { McpOAuthStore } from './mcp/token-store.ts';
+import { mcpRoutes, type McpRouteDeps } from './routes/mcp.ts';
 import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
+import { subAgentRoutes } from './routes/sub-agents.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { initRoutes } from './routes/init.ts';
+import { settingsRoutes } from './routes/settings.ts';
+import { workspaceSessionRoutes } from './routes/workspace-session.ts';
+import { workspacesRoutes } from './routes/workspaces.ts';
+import type { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import type { ProviderConnectionStore } from './store/provider-connection-store.ts';
+import { providerConnectionRoutes } from './routes/provider-connections.ts';
+import type { HandOverRequest } from '../api/agent-server/hand-over.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { trajectoryRoutes } from './routes/trajectory.ts';
 import { uploadRoutes } from './routes/upload.ts';
@@ -52,8 +63,12 @@ export interface AppDeps {
   metrics?: Registry;
   /** True while the server restores its stored conversations: /api answers 503 until they are loaded. */
   restoring?(): boolean;
+  /** /api/mcp: the OAuth token store (and knobs for tests); the workspace is where stdio servers start. */
+  mcp?: Omit<McpRouteDeps, 'cwd'>;
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
+  /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -68,6 +83,11 @@ export function createApp(d: AppDeps): Koa {
   const health = healthRoutes(d.health);
   app.use(health.routes());
   app.use(docsRoutes().routes());
+
+  // /api/init is outside the session-key check, as in OpenHands (it has a key of its own).
+  const init = initRoutes(d.settings.initKeys);
+  app.use(init.routes());
+  app.use(init.allowedMethods());
 
   const api = new Router({ prefix: '/api' });
   // Before the key check: nothing is said but "not yet", and an answer from a half-loaded server could be wrong (a 404 for a conversation still being restored).
@@ -85,7 +105,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
-  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}) }), notImplementedRoutes()]) {
+  for (const r of [conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(d.bash.service, d.bash.store), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log), providerConnectionRoutes(d.settings.providerConnections, d.log), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

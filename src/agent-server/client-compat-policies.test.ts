@@ -1,6 +1,6 @@
 // The published OpenHands TypeScript client, unmodified, drives confirmation mode (with the security
 // analyzer) and forced condensation on this agent server, with the real agent and the scripted model.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 // As in client-compat.test.ts: the client's module picks the browser WebSocket path in ESM.
 vi.hoisted(() => {
@@ -10,35 +10,20 @@ vi.hoisted(() => {
 import { join } from 'node:path';
 import { RemoteConversation, RemoteWorkspace } from '@openhands/typescript-client';
 import { createAgent } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { eventually, startTestServer, tempDir, TEST_KEY, type TestServer } from './test-support.ts';
+import { eventually, TEST_KEY, useRealAgentServer } from './test-support.ts';
 
-let llm: ScriptedLlm;
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-
-beforeAll(async () => (llm = await startScriptedLlm()));
-afterAll(() => llm.close());
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-  expect(llm.failures).toEqual([]);
-});
+const ctx = useRealAgentServer({ createAgent });
 
 describe('@openhands/typescript-client: confirmation and condensation', () => {
   it('sets a policy, rejects and accepts pending actions, sets and clears the security analyzer, and forces a condensation', async () => {
-    const workspace = new RemoteWorkspace({ host: s.url, workingDir: join(dir.path, 'w'), apiKey: TEST_KEY });
+    const workspace = new RemoteWorkspace({ host: ctx.s.url, workingDir: join(ctx.dir.path, 'w'), apiKey: TEST_KEY });
     const conv = new RemoteConversation({ kind: 'Agent', llm: { model: 'openai/scripted', usage_id: 'agent' }, tools: [{ name: 'terminal', params: {} }] } as never, workspace);
     await conv.start();
     await conv.setConfirmationPolicy({ kind: 'AlwaysConfirm' } as never);
     expect((await conv.state.refresh()).confirmation_policy).toEqual({ kind: 'AlwaysConfirm' });
     const status = async () => (await conv.state.refresh(), await conv.state.getExecutionStatus());
 
-    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo first' } }] });
+    ctx.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo first' } }] });
     await conv.sendMessage('do it');
     await conv.run();
     await eventually(async () => (await status()) === 'waiting_for_confirmation', 10_000);
@@ -47,7 +32,7 @@ describe('@openhands/typescript-client: confirmation and condensation', () => {
     const rejected = (await conv.state.events.search({ limit: 100 })).items.filter((e: { kind: string }) => e.kind === 'UserRejectObservation');
     expect(rejected).toMatchObject([{ rejection_reason: 'no thanks', rejection_source: 'user' }]);
 
-    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo second' } }] }, { content: 'done' });
+    ctx.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo second' } }] }, { content: 'done' });
     await conv.sendMessage('then this');
     await conv.run();
     await eventually(async () => (await status()) === 'waiting_for_confirmation', 10_000);
@@ -59,7 +44,7 @@ describe('@openhands/typescript-client: confirmation and condensation', () => {
     await conv.setSecurityAnalyzer({ kind: 'LLMSecurityAnalyzer' } as never);
     await conv.setConfirmationPolicy({ kind: 'ConfirmRisky', threshold: 'HIGH' } as never);
     expect((await conv.state.refresh()).security_analyzer).toEqual({ kind: 'LLMSecurityAnalyzer' });
-    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo low-risk', security_risk: 'LOW' } }] }, { content: 'ran the low one' });
+    ctx.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo low-risk', security_risk: 'LOW' } }] }, { content: 'ran the low one' });
     await conv.sendMessage('something harmless');
     await conv.run();
     await eventually(async () => (await status()) === 'finished', 10_000);
@@ -67,7 +52,7 @@ describe('@openhands/typescript-client: confirmation and condensation', () => {
     await conv.setSecurityAnalyzer(null as never);
     expect((await conv.state.refresh()).security_analyzer).toBeNull();
 
-    llm.push({ content: 'the summary' });
+    ctx.llm.push({ content: 'the summary' });
     await conv.condense();
     const condensations = (await conv.state.events.search({ limit: 100 })).items.filter((e: { kind: string }) => e.kind === 'Condensation');
     expect(condensations).toMatchObject([{ summary: 'the summary' }]);

@@ -2,28 +2,14 @@
 // with a blocking PreToolUse script, a Stop hook denial, POST /api/hooks, and a bad hook_config.
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { eventually, startTestServer, tempDir, userText, type TestServer } from './test-support.ts';
+import { eventually, useRealAgentServer, userText } from './test-support.ts';
 
-let llm: ScriptedLlm;
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-
-beforeAll(async () => (llm = await startScriptedLlm()));
-afterAll(() => llm.close());
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-});
+const ctx = useRealAgentServer({ createAgent });
 
 function project(name: string, hooks: unknown, scripts: Record<string, string>): string {
-  const wd = join(dir.path, name);
+  const wd = join(ctx.dir.path, name);
   mkdirSync(join(wd, '.openhands', 'hooks'), { recursive: true });
   for (const [file, body] of Object.entries(scripts)) {
     writeFileSync(join(wd, '.openhands', 'hooks', file), `#!/bin/sh\n${body}\n`);
@@ -34,12 +20,12 @@ function project(name: string, hooks: unknown, scripts: Record<string, string>):
 }
 
 async function converse(wd: string, text: string, extra: Record<string, unknown> = {}): Promise<{ id: string; events: any[] }> {
-  const created = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent: { llm: { model: 'openai/scripted' } }, ...extra } });
+  const created = await ctx.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent: { llm: { model: 'openai/scripted' } }, ...extra } });
   expect(created.status).toBe(201);
   const id = created.body.id as string;
-  await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
-  await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
-  return { id, events: (await s.api(`/api/conversations/${id}/events/search`)).body.items };
+  await ctx.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
+  await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+  return { id, events: (await ctx.s.api(`/api/conversations/${id}/events/search`)).body.items };
 }
 
 describe('hooks through the agent server', () => {
@@ -47,7 +33,7 @@ describe('hooks through the agent server', () => {
     const wd = project('p1', { PreToolUse: [{ matcher: 'terminal', hooks: [{ command: '.openhands/hooks/guard.sh' }] }] }, {
       'guard.sh': 'if grep -q "git push"; then echo "{\\"decision\\":\\"deny\\",\\"reason\\":\\"pushing is not allowed here\\"}"; fi',
     });
-    llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'git push origin main' } }] }, (req) => {
+    ctx.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'git push origin main' } }] }, (req) => {
       expect(JSON.stringify(req.messages)).toContain('pushing is not allowed here');
       return { toolCalls: [{ name: 'finish', arguments: { message: 'skipped the push' } }] };
     });
@@ -63,33 +49,33 @@ describe('hooks through the agent server', () => {
     const wd = project('p2', { stop: [{ matcher: '*', hooks: [{ command: '.openhands/hooks/on_stop.sh', timeout: 600 }] }] }, {
       'on_stop.sh': 'test -f .checked && exit 0; touch .checked; echo "run the checks before stopping" >&2; exit 2',
     });
-    llm.push({ content: 'finished already' }, (req) => {
+    ctx.llm.push({ content: 'finished already' }, (req) => {
       expect(JSON.stringify(req.messages)).toContain('[Stop hook feedback] run the checks before stopping');
       return { toolCalls: [{ name: 'finish', arguments: { message: 'checked and done' } }] };
     });
     const { id, events } = await converse(wd, 'do it');
     expect(events.filter((e) => e.kind === 'HookExecutionEvent').map((e) => [e.hook_event_type, e.blocked, e.exit_code])).toEqual([['Stop', true, 2], ['Stop', false, 0]]);
     expect(events.find((e) => e.kind === 'MessageEvent' && e.source === 'environment').llm_message.content[0].text).toBe('[Stop hook feedback] run the checks before stopping');
-    expect((await s.api(`/api/conversations/${id}/agent_final_response`)).body).toEqual({ response: 'checked and done' });
+    expect((await ctx.s.api(`/api/conversations/${id}/agent_final_response`)).body).toEqual({ response: 'checked and done' });
   });
 
   it('POST /api/hooks reads {project_dir}/.openhands/hooks.json (normalized), null without one, 422 naming the file when invalid', async () => {
     const wd = project('p3', { hooks: { PreToolUse: [{ matcher: 'terminal', hooks: [{ command: 'x.sh' }] }] } }, {});
-    const res = await s.api('/api/hooks', { method: 'POST', body: { project_dir: wd } });
+    const res = await ctx.s.api('/api/hooks', { method: 'POST', body: { project_dir: wd } });
     expect(res.status).toBe(200);
     expect(res.body.hook_config.pre_tool_use).toEqual([{ matcher: 'terminal', hooks: [{ type: 'command', command: 'x.sh', tools: [], timeout: 60, max_iterations: 3, async: false }] }]);
     expect(res.body.hook_config.stop).toEqual([]);
     // A relative project dir is taken inside the server's workspace.
-    expect((await s.api('/api/hooks', { method: 'POST', body: { project_dir: '.' } })).body).toEqual({ hook_config: null });
-    expect((await s.api('/api/hooks', { method: 'POST', body: {} })).body).toEqual({ hook_config: null });
+    expect((await ctx.s.api('/api/hooks', { method: 'POST', body: { project_dir: '.' } })).body).toEqual({ hook_config: null });
+    expect((await ctx.s.api('/api/hooks', { method: 'POST', body: {} })).body).toEqual({ hook_config: null });
     writeFileSync(join(wd, '.openhands', 'hooks.json'), '{"Stop": [{"hooks": [{"timeout": 5}]}]}');
-    const bad = await s.api('/api/hooks', { method: 'POST', body: { project_dir: wd } });
+    const bad = await ctx.s.api('/api/hooks', { method: 'POST', body: { project_dir: wd } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].msg).toBe(`${join(wd, '.openhands', 'hooks.json')}: stop.0.hooks.0.command: 'command' is required when type is 'command'`);
   });
 
   it('an invalid hook_config in the start request is a 422 naming the field', async () => {
-    const res = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: 'x' }, agent: { llm: { model: 'm' } }, hook_config: { BeforeTool: [] } } });
+    const res = await ctx.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: 'x' }, agent: { llm: { model: 'm' } }, hook_config: { BeforeTool: [] } } });
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'hook_config', 'BeforeTool'], msg: expect.stringContaining('unknown hook event type') });
   });

@@ -2,6 +2,7 @@
 // Configuration from the environment, as OpenHands names it where it has a name:
 //   OH_SESSION_API_KEYS_0, _1, ...   accepted session keys (none: authentication off, with a warning)
 //   OH_SECRET_KEY                    seals persisted conversation secrets (none: memory only)
+//   OH_MAX_CONCURRENT_RUNS           conversations running at once before the /v1 gateway answers 429 (default 10)
 //   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
 //   LLM_NUM_RETRIES                  attempts of a model call in all, for conversations that set no num_retries (default 3)
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
@@ -46,6 +47,15 @@ export function modelRetriesFromEnv(env: NodeJS.ProcessEnv): number | undefined 
   return n - 1;
 }
 
+/** OH_MAX_CONCURRENT_RUNS, as OpenHands reads max_concurrent_runs (an integer ≥ 1). */
+export function maxConcurrentRunsFromEnv(env: NodeJS.ProcessEnv): { maxConcurrentRuns?: number } {
+  const raw = env['OH_MAX_CONCURRENT_RUNS'];
+  if (raw === undefined || raw === '') return {};
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`OH_MAX_CONCURRENT_RUNS must be an integer of at least 1, got ${raw}`);
+  return { maxConcurrentRuns: n };
+}
+
 export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -81,6 +91,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
     ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),
+    ...maxConcurrentRunsFromEnv(env),
     log,
   });
   // Signal handlers first, then the announcement: a parent may signal as soon as it reads the line.

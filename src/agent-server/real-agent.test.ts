@@ -1,41 +1,27 @@
 // The real agent (src/agent) behind the agent server, against the scripted model server: a real
 // shell command runs in the workspace, every step is persisted and streamed, usage reaches the info.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { eventually, FrameCollector, startTestServer, tempDir, TEST_KEY, userText, type TestServer } from './test-support.ts';
+import { eventually, FrameCollector, TEST_KEY, useRealAgentServer, userText } from './test-support.ts';
 
-let llm: ScriptedLlm;
-let dir: ReturnType<typeof tempDir>;
-let s: TestServer;
-
-beforeAll(async () => (llm = await startScriptedLlm()));
-afterAll(() => llm.close());
-beforeEach(async () => {
-  dir = tempDir();
-  s = await startTestServer(dir.path, { createAgent, llmDefaults: { model: 'openai/scripted', baseUrl: llm.url, apiKey: 'sk-default' } });
-});
-afterEach(async () => {
-  await s.close();
-  dir.remove();
-});
+const ctx = useRealAgentServer({ createAgent });
 
 describe('agent server with the real agent', () => {
   it('records a TokenEvent per agent model call when litellm_extra_body asks for token ids (sent along to the endpoint), none otherwise', async () => {
-    llm.push(
+    ctx.llm.push(
       { toolCalls: [{ name: 'finish', arguments: { message: 'one' } }], tokenIds: { prompt: [1, 2, 3], response: [7, 8] } },
       { toolCalls: [{ name: 'finish', arguments: { message: 'two' } }], tokenIds: { prompt: [4], response: [9] } },
     );
     const run = async (extra: Record<string, unknown> | undefined) => {
-      const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p') }, agent: { llm: { model: 'openai/scripted', ...(extra ? { litellm_extra_body: extra } : {}) }, tools: [] }, initial_message: userText('go', true) };
-      const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
-      await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
-      return (await s.api(`/api/conversations/${id}/events/search`)).body.items as any[];
+      const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'p') }, agent: { llm: { model: 'openai/scripted', ...(extra ? { litellm_extra_body: extra } : {}) }, tools: [] }, initial_message: userText('go', true) };
+      const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id;
+      await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+      return (await ctx.s.api(`/api/conversations/${id}/events/search`)).body.items as any[];
     };
     const asked = await run({ return_token_ids: true });
-    expect(llm.requests.at(-1)?.body['return_token_ids']).toBe(true);
+    expect(ctx.llm.requests.at(-1)?.body['return_token_ids']).toBe(true);
     const tokens = asked.filter((e) => e.kind === 'TokenEvent');
     expect(tokens).toEqual([expect.objectContaining({ source: 'agent', prompt_token_ids: [1, 2, 3], response_token_ids: [7, 8] })]);
     const kinds = asked.map((e) => e.kind).filter((k) => k !== 'ConversationStateUpdateEvent');
@@ -43,25 +29,25 @@ describe('agent server with the real agent', () => {
     expect(kinds.slice(-3)).toEqual(['ActionEvent', 'ObservationEvent', 'TokenEvent']);
 
     const plain = await run(undefined);
-    expect(llm.requests.at(-1)?.body['return_token_ids']).toBeUndefined();
+    expect(ctx.llm.requests.at(-1)?.body['return_token_ids']).toBeUndefined();
     expect(plain.some((e) => e.kind === 'TokenEvent')).toBe(false);
   });
 
   it('streams an LLMCompletionLogEvent per model call when log_completions is on, masked, and none when it is off', async () => {
-    llm.push(
+    ctx.llm.push(
       { toolCalls: [{ name: 'terminal', arguments: { command: 'echo $TOKEN_X' } }], usage: { prompt_tokens: 30, completion_tokens: 5 } },
       { status: 429, errorMessage: 'slow down', retryAfterMs: 1 },
       { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }], usage: { prompt_tokens: 40, completion_tokens: 2 } },
       { toolCalls: [{ name: 'finish', arguments: { message: 'quiet' } }] },
     );
     const run = async (log: boolean, text: string) => {
-      const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p') }, agent: { llm: { model: 'openai/scripted', log_completions: log, num_retries: 2, retry_min_wait: 0, retry_max_wait: 0 }, tools: [{ name: 'terminal' }] }, secrets: { TOKEN_X: 'tok-value-9876' } };
-      const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
-      const ws = new FrameCollector(`${s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
+      const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'p') }, agent: { llm: { model: 'openai/scripted', log_completions: log, num_retries: 2, retry_min_wait: 0, retry_max_wait: 0 }, tools: [{ name: 'terminal' }] }, secrets: { TOKEN_X: 'tok-value-9876' } };
+      const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id;
+      const ws = new FrameCollector(`${ctx.s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
       await ws.until(1);
-      await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
-      await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
-      const items = (await s.api(`/api/conversations/${id}/events/search`)).body.items;
+      await ctx.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
+      await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+      const items = (await ctx.s.api(`/api/conversations/${id}/events/search`)).body.items;
       await ws.until((f) => f.filter((e) => e.kind === 'LLMCompletionLogEvent').length >= items.filter((e: any) => e.kind === 'LLMCompletionLogEvent').length);
       await ws.close();
       return { items, streamed: ws.frames.filter((e) => e.kind === 'LLMCompletionLogEvent') };
@@ -95,8 +81,8 @@ describe('agent server with the real agent', () => {
   });
 
   it('runs a real command from a model tool call, persists and streams every step', async () => {
-    const wd = join(dir.path, 'project');
-    llm.push(
+    const wd = join(ctx.dir.path, 'project');
+    ctx.llm.push(
       { content: 'Writing the file.', toolCalls: [{ name: 'terminal', arguments: { command: 'echo "hello from $GREETING_NAME" > out.txt && cat out.txt' } }], usage: { prompt_tokens: 12, completion_tokens: 7 } },
       (req) => {
         const tool = req.messages.find((m) => m.role === 'tool');
@@ -110,22 +96,22 @@ describe('agent server with the real agent', () => {
       agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] },
       secrets: { GREETING_NAME: 'secret-name-42' },
     };
-    const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
-    const ws = new FrameCollector(`${s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
+    const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id;
+    const ws = new FrameCollector(`${ctx.s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
     await ws.until(1);
 
-    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('write a greeting to out.txt', true) });
-    await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+    await ctx.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('write a greeting to out.txt', true) });
+    await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
 
     expect(readFileSync(join(wd, 'out.txt'), 'utf8')).toBe('hello from secret-name-42\n');
-    const items = (await s.api(`/api/conversations/${id}/events/search`)).body.items;
+    const items = (await ctx.s.api(`/api/conversations/${id}/events/search`)).body.items;
     const kinds = items.map((e: any) => e.kind);
     expect(kinds).toContain('SystemPromptEvent');
     const action = items.find((e: any) => e.kind === 'ActionEvent' && e.tool_name === 'terminal');
     const observation = items.find((e: any) => e.kind === 'ObservationEvent' && e.action_id === action.id);
     expect(observation.tool_call_id).toBe(action.tool_call_id);
     expect(JSON.stringify(items)).not.toContain('secret-name-42');
-    expect((await s.api(`/api/conversations/${id}/agent_final_response`)).body).toEqual({ response: 'Wrote out.txt' });
+    expect((await ctx.s.api(`/api/conversations/${id}/agent_final_response`)).body).toEqual({ response: 'Wrote out.txt' });
 
     // The socket saw the same persisted events, in order, after its snapshot.
     await ws.until((f) => f.filter((e) => e.kind !== 'ConversationStateUpdateEvent' || e.key !== 'full_state').length >= items.length);
@@ -134,8 +120,8 @@ describe('agent server with the real agent', () => {
     await ws.close();
 
     // Usage reported by the agent shows in the conversation info.
-    const info = (await s.api(`/api/conversations/${id}`)).body;
+    const info = (await ctx.s.api(`/api/conversations/${id}`)).body;
     expect(info.stats.usage_to_metrics.agent.accumulated_token_usage.prompt_tokens).toBe(32);
-    expect(llm.requests.at(-1)?.headers['authorization']).toBe('Bearer sk-default');
+    expect(ctx.llm.requests.at(-1)?.headers['authorization']).toBe('Bearer sk-default');
   });
 });

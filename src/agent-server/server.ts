@@ -19,14 +19,20 @@ import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
 import { SessionKeys } from './http/auth.ts';
 import { SecretSealer } from './secrets.ts';
+import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { openDatabase } from './store/db.ts';
+import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
 import { diskSpace, minFreeDiskBytes } from '../util/disk-space.ts';
 import { BashSockets } from './ws/bash-socket.ts';
+import { McpOAuthStore } from './mcp/token-store.ts';
+import { StoreOAuthProvider } from './mcp/oauth-provider.ts';
+import type { McpOAuthAuthentication } from '../api/agent-server/mcp.ts';
 import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
 
 export interface AgentServerOptions {
@@ -43,6 +49,8 @@ export interface AgentServerOptions {
   llmDefaults?: LlmConfig;
   /** Seals persisted secrets (OH_SECRET_KEY). Without it secrets live only in memory. */
   secretKey?: string;
+  /** Conversations running at once before the OpenAI-compatible gateway answers 429 (OH_MAX_CONCURRENT_RUNS). Default 10. */
+  maxConcurrentRuns?: number;
   log?: Logger;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
@@ -128,9 +136,15 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (!pusher) for (const id of conversations.deletedIds()) purge(id);
 
   if (opts.sessionKeys.length === 0) log.warn('no session API keys configured: authentication is OFF for the agent server API');
-  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets are kept in memory only and are forgotten on restart');
+  if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets and settings secrets are kept in memory only and are forgotten on restart');
 
+  const keys = new SessionKeys(opts.sessionKeys);
+  const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
+  const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
+  const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
+  const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
   service = new ConversationService({
+    lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
       events,
       conversations,
@@ -138,6 +152,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       createAgent: opts.createAgent,
       log,
       persistenceDir: dataDir,
+      // Conversations only use and refresh stored tokens: consent is given through /api/mcp/oauth.
+      mcpOAuth: (serverUrl, oauth) => new StoreOAuthProvider({ store: mcpOAuthStore, serverUrl, ...(oauth.authentication ? { authentication: oauth.authentication as McpOAuthAuthentication } : {}), ...(oauth.state ? { seed: oauth.state } : {}) }),
       onAppended: (id) => pusher?.notifyEvents(id),
       onChanged: (id) => {
         if (pusher) pusher.notifyConversation(id);
@@ -146,12 +162,14 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       onActivity,
       storageFault: () => storage.fault,
       assertWritable: () => assertWritable(storage),
+      childrenOf: (id) => service?.childrenOf(id) ?? [],
     },
     conversations,
     workspaceDir,
     llmDefaults: opts.llmDefaults,
-    sealer: opts.secretKey ? new SecretSealer(opts.secretKey) : undefined,
+    sealer,
     transaction: (fn) => db.transaction(fn)(),
+    ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
   // answers, /ready and every /api route say 503, sockets are refused), then `serving`, then
@@ -159,7 +177,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   let phase: 'restoring' | 'serving' | 'closing' = 'restoring';
 
   const minFree = opts.tuning?.minFreeDiskBytes ?? minFreeDiskBytes(process.env);
-  const keys = new SessionKeys(opts.sessionKeys);
+  // X-Init-API-Key is the secret key, or (as OpenHands falls back) a session key.
+  let initKeys = opts.secretKey ? new SessionKeys([opts.secretKey]) : keys;
   const bashStore = new BashEventStore(db);
   const conversationService = service;
   const bash = new BashService({
@@ -182,6 +201,19 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
+    mcp: { store: mcpOAuthStore },
+    settings: {
+      secrets: settingsSecrets,
+      workspaces: new WorkspacesStore(db),
+      providerConnections,
+      initKeys: () => initKeys,
+      onHandOver: (req) => {
+        if (!req.secret_key) return;
+        settingsSecrets.setSealer(new SecretSealer(req.secret_key));
+        providerConnections.setSealer(new SecretSealer(req.secret_key));
+        initKeys = new SessionKeys([req.secret_key]);
+      },
+    },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
   const server = createServer(app.callback());

@@ -16,7 +16,7 @@ import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
 import { RunHooks } from './hooks/run-hooks.ts';
-import type { Completion, ModelClientOptions } from './llm/client.ts';
+import type { ChatMessage, Completion, ModelClientOptions } from './llm/client.ts';
 import { McpConfigError, McpConnectError, requestMcpSource } from './mcp/index.ts';
 import { createMasker, maskDeep } from './mask.ts';
 import { buildMessages, pendingActions } from './messages.ts';
@@ -29,6 +29,8 @@ import { detectStuck } from './stuck/detector.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { Toolbox, type ToolboxOptions } from './toolbox.ts';
 import { runSubAgent } from './subagent.ts';
+import { BUILTIN_AGENTS, projectAgents, userAgents } from './subagent-definitions.ts';
+import { pluginAgent } from './plugins/index.ts';
 import { taskTool, wantsTaskTool } from './tools/task.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
@@ -86,8 +88,14 @@ class Agent implements ConversationAgent {
     // The task tool runs the plugins' agents/*.md as sub-agents: agents like this one, on the same options.
     if (wantsTaskTool(host.request.agent?.tools)) {
       const plugins = this.#plugins;
-      this.#toolbox.tools.push(taskTool({ agents: () => plugins.plugins.flatMap((p) => p.agents), run: async (def, prompt, signal, taskId) => {
-          const result = await runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal);
+      // OpenHands' precedence: plugin agents, then the project's, the user's definitions, the built-ins; first wins by name.
+      const fileAgents = [...projectAgents(host.workspaceDir), ...userAgents(), ...BUILTIN_AGENTS].map(pluginAgent);
+      const agents = () => {
+        const seen = new Set<string>();
+        return [...plugins.plugins.flatMap((p) => p.agents), ...fileAgents].filter((a) => !seen.has(a.name) && (seen.add(a.name), true));
+      };
+      this.#toolbox.tools.push(taskTool({ agents, run: async (def, prompt, signal, taskId) => {
+          const result = await runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal, plugins.skills());
           this.#calls.recordTask(taskId, result.usage);
           return result;
         } }) as AgentTool);
@@ -202,6 +210,10 @@ class Agent implements ConversationAgent {
       return askMessages(this.#hooks.visible(buildView(events).events), prompt, question);
     };
     return this.#calls.ask(messages, this.#toolbox.tools.map(toChatTool), signal);
+  }
+
+  complete(messages: ChatMessage[], signal: AbortSignal): Promise<string> {
+    return this.#calls.plain(messages, signal);
   }
 
   /** Opens the MCP servers (once per run that finds them closed) and adds their tools; false once a failure ended the run. */

@@ -158,6 +158,27 @@ export class ModelCalls {
   }
 
   /**
+   * A call of the conversation's model on `messages` alone, without tools (the /goal judge, which
+   * OpenHands runs on the agent's LLM): nothing is emitted, the usage counts as the agent's. The
+   * answer comes back masked; a model that cannot answer throws BadGateway.
+   */
+  async plain(messages: ChatMessage[], signal: AbortSignal): Promise<string> {
+    const llm = this.#d.host.llm;
+    if (!llm) throw new Conflict(LLM_NOT_CONFIGURED);
+    let model: ModelClient;
+    let completion: Completion;
+    try {
+      model = this.#clientFor(llm);
+      completion = await model.complete(messages, [], signal);
+    } catch (err) {
+      const e = toModelCallError(err);
+      throw new BadGateway(`The model could not answer (${e.code}): ${this.#d.mask(e.message)}`);
+    }
+    this.#record(model.model, completion, 'agent');
+    return this.#d.mask(completion.content ?? '');
+  }
+
+  /**
    * The TokenEvent of an agent call's answer: only when token ids were asked for
    * (litellm_extra_body.return_token_ids) and came back. The agent emits it where OpenHands does:
    * after the answer's message, or after its actions ran (none while they wait for confirmation).

@@ -52,7 +52,7 @@ export class Toolbox {
   readonly #mcp: ConversationMcp;
 
   constructor(host: AgentHost, opts: ToolboxOptions, skills: ConversationSkills) {
-    this.#mcp = new ConversationMcp({ cwd: host.workspaceDir, secrets: () => host.secrets });
+    this.#mcp = new ConversationMcp({ cwd: host.workspaceDir, secrets: () => host.secrets, oauth: host.mcpOAuth });
     const named = namedTools(host.request.agent?.tools);
     this.tools = [
       ...(named.has('terminal')

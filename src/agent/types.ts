@@ -5,7 +5,8 @@ import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
 import type { LlmRetryFields } from './llm/retry.ts';
-import type { RateLimitWait } from './llm/client.ts';
+import type { ChatMessage, RateLimitWait } from './llm/client.ts';
+import type { McpOAuthProviders } from './mcp/index.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
@@ -35,12 +36,19 @@ export interface AgentHost {
   readonly persistenceDir?: string;
   /** Per-conversation secrets: exported to commands that name them, masked in every output. */
   readonly secrets: Readonly<Record<string, string>>;
+  /** OAuth for MCP servers with `auth.strategy: "oauth2"`: tokens the agent server stored (/api/mcp/oauth). Optional. */
+  readonly mcpOAuth?: McpOAuthProviders;
   readonly maxIterations: number;
   /**
    * The stored start request (secret values and the model key removed): agent context (skills),
    * MCP configuration, hook_config, plugins, confirmation policy, condenser and the like.
    */
   readonly request: StartConversationRequest;
+  /**
+   * Only the skills of request.agent.agent_context.skills, none of the user's or project's: a
+   * sub-agent gets the skills its definition names and no others (OpenHands).
+   */
+  readonly requestSkillsOnly?: boolean;
   /**
    * The conversation's recorded usage (`stats`, as the last stats update set it); null for a new
    * conversation or a fork that reset its metrics. The agent's totals continue from it.
@@ -114,6 +122,8 @@ export interface ConversationAgent {
    * event. Throws Conflict when no model can be used, BadGateway when the model fails. Optional: a host answers 501 without it.
    */
   ask?(question: string, signal: AbortSignal): Promise<string>;
+  /** A call of the conversation's model on these messages, without tools, recording no event (the /goal judge). Optional. */
+  complete?(messages: ChatMessage[], signal: AbortSignal): Promise<string>;
   /** Releases tools (the persistent shell, MCP connections). */
   close(): Promise<void>;
 }

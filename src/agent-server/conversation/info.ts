@@ -22,6 +22,10 @@ export interface InfoInputs {
   rateLimitedUntil?: string | null;
   /** HEAD of the event tree: the last event that is not a state update. */
   leafEventId?: string | null;
+  /** The live conversations started with this one as their parent. */
+  subConversationIds?: string[];
+  /** HEAD was moved to the empty tree (navigate with event_id null). */
+  headIsEmpty?: boolean;
 }
 
 function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']>, plugin: readonly Record<string, unknown>[]): typeof agent {
@@ -31,7 +35,7 @@ function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']
   return { ...agent, agent_context: { ...agent.agent_context, skills: [...own, ...plugin] } };
 }
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null }: InfoInputs): ConversationInfo {
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null, subConversationIds = [] }: InfoInputs): ConversationInfo {
   const req = row.request;
   const agent = withPluginSkills(req.agent ?? { llm: {} }, pluginSkills);
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
@@ -69,7 +73,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     forked_from_conversation_id: row.forkedFromConversationId,
     forked_from_event_id: row.forkedFromEventId,
     parent_conversation_id: req.parent_conversation_id ?? null,
-    sub_conversation_ids: [],
+    sub_conversation_ids: subConversationIds,
     tags: row.tags,
     current_model_id: llm?.model ?? null,
     supports_runtime_model_switch: false,
@@ -87,12 +91,11 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
  * The full_state snapshot of the events socket: ConversationInfo plus the ConversationState fields
  * 1.58 sends there and not in REST answers, and our rate_limited_until (null when no wait is on).
  */
-export function fullStateValue(info: ConversationInfo, inputs: Pick<InfoInputs, 'skills' | 'rateLimitedUntil'>): ConversationInfo {
+export function fullStateValue(info: ConversationInfo, inputs: Pick<InfoInputs, 'skills' | 'rateLimitedUntil' | 'headIsEmpty'>): ConversationInfo {
   return {
     ...info,
     activated_path_rules: [...(inputs.skills?.pathRules ?? [])],
-    // No route moves HEAD to an empty branch here (OpenHands' navigate_to(None)), so it never is.
-    head_is_empty: false,
+    head_is_empty: inputs.headIsEmpty ?? false,
     rate_limited_until: inputs.rateLimitedUntil ?? null,
   };
 }

@@ -12,7 +12,7 @@ import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
-import { Conflict, NotImplemented } from '../../api/errors.ts';
+import { BadRequest, Conflict, NotFound, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
@@ -22,6 +22,13 @@ import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
+import { activeBranch, ROOT_PARENT_ID } from './tree.ts';
+import { GoalLoop, lastGoalStatus, type GoalStatus } from './goal.ts';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '../../agent/plugins/index.ts';
+import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
+import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -30,6 +37,8 @@ export interface RuntimeContext {
   createAgent: CreateAgent;
   log: Logger;
   persistenceDir: string;
+  /** OAuth clients for the conversations' oauth2 MCP servers (the agent server's token store). */
+  mcpOAuth?: McpOAuthProviders;
   /** After every append: the sink pusher's wake-up. */
   onAppended(conversationId: string): void;
   /** After a change of status, title or usage: the sink's conversation update. */
@@ -39,6 +48,8 @@ export interface RuntimeContext {
   storageFault?(): StorageFaultState | undefined;
   /** Throws InsufficientStorage while the disk refuses writes (after trying the held ones again). */
   assertWritable?(): void;
+  /** The live conversations started as children of this one (ConversationInfo.sub_conversation_ids). */
+  childrenOf?(conversationId: string): string[];
 }
 
 export interface RuntimeInit {
@@ -56,6 +67,8 @@ interface ActiveRun {
 }
 
 export const ALREADY_RUNNING = 'Conversation already running. Wait for completion or pause first.';
+/** OpenHands' 409 detail for /goal and /goal/resume while a run or a goal loop is going on. */
+export const GOAL_BUSY = 'Conversation run or goal loop already running.';
 
 export class ConversationRuntime implements AgentHost {
   readonly conversationId: string;
@@ -70,7 +83,10 @@ export class ConversationRuntime implements AgentHost {
   #rerun = false;
   #deleted = false;
   #closing = false;
+  /** The whole log, once read. */
   #cache: Event[] | undefined;
+  /** The active branch (the path from HEAD to the root); the log itself while no navigate moved HEAD off its end. */
+  #branch: Event[] | undefined;
   /**
    * HEAD of the conversation tree (OpenHands 1.58 `leaf_event_id`): the last event that is not a
    * state update; the parent of the next event. Undefined until read from the events.
@@ -78,6 +94,10 @@ export class ConversationRuntime implements AgentHost {
   #leaf: string | null | undefined;
   /** Activated and invoked skills, loaded from the events at the first info(). */
   #skills: SkillState | undefined;
+  /** load_plugin during a run: the agent is replaced (and loads its plugins again) once the run ends. */
+  #reloadAgent = false;
+  /** The /goal loop going on, if any. */
+  #goal: GoalLoop | undefined;
   /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
   #rateLimitedUntil: string | null = null;
 
@@ -111,6 +131,10 @@ export class ConversationRuntime implements AgentHost {
     return this.#row.request;
   }
 
+  get mcpOAuth(): McpOAuthProviders | undefined {
+    return this.#ctx.mcpOAuth;
+  }
+
   /** `<data dir>/conversations/<id>`: files of this conversation kept outside the workspace (browser recordings); removed with it. */
   get persistenceDir(): string {
     return join(this.#ctx.persistenceDir, 'conversations', this.conversationId);
@@ -122,6 +146,11 @@ export class ConversationRuntime implements AgentHost {
 
   get isRunning(): boolean {
     return this.#run !== undefined;
+  }
+
+  /** Running, or a message sent during the run ended has its run still to start (the end of one run is seen before the next starts). */
+  get runPending(): boolean {
+    return this.#run !== undefined || (this.#rerun && !this.#closing);
   }
 
   /** Until when the run waits for the model provider's rate limit; null when it does not wait. */
@@ -139,6 +168,7 @@ export class ConversationRuntime implements AgentHost {
       pluginSkills: this.#row.pluginSkills ?? [],
       rateLimitedUntil: this.#rateLimitedUntil,
       leafEventId: this.leafEventId(),
+      subConversationIds: this.#ctx.childrenOf?.(this.conversationId) ?? [],
     });
   }
 
@@ -152,9 +182,29 @@ export class ConversationRuntime implements AgentHost {
     return this.#row.stats;
   }
 
+  /** The active branch of the event tree: what the agent works on (the log keeps every branch). */
   events(): readonly Event[] {
-    this.#cache ??= this.#ctx.events.all(this.conversationId);
-    return this.#cache;
+    if (this.#branch) return this.#branch;
+    const log = (this.#cache ??= this.#ctx.events.all(this.conversationId));
+    const branch = activeBranch(log, this.leafEventId());
+    // Kept as the log itself when it is the whole log, so that appends grow both (the model view follows one list).
+    return (this.#branch = branch.length === log.length ? log : branch);
+  }
+
+  /**
+   * POST /navigate (OpenHands navigate_to): HEAD moves to `eventId` (null: the empty tree); the next
+   * events hang there, a sibling branch, and the agent's next run reads that branch only. Allowed
+   * while running, as in OpenHands: the run goes on from the new HEAD at its next step.
+   */
+  navigate(eventId: string | null): void {
+    if (eventId !== null && !this.#ctx.events.get(this.conversationId, eventId)) throw new NotFound(`Unknown event_id: ${eventId}`);
+    this.#update({ headEventId: eventId ?? '' });
+    this.#branch = undefined;
+  }
+
+  /** HEAD was moved to the empty tree (OpenHands head_is_empty). */
+  get headIsEmpty(): boolean {
+    return this.#row.headEventId === '';
   }
 
   emit(event: Event): void {
@@ -164,13 +214,19 @@ export class ConversationRuntime implements AgentHost {
     }
     // As OpenHands 1.58: every event names its parent, the HEAD when it is appended; state updates
     // are no nodes of the tree (they do not move HEAD). The first event is the root (no parent).
-    const leaf = this.leafEventId();
-    const stamped = event.parent_id == null && leaf !== null ? { ...event, parent_id: leaf } : event;
+    // After a move to the empty tree, the next event is a new root, marked as OpenHands does.
+    const parent = this.leafEventId() ?? (this.headIsEmpty && this.#ctx.events.lastSeq(this.conversationId) > 0 ? ROOT_PARENT_ID : null);
+    const stamped = event.parent_id == null && parent !== null ? { ...event, parent_id: parent } : event;
     // Validation applies the kind's defaults, so every stored event has the full wire shape.
     const parsed = parseEvent(this.#mask(stamped));
     const stored = this.#ctx.events.append(this.conversationId, parsed);
-    if (parsed.kind !== 'ConversationStateUpdateEvent') this.#leaf = parsed.id;
+    if (parsed.kind !== 'ConversationStateUpdateEvent') {
+      this.#leaf = parsed.id;
+      // HEAD is the last event again.
+      if (this.#row.headEventId != null) this.#update({ headEventId: null });
+    }
     this.#cache?.push(parsed);
+    if (this.#branch && this.#branch !== this.#cache) this.#branch.push(parsed);
     this.#skills?.add(parsed);
     this.#ctx.onActivity();
     if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'stats') {
@@ -208,6 +264,8 @@ export class ConversationRuntime implements AgentHost {
 
   /** The HEAD of the event tree: the last event that is not a state update; null before any. */
   leafEventId(): string | null {
+    const head = this.#row.headEventId;
+    if (head != null) return head === '' ? null : head;
     // Read once (the events loaded, or one indexed query), then kept by emit().
     if (this.#leaf === undefined) this.#leaf = this.#cache ? (this.#cache.findLast((e) => e.kind !== 'ConversationStateUpdateEvent')?.id ?? null) : this.#ctx.events.lastNodeId(this.conversationId);
     return this.#leaf;
@@ -356,9 +414,11 @@ export class ConversationRuntime implements AgentHost {
    * for the agent to be ready first (plugin commands are keyword triggers); messages sent meanwhile
    * are recorded in the order they came.
    */
-  async sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean): Promise<Event> {
+  async sendMessage(msg: Pick<SendMessageRequest, 'content'>, run: boolean, o: { fromGoal?: boolean } = {}): Promise<Event> {
     // Also for messages over the events socket, which no HTTP guard sees: refused, not held, on a full disk.
     this.#ctx.assertWritable?.();
+    // A message of the user's own supersedes a goal loop (OpenHands): it ends, resumable.
+    if (!o.fromGoal && this.#goal?.active) this.#goal.stop();
     const content = msg.content ?? [];
     const text = content.map((c) => ('text' in c ? c.text : '')).join('\n');
     const agent = this.#agentForMessage();
@@ -399,6 +459,109 @@ export class ConversationRuntime implements AgentHost {
     }
   }
 
+  // ---- /goal loops (conversation/goal.ts) ----
+
+  /** POST /goal: 409 while a run or a goal loop goes on; resolves once its first run started. */
+  startGoal(objective: string, maxIterations: number): Promise<void> {
+    this.#goalAllowed();
+    if (!objective.trim()) throw new BadRequest('Goal objective must not be empty.');
+    return this.#startGoal(new GoalLoop(this.#goalHost(), { objective, maxIterations }), false);
+  }
+
+  /** POST /goal/resume: the last goal that did not complete or reach its cap, from the round it had reached. */
+  resumeGoal(): Promise<void> {
+    const last = this.#lastGoal();
+    if (!last || last.status === 'complete' || last.status === 'capped') throw new BadRequest('no_resumable_goal');
+    this.#goalAllowed();
+    // Every resume runs at least one more round, so one is kept in hand under the cap.
+    const loop = new GoalLoop(this.#goalHost(), { objective: last.objective, maxIterations: last.max_iterations, iteration: Math.min(last.iteration, last.max_iterations - 1) });
+    return this.#startGoal(loop, true);
+  }
+
+  /** POST /goal/stop: ends the loop (an `interrupted` status), not the run going on. */
+  stopGoal(): void {
+    this.#goal?.stop();
+  }
+
+  /** A goal persisted active with no loop (the server stopped meanwhile) is recorded interrupted, as OpenHands does at load. */
+  reconcileGoal(): void {
+    const last = this.#lastGoal();
+    if (last?.active) this.emit({ ...newEventBase('environment'), key: 'goal', value: { ...last, active: false, status: 'interrupted', verdict: null }, kind: 'ConversationStateUpdateEvent' });
+  }
+
+  #lastGoal(): GoalStatus | undefined {
+    return (this.#cache ? lastGoalStatus(this.#cache) : this.#ctx.events.lastStateValue(this.conversationId, 'goal')) as GoalStatus | undefined;
+  }
+
+  #goalAllowed(): void {
+    if (this.#closing) throw new Conflict('The conversation is closing');
+    if (this.#goal?.active || this.#run || this.#row.executionStatus === 'running') throw new Conflict(GOAL_BUSY);
+  }
+
+  #startGoal(loop: GoalLoop, resume: boolean): Promise<void> {
+    this.#goal = loop;
+    return loop.start(resume, () => {
+      if (this.#goal === loop) this.#goal = undefined;
+    });
+  }
+
+  #goalHost() {
+    return {
+      events: () => this.#log(),
+      emit: (e: Event) => this.emit(e),
+      executionStatus: () => this.#row.executionStatus,
+      sendGoalMessage: async (text: string) => void (await this.sendMessage({ content: [{ type: 'text', text }] }, true, { fromGoal: true })),
+      runsEnded: async () => {
+        while (this.#run) await this.#run.done;
+      },
+      judge: (messages: Parameters<NonNullable<ConversationAgent['complete']>>[0], signal: AbortSignal) => {
+        const agent = this.#ensureAgent();
+        if (!agent.complete) throw new NotImplemented('This agent cannot judge a goal');
+        return agent.complete(messages, signal);
+      },
+    };
+  }
+
+  /** The whole log (every branch). */
+  #log(): readonly Event[] {
+    return (this.#cache ??= this.#ctx.events.all(this.conversationId));
+  }
+
+  /**
+   * POST /load_plugin (OpenHands load_plugin): the plugin `ref` names in the conversation's registered
+   * marketplaces is fetched and checked now (404 unknown, 400 unusable), then added to the stored
+   * request's `plugins`, so that it is loaded as the start request's plugins are: by the agent, which
+   * is replaced now (after the run, when one goes on) and loads them all in the background; a restart
+   * loads it again. Its skills, hooks, MCP servers and agents apply from the next run on; the
+   * replaced agent's shell session is closed with it.
+   */
+  async loadPlugin(ref: string): Promise<void> {
+    if (this.#closing) throw new Conflict('The conversation is closing');
+    const registrations = this.#row.request.agent?.agent_context?.registered_marketplaces ?? [];
+    const cacheDir = join(tmpdir(), `agentyard-load-plugin-${randomBytes(6).toString('hex')}`);
+    let source;
+    try {
+      source = await resolvePluginRef(ref, registrations, { baseDir: this.workspaceDir });
+      loadPluginDir((await fetchPlugin(source, { cacheDir, baseDir: this.workspaceDir })).dir);
+    } catch (err) {
+      if (err instanceof PluginRefError) throw err.notFound ? new NotFound(err.message) : new BadRequest(err.message);
+      if (err instanceof PluginFetchError || err instanceof PluginLoadError) throw new BadRequest(err.message);
+      throw err;
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+    this.#update({ request: { ...this.#row.request, plugins: [...(this.#row.request.plugins ?? []), source] } });
+    if (this.#run) this.#reloadAgent = true;
+    else this.#replaceAgent();
+  }
+
+  #replaceAgent(): void {
+    const old = this.#agent;
+    this.#agent = undefined;
+    old?.close().catch((err: unknown) => this.#ctx.log.warn({ err, conversationId: this.conversationId }, 'agent close failed'));
+    this.prepareAgent();
+  }
+
   /** Starts the agent in the background. Conflict (409) while a run is alive. */
   run(): void {
     if (this.#run || this.#closing) throw new Conflict(ALREADY_RUNNING);
@@ -437,7 +600,7 @@ export class ConversationRuntime implements AgentHost {
 
   /** A snapshot for WebSocket subscribers only (never persisted). */
   fullState(): Published {
-    const value = fullStateValue(this.info(), { skills: this.#skillState(), rateLimitedUntil: this.#rateLimitedUntil });
+    const value = fullStateValue(this.info(), { skills: this.#skillState(), rateLimitedUntil: this.#rateLimitedUntil, headIsEmpty: this.headIsEmpty });
     const event: Event = { ...newEventBase('environment'), key: 'full_state', value, kind: 'ConversationStateUpdateEvent' };
     return new Published(null, event, JSON.stringify(event));
   }
@@ -479,6 +642,7 @@ export class ConversationRuntime implements AgentHost {
   async close(opts: { deleted?: boolean; graceMs?: number } = {}): Promise<void> {
     this.#closing = true;
     this.#rerun = false;
+    this.#goal?.abandon();
     const run = this.#run;
     if (run) {
       run.controller.abort();
@@ -514,6 +678,10 @@ export class ConversationRuntime implements AgentHost {
   #afterRun(): void {
     this.#run = undefined;
     if (this.#deleted) return;
+    if (this.#reloadAgent && !this.#closing) {
+      this.#reloadAgent = false;
+      this.#replaceAgent();
+    }
     // The model client ends every wait it started; this only guards against a run that ended mid-wait some other way.
     this.rateLimited(null);
     // OpenHands clients treat the post-run snapshot as the authoritative end of a run.

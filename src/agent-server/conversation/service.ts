@@ -6,10 +6,11 @@ import { isAbsolute, resolve } from 'node:path';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import type { LlmConfig } from '../../agent/types.ts';
-import { toSecretSource, type ConversationInfo, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
-import { Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
+import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
+import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
+import { repoRoot } from '../git/exec.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 
 export interface ServiceOptions {
@@ -21,7 +22,16 @@ export interface ServiceOptions {
   sealer: SecretSealer | undefined;
   /** Runs `fn` in one database transaction. */
   transaction<T>(fn: () => T): T;
+  /** How many conversations may run at once before the gateway answers 429 (OpenHands max_concurrent_runs). Default 10. */
+  maxConcurrentRuns?: number;
+  /** Answers a LookupSecret addressed to this server (secret-lookup.ts): value, null (no such secret), undefined (not ours). */
+  lookupSecret?: (src: LookupSecret) => string | null | undefined;
 }
+
+/** OpenHands' default max_concurrent_runs. */
+export const DEFAULT_MAX_CONCURRENT_RUNS = 10;
+/** OpenHands' message when no run slot is free. */
+export const RUN_LIMIT_REACHED = 'Conversation run limit reached. Retry the request later.';
 
 const UUID = /^([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})$/i;
 
@@ -52,12 +62,21 @@ function withoutCondenserKey(condenser: Record<string, unknown> | null | undefin
   return { condenser: { ...condenser, llm: { ...llm, api_key: null } } };
 }
 
-/** The values of StaticSecrets; other secret sources are refused rather than silently dropped. */
-function secretValues(input: Record<string, SecretInput>): Record<string, string> {
+/**
+ * The values of StaticSecrets, and of LookupSecrets this server answers itself (`lookup`: a stored
+ * secret, null when that names none); other secret sources are refused rather than silently dropped.
+ */
+function secretValues(input: Record<string, SecretInput>, lookup: ServiceOptions['lookupSecret']): Record<string, string> {
   const secrets: Record<string, string> = {};
   for (const [name, value] of Object.entries(input)) {
     const src = toSecretSource(value);
-    if (src.kind !== 'StaticSecret') throw new NotImplemented(`secret ${name}: ${src.kind} is not supported yet; send the value`);
+    if (src.kind === 'LookupSecret') {
+      const found = lookup?.(src);
+      if (found === undefined) throw new NotImplemented(`secret ${name}: a LookupSecret is resolved only from this server's own /api/settings/secrets; send the value`);
+      if (found === null) throw new Invalid([{ loc: ['body', 'secrets', name], msg: 'Secret not found', type: 'value_error' }]);
+      secrets[name] = found;
+      continue;
+    }
     if (src.value != null) secrets[name] = src.value;
   }
   return secrets;
@@ -66,6 +85,8 @@ function secretValues(input: Record<string, SecretInput>): Record<string, string
 export class ConversationService {
   readonly #o: ServiceOptions;
   readonly #loaded = new Map<string, ConversationRuntime>();
+  /** Run slots claimed by callers that are about to start a run (see reserveRunSlot). */
+  #reserved = 0;
 
   constructor(o: ServiceOptions) {
     this.#o = o;
@@ -104,6 +125,7 @@ export class ConversationService {
       });
       this.#loaded.set(row.id, rt);
       rt.recoverFromRestart();
+      rt.reconcileGoal();
     }
   }
 
@@ -122,9 +144,12 @@ export class ConversationService {
     if (!req.agent) throw new NotImplemented('agent_settings and agent_profile_id are not supported by this agent server; send `agent`');
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
+    if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {
+      throw new NotImplemented("registered_marketplaces auto_load is not implemented by this agent server; name the plugins in `plugins`, or load them with POST /api/conversations/{id}/load_plugin");
+    }
     requireBuiltAnalyzer(req.security_analyzer);
 
-    const secrets = secretValues(req.secrets ?? {});
+    const secrets = secretValues(req.secrets ?? {}, this.#o.lookupSecret);
     const apiKey = req.agent.llm.api_key ?? undefined;
     const workspaceDir = this.#workingDir(req);
     try {
@@ -198,6 +223,8 @@ export class ConversationService {
       sealedSecrets: opened && this.#o.sealer ? this.#o.sealer.seal(opened, id) : null,
       forkedFromConversationId: src.conversationId,
       forkedFromEventId: req.from_event_id ?? null,
+      // The source's HEAD, when navigate moved it; at from_event_id, the copy's last event is HEAD.
+      headEventId: req.from_event_id == null ? (src.row.headEventId ?? null) : null,
     };
     this.#o.transaction(() => {
       this.#o.conversations.insert(row);
@@ -213,12 +240,69 @@ export class ConversationService {
   }
 
   /**
+   * POST /children (OpenHands start_child_conversation): a new conversation with the parent's
+   * configuration (agent, model, secrets, plugins, hooks, policies, tags), a fresh history, linked by
+   * parent_conversation_id, working on `task` (its first user message, run at once). It shares the
+   * parent's directory: with isolation 'worktree' on a git repository OpenHands carves a git worktree,
+   * which this agent server does not build yet (501, as a start request's `worktree`).
+   */
+  async startChild(parentId: string, req: StartChildConversationRequest): Promise<StartChildConversationResponse> {
+    const parent = this.find(parentId);
+    if (!parent) throw new NotFound('Parent conversation not found');
+    if ((req.isolation ?? 'worktree') === 'worktree' && (await repoRoot(parent.workspaceDir)) !== undefined) {
+      throw new NotImplemented("isolation 'worktree' (a git worktree for the child) is not implemented by this agent server; send isolation 'shared' to run the child in the parent's directory");
+    }
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    const opened = parent.row.sealedSecrets === null ? undefined : this.#o.sealer?.open(parent.row.sealedSecrets, parent.conversationId);
+    const row: ConversationRow = {
+      ...parent.row,
+      id,
+      createdAt: now,
+      updatedAt: now,
+      executionStatus: 'idle',
+      title: req.title ?? null,
+      request: { ...parent.row.request, conversation_id: id, parent_conversation_id: parent.conversationId },
+      stats: null,
+      lastUserMessageId: null,
+      sealedSecrets: opened && this.#o.sealer ? this.#o.sealer.seal(opened, id) : null,
+      forkedFromConversationId: null,
+      forkedFromEventId: null,
+      pluginSkills: null,
+      headEventId: null,
+    };
+    this.#o.conversations.insert(row);
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: parent.workspaceDir, llm: parent.llm, secrets: { ...parent.secrets } });
+    this.#loaded.set(id, rt);
+    this.#o.ctx.onChanged(id);
+    if (row.request.plugins?.length) rt.prepareAgent();
+    await rt.sendMessage({ content: [{ type: 'text', text: req.task }] }, true);
+    return {
+      conversation_id: id,
+      parent_conversation_id: parent.conversationId,
+      status: rt.executionStatus(),
+      title: row.title,
+      url: null,
+      workspace: parent.workspaceDir,
+      isolation: 'shared',
+    };
+  }
+
+  /** Live conversations whose parent is `id`, oldest first. */
+  childrenOf(id: string): string[] {
+    return this.all()
+      .filter((rt) => rt.request.parent_conversation_id === id)
+      .sort((a, b) => a.row.createdAt.localeCompare(b.row.createdAt))
+      .map((rt) => rt.conversationId);
+  }
+
+  /**
    * Adds or replaces secrets of a live conversation: masked from now on and exported to the later
    * commands that name them. Persisted sealed like the start request's (and forgotten at a restart without a key).
    */
   updateSecrets(id: string, req: UpdateSecretsRequest): void {
     const rt = this.get(id);
-    const added = secretValues(req.secrets);
+    const added = secretValues(req.secrets, this.#o.lookupSecret);
     const secrets = { ...rt.secrets, ...added };
     const row = rt.row;
     const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
@@ -244,6 +328,27 @@ export class ConversationService {
       request,
       sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, row.id) : null,
     });
+  }
+
+  /**
+   * Claims a run slot for a run about to start (OpenHands RunSlot): every running conversation holds
+   * one, and so does each claim until released; TooManyRequests (429) when all
+   * `maxConcurrentRuns` are taken, before the caller saves anything, so that it can simply retry.
+   * Release once the run has started (it then holds its slot as a running conversation) or failed to.
+   * `forConversation`, when running already, needs no new slot (its next message reruns it).
+   */
+  reserveRunSlot(forConversation?: ConversationRuntime): { release(): void } {
+    if (forConversation?.isRunning) return { release: () => {} };
+    const running = this.all().filter((rt) => rt.isRunning).length;
+    if (running + this.#reserved >= (this.#o.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS)) throw new TooManyRequests(RUN_LIMIT_REACHED, 1);
+    this.#reserved++;
+    let held = true;
+    return {
+      release: () => {
+        if (held) this.#reserved--;
+        held = false;
+      },
+    };
   }
 
   find(id: string): ConversationRuntime | undefined {

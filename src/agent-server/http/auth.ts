@@ -4,8 +4,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { Unauthorized } from '../../api/errors.ts';
 import { closeIfBody } from '../../facade/auth.ts';
+import { WORKSPACE_SESSION_COOKIE } from '../../api/agent-server/settings.ts';
 
 export const SESSION_HEADER = 'x-session-api-key';
+
+/**
+ * The workspace file routes, the only ones that also accept the workspace session cookie (minted by
+ * POST /api/auth/workspace-session) in place of the header: browsers cannot put a header on an
+ * <iframe src>. Every other route wants the header, so the cookie adds no CSRF surface.
+ */
+const WORKSPACE_FILES = /^\/api\/conversations\/[^/]+\/workspace(\/|$)/;
 
 function digest(s: string): Buffer {
   return createHash('sha256').update(s).digest();
@@ -49,7 +57,8 @@ export class SessionKeys {
 export function requireSessionKey(keys: SessionKeys, opts: { bearer?: boolean } = {}): Middleware {
   return async function sessionAuth(ctx, next) {
     const bearer = opts.bearer ? /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1] : undefined;
-    if (keys.enabled && !keys.matches(ctx.get(SESSION_HEADER)) && !keys.matches(bearer)) {
+    const cookie = WORKSPACE_FILES.test(ctx.path) ? ctx.cookies.get(WORKSPACE_SESSION_COOKIE) : undefined;
+    if (keys.enabled && !keys.matches(ctx.get(SESSION_HEADER)) && !keys.matches(bearer) && !keys.matches(cookie)) {
       closeIfBody(ctx); // a refused upload is not drained
       throw new Unauthorized('Unauthorized');
     }

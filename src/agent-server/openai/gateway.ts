@@ -146,7 +146,7 @@ function whenStopped(service: ConversationService, id: string, timeoutMs: number
       if (!rt) return finish(() => reject(new ServerError('Conversation did not complete: it was deleted')));
       const status = rt.executionStatus();
       // A message sent during the run starts another one after it: wait for that too.
-      if (STOPPED.has(status) && !rt.isRunning) finish(() => resolve(status));
+      if (STOPPED.has(status) && !rt.runPending) finish(() => resolve(status));
     };
     const timer = setTimeout(() => finish(() => reject(new GatewayTimeout('Agent run timed out'))), timeoutMs);
     // Events say when the status changes; the poll covers a run that ends without one more event.
@@ -177,12 +177,19 @@ async function runAgent(g: GatewayOptions, start: StartConversationRequest, cont
   const { service } = g;
   const existing = reuseId ? service.find(reuseId) : undefined;
   let id: string;
-  if (existing) {
-    id = existing.conversationId;
-    await existing.sendMessage({ content }, true);
-  } else {
-    const { info }: { info: ConversationInfo } = await service.create(start);
-    id = info.id;
+  // A slot first, as OpenHands claims capacity before saving anything: a 429 leaves nothing behind,
+  // so an OpenAI client can send the same request again.
+  const slot = service.reserveRunSlot(existing);
+  try {
+    if (existing) {
+      id = existing.conversationId;
+      await existing.sendMessage({ content }, true);
+    } else {
+      const { info }: { info: ConversationInfo } = await service.create(start);
+      id = info.id;
+    }
+  } finally {
+    slot.release();
   }
   const status = await whenStopped(service, id, g.timeoutMs ?? GATEWAY_TIMEOUT_MS);
   raiseForStatus(status);

@@ -1,7 +1,7 @@
 // `/api/conversations`: create (idempotent by id), read, page, count, update, delete, run, pause.
 import Router from '@koa/router';
 import { observabilityHeaders, withObservabilityHeaders } from '../http/observability.ts';
-import { AskAgentRequest, ForkConversationRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
+import { AskAgentRequest, ForkConversationRequest, NavigateConversationRequest, StartChildConversationRequest, StartGoalRequest, LoadPluginRequest, parseStartConversationRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest, SwitchLlmRequest, UpdateConversationRequest, UpdateSecretsRequest } from '../../api/agent-server/index.ts';
 import { checkRequestHookConfig } from '../../agent/hooks/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import type { ConversationService } from '../conversation/service.ts';
@@ -13,7 +13,7 @@ import {
 import { uuidIssue, validate, withConversationIdParam } from '../http/validate.ts';
 
 /** The routes that answer with conversation records (ConversationInfo, a page or a batch of them). */
-const RECORD_ROUTES = /^\/api\/conversations(\/search|\/[^/]+|\/[^/]+\/fork)?\/?$/;
+const RECORD_ROUTES = /^\/api\/conversations(\/search|\/[^/]+|\/[^/]+\/(fork|navigate))?\/?$/;
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 
@@ -128,6 +128,55 @@ export function conversationRoutes(service: ConversationService): Router {
     }
     ctx.status = 201;
     ctx.body = service.fork(ctx.params['conversation_id']!, ctx.state['body'] as ForkConversationRequest);
+  });
+
+  // A child conversation on this server: the parent's configuration, `task` as its first message.
+  router.post('/:conversation_id/children', validate({ body: StartChildConversationRequest }), async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await service.startChild(ctx.params['conversation_id']!, ctx.state['body'] as StartChildConversationRequest);
+  });
+
+  // /goal loops: judge-driven runs toward an objective, inside this conversation (conversation/goal.ts).
+  // A run slot is claimed first, as for the gateway: 429 when every slot is taken.
+  router.post('/:conversation_id/goal', validate({ body: StartGoalRequest }), async (ctx) => {
+    const rt = service.get(ctx.params['conversation_id']!);
+    const body = ctx.state['body'] as StartGoalRequest;
+    const slot = service.reserveRunSlot(rt);
+    try {
+      await rt.startGoal(body.objective, body.max_iterations ?? 10);
+    } finally {
+      slot.release();
+    }
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/goal/stop', async (ctx) => {
+    service.get(ctx.params['conversation_id']!).stopGoal();
+    ctx.body = { success: true };
+  });
+
+  router.post('/:conversation_id/goal/resume', async (ctx) => {
+    const rt = service.get(ctx.params['conversation_id']!);
+    const slot = service.reserveRunSlot(rt);
+    try {
+      await rt.resumeGoal();
+    } finally {
+      slot.release();
+    }
+    ctx.body = { success: true };
+  });
+
+  // A plugin of the conversation's registered marketplaces, loaded after start.
+  router.post('/:conversation_id/load_plugin', validate({ body: LoadPluginRequest }), async (ctx) => {
+    await service.get(ctx.params['conversation_id']!).loadPlugin((ctx.state['body'] as LoadPluginRequest).plugin_ref);
+    ctx.body = { success: true };
+  });
+
+  // Moves HEAD (the parent of the next event) to an event of the conversation; no new conversation.
+  router.post('/:conversation_id/navigate', validate({ body: NavigateConversationRequest }), async (ctx) => {
+    const rt = service.get(ctx.params['conversation_id']!);
+    rt.navigate((ctx.state['body'] as NavigateConversationRequest).event_id ?? null);
+    ctx.body = rt.info();
   });
 
   router.post('/:conversation_id/confirmation_policy', validate({ body: SetConfirmationPolicyRequest }), async (ctx) => {

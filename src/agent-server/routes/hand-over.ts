@@ -13,6 +13,8 @@ export interface HandOverDeps {
   keys: SessionKeys;
   /** The event pusher's key follows the session key (the sink checks the sandbox's current key). */
   setSinkKey?(key: string): void;
+  /** The server's other keyed state follows too (settings secrets are sealed again with the new secret key). */
+  onHandOver?(req: HandOverRequest): void;
 }
 
 export function handOverRoutes(d: HandOverDeps): Router {
@@ -27,6 +29,7 @@ export function handOverRoutes(d: HandOverDeps): Router {
     d.service.handOver({ ...(req.llm_api_key ? { llmApiKey: req.llm_api_key } : {}), ...(req.secret_key ? { sealer: new SecretSealer(req.secret_key) } : {}) });
     d.keys.replace([req.session_key]);
     d.setSinkKey?.(req.session_key);
+    d.onHandOver?.(req);
     ctx.body = { success: true };
   });
   return r;

@@ -22,6 +22,11 @@ export interface ConversationRow {
   forkedFromEventId: string | null;
   /** SkillInfo objects of the conversation's plugins, as the agent last loaded them; null before it ever did. */
   pluginSkills: Record<string, unknown>[] | null;
+  /**
+   * HEAD set by navigate: an event id, or '' for the empty tree (OpenHands head_is_empty). Null: HEAD
+   * is the last event that is not a state update (cleared again by the next such event).
+   */
+  headEventId?: string | null;
 }
 
 interface Raw {
@@ -39,6 +44,7 @@ interface Raw {
   forked_from_conversation_id: string | null;
   forked_from_event_id: string | null;
   plugin_skills: string | null;
+  head_event_id?: string | null;
 }
 
 function fromRaw(r: Raw): ConversationRow {
@@ -57,6 +63,7 @@ function fromRaw(r: Raw): ConversationRow {
     forkedFromConversationId: r.forked_from_conversation_id,
     forkedFromEventId: r.forked_from_event_id,
     pluginSkills: r.plugin_skills === null ? null : (JSON.parse(r.plugin_skills) as Record<string, unknown>[]),
+    headEventId: r.head_event_id ?? null,
   };
 }
 
@@ -72,7 +79,7 @@ export interface ConversationSearch {
 }
 
 /** `request` changes only for settings OpenHands lets a client change after start (the confirmation policy). */
-export type ConversationPatch = Partial<Pick<ConversationRow, 'executionStatus' | 'title' | 'tags' | 'stats' | 'lastUserMessageId' | 'sealedSecrets' | 'deletedAt' | 'request' | 'pluginSkills'>>;
+export type ConversationPatch = Partial<Pick<ConversationRow, 'executionStatus' | 'title' | 'tags' | 'stats' | 'lastUserMessageId' | 'sealedSecrets' | 'deletedAt' | 'request' | 'pluginSkills' | 'headEventId'>>;
 
 const COLUMN: Record<keyof ConversationPatch, string> = {
   executionStatus: 'execution_status',
@@ -84,6 +91,7 @@ const COLUMN: Record<keyof ConversationPatch, string> = {
   deletedAt: 'deleted_at',
   request: 'request',
   pluginSkills: 'plugin_skills',
+  headEventId: 'head_event_id',
 };
 
 export class ConversationStore {

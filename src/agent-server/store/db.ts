@@ -25,7 +25,9 @@ CREATE TABLE IF NOT EXISTS conversations (
   forked_from_conversation_id TEXT,
   forked_from_event_id        TEXT,
   -- JSON array of the SkillInfo objects the conversation's plugins brought; NULL before they loaded.
-  plugin_skills    TEXT
+  plugin_skills    TEXT,
+  -- HEAD moved by navigate (OpenHands leaf_event_id): an event id, '' for the empty tree; NULL: the last event.
+  head_event_id    TEXT
 ) STRICT;
 
 CREATE TABLE IF NOT EXISTS events (
@@ -45,6 +47,32 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events (conversation_id, id);
 CREATE TABLE IF NOT EXISTS sink_cursor (
   conversation_id TEXT PRIMARY KEY,
   acked_seq       INTEGER NOT NULL
+) STRICT;
+
+-- Named secrets of /api/settings/secrets; the value AES-256-GCM sealed (never stored without a secret key).
+CREATE TABLE IF NOT EXISTS settings_secrets (
+  name        TEXT PRIMARY KEY,
+  description TEXT,
+  sealed      TEXT NOT NULL,
+  updated_at  TEXT NOT NULL
+) STRICT;
+
+-- LLM provider connections (/api/llm/provider-connections); the API key AES-256-GCM sealed, NULL
+-- without a secret key (then it is held in memory only).
+CREATE TABLE IF NOT EXISTS provider_connections (
+  id            TEXT PRIMARY KEY,
+  display_name  TEXT NOT NULL,
+  provider      TEXT NOT NULL,
+  base_url      TEXT,
+  sealed_api_key TEXT,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL
+) STRICT;
+
+-- Small JSON documents the agent server keeps for its clients (the GUI's saved workspaces).
+CREATE TABLE IF NOT EXISTS settings_documents (
+  name TEXT PRIMARY KEY,
+  json TEXT NOT NULL
 ) STRICT;
 `;
 
@@ -68,4 +96,5 @@ export function openDatabase(dataDir: string): Db {
 function migrate(db: Db): void {
   const columns = new Set((db.prepare('PRAGMA table_info(conversations)').all() as { name: string }[]).map((c) => c.name));
   if (!columns.has('plugin_skills')) db.exec('ALTER TABLE conversations ADD COLUMN plugin_skills TEXT');
+  if (!columns.has('head_event_id')) db.exec('ALTER TABLE conversations ADD COLUMN head_event_id TEXT');
 }

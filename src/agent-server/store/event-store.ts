@@ -196,6 +196,12 @@ export class EventStore {
   }
 
   /** Id of the last saved event that is not a state update (the HEAD of the event tree), or null. */
+  /** The value of the last ConversationStateUpdateEvent with this key (e.g. `goal`), undefined when none. */
+  lastStateValue(conversationId: string, key: string): unknown {
+    const row = this.#stmt("SELECT json FROM events WHERE conversation_id = ? AND kind = 'ConversationStateUpdateEvent' AND json_extract(json, '$.key') = ? ORDER BY seq DESC LIMIT 1").get(conversationId, key) as { json: string } | undefined;
+    return row ? (JSON.parse(row.json) as { value: unknown }).value : undefined;
+  }
+
   lastNodeId(conversationId: string): string | null {
     const row = this.#stmt("SELECT id FROM events WHERE conversation_id = ? AND kind != 'ConversationStateUpdateEvent' ORDER BY seq DESC LIMIT 1").get(conversationId) as { id: string } | undefined;
     return row?.id ?? null;

@@ -67,4 +67,15 @@ describe('ConversationMcp', () => {
     await expect(mcp.connect([{ origin: 'test', servers: { s: { command: join(dir.path, 'no-such-binary') } } }])).rejects.toThrow(McpConnectError);
     expect(mcp.connected).toBe(false);
   });
+
+  it("a remote server's auth (OpenHands MCPAuthCredential) becomes headers, placeholders filled; oauth2 goes to the OAuth client", () => {
+    const lookup = (n: string) => ({ TOKEN: 't0k' })[n];
+    const url = 'http://127.0.0.1:9/mcp';
+    expect(resolveServer('s', { url, auth: { strategy: 'bearer', value: '${TOKEN}' } }, lookup)).toEqual({ kind: 'http', url, headers: { Authorization: 'Bearer t0k' } });
+    expect(resolveServer('s', { url, auth: { strategy: 'api_key', value: 'k', header_name: 'X-Api-Key' } }, lookup)).toMatchObject({ headers: { 'X-Api-Key': 'k' } });
+    expect(resolveServer('s', { url, auth: { strategy: 'basic', username: 'u', password: 'p' } }, lookup)).toMatchObject({ headers: { Authorization: `Basic ${Buffer.from('u:p').toString('base64')}` } });
+    expect(resolveServer('s', { url, headers: { 'X-A': '1' }, auth: { strategy: 'header', headers: { 'X-B': '${TOKEN}' } } }, lookup)).toMatchObject({ headers: { 'X-A': '1', 'X-B': 't0k' } });
+    expect(resolveServer('s', { url, auth: { strategy: 'oauth2', authentication: { type: 'oauth', client_id: 'c' } } }, lookup)).toEqual({ kind: 'http', url, headers: {}, oauth: { authentication: { type: 'oauth', client_id: 'c' } } });
+    expect(() => resolveServer('s', { url, auth: 'x' }, lookup)).toThrow(McpConfigError);
+  });
 });

@@ -18,6 +18,14 @@ export interface RemoteServer {
   kind: 'http' | 'sse';
   url: string;
   headers: Record<string, string>;
+  /** `auth.strategy: "oauth2"`: tokens come from the agent server's store (authorized with /api/mcp/oauth). */
+  oauth?: McpOAuthConfig;
+}
+
+/** What an oauth2 `auth` gives beyond the URL: the client to use, OAuth state an OpenHands client may carry. */
+export interface McpOAuthConfig {
+  authentication?: Record<string, unknown>;
+  state?: Record<string, unknown>;
 }
 
 export type McpServerConfig = StdioServer | RemoteServer;
@@ -72,6 +80,41 @@ function stringMap(value: unknown, where: string): Record<string, string> {
   return out;
 }
 
+/**
+ * The headers an `auth` credential of a remote server adds (OpenHands MCPAuthCredential): api_key,
+ * bearer, basic, header; none and oauth2 add none (oauth2 goes through the OAuth client).
+ */
+export function authHeaders(auth: unknown): Record<string, string> {
+  if (!auth || typeof auth !== 'object') return {};
+  const a = auth as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  switch (a['strategy']) {
+    case 'api_key': {
+      const value = str(a['value']);
+      const header = str(a['header_name']);
+      return value ? (header ? { [header]: value } : { Authorization: `Bearer ${value}` }) : {};
+    }
+    case 'bearer': {
+      const value = str(a['value']);
+      return value ? { Authorization: `Bearer ${value}` } : {};
+    }
+    case 'basic':
+      return typeof a['password'] === 'string' ? { Authorization: `Basic ${Buffer.from(`${String(a['username'] ?? '')}:${a['password']}`).toString('base64')}` } : {};
+    case 'header':
+      return a['headers'] && typeof a['headers'] === 'object' ? Object.fromEntries(Object.entries(a['headers'] as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<string, string> : {};
+    default:
+      return {};
+  }
+}
+
+/** Every string of a JSON value with `fill` applied (the placeholders of an `auth`). */
+function fillDeep(value: unknown, fill: (text: string, field: string) => string, field: string): unknown {
+  if (typeof value === 'string') return fill(value, field);
+  if (Array.isArray(value)) return value.map((v, i) => fillDeep(v, fill, `${field}[${i}]`));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillDeep(v, fill, `${field}.${k}`)]));
+  return value;
+}
+
 /** One server's configuration with its placeholders filled; throws McpConfigError. */
 export function resolveServer(name: string, spec: Record<string, unknown>, lookup: (name: string) => string | undefined, vars: Readonly<Record<string, string>> = {}): McpServerConfig {
   const where = `mcpServers.${name}`;
@@ -98,7 +141,17 @@ export function resolveServer(name: string, spec: Record<string, unknown>, looku
     } catch {
       throw new McpConfigError(`${where}.url is not a valid URL`);
     }
-    return { kind: transport === 'sse' ? 'sse' : 'http', url, headers: fillMap(stringMap(spec.headers, `${where}.headers`), 'headers') };
+    if (spec.auth != null && (typeof spec.auth !== 'object' || Array.isArray(spec.auth))) throw new McpConfigError(`${where}.auth must be an object with "strategy"`);
+    const auth = spec.auth == null ? undefined : (fillDeep(spec.auth, fill, 'auth') as Record<string, unknown>);
+    const headers = { ...fillMap(stringMap(spec.headers, `${where}.headers`), 'headers'), ...authHeaders(auth) };
+    const oauth: McpOAuthConfig | undefined =
+      auth?.['strategy'] === 'oauth2'
+        ? {
+            ...(auth['authentication'] && typeof auth['authentication'] === 'object' ? { authentication: auth['authentication'] as Record<string, unknown> } : {}),
+            ...(auth['state'] && typeof auth['state'] === 'object' ? { state: auth['state'] as Record<string, unknown> } : {}),
+          }
+        : undefined;
+    return { kind: transport === 'sse' ? 'sse' : 'http', url, headers, ...(oauth ? { oauth } : {}) };
   }
   throw new McpConfigError(`${where} needs either "command" (a local server over stdio) or "url" (a remote server)`);
 }

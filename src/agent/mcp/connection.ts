@@ -5,6 +5,7 @@
 // server, not at the agent server's start (issue #16: start-up is module loading).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '../../util/log.ts';
@@ -42,9 +43,9 @@ export class McpConnection {
   }
 
   /** Connects and lists the tools; on failure everything opened is closed again and McpConnectError thrown. */
-  static async open(name: string, cfg: McpServerConfig, opts: { cwd: string; signal?: AbortSignal; timeoutMs?: number }): Promise<McpConnection> {
+  static async open(name: string, cfg: McpServerConfig, opts: { cwd: string; signal?: AbortSignal; timeoutMs?: number; authProvider?: OAuthClientProvider }): Promise<McpConnection> {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const transport = await makeTransport(cfg, opts.cwd);
+    const transport = await makeTransport(cfg, opts.cwd, opts.authProvider);
     const client = new Client({ name: 'agentyard', version: '1.0.0' });
     const conn = new McpConnection(name, client, transport);
     if (cfg.kind === 'stdio') {
@@ -95,7 +96,8 @@ export class McpConnection {
   }
 }
 
-async function makeTransport(cfg: McpServerConfig, cwd: string): Promise<Transport> {
+/** `authProvider`: OAuth for a remote server (the SDK refreshes and authorizes with it on a 401). */
+async function makeTransport(cfg: McpServerConfig, cwd: string, authProvider?: OAuthClientProvider): Promise<Transport> {
   if (cfg.kind === 'stdio') {
     const { getDefaultEnvironment, StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     // Only the SDK's safe defaults (PATH, HOME, ...) plus what the configuration sets: never the
@@ -105,8 +107,8 @@ async function makeTransport(cfg: McpServerConfig, cwd: string): Promise<Transpo
   const requestInit: RequestInit = { headers: cfg.headers };
   if (cfg.kind === 'sse') {
     const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-    return new SSEClientTransport(new URL(cfg.url), { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...cfg.headers } }) } });
+    return new SSEClientTransport(new URL(cfg.url), { requestInit, ...(authProvider ? { authProvider } : {}), eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...cfg.headers } }) } });
   }
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit });
+  return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit, ...(authProvider ? { authProvider } : {}) });
 }

@@ -6,11 +6,12 @@
 // `<server>_<tool>` when several servers are configured (fastmcp prefixes mounted servers).
 import { createLogger } from '../../util/log.ts';
 import type { AgentTool } from '../tools/tool.ts';
-import { McpConfigError, mergeServers, resolveServer, serversOf, type McpServerConfig, type McpServers } from './config.ts';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { McpConfigError, mergeServers, resolveServer, serversOf, type McpOAuthConfig, type McpServerConfig, type McpServers } from './config.ts';
 import { McpConnectError, McpConnection } from './connection.ts';
 import { mcpTool } from './tool.ts';
 
-export { McpConfigError, mergeServers, resolveServer, serversOf, fillPlaceholders, type McpServerConfig, type McpServers } from './config.ts';
+export { authHeaders, McpConfigError, mergeServers, resolveServer, serversOf, fillPlaceholders, type McpOAuthConfig, type McpServerConfig, type McpServers } from './config.ts';
 export { McpConnectError, McpConnection } from './connection.ts';
 export { expandSecrets, mcpTool } from './tool.ts';
 
@@ -54,15 +55,21 @@ export function modelToolName(name: string): string {
   return name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 }
 
+/** The OAuth client for a server with `auth.strategy: "oauth2"` (the host's token store, no consent asked). */
+export type McpOAuthProviders = (serverUrl: string, oauth: McpOAuthConfig) => OAuthClientProvider;
+
 export class ConversationMcp {
   readonly #secrets: () => Readonly<Record<string, string>>;
   readonly #cwd: string;
+  readonly #oauth: McpOAuthProviders | undefined;
   #connections: McpConnection[] = [];
   #tools: AgentTool[] = [];
 
-  constructor(opts: { cwd: string; secrets: () => Readonly<Record<string, string>> }) {
+  /** `oauth`: absent (a host without a token store), an oauth2 server is reached without tokens and refuses. */
+  constructor(opts: { cwd: string; secrets: () => Readonly<Record<string, string>>; oauth?: McpOAuthProviders | undefined }) {
     this.#cwd = opts.cwd;
     this.#secrets = opts.secrets;
+    this.#oauth = opts.oauth;
   }
 
   get connected(): boolean {
@@ -82,7 +89,8 @@ export class ConversationMcp {
     await this.close();
     const servers = resolveSources(sources, this.#secrets());
     if (servers.size === 0) return [];
-    const opened = await Promise.allSettled([...servers].map(([name, cfg]) => McpConnection.open(name, cfg, { cwd: this.#cwd, ...(signal ? { signal } : {}) })));
+    const authProvider = (cfg: McpServerConfig) => (cfg.kind !== 'stdio' && cfg.oauth && this.#oauth ? { authProvider: this.#oauth(cfg.url, cfg.oauth) } : {});
+    const opened = await Promise.allSettled([...servers].map(([name, cfg]) => McpConnection.open(name, cfg, { cwd: this.#cwd, ...(signal ? { signal } : {}), ...authProvider(cfg) })));
     const ok = opened.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { loadSkillsDirSync } from '../skills/load.ts';
 import { splitFrontmatter } from '../skills/parse.ts';
+import { parseAgentDefinition, type AgentDefinition } from '../subagent-definitions.ts';
 import type { Skill } from '../skills/index.ts';
 import { McpConfigError, serversOf, type McpServers } from '../mcp/config.ts';
 
@@ -26,6 +27,10 @@ export interface PluginAgent {
   tools: string[];
   /** `max_iteration_per_run:` (else the parent conversation's limit). */
   maxIterations: number | null;
+  /** `model:`: `inherit` (the parent's model) or the model the sub-agent calls. */
+  model: string;
+  /** `skills:`: the names of the skills the sub-agent gets. */
+  skills: string[];
 }
 
 export interface LoadedPlugin {
@@ -106,10 +111,18 @@ function listFiles(dir: string): string[] {
   return out;
 }
 
-/** `tools: terminal, file_editor` or a list, as OpenHands and Claude Code agent files write them. */
-function toolNames(v: unknown): string[] {
-  const items = typeof v === 'string' ? v.split(',') : Array.isArray(v) ? v.map(String) : [];
-  return items.map((t) => t.trim()).filter(Boolean);
+/** A definition as the task tool runs it (plugin, project and user definitions alike). */
+export function pluginAgent(def: AgentDefinition): PluginAgent {
+  return {
+    name: def.name,
+    description: def.description || null,
+    source: def.source ?? `builtin:${def.name}`,
+    prompt: def.systemPrompt,
+    tools: def.tools,
+    maxIterations: def.maxIterations,
+    model: def.model,
+    skills: def.skills,
+  };
 }
 
 /** Reads one plugin directory. Throws PluginLoadError for a broken manifest or MCP file. */
@@ -123,16 +136,13 @@ export function loadPluginDir(dir: string): LoadedPlugin {
   const skills = [...loadSkillsDirSync(join(dir, 'skills'), origin), ...markdownFiles(join(dir, 'commands')).map((p) => commandSkill(name, p))];
 
   const agents = markdownFiles(join(dir, 'agents')).map((p): PluginAgent => {
-    const { meta, body } = splitFrontmatter(readFileSync(p, 'utf8'));
-    const max = Number(meta['max_iteration_per_run']);
-    return {
-      name: str(meta.name) ?? basename(p, '.md'),
-      description: str(meta.description),
-      source: p,
-      prompt: body.trim(),
-      tools: toolNames(meta['tools']),
-      maxIterations: Number.isInteger(max) && max > 0 ? max : null,
-    };
+    let def;
+    try {
+      def = parseAgentDefinition(p, 'plugin');
+    } catch (err) {
+      throw new PluginLoadError(`${relative(dir, p)}: ${(err as Error).message}`);
+    }
+    return pluginAgent(def);
   });
 
   let mcpServers: McpServers = {};

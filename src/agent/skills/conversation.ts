@@ -17,7 +17,7 @@ export class ConversationSkills {
 
   readonly #workspaceDir: string;
 
-  constructor(host: Pick<AgentHost, 'workspaceDir' | 'request'>) {
+  constructor(host: Pick<AgentHost, 'workspaceDir' | 'request' | 'requestSkillsOnly'>) {
     this.#workspaceDir = host.workspaceDir;
     this.#skills = resolveSkillsSync(host);
     const ctx = host.request.agent?.agent_context;

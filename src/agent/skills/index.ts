@@ -21,8 +21,9 @@ export async function loadSkillsFromDir(dir: string, source: string, opts: { str
 }
 
 /** The synchronous core of resolveSkills (the agent builds its tools and prompt from it). */
-export function resolveSkillsSync(host: Pick<AgentHost, 'workspaceDir' | 'request'>, extra: readonly Skill[] = []): Skill[] {
+export function resolveSkillsSync(host: Pick<AgentHost, 'workspaceDir' | 'request' | 'requestSkillsOnly'>, extra: readonly Skill[] = []): Skill[] {
   const ctx = host.request.agent?.agent_context;
+  if (host.requestSkillsOnly) return mergeByName(requestSkills(ctx?.skills), extra);
   const user = ctx?.load_user_skills === false ? [] : loadUserSkillsSync();
   return mergeByName(user, loadProjectSkillsSync(host.workspaceDir), requestSkills(ctx?.skills), extra);
 }

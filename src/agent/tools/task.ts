@@ -1,6 +1,6 @@
 // `task` (OpenHands openhands-tools TaskToolSet, named `task_tool_set` in agent.tools): the model
-// hands a self-contained job to a sub-agent — here the agents/*.md definitions of the conversation's
-// plugins — which runs to its end (blocking) and answers with its final response (src/agent/subagent.ts).
+// hands a self-contained job to a sub-agent — an agent definition of the conversation's plugins, or
+// of the project's or user's .agents/agents (src/agent/subagent-definitions.ts) — which runs to its end (blocking) and answers with its final response (src/agent/subagent.ts).
 import { randomBytes } from 'node:crypto';
 import type { TaskAction } from '../../api/events/index.ts';
 import type { PluginAgent } from '../plugins/index.ts';
@@ -21,7 +21,7 @@ export interface TaskToolDeps {
 }
 
 function agentTypesInfo(agents: readonly PluginAgent[]): string {
-  if (!agents.length) return '- None: no plugin of this conversation defines an agent.';
+  if (!agents.length) return '- None: no agent is defined (plugin agents/, .agents/agents of the project or the user).';
   return agents.map((a) => `- ${a.name}: ${a.description ?? '(no description)'} (Tools: ${a.tools.length ? a.tools.join(', ') : 'terminal, file_editor'})`).join('\n');
 }
 

@@ -61,6 +61,20 @@ export const AgentContext = Type.Object({
   load_user_skills: Type.Optional(Type.Boolean()),
   load_public_skills: Type.Optional(Type.Boolean()),
   secrets: Nullable(JsonObject),
+  /** Marketplaces POST /load_plugin resolves plugin references in (`name` or `name@marketplace`). */
+  registered_marketplaces: Type.Optional(
+    Type.Array(
+      Type.Object({
+        name: Type.String(),
+        /** `github:owner/repo`, a git URL, or a local path. */
+        source: Type.String(),
+        ref: Nullable(Type.String()),
+        repo_path: Nullable(Type.String()),
+        /** Loading a marketplace's plugins at start is not built: only false or [] are taken. */
+        auto_load: Type.Optional(Type.Union([Type.Boolean(), Type.Array(Type.String())])),
+      }),
+    ),
+  ),
 });
 export type AgentContext = Static<typeof AgentContext>;
 

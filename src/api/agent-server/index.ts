@@ -2,6 +2,7 @@
 export * from './agent.ts';
 export * from './policy.ts';
 export * from './conversation.ts';
+export * from './tree.ts';
 export * from './server.ts';
 export * from './skills.ts';
 export * from './parse.ts';

@@ -17,6 +17,11 @@ import {
   EventPage,
   ExecuteBashRequest,
   ForkConversationRequest,
+  NavigateConversationRequest,
+  StartChildConversationRequest,
+  StartChildConversationResponse,
+  StartGoalRequest,
+  LoadPluginRequest,
   GitChange,
   GitCommitsPage,
   GitDiff,
@@ -38,19 +43,27 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
+import { SubAgentsRequest, SubAgentsResponse } from './sub-agents.ts';
+import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
+import { AddWorkspaceParentsRequest, AddWorkspacesRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
+import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
 
 export interface AgentServerRoute {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'openai' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'mcp' | 'settings' | 'openai' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
   headers?: string[];
   body?: TSchema;
   response?: TSchema;
+  /** The status of a success (default 200); /api/init's only answer is its 404. */
+  status?: 200 | 201 | 204 | 404;
+  /** The response is text/plain (a secret's value), not JSON. */
+  textResponse?: true;
   /** Served without the session key. */
   public?: true;
 }
@@ -87,6 +100,12 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/condense`, tag: 'conversations', summary: 'Condense the history now', response: Success },
   { method: 'post', path: `${C}/confirmation_policy`, tag: 'conversations', summary: 'Set the confirmation policy', body: SetConfirmationPolicyRequest, response: Success },
   { method: 'post', path: `${C}/fork`, tag: 'conversations', summary: 'Fork a conversation', query: SKILLS, body: ForkConversationRequest, response: ConversationInfo },
+  { method: 'post', path: `${C}/children`, tag: 'conversations', summary: "Start a child conversation: the parent's configuration, the task as its first message (201)", body: StartChildConversationRequest, response: StartChildConversationResponse, status: 201 },
+  { method: 'post', path: `${C}/goal`, tag: 'conversations', summary: 'Start a /goal loop: the objective runs, a judge audits each run, followups until done or capped (409 while running)', body: StartGoalRequest, response: Success },
+  { method: 'post', path: `${C}/goal/stop`, tag: 'conversations', summary: 'Stop the /goal loop (not the run going on); resumable', response: Success },
+  { method: 'post', path: `${C}/goal/resume`, tag: 'conversations', summary: 'Resume the last interrupted /goal loop', response: Success },
+  { method: 'post', path: `${C}/load_plugin`, tag: 'conversations', summary: "Load a plugin of the conversation's registered marketplaces (from the next run on)", body: LoadPluginRequest, response: Success },
+  { method: 'post', path: `${C}/navigate`, tag: 'conversations', summary: "Move the conversation's HEAD to an event (the next events start a branch there)", query: SKILLS, body: NavigateConversationRequest, response: ConversationInfo },
   { method: 'post', path: `${C}/interrupt`, tag: 'conversations', summary: 'Interrupt the running agent', response: Success },
   { method: 'post', path: `${C}/pause`, tag: 'conversations', summary: 'Pause the agent', response: Success },
   { method: 'post', path: `${C}/run`, tag: 'conversations', summary: 'Run the agent (nothing to do on a finished conversation)', response: Success },
@@ -121,7 +140,30 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/skills', tag: 'skills', summary: 'The skills a conversation would load', body: SkillsRequest, response: SkillsResponse },
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
+  { method: 'post', path: '/api/sub-agents', tag: 'skills', summary: 'The agent definitions (sub-agents) a workspace has', body: SubAgentsRequest, response: SubAgentsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
+  { method: 'post', path: '/api/mcp/test', tag: 'mcp', summary: 'Test an MCP server configuration: connect, list its tools, optionally call one (200 with ok=false when it fails)', body: McpTestRequest, response: McpTestResponse },
+  { method: 'post', path: '/api/mcp/oauth/start', tag: 'mcp', summary: 'Start authorizing an OAuth MCP server: the authorization URL for the browser (tokens stay with this server)', body: McpTestRequest, response: McpOAuthStartResponse },
+  { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
+  { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
+
+  { method: 'get', path: '/api/settings/secrets', tag: 'settings', summary: 'Stored secrets, without values (no agent profiles here: agent_profile_id names none, 404)', query: q(['agent_profile_id']), response: SecretsListResponse },
+  { method: 'put', path: '/api/settings/secrets', tag: 'settings', summary: 'Create or replace a secret (sealed with the secret key at rest; memory only without one)', body: SecretCreateRequest, response: SecretItemResponse },
+  { method: 'get', path: '/api/settings/secrets/{name}', tag: 'settings', summary: "A secret's value, as text (for LookupSecret)", response: S, textResponse: true },
+  { method: 'delete', path: '/api/settings/secrets/{name}', tag: 'settings', summary: 'Delete a secret', response: SecretDeleted },
+  { method: 'get', path: '/api/llm/provider-connections', tag: 'settings', summary: 'LLM provider connections (shared credentials; the key never shown, only api_key_set)', response: Type.Array(ProviderConnectionResponse) },
+  { method: 'post', path: '/api/llm/provider-connections', tag: 'settings', summary: 'Store a provider connection (at most 64; the key sealed like the secrets)', body: ProviderConnectionCreateRequest, response: ProviderConnectionResponse, status: 201 },
+  { method: 'patch', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Change the fields given (base_url: null clears it; the key can be replaced, not cleared)', body: ProviderConnectionUpdateRequest, response: ProviderConnectionResponse },
+  { method: 'delete', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Delete a provider connection (answered as it was, api_key_set false)', response: ProviderConnectionResponse },
+  { method: 'get', path: '/api/workspaces', tag: 'settings', summary: 'Saved workspaces and workspace parents', response: WorkspacesListResponse },
+  { method: 'post', path: '/api/workspaces', tag: 'settings', summary: 'Save workspaces (deduplicated by path)', body: AddWorkspacesRequest, response: WorkspacesListResponse },
+  { method: 'delete', path: '/api/workspaces', tag: 'settings', summary: 'Forget a saved workspace', query: q(['path'], ['path']), response: SecretDeleted },
+  { method: 'post', path: '/api/workspaces/parents', tag: 'settings', summary: 'Save workspace parents (deduplicated by path)', body: AddWorkspaceParentsRequest, response: WorkspacesListResponse },
+  { method: 'delete', path: '/api/workspaces/parents', tag: 'settings', summary: 'Forget a workspace parent', query: q(['path'], ['path']), response: SecretDeleted },
+  { method: 'post', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Trade the session key for the HttpOnly cookie the workspace file routes accept', status: 204 },
+  { method: 'delete', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Clear the workspace session cookie', status: 204 },
+  { method: 'get', path: '/api/init', tag: 'server', summary: 'Deferred initialization: never dormant here (warm pools hand over instead), so always 404', status: 404, public: true },
+  { method: 'post', path: '/api/init', tag: 'server', summary: 'Deferred initialization: 401 without X-Init-API-Key (the secret key), else 404 as for GET', status: 404, public: true },
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },

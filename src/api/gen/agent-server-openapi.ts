@@ -9,6 +9,8 @@ import { jsonContent, operationId, pathParameters, plain, withComponents, type J
 /** Schemas that appear in several places are components, referenced by name. */
 const COMPONENTS: Record<string, TSchema> = { Event, ConversationInfo, HTTPValidationError };
 
+const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No Content', 404: 'Not Found' };
+
 export function agentServerOpenApiDocument(version: string): Json {
   const paths: Record<string, Json> = {};
   for (const route of AGENT_SERVER_ROUTES) {
@@ -25,7 +27,10 @@ export function agentServerOpenApiDocument(version: string): Json {
         parameters: [...pathParams, ...queryParams, ...headerParams],
         ...(route.body ? { requestBody: { required: true, content: jsonContent(plain(route.body)) } } : {}),
         responses: {
-          '200': { description: 'OK', ...(route.response ? { content: jsonContent(plain(route.response)) } : {}) },
+          [String(route.status ?? 200)]: {
+            description: STATUS_TEXT[route.status ?? 200],
+            ...(route.response ? { content: route.textResponse ? { 'text/plain': { schema: plain(route.response) } } : jsonContent(plain(route.response)) } : {}),
+          },
           ...(validated ? { '422': { description: 'Validation error', content: jsonContent({ $ref: '#/components/schemas/HTTPValidationError' }) } } : {}),
           ...(route.public ? {} : { '401': { description: 'Missing or wrong session key' } }),
         },

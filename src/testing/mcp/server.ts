@@ -20,7 +20,8 @@ export const TEST_TOOLS = [
   { name: 'crash', description: 'Exits the server process', inputSchema: { type: 'object', properties: {} } },
 ];
 
-function mcpServer(token: () => string | undefined): Server {
+/** The test tools' server (not yet connected to a transport). */
+export function mcpServer(token: () => string | undefined): Server {
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- the low-level server needs no schema library
   const server = new Server({ name: 'agentyard-test', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TEST_TOOLS }));

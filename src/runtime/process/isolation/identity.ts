@@ -9,7 +9,7 @@ const FILE = 'sandbox-user.json';
 
 export interface SandboxIdentity {
   uid: number;
-  /** The user its network's pasta runs as (network.ts), another one of the range: never the sandbox's own. */
+  /** The user its network's pasta runs as (network.ts), or with pasta as root its group; another id of the range: never the sandbox's own. */
   netUid?: number;
   /** The cgroup directories made for it, removed when the sandbox is deleted. */
   cgroups?: string[];

@@ -3,7 +3,8 @@
 // and the pure parts (settings, uid allocation, cgroup layouts on a stand-in cgroup tree).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,10 +14,12 @@ import { BubblewrapLauncher, createSandboxLauncher, freeLoopbackPort, PlainLaunc
 import { cgroupMounts, Limits, ownCgroups } from './limits.ts';
 import { blockedAddresses, METADATA_ADDRESSES } from './network.ts';
 import { DEFAULT_LIMITS, loadIsolationSettings } from './settings.ts';
-import { addHostAddress } from '../../../testing/host-address.ts';
+import { addHostAddress, addHostTargets } from '../../../testing/host-address.ts';
+import { hostGuardTable, installHostGuard } from './host-guard.ts';
 
 const hasBwrap = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'bwrap')));
 const hasPasta = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'pasta')));
+const hasNft = (process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, 'nft')));
 const canIsolate = process.platform === 'linux' && process.getuid?.() === 0 && hasBwrap;
 
 let dataDir: string;
@@ -274,7 +277,11 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     const anyPort = (anySrv.address() as AddressInfo).port;
     try {
       const report = await createSandboxLauncher(dataDir, loadIsolationSettings({ AGENTYARD_SANDBOX_HOST_PORTS: String(local) }));
-      expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: outbound NAT without the host's own addresses; of the host's loopback only the API and port ${local} reachable; pasta runs as a user of its own)`);
+      const table = hostGuardTable(loadIsolationSettings({}).uidRange);
+      const nat = hasNft
+        ? `outbound NAT without the host's own addresses, also those it gains later and IPv6 link-local ones, nor the cloud metadata addresses (nftables table inet ${table})`
+        : "outbound NAT without the host's addresses it had when each sandbox started; NOT isolated: addresses it gains later and its IPv6 link-local ones (nft, from nftables, is not installed)";
+      expect(report.summary).toContain(`a network namespace of its own per sandbox (pasta: ${nat}; of the host's loopback only the API and port ${local} reachable; pasta runs as a user of its own)`);
       expect(report.launcher.ownNetwork).toBe(true);
       const api = await listen('api');
       const other = await listen('host-only'); // an unauthenticated service on the host's loopback
@@ -349,39 +356,57 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     }
   });
 
-  it('where the host refuses pasta a user namespace, pasta runs as root and the host\'s addresses are still blocked', async () => {
-    const alias = addHostAddress();
-    const anySrv = createServer((_req, res) => res.end('host-any'));
-    servers.push(anySrv);
-    await new Promise<void>((r) => anySrv.listen(0, '0.0.0.0', r));
-    const anyPort = (anySrv.address() as AddressInfo).port;
+  it.skipIf(!hasNft)('refuses addresses the host gains after the sandbox started, its IPv6 addresses and link-local ones; DNS and the API port still work', async () => {
+    const settings = loadIsolationSettings({});
+    const report = await createSandboxLauncher(dataDir, settings);
+    expect(report.summary).toContain(`outbound NAT without the host's own addresses, also those it gains later and IPv6 link-local ones, nor the cloud metadata addresses (nftables table inet ${hostGuardTable(settings.uidRange)})`);
+    await tryGainedAddresses(report.launcher as BubblewrapLauncher, join(dataDir, 'sandboxes', 'later'), listen, (pasta) => {
+      expect(pasta.uid).not.toBe(0);
+      expect(pasta.gid).toBe(pasta.uid);
+    });
+  });
+
+  it('without nft: only the routes, and the start-up line says what stays reachable', async () => {
+    // A PATH with every tool the launcher looks for but nft.
+    const bin = mkdtempSync(join(tmpdir(), 'launcher-bin-'));
+    const path = process.env.PATH;
     try {
-      const tool = (name: string) => execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
-      const real = (name: string) => realpathSync(tool(name));
-      const settings = loadIsolationSettings({});
-      const launcher = new BubblewrapLauncher({
-        dataDir,
-        settings,
-        limits: Limits.detect('root-pasta-test', settings.limits),
-        tools: { bwrap: real('bwrap'), setpriv: real('setpriv'), sh: real('sh'), prlimit: real('prlimit') },
-        programPaths: [dirname(dirname(realpathSync(process.execPath)))],
-        network: {
-          pastaUser: false,
-          tools: { pasta: tool('pasta'), unshare: real('unshare'), nsenter: real('nsenter'), umount: real('umount'), mount: real('mount'), ip: real('ip'), setpriv: real('setpriv'), sleep: real('sleep'), cp: real('cp'), chown: real('chown') },
-        },
-      });
-      const dir = join(dataDir, 'sandboxes', 'root-net');
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const target = 'address' in alias ? alias.address : blockedAddresses()[0]!.split('/')[0]!;
-      const inside = `fetch('http://${target}:${anyPort}/', { signal: AbortSignal.timeout(3000) }).then((r) => r.text(), (e) => 'ERR ' + (e.cause?.code ?? e.name)).then((t) => console.log('GOT ' + t))`;
-      const launch = launcher.prepare({ name: 'root-net', dir, argv: [process.execPath, '-e', inside], env: { PATH: '/usr/bin:/bin' }, net: { port: await freeLoopbackPort(), hostPorts: [] } });
-      const res = spawnSync(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, encoding: 'utf8', timeout: 30_000 });
-      expect(res.stdout, res.stderr).toMatch(/GOT ERR /);
-      expect(readIdentity(dir)!.netUid).toBeUndefined();
-      await launcher.release(dir);
+      for (const tool of ['bwrap', 'setpriv', 'sh', 'prlimit', 'pasta', 'unshare', 'nsenter', 'umount', 'mount', 'ip', 'sleep', 'cp', 'chown']) {
+        const found = (path ?? '').split(':').map((d) => join(d, tool)).find((p) => existsSync(p));
+        if (found) symlinkSync(found, join(bin, tool));
+      }
+      process.env.PATH = bin;
+      const r = await createSandboxLauncher(dataDir, loadIsolationSettings({}));
+      expect(r.launcher.ownNetwork, r.summary).toBe(true);
+      expect(r.summary).toContain("pasta: outbound NAT without the host's addresses it had when each sandbox started; NOT isolated: addresses it gains later and its IPv6 link-local ones (nft, from nftables, is not installed)");
     } finally {
-      if ('address' in alias) alias.remove();
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
     }
+  });
+
+  it.skipIf(!hasNft)('where the host refuses pasta a user namespace, pasta runs as root with a group of the range, and the rule refuses it the host\'s addresses as well', async () => {
+    const tool = (name: string) => execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    const real = (name: string) => realpathSync(tool(name));
+    const settings = loadIsolationSettings({});
+    expect(installHostGuard(real('nft'), settings.uidRange)).toBeUndefined();
+    const launcher = new BubblewrapLauncher({
+      dataDir,
+      settings,
+      limits: Limits.detect('root-pasta-test', settings.limits),
+      tools: { bwrap: real('bwrap'), setpriv: real('setpriv'), sh: real('sh'), prlimit: real('prlimit') },
+      programPaths: [dirname(dirname(realpathSync(process.execPath)))],
+      network: {
+        pastaUser: false,
+        tools: { pasta: tool('pasta'), unshare: real('unshare'), nsenter: real('nsenter'), umount: real('umount'), mount: real('mount'), ip: real('ip'), setpriv: real('setpriv'), sleep: real('sleep'), cp: real('cp'), chown: real('chown') },
+      },
+    });
+    const dir = join(dataDir, 'sandboxes', 'root-net');
+    await tryGainedAddresses(launcher, dir, listen, (pasta) => {
+      expect(pasta.uid).toBe(0);
+      expect(pasta.gid).toBe(readIdentity(dir)!.netUid);
+      expect(pasta.gid).not.toBe(readIdentity(dir)!.uid);
+    });
   });
 
   it('blocks every address of the host but loopback and IPv6 link-local, and the metadata addresses', () => {
@@ -394,6 +419,98 @@ describe.skipIf(!canIsolate || !hasPasta)('a real sandbox with a network of its 
     expect(blockedAddresses(v4only)).toEqual(['10.0.0.5/32', ...METADATA_ADDRESSES.filter((m) => !m.includes(':'))]);
   });
 });
+
+/**
+ * Starts a sandbox that waits, then gives the host addresses it did not have at the start
+ * (addHostTargets) and a listener on all of them, and has the sandbox try each, its API port and a
+ * DNS query to the host's resolver (the NAT to an address that is not the host's). `checkPasta`
+ * sees pasta's ids while it runs.
+ */
+async function tryGainedAddresses(launcher: BubblewrapLauncher, dir: string, listen: (body: string) => Promise<number>, checkPasta: (p: { uid: number; gid: number }) => void): Promise<void> {
+  // A service of the host on every address, IPv4 and IPv6 (:: takes both).
+  const anySrv = createServer((_req, res) => res.end('host-any'));
+  await new Promise<void>((r) => anySrv.listen(0, '::', r));
+  const anyPort = (anySrv.address() as AddressInfo).port;
+  const api = await listen('api');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const nameserver = /^nameserver\s+(\S+)/m.exec(readFileSync('/etc/resolv.conf', 'utf8'))?.[1];
+  // The sandbox waits for a file the host writes into its workspace once it has gained the addresses.
+  const inside = `
+    const fs = await import('node:fs'); const net = await import('node:net'); const dgram = await import('node:dgram');
+    console.log('WAITING');
+    while (!fs.existsSync('go')) await new Promise((r) => setTimeout(r, 20));
+    const targets = JSON.parse(fs.readFileSync('go', 'utf8'));
+    const tcp = (host, port) => new Promise((r) => { const s = net.connect({ host, port, timeout: 3000 }, () => s.write('GET / HTTP/1.0\\r\\n\\r\\n')); let got = ''; s.on('data', (d) => (got += d)); s.on('end', () => r('GOT ' + got.split('\\r\\n\\r\\n')[1])); s.on('timeout', () => { r('ERR timeout'); s.destroy(); }); s.on('error', (e) => r('ERR ' + e.code)); });
+    const out = { api: await tcp('127.0.0.1', ${api}) };
+    // At once: a refused connection only times out (pasta does not pass the reset on to the sandbox).
+    await Promise.all(targets.map(async (t) => (out[t.label] = await tcp(t.host, ${anyPort}))));
+    // A DNS query to the host's resolver (not one of its addresses): the NAT still carries UDP out.
+    if (${JSON.stringify(nameserver ?? '')}) out.dns = await new Promise((r) => { const s = dgram.createSocket(${JSON.stringify(nameserver?.includes(':') ? 'udp6' : 'udp4')}); const q = Buffer.from('${DNS_QUERY}', 'hex'); const t = setTimeout(() => { r('ERR timeout'); s.close(); }, 3000); s.on('message', (m) => { clearTimeout(t); r(m.readUInt16BE(0) === 0x1234 ? 'ANSWER' : 'ERR other'); s.close(); }); s.send(q, 53, ${JSON.stringify(nameserver ?? '')}); });
+    console.log(JSON.stringify(out));
+  `;
+  const launch = launcher.prepare({ name: 'later', dir, argv: [process.execPath, '--input-type=module', '-e', inside], env: { PATH: '/usr/bin:/bin' }, net: { port: await freeLoopbackPort(), hostPorts: [api] } });
+  const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const gained = { targets: [] as { host: string; label: string }[], skipped: [] as string[], remove: () => {} };
+  try {
+    await eventually(() => stdout.includes('WAITING') || child.exitCode !== null, 30_000);
+    expect(stdout, stderr).toContain('WAITING');
+    const pasta = Number(readFileSync(join(dir, 'network.pid'), 'utf8'));
+    const status = readFileSync(`/proc/${pasta}/status`, 'utf8');
+    checkPasta({ uid: Number(/^Uid:\s+(\d+)/m.exec(status)![1]), gid: Number(/^Gid:\s+(\d+)/m.exec(status)![1]) });
+    Object.assign(gained, addHostTargets());
+    expect(gained.targets.length, gained.skipped.join('; ')).toBeGreaterThan(0);
+    if (gained.skipped.length > 0) console.warn(`launcher test: ${gained.skipped.join('; ')}`);
+    writeFileSync(join(dir, 'workspace', 'go'), JSON.stringify(gained.targets));
+    await eventually(() => stdout.includes('{') || child.exitCode !== null, 60_000);
+    const seen = JSON.parse(stdout.split('\n').find((l) => l.startsWith('{'))!) as Record<string, string>;
+    expect(seen.api, stderr).toBe('GOT api');
+    for (const t of gained.targets) {
+      expect(seen[t.label], `${t.label} ${t.host}`).toMatch(/^ERR /);
+      // The host itself reaches its listener there: the address is live, it is the sandbox that is refused.
+      expect(await connectText(t.host, anyPort), `${t.label} ${t.host} from the host`).toContain('host-any');
+    }
+    if (nameserver && !blockedAddresses().some((a) => a.startsWith(`${nameserver}/`)) && (await dnsAnswers(nameserver))) expect(seen.dns).toBe('ANSWER');
+  } finally {
+    gained.remove();
+    await new Promise((r) => anySrv.close(r));
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  await eventually(() => child.exitCode !== null || child.signalCode !== null, 5_000);
+  await launcher.release(dir);
+}
+
+/** A DNS query for example.com (id 0x1234), the same for the host and the sandbox. */
+const DNS_QUERY = '123401000001000000000000076578616d706c6503636f6d0000010001';
+
+/** What a TCP listener sends on connect, from the host ('ERR …' if it cannot connect). */
+function connectText(host: string, port: number): Promise<string> {
+  return new Promise((r) => {
+    const s = connect({ host, port, timeout: 3000 }, () => s.write('GET / HTTP/1.0\r\n\r\n'));
+    let got = '';
+    s.on('data', (d: Buffer) => (got += d.toString()));
+    s.on('end', () => r(got));
+    s.on('timeout', () => (r('ERR timeout'), s.destroy()));
+    s.on('error', (e: NodeJS.ErrnoException) => r(`ERR ${e.code}`));
+  });
+}
+
+/** Whether a DNS server answers this host at all (the control for the sandbox's query). */
+function dnsAnswers(server: string): Promise<boolean> {
+  return new Promise((r) => {
+    const s = createSocket(server.includes(':') ? 'udp6' : 'udp4');
+    const t = setTimeout(() => (r(false), s.close()), 3000);
+    s.on('message', () => (clearTimeout(t), r(true), s.close()));
+    s.send(Buffer.from(DNS_QUERY, 'hex'), 53, server);
+  });
+}
 
 async function eventually(ok: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;

@@ -30,6 +30,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { hostGuardTable, installHostGuard } from './host-guard.ts';
 import { allocateUid, readIdentity, writeIdentity } from './identity.ts';
 import { Limits } from './limits.ts';
 import { dropNetwork, NETWORK_SCRIPT, networkArgs, stopPasta, type NetworkTools } from './network.ts';
@@ -119,7 +120,8 @@ export class BubblewrapLauncher implements SandboxLauncher {
       identity = { uid: allocateUid(dirname(dir), this.#o.settings.uidRange) };
       writeIdentity(dir, identity);
     }
-    if (this.#o.network?.pastaUser && identity.netUid === undefined) {
+    // pasta's user, or with pasta as root its group: an id of the range that is the sandbox's network's alone.
+    if (this.#o.network && identity.netUid === undefined) {
       identity = { ...identity, netUid: allocateUid(dirname(dir), this.#o.settings.uidRange) };
       writeIdentity(dir, identity);
     }
@@ -164,7 +166,7 @@ export class BubblewrapLauncher implements SandboxLauncher {
     if (!n) return [];
     if (!req.net) throw new Error('a sandbox with a network of its own needs its agent server port chosen before start');
     const hostPorts = [...new Set([...req.net.hostPorts, ...this.#o.settings.hostPorts])];
-    return networkArgs(n.tools, { dir: req.dir, port: req.net.port, hostPorts, pastaUid: n.pastaUser ? netUid : 0, sh: this.#o.tools.sh });
+    return networkArgs(n.tools, { dir: req.dir, port: req.net.port, hostPorts, pastaUid: n.pastaUser ? netUid : 0, pastaGid: netUid, sh: this.#o.tools.sh });
   }
 
   /** passwd and group with the sandbox's user added, so tools that look the user up (git, ssh, whoami) work. */
@@ -301,7 +303,7 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
         launcher = withNet;
         const extra = settings.hostPorts.length > 0 ? ` and port${settings.hostPorts.length > 1 ? 's' : ''} ${settings.hostPorts.join(', ')}` : '';
         const runs = pastaUser ? 'pasta runs as a user of its own' : `pasta runs as root: as a user of its own ${failure}`;
-        const nat = netTools.ip ? "outbound NAT without the host's own addresses" : "outbound NAT, also to the host's own addresses (install ip, from iproute2, to block them)";
+        const nat = outboundNat(settings.uidRange, netTools.ip !== undefined);
         network = `a network namespace of its own per sandbox (pasta: ${nat}; of the host's loopback only the API${extra} reachable; ${runs})`;
         break;
       }
@@ -310,6 +312,19 @@ export async function createSandboxLauncher(dataDir: string, settings: Isolation
   }
   const r = settings.uidRange;
   return { launcher, isolated: true, summary: `sandbox isolation: on (bubblewrap; a user of its own per sandbox from uids ${r.first}-${r.last}; ${limits.describe()}; ${network}${note})` };
+}
+
+/**
+ * What the outbound NAT keeps sandboxes from, for the start-up line, after installing the host
+ * guard (host-guard.ts) where it can: with it every address of the host, whenever gained; without
+ * it, the routes' snapshot at each start (ip), and the line names what stays open and why.
+ */
+function outboundNat(uids: IsolationSettings['uidRange'], ip: boolean): string {
+  const nft = which('nft');
+  const guardFailure = !nft ? 'nft, from nftables, is not installed' : installHostGuard(nft, uids);
+  if (!guardFailure) return `outbound NAT without the host's own addresses, also those it gains later and IPv6 link-local ones, nor the cloud metadata addresses (nftables table inet ${hostGuardTable(uids)})`;
+  if (!ip) return `outbound NAT, also to the host's own addresses and the cloud metadata addresses (NOT isolated: ${guardFailure}; nor is ip, from iproute2, installed for routes)`;
+  return `outbound NAT without the host's addresses it had when each sandbox started; NOT isolated: addresses it gains later and its IPv6 link-local ones (${guardFailure})`;
 }
 
 /** Starts a throwaway sandbox that checks it can read the agent server's program; the failure, if any. */

@@ -8,12 +8,16 @@
 //    the shell pins to <dir>/userns and <dir>/netns. pasta then needs no root: it joins that user
 //    namespace, where it may configure the network namespace. The sandbox's own user owns neither,
 //    so it gets no capability over its network (it cannot change its routes). Without one, root
-//    makes the namespace and pasta runs as root, as the start-up summary says.
+//    makes the namespace and pasta runs as root, as the start-up summary says; its group is then
+//    still the sandbox's network id of the range, by which host-guard.ts's rule knows its sockets.
 // 2. Routes: `unreachable` for every address of the host but its loopback (the sandbox's own
 //    loopback answers those) and for the cloud metadata addresses. pasta's outbound NAT would
 //    otherwise connect from the host to the host's own addresses, so a service listening on
 //    0.0.0.0 or on eth0 would be reachable from a sandbox. This pasta has no option that refuses
 //    such destinations (`pasta --help`: only --no-map-gw, which covers the gateway address).
+//    The routes are a snapshot and cannot stop scoped link-local connections (fe80::…%eth0):
+//    host-guard.ts's nftables rule is what holds over time; these stay for where it cannot run
+//    (pasta as root, no nft) and as a second layer.
 // 3. pasta: outbound NAT (git clone, npm install), the host's 127.0.0.1:<agent server port>
 //    forwarded in (so `up` reaches the agent server at the same URL) and only the API's loopback
 //    port(s) out to the host's loopback (event sink, model gateway); --no-map-gw keeps the gateway
@@ -88,6 +92,8 @@ export interface NetworkRequest {
   hostPorts: number[];
   /** pasta's own user (0: root). */
   pastaUid: number;
+  /** pasta's group, of the sandbox range also when it runs as root: host-guard.ts tells its sockets by it. */
+  pastaGid: number;
   sh: string;
 }
 
@@ -97,11 +103,11 @@ export function networkArgs(tools: NetworkTools, req: NetworkRequest): string[] 
   dropNetwork(tools.umount, req.dir);
   // pasta writes its pid into this file through an inherited descriptor, as its own user.
   writeFileSync(f.pid, '', { mode: 0o600 });
-  chownSync(f.pid, req.pastaUid, req.pastaUid);
+  chownSync(f.pid, req.pastaUid, req.pastaGid);
   mkdirSync(f.dev, { recursive: true, mode: 0o700 });
   const out = req.hostPorts.length > 0 ? req.hostPorts.join(',') : 'none';
   const t = tools;
-  return [t.pasta, t.unshare, t.nsenter, t.umount, t.mount, t.ip ?? '', t.setpriv, t.sleep, t.cp, t.chown, req.sh, f.netns, f.userns, f.pid, f.log, f.dev, String(req.port), out, String(req.pastaUid), t.ip ? blockedAddresses().join(' ') : ''];
+  return [t.pasta, t.unshare, t.nsenter, t.umount, t.mount, t.ip ?? '', t.setpriv, t.sleep, t.cp, t.chown, req.sh, f.netns, f.userns, f.pid, f.log, f.dev, String(req.port), out, String(req.pastaUid), t.ip ? blockedAddresses().join(' ') : '', String(req.pastaGid)];
 }
 
 /**
@@ -109,7 +115,7 @@ export function networkArgs(tools: NetworkTools, req: NetworkRequest): string[] 
  * pasta forwards TCP only (-u/-U none): DNS goes out through its NAT like any UDP.
  */
 export const NETWORK_SCRIPT = [
-  'p=$1 un=$2 ne=$3 um=$4 mt=$5 ip=$6 sp=$7 sl=$8 cp=$9 ch=${10} sh=${11} ns=${12} us=${13} pf=${14} lg=${15} dv=${16} port=${17} out=${18} pu=${19} block=${20}; shift 20',
+  'p=$1 un=$2 ne=$3 um=$4 mt=$5 ip=$6 sp=$7 sl=$8 cp=$9 ch=${10} sh=${11} ns=${12} us=${13} pf=${14} lg=${15} dv=${16} port=${17} out=${18} pu=${19} block=${20} pg=${21}; shift 21',
   'fail() { echo "agentyard: $1" >&2; "$um" -l "$ns" 2>/dev/null; "$um" -l "$us" 2>/dev/null; exit 125; }',
   'if [ "$pu" = 0 ]; then',
   '  : > "$ns" && "$un" --net="$ns" true || fail "the sandbox network namespace could not be made"',
@@ -123,7 +129,7 @@ export const NETWORK_SCRIPT = [
   // Before pasta and the sandbox: the host's own addresses and the metadata service are unreachable.
   '[ -z "$block" ] || printf "route add unreachable %s\\n" $block | "$ne" --net="$ns" "$ip" -batch - >/dev/null || fail "the host addresses could not be blocked in the sandbox network"',
   'if [ "$pu" = 0 ]; then',
-  '  ( trap "" TERM; exec "$p" -f -q --runas 0 --config-net --no-map-gw --no-netns-quit -t "127.0.0.1/$port" -u none -T "$out" -U none -P "$pf" -l "$lg" --netns "$ns" </dev/null >/dev/null 2>&1 ) &',
+  '  ( trap "" TERM; exec "$p" -f -q --runas "0:$pg" --config-net --no-map-gw --no-netns-quit -t "127.0.0.1/$port" -u none -T "$out" -U none -P "$pf" -l "$lg" --netns "$ns" </dev/null >/dev/null 2>&1 ) &',
   'else',
   '  ( trap "" TERM; exec "$un" -m --propagation private "$sh" -c \'m=$1 c=$2 o=$3 d=$4 u=$5; shift 5; "$m" -t tmpfs -o size=16k,mode=0700 tmpfs "$d" && "$c" -a /dev/net/tun "$d/tun" && "$o" "$u:$u" "$d/tun" && "$m" --bind "$d/tun" /dev/net/tun && exec "$@"\' tun "$mt" "$cp" "$ch" "$dv" "$pu" \\',
   '      "$p" -f -q --runas "$pu:$pu" --config-net --no-map-gw --no-netns-quit -t "127.0.0.1/$port" -u none -T "$out" -U none -P /proc/self/fd/3 -l "$lg" --userns /proc/self/fd/4 --netns /proc/self/fd/5 3>>"$pf" 4<"$us" 5<"$ns" </dev/null >/dev/null 2>&1 ) &',

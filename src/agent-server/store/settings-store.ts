@@ -1,0 +1,163 @@
+// What the agent server keeps for its clients beside conversations: the named secrets of
+// /api/settings/secrets and the GUI's saved workspaces. Both live in the server's one SQLite file,
+// so they survive a restart like everything else.
+//
+// Decision (as for conversation secrets, secrets.ts): a secret value reaches the disk only sealed
+// with the server's secret key (OH_SECRET_KEY; the runtimes always set one). Without a key the
+// values are kept in memory and forgotten on restart (said once in the log), never written in
+// plain text: OpenHands would write them in plain text, and the data dir may sit in the workspace.
+import type { WorkspaceItem, WorkspaceParentItem, WorkspacesListResponse } from '../../api/agent-server/settings.ts';
+import type { Logger } from '../../util/log.ts';
+import type { SecretSealer } from '../secrets.ts';
+import type { Db } from './db.ts';
+
+export interface StoredSecret {
+  name: string;
+  description: string | null;
+}
+
+/** The sealing context binds a sealed value to its name: a row renamed or copied elsewhere won't open. */
+const sealContext = (name: string) => `settings-secret:${name}`;
+
+export class SettingsSecretStore {
+  readonly #db: Db;
+  readonly #log: Logger;
+  #sealer: SecretSealer | undefined;
+  /** Values and descriptions while there is no secret key. */
+  readonly #memory = new Map<string, { value: string; description: string | null }>();
+
+  constructor(db: Db, sealer: SecretSealer | undefined, log: Logger) {
+    this.#db = db;
+    this.#sealer = sealer;
+    this.#log = log;
+  }
+
+  /** In the order first written (as OpenHands lists them), without values. */
+  list(): StoredSecret[] {
+    if (!this.#sealer) return [...this.#memory].map(([name, s]) => ({ name, description: s.description }));
+    return this.#db.prepare('SELECT name, description FROM settings_secrets ORDER BY rowid').all() as StoredSecret[];
+  }
+
+  /** Undefined when there is no such secret, or when its stored value cannot be opened (the key changed). */
+  get(name: string): string | undefined {
+    if (!this.#sealer) return this.#memory.get(name)?.value;
+    const row = this.#db.prepare('SELECT sealed FROM settings_secrets WHERE name = ?').get(name) as { sealed: string } | undefined;
+    if (!row) return undefined;
+    const opened = this.#sealer.open(row.sealed, sealContext(name))?.secrets[name];
+    if (opened === undefined) this.#log.warn({ secretName: name }, 'cannot open a stored secret (OH_SECRET_KEY changed?)');
+    return opened;
+  }
+
+  put(name: string, value: string, description: string | null): void {
+    if (!this.#sealer) {
+      this.#memory.set(name, { value, description });
+      return;
+    }
+    this.#db
+      .prepare('INSERT INTO settings_secrets (name, description, sealed, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET description = excluded.description, sealed = excluded.sealed, updated_at = excluded.updated_at')
+      .run(name, description, this.#sealer.seal({ secrets: { [name]: value } }, sealContext(name)), new Date().toISOString());
+  }
+
+  /** False when there was no such secret. */
+  delete(name: string): boolean {
+    if (!this.#sealer) return this.#memory.delete(name);
+    return this.#db.prepare('DELETE FROM settings_secrets WHERE name = ?').run(name).changes > 0;
+  }
+
+  /**
+   * A hand-over brings the key the runtime will start this server with from now on: every stored
+   * value is sealed again with it (and values held in memory for want of a key are written), so
+   * the next start can open them. A value the old key cannot open is dropped, with a warning.
+   */
+  setSealer(next: SecretSealer): void {
+    const values = new Map<string, { value: string; description: string | null }>();
+    for (const { name, description } of this.list()) {
+      const value = this.get(name);
+      if (value !== undefined) values.set(name, { value, description });
+    }
+    this.#sealer = next;
+    this.#db.transaction(() => {
+      this.#db.prepare('DELETE FROM settings_secrets').run();
+      for (const [name, s] of values) this.put(name, s.value, s.description);
+    })();
+    this.#memory.clear();
+  }
+}
+
+interface WorkspacesDoc {
+  workspaces: { id: string; name: string; path: string; parentPath?: string }[];
+  workspace_parents: WorkspaceParentItem[];
+}
+
+/** The GUI's saved workspaces and workspace parents, deduplicated by path, in the order added. */
+export class WorkspacesStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  load(): WorkspacesListResponse {
+    const doc = this.#read();
+    return { workspaces: doc.workspaces, workspaceParents: doc.workspace_parents };
+  }
+
+  addWorkspaces(items: WorkspaceItem[]): WorkspacesListResponse {
+    return this.#update((doc) => {
+      const seen = new Set(doc.workspaces.map((w) => w.path));
+      for (const w of items) {
+        if (seen.has(w.path)) continue;
+        seen.add(w.path);
+        const parentPath = w.parentPath ?? w.parent_path ?? undefined;
+        doc.workspaces.push({ id: w.id, name: w.name, path: w.path, ...(parentPath !== undefined && parentPath !== null ? { parentPath } : {}) });
+      }
+    });
+  }
+
+  addParents(items: WorkspaceParentItem[]): WorkspacesListResponse {
+    return this.#update((doc) => {
+      const seen = new Set(doc.workspace_parents.map((p) => p.path));
+      for (const p of items) {
+        if (seen.has(p.path)) continue;
+        seen.add(p.path);
+        doc.workspace_parents.push({ id: p.id, name: p.name, path: p.path });
+      }
+    });
+  }
+
+  /** False when no workspace had that path. */
+  removeWorkspace(path: string): boolean {
+    let removed = false;
+    this.#update((doc) => {
+      const kept = doc.workspaces.filter((w) => w.path !== path);
+      removed = kept.length !== doc.workspaces.length;
+      doc.workspaces = kept;
+    });
+    return removed;
+  }
+
+  removeParent(path: string): boolean {
+    let removed = false;
+    this.#update((doc) => {
+      const kept = doc.workspace_parents.filter((p) => p.path !== path);
+      removed = kept.length !== doc.workspace_parents.length;
+      doc.workspace_parents = kept;
+    });
+    return removed;
+  }
+
+  #read(): WorkspacesDoc {
+    const row = this.#db.prepare("SELECT json FROM settings_documents WHERE name = 'workspaces'").get() as { json: string } | undefined;
+    return row ? (JSON.parse(row.json) as WorkspacesDoc) : { workspaces: [], workspace_parents: [] };
+  }
+
+  /** Read, change and write in one transaction (better-sqlite3 is synchronous: no request interleaves). */
+  #update(change: (doc: WorkspacesDoc) => void): WorkspacesListResponse {
+    return this.#db.transaction(() => {
+      const doc = this.#read();
+      change(doc);
+      this.#db.prepare("INSERT INTO settings_documents (name, json) VALUES ('workspaces', ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json").run(JSON.stringify(doc));
+      return { workspaces: doc.workspaces, workspaceParents: doc.workspace_parents };
+    })();
+  }
+}
