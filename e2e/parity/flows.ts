@@ -10,7 +10,8 @@ import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
 import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
-import { KEY, type Side } from './servers.ts';
+import { KEY, SECRET_KEY, type Side } from './servers.ts';
+import { PROFILE_FLOWS } from './flows-profiles.ts';
 
 export type View = Record<string, unknown>;
 export type Flow = (s: Side) => Promise<View>;
@@ -782,10 +783,12 @@ export const FLOWS: Record<string, Flow> = {
       status: await r('GET', {}),
       no_key: await r('POST', {}),
       wrong_key: await r('POST', { 'x-init-api-key': 'wrong' }),
-      // Without OH_SECRET_KEY, both take the first session key as the init key.
+      // Both run with OH_SECRET_KEY (servers.ts): it is the init key, not the session key.
       session_key: await r('POST', { 'x-init-api-key': KEY }),
+      secret_key: await r('POST', { 'x-init-api-key': SECRET_KEY }),
     };
   },
+  ...PROFILE_FLOWS,
 };
 
 /**
