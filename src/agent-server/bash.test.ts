@@ -26,6 +26,8 @@ describe('/api/bash', () => {
     expect(res.body.id).toMatch(HEX);
     expect(res.body.command_id).toMatch(HEX);
     expect(res.body.order).toBeGreaterThan(100);
+    // The whole output, every chunk joined (OpenHands 1.58), not only the last chunk's.
+    expect(res.body.stdout).toBe(Array.from({ length: 150 }, (_, i) => `${String(i + 1).padStart(99, '0')}\n`).join('') + 'tail-line\n');
     const all = [];
     for (let page: string | null = null; ; ) {
       const q: string = `command_id__eq=${res.body.command_id}&kind__eq=BashOutput&limit=100${page ? `&page_id=${page}` : ''}`;

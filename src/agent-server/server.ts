@@ -14,6 +14,7 @@ import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
 import { BashService } from './bash/service.ts';
 import { BashEventStore } from './bash/store.ts';
+import { ConversationBash } from './bash/conversation-bash.ts';
 import { EventBus } from './conversation/bus.ts';
 import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
@@ -22,8 +23,12 @@ import { SecretSealer } from './secrets.ts';
 import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
+import { ProfileStore } from './store/profile-store.ts';
+import { AgentProfileStore } from './store/agent-profile-store.ts';
+import { launchFromProfile } from './conversation/launch-profile.ts';
 import { openDatabase } from './store/db.ts';
-import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { defaultSettings } from './settings-doc.ts';
 import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
@@ -143,6 +148,11 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
   const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
   const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
+  const settingsDoc = new SettingsDocStore(db, sealer, log.child({ part: 'settings' }), () => defaultSettings(opts.llmDefaults?.model));
+  // LLM profiles (keys sealed like the settings secrets, and sealed again at a hand-over), and the
+  // agent profiles that name them.
+  const profiles = new ProfileStore(db, sealer, { connections: providerConnections });
+  const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
   service = new ConversationService({
     lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
@@ -169,6 +179,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     llmDefaults: opts.llmDefaults,
     sealer,
     transaction: (fn) => db.transaction(fn)(),
+    launchProfile: (req) => launchFromProfile(req, { agentProfiles, profiles, mcpServers: () => settingsDoc.load().agent_settings.mcp_config }),
     ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
@@ -181,14 +192,17 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   let initKeys = opts.secretKey ? new SessionKeys([opts.secretKey]) : keys;
   const bashStore = new BashEventStore(db);
   const conversationService = service;
+  const allSecrets = () => Object.assign({}, ...conversationService.all().map((rt) => rt.secrets)) as Record<string, string>;
   const bash = new BashService({
     store: bashStore,
     workspaceDir,
     // One-shot commands belong to no conversation: every loaded conversation's secrets are masked.
-    secrets: () => Object.assign({}, ...conversationService.all().map((rt) => rt.secrets)) as Record<string, string>,
+    secrets: allSecrets,
     log: log.child({ part: 'bash' }),
     ...opts.tuning?.bash,
   });
+  const conversationBash = new ConversationBash({ db, log: log.child({ part: 'bash' }), secrets: allSecrets, ...(opts.tuning?.bash ? { tuning: opts.tuning.bash } : {}) });
+  service.onDeleted((id) => conversationBash.drop(id));
   const app = createApp({
     service,
     events,
@@ -196,7 +210,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     log,
     onActivity,
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
-    bash: { service: bash, store: bashStore },
+    bash: { service: bash, store: bashStore, forConversation: (rt) => conversationBash.of(rt) },
+    profiles,
+    agentProfiles,
+    db,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
@@ -206,11 +223,14 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       secrets: settingsSecrets,
       workspaces: new WorkspacesStore(db),
       providerConnections,
+      document: settingsDoc,
       initKeys: () => initKeys,
       onHandOver: (req) => {
         if (!req.secret_key) return;
         settingsSecrets.setSealer(new SecretSealer(req.secret_key));
         providerConnections.setSealer(new SecretSealer(req.secret_key));
+        settingsDoc.setSealer(new SecretSealer(req.secret_key));
+        profiles.setSealer(new SecretSealer(req.secret_key));
         initKeys = new SessionKeys([req.secret_key]);
       },
     },
@@ -251,6 +271,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       await sockets.close();
       await bashSockets.close();
       await bash.close();
+      await conversationBash.close();
       await service.close(opts.tuning?.runGraceMs ?? 10_000);
       await pusher?.close();
       server.closeAllConnections();

@@ -20,7 +20,7 @@ describe('POST /api/file/upload', () => {
     const bytes = randomBytes(3 * 1024 * 1024 + 17); // several MiB, every byte value
     const target = join(t.dir.path, 'workspace', 'deep', 'er', 'blob.bin');
     const res = await upload(`/api/file/upload?path=${encodeURIComponent(target)}`, bytes);
-    expect(res).toEqual({ status: 200, body: { success: true } });
+    expect(res).toEqual({ status: 200, body: { success: true, file_size: bytes.length } });
     expect(Buffer.compare(readFileSync(target), bytes)).toBe(0);
     const down = await fetch(`${t.s.url}/api/file/download?path=${encodeURIComponent(target)}`, { headers: { 'x-session-api-key': TEST_KEY } });
     expect(down.status).toBe(200);

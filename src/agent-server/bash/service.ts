@@ -70,6 +70,33 @@ export class BashService {
     return this.start(req).done;
   }
 
+  /** The directory commands run in when the request names none (relative `cwd`s are taken inside it). */
+  get workspaceDir(): string {
+    return this.#o.workspaceDir;
+  }
+
+  /**
+   * Stops a running command as a timeout does (SIGTERM to its group, SIGKILL after the grace) and
+   * waits for its final output to be recorded. False when no command with this id is running.
+   */
+  async stop(commandId: string): Promise<boolean> {
+    const run = this.#running.get(commandId);
+    if (!run) return false;
+    this.#signal(run.pid, 'SIGTERM');
+    const grace = this.#o.killGraceMs ?? 1000;
+    let timer: NodeJS.Timeout | undefined;
+    const killed = new Promise<void>((ok) => {
+      timer = setTimeout(() => {
+        this.#signal(run.pid, 'SIGKILL');
+        ok();
+      }, grace);
+    });
+    await Promise.race([run.done, killed]);
+    clearTimeout(timer);
+    await run.done;
+    return true;
+  }
+
   /** Kills what still runs (their final outputs are recorded) and stops publishing. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -26,6 +26,8 @@ export interface ServiceOptions {
   maxConcurrentRuns?: number;
   /** Answers a LookupSecret addressed to this server (secret-lookup.ts): value, null (no such secret), undefined (not ours). */
   lookupSecret?: (src: LookupSecret) => string | null | undefined;
+  /** A start request naming an agent profile made into one with its agent (absent: such requests are refused). */
+  launchProfile?(req: StartConversationRequest): StartConversationRequest;
 }
 
 /** OpenHands' default max_concurrent_runs. */
@@ -87,6 +89,7 @@ export class ConversationService {
   readonly #loaded = new Map<string, ConversationRuntime>();
   /** Run slots claimed by callers that are about to start a run (see reserveRunSlot). */
   #reserved = 0;
+  readonly #onDeleted: ((conversationId: string) => Promise<void>)[] = [];
 
   constructor(o: ServiceOptions) {
     this.#o = o;
@@ -141,7 +144,8 @@ export class ConversationService {
     const existing = this.#loaded.get(id);
     if (existing) return { info: existing.info(), created: false };
     if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
-    if (!req.agent) throw new NotImplemented('agent_settings and agent_profile_id are not supported by this agent server; send `agent`');
+    if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
+    if (!req.agent) throw new NotImplemented('agent_settings is not supported by this agent server; send `agent` or `agent_profile_id`');
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
     if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {
@@ -389,9 +393,15 @@ export class ConversationService {
     }
     this.#loaded.delete(rt.conversationId);
     await rt.close({ deleted: true });
+    await Promise.all(this.#onDeleted.map((fn) => fn(rt.conversationId)));
     this.#o.ctx.bus.end(rt.conversationId);
     this.#o.conversations.update(rt.conversationId, { deletedAt: new Date().toISOString() }, new Date().toISOString());
     this.#o.ctx.onChanged(rt.conversationId);
+  }
+
+  /** `fn` runs at each deletion, once the agent is stopped (what else the conversation owned goes with it). */
+  onDeleted(fn: (conversationId: string) => Promise<void>): void {
+    this.#onDeleted.push(fn);
   }
 
   /** Whether any conversation, live or being deleted, was ever created here. */

@@ -16,7 +16,8 @@ const isNode = (e: Event) => e.kind !== 'ConversationStateUpdateEvent';
  * whole log (no navigation ever), that is the log itself.
  */
 export function activeBranch(log: readonly Event[], leaf: string | null): Event[] {
-  if (leaf === null) return [];
+  // No early return for a null leaf: state updates recorded before the first node (a switch_llm
+  // before the first message) hang on the root and stay on every branch.
   const parentOf = new Map<string, string | null>();
   let previous: string | null = null;
   for (const e of log) {

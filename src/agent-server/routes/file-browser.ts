@@ -34,9 +34,27 @@ async function subdirectories(dir: string, includeHidden: boolean): Promise<{ na
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-export function fileBrowserRoutes(workspaceDir: string): Router {
+/** `discovery: false`: only create_directory (a conversation's runtime routes have no picker helpers, as in OpenHands). */
+export function fileBrowserRoutes(workspaceDir: string, { discovery = true } = {}): Router {
   const r = new Router({ prefix: '/file' });
+  if (discovery) addPickerRoutes(r, workspaceDir);
+  r.post('/create_directory', validate({ query: PathQuery }), async (ctx) => {
+    const path = requireAbsolute((ctx.state['query'] as PathQuery).path);
+    try {
+      await mkdir(path, { recursive: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST' || code === 'ENOTDIR') throw new BadRequest(`Cannot create ${path}: it or a parent of it is a file`);
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw new Forbidden(`Cannot create ${path}: permission denied`);
+      throw err;
+    }
+    ctx.body = { success: true };
+  });
 
+  return r;
+}
+
+function addPickerRoutes(r: Router, workspaceDir: string): void {
   // Where a picker starts: the home directory with its top-level directories as favorites, and
   // the places that matter here (this server's workspace, the file system root) as locations.
   r.get('/home', validate({ query: HomeQuery }), async (ctx) => {
@@ -64,19 +82,4 @@ export function fileBrowserRoutes(workspaceDir: string): Router {
     const limit = q.limit ?? 100;
     ctx.body = { items: rest.slice(0, limit), next_page_id: rest.length > limit ? rest[limit]!.name : null };
   });
-
-  r.post('/create_directory', validate({ query: PathQuery }), async (ctx) => {
-    const path = requireAbsolute((ctx.state['query'] as PathQuery).path);
-    try {
-      await mkdir(path, { recursive: true });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST' || code === 'ENOTDIR') throw new BadRequest(`Cannot create ${path}: it or a parent of it is a file`);
-      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw new Forbidden(`Cannot create ${path}: permission denied`);
-      throw err;
-    }
-    ctx.body = { success: true };
-  });
-
-  return r;
 }

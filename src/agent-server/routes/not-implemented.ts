@@ -8,35 +8,16 @@ import { withConversationIdParam } from '../http/validate.ts';
 type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
-  ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
-  ['get', '/conversations/:conversation_id/workspace{/*file_path}', 'Serving the conversation workspace as static files (use /api/file/download)'],
-  ['get', '/file/archive', 'Workspace archives'],
-  ['all', '/vscode{/*rest}', 'VS Code in the sandbox'],
-  ['all', '/desktop{/*rest}', 'A remote desktop in the sandbox'],
-  // /api/settings/secrets is built (routes/settings.ts); the stored agent and conversation settings are not.
-  ['all', '/settings', 'Agent server settings (configure the conversation in its start request)'],
-  ['get', '/settings/agent-schema', 'Agent server settings (configure the conversation in its start request)'],
-  ['get', '/settings/conversation-schema', 'Agent server settings (configure the conversation in its start request)'],
-  ['all', '/settings/mcp/:settings_key', 'MCP servers in the agent server settings (give MCP servers in agent.mcp_config)'],
-  ['all', '/profiles{/*rest}', 'LLM profiles'],
-  ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
-  ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
+  ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
+  ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
+  ['post', '/agent-profiles/:name/materialize', 'The launch preview of an agent profile'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
   ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
   ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
   // OpenHands 1.58
-  ['all', '/conversations/:conversation_id/bash{/*rest}', 'Per-conversation runtimes (use /api/bash)'],
-  ['all', '/conversations/:conversation_id/file{/*rest}', 'Per-conversation runtimes (use /api/file)'],
-  ['all', '/conversations/:conversation_id/git{/*rest}', 'Per-conversation runtimes (use /api/git)'],
-  ['all', '/conversations/:conversation_id/vscode{/*rest}', 'VS Code in the sandbox'],
-  ['all', '/conversations/:conversation_id/runtime{/*rest}', 'Per-conversation runtimes'],
-  ['get', '/tools/catalog', 'The tool catalog (GET /api/tools/ lists the tools)'],
-  ['post', '/bash/bash_commands/:command_id/stop', 'Stopping a background command'],
-  ['get', '/git/repositories/search', 'Repository search'],
   ['all', '/acp{/*rest}', 'ACP agents'],
-  ['all', '/meta-profiles{/*rest}', 'Meta profiles'],
 ];
 
 /**

@@ -42,4 +42,23 @@ describe('usable tools', () => {
     expect(tools).toEqual(BASE);
     expect(info.some((t) => t.startsWith('browser'))).toBe(false);
   });
+
+  it('describes the selectable ones in /api/tools/catalog, the browser usable only with a browser', async () => {
+    for (const [chromium, browserUsable] of [[process.execPath, true], [join('/nonexistent', 'chromium'), false]] as const) {
+      const { tools } = await listings(chromium);
+      const catalog = await s!.api('/api/tools/catalog');
+      expect(catalog.status).toBe(200);
+      const byName = Object.fromEntries(catalog.body.tools.map((e: any) => [e.name, e]));
+      expect(Object.keys(byName)).toEqual(['terminal', 'file_editor', 'task_tracker', 'glob', 'grep', 'task_tool_set', 'browser_tool_set']);
+      expect(byName.browser_tool_set).toMatchObject({ usable: browserUsable, user_selectable: true, in_default_set: false });
+      expect(catalog.body.tools.filter((e: any) => e.in_default_set).map((e: any) => e.name)).toEqual(['terminal', 'file_editor']);
+      // Every usable catalog entry is a tool this server lists.
+      for (const e of catalog.body.tools) if (e.usable) expect(tools).toContain(e.name);
+      for (const e of catalog.body.tools) expect(e.description.length).toBeGreaterThan(10);
+      await s!.close();
+      s = undefined;
+      dir!.remove();
+      dir = undefined;
+    }
+  });
 });

@@ -27,8 +27,8 @@ function mapFsError(err: unknown, path: string): unknown {
   return err;
 }
 
-/** Streams the request's `file` field to `target`. */
-async function receive(ctx: Context, target: string): Promise<void> {
+/** Streams the request's `file` field to `target`; the number of bytes written. */
+async function receive(ctx: Context, target: string): Promise<number> {
   if (!ctx.is('multipart/form-data')) throw missingFile();
   try {
     await mkdir(dirname(target), { recursive: true });
@@ -37,6 +37,7 @@ async function receive(ctx: Context, target: string): Promise<void> {
   }
   const tmp = join(dirname(target), `.${basename(target)}.upload-${randomBytes(6).toString('hex')}`);
   let writing: Promise<unknown> | undefined;
+  let size = 0;
   try {
     await new Promise<void>((resolve, reject) => {
       const bb = busboy({ headers: ctx.req.headers, limits: { files: 1 } });
@@ -45,6 +46,7 @@ async function receive(ctx: Context, target: string): Promise<void> {
           stream.resume(); // not ours: drained and dropped
           return;
         }
+        stream.on('data', (chunk: Buffer) => (size += chunk.length));
         writing = pipeline(stream, createWriteStream(tmp)).then(
           () => undefined,
           (err: unknown) => err,
@@ -61,6 +63,7 @@ async function receive(ctx: Context, target: string): Promise<void> {
     await rename(tmp, target).catch((err: unknown) => {
       throw mapFsError(err, target);
     });
+    return size;
   } catch (err) {
     await writing?.catch(() => undefined);
     await rm(tmp, { force: true });
@@ -73,18 +76,18 @@ function absolute(path: unknown, what: string): string {
   return requireAbsolute(path, what);
 }
 
-export function uploadRoutes(): Router {
+/** `legacy: false`: the query form only (a conversation's runtime routes, as in OpenHands 1.58). */
+export function uploadRoutes({ legacy = true } = {}): Router {
   const r = new Router({ prefix: '/file' });
   r.post('/upload', async (ctx) => {
-    await receive(ctx, absolute(ctx.query['path'], 'path'));
-    ctx.body = { success: true };
+    // OpenHands 1.58's FileUploadResult: the bytes written too.
+    ctx.body = { success: true, file_size: await receive(ctx, absolute(ctx.query['path'], 'path')) };
   });
   // Older clients put the path in the URL: /api/file/upload//workspace/a.txt (or without the
   // doubled slash: a URL path is rooted either way).
-  r.post('/upload/*path', async (ctx) => {
+  if (legacy) r.post('/upload/*path', async (ctx) => {
     const raw = ctx.params['path'] ?? '';
-    await receive(ctx, absolute(raw.startsWith('/') ? raw : `/${raw}`, 'The path'));
-    ctx.body = { success: true };
+    ctx.body = { success: true, file_size: await receive(ctx, absolute(raw.startsWith('/') ? raw : `/${raw}`, 'The path')) };
   });
   return r;
 }

@@ -65,9 +65,10 @@ export async function gitDiff(path: string, ref?: string): Promise<{ modified: s
   return { modified, original };
 }
 
-export function workspaceRoutes(): Router {
+/** `legacy: false`: the query forms only (a conversation's runtime routes, as in OpenHands 1.58). */
+export function workspaceRoutes({ legacy: withLegacy = true } = {}): Router {
   const r = new Router();
-  for (const legacy of [false, true]) {
+  for (const legacy of withLegacy ? [false, true] : [false]) {
     const suffix = legacy ? '/*path' : '';
     r.get(`/file/download${suffix}`, (ctx) => {
       const { path } = pathOf(ctx, legacy);
