@@ -59,11 +59,6 @@ export const DELIBERATE: Record<string, string> = {
   'canvas_app_backends.installed':
     'Listing installed Canvas extensions: OpenHands answers an empty list (200); ours 501, since none can be installed here ' +
     '(canvas_app_backends.session): an empty list would suggest that installing one is possible.',
-  'llm_profiles.activated':
-    'Activating a profile: OpenHands also copies its LLM into the agent settings of /api/settings, which this agent server does ' +
-    'not keep (a conversation is configured by its start request; /api/settings answers 501). Ours records the active profile ' +
-    'and answers `llm_applied: false` with the message OpenHands gives when its settings have no LLM to update, rather than ' +
-    'claim a change that did not happen.',
   'llm_profiles.expose_plaintext':
     '`X-Expose-Secrets: plaintext` (or `encrypted`) on GET /api/profiles/{name}: OpenHands returns the stored API key; ours ' +
     'answers 403: secrets are never returned by agentyard (service rule), the key is used only where the profile sends it ' +

@@ -133,7 +133,18 @@ export function createApp(d: AppDeps): Koa {
       profileLlm: (name) => d.profiles.runnable(name),
       activeAgentProfileId: () => d.agentProfiles.activeId(),
       activateAgentProfile: (id) => (d.agentProfiles.byId(id) ? (d.agentProfiles.activate(id), true) : false),
-    }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({ store: d.profiles, agentProfiles: d.agentProfiles, service: d.service, log: d.log }), agentProfileRoutes(d.agentProfiles), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
+    }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
+      store: d.profiles,
+      agentProfiles: d.agentProfiles,
+      service: d.service,
+      log: d.log,
+      activate: (name) =>
+        d.settings.document.update((doc) => {
+          const p = d.profiles.runnable(name)!;
+          doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
+          d.profiles.setActiveProfile(name);
+        }),
+    }), agentProfileRoutes(d.agentProfiles), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

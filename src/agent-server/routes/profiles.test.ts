@@ -49,7 +49,9 @@ describe('/api/profiles', () => {
     // `foo.json` addresses profile `foo`, as in OpenHands.
     expect((await s.api('/api/profiles/fast.json')).body.config.model).toBe('openai/fast');
 
-    expect(await s.api('/api/profiles/fast/activate', { method: 'POST' })).toEqual({ status: 200, body: { name: 'fast', message: "Profile 'fast' activated", llm_applied: false } });
+    expect(await s.api('/api/profiles/fast/activate', { method: 'POST' })).toEqual({ status: 200, body: { name: 'fast', message: "Profile 'fast' activated and applied to current settings", llm_applied: true } });
+    // Its LLM is now the stored settings' LLM (what the SDK's get_llm() reads), the key masked.
+    expect((await s.api('/api/settings')).body.agent_settings.llm).toMatchObject({ model: 'openai/fast', base_url: 'http://127.0.0.1:9/v1', api_key: '**********' });
     expect(await s.api('/api/profiles/fast/rename', { method: 'POST', body: { new_name: 'quick' } })).toEqual({ status: 200, body: { name: 'quick', message: "Profile 'fast' renamed to 'quick'" } });
     expect((await s.api('/api/profiles')).body.active_profile).toBe('quick');
     expect((await s.api('/api/profiles/quick/rename', { method: 'POST', body: { new_name: 'quick' } })).body.message).toBe("Profile 'quick' unchanged (same name)");

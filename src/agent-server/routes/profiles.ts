@@ -61,7 +61,14 @@ export function checkBaseUrl(llm: LLM, loc: (string | number)[]): void {
   }
 }
 
-export function profileRoutes(o: { store: ProfileStore; agentProfiles: AgentProfileStore; service: ConversationService; log: Logger }): Router {
+export function profileRoutes(o: {
+  store: ProfileStore;
+  agentProfiles: AgentProfileStore;
+  service: ConversationService;
+  log: Logger;
+  /** Makes the profile the active one and copies its LLM into the stored settings (/api/settings), in one transaction. */
+  activate?: (name: string) => void;
+}): Router {
   const { store, agentProfiles, service, log } = o;
   const router = withConversationIdParam(new Router());
 
@@ -127,15 +134,16 @@ export function profileRoutes(o: { store: ProfileStore; agentProfiles: AgentProf
     ctx.body = body;
   });
 
-  // OpenHands also copies the LLM into its agent settings (/api/settings), which this agent server
-  // does not keep (501): what activation does here is record the active profile, and llm_applied
-  // says so, as OpenHands does when its settings have no LLM to update.
+  // As OpenHands: the profile becomes the active one and its LLM (with its key) the stored agent
+  // settings' LLM, which the SDK's RemoteWorkspace.get_llm() reads back.
   router.post('/profiles/:name/activate', async (ctx) => {
     const name = nameOf(ctx);
     // A key this server cannot open, or a provider connection that is gone, is refused now, not at first use.
     if (!store.runnable(name)) throw new NotFound(`Profile '${name}' not found`);
-    store.setActiveProfile(name);
-    const body: ActivateProfileResponse = { name, message: `Profile '${name}' activated`, llm_applied: false };
+    if (o.activate) o.activate(name);
+    else store.setActiveProfile(name);
+    const applied = o.activate !== undefined;
+    const body: ActivateProfileResponse = { name, message: applied ? `Profile '${name}' activated and applied to current settings` : `Profile '${name}' activated`, llm_applied: applied };
     ctx.body = body;
   });
 
