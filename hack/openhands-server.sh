@@ -11,6 +11,9 @@
 set -euo pipefail
 
 OPENHANDS_VERSION=${OPENHANDS_VERSION:-1.58.2}
+# openhands-sdk accepts a range of litellm releases; pinned so that a fresh virtualenv lists the same LLM
+# models as src/agent-server/llm/catalog.gen.json (generated from this one: hack/gen-llm-catalog.py).
+LITELLM_VERSION=${LITELLM_VERSION:-1.105.7}
 CACHE=${AGENTYARD_CACHE:-$HOME/.cache/agentyard}
 VENV="$CACHE/venv/openhands-agent-server-$OPENHANDS_VERSION"
 BIN="$VENV/bin/agent-server"
@@ -30,7 +33,7 @@ main() {
     rm -rf "$VENV"
     "$py" -m venv "$VENV" >&2 || die "$py -m venv failed"
     "$VENV/bin/pip" install -q --disable-pip-version-check \
-      "openhands-agent-server==$OPENHANDS_VERSION" "openhands-sdk==$OPENHANDS_VERSION" "openhands-tools==$OPENHANDS_VERSION" >&2 \
+      "openhands-agent-server==$OPENHANDS_VERSION" "openhands-sdk==$OPENHANDS_VERSION" "openhands-tools==$OPENHANDS_VERSION" "litellm==$LITELLM_VERSION" >&2 \
       || { rm -rf "$VENV"; die "pip install openhands-agent-server==$OPENHANDS_VERSION failed"; }
   fi
   [[ -x "$BIN" ]] || die "$BIN is missing after the install"

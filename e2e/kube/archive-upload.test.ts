@@ -18,6 +18,7 @@ import { loadRuntimeAddressing } from '../../src/runtime/kubernetes/addressing.t
 import { ARCHIVE_UPLOAD_DEADLINE_SECONDS, pvcName } from '../../src/runtime/kubernetes/desired.ts';
 import { KubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.ts';
 import { seaweedBinary, startSeaweed, type SeaweedServer } from '../../src/testing/seaweedfs/server.ts';
+import { eventually } from '../embedded/harness.ts';
 import { kubeBinDir, startTestCluster, type TestCluster } from './cluster.ts';
 import { NodeAgent, TEST_IMAGE } from './node-agent.ts';
 
@@ -31,6 +32,9 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
   let objects: S3ObjectStore;
   let runtime: KubernetesRuntime;
   let core: CoreV1Api;
+  // The sandboxes the runtime's Pod watch poked (the controller reconciles each at once).
+  const poked: string[] = [];
+  const watching = new AbortController();
   const work = mkdtempSync(join(tmpdir(), 'agentyard-archive-'));
 
   beforeAll(async () => {
@@ -49,12 +53,17 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
       storageClass: 'standard',
       addressing: loadRuntimeAddressing({ RUNTIME_BASE_URL: 'sandboxes.test' }),
       archiveUploadUrl: (key) => objects.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS),
+      // Two attempts per run of the Pod's container, not the CLI's 8 over ~35 s: the outage test
+      // waits for a failed run (exit 1) and the kubelet's restart before the store comes back.
+      archiveUploadAttempts: 2,
       // conv-a is a live conversation placed on the sandbox; conv-b is not (deleted, or another sandbox's).
       conversationFiles: { objects, keep: async (id, sandbox) => id === `${sandbox}-conv-a` },
     });
+    void runtime.watch((ref) => poked.push(ref.name), watching.signal);
   }, 120_000);
 
   afterAll(async () => {
+    watching.abort();
     await agent?.stop();
     await cluster?.stop();
     objects?.close();
@@ -110,6 +119,9 @@ describe.skipIf(!kubeBinDir() || !weed)('workspace archives into the object stor
     expect(await objects.list('internal/conversation-files/')).toEqual([]);
     const pvc = await core.readNamespacedPersistentVolumeClaim({ name: pvcName('up'), namespace: NS }).catch(() => undefined);
     expect(pvc === undefined || pvc.metadata?.deletionTimestamp !== undefined).toBe(true);
+    // The archive Pod's changes poke its sandbox (this one has no agent-server Pod: nothing else can),
+    // so the controller's next delete() comes as the archive ends, not after its retry backoff.
+    await eventually(async () => (poked.includes('up') ? true : undefined), 'the archive Pod to poke sandbox up', 10_000);
   }, 120_000);
 
   it('with the store down the upload is retried and the workspace kept until it is stored', async () => {

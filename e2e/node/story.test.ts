@@ -79,7 +79,10 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
       'values.yaml',
       JSON.stringify({
         ...nodeChartValues(DOMAIN, image.ref, llm.url),
-        controller: { replicas: 2 },
+        // A shorter Lease than the chart's 15 s: the SIGKILL step below waits for the dead leader's
+        // Lease to expire before the other replica takes over. Still duration > renew deadline >
+        // retry, with seconds of margin for renewals on a loaded machine.
+        controller: { replicas: 2, lease: { durationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1 } },
         uninstall: { deleteArchives: true },   // the last step wants nothing left in the sandbox namespace
       }),
     );

@@ -39,11 +39,43 @@ export const DELIBERATE: Record<string, string> = {
   'provider_connections.refusals':
     'An empty PATCH and `api_key: null` on a provider connection: both answer 422 with the same sentence; ours located (`["body"]`, ' +
     '`["body", "api_key"]`) as every other 422 of both servers, where OpenHands answers a bare string `detail` (as settings_secrets.refusals).',
+  'settings_document.conversation_schema':
+    "The conversation settings form has no `runtime` section (default_runtime, worktree_*, container_*): this agent server runs " +
+    'every conversation in its own workspace (the sandbox is the runtime; no Docker or worktree runtimes), so these would be ' +
+    'settings that change nothing, and PATCH refuses them (422) rather than store them unapplied.',
+  'settings_document.encrypted':
+    "`X-Expose-Secrets: encrypted` answers OpenHands' Fernet tokens for a client to send back with `secrets_encrypted`, which " +
+    'this agent server does not take either (501 there too): a 501 says so, where answering tokens would invite a start request ' +
+    'that is then refused.',
+  'settings_document.masked_key_saved_back':
+    'A settings form that saves back what GET showed it sends the masked key (`**********`): ours keeps the stored key, OpenHands ' +
+    'drops it (api_key null, llm_api_key_is_set false), so saving an unrelated field silently unsets the model key. A client ' +
+    'removes the key explicitly with `api_key: null`, on both.',
+  'settings_document.mcp_without_command_or_url':
+    'An MCP server with neither `command` nor `url` is refused (422) here; OpenHands stores it (201), and every client that builds an ' +
+    'agent from the settings then gets a server it cannot start.',
   'canvas_app_backends.end_session': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
   'canvas_app_backends.proxied': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
   'canvas_app_backends.installed':
     'Listing installed Canvas extensions: OpenHands answers an empty list (200); ours 501, since none can be installed here ' +
     '(canvas_app_backends.session): an empty list would suggest that installing one is possible.',
+  'llm_profiles.expose_plaintext':
+    '`X-Expose-Secrets: plaintext` (or `encrypted`) on GET /api/profiles/{name}: OpenHands returns the stored API key; ours ' +
+    'answers 403: secrets are never returned by agentyard (service rule), the key is used only where the profile sends it ' +
+    '(switch_profile). `api_key_set` tells a client that one is stored.',
+  'validate_profile.refused':
+    "A draft whose key the provider refuses: both answer valid: false with LLMAuthenticationError, but OpenHands' message repeats " +
+    "the provider's text with the key in it (its redaction knows a few key formats only); ours masks the draft's key in the message " +
+    '(agentyard never returns a secret), so the last value of the row is false here and true there.',
+  'meta_profiles.activated':
+    "Activating a meta-profile: OpenHands attaches its model-routing tool (route_task_to_model) to its agent settings; this agent " +
+    'server has neither the tool nor agent settings, so it answers as OpenHands does for settings that cannot route: ' +
+    '`applied: false` with that message, and records nothing, rather than report a routing that no conversation would do.',
+  'meta_profiles.active': 'As meta_profiles.activated: nothing is recorded, so `active_meta_profile` stays null.',
+  'switch_profile.llm':
+    "After switch_profile the conversation's `agent.llm.api_key` reads `**********` on ours, as after create and switch_llm on " +
+    'both servers (a key is set, not shown); OpenHands shows null there for a profile\'s LLM, which reads as "no key" though ' +
+    'its next model call sends one (model_call agrees on both).',
   'runtime_misc.desktop_url':
     'GET /api/desktop/url: OpenHands 1.58 has no desktop routes (404, the "wrong URL" answer); the servers before it answered ' +
     '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +

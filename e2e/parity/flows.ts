@@ -2,7 +2,8 @@
 // reduced to what must agree: status codes, field names, event kinds in order, execution status,
 // WebSocket frames and close codes, 422 locations, the tools offered to the model. Values that differ
 // by nature (ids, timestamps, texts of the system prompt) are left out on purpose.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
@@ -10,7 +11,10 @@ import WebSocket from 'ws';
 import type { ScriptStep } from '../../src/testing/scripted-llm/server.ts';
 import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
-import { KEY, type Side } from './servers.ts';
+import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
+import { PROFILE_FLOWS } from './flows-profiles.ts';
+
+const execFileAsync = promisify(execFile);
 
 export type View = Record<string, unknown>;
 export type Flow = (s: Side) => Promise<View>;
@@ -85,6 +89,21 @@ const sortedKeys = (o: unknown) => Object.keys((o ?? {}) as object).sort();
 const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : body);
 /** What the model was offered: tool names, sorted (the order is the provider's concern). */
 const offered = (s: Side, i: number) => (s.llm.requests[i]?.tools ?? []).map((t) => t.function.name).sort();
+
+/** What the OpenHands Python SDK (from the OpenHands venv) makes of a server's stored settings: the LLM and MCP servers a client would build its agent from. */
+async function pythonSdkSettings(url: string): Promise<unknown> {
+  const python = join(dirname(openhandsBinary()!), 'python');
+  const script = [
+    'import json, sys',
+    'from openhands.sdk.workspace.remote.base import RemoteWorkspace',
+    'w = RemoteWorkspace(host=sys.argv[1], api_key=sys.argv[2], working_dir="/tmp")',
+    'llm = w.get_llm()',
+    'mcp = w.get_mcp_config()',
+    'print(json.dumps({"model": llm.model, "api_key": llm.api_key.get_secret_value() if llm.api_key else None, "mcp": {k: {"url": v.url, "headers": sorted(v.headers or {}), "enabled": v.enabled} for k, v in mcp.items()}}))',
+  ].join('\n');
+  const { stdout } = await execFileAsync(python, ['-c', script, url, KEY], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', OPENHANDS_SUPPRESS_BANNER: '1', HOME: dirname(openhandsBinary()!) }, timeout: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}
 
 export const FLOWS: Record<string, Flow> = {
   async health(s) {
@@ -699,6 +718,90 @@ export const FLOWS: Record<string, Flow> = {
     return { start: r.status, end, output: obs?.observation?.content?.[0]?.text?.trim().split('\n')[0] };
   },
 
+  // The stored settings (GET/PATCH /api/settings, /api/settings/mcp/{key}, the two forms) as a
+  // client sees them: the fields both servers keep, masked and plaintext, the MCP routes' answers.
+  // Left as found (OpenHands' gateway flow reads the conversation settings).
+  async settings_document(s) {
+    const call = async (path: string, method = 'GET', body?: unknown, headers: Record<string, string> = {}) => {
+      const r = await fetch(`${s.url}${path}`, { method, headers: { 'x-session-api-key': KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    /** What both servers keep: the LLM's model, endpoint and key, the MCP servers, the conversation defaults they share. */
+    const kept = (r: { status: number; body: any }) => {
+      if (r.status >= 300) return [r.status, typeof r.body?.detail];
+      const { agent_settings: a, conversation_settings: c } = r.body;
+      return [r.status, { llm: { model: a.llm.model, base_url: a.llm.base_url === s.llm.url ? '<the scripted model>' : (a.llm.base_url ?? null), api_key: a.llm.api_key ?? null }, mcp_config: a.mcp_config, conversation: { max_iterations: c.max_iterations, confirmation_mode: c.confirmation_mode, security_analyzer: c.security_analyzer }, key_set: r.body.llm_api_key_is_set, misc: r.body.misc_settings, active_profile: r.body.active_profile }];
+    };
+    const S = '/api/settings';
+    const view: View = {};
+    const before = await call(S);
+    view['defaults'] = { key_set: before.body.llm_api_key_is_set, mcp_config: before.body.agent_settings.mcp_config, conversation: kept(before)[1] && (kept(before)[1] as any).conversation, misc: before.body.misc_settings };
+    view['patched'] = kept(
+      await call(S, 'PATCH', {
+        agent_settings_diff: { llm: { model: 'openai/parity-stored', base_url: s.llm.url, api_key: 'sk-parity-stored' }, mcp_config: { web: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer parity-header', 'X-Old': 'old' } } } },
+        conversation_settings_diff: { max_iterations: 9 },
+        misc_settings_diff: { ui: { theme: 'dark' } },
+      }),
+    );
+    view['masked'] = kept(await call(S));
+    view['plaintext'] = kept(await call(S, 'GET', undefined, { 'X-Expose-Secrets': 'plaintext' }));
+    view['encrypted'] = (await call(S, 'GET', undefined, { 'X-Expose-Secrets': 'encrypted' })).status;
+    view['bad_expose_header'] = (await call(S, 'GET', undefined, { 'X-Expose-Secrets': 'bogus' })).status;
+    view['remove_header'] = kept(await call(S, 'PATCH', { agent_settings_diff: { mcp_config: { web: { headers: { 'X-Old': null } } } } }));
+    view['empty_patch'] = kept(await call(S, 'PATCH', {}));
+    view['invalid_patch'] = (await call(S, 'PATCH', { conversation_settings_diff: { max_iterations: 0 } })).status;
+    view['unknown_profile'] = kept(await call(S, 'PATCH', { active_profile: 'no-such-profile' }));
+    view['mcp'] = {
+      add: kept(await call(`${S}/mcp/tools`, 'POST', { command: 'node', args: ['server.js'], env: { TOKEN: 'env-parity' } })),
+      add_again: kept(await call(`${S}/mcp/tools`, 'POST', { command: 'node' })),
+      extra_field: (await call(`${S}/mcp/other`, 'POST', { command: 'node', bogus: 1 })).status,
+      change: kept(await call(`${S}/mcp/tools`, 'PATCH', { args: ['other.js'] })),
+      change_missing: kept(await call(`${S}/mcp/missing`, 'PATCH', { args: [] })),
+      remove_missing: kept(await call(`${S}/mcp/missing`, 'DELETE')),
+      remove: kept(await call(`${S}/mcp/tools`, 'DELETE')),
+    };
+    view['mcp_without_command_or_url'] = (await call(`${S}/mcp/nothing`, 'POST', {})).status;
+    await call(`${S}/mcp/nothing`, 'DELETE');
+    // The key sent back as GET showed it (masked).
+    view['masked_key_saved_back'] = kept(await call(S, 'PATCH', { agent_settings_diff: { llm: { api_key: '**********' } } }));
+
+    // A client's next agent, built from GET as RemoteWorkspace.get_llm() does: the model request goes to the stored model with the stored key.
+    await call(S, 'PATCH', { agent_settings_diff: { llm: { api_key: 'sk-parity-stored' } } });
+    const llm = (await call(S, 'GET', undefined, { 'X-Expose-Secrets': 'plaintext' })).body.agent_settings.llm;
+    let seen: unknown;
+    s.llm.push((req) => {
+      seen = { model: req.model, auth: req.headers['authorization'] };
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'Built from the settings.' } }] };
+    });
+    const started = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { agent: { ...agent(s), llm: { model: llm.model, base_url: llm.base_url, api_key: llm.api_key, usage_id: 'agent' } } }) });
+    await s.api(`/api/conversations/${started.body.id}/events`, { method: 'POST', body: text('Hello.', true) });
+    view['client_conversation'] = { start: started.status, end: await settled(s, started.body.id), model_request: await until('the model request', async () => seen) };
+
+    // The Python SDK itself (RemoteWorkspace.get_llm() / get_mcp_config(), what its users call to build an agent) reads the stored settings.
+    view['python_sdk'] = await pythonSdkSettings(s.url);
+
+    const form = (r: { body: any }) => ({ model_name: r.body.model_name, fields: r.body.sections.map((x: any) => [x.key, x.fields.map((f: any) => f.key)]) });
+    view['conversation_schema'] = form(await call(`${S}/conversation-schema`));
+    const agentForm = (await call(`${S}/agent-schema`)).body;
+    const fields = agentForm.sections.flatMap((x: any) => x.fields);
+    view['agent_schema'] = { model_name: agentForm.model_name, api_key_secret: fields.find((f: any) => f.key === 'llm.api_key')?.secret, has_model: fields.some((f: any) => f.key === 'llm.model') };
+
+    // Where the server itself applies them: the conversations of the OpenAI-compatible gateway take the
+    // stored conversation settings (confirmation without the LLM analyzer: every action waits).
+    await s.gatewayModel();
+    await call(S, 'PATCH', { conversation_settings_diff: { max_iterations: 7, confirmation_mode: true, security_analyzer: 'none' } });
+    s.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo parity' } }] });
+    const gateway = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: JSON.stringify({ model: 'openhands_default', messages: [{ role: 'user', content: 'run it' }] }) });
+    const convs = (await s.api('/api/conversations/search?limit=100')).body.items as any[];
+    const made = convs.find((c) => c.max_iterations === 7);
+    view['gateway_conversation'] = { status: gateway.status, confirmation_policy: made?.confirmation_policy?.kind, security_analyzer: made?.security_analyzer ?? null, execution_status: made?.execution_status };
+    if (made) await s.api(`/api/conversations/${made.id}`, { method: 'DELETE' });
+
+    // Back as found.
+    await call(S, 'PATCH', { agent_settings_diff: { llm: { api_key: null, base_url: null, model: before.body.agent_settings.llm.model }, mcp_config: { web: null } }, conversation_settings_diff: { max_iterations: 500, confirmation_mode: false, security_analyzer: 'llm' }, misc_settings_diff: { ui: null } });
+    return view;
+  },
+
   // Shared LLM credentials (/api/llm/provider-connections): the key is write-only.
   async provider_connections(s) {
     const P = '/api/llm/provider-connections';
@@ -782,10 +885,12 @@ export const FLOWS: Record<string, Flow> = {
       status: await r('GET', {}),
       no_key: await r('POST', {}),
       wrong_key: await r('POST', { 'x-init-api-key': 'wrong' }),
-      // Without OH_SECRET_KEY, both take the first session key as the init key.
+      // Both run with OH_SECRET_KEY (servers.ts): it is the init key, not the session key.
       session_key: await r('POST', { 'x-init-api-key': KEY }),
+      secret_key: await r('POST', { 'x-init-api-key': SECRET_KEY }),
     };
   },
+  ...PROFILE_FLOWS,
 };
 
 /**

@@ -16,6 +16,8 @@ import { freePort } from '../../src/testing/ports.ts';
 
 export const OPENHANDS_VERSION = '1.58.2';
 export const KEY = 'parity-session-key';
+/** Both servers' OH_SECRET_KEY: stored secrets (LLM profile keys) sealed at rest; also the init key of /api/init. */
+export const SECRET_KEY = 'parity-secret-key';
 
 /** The installed OpenHands agent server, or undefined (the suite skips unless the cluster suites are required). */
 export function openhandsBinary(): string | undefined {
@@ -98,6 +100,7 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
     HOME: dir,
     OH_SESSION_API_KEYS_0: KEY,
+    OH_SECRET_KEY: SECRET_KEY,
     OH_ENABLE_VSCODE: 'false',
     OH_PRELOAD_TOOLS: 'false',
     OH_ENABLE_BROWSER: 'false',
@@ -180,6 +183,8 @@ export async function startAgentyard(): Promise<Side> {
     sessionKeys: [KEY],
     createAgent,
     llmDefaults,
+    // As OpenHands' OH_SECRET_KEY: seals stored secrets (without one ours refuses to store a profile's key).
+    secretKey: SECRET_KEY,
     log: createLogger('agent-server', 'silent'),
   });
   return Object.assign(side, {

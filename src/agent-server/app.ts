@@ -34,13 +34,21 @@ import { McpOAuthStore } from './mcp/token-store.ts';
 import { mcpRoutes, type McpRouteDeps } from './routes/mcp.ts';
 import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
+import { profileRoutes } from './routes/profiles.ts';
+import { llmRoutes } from './routes/llm.ts';
+import type { ProfileStore } from './store/profile-store.ts';
+import { agentProfileRoutes } from './routes/agent-profiles.ts';
+import { metaProfileRoutes } from './routes/meta-profiles.ts';
+import type { Db } from './store/db.ts';
+import type { AgentProfileStore } from './store/agent-profile-store.ts';
 import { subAgentRoutes } from './routes/sub-agents.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { initRoutes } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
+import { settingsDocRoutes } from './routes/settings-doc.ts';
 import { workspaceSessionRoutes } from './routes/workspace-session.ts';
 import { workspacesRoutes } from './routes/workspaces.ts';
-import type { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import type { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
 import type { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { providerConnectionRoutes } from './routes/provider-connections.ts';
 import type { HandOverRequest } from '../api/agent-server/hand-over.ts';
@@ -61,6 +69,12 @@ export interface AppDeps {
   health: HealthDeps;
   /** The server's own one-shot commands, and each conversation's (its runtime routes). */
   bash: { service: BashService; store: BashEventStore; forConversation(rt: ConversationRuntime): BashScope };
+  /** LLM profiles (/api/profiles, switch_profile). */
+  profiles: ProfileStore;
+  /** Agent profiles (/api/agent-profiles; conversations start from one by agent_profile_id). */
+  agentProfiles: AgentProfileStore;
+  /** The database meta-profiles are kept in (/api/meta-profiles). */
+  db: Db;
   onActivity(): void;
   /** Absent: writes are not guarded (a storage fault is still a 507, by errorMiddleware). */
   storage?: StorageHealth;
@@ -75,7 +89,7 @@ export interface AppDeps {
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
-  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -113,7 +127,24 @@ export function createApp(d: AppDeps): Koa {
     await next();
   });
   const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name)), vscodeRoutes(), desktopRoutes()];
-  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log), providerConnectionRoutes(d.settings.providerConnections, d.log), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), notImplementedRoutes()]) {
+  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
+      activeProfile: () => d.profiles.activeProfile(),
+      setActiveProfile: (name) => d.profiles.setActiveProfile(name),
+      profileLlm: (name) => d.profiles.runnable(name),
+      activeAgentProfileId: () => d.agentProfiles.activeId(),
+      activateAgentProfile: (id) => (d.agentProfiles.byId(id) ? (d.agentProfiles.activate(id), true) : false),
+    }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
+      store: d.profiles,
+      agentProfiles: d.agentProfiles,
+      service: d.service,
+      log: d.log,
+      activate: (name) =>
+        d.settings.document.update((doc) => {
+          const p = d.profiles.runnable(name)!;
+          doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
+          d.profiles.setActiveProfile(name);
+        }),
+    }), agentProfileRoutes(d.agentProfiles), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());
@@ -131,7 +162,7 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method === 'POST') d.onActivity();
     await next();
   });
-  const openai = openaiRoutes({ service: d.service, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
+  const openai = openaiRoutes({ service: d.service, profiles: d.profiles, settings: d.settings.document, ...(d.gatewayTimeoutMs !== undefined ? { timeoutMs: d.gatewayTimeoutMs } : {}) });
   outside.use(openai.routes(), openai.allowedMethods());
   const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
   outside.use(notBuilt.routes(), notBuilt.allowedMethods());

@@ -13,6 +13,7 @@ import { createAgent, createAgentWith } from '../agent/agent.ts';
 import type { LlmConfig } from '../agent/types.ts';
 import { SINK_ENV } from '../api/event-sink.ts';
 import { createLogger } from '../util/log.ts';
+import { applyAgentServerV8Flags } from './memory-env.ts';
 import { startAgentServer } from './server.ts';
 import { warmUp } from './warm-up.ts';
 
@@ -57,6 +58,7 @@ export function maxConcurrentRunsFromEnv(env: NodeJS.ProcessEnv): { maxConcurren
 }
 
 export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  applyAgentServerV8Flags();
   const { values } = parseArgs({
     args: argv,
     options: {

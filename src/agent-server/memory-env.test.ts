@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT_SERVER_MEMORY_ENV } from './memory-env.ts';
 
+const memoryEnvModule = join(import.meta.dirname, 'memory-env.ts');
+
 const script = join(import.meta.dirname, '..', '..', 'bin', 'agentyard');
 
 describe('agent server memory settings', () => {
@@ -20,5 +22,12 @@ describe('agent server memory settings', () => {
     const { NODE_OPTIONS: _, ...without } = process.env;
     expect(newSpace({ ...without, ...AGENT_SERVER_MEMORY_ENV })).toBeLessThanOrEqual(4 * 1024 * 1024);
     expect(newSpace(without)).toBeGreaterThan(16 * 1024 * 1024);
+  });
+
+  it('the agent server turns Maglev off for itself (Node refuses the flag in NODE_OPTIONS)', () => {
+    // %IsMaglevEnabled reads V8's flag as the compiler does; before and after applying ours.
+    const probe = `import { applyAgentServerV8Flags } from ${JSON.stringify(memoryEnvModule)}; const before = %IsMaglevEnabled(); applyAgentServerV8Flags(); console.log(JSON.stringify([before, %IsMaglevEnabled()]));`;
+    const out = String(execFileSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', probe]));
+    expect(JSON.parse(out)).toEqual([true, false]);
   });
 });

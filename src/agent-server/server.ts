@@ -23,8 +23,12 @@ import { SecretSealer } from './secrets.ts';
 import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
+import { ProfileStore } from './store/profile-store.ts';
+import { AgentProfileStore } from './store/agent-profile-store.ts';
+import { launchFromProfile } from './conversation/launch-profile.ts';
 import { openDatabase } from './store/db.ts';
-import { SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
+import { defaultSettings } from './settings-doc.ts';
 import { ProviderConnectionStore } from './store/provider-connection-store.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
@@ -144,6 +148,11 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
   const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
   const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
+  const settingsDoc = new SettingsDocStore(db, sealer, log.child({ part: 'settings' }), () => defaultSettings(opts.llmDefaults?.model));
+  // LLM profiles (keys sealed like the settings secrets, and sealed again at a hand-over), and the
+  // agent profiles that name them.
+  const profiles = new ProfileStore(db, sealer, { connections: providerConnections });
+  const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
   service = new ConversationService({
     lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
@@ -170,6 +179,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     llmDefaults: opts.llmDefaults,
     sealer,
     transaction: (fn) => db.transaction(fn)(),
+    launchProfile: (req) => launchFromProfile(req, { agentProfiles, profiles, mcpServers: () => settingsDoc.load().agent_settings.mcp_config }),
     ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
@@ -201,6 +211,9 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     onActivity,
     ...(pusher ? { setSinkKey: (key: string) => pusher.setKey(key) } : {}),
     bash: { service: bash, store: bashStore, forConversation: (rt) => conversationBash.of(rt) },
+    profiles,
+    agentProfiles,
+    db,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
     health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
@@ -210,11 +223,14 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       secrets: settingsSecrets,
       workspaces: new WorkspacesStore(db),
       providerConnections,
+      document: settingsDoc,
       initKeys: () => initKeys,
       onHandOver: (req) => {
         if (!req.secret_key) return;
         settingsSecrets.setSealer(new SecretSealer(req.secret_key));
         providerConnections.setSealer(new SecretSealer(req.secret_key));
+        settingsDoc.setSealer(new SecretSealer(req.secret_key));
+        profiles.setSealer(new SecretSealer(req.secret_key));
         initKeys = new SessionKeys([req.secret_key]);
       },
     },

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CreateAgent, LlmConfig } from '../agent/types.ts';
+import { HAND_OVER_PATH } from '../api/agent-server/hand-over.ts';
 import type { Logger } from '../util/log.ts';
 import { startAgentServer } from './server.ts';
 
@@ -25,10 +26,25 @@ export async function warmUp(o: { dataDir: string; createAgent: CreateAgent; llm
     log: o.log.child({ part: 'warm-up' }),
   });
   try {
-    const headers = { 'x-session-api-key': key, 'content-type': 'application/json' };
-    const body = { workspace: { kind: 'LocalWorkspace', working_dir: '.' }, agent: { kind: 'Agent', llm: { model: o.llmDefaults?.model ?? 'warm-up' } }, tags: { title: 'warm-up' } };
-    const created = (await (await fetch(`${scratch.url}/api/conversations`, { method: 'POST', headers, body: JSON.stringify(body) })).json()) as { id?: string };
-    if (created.id) await (await fetch(`${scratch.url}/api/conversations/${created.id}`, { headers })).text();
+    let headers = { 'x-session-api-key': key, 'content-type': 'application/json' };
+    // A refused call would leave its route cold without anyone knowing: it fails the warm-up (logged).
+    const call = async (method: string, path: string, body?: unknown, alsoOk?: number) => {
+      const res = await fetch(`${scratch.url}${path}`, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
+      const text = await res.text();
+      if (!res.ok && res.status !== alsoOk) throw new Error(`warm-up: ${method} ${path.split('?')[0]} answered ${res.status}: ${text.slice(0, 300)}`);
+      return text;
+    };
+    // The calls a claim makes, in its order (controller/conversation/reconciler.ts), so that no
+    // route's first request is the user's: the hand-over, the `.openhands` listing of the
+    // setup-script and Git-hook steps, the project skills, the start and a read of it.
+    const handedTo = randomBytes(24).toString('base64url');
+    await call('POST', HAND_OVER_PATH, { session_key: handedTo, llm_api_key: 'warm-up', secret_key: randomBytes(24).toString('base64url') });
+    headers = { ...headers, 'x-session-api-key': handedTo };
+    await call('GET', `/api/agentyard/files?${new URLSearchParams({ path: './.openhands', limit: '1000' })}`, undefined, 404);
+    await call('POST', '/api/skills', { load_public: false, load_user: false, load_project: true, load_org: false, project_dir: '.' });
+    const body = { workspace: { kind: 'LocalWorkspace', working_dir: '.' }, agent: { kind: 'Agent', llm: { model: o.llmDefaults?.model ?? 'warm-up', stream: true } }, tags: { title: 'warm-up' } };
+    const created = JSON.parse(await call('POST', '/api/conversations', body)) as { id?: string };
+    if (created.id) await call('GET', `/api/conversations/${created.id}`);
   } finally {
     await scratch.close();
     rmSync(dir, { recursive: true, force: true });

@@ -80,4 +80,13 @@ describe('archiveUpload', () => {
     // A URL without its directory (or the reverse) is a wrong invocation.
     expect(await runArchiveUploadCli(['--dir', ws], env)).toBe(2);
   });
+
+  it('AGENTYARD_ARCHIVE_UPLOAD_ATTEMPTS bounds the attempts of one run: then exit 1, for the kubelet to restart it', async () => {
+    const r = await receiver([503, 503, 503]);
+    const ws = workspace();
+    expect(await runArchiveUploadCli(['--dir', ws], { AGENTYARD_ARCHIVE_UPLOAD_URL: r.url, AGENTYARD_ARCHIVE_UPLOAD_ATTEMPTS: '2' })).toBe(1);
+    expect(r.bodies).toHaveLength(2);
+    expect(await runArchiveUploadCli(['--dir', ws], { AGENTYARD_ARCHIVE_UPLOAD_URL: r.url, AGENTYARD_ARCHIVE_UPLOAD_ATTEMPTS: 'two' })).toBe(2);
+    expect(r.bodies).toHaveLength(2);
+  });
 });

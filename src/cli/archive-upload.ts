@@ -19,6 +19,8 @@ import { withRetries, type RetryPolicy } from '../objstore/retry.ts';
 const run = promisify(execFile);
 export const ARCHIVE_UPLOAD_URL_ENV = 'AGENTYARD_ARCHIVE_UPLOAD_URL';
 export const CONVERSATION_FILES_UPLOAD_URL_ENV = 'AGENTYARD_CONVERSATION_FILES_UPLOAD_URL';
+/** Attempts per upload before the exit code 1 (default UPLOAD_RETRY's 8, over about 35 s). */
+export const ARCHIVE_UPLOAD_ATTEMPTS_ENV = 'AGENTYARD_ARCHIVE_UPLOAD_ATTEMPTS';
 
 class HttpStatus extends Error {
   readonly status: number;
@@ -66,11 +68,17 @@ export async function runArchiveUploadCli(argv: string[], env: NodeJS.ProcessEnv
     process.stderr.write(`archive-upload: needs --dir and ${ARCHIVE_UPLOAD_URL_ENV}, and --conversations together with ${CONVERSATION_FILES_UPLOAD_URL_ENV}\n`);
     return 2;
   }
+  const attempts = env[ARCHIVE_UPLOAD_ATTEMPTS_ENV];
+  if (attempts !== undefined && !/^[1-9][0-9]*$/.test(attempts)) {
+    process.stderr.write(`archive-upload: ${ARCHIVE_UPLOAD_ATTEMPTS_ENV} must be a positive integer, got '${attempts}'\n`);
+    return 2;
+  }
+  const retry = attempts === undefined ? UPLOAD_RETRY : { ...UPLOAD_RETRY, attempts: Number(attempts) };
   try {
-    const size = await archiveUpload(values.dir, url);
+    const size = await archiveUpload(values.dir, url, retry);
     process.stdout.write(`archive-upload: stored the workspace archive (${size} bytes)\n`);
     if (values.conversations && filesUrl && (await insideDirectory(values.conversations, values.dir))) {
-      const files = await archiveUpload(values.conversations, filesUrl, UPLOAD_RETRY, 'the conversation files');
+      const files = await archiveUpload(values.conversations, filesUrl, retry, 'the conversation files');
       process.stdout.write(`archive-upload: stored the conversation files (${files} bytes)\n`);
     }
     return 0;

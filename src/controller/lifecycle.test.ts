@@ -51,6 +51,17 @@ describe('lastActivity and nextDeadline', () => {
     expect(lastActivity(sb)?.toMillis()).toBe(want?.toMillis());
   });
 
+  // The fast path (Date.parse) reads as luxon reads: offsets; 30 February refused; 24:00 the next midnight.
+  it.each([
+    ['an offset', '2026-01-01T02:00:00.250+02:00', T0.plus({ milliseconds: 250 })],
+    ['no milliseconds, Z', '2026-01-01T00:00:07Z', T0.plus({ seconds: 7 })],
+    ['30 February, no date (the session start stands)', '2026-02-30T00:00:00Z', T0.minus({ days: 1 })],
+    ['24:00, the next midnight', '2025-12-31T24:00:00Z', T0],
+  ])('lastActivity: an annotation with %s', (_name, at, want) => {
+    const sb = { ...sandbox({ sessionStartTime: T0.minus({ days: 1 }).toISO()! }), metadata: { name: 's', annotations: { [ANNOTATION_LAST_ACTIVITY]: at } } };
+    expect(lastActivity(sb)?.toMillis()).toBe(want.toMillis());
+  });
+
   it.each([
     ['running: the idle deadline', sandbox({ phase: 'RUNNING', sessionStartTime: T0.toISO()! }), T0.plus({ seconds: 15 }), 45_000],
     ['a passed deadline is due now', sandbox({ phase: 'RUNNING', sessionStartTime: T0.toISO()! }), T0.plus({ hours: 1 }), 0],

@@ -9,7 +9,7 @@ import { lstat, open, readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { pack as tarPack, type Pack } from 'tar-stream';
+import type { Pack } from 'tar-stream';
 import { compileExcludes, isSensitiveGitInternal } from './excludes.ts';
 
 export const ARCHIVE_MANIFEST_NAME = 'archive_manifest.json';
@@ -48,6 +48,8 @@ async function addFile(pack: Pack, path: string, name: string): Promise<number |
 export async function writeTarGz(root: string, output: string, excludes: readonly string[]): Promise<{ fileCount: number; totalBytes: number }> {
   const excluded = compileExcludes(excludes);
   const top = basename(root);
+  // Loaded on the first archive, not at start-up (issue #16: the agent server's idle memory).
+  const { pack: tarPack } = await import('tar-stream');
   const pack = tarPack();
   const written = pipeline(pack, createGzip(), createWriteStream(output));
   let fileCount = 0;

@@ -79,7 +79,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     supports_runtime_model_switch: false,
     available_models: [],
     client_tools: [],
-    launched_agent_profile: null,
+    launched_agent_profile: (req as { launched_agent_profile?: Record<string, unknown> }).launched_agent_profile ?? null,
     runtime_info: null,
     tool_module_qualnames: {},
     // Ours (OpenHands waits silently): only while a wait is on, so that the record has 1.58's fields otherwise.

@@ -26,6 +26,8 @@ export interface ServiceOptions {
   maxConcurrentRuns?: number;
   /** Answers a LookupSecret addressed to this server (secret-lookup.ts): value, null (no such secret), undefined (not ours). */
   lookupSecret?: (src: LookupSecret) => string | null | undefined;
+  /** A start request naming an agent profile made into one with its agent (absent: such requests are refused). */
+  launchProfile?(req: StartConversationRequest): StartConversationRequest;
 }
 
 /** OpenHands' default max_concurrent_runs. */
@@ -142,7 +144,8 @@ export class ConversationService {
     const existing = this.#loaded.get(id);
     if (existing) return { info: existing.info(), created: false };
     if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
-    if (!req.agent) throw new NotImplemented('agent_settings and agent_profile_id are not supported by this agent server; send `agent`');
+    if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
+    if (!req.agent) throw new NotImplemented('agent_settings is not supported by this agent server; send `agent` or `agent_profile_id`');
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
     if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {

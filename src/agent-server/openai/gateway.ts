@@ -3,11 +3,11 @@
 // request's last user message (system and developer texts appended to the system prompt); the run is
 // awaited, and its final answer (the finish message, else the agent's last text) is the reply.
 //
-// Models: OpenHands offers one model per stored LLM profile (`openhands_<name>`) run by the active
-// agent profile. This agent server has no profile store (/api/profiles answers 501): its one LLM
-// profile is the model it is configured with (LLM_MODEL, LLM_BASE_URL, LLM_API_KEY), named
-// `default`, run by the default agent (terminal, file editor, task tracker). Without a configured
-// model the list is empty and every model is unknown, as on an OpenHands server without profiles.
+// Models: as OpenHands, one per stored LLM profile (`openhands_<name>`, /api/profiles), run with that
+// profile's LLM by the default agent (terminal, file editor, task tracker; OpenHands runs its active
+// agent profile, which this server does not keep). Besides them, `openhands_default` is the model the
+// server is configured with (LLM_MODEL, LLM_BASE_URL, LLM_API_KEY), unless a stored profile is named
+// `default`. Without either the list is empty and every model is unknown.
 import { randomUUID } from 'node:crypto';
 import type { ConversationInfo, StartConversationRequest } from '../../api/agent-server/index.ts';
 import { parseStartConversationRequest } from '../../api/agent-server/parse.ts';
@@ -26,7 +26,10 @@ import type { ImageContent, TextContent } from '../../api/events/content.ts';
 import { usageSummary } from '../conversation/info.ts';
 import type { ObservabilityOverrides } from '../http/observability.ts';
 import type { ConversationService } from '../conversation/service.ts';
+import type { LLM } from '../../api/agent-server/index.ts';
+import type { ProfileStore } from '../store/profile-store.ts';
 import { finalResponse } from '../routes/conversations.ts';
+import { conversationDefaults, type SettingsDoc } from '../settings-doc.ts';
 
 /** The name of the one LLM profile here: the server's configured model. */
 export const DEFAULT_PROFILE = 'default';
@@ -42,19 +45,34 @@ type Content = TextContent | ImageContent;
 
 export interface GatewayOptions {
   service: ConversationService;
+  /** The stored settings: their conversation settings are the defaults of every gateway conversation (as OpenHands' create_request). */
+  settings?: { load(): SettingsDoc };
+  /** The stored LLM profiles offered as models (absent: only the configured model). */
+  profiles?: ProfileStore;
   timeoutMs?: number;
 }
 
-export function listModels(service: ConversationService): ModelList {
-  return { object: 'list', data: service.llmDefaults ? [{ id: GATEWAY_MODEL_PREFIX + DEFAULT_PROFILE, created: 0, object: 'model', owned_by: 'openhands' }] : [] };
+/** The profile names offered, sorted: the stored ones, and `default` for the configured model. */
+function profileNames(g: GatewayOptions): string[] {
+  const names = new Set((g.profiles?.list() ?? []).map((p) => p.name));
+  if (g.service.llmDefaults) names.add(DEFAULT_PROFILE);
+  return [...names].sort();
 }
 
-function requireProfile(service: ConversationService, model: string): void {
+export function listModels(g: GatewayOptions): ModelList {
+  return { object: 'list', data: profileNames(g).map((name) => ({ id: GATEWAY_MODEL_PREFIX + name, created: 0, object: 'model' as const, owned_by: 'openhands' })) };
+}
+
+/** The LLM a gateway model runs with: a stored profile's (with its key), else the configured model's. */
+function profileLlm(g: GatewayOptions, model: string): LLM {
   if (!model.startsWith(GATEWAY_MODEL_PREFIX) || model.length === GATEWAY_MODEL_PREFIX.length) {
     throw new NotFound(`Unknown OpenHands model '${model}'. Use GET /v1/models.`);
   }
   const name = model.slice(GATEWAY_MODEL_PREFIX.length);
-  if (name !== DEFAULT_PROFILE || !service.llmDefaults) throw new NotFound(`Profile '${name}' not found`);
+  const stored = g.profiles?.get(name)?.name === name ? g.profiles.runnable(name) : undefined;
+  if (stored) return { ...stored.llm, usage_id: 'agent', ...(stored.apiKey !== undefined ? { api_key: stored.apiKey } : {}) };
+  if (name !== DEFAULT_PROFILE || !g.service.llmDefaults) throw new NotFound(`Profile '${name}' not found`);
+  return { usage_id: 'agent' };
 }
 
 function chatParts(message: ChatMessage): Content[] {
@@ -114,16 +132,20 @@ function responseSystemText(req: ResponseRequest): string {
   return out.filter(Boolean).join('\n\n');
 }
 
-/** The start request OpenHands builds from the active agent profile, with this server's default model. */
-function startRequest(service: ConversationService, o: { systemText: string; content: Content[]; conversationId?: string; observability: ObservabilityOverrides }): StartConversationRequest {
+/**
+ * The start request OpenHands builds from the active agent profile, with the model's LLM, and the
+ * stored conversation settings' max_iterations, confirmation policy and analyzer (its create_request).
+ */
+function startRequest(g: GatewayOptions, o: { llm: LLM; systemText: string; content: Content[]; conversationId?: string; observability: ObservabilityOverrides }): StartConversationRequest {
   return parseStartConversationRequest({
     agent: {
       kind: 'Agent',
-      llm: { usage_id: 'agent' },
+      llm: o.llm,
       tools: GATEWAY_TOOLS.map((name) => ({ name, params: {} })),
       ...(o.systemText ? { agent_context: { system_message_suffix: o.systemText } } : {}),
     },
-    workspace: { kind: 'LocalWorkspace', working_dir: service.workspaceDir },
+    workspace: { kind: 'LocalWorkspace', working_dir: g.service.workspaceDir },
+    ...(g.settings ? conversationDefaults(g.settings.load()) : {}),
     ...(o.conversationId ? { conversation_id: o.conversationId } : {}),
     initial_message: { role: 'user', content: o.content, run: true },
     autotitle: false,
@@ -203,8 +225,8 @@ export async function chatCompletion(g: GatewayOptions, req: ChatCompletionReque
   if (!user) throw new BadRequest('At least one user message is required');
   const systemText = req.messages.filter((m) => isSystem(m.role)).map((m) => texts(chatParts(m))).filter(Boolean).join('\n\n');
   const content = chatParts(user);
-  requireProfile(g.service, req.model);
-  const start = startRequest(g.service, { systemText, content, ...(o.reuseId ? { conversationId: o.reuseId } : {}), observability: o.observability });
+  const llm = profileLlm(g, req.model);
+  const start = startRequest(g, { llm, systemText, content, ...(o.reuseId ? { conversationId: o.reuseId } : {}), observability: o.observability });
   const run = await runAgent(g, start, content, o.reuseId);
   const prompt = run.usage?.prompt_tokens ?? 0;
   const completion = run.usage?.completion_tokens ?? 0;
@@ -227,8 +249,8 @@ export async function createResponse(g: GatewayOptions, req: ResponseRequest, o:
   if (req.store) throw new BadRequest('Persistent response storage (store=True) is not supported yet');
   if (req.previous_response_id) throw new BadRequest('previous_response_id is not supported; replay input items instead');
   const content = responseUserContent(req);
-  requireProfile(g.service, req.model);
-  const start = startRequest(g.service, { systemText: responseSystemText(req), content, observability: o.observability });
+  const llm = profileLlm(g, req.model);
+  const start = startRequest(g, { llm, systemText: responseSystemText(req), content, observability: o.observability });
   const createdAt = Date.now() / 1000;
   const run = await runAgent(g, start, content, undefined);
   const u = run.usage;

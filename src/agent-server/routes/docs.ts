@@ -3,7 +3,6 @@
 // one self-contained page listing its operations (no script or style from another host: a sandbox
 // may reach none).
 import Router from '@koa/router';
-import { agentServerOpenApiDocument } from '../../api/gen/agent-server-openapi.ts';
 import { COMPATIBLE_VERSION } from './health.ts';
 
 const PAGE = `<!doctype html>
@@ -29,7 +28,8 @@ export function docsRoutes(): Router {
   const router = new Router();
   let document: unknown;
   router.get('/openapi.json', async (ctx) => {
-    document ??= agentServerOpenApiDocument(COMPATIBLE_VERSION);
+    // The route table and every schema in it load on the first request, not at start-up (issue #16: idle memory).
+    document ??= (await import('../../api/gen/agent-server-openapi.ts')).agentServerOpenApiDocument(COMPATIBLE_VERSION);
     ctx.body = document;
   });
   for (const path of ['/docs', '/redoc']) {

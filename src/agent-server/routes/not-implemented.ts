@@ -8,23 +8,16 @@ import { withConversationIdParam } from '../http/validate.ts';
 type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
-  ['post', '/conversations/:conversation_id/switch_profile', 'LLM profiles'],
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
-  // /api/settings/secrets is built (routes/settings.ts); the stored agent and conversation settings are not.
-  ['all', '/settings', 'Agent server settings (configure the conversation in its start request)'],
-  ['get', '/settings/agent-schema', 'Agent server settings (configure the conversation in its start request)'],
-  ['get', '/settings/conversation-schema', 'Agent server settings (configure the conversation in its start request)'],
-  ['all', '/settings/mcp/:settings_key', 'MCP servers in the agent server settings (give MCP servers in agent.mcp_config)'],
-  ['all', '/profiles{/*rest}', 'LLM profiles'],
-  ['all', '/agent-profiles{/*rest}', 'Agent profiles'],
-  ['all', '/llm{/*rest}', 'LLM provider listings and subscriptions'],
+  ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
+  ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
+  ['post', '/agent-profiles/:name/materialize', 'The launch preview of an agent profile'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
   ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
   ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
   // OpenHands 1.58
   ['all', '/acp{/*rest}', 'ACP agents'],
-  ['all', '/meta-profiles{/*rest}', 'Meta profiles'],
 ];
 
 /**

@@ -23,7 +23,7 @@ export function openaiRoutes(g: GatewayOptions): Router {
   const router = new Router({ prefix: '/v1' });
 
   router.get('/models', (ctx) => {
-    ctx.body = listModels(g.service);
+    ctx.body = listModels(g);
   });
 
   router.post('/chat/completions', async (ctx) => {

@@ -1,7 +1,7 @@
 // /api/llm/provider-connections: CRUD over shared LLM credentials, as OpenHands 1.58's
 // provider_connections_router.py (which also only stores them: LLM profiles resolve them at use).
-// A key is never answered back, only `api_key_set`. A delete is never blocked by a reference: this
-// server has no LLM profiles and no stored agent settings that could point at a connection.
+// A key is never answered back, only `api_key_set`. A connection an LLM profile still names is not
+// deleted (409 naming the profiles, as OpenHands): the profile would be left without a key.
 import Router from '@koa/router';
 import { Conflict, Invalid, NotFound } from '../../api/errors.ts';
 import {
@@ -21,7 +21,8 @@ function checkKey(key: string): void {
 
 const notFound = (id: string) => new NotFound(`Provider connection '${id}' not found`);
 
-export function providerConnectionRoutes(store: ProviderConnectionStore, log: Logger): Router {
+/** `linkedProfiles`: the LLM profiles that name a connection (sorted). */
+export function providerConnectionRoutes(store: ProviderConnectionStore, log: Logger, linkedProfiles: (id: string) => string[] = () => []): Router {
   const router = new Router();
 
   router.get('/llm/provider-connections', async (ctx) => {
@@ -63,6 +64,9 @@ export function providerConnectionRoutes(store: ProviderConnectionStore, log: Lo
 
   router.delete('/llm/provider-connections/:connection_id', async (ctx) => {
     const id = ctx.params['connection_id']!;
+    if (!store.get(id)) throw notFound(id);
+    const linked = linkedProfiles(id);
+    if (linked.length > 0) throw new Conflict(`Provider connection cannot be deleted while it is referenced by LLM profile(s): ${linked.join(', ')}. Update those references before deleting it.`);
     const deleted = store.delete(id);
     if (!deleted) throw notFound(id);
     log.info({ connectionId: id }, 'deleted LLM provider connection');

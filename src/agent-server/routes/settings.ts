@@ -1,8 +1,7 @@
 // /api/settings/secrets: the agent server's named secrets, as OpenHands 1.58's settings_router.py
 // serves them (list without values, upsert, read one value as text/plain for LookupSecret, delete).
 // Values go nowhere but the store and GET /secrets/{name}: never into a log line or a list.
-// The rest of /api/settings (agent and conversation settings, their form schemas, MCP entries)
-// is not built (routes/not-implemented.ts).
+// The stored agent and conversation settings, their forms and MCP entries: routes/settings-doc.ts.
 import Router from '@koa/router';
 import { Invalid, NotFound } from '../../api/errors.ts';
 import { SECRET_NAME_MESSAGE, SECRET_NAME_PATTERN, SecretCreateRequest, type SecretItemResponse } from '../../api/agent-server/settings.ts';
@@ -22,14 +21,20 @@ function checkName(name: string, loc: (string | number)[]): void {
 
 const ListQuery = Type.Object({ agent_profile_id: Type.Optional(Type.String()) });
 
-export function settingsRoutes(store: SettingsSecretStore, log: Logger): Router {
+/** `secretRefs`: an agent profile's secret_refs by its id (null: all secrets; undefined: no such profile). */
+export function settingsRoutes(store: SettingsSecretStore, log: Logger, secretRefs: (agentProfileId: string) => string[] | null | undefined = () => undefined): Router {
   const router = new Router();
 
   router.get('/settings/secrets', async (ctx) => {
     const q = parseQuery(ListQuery, ctx.query);
-    // Agent profiles are not built here, so no id names one (OpenHands' answer for an unknown id).
-    if (q.agent_profile_id !== undefined) throw new NotFound('Agent profile not found');
-    ctx.body = { secrets: store.list() };
+    // With an agent profile: only the secrets its secret_refs allows (null: all), as OpenHands lists them.
+    let allowed: string[] | null = null;
+    if (q.agent_profile_id !== undefined) {
+      const refs = secretRefs(q.agent_profile_id);
+      if (refs === undefined) throw new NotFound('Agent profile not found');
+      allowed = refs;
+    }
+    ctx.body = { secrets: allowed === null ? store.list() : store.list().filter((x) => allowed.includes(x.name)) };
   });
 
   router.put('/settings/secrets', validate({ body: SecretCreateRequest }), async (ctx) => {

@@ -9,6 +9,7 @@
 import type { WorkspaceItem, WorkspaceParentItem, WorkspacesListResponse } from '../../api/agent-server/settings.ts';
 import type { Logger } from '../../util/log.ts';
 import type { SecretSealer } from '../secrets.ts';
+import { LLM_SECRET_FIELDS, secretPaths, withSecretsReplaced, type SettingsDoc } from '../settings-doc.ts';
 import type { Db } from './db.ts';
 
 export interface StoredSecret {
@@ -159,5 +160,85 @@ export class WorkspacesStore {
       this.#db.prepare("INSERT INTO settings_documents (name, json) VALUES ('workspaces', ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json").run(JSON.stringify(doc));
       return { workspaces: doc.workspaces, workspaceParents: doc.workspace_parents };
     })();
+  }
+}
+
+/** The sealing context of the settings document's secrets: they open nowhere else. */
+const SETTINGS_SEAL_CONTEXT = 'settings-document';
+const SECRET_LLM_FIELDS = new Set(LLM_SECRET_FIELDS);
+
+/**
+ * The stored agent and conversation settings (GET/PATCH /api/settings): one JSON document in
+ * settings_documents, its secret values taken out and written sealed beside it (as the named
+ * secrets; memory only without a secret key). A sealed part the key cannot open is dropped with a
+ * warning: the rest of the settings still load.
+ */
+export class SettingsDocStore {
+  readonly #db: Db;
+  readonly #log: Logger;
+  readonly #defaults: () => SettingsDoc;
+  #sealer: SecretSealer | undefined;
+  /** Secret values by path (JSON of the path) while there is no secret key. */
+  #memory: Record<string, string> = {};
+
+  constructor(db: Db, sealer: SecretSealer | undefined, log: Logger, defaults: () => SettingsDoc) {
+    this.#db = db;
+    this.#sealer = sealer;
+    this.#log = log;
+    this.#defaults = defaults;
+  }
+
+  load(): SettingsDoc {
+    const row = this.#db.prepare("SELECT json FROM settings_documents WHERE name = 'settings'").get() as { json: string } | undefined;
+    if (!row) return this.#defaults();
+    const stored = JSON.parse(row.json) as { doc: SettingsDoc; sealed: string | null };
+    let secrets = this.#memory;
+    if (this.#sealer && stored.sealed) {
+      const opened = this.#sealer.open(stored.sealed, SETTINGS_SEAL_CONTEXT);
+      if (!opened) this.#log.warn('cannot open the stored settings secrets (OH_SECRET_KEY changed?): they are left out');
+      secrets = opened?.secrets ?? {};
+    }
+    const doc = stored.doc;
+    for (const [path, value] of Object.entries(secrets)) {
+      const keys = JSON.parse(path) as string[];
+      let node = doc as unknown as Record<string, unknown> | undefined;
+      for (const k of keys.slice(0, -1)) node = node?.[k] as Record<string, unknown> | undefined;
+      // A path whose holder is gone (a row edited by hand) is skipped, not resurrected.
+      if (node && keys.at(-1)! in node) node[keys.at(-1)!] = value;
+    }
+    // Secrets that could not be opened are left out, not answered as null where a string belongs.
+    for (const s of Object.values(doc.agent_settings.mcp_config)) {
+      for (const map of [s.env, s.headers]) for (const [k, v] of Object.entries(map ?? {})) if (v === null) delete map![k];
+    }
+    for (const [k, v] of Object.entries(doc.agent_settings.llm)) if (v === null && SECRET_LLM_FIELDS.has(k)) delete doc.agent_settings.llm[k];
+    return doc;
+  }
+
+  /** Read, change (it may throw to refuse: nothing is written) and write in one transaction. */
+  update(change: (doc: SettingsDoc) => void): SettingsDoc {
+    return this.#db.transaction(() => {
+      const doc = this.load();
+      change(doc);
+      this.#write(doc);
+      return doc;
+    })();
+  }
+
+  /** A hand-over's new key: the secrets are sealed again with it (or written, held in memory until now). */
+  setSealer(next: SecretSealer): void {
+    const doc = this.load();
+    this.#sealer = next;
+    this.#write(doc);
+    this.#memory = {};
+  }
+
+  #write(doc: SettingsDoc): void {
+    const secrets = Object.fromEntries(secretPaths(doc).map(({ path, value }) => [JSON.stringify(path), value]));
+    let sealed: string | null = null;
+    if (this.#sealer) sealed = Object.keys(secrets).length ? this.#sealer.seal({ secrets }, SETTINGS_SEAL_CONTEXT) : null;
+    else this.#memory = secrets;
+    // The secret fields stay in the stored document as null, so load() knows where they go back.
+    const json = JSON.stringify({ doc: withSecretsReplaced(doc, null), sealed });
+    this.#db.prepare("INSERT INTO settings_documents (name, json) VALUES ('settings', ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json").run(json);
   }
 }

@@ -93,7 +93,7 @@ export class ModelClient {
    * piece of text or reasoning as it arrives; the result is the same Completion either way.
    */
   async complete(messages: ChatMessage[], tools: ChatTool[], signal?: AbortSignal, opts: CompleteOptions = {}): Promise<Completion> {
-    const body = { model: this.endpointModel, messages, ...(tools.length ? { tools } : {}) };
+    const body = { model: this.endpointModel, messages, ...(tools.length ? { tools } : {}), ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}) };
     const reqOpts = signal ? { signal } : {};
     let raw: RawAnswer;
     // A streamed answer already shown in part is not asked for again (its pieces would repeat).
@@ -124,7 +124,7 @@ export class ModelClient {
     return completionOf(raw);
   }
 
-  async #attempt(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[] }, reqOpts: { signal?: AbortSignal }, stream: boolean, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
+  async #attempt(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[]; max_tokens?: number }, reqOpts: { signal?: AbortSignal }, stream: boolean, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
     let raw: RawAnswer;
     if (stream) {
       raw = await this.#streamed(body, onDelta, signal);
@@ -197,6 +197,8 @@ function completionOf(raw: RawAnswer): Completion {
 
 export interface CompleteOptions {
   stream?: boolean;
+  /** Caps the answer (a pre-flight asks for one token). */
+  maxTokens?: number;
   /** Streaming only: each piece of answer text or reasoning, in order. */
   onDelta?: (delta: { content: string | null; reasoning: string | null }) => void;
   /**

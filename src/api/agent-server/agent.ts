@@ -9,6 +9,8 @@ export const LLM = Type.Object({
   model: Type.Optional(Type.String()),
   base_url: Nullable(Type.String()),
   api_key: Nullable(Type.String()),
+  /** A shared provider connection (/api/llm/provider-connections) whose key and base URL this LLM uses (LLM profiles). */
+  provider_connection_id: Nullable(Type.String()),
   api_version: Nullable(Type.String()),
   /** Which usage bucket this LLM's costs go to (e.g. `agent`, `condenser`). */
   usage_id: Type.Optional(Type.String({ default: 'default' })),

@@ -46,15 +46,20 @@ import { PluginsRequest, PluginsResponse } from './plugins.ts';
 import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
 import { SubAgentsRequest, SubAgentsResponse } from './sub-agents.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
-import { AddWorkspaceParentsRequest, AddWorkspacesRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
+import { SettingsForm } from '../app/llm-settings.ts';
+import { AddWorkspaceParentsRequest, AddWorkspacesRequest, EXPOSE_SECRETS_HEADER, McpServerPatch, McpServerSettings, SettingsResponse, SettingsUpdateRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
 import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
+import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
+import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse } from './agent-profiles.ts';
+import { ActivateMetaProfileResponse, MetaProfile, MetaProfileDetailResponse, MetaProfileListResponse, MetaProfileMutationResponse } from './meta-profiles.ts';
+import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
@@ -123,7 +128,7 @@ function runtimeRoutes(prefix: string, scope: string, server: boolean): AgentSer
 
 export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   // The OpenAI-compatible gateway (the agent offered as a model); also `Authorization: Bearer <session key>`.
-  { method: 'get', path: '/v1/models', tag: 'openai', summary: 'The models: openhands_<LLM profile> (here openhands_default, the configured model)', response: ModelList },
+  { method: 'get', path: '/v1/models', tag: 'openai', summary: 'The models: openhands_<LLM profile> for each stored profile, and openhands_default for the configured model', response: ModelList },
   { method: 'post', path: '/v1/chat/completions', tag: 'openai', summary: "A chat completion: the agent's final answer to the last user message (stream: as SSE chunks after the run)", body: ChatCompletionRequest, response: ChatCompletion, headers: ['X-OpenHands-ServerConversation-ID', ...OBSERVABILITY_HEADERS] },
   { method: 'post', path: '/v1/responses', tag: 'openai', summary: "A response (Responses API, not stored): the agent's final answer", body: ResponseRequest, response: OpenAIResponse, headers: [...OBSERVABILITY_HEADERS] },
   { method: 'get', path: '/', tag: 'server', summary: 'Server information (as /server_info)', response: ServerInfo, public: true },
@@ -156,6 +161,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/secrets`, tag: 'conversations', summary: 'Add or replace secrets', body: UpdateSecretsRequest, response: Success },
   { method: 'post', path: `${C}/security_analyzer`, tag: 'conversations', summary: 'Set the security analyzer', body: SetSecurityAnalyzerRequest, response: Success },
   { method: 'post', path: `${C}/switch_llm`, tag: 'conversations', summary: 'Switch the LLM for the next model call', body: SwitchLlmRequest, response: Success },
+  { method: 'post', path: `${C}/switch_profile`, tag: 'conversations', summary: "Switch to an LLM profile's LLM for the next model call", body: SwitchProfileRequest, response: Success },
 
   { method: 'get', path: `${C}/events`, tag: 'events', summary: 'Events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S), response: Type.Array(Type.Union([Event, Type.Null()])) },
   { method: 'post', path: `${C}/events`, tag: 'events', summary: 'Send a user message (run: true starts the agent)', body: SendMessageRequest, response: Success },
@@ -181,14 +187,21 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
   { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
 
-  { method: 'get', path: '/api/settings/secrets', tag: 'settings', summary: 'Stored secrets, without values (no agent profiles here: agent_profile_id names none, 404)', query: q(['agent_profile_id']), response: SecretsListResponse },
+  { method: 'get', path: '/api/settings', tag: 'settings', summary: 'The stored agent settings (clients build new agents from them) and conversation settings (defaults of the gateway\'s conversations); secrets masked unless X-Expose-Secrets: plaintext', headers: [EXPOSE_SECRETS_HEADER], response: SettingsResponse },
+  { method: 'patch', path: '/api/settings', tag: 'settings', summary: 'Deep-merge diffs into the stored settings (null inside a map removes the entry); answered masked', body: SettingsUpdateRequest, response: SettingsResponse },
+  { method: 'get', path: '/api/settings/agent-schema', tag: 'settings', summary: 'The agent settings form (derived from the schemas PATCH validates with)', response: SettingsForm },
+  { method: 'get', path: '/api/settings/conversation-schema', tag: 'settings', summary: 'The conversation settings form', response: SettingsForm },
+  { method: 'post', path: '/api/settings/mcp/{settings_key}', tag: 'settings', summary: 'Add one MCP server to the settings (409 when the key exists)', body: McpServerSettings, response: SettingsResponse, status: 201 },
+  { method: 'patch', path: '/api/settings/mcp/{settings_key}', tag: 'settings', summary: 'Change one stored MCP server (404 when absent)', body: McpServerPatch, response: SettingsResponse },
+  { method: 'delete', path: '/api/settings/mcp/{settings_key}', tag: 'settings', summary: 'Remove one stored MCP server (404 when absent)', response: SettingsResponse },
+  { method: 'get', path: '/api/settings/secrets', tag: 'settings', summary: 'Stored secrets, without values (agent_profile_id: only those its secret_refs allows; 404 for an unknown one)', query: q(['agent_profile_id']), response: SecretsListResponse },
   { method: 'put', path: '/api/settings/secrets', tag: 'settings', summary: 'Create or replace a secret (sealed with the secret key at rest; memory only without one)', body: SecretCreateRequest, response: SecretItemResponse },
   { method: 'get', path: '/api/settings/secrets/{name}', tag: 'settings', summary: "A secret's value, as text (for LookupSecret)", response: S, textResponse: true },
   { method: 'delete', path: '/api/settings/secrets/{name}', tag: 'settings', summary: 'Delete a secret', response: SecretDeleted },
   { method: 'get', path: '/api/llm/provider-connections', tag: 'settings', summary: 'LLM provider connections (shared credentials; the key never shown, only api_key_set)', response: Type.Array(ProviderConnectionResponse) },
   { method: 'post', path: '/api/llm/provider-connections', tag: 'settings', summary: 'Store a provider connection (at most 64; the key sealed like the secrets)', body: ProviderConnectionCreateRequest, response: ProviderConnectionResponse, status: 201 },
   { method: 'patch', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Change the fields given (base_url: null clears it; the key can be replaced, not cleared)', body: ProviderConnectionUpdateRequest, response: ProviderConnectionResponse },
-  { method: 'delete', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Delete a provider connection (answered as it was, api_key_set false)', response: ProviderConnectionResponse },
+  { method: 'delete', path: '/api/llm/provider-connections/{connection_id}', tag: 'settings', summary: 'Delete a provider connection no LLM profile uses (409 naming them; answered as it was, api_key_set false)', response: ProviderConnectionResponse },
   { method: 'get', path: '/api/workspaces', tag: 'settings', summary: 'Saved workspaces and workspace parents', response: WorkspacesListResponse },
   { method: 'post', path: '/api/workspaces', tag: 'settings', summary: 'Save workspaces (deduplicated by path)', body: AddWorkspacesRequest, response: WorkspacesListResponse },
   { method: 'delete', path: '/api/workspaces', tag: 'settings', summary: 'Forget a saved workspace', query: q(['path'], ['path']), response: SecretDeleted },
@@ -198,6 +211,31 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'delete', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Clear the workspace session cookie', status: 204 },
   { method: 'get', path: '/api/init', tag: 'server', summary: 'Deferred initialization: never dormant here (warm pools hand over instead), so always 404', status: 404, public: true },
   { method: 'post', path: '/api/init', tag: 'server', summary: 'Deferred initialization: 401 without X-Init-API-Key (the secret key), else 404 as for GET', status: 404, public: true },
+
+  { method: 'get', path: '/api/profiles', tag: 'profiles', summary: 'LLM profiles and the active one', response: ProfileListResponse },
+  { method: 'get', path: '/api/profiles/{name}', tag: 'profiles', summary: "A profile's LLM settings (api_key null: secrets are never returned; X-Expose-Secrets is refused)", headers: ['X-Expose-Secrets'], response: ProfileDetailResponse },
+  { method: 'post', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a profile; its API key is stored sealed', body: SaveProfileRequest, response: ProfileMutationResponse, status: 201 },
+  { method: 'delete', path: '/api/profiles/{name}', tag: 'profiles', summary: 'Delete a profile (idempotent)', response: ProfileMutationResponse },
+  { method: 'post', path: '/api/profiles/{name}/rename', tag: 'profiles', summary: 'Rename a profile', body: RenameProfileRequest, response: ProfileMutationResponse },
+  { method: 'post', path: '/api/profiles/{name}/validate', tag: 'profiles', summary: 'Try a draft LLM with one short model call before saving it', body: ValidateProfileRequest, response: ValidateProfileResponse },
+  { method: 'post', path: '/api/profiles/{name}/activate', tag: 'profiles', summary: 'Mark a profile active (there are no agent settings here to apply it to)', response: ActivateProfileResponse },
+  { method: 'get', path: '/api/agent-profiles', tag: 'profiles', summary: 'Agent profiles and the active one (default seeded when none is)', response: AgentProfileListResponse },
+  { method: 'get', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'An agent profile', response: AgentProfileDetailResponse },
+  { method: 'post', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) an agent profile', body: AgentProfileInput, response: AgentProfileMutationResponse, status: 201 },
+  { method: 'delete', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Delete an agent profile (idempotent)', response: AgentProfileMutationResponse },
+  { method: 'post', path: '/api/agent-profiles/{name}/rename', tag: 'profiles', summary: 'Rename an agent profile (its id stays)', body: RenameProfileRequest, response: AgentProfileMutationResponse },
+  { method: 'post', path: '/api/agent-profiles/{profile_id}/activate', tag: 'profiles', summary: 'Mark an agent profile active by id (a pointer only)', response: ActivateAgentProfileResponse },
+  { method: 'get', path: '/api/meta-profiles', tag: 'profiles', summary: 'Meta-profiles (model routing configurations)', response: MetaProfileListResponse },
+  { method: 'get', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'A meta-profile', response: MetaProfileDetailResponse },
+  { method: 'post', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a meta-profile', body: MetaProfile, response: MetaProfileMutationResponse, status: 201 },
+  { method: 'delete', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Delete a meta-profile (idempotent)', response: MetaProfileMutationResponse },
+  { method: 'post', path: '/api/meta-profiles/{name}/activate', tag: 'profiles', summary: 'Activate a meta-profile: applied false, there is no model-routing tool here', response: ActivateMetaProfileResponse },
+  { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
+  { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
+  { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },
+  { method: 'get', path: '/api/llm/subscription/openai/models', tag: 'llm', summary: 'Models of a ChatGPT subscription', response: SubscriptionModelsResponse },
+  { method: 'get', path: '/api/llm/subscription/openai/status', tag: 'llm', summary: 'ChatGPT subscription state (never connected here: sign-in is not built)', response: SubscriptionStatusResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/logout', tag: 'llm', summary: 'Forget ChatGPT subscription credentials (none are kept here)', response: SubscriptionStatusResponse },
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },

@@ -63,3 +63,136 @@ export type WorkspacesListResponse = Static<typeof WorkspacesListResponse>;
 export const WorkspacePathQuery = Type.Object({ path: Type.String() });
 
 export const WORKSPACE_SESSION_COOKIE = 'oh_workspace_session_key';
+
+// ── Stored agent and conversation settings (GET/PATCH /api/settings, /api/settings/mcp/{key}) ──
+// OpenHands 1.58's PersistedSettings, as far as this agent server keeps them: the agent's LLM, tools
+// and MCP servers (its clients build every new conversation's agent from them, as the Python SDK's
+// RemoteWorkspace.get_llm()/get_mcp_config() do), the conversation defaults (applied by this server
+// to the conversations it starts itself: the OpenAI-compatible gateway's), and the frontend's opaque
+// misc_settings. Fields OpenHands keeps for features not built here (condenser, critic, ACP agents,
+// memory, Docker and worktree runtimes) are refused with 422, not stored unapplied.
+
+/** Request header choosing how secret fields are answered: absent = masked, `plaintext` = raw (`encrypted` is OpenHands' Fernet form, not built). */
+export const EXPOSE_SECRETS_HEADER = 'X-Expose-Secrets';
+
+const StringMap = Type.Record(Type.String(), Type.String());
+/** In a diff or patch, a null value removes that entry of a map (OpenHands' deep-merge unset). */
+const StringMapDiff = Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]));
+
+/** One MCP server as the settings keep it (OpenHands' MCPServer): a command to run (stdio) or a URL. `env` values and `headers` values are secrets. */
+export const McpServerSettings = Type.Object(
+  {
+    command: Type.Optional(Type.String({ minLength: 1 })),
+    args: Type.Optional(Type.Array(Type.String())),
+    env: Type.Optional(StringMap),
+    cwd: Nullable(Type.String()),
+    url: Type.Optional(Type.String({ minLength: 1 })),
+    headers: Type.Optional(StringMap),
+    transport: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('streamable-http'), Type.Literal('sse')])),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'false: kept, but a client building an agent leaves it out' })),
+  },
+  { additionalProperties: false },
+);
+export type McpServerSettings = Static<typeof McpServerSettings>;
+
+/** PATCH /api/settings/mcp/{key} (OpenHands' MCPServerPatch): the fields given replace or merge; null in env/headers removes that entry. */
+export const McpServerPatch = Type.Object(
+  {
+    command: Type.Optional(Type.String({ minLength: 1 })),
+    args: Type.Optional(Type.Array(Type.String())),
+    env: Type.Optional(StringMapDiff),
+    cwd: Nullable(Type.String()),
+    url: Type.Optional(Type.String({ minLength: 1 })),
+    headers: Type.Optional(StringMapDiff),
+    transport: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('streamable-http'), Type.Literal('sse')])),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type McpServerPatch = Static<typeof McpServerPatch>;
+
+/** `agent_settings_diff`: deep-merged into the stored agent settings (null inside a map removes the entry). */
+export const AgentSettingsDiff = Type.Object(
+  {
+    schema_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    agent_kind: Type.Optional(Type.Literal('openhands', { description: 'ACP agents are not built here' })),
+    /** The agent's LLM, as a conversation's `agent.llm` takes it (api_key and the AWS keys are secrets). */
+    llm: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    tools: Nullable(Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), params: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }))),
+    mcp_config: Type.Optional(Type.Record(Type.String(), Type.Union([McpServerPatch, Type.Null()]))),
+  },
+  { additionalProperties: false },
+);
+export type AgentSettingsDiff = Static<typeof AgentSettingsDiff>;
+
+/**
+ * How a settings form shows a field (OpenHands' SettingsFieldMetadata and section), kept under a
+ * keyword of its own: `default` there would be applied to every diff by the body parser.
+ */
+export interface SettingFormMeta {
+  label: string;
+  section: string;
+  section_label: string;
+  prominence: 'critical' | 'major' | 'minor';
+  default: unknown;
+  depends_on?: string[];
+}
+export const FORM = 'x-setting-form';
+const form = (m: SettingFormMeta) => ({ [FORM]: m });
+const GENERAL = { section: 'general', section_label: 'General' } as const;
+const VERIFICATION = { section: 'verification', section_label: 'Verification' } as const;
+
+/** `conversation_settings_diff`: the defaults of the conversations this server starts itself. */
+export const ConversationSettingsDiff = Type.Object(
+  {
+    schema_version: Type.Optional(Type.Literal(1)),
+    max_iterations: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Maximum number of iterations the conversation will run before stopping.', ...form({ label: 'Max iterations', ...GENERAL, prominence: 'major', default: 500 }) }),
+    ),
+    confirmation_mode: Type.Optional(
+      Type.Boolean({ description: 'Require user confirmation before executing risky actions.', ...form({ label: 'Confirmation mode', ...VERIFICATION, prominence: 'critical', default: false }) }),
+    ),
+    security_analyzer: Nullable(
+      Type.Union([Type.Literal('llm'), Type.Literal('none')], {
+        description: 'Security analyzer that evaluates actions before execution.',
+        ...form({ label: 'Security analyzer', ...VERIFICATION, prominence: 'major', default: 'llm', depends_on: ['confirmation_mode'] }),
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ConversationSettingsDiff = Static<typeof ConversationSettingsDiff>;
+
+/** PATCH /api/settings (OpenHands' SettingsUpdateRequest). Profiles are not built here: a profile pointer can only be cleared (null). */
+export const SettingsUpdateRequest = Type.Object({
+  agent_settings_diff: Type.Optional(AgentSettingsDiff),
+  conversation_settings_diff: Type.Optional(ConversationSettingsDiff),
+  misc_settings_diff: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "The frontend's own data, deep-merged and never read by the server" })),
+  active_profile: Nullable(Type.String()),
+  active_agent_profile_id: Nullable(Type.String()),
+  active_meta_profile: Nullable(Type.String()),
+});
+export type SettingsUpdateRequest = Static<typeof SettingsUpdateRequest>;
+
+/** GET/PATCH /api/settings and the MCP routes (OpenHands' SettingsResponse). Secret fields masked unless X-Expose-Secrets: plaintext. */
+export const SettingsResponse = Type.Object({
+  agent_settings: Type.Object({
+    schema_version: Type.Integer(),
+    agent_kind: Type.Literal('openhands'),
+    llm: Type.Record(Type.String(), Type.Unknown()),
+    tools: Type.Union([Type.Array(Type.Object({ name: Type.String(), params: Type.Optional(Type.Record(Type.String(), Type.Unknown())) })), Type.Null()]),
+    mcp_config: Type.Record(Type.String(), McpServerSettings),
+  }),
+  conversation_settings: Type.Object({
+    schema_version: Type.Literal(1),
+    max_iterations: Type.Integer(),
+    confirmation_mode: Type.Boolean(),
+    security_analyzer: Type.Union([Type.Literal('llm'), Type.Literal('none'), Type.Null()]),
+  }),
+  llm_api_key_is_set: Type.Boolean(),
+  active_profile: Type.Union([Type.String(), Type.Null()]),
+  active_agent_profile_id: Type.Union([Type.String(), Type.Null()]),
+  active_meta_profile: Type.Union([Type.String(), Type.Null()]),
+  misc_settings: Type.Record(Type.String(), Type.Unknown()),
+});
+export type SettingsResponse = Static<typeof SettingsResponse>;

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,5 +194,24 @@ describe('SqliteAppStore', () => {
     await db.close();
     db = new SqliteAppStore(join(dir, 'app.db'));
     expect(await db.pending.claim(id, 60_000)).toBe(true);
+  });
+
+  it('syncs the WAL at checkpoints only (synchronous NORMAL), and a commit survives its process being killed', async () => {
+    expect(db.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL (FULL is 2)
+    await db.close();
+    // Another process commits, says so, and is killed (SIGKILL: no close, no checkpoint).
+    const module = JSON.stringify(join(import.meta.dirname, 'app-db.ts'));
+    const script = `import { SqliteAppStore } from ${module}; const s = new SqliteAppStore(${JSON.stringify(join(dir, 'app.db'))}); const u = await s.createUser('carol'); console.log(u.id); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const id = await new Promise<string>((resolve, reject) => {
+      child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
+      child.once('exit', (code) => reject(new Error(`the writer exited (${code}) before it committed`)));
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    db = new SqliteAppStore(join(dir, 'app.db'));
+    expect(await db.getUser(id)).toMatchObject({ id, name: 'carol' });
   });
 });

@@ -119,6 +119,10 @@ describe('the sandbox image is the user\'s; the agent server is brought in', () 
     expect(pod.spec).toMatchObject({ restartPolicy: 'OnFailure', activeDeadlineSeconds: 6 * 3600, automountServiceAccountToken: false });
     expect(pod.metadata!.labels!['app.kubernetes.io/component']).toBe('sandbox-archive');
     expect(c.env!.map((e) => e.name)).not.toContain('AGENTYARD_CONVERSATION_FILES_UPLOAD_URL');
+    // The CLI's own attempts unless the runtime is given a number (tests give fewer).
+    expect(c.env!.map((e) => e.name)).not.toContain('AGENTYARD_ARCHIVE_UPLOAD_ATTEMPTS');
+    const fewer = desiredArchivePod(sb, { ...withImages, archiveUploadAttempts: 2 }, 'stamp', { url: 'http://s/ws?X-Amz-Signature=s' });
+    expect(fewer.spec!.containers[0]!.env).toContainEqual({ name: 'AGENTYARD_ARCHIVE_UPLOAD_ATTEMPTS', value: '2' });
   });
 
   it("with a second URL, uploads the agent server's conversation directories too, and carries its stamp for the controller", () => {

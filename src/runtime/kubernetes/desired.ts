@@ -13,7 +13,7 @@ import { LABEL_WARM_POOL } from '../../api/warm-pool.ts';
 import type { RuntimeAddressing } from './addressing.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ObjectStore } from '../../objstore/types.ts';
-import { ARCHIVE_UPLOAD_URL_ENV, CONVERSATION_FILES_UPLOAD_URL_ENV } from '../../cli/archive-upload.ts';
+import { ARCHIVE_UPLOAD_ATTEMPTS_ENV, ARCHIVE_UPLOAD_URL_ENV, CONVERSATION_FILES_UPLOAD_URL_ENV } from '../../cli/archive-upload.ts';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE, BUNDLE_STAGING } from './bundle.ts';
 import { AGENT_SERVER_MEMORY_ENV } from '../../agent-server/memory-env.ts';
 import { sandboxContainerResources, type SandboxPodSettings } from './pod-settings.ts';
@@ -57,6 +57,11 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
    * an object store; workspace archives then go there instead of the archive PVC.
    */
   archiveUploadUrl?: (key: string) => Promise<string>;
+  /**
+   * With archiveUploadUrl: the upload attempts of one run of the archive Pod's container before it
+   * exits 1 and the kubelet restarts it. Unset: the CLI's default (8, over about 35 s).
+   */
+  archiveUploadAttempts?: number;
   /**
    * With archiveUploadUrl: the store the archive Pod's conversation files are unpacked into
    * (conversation-files.ts), and whether a conversation exists and was placed on that sandbox.
@@ -302,6 +307,7 @@ function uploadingArchivePod(sb: Sandbox, s: KubeRuntimeSettings, stamp: string,
           env: [
             { name: ARCHIVE_UPLOAD_URL_ENV, value: upload.url },
             ...(files ? [{ name: CONVERSATION_FILES_UPLOAD_URL_ENV, value: files }] : []),
+            ...(s.archiveUploadAttempts ? [{ name: ARCHIVE_UPLOAD_ATTEMPTS_ENV, value: String(s.archiveUploadAttempts) }] : []),
             { name: 'TMPDIR', value: '/scratch' },
           ],
           securityContext: containerSecurity(),

@@ -63,12 +63,15 @@ export class KubernetesRuntime implements SandboxRuntime {
 
   /**
    * Every change of a sandbox Pod (a container died or restarted, readiness flipped, the Pod went)
-   * pokes that sandbox. List, then watch from the list's resourceVersion; when the watch ends
-   * (timeout, error, 410) list again, which also pokes every sandbox once: nothing missed in between.
+   * or of its workspace archive Pod (it finished: delete() can go on) pokes that sandbox, as
+   * controller-runtime's Owns() does. Without the archive Pods a deletion waited for the queue's
+   * retry backoff, which doubles while the archive runs: a minute or more after the archive was done.
+   * List, then watch from the list's resourceVersion; when the watch ends (timeout, error, 410) list
+   * again, which also pokes every sandbox once: nothing missed in between.
    */
   async watch(changed: (sandbox: SandboxRef) => void, signal: AbortSignal): Promise<void> {
     const namespace = this.#s.namespace;
-    const labelSelector = 'app.kubernetes.io/managed-by=agentyard,app.kubernetes.io/component=sandbox';
+    const labelSelector = 'app.kubernetes.io/managed-by=agentyard,app.kubernetes.io/component in (sandbox,sandbox-archive)';
     const poke = (pod: V1Pod | undefined) => {
       const name = pod?.metadata?.labels?.[LABEL_SANDBOX];
       if (name) changed({ namespace: pod?.metadata?.namespace ?? namespace, name });

@@ -54,7 +54,16 @@ export class SqliteStore implements ResourceStore {
   readonly #codec: ObjectCodec;
   readonly #clock: Clock;
   readonly #retention: number;
-  readonly #listeners = new Set<() => void>();
+  /**
+   * Watch cursors to wake after a commit, by kind: a commit wakes only the watches of the kinds it
+   * wrote (each wake is a query of the change log). Waking every watch on every commit was the
+   * largest CPU cost of a warm-pool start in `agentyard up` (issue #16): a dozen watches (the
+   * controller's informers, the API's streams) each queried on each of a start's ~20 commits. Safe
+   * because compaction is tracked per kind: a watch left behind by other kinds' writes is not Gone.
+   */
+  readonly #listeners = new Map<string, Set<() => void>>();
+  /** The kinds the running transaction wrote (keys of #listeners). */
+  readonly #written = new Set<string>();
   readonly #selectors = new Map<string, readonly LabelRequirement[]>();
   /**
    * Shared lists (ListOptions.shared) by kind, namespace and selector, with the write generation
@@ -203,8 +212,11 @@ export class SqliteStore implements ResourceStore {
       }),
       decode: (body) => this.#codec.decode(body),
       subscribe: (wake) => {
-        this.#listeners.add(wake);
-        return () => this.#listeners.delete(wake);
+        const key = kindKey(kind);
+        let set = this.#listeners.get(key);
+        if (!set) this.#listeners.set(key, (set = new Set()));
+        set.add(wake);
+        return () => set.delete(wake);
       },
       isClosed: () => this.#closed,
     };
@@ -323,6 +335,7 @@ export class SqliteStore implements ResourceStore {
     this.#st.appendChange.run(rv, kind.apiVersion, kind.kind, namespace, name, type, body, prevBody);
     if (rv - this.#retention - this.#st.counter.get('compacted_rv')! >= COMPACT_STEP) this.#compactTo(rv - this.#retention);
     this.#committed = true;
+    this.#written.add(kindKey(kind));
     return obj;
   }
 
@@ -338,15 +351,21 @@ export class SqliteStore implements ResourceStore {
   /** Runs a write transaction and wakes watchers once it has committed. */
   #tx<R>(fn: () => R): R {
     this.#committed = false;
+    this.#written.clear();
     const result = this.#db.transaction(fn).immediate();
-    if (this.#committed) this.#notify();
+    if (this.#committed) this.#notify(this.#written);
     return result;
   }
 
-  #notify(): void {
-    for (const wake of [...this.#listeners]) wake();
+  /** Wakes the watches of `kinds` (all of them when not given: the store closes). */
+  #notify(kinds?: ReadonlySet<string>): void {
+    const wakes: (() => void)[] = [];
+    for (const [key, set] of this.#listeners) if (!kinds || kinds.has(key)) wakes.push(...set);
+    for (const wake of wakes) wake();
   }
 }
+
+const kindKey = (kind: { apiVersion: string; kind: string }): string => `${kind.apiVersion}\u0000${kind.kind}`;
 
 /** Freezes an object and everything in it, so a caller that modifies a shared list item fails at once. */
 function deepFreeze<T>(value: T): T {

@@ -50,6 +50,9 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
     `-master.port=${ports.master}`,
     `-master.port.grpc=${grpc.master}`,
     '-master.volumeSizeLimitMB=64',
+    // The one master elects itself after a restart once this has passed (default 10 s; about 20 s
+    // was seen on a loaded machine, during which writes fail): no peer can split the vote.
+    '-master.electionTimeout=1s',
     `-volume.port=${ports.volume}`,
     `-volume.port.grpc=${grpc.volume}`,
     '-volume.max=16',

@@ -1,0 +1,285 @@
+// Differential flows for LLM profiles (/api/profiles, switch_profile) and the LLM listings
+// (/api/llm). Profile names carry a `parity-` prefix and every flow deletes what it saved: the
+// OpenHands server lives through the whole suite, and its OpenAI-compatible gateway lists one model
+// per stored profile (the openai_gateway flow compares that list).
+import { createHash } from 'node:crypto';
+import type { Flow } from './flows.ts';
+import { startBody } from './flows.ts';
+import type { Side } from './servers.ts';
+
+const KEY = 'sk-parity-profile-key';
+const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : body);
+const mine = (body: any) => ({ ...body, profiles: (body?.profiles ?? []).filter((p: any) => String(p.name).startsWith('parity-')) });
+const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function exposed(s: Side, name: string, mode: string): Promise<number> {
+  return (await fetch(`${s.url}/api/profiles/${name}`, { headers: { 'x-session-api-key': 'parity-session-key', 'x-expose-secrets': mode } })).status;
+}
+
+export const PROFILE_FLOWS: Record<string, Flow> = {
+  /** Saving, listing, reading, renaming, activating and deleting profiles; their answers and errors. */
+  async llm_profiles(s) {
+    const save = (name: string, body: unknown) => s.api(`/api/profiles/${name}`, { method: 'POST', body });
+    const before = mine((await s.api('/api/profiles')).body);
+    const saved = await save('parity-fast', { llm: { model: 'openai/fast', base_url: 'http://127.0.0.1:9/v1', api_key: KEY, temperature: 0.2 } });
+    const plain = await save('parity-plain', { llm: { model: 'anthropic/claude', api_key: KEY }, include_secrets: false });
+    const badName = await save('-bad', { llm: { model: 'x' } });
+    const noLlm = await save('parity-x', {});
+    const list = mine((await s.api('/api/profiles')).body);
+    const detail = await s.api('/api/profiles/parity-fast');
+    const byFile = await s.api('/api/profiles/parity-fast.json');
+    const missing = await s.api('/api/profiles/parity-missing');
+    const renamed = await s.api('/api/profiles/parity-fast/rename', { method: 'POST', body: { new_name: 'parity-quick' } });
+    const same = await s.api('/api/profiles/parity-quick/rename', { method: 'POST', body: { new_name: 'parity-quick' } });
+    const taken = await s.api('/api/profiles/parity-quick/rename', { method: 'POST', body: { new_name: 'parity-plain' } });
+    const renameMissing = await s.api('/api/profiles/parity-missing/rename', { method: 'POST', body: { new_name: 'parity-y' } });
+    const badNewName = await s.api('/api/profiles/parity-quick/rename', { method: 'POST', body: { new_name: 'a b' } });
+    const activated = await s.api('/api/profiles/parity-quick/activate', { method: 'POST' });
+    const activateMissing = await s.api('/api/profiles/parity-missing/activate', { method: 'POST' });
+    const active = (await s.api('/api/profiles')).body.active_profile;
+    const expose = { bogus: await exposed(s, 'parity-quick', 'bogus'), plaintext: await exposed(s, 'parity-quick', 'plaintext') };
+    const deleted = await s.api('/api/profiles/parity-quick', { method: 'DELETE' });
+    const deletedAgain = await s.api('/api/profiles/parity-quick', { method: 'DELETE' });
+    const after = mine((await s.api('/api/profiles')).body);
+    await s.api('/api/profiles/parity-plain', { method: 'DELETE' });
+    return {
+      before,
+      saved: [saved.status, saved.body],
+      plain: plain.status,
+      bad_name: [badName.status, locs(badName.body)],
+      no_llm: [noLlm.status, locs(noLlm.body)],
+      list,
+      detail: [detail.status, detail.body.name, detail.body.api_key_set, detail.body.config?.model, detail.body.config?.base_url, detail.body.config?.api_key, detail.body.config?.temperature],
+      by_file: [byFile.status, byFile.body.config?.model],
+      missing: [missing.status, missing.body],
+      renamed: [renamed.status, renamed.body],
+      same: [same.status, same.body],
+      taken: [taken.status, taken.body],
+      rename_missing: [renameMissing.status, renameMissing.body],
+      bad_new_name: [badNewName.status, locs(badNewName.body)],
+      activated_status: activated.status,
+      activated: activated.body,
+      activate_missing: [activateMissing.status, activateMissing.body],
+      active,
+      expose_bogus: expose.bogus,
+      expose_plaintext: expose.plaintext,
+      deleted: [deleted.status, deleted.body],
+      deleted_again: deletedAgain.status,
+      after,
+    };
+  },
+
+  /** switch_profile: the conversation's next model call goes to the profile's model and key. */
+  async switch_profile(s) {
+    await s.api('/api/profiles/parity-switch', { method: 'POST', body: { llm: { model: 'openai/profile-model', base_url: s.llm.url, api_key: KEY } } });
+    const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s) });
+    const id = created.body.id;
+    const unknownConversation = await s.api('/api/conversations/00000000-0000-4000-8000-000000000000/switch_profile', { method: 'POST', body: { profile_name: 'parity-switch' } });
+    const unknownProfile = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: { profile_name: 'parity-nope' } });
+    const badName = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: { profile_name: '../x' } });
+    const noBody = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: {} });
+    const switched = await s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: { profile_name: 'parity-switch' } });
+    const llm = (await s.api(`/api/conversations/${id}`)).body.agent?.llm ?? {};
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'done on the profile model' } }] });
+    await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: { role: 'user', content: [{ type: 'text', text: 'hello' }], run: true } });
+    const end = await until('the run to end', async () => {
+      const st = (await s.api(`/api/conversations/${id}`)).body.execution_status;
+      return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+    });
+    const call = s.llm.requests[0];
+    await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+    await s.api('/api/profiles/parity-switch', { method: 'DELETE' });
+    return {
+      unknown_conversation: unknownConversation.status,
+      unknown_profile: [unknownProfile.status, unknownProfile.body],
+      bad_name: badName.status,
+      no_body: [noBody.status, locs(noBody.body)],
+      switched: [switched.status, switched.body],
+      llm: [llm.model, llm.base_url === s.llm.url, llm.api_key, llm.usage_id],
+      end,
+      model_call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`],
+      model_calls: s.llm.requests.length,
+    };
+  },
+
+  /** The pre-flight of a draft: one short call to the draft's model; its verdict for an answer, a refused key and a rate limit. */
+  async validate_profile(s) {
+    const check = (llm: unknown) => s.api('/api/profiles/parity-draft/validate', { method: 'POST', body: { llm } });
+    const draft = { model: 'openai/draft-model', base_url: s.llm.url, api_key: KEY };
+    s.llm.push({ content: 'pong' });
+    const ok = await check(draft);
+    const call = s.llm.requests[0];
+    s.llm.push({ status: 401, errorMessage: `Incorrect API key provided: ${KEY}` });
+    const refused = await check(draft);
+    s.llm.push({ status: 429, errorMessage: 'Rate limit reached', retryAfterMs: 1 });
+    const limited = await check(draft);
+    const noLlm = await s.api('/api/profiles/parity-draft/validate', { method: 'POST', body: {} });
+    return {
+      ok: [ok.status, ok.body],
+      call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`, call?.body['max_tokens']],
+      refused: [refused.status, refused.body.valid, refused.body.error?.type, JSON.stringify(refused.body).includes(KEY)],
+      limited: [limited.status, limited.body],
+      model_calls: s.llm.requests.length,
+      no_llm: [noLlm.status, locs(noLlm.body)],
+      saved: (await s.api('/api/profiles/parity-draft')).status,
+    };
+  },
+
+  /**
+   * A profile linked to a shared provider connection: the connection's key and base URL used, the
+   * delete of a used connection refused (the connections' own CRUD is the provider_connections flow).
+   */
+  async linked_profile(s) {
+    const P = '/api/llm/provider-connections';
+    const created = await s.api(P, { method: 'POST', body: { display_name: 'Parity team', api_key: KEY, base_url: s.llm.url } });
+    const id = created.body.id;
+    const shape = (c: any) => c && [typeof c.id, c.display_name, c.provider, c.base_url === s.llm.url ? 'llm-url' : c.base_url, typeof c.created_at, c.api_key_set];
+    const listed = ((await s.api(P)).body as any[]).filter((c) => c.id === id).map(shape);
+    await s.api('/api/profiles/parity-linked', { method: 'POST', body: { llm: { model: 'openai/linked-model', api_key: 'sk-inline', provider_connection_id: id } } });
+    const profile = mine((await s.api('/api/profiles')).body).profiles.map((p: any) => [p.name, p.base_url, p.provider_connection_id === id, p.provider_connection_broken, p.api_key_set]);
+    const detail = (await s.api('/api/profiles/parity-linked')).body.config;
+    const conv = (await s.api('/api/conversations', { method: 'POST', body: startBody(s) })).body.id;
+    const switched = (await s.api(`/api/conversations/${conv}/switch_profile`, { method: 'POST', body: { profile_name: 'parity-linked' } })).status;
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'linked' } }] });
+    await s.api(`/api/conversations/${conv}/events`, { method: 'POST', body: { role: 'user', content: [{ type: 'text', text: 'hello' }], run: true } });
+    await until('the run to end', async () => ['finished', 'error', 'stuck', 'paused'].includes((await s.api(`/api/conversations/${conv}`)).body.execution_status));
+    const call = s.llm.requests[0];
+    const rotated = shape((await s.api(`${P}/${id}`, { method: 'PATCH', body: { api_key: 'sk-rotated-parity-key', display_name: 'Renamed' } })).body);
+    const guarded = await s.api(`${P}/${id}`, { method: 'DELETE' });
+    await s.api('/api/profiles/parity-linked', { method: 'DELETE' });
+    const deleted = await s.api(`${P}/${id}`, { method: 'DELETE' });
+    const again = await s.api(`${P}/${id}`, { method: 'DELETE' });
+    await s.api(`/api/conversations/${conv}`, { method: 'DELETE' });
+    return {
+      created: [created.status, shape(created.body)],
+      listed,
+      profile,
+      detail: [detail?.provider_connection_id === id, detail?.api_key, detail?.base_url],
+      switched,
+      call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`],
+      rotated,
+      guarded: [guarded.status, guarded.body],
+      deleted: [deleted.status, shape(deleted.body)],
+      again: [again.status, String(again.body?.detail).replace(id, '<id>')],
+    };
+  },
+
+  /**
+   * Agent profiles: the seeded default, save (id kept, revision bumped), read, rename, activate,
+   * the LLM-profile guard, and a conversation launched from one (its model, key and launch record).
+   */
+  async agent_profiles(s) {
+    const A = '/api/agent-profiles';
+    const first = await s.api(A);
+    const seeded = (first.body.profiles ?? []).find((p: any) => p.name === 'default');
+    await s.api('/api/profiles/parity-agent-llm', { method: 'POST', body: { llm: { model: 'openai/agent-model', base_url: s.llm.url, api_key: KEY } } });
+    const saved = await s.api(`${A}/parity-agent`, { method: 'POST', body: { llm_profile_ref: 'parity-agent-llm', system_message_suffix: 'Be brief.', tools: [{ name: 'terminal', params: {} }] } });
+    const resaved = await s.api(`${A}/parity-agent`, { method: 'POST', body: { llm_profile_ref: 'parity-agent-llm', system_message_suffix: 'Be brief.', tools: [{ name: 'terminal', params: {} }] } });
+    const detail = await s.api(`${A}/parity-agent`);
+    const profile = detail.body.profile ?? {};
+    const missing = await s.api(`${A}/parity-missing`);
+    const noRef = await s.api(`${A}/parity-x`, { method: 'POST', body: {} });
+    const extra = await s.api(`${A}/parity-x`, { method: 'POST', body: { llm_profile_ref: 'a', surprise: 1 } });
+    const guarded = await s.api('/api/profiles/parity-agent-llm', { method: 'DELETE' });
+    const activated = await s.api(`${A}/${profile.id}/activate`, { method: 'POST' });
+    const activateMissing = await s.api(`${A}/not-an-id/activate`, { method: 'POST' });
+    const active = (await s.api(A)).body.active_agent_profile_id === profile.id;
+    const renamed = await s.api(`${A}/parity-agent/rename`, { method: 'POST', body: { new_name: 'parity-agent2' } });
+    const afterRename = (await s.api(A)).body.active_agent_profile_id === profile.id;
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'from the agent profile' } }] });
+    const conv = await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: profile.id, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir }, autotitle: false, initial_message: { role: 'user', content: [{ type: 'text', text: 'hi' }] } } });
+    const end = conv.status === 201 ? await until('the run to end', async () => {
+      const st = (await s.api(`/api/conversations/${conv.body.id}`)).body.execution_status;
+      return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+    }) : null;
+    const call = s.llm.requests[0];
+    const unknownLaunch = await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: '00000000-0000-4000-8000-000000000000', workspace: { kind: 'LocalWorkspace', working_dir: s.workDir } } });
+    if (conv.status === 201) await s.api(`/api/conversations/${conv.body.id}`, { method: 'DELETE' });
+    if (seeded) await s.api(`${A}/${seeded.id}/activate`, { method: 'POST' });
+    const deleted = await s.api(`${A}/parity-agent2`, { method: 'DELETE' });
+    await s.api('/api/profiles/parity-agent-llm', { method: 'DELETE' });
+    return {
+      first: [first.status, Boolean(seeded), seeded && [seeded.agent_kind, seeded.revision, seeded.mcp_server_refs], first.body.active_agent_profile_id === seeded?.id],
+      saved: [saved.status, saved.body],
+      resaved: resaved.status,
+      detail_fields: Object.keys(profile).sort(),
+      detail: [detail.status, detail.body.name, profile.revision, profile.llm_profile_ref, profile.agent, profile.tools, profile.system_message_suffix, profile.condenser, profile.verification, profile.tool_concurrency_limit],
+      missing: [missing.status, missing.body],
+      no_ref: [noRef.status, locs(noRef.body)],
+      extra: [extra.status, locs(extra.body)],
+      guarded: [guarded.status, guarded.body],
+      activated: [activated.status, activated.body?.message === `Agent profile '${profile.id}' activated`, activated.body?.agent_settings_applied],
+      activate_missing: [activateMissing.status, activateMissing.body],
+      active,
+      renamed: [renamed.status, renamed.body, afterRename],
+      launch: [conv.status, end, conv.body?.launched_agent_profile && { ...conv.body.launched_agent_profile, agent_profile_id: conv.body.launched_agent_profile.agent_profile_id === profile.id }],
+      launch_llm: [conv.body?.agent?.llm?.model, conv.body?.agent?.llm?.base_url === s.llm.url],
+      model_call: [call?.model, call?.headers['authorization'] === `Bearer ${KEY}`, JSON.stringify(call?.messages?.[0]?.content ?? '').includes('Be brief.'), (call?.tools ?? []).map((x: any) => x.function.name).includes('file_editor')],
+      unknown_launch: unknownLaunch.status,
+      deleted: [deleted.status, deleted.body],
+    };
+  },
+
+  /** Meta-profiles: saved, listed, read, refused when they cannot route, activated, deleted. */
+  async meta_profiles(s) {
+    const M = '/api/meta-profiles';
+    const classes = [{ description: 'UI work', model: 'parity-vision' }, { description: 'everything else', model: 'parity-fast' }];
+    const saved = await s.api(`${M}/parity-router`, { method: 'POST', body: { classifier_model: 'parity-fast', classes } });
+    const direct = await s.api(`${M}/parity-direct`, { method: 'POST', body: { classifier_model: 'parity-fast', prompt_template: 'Pick for: {{ instance_text }}' } });
+    const list = (await s.api(M)).body;
+    const detail = await s.api(`${M}/parity-router`);
+    const noRoute = await s.api(`${M}/parity-x`, { method: 'POST', body: { classifier_model: 'parity-fast' } });
+    const noPlaceholder = await s.api(`${M}/parity-x`, { method: 'POST', body: { classifier_model: 'parity-fast', prompt_template: 'nothing to fill' } });
+    const noClassifier = await s.api(`${M}/parity-x`, { method: 'POST', body: { classes } });
+    const missing = await s.api(`${M}/parity-missing`);
+    const activated = await s.api(`${M}/parity-router/activate`, { method: 'POST' });
+    const active = (await s.api(M)).body.active_meta_profile;
+    const deleted = await s.api(`${M}/parity-router`, { method: 'DELETE' });
+    await s.api(`${M}/parity-direct`, { method: 'DELETE' });
+    const after = (await s.api(M)).body;
+    return {
+      saved: [saved.status, saved.body],
+      direct: direct.status,
+      list: (list.meta_profiles ?? []).filter((m: any) => m.name.startsWith('parity-')),
+      detail: [detail.status, detail.body],
+      no_route: [noRoute.status, locs(noRoute.body)],
+      no_placeholder: [noPlaceholder.status, locs(noPlaceholder.body)],
+      no_classifier: [noClassifier.status, locs(noClassifier.body)],
+      missing: [missing.status, missing.body],
+      activated: [activated.status, activated.body],
+      active,
+      deleted: [deleted.status, deleted.body],
+      after: [(after.meta_profiles ?? []).filter((m: any) => m.name.startsWith('parity-')), after.active_meta_profile],
+    };
+  },
+
+  /** The LLM listings, compared whole (by digest: thousands of model names). */
+  async llm_listings(s) {
+    const get = async (path: string) => {
+      const r = await s.api(path);
+      return [r.status, r.status === 200 ? digest(r.body) : r.body];
+    };
+    const providers = (await s.api('/api/llm/providers')).body.providers ?? [];
+    return {
+      providers: await get('/api/llm/providers'),
+      provider_count: providers.length,
+      models: await get('/api/llm/models'),
+      models_anthropic: await get('/api/llm/models?provider=anthropic'),
+      models_openrouter: await get('/api/llm/models?provider=openrouter'),
+      models_unknown: (await s.api('/api/llm/models?provider=no-such-provider')).body,
+      verified: await get('/api/llm/models/verified'),
+      subscription_models: await get('/api/llm/subscription/openai/models'),
+      subscription_status: (await s.api('/api/llm/subscription/openai/status')).body,
+    };
+  },
+};

@@ -1,0 +1,89 @@
+// /api/agent-profiles over HTTP: `default` seeded and active at the first list (its LLM the active
+// LLM profile), saved (id kept and revision bumped on overwrite), read with OpenHands' defaults,
+// renamed (the id, so the active pointer, stays), activated by id, deleted (the active one falls
+// back to a reseeded default); kept across a restart; an LLM profile an agent profile names is not
+// deleted and its rename follows; ACP profiles and the launch preview answer 501.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
+
+let dir: ReturnType<typeof tempDir>;
+let s: TestServer;
+const start = () => startTestServer(dir.path, { secretKey: 'agent-profiles-test-key' });
+beforeEach(async () => {
+  dir = tempDir();
+  s = await start();
+});
+afterEach(async () => {
+  await s.close();
+  dir.remove();
+});
+const A = '/api/agent-profiles';
+
+describe('/api/agent-profiles', () => {
+  it('seeds and activates default, saves, reads, renames, activates and deletes; survives a restart', async () => {
+    await s.api('/api/profiles/fast', { method: 'POST', body: { llm: { model: 'openai/fast' } } });
+    await s.api('/api/profiles/fast/activate', { method: 'POST' });
+    const first = await s.api(A);
+    expect(first.status).toBe(200);
+    const seeded = first.body.profiles[0];
+    expect(first.body).toEqual({ profiles: [{ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'default', agent_kind: 'openhands', revision: 0, llm_profile_ref: 'fast', mcp_server_refs: null }], active_agent_profile_id: seeded.id });
+    expect((await s.api(`${A}/default`)).body.profile).toMatchObject({ schema_version: 4, agent: 'CodeActAgent', tools: null, disabled_skills: [], condenser: { condenser_kind: 'llm_summarizing', max_size: 240 }, tool_concurrency_limit: 1 });
+
+    const saved = await s.api(`${A}/reviewer`, { method: 'POST', body: { llm_profile_ref: 'fast', persona: 'You review.', tools: [{ name: 'terminal', params: {} }], id: 'ignored', name: 'ignored' } });
+    expect(saved).toEqual({ status: 201, body: { name: 'reviewer', message: "Agent profile 'reviewer' saved" } });
+    const reviewer = (await s.api(`${A}/reviewer`)).body.profile;
+    expect(reviewer).toMatchObject({ name: 'reviewer', revision: 0, persona: 'You review.', tools: [{ name: 'terminal', params: {} }] });
+    expect(reviewer.id).not.toBe('ignored');
+    await s.api(`${A}/reviewer`, { method: 'POST', body: { llm_profile_ref: 'fast', persona: 'You review carefully.' } });
+    expect((await s.api(`${A}/reviewer`)).body.profile).toMatchObject({ id: reviewer.id, revision: 1, persona: 'You review carefully.' });
+
+    expect(await s.api(`${A}/${reviewer.id}/activate`, { method: 'POST' })).toEqual({ status: 200, body: { id: reviewer.id, message: `Agent profile '${reviewer.id}' activated`, agent_settings_applied: false } });
+    expect((await s.api(`${A}/reviewer/rename`, { method: 'POST', body: { new_name: 'critic' } })).body).toEqual({ name: 'critic', message: "Agent profile 'reviewer' renamed to 'critic'" });
+    expect((await s.api(A)).body.active_agent_profile_id).toBe(reviewer.id);
+
+    await s.close();
+    s = await start();
+    expect((await s.api(A)).body).toMatchObject({ active_agent_profile_id: reviewer.id, profiles: [{ name: 'critic' }, { name: 'default' }] });
+
+    // The active one deleted: default is active again.
+    expect((await s.api(`${A}/critic`, { method: 'DELETE' })).body).toEqual({ name: 'critic', message: "Agent profile 'critic' deleted" });
+    expect((await s.api(A)).body.active_agent_profile_id).toBe(seeded.id);
+    expect((await s.api(`${A}/critic`, { method: 'DELETE' })).status).toBe(200);
+  });
+
+  it("limits GET /api/settings/secrets?agent_profile_id= to the profile's secret_refs (404 for an unknown id)", async () => {
+    for (const name of ['ALLOWED', 'OTHER']) await s.api('/api/settings/secrets', { method: 'PUT', body: { name, value: `v-${name}` } });
+    await s.api(`${A}/scoped`, { method: 'POST', body: { llm_profile_ref: 'x', secret_refs: ['ALLOWED'] } });
+    await s.api(`${A}/open`, { method: 'POST', body: { llm_profile_ref: 'x' } });
+    const id = async (name: string) => (await s.api(`${A}/${name}`)).body.profile.id;
+    expect((await s.api(`/api/settings/secrets?agent_profile_id=${await id('scoped')}`)).body.secrets.map((x: any) => x.name)).toEqual(['ALLOWED']);
+    expect((await s.api(`/api/settings/secrets?agent_profile_id=${await id('open')}`)).body.secrets.map((x: any) => x.name).sort()).toEqual(['ALLOWED', 'OTHER']);
+    expect((await s.api('/api/settings/secrets?agent_profile_id=nope')).status).toBe(404);
+  });
+
+  it('guards the LLM profiles they name: no delete (409), a rename follows', async () => {
+    await s.api('/api/profiles/fast', { method: 'POST', body: { llm: { model: 'openai/fast' } } });
+    await s.api(`${A}/coder`, { method: 'POST', body: { llm_profile_ref: 'fast' } });
+    expect(await s.api('/api/profiles/fast', { method: 'DELETE' })).toEqual({ status: 409, body: { detail: 'LLM profile is referenced by 1 agent profile(s): coder' } });
+    await s.api('/api/profiles/fast/rename', { method: 'POST', body: { new_name: 'quick' } });
+    expect((await s.api(`${A}/coder`)).body.profile.llm_profile_ref).toBe('quick');
+    await s.api(`${A}/coder`, { method: 'DELETE' });
+    expect((await s.api('/api/profiles/quick', { method: 'DELETE' })).status).toBe(200);
+  });
+
+  it('answers 404, 409, 422 and 501 where OpenHands refuses or this server does not build', async () => {
+    expect(await s.api(`${A}/nope`)).toEqual({ status: 404, body: { detail: "Agent profile 'nope' not found" } });
+    expect((await s.api(`${A}/nope/rename`, { method: 'POST', body: { new_name: 'x' } })).status).toBe(404);
+    expect(await s.api(`${A}/not-an-id/activate`, { method: 'POST' })).toEqual({ status: 404, body: { detail: "Agent profile with id 'not-an-id' not found" } });
+    const missing = await s.api(`${A}/x`, { method: 'POST', body: {} });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail[0].loc).toEqual(['openhands', 'llm_profile_ref']);
+    expect((await s.api(`${A}/x`, { method: 'POST', body: { llm_profile_ref: 'a', surprise: 1 } })).status).toBe(422);
+    expect((await s.api(`${A}/-x`, { method: 'POST', body: { llm_profile_ref: 'a' } })).body.detail[0].loc).toEqual(['path', 'name']);
+    await s.api(`${A}/a`, { method: 'POST', body: { llm_profile_ref: 'a' } });
+    await s.api(`${A}/b`, { method: 'POST', body: { llm_profile_ref: 'a' } });
+    expect((await s.api(`${A}/a/rename`, { method: 'POST', body: { new_name: 'b' } })).body).toEqual({ detail: "Agent profile 'b' already exists" });
+    expect((await s.api(`${A}/acp`, { method: 'POST', body: { agent_kind: 'acp', acp_server: 'claude-code' } })).status).toBe(501);
+    expect((await s.api(`${A}/a/materialize`, { method: 'POST', body: {} })).status).toBe(501);
+  });
+});

@@ -1,0 +1,86 @@
+// Meta-profiles, as OpenHands 1.58's meta_profiles_router.py serves them: saved, listed, read and
+// deleted, stored in the agent server's database. Activation attaches OpenHands' model-routing tool
+// (route_task_to_model) to its agent settings; this agent server has neither, so it answers as
+// OpenHands does for agent settings that cannot route: `applied: false`, nothing recorded.
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { MAX_META_PROFILES, MetaProfile } from '../../api/agent-server/meta-profiles.ts';
+import { ProfileName } from '../../api/agent-server/profiles.ts';
+import { parseValue } from '../../api/events/validate.ts';
+import { Conflict, Invalid, NotFound } from '../../api/errors.ts';
+import type { Db } from '../store/db.ts';
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS meta_profiles (
+  name    TEXT PRIMARY KEY,
+  profile TEXT NOT NULL
+) STRICT;
+`;
+
+const nameOf = (ctx: Context) => parseValue(ProfileName, ctx.params['name'], { prefix: ['path', 'name'] });
+const valueError = (msg: string) => new Invalid([{ loc: ['body'], msg: `Value error, ${msg}`, type: 'value_error' }]);
+
+/** MetaProfile's own rules and the save route's: a route to take, and a template that can be filled. */
+function checkRouting(p: MetaProfile): void {
+  if (p.prompt_template != null) {
+    if (!/{{\s*instance_text\s*}}/.test(p.prompt_template)) throw valueError('Direct-routing meta-profiles must include {{ instance_text }} in prompt_template.');
+    if (p.classes?.length) throw valueError('Direct-routing meta-profiles cannot also define classes.');
+  } else if (!p.classes?.length) {
+    throw valueError('A meta-profile needs either classes or a prompt_template to route.');
+  }
+}
+
+export function metaProfileRoutes(db: Db): Router {
+  db.exec(DDL);
+  const get = (name: string) => {
+    const r = db.prepare('SELECT profile FROM meta_profiles WHERE name = ?').get(name) as { profile: string } | undefined;
+    return r && (JSON.parse(r.profile) as MetaProfile);
+  };
+  const router = new Router({ prefix: '/meta-profiles' });
+
+  router.get('/', async (ctx) => {
+    const rows = db.prepare('SELECT name, profile FROM meta_profiles ORDER BY name').all() as { name: string; profile: string }[];
+    ctx.body = {
+      meta_profiles: rows.map((r) => {
+        const p = JSON.parse(r.profile) as MetaProfile;
+        return { name: r.name, classifier_model: p.classifier_model, num_classes: p.classes?.length ?? 0 };
+      }),
+      active_meta_profile: null,
+    };
+  });
+
+  router.get('/:name', async (ctx) => {
+    const name = nameOf(ctx);
+    const config = get(name);
+    if (!config) throw new NotFound(`Meta-profile '${name}' not found`);
+    ctx.body = { name, config };
+  });
+
+  router.post('/:name', async (ctx) => {
+    const name = nameOf(ctx);
+    const p = parseValue(MetaProfile, ctx.request.body ?? {}, { prefix: ['body'], clean: true });
+    checkRouting(p);
+    const config: MetaProfile = { classifier_model: p.classifier_model, classes: p.classes ?? [], prompt_template: p.prompt_template ?? null, model_table: p.model_table ?? null };
+    db.transaction(() => {
+      const { n } = db.prepare('SELECT count(*) AS n FROM meta_profiles').get() as { n: number };
+      if (!get(name) && n >= MAX_META_PROFILES) throw new Conflict(`Meta-profile limit reached (${MAX_META_PROFILES}). Delete a meta-profile before saving a new one.`);
+      db.prepare('INSERT INTO meta_profiles (name, profile) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET profile = excluded.profile').run(name, JSON.stringify(config));
+    })();
+    ctx.status = 201;
+    ctx.body = { name, message: `Meta-profile '${name}' saved` };
+  });
+
+  router.delete('/:name', async (ctx) => {
+    const name = nameOf(ctx);
+    db.prepare('DELETE FROM meta_profiles WHERE name = ?').run(name);
+    ctx.body = { name, message: `Meta-profile '${name}' deleted` };
+  });
+
+  router.post('/:name/activate', async (ctx) => {
+    const name = nameOf(ctx);
+    if (!get(name)) throw new NotFound(`Meta-profile '${name}' not found`);
+    ctx.body = { name, message: `Meta-profile '${name}' not activated: the current agent settings cannot route between models`, applied: false };
+  });
+
+  return router;
+}

@@ -1,0 +1,91 @@
+// Agent profiles (OpenHands 1.58 `/api/agent-profiles`): named launch specs (which LLM profile,
+// tools, persona, system prompt suffix, skills, condenser) a conversation starts from by
+// `agent_profile_id`. Secret-free: the LLM is a reference to an LLM profile (`llm_profile_ref`).
+// Only the OpenHands kind is built; ACP profiles (agent_kind "acp") answer 501 like ACP itself.
+import Type, { type Static } from 'typebox';
+import { Nullable } from '../events/common.ts';
+import { ToolSpec } from './agent.ts';
+
+export const AGENT_PROFILE_SCHEMA_VERSION = 4;
+export const MAX_AGENT_PROFILES = 50;
+/** The profile activated (and seeded) when no valid one is. */
+export const SEED_AGENT_PROFILE = 'default';
+
+/** OpenHands' defaults of LLMSummarizingCondenserSettings, as its profiles dump them. */
+export const DEFAULT_CONDENSER = { condenser_kind: 'llm_summarizing', enabled: true, max_size: 240, max_tokens: null, keep_first: 2, minimum_progress: 0.1, hard_context_reset_max_retries: 5, hard_context_reset_context_scaling: 0.8 };
+export const DEFAULT_VERIFICATION = { critic_enabled: false, critic_mode: 'finish_and_message', enable_iterative_refinement: false, critic_threshold: 0.6, max_refinement_iterations: 3, critic_server_url: null, critic_model_name: null };
+
+const Names = Type.Union([Type.Array(Type.String()), Type.Null()]);
+
+/** The body of `POST /api/agent-profiles/{name}` (the path names it; `id` and `revision` are the server's). */
+export const AgentProfileInput = Type.Object(
+  {
+    schema_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    agent_kind: Type.Optional(Type.Literal('openhands')),
+    id: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    revision: Type.Optional(Type.Integer({ minimum: 0 })),
+    mcp_server_refs: Type.Optional(Names),
+    secret_refs: Type.Optional(Names),
+    llm_profile_ref: Type.String({ minLength: 1 }),
+    agent: Type.Optional(Type.String()),
+    tools: Type.Optional(Type.Union([Type.Array(ToolSpec), Type.Null()])),
+    persona: Nullable(Type.String({ minLength: 1, maxLength: 65536 })),
+    system_message_suffix: Nullable(Type.String()),
+    disabled_skills: Type.Optional(Type.Array(Type.String())),
+    public_skills: Type.Optional(Names),
+    condenser: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    verification: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    enable_classify_and_switch_llm_tool: Type.Optional(Type.Boolean()),
+    meta_profile_ref: Nullable(Type.String({ minLength: 1 })),
+    tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+export type AgentProfileInput = Static<typeof AgentProfileInput>;
+
+/** A stored profile, every field present (as OpenHands dumps it). */
+export type AgentProfile = Required<Omit<AgentProfileInput, 'persona' | 'system_message_suffix' | 'meta_profile_ref'>> & {
+  persona: string | null;
+  system_message_suffix: string | null;
+  meta_profile_ref: string | null;
+};
+
+export const AgentProfileInfo = Type.Object({
+  id: Nullable(Type.String()),
+  name: Type.String(),
+  agent_kind: Type.String({ default: 'openhands' }),
+  revision: Nullable(Type.Integer()),
+  llm_profile_ref: Nullable(Type.String()),
+  mcp_server_refs: Nullable(Type.Array(Type.String())),
+});
+export const AgentProfileListResponse = Type.Object({ profiles: Type.Array(AgentProfileInfo), active_agent_profile_id: Nullable(Type.String()) });
+export type AgentProfileListResponse = Static<typeof AgentProfileListResponse>;
+export const AgentProfileDetailResponse = Type.Object({ name: Type.String(), profile: Type.Record(Type.String(), Type.Unknown()) });
+export const AgentProfileMutationResponse = Type.Object({ name: Type.String(), message: Type.String() });
+export const ActivateAgentProfileResponse = Type.Object({ id: Type.String(), message: Type.String(), agent_settings_applied: Type.Boolean({ default: false }) });
+
+/** A stored profile filled with OpenHands' defaults. */
+export function completeAgentProfile(input: AgentProfileInput, o: { id: string; name: string; revision: number }): AgentProfile {
+  return {
+    schema_version: AGENT_PROFILE_SCHEMA_VERSION,
+    agent_kind: 'openhands',
+    id: o.id,
+    name: o.name,
+    revision: o.revision,
+    mcp_server_refs: input.mcp_server_refs ?? null,
+    secret_refs: input.secret_refs ?? null,
+    llm_profile_ref: input.llm_profile_ref,
+    agent: input.agent ?? 'CodeActAgent',
+    tools: input.tools ?? null,
+    persona: input.persona ?? null,
+    system_message_suffix: input.system_message_suffix ?? null,
+    disabled_skills: input.disabled_skills ?? [],
+    public_skills: input.public_skills ?? null,
+    condenser: { ...DEFAULT_CONDENSER, ...input.condenser },
+    verification: { ...DEFAULT_VERIFICATION, ...input.verification },
+    enable_classify_and_switch_llm_tool: input.enable_classify_and_switch_llm_tool ?? false,
+    meta_profile_ref: input.meta_profile_ref ?? null,
+    tool_concurrency_limit: input.tool_concurrency_limit ?? 1,
+  };
+}
