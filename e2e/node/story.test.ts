@@ -4,14 +4,15 @@
 // kube-router's firewall, volumes from local-path-provisioner. The model is the scripted one, on the
 // node's address so that sandbox Pods reach it. One story, in order: each step builds on the last.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { eventually } from '../embedded/harness.ts';
 import { agentyard, CHART, helm, run, writeValues } from '../helm/helm.ts';
-import { containerPids, leftovers, NODE_IP } from './host.ts';
+import { BRIDGE, containerPids, leftovers, NODE_IP, sh } from './host.ts';
 import { agentyardImage, realNodeTools, routeDomainToNode, startRealNode, type RealNode } from './node.ts';
 import { Steps } from './steps.ts';
 import { nodeChartValues } from './release.ts';
@@ -22,6 +23,8 @@ const SANDBOXES = 'agentyard-sandboxes';
 const DOMAIN = 'agentyard.test';
 const API_KEY = 'ay_node_admin_key_0123456789';
 const APP = `http://app.${DOMAIN}`;
+/** A link-local address the NetworkPolicy step listens on (the chart denies 169.254.0.0/16 to sandboxes). */
+const LINK_LOCAL = '169.254.123.45';
 
 interface StartTask {
   id: string;
@@ -253,11 +256,21 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     const llmPort = Number(new URL(llm.url).port);
     expect(await connects(a.sandbox_id, bService!.clusterIP!, bServicePort)).toBe(false);
     expect(await connects(a.sandbox_id, NODE_IP, llmPort)).toBe(false);
+    // Nor a link-local address (where clouds serve instance metadata): a listener on the host stands
+    // in for one. Not 169.254.169.254 itself, which would hide the machine's real one from the host;
+    // the address goes with the bridge at the node's cleanup.
+    await sh('ip', ['addr', 'add', `${LINK_LOCAL}/32`, 'dev', BRIDGE]);
+    const metadata = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => metadata.listen(0, LINK_LOCAL, resolve));
+    const metadataPort = (metadata.address() as AddressInfo).port;
+    onTestFinished(() => void metadata.close());
+    expect(await connects(a.sandbox_id, LINK_LOCAL, metadataPort)).toBe(false);
     // Without the policy the same connections go through: the refusals above are the policy's.
     await node.kubectl('delete', 'networkpolicy', '-n', SANDBOXES, '--all');
     await eventually(async () => ((await connects(a.sandbox_id, bIp!, 8000)) ? true : undefined), 'the connection once the policy is gone', 30_000);
     expect(await connects(a.sandbox_id, bService!.clusterIP!, bServicePort)).toBe(true);
     expect(await connects(a.sandbox_id, NODE_IP, llmPort)).toBe(true);
+    expect(await connects(a.sandbox_id, LINK_LOCAL, metadataPort)).toBe(true);
     await kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values(), '--reuse-values']).then((r) => expect(r.ok, r.out).toBe(true));
     await eventually(async () => ((await connects(a.sandbox_id, bIp!, 8000)) ? undefined : true), 'the policy back', 30_000);
   });
