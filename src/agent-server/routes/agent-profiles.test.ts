@@ -125,5 +125,11 @@ describe('/api/agent-profiles', () => {
     expect(await locs({ profile: 3 })).toEqual([['body', 'profile']]);
     expect(await locs({ x: 1 })).toEqual([['body', 'x']]);
     expect((await M('coder', { profile: { agent_kind: 'acp', acp_server: 'claude-code' } })).status).toBe(501);
+
+    // An LLM profile that is stored but cannot be used (its provider connection is gone): reported, as the launch refuses it.
+    await s.api('/api/profiles/broken', { method: 'POST', body: { llm: { model: 'openai/x', provider_connection_id: 'feedfacefeedfacefeedfacefeedface' } } });
+    const broken = await M('coder', { profile: { llm_profile_ref: 'broken' } });
+    expect(broken.body).toMatchObject({ valid: false, llm_profile_resolved: false, resolved_settings: null });
+    expect(broken.body.errors).toEqual([expect.stringMatching(/^Failed to build agent settings: Profile 'broken' references provider connection 'feedface/)]);
   });
 });
