@@ -76,6 +76,16 @@ export const DELIBERATE: Record<string, string> = {
     "After switch_profile the conversation's `agent.llm.api_key` reads `**********` on ours, as after create and switch_llm on " +
     'both servers (a key is set, not shown); OpenHands shows null there for a profile\'s LLM, which reads as "no key" though ' +
     'its next model call sends one (model_call agrees on both).',
+  'agent_profile_materialize.resolved_settings_fields':
+    "materialize's `resolved_settings` (present when valid) is the `agent` a launch from the profile starts the conversation " +
+    'with (the shape of ConversationInfo.agent: llm, tools, agent_context, mcp_config, tool_concurrency_limit), built by the ' +
+    "same code as the launch, secrets masked. OpenHands dumps its agent settings document, whose condenser, verification (critic), " +
+    'meta-profile routing and persona fields a launch here does not apply (the persona is folded into the system prompt suffix, ' +
+    'as the launch does): listing them would report settings that change nothing. Model, masked key and tools agree (draft_settings).',
+  'agent_profile_materialize.default_tools':
+    'A profile naming no tools: OpenHands reports `browser_tool_set` unusable when its server has no browser, because its default ' +
+    'tool set includes the browser. The default set a launch here gives (terminal, file editor, task tracker) has no browser, so ' +
+    'no selected tool is unusable and the list is empty; both answer valid true with no errors.',
   'runtime_misc.desktop_url':
     'GET /api/desktop/url: OpenHands 1.58 has no desktop routes (404, the "wrong URL" answer); the servers before it answered ' +
     '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +

@@ -230,6 +230,61 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     };
   },
 
+  /**
+   * The launch preview (materialize) of a stored agent profile and of drafts: dangling LLM and MCP
+   * references and unusable tools reported in the body (200), the resolved settings with their
+   * secrets masked, and the 404 and 422 answers.
+   */
+  async agent_profile_materialize(s) {
+    const A = '/api/agent-profiles';
+    const M = (name: string, body?: unknown) => s.api(`${A}/${name}/materialize`, { method: 'POST', ...(body !== undefined ? { body } : {}) });
+    const MCP_TOKEN = 'Bearer parity-mcp-token';
+    const view = (r: { status: number; body: any }) => {
+      const { resolved_settings: settings, ...rest } = r.body ?? {};
+      return [r.status, rest, settings === null ? null : typeof settings];
+    };
+    const terminal = [{ name: 'terminal', params: {} }];
+    await s.api(`${A}/parity-mat`, { method: 'POST', body: { llm_profile_ref: 'parity-mat-llm', mcp_server_refs: ['parity-web', 'parity-nope'], secret_refs: ['PARITY_A'], tools: [...terminal, { name: 'parity_no_such_tool', params: {} }], persona: 'You review.' } });
+    const danglingAll = await M('parity-mat');
+    await s.api('/api/profiles/parity-mat-llm', { method: 'POST', body: { llm: { model: 'openai/mat-model', base_url: s.llm.url, api_key: KEY } } });
+    await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { mcp_config: { 'parity-web': { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: MCP_TOKEN } } } } } });
+    const danglingMcp = await M('parity-mat');
+    const noBody = await M('parity-mat', {});
+    const nullDraft = await M('parity-mat', { profile: null });
+    const draft = await M('parity-mat', { profile: { name: 'parity-other', llm_profile_ref: 'parity-mat-llm', mcp_server_refs: ['parity-web', 'parity-web'], tools: terminal, system_message_suffix: 'Be brief.' } });
+    const settings = draft.body?.resolved_settings ?? {};
+    const llmMissing = await M('parity-unsaved', { profile: { llm_profile_ref: 'parity-no-llm', mcp_server_refs: ['parity-web'], tools: terminal } });
+    const defaultTools = await M('parity-unsaved', { profile: { llm_profile_ref: 'parity-mat-llm', mcp_server_refs: [] } });
+    const unsaved = await s.api(`${A}/parity-unsaved`);
+    const missing = await M('parity-missing');
+    const badDraft = await M('parity-mat', { profile: { surprise: 1 } });
+    const notObject = await M('parity-mat', { profile: 3 });
+    const extra = await M('parity-mat', { x: 1 });
+    const badName = await M('-bad');
+    await s.api(`${A}/parity-mat`, { method: 'DELETE' });
+    await s.api('/api/settings/mcp/parity-web', { method: 'DELETE' });
+    await s.api('/api/profiles/parity-mat-llm', { method: 'DELETE' });
+    return {
+      diagnostics_fields: Object.keys(danglingAll.body ?? {}).sort(),
+      dangling_all: view(danglingAll),
+      dangling_mcp: view(danglingMcp),
+      no_body: JSON.stringify(view(noBody)) === JSON.stringify(view(danglingMcp)),
+      null_draft: JSON.stringify(view(nullDraft)) === JSON.stringify(view(danglingMcp)),
+      draft: view(draft),
+      draft_settings: [settings.llm?.model, settings.llm?.base_url === s.llm.url, settings.llm?.api_key, settings.tools],
+      resolved_settings_fields: Object.keys(settings).sort(),
+      no_secret: !JSON.stringify(draft.body).includes(KEY) && !JSON.stringify(draft.body).includes('parity-mcp-token'),
+      llm_missing: view(llmMissing),
+      default_tools: [defaultTools.status, defaultTools.body?.valid, defaultTools.body?.errors, defaultTools.body?.unusable_tools],
+      unsaved: unsaved.status,
+      missing: [missing.status, missing.body],
+      bad_draft: [badDraft.status, locs(badDraft.body)],
+      not_object: [notObject.status, locs(notObject.body)],
+      extra: [extra.status, locs(extra.body)],
+      bad_name: [badName.status, locs(badName.body)],
+    };
+  },
+
   /** Meta-profiles: saved, listed, read, refused when they cannot route, activated, deleted. */
   async meta_profiles(s) {
     const M = '/api/meta-profiles';

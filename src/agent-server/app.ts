@@ -144,7 +144,7 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: { agentProfiles: d.agentProfiles, profiles: d.profiles, mcpServers: () => d.settings.document.load().agent_settings.mcp_config }, usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

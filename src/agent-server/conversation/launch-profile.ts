@@ -7,11 +7,15 @@
 // counterpart for is not applied: the skill lists, the condenser and the critic settings, the
 // meta-profile. The conversation records which profile and revision launched
 // it (`launched_agent_profile`).
+// The resolution itself (`resolveAgentProfile`) never throws on a dangling reference: the launch
+// turns what it finds into errors, the launch preview (launch-preview.ts) into a report, so the two
+// cannot disagree.
+import type { AgentProfile } from '../../api/agent-server/agent-profiles.ts';
 import type { StartConversationRequest } from '../../api/agent-server/index.ts';
 import type { McpServerSettings } from '../../api/agent-server/settings.ts';
-import { BadRequest, Invalid, NotFound } from '../../api/errors.ts';
+import { AgentyardError, BadRequest, Invalid, NotFound } from '../../api/errors.ts';
 import type { AgentProfileStore } from '../store/agent-profile-store.ts';
-import type { ProfileStore } from '../store/profile-store.ts';
+import type { ProfileStore, RunnableProfile } from '../store/profile-store.ts';
 
 /** The tools of OpenHands' default agent settings (finish and think are built in). */
 const DEFAULT_TOOLS = ['terminal', 'file_editor', 'task_tracker'];
@@ -25,17 +29,34 @@ export interface LaunchedAgentProfile {
 }
 
 export type LaunchedRequest = StartConversationRequest & { launched_agent_profile?: LaunchedAgentProfile };
+export type LaunchedAgent = NonNullable<StartConversationRequest['agent']>;
 
-/**
- * The stored MCP servers a profile launches with (OpenHands' _compute_mcp_filter): all for no refs,
- * else the named ones, in our agent's `mcp_config` shape. Disabled ones are left out.
- */
-function profileMcp(stored: Record<string, McpServerSettings>, refs: string[] | null, profileName: string): Record<string, unknown> | undefined {
-  const names = refs ?? Object.keys(stored);
-  const dangling = names.filter((n) => !stored[n]);
-  if (dangling.length) {
-    throw new Invalid([{ loc: ['body', 'agent_profile_id'], msg: `Agent profile '${profileName}' references MCP servers that are not in the settings: ${dangling.join(', ')}`, type: 'value_error' }]);
-  }
+export interface LaunchStores {
+  agentProfiles: AgentProfileStore;
+  profiles: ProfileStore;
+  mcpServers?: () => Record<string, McpServerSettings>;
+}
+
+export interface ProfileResolution {
+  /** The LLM profile: undefined when none of that name is stored; an error when it is stored but cannot be used (its provider connection gone, its key unopenable). */
+  llm: RunnableProfile | AgentyardError | undefined;
+  /** The MCP server names the profile selects that are stored (all stored ones for no refs), in order, once each. */
+  mcpResolved: string[];
+  /** The names it selects that are not stored. */
+  mcpDangling: string[];
+  /** The agent a launch starts with; only when every reference resolved. */
+  agent?: LaunchedAgent;
+}
+
+/** OpenHands' _compute_mcp_filter: no refs selects every stored server; refs split into stored and not, order kept, duplicates once. */
+function mcpSelection(stored: Record<string, McpServerSettings>, refs: string[] | null): { resolved: string[]; dangling: string[] } {
+  if (refs === null) return { resolved: Object.keys(stored), dangling: [] };
+  const names = [...new Set(refs)];
+  return { resolved: names.filter((n) => stored[n]), dangling: names.filter((n) => !stored[n]) };
+}
+
+/** The selected servers in our agent's `mcp_config` shape; disabled ones are left out. */
+function mcpConfig(stored: Record<string, McpServerSettings>, names: string[]): Record<string, unknown> | undefined {
   const servers = Object.fromEntries(names.filter((n) => stored[n]!.enabled !== false).map((n) => {
     const { enabled: _enabled, ...server } = stored[n]!;
     return [n, server];
@@ -43,28 +64,49 @@ function profileMcp(stored: Record<string, McpServerSettings>, refs: string[] | 
   return Object.keys(servers).length ? { mcpServers: servers } : undefined;
 }
 
-export function launchFromProfile(
-  req: StartConversationRequest,
-  stores: { agentProfiles: AgentProfileStore; profiles: ProfileStore; mcpServers?: () => Record<string, McpServerSettings> },
-): LaunchedRequest {
+function readLlm(stores: LaunchStores, ref: string): ProfileResolution['llm'] {
+  try {
+    return stores.profiles.runnable(ref);
+  } catch (err) {
+    if (err instanceof AgentyardError) return err;
+    throw err;
+  }
+}
+
+/** What launching `profile` builds, with every reference it could not resolve; never throws on a dangling one. */
+export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores): ProfileResolution {
+  const llm = readLlm(stores, profile.llm_profile_ref);
+  const stored = stores.mcpServers?.() ?? {};
+  const { resolved, dangling } = mcpSelection(stored, profile.mcp_server_refs ?? null);
+  const out: ProfileResolution = { llm, mcpResolved: resolved, mcpDangling: dangling };
+  if (!llm || llm instanceof AgentyardError || dangling.length) return out;
+  const suffix = [profile.persona, profile.system_message_suffix].filter((t): t is string => Boolean(t)).join('\n\n');
+  const mcp = mcpConfig(stored, resolved);
+  out.agent = {
+    kind: 'Agent',
+    llm: { ...llm.llm, usage_id: 'agent', ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
+    tools: (profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).map((t) => ({ name: t.name, params: t.params ?? {} })),
+    ...(suffix ? { agent_context: { system_message_suffix: suffix } } : {}),
+    tool_concurrency_limit: profile.tool_concurrency_limit,
+    ...(mcp ? { mcp_config: mcp } : {}),
+  };
+  return out;
+}
+
+export function launchFromProfile(req: StartConversationRequest, stores: LaunchStores): LaunchedRequest {
   const id = req.agent_profile_id!;
   const profile = stores.agentProfiles.byId(id);
   if (!profile) throw new NotFound(`Agent profile with id '${id}' not found`);
-  const llm = stores.profiles.runnable(profile.llm_profile_ref);
-  if (!llm) throw new BadRequest(`Agent profile '${profile.name}' references LLM profile '${profile.llm_profile_ref}', which does not exist`);
-  const suffix = [profile.persona, profile.system_message_suffix].filter((t): t is string => Boolean(t)).join('\n\n');
+  const r = resolveAgentProfile(profile, stores);
+  if (r.llm instanceof AgentyardError) throw r.llm;
+  if (!r.llm) throw new BadRequest(`Agent profile '${profile.name}' references LLM profile '${profile.llm_profile_ref}', which does not exist`);
+  if (r.mcpDangling.length) {
+    throw new Invalid([{ loc: ['body', 'agent_profile_id'], msg: `Agent profile '${profile.name}' references MCP servers that are not in the settings: ${r.mcpDangling.join(', ')}`, type: 'value_error' }]);
+  }
   const allowed = profile.secret_refs;
-  const mcp = stores.mcpServers ? profileMcp(stores.mcpServers(), profile.mcp_server_refs ?? null, profile.name) : undefined;
   return {
     ...req,
-    agent: {
-      kind: 'Agent',
-      llm: { ...llm.llm, usage_id: 'agent', ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
-      tools: (profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).map((t) => ({ name: t.name, params: t.params ?? {} })),
-      ...(suffix ? { agent_context: { system_message_suffix: suffix } } : {}),
-      tool_concurrency_limit: profile.tool_concurrency_limit,
-      ...(mcp ? { mcp_config: mcp } : {}),
-    },
+    agent: r.agent!,
     ...(allowed && req.secrets ? { secrets: Object.fromEntries(Object.entries(req.secrets).filter(([name]) => allowed.includes(name))) } : {}),
     launched_agent_profile: { agent_profile_id: profile.id, revision: profile.revision, secret_refs: profile.secret_refs, llm_profile_ref: null },
   };

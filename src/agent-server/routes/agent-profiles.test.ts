@@ -2,7 +2,8 @@
 // LLM profile), saved (id kept and revision bumped on overwrite), read with OpenHands' defaults,
 // renamed (the id, so the active pointer, stays), activated by id, deleted (the active one falls
 // back to a reseeded default); kept across a restart; an LLM profile an agent profile names is not
-// deleted and its rename follows; ACP profiles and the launch preview answer 501.
+// deleted and its rename follows; ACP profiles answer 501; the launch preview (materialize) of a
+// stored profile or a draft reports dangling references in its body, secrets masked.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
 
@@ -84,6 +85,51 @@ describe('/api/agent-profiles', () => {
     await s.api(`${A}/b`, { method: 'POST', body: { llm_profile_ref: 'a' } });
     expect((await s.api(`${A}/a/rename`, { method: 'POST', body: { new_name: 'b' } })).body).toEqual({ detail: "Agent profile 'b' already exists" });
     expect((await s.api(`${A}/acp`, { method: 'POST', body: { agent_kind: 'acp', acp_server: 'claude-code' } })).status).toBe(501);
-    expect((await s.api(`${A}/a/materialize`, { method: 'POST', body: {} })).status).toBe(501);
+  });
+
+  it('previews a launch (materialize): dangling references reported, a draft under the path name, secrets masked', async () => {
+    const M = (name: string, body?: unknown) => s.api(`${A}/${name}/materialize`, { method: 'POST', ...(body !== undefined ? { body } : {}) });
+    await s.api(`${A}/coder`, { method: 'POST', body: { llm_profile_ref: 'fast', mcp_server_refs: ['web', 'nope'], secret_refs: ['A'], tools: [{ name: 'terminal', params: {} }, { name: 'no_such_tool', params: {} }] } });
+    const dangling = await M('coder');
+    expect(dangling.status).toBe(200);
+    expect(dangling.body).toMatchObject({
+      agent_kind: 'openhands', valid: false, unusable_tools: ['no_such_tool'], llm_profile_ref: 'fast', llm_profile_resolved: false, llm_api_key_set: false,
+      mcp_server_refs: ['web', 'nope'], resolved_mcp_config_keys: [], dangling_mcp_server_refs: ['web', 'nope'], secret_refs: ['A'], resolved_settings: null,
+    });
+    expect(dangling.body.errors).toEqual(['Tool(s) this server cannot run: no_such_tool', "LLM profile 'fast' not found", 'MCP server(s) not configured: web, nope']);
+
+    await s.api('/api/profiles/fast', { method: 'POST', body: { llm: { model: 'openai/fast', api_key: 'sk-materialize-secret' } } });
+    await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { mcp_config: { web: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer mcp-materialize-secret' } } } } } });
+    const oneLeft = (await M('coder')).body;
+    expect(oneLeft).toMatchObject({ valid: false, llm_profile_resolved: true, llm_api_key_set: true, resolved_mcp_config_keys: ['web'], dangling_mcp_server_refs: ['nope'] });
+    // The launch agrees: the same dangling server refuses the start.
+    const id = (await s.api(`${A}/coder`)).body.profile.id;
+    expect((await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: id, workspace: { kind: 'LocalWorkspace', working_dir: dir.path } } })).status).toBe(422);
+
+    // A draft is previewed under the path's name, whatever it says; the stored profile is untouched.
+    const draft = await M('coder', { profile: { name: 'other', llm_profile_ref: 'fast', mcp_server_refs: ['web'], tools: [{ name: 'terminal', params: {} }], persona: 'You code.' } });
+    expect(draft.body).toMatchObject({ valid: true, errors: [], unusable_tools: [], llm_profile_resolved: true, llm_api_key_set: true, resolved_mcp_config_keys: ['web'], dangling_mcp_server_refs: [], secret_refs: null });
+    expect(draft.body.resolved_settings).toMatchObject({
+      llm: { model: 'openai/fast', api_key: '**********' }, tools: [{ name: 'terminal', params: {} }], agent_context: { system_message_suffix: 'You code.' },
+      mcp_config: { mcpServers: { web: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: '**********' } } } },
+    });
+    expect(JSON.stringify(draft.body)).not.toMatch(/materialize-secret/);
+    expect((await M('coder')).body.valid).toBe(false);
+    expect((await M('unsaved', { profile: { llm_profile_ref: 'fast' } })).body).toMatchObject({ valid: true, mcp_server_refs: null, resolved_mcp_config_keys: ['web'] });
+    expect((await s.api(`${A}/unsaved`)).status).toBe(404);
+
+    expect(await M('missing')).toEqual({ status: 404, body: { detail: "Agent profile 'missing' not found" } });
+    expect(await M('missing', { profile: null })).toEqual({ status: 404, body: { detail: "Agent profile 'missing' not found" } });
+    const locs = async (body: unknown) => (await M('coder', body)).body.detail.map((d: any) => d.loc);
+    expect(await locs({ profile: { surprise: 1 } })).toEqual(expect.arrayContaining([['openhands', 'llm_profile_ref'], ['openhands', 'surprise']]));
+    expect(await locs({ profile: 3 })).toEqual([['body', 'profile']]);
+    expect(await locs({ x: 1 })).toEqual([['body', 'x']]);
+    expect((await M('coder', { profile: { agent_kind: 'acp', acp_server: 'claude-code' } })).status).toBe(501);
+
+    // An LLM profile that is stored but cannot be used (its provider connection is gone): reported, as the launch refuses it.
+    await s.api('/api/profiles/broken', { method: 'POST', body: { llm: { model: 'openai/x', provider_connection_id: 'feedfacefeedfacefeedfacefeedface' } } });
+    const broken = await M('coder', { profile: { llm_profile_ref: 'broken' } });
+    expect(broken.body).toMatchObject({ valid: false, llm_profile_resolved: false, resolved_settings: null });
+    expect(broken.body.errors).toEqual([expect.stringMatching(/^Failed to build agent settings: Profile 'broken' references provider connection 'feedface/)]);
   });
 });

@@ -1,21 +1,32 @@
 // Agent profiles, as OpenHands 1.58's agent_profiles_router.py serves them: list (some profile is
 // always active, `default` seeded), get, save, delete, rename, and activate by id (a pointer only).
-// The launch preview (`materialize`) is not built (501). An ACP profile answers 501: ACP agents are
-// not built here.
+// `materialize` previews a launch of a stored profile or of a draft (launch-preview.ts). An ACP
+// profile answers 501: ACP agents are not built here.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import Type from 'typebox';
-import { AgentProfileInput, MAX_AGENT_PROFILES, type AgentProfileListResponse } from '../../api/agent-server/agent-profiles.ts';
+import { randomUUID } from 'node:crypto';
+import { AgentProfileInput, completeAgentProfile, MAX_AGENT_PROFILES, MaterializeAgentProfileRequest, type AgentProfileListResponse } from '../../api/agent-server/agent-profiles.ts';
 import { ProfileName, RenameProfileRequest } from '../../api/agent-server/profiles.ts';
 import { parseValue } from '../../api/events/validate.ts';
 import { NotFound, NotImplemented } from '../../api/errors.ts';
+import { previewLaunch } from '../conversation/launch-preview.ts';
+import type { LaunchStores } from '../conversation/launch-profile.ts';
 import type { AgentProfileStore } from '../store/agent-profile-store.ts';
 import { validate } from '../http/validate.ts';
 
 const ProfileId = Type.String({ minLength: 1, maxLength: 128 });
 const nameOf = (ctx: Context) => parseValue(ProfileName, ctx.params['name'], { prefix: ['path', 'name'] });
+const ACP_REFUSED = 'ACP agent profiles are not implemented by this agent server (ACP agents are not built); use agent_kind "openhands"';
 
-export function agentProfileRoutes(store: AgentProfileStore): Router {
+/** A draft as a save checks it (located under ["openhands", <field>]); ACP is refused as a save refuses it. */
+function parseDraft(body: unknown): AgentProfileInput {
+  if ((body as { agent_kind?: unknown } | null)?.agent_kind === 'acp') throw new NotImplemented(ACP_REFUSED);
+  return parseValue(AgentProfileInput, body ?? {}, { prefix: ['openhands'], clean: true });
+}
+
+/** `launch`: what a launch resolves against (the same stores the conversation start uses), and the tools this server can run. */
+export function agentProfileRoutes(store: AgentProfileStore, launch: { stores: LaunchStores; usableTools: readonly string[] }): Router {
   const router = new Router({ prefix: '/agent-profiles' });
 
   router.get('/', async (ctx) => {
@@ -38,15 +49,13 @@ export function agentProfileRoutes(store: AgentProfileStore): Router {
     '/:name',
     async (ctx, next) => {
       nameOf(ctx);
-      const kind = (ctx.request.body as { agent_kind?: unknown } | undefined)?.agent_kind;
-      if (kind === 'acp') throw new NotImplemented('ACP agent profiles are not implemented by this agent server (ACP agents are not built); use agent_kind "openhands"');
+      if ((ctx.request.body as { agent_kind?: unknown } | undefined)?.agent_kind === 'acp') throw new NotImplemented(ACP_REFUSED);
       await next();
     },
     async (ctx) => {
       const name = nameOf(ctx);
       // Located as OpenHands locates them: under the profile kind (["openhands", <field>]), not "body".
-      const input = parseValue(AgentProfileInput, ctx.request.body ?? {}, { prefix: ['openhands'], clean: true });
-      store.save(name, input, MAX_AGENT_PROFILES);
+      store.save(name, parseDraft(ctx.request.body), MAX_AGENT_PROFILES);
       ctx.status = 201;
       ctx.body = { name, message: `Agent profile '${name}' saved` };
     },
@@ -70,6 +79,17 @@ export function agentProfileRoutes(store: AgentProfileStore): Router {
     const id = parseValue(ProfileId, ctx.params['profile_id'], { prefix: ['path', 'profile_id'] });
     store.activate(id);
     ctx.body = { id, message: `Agent profile '${id}' activated`, agent_settings_applied: false };
+  });
+
+  // A dry run: dangling references are in the report (valid false), never an error status. The
+  // stored profile, or the body's draft under the path's name.
+  router.post('/:name/materialize', validate({ body: MaterializeAgentProfileRequest }), async (ctx) => {
+    const name = nameOf(ctx);
+    const draft = (ctx.state['body'] as MaterializeAgentProfileRequest).profile;
+    let profile = store.get(name);
+    if (draft) profile = completeAgentProfile(parseDraft({ ...draft, name }), { id: profile?.id ?? randomUUID(), name, revision: profile?.revision ?? 0 });
+    if (!profile) throw new NotFound(`Agent profile '${name}' not found`);
+    ctx.body = previewLaunch(profile, launch.stores, launch.usableTools);
   });
 
   return router;

@@ -89,3 +89,44 @@ export function completeAgentProfile(input: AgentProfileInput, o: { id: string; 
     tool_concurrency_limit: input.tool_concurrency_limit ?? 1,
   };
 }
+
+/**
+ * The body of `POST /api/agent-profiles/{name}/materialize`: a draft profile to preview instead of
+ * the stored one (its name is the path's). Kept loose here: the draft is checked as a save checks it
+ * (AgentProfileInput, located under ["openhands", <field>]).
+ */
+export const MaterializeAgentProfileRequest = Type.Object(
+  { profile: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "Draft profile to evaluate instead of the stored one. The path name overrides the draft's name." })) },
+  { additionalProperties: false },
+);
+export type MaterializeAgentProfileRequest = Static<typeof MaterializeAgentProfileRequest>;
+
+/**
+ * OpenHands 1.58's AgentProfileDiagnostics: what launching a profile would build, dangling references
+ * reported rather than raised. The ACP credential channels stay empty (ACP profiles are not built
+ * here); `resolved_settings` (present iff `valid`) is the agent a launch starts with, its key masked.
+ */
+export const AgentProfileDiagnostics = Type.Object({
+  agent_kind: Type.String(),
+  valid: Type.Boolean({ default: false }),
+  errors: Type.Array(Type.String()),
+  unusable_tools: Type.Array(Type.String(), { description: 'Selected tools this server cannot run.' }),
+  llm_profile_ref: Type.Union([Type.String(), Type.Null()]),
+  llm_profile_resolved: Type.Boolean({ default: false }),
+  llm_api_key_set: Type.Boolean({ default: false }),
+  mcp_server_refs: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  resolved_mcp_config_keys: Type.Array(Type.String()),
+  dangling_mcp_server_refs: Type.Array(Type.String()),
+  disabled_skills: Type.Array(Type.String()),
+  public_skills: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  resolved_skills: Type.Array(Type.String()),
+  secret_refs: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  acp_api_key_secret_name: Type.Union([Type.String(), Type.Null()]),
+  acp_base_url_secret_name: Type.Union([Type.String(), Type.Null()]),
+  acp_file_secret_names: Type.Array(Type.String()),
+  meta_profile_ref: Type.Union([Type.String(), Type.Null()]),
+  dangling_meta_profile_ref: Type.Union([Type.String(), Type.Null()]),
+  dangling_meta_profile_llm_refs: Type.Array(Type.String()),
+  resolved_settings: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+});
+export type AgentProfileDiagnostics = Static<typeof AgentProfileDiagnostics>;

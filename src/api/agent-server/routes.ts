@@ -50,7 +50,7 @@ import { SettingsForm } from '../app/llm-settings.ts';
 import { AddWorkspaceParentsRequest, AddWorkspacesRequest, EXPOSE_SECRETS_HEADER, McpServerPatch, McpServerSettings, SettingsResponse, SettingsUpdateRequest, SecretCreateRequest, SecretDeleted, SecretItemResponse, SecretsListResponse, WorkspacesListResponse } from './settings.ts';
 import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse, McpTestRequest, McpTestResponse } from './mcp.ts';
 import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
-import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse } from './agent-profiles.ts';
+import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileDiagnostics, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse, MaterializeAgentProfileRequest } from './agent-profiles.ts';
 import { ActivateMetaProfileResponse, MetaProfile, MetaProfileDetailResponse, MetaProfileListResponse, MetaProfileMutationResponse } from './meta-profiles.ts';
 import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
@@ -65,6 +65,8 @@ export interface AgentServerRoute {
   /** Optional request headers the route reads (string values). */
   headers?: string[];
   body?: TSchema;
+  /** The body may be left out (as OpenHands declares some: `requestBody.required` false). */
+  bodyOptional?: true;
   response?: TSchema;
   /** The status of a success (default 200); /api/init's only answer is its 404. */
   status?: 200 | 201 | 204 | 404;
@@ -225,6 +227,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'delete', path: '/api/agent-profiles/{name}', tag: 'profiles', summary: 'Delete an agent profile (idempotent)', response: AgentProfileMutationResponse },
   { method: 'post', path: '/api/agent-profiles/{name}/rename', tag: 'profiles', summary: 'Rename an agent profile (its id stays)', body: RenameProfileRequest, response: AgentProfileMutationResponse },
   { method: 'post', path: '/api/agent-profiles/{profile_id}/activate', tag: 'profiles', summary: 'Mark an agent profile active by id (a pointer only)', response: ActivateAgentProfileResponse },
+  { method: 'post', path: '/api/agent-profiles/{name}/materialize', tag: 'profiles', summary: 'Preview the launch of a stored or draft agent profile (dangling references reported, not raised)', body: MaterializeAgentProfileRequest, bodyOptional: true, response: AgentProfileDiagnostics },
   { method: 'get', path: '/api/meta-profiles', tag: 'profiles', summary: 'Meta-profiles (model routing configurations)', response: MetaProfileListResponse },
   { method: 'get', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'A meta-profile', response: MetaProfileDetailResponse },
   { method: 'post', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a meta-profile', body: MetaProfile, response: MetaProfileMutationResponse, status: 201 },

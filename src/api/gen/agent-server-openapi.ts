@@ -25,7 +25,7 @@ export function agentServerOpenApiDocument(version: string): Json {
         summary: route.summary,
         operationId: operationId(route.method, route.path),
         parameters: [...pathParams, ...queryParams, ...headerParams],
-        ...(route.body ? { requestBody: { required: true, content: jsonContent(plain(route.body)) } } : {}),
+        ...(route.body ? { requestBody: { required: route.bodyOptional !== true, content: jsonContent(plain(route.body)) } } : {}),
         responses: {
           [String(route.status ?? 200)]: {
             description: STATUS_TEXT[route.status ?? 200],
