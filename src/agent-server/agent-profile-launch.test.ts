@@ -3,33 +3,25 @@
 // its persona and suffix in the system prompt, and gets only the secrets it names; the conversation
 // records the profile and revision that launched it. An unknown profile is a 404, an LLM profile
 // gone a 400.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { eventually, useRealAgentServer } from './test-support.ts';
+import { eventually, useOtherScriptedLlm, useRealAgentServer } from './test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'agent-profile-launch-key' }) });
-let other: ScriptedLlm;
-beforeAll(async () => void (other = await startScriptedLlm()));
-afterAll(() => other.close());
-afterEach(() => {
-  expect(other.failures).toEqual([]);
-  expect(other.remaining()).toBe(0);
-  other.requests.length = 0;
-});
+const other = useOtherScriptedLlm();
 const KEY = 'sk-agent-profile-llm-key';
 const start = (extra: Record<string, unknown>) =>
   t.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'wd') }, ...extra } });
 
 describe('starting a conversation from an agent profile', () => {
   it("runs the profile's LLM, tools, persona and secrets, and records the launch", async () => {
-    await t.s.api('/api/profiles/reviewing', { method: 'POST', body: { llm: { model: 'openai/review-model', base_url: other.url, api_key: KEY } } });
+    await t.s.api('/api/profiles/reviewing', { method: 'POST', body: { llm: { model: 'openai/review-model', base_url: other.llm.url, api_key: KEY } } });
     await t.s.api('/api/agent-profiles/reviewer', { method: 'POST', body: { llm_profile_ref: 'reviewing', persona: 'You are a meticulous reviewer.', system_message_suffix: 'Answer tersely.', tools: [{ name: 'terminal' }], secret_refs: ['ALLOWED'] } });
     await t.s.api('/api/agent-profiles/reviewer', { method: 'POST', body: { llm_profile_ref: 'reviewing', persona: 'You are a meticulous reviewer.', system_message_suffix: 'Answer tersely.', tools: [{ name: 'terminal' }], secret_refs: ['ALLOWED'] } });
     const profile = (await t.s.api('/api/agent-profiles/reviewer')).body.profile;
 
-    other.push((req) => {
+    other.llm.push((req) => {
       expect(req.model).toBe('review-model');
       expect(req.headers['authorization']).toBe(`Bearer ${KEY}`);
       expect(req.tools?.map((x) => x.function.name)).toEqual(expect.arrayContaining(['terminal', 'finish']));
@@ -42,7 +34,7 @@ describe('starting a conversation from an agent profile', () => {
     const r = await start({ agent_profile_id: profile.id, secrets: { ALLOWED: 'a-value', OTHER: 'b-value' }, initial_message: { role: 'user', content: [{ type: 'text', text: 'review this' }] } });
     expect(r.status).toBe(201);
     expect(r.body.launched_agent_profile).toEqual({ agent_profile_id: profile.id, revision: 1, secret_refs: ['ALLOWED'], llm_profile_ref: null });
-    expect(r.body.agent.llm).toMatchObject({ model: 'openai/review-model', base_url: other.url, api_key: '**********' });
+    expect(r.body.agent.llm).toMatchObject({ model: 'openai/review-model', base_url: other.llm.url, api_key: '**********' });
     expect(Object.keys(r.body.secret_registry.secret_sources)).toEqual(['ALLOWED']);
     await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
     expect(JSON.stringify((await t.s.api(`/api/conversations/${r.body.id}`)).body)).not.toContain(KEY);

@@ -2,22 +2,14 @@
 // within a run) goes to the new model and endpoint with the right key, the key is never shown, the
 // LLM_API_KEY rule holds, and the switch survives a restart. Two scripted model servers stand in for
 // two providers.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { eventually, startTestServer, useRealAgentServer, userText } from './test-support.ts';
+import { eventually, startTestServer, useOtherScriptedLlm, useRealAgentServer, userText } from './test-support.ts';
 
 const SECRET_KEY = 'switch-llm-test-secret-key';
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: SECRET_KEY }) });
-let other: ScriptedLlm;
-beforeAll(async () => void (other = await startScriptedLlm()));
-afterAll(() => other.close());
-afterEach(() => {
-  expect(other.failures).toEqual([]);
-  expect(other.remaining()).toBe(0);
-  other.requests.length = 0;
-});
+const other = useOtherScriptedLlm();
 
 const think = (thought: string) => ({ toolCalls: [{ name: 'think', arguments: { thought } }] });
 const auth = (req: { headers: Record<string, unknown> }) => req.headers['authorization'];
@@ -46,14 +38,14 @@ describe('switch_llm', () => {
     await until(id, 'running');
     await eventually(() => t.llm.remaining() === 0);
 
-    const r = await switchLlm(id, { model: 'openai/second', base_url: other.url, api_key: 'sk-switched-secret', usage_id: 'agent' });
+    const r = await switchLlm(id, { model: 'openai/second', base_url: other.llm.url, api_key: 'sk-switched-secret', usage_id: 'agent' });
     expect(r).toEqual({ status: 200, body: { success: true } });
     const switched = await info(id);
-    expect(switched.agent.llm).toMatchObject({ model: 'openai/second', base_url: other.url, api_key: '**********', usage_id: 'agent' });
+    expect(switched.agent.llm).toMatchObject({ model: 'openai/second', base_url: other.llm.url, api_key: '**********', usage_id: 'agent' });
     const update = (await events(id)).find((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'agent');
     expect(update.value.llm).toMatchObject({ model: 'openai/second', api_key: '**********' });
 
-    other.push((req) => {
+    other.llm.push((req) => {
       expect(req.model).toBe('second');
       expect(auth(req)).toBe('Bearer sk-switched-secret');
       expect(JSON.stringify(req.messages)).toContain('first step on the old model');
@@ -68,8 +60,8 @@ describe('switch_llm', () => {
     // The sealed key comes back after a restart.
     await t.s.close();
     t.s = await startTestServer(t.dir.path, { createAgent, secretKey: SECRET_KEY, llmDefaults: { model: 'openai/scripted', baseUrl: t.llm.url, apiKey: 'sk-default' } });
-    expect((await info(id)).agent.llm).toMatchObject({ model: 'openai/second', base_url: other.url, api_key: '**********' });
-    other.push((req) => {
+    expect((await info(id)).agent.llm).toMatchObject({ model: 'openai/second', base_url: other.llm.url, api_key: '**********' });
+    other.llm.push((req) => {
       expect(auth(req)).toBe('Bearer sk-switched-secret');
       return { content: 'still the second model' };
     });
@@ -79,9 +71,9 @@ describe('switch_llm', () => {
 
   it('LLM_API_KEY goes only to the LLM_* endpoint: not to a base_url the switch chose, yes to the default endpoint', async () => {
     const id = await create();
-    await switchLlm(id, { model: 'openai/elsewhere', base_url: other.url });
+    await switchLlm(id, { model: 'openai/elsewhere', base_url: other.llm.url });
     expect((await info(id)).agent.llm).not.toHaveProperty('api_key');
-    other.push((req) => {
+    other.llm.push((req) => {
       expect(req.model).toBe('elsewhere');
       expect(auth(req)).not.toBe('Bearer sk-default');
       return { content: 'no server key here' };

@@ -3,21 +3,13 @@
 // usage is the profile model's, the key is never shown; unknown conversation 404 before the
 // profile's 404, a bad name 400, a missing body 422. Two scripted model servers stand in for two
 // providers.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { eventually, useRealAgentServer, userText } from './test-support.ts';
+import { eventually, useOtherScriptedLlm, useRealAgentServer, userText } from './test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'switch-profile-test-key' }) });
-let other: ScriptedLlm;
-beforeAll(async () => void (other = await startScriptedLlm()));
-afterAll(() => other.close());
-afterEach(() => {
-  expect(other.failures).toEqual([]);
-  expect(other.remaining()).toBe(0);
-  other.requests.length = 0;
-});
+const other = useOtherScriptedLlm();
 
 const SECRET = 'sk-profile-only-key';
 const auth = (req: { headers: Record<string, unknown> }) => req.headers['authorization'];
@@ -41,12 +33,12 @@ describe('switch_profile', () => {
     await say(id, 'first');
     await until(id, 'finished');
 
-    const saved = await t.s.api('/api/profiles/second', { method: 'POST', body: { llm: { model: 'openai/second-model', base_url: other.url, api_key: SECRET, temperature: 0.5 } } });
+    const saved = await t.s.api('/api/profiles/second', { method: 'POST', body: { llm: { model: 'openai/second-model', base_url: other.llm.url, api_key: SECRET, temperature: 0.5 } } });
     expect(saved.status).toBe(201);
     expect(await switchProfile(id, { profile_name: 'second' })).toEqual({ status: 200, body: { success: true } });
-    expect((await info(id)).agent.llm).toMatchObject({ model: 'openai/second-model', base_url: other.url, api_key: '**********', usage_id: 'profile:second' });
+    expect((await info(id)).agent.llm).toMatchObject({ model: 'openai/second-model', base_url: other.llm.url, api_key: '**********', usage_id: 'profile:second' });
 
-    other.push((req) => {
+    other.llm.push((req) => {
       expect(req.model).toBe('second-model');
       expect(auth(req)).toBe(`Bearer ${SECRET}`);
       expect(JSON.stringify(req.messages)).toContain('from the default model');
@@ -61,8 +53,8 @@ describe('switch_profile', () => {
     expect(JSON.stringify([done, events])).not.toContain(SECRET);
 
     // Saving the profile again does not change the conversation: it took the profile's LLM when it switched.
-    await t.s.api('/api/profiles/second', { method: 'POST', body: { llm: { model: 'openai/changed', base_url: other.url } } });
-    other.push((req) => {
+    await t.s.api('/api/profiles/second', { method: 'POST', body: { llm: { model: 'openai/changed', base_url: other.llm.url } } });
+    other.llm.push((req) => {
       expect(req.model).toBe('second-model');
       return { content: 'still the switched model' };
     });

@@ -244,3 +244,19 @@ export function useRealAgentServer(opts: { createAgent: CreateAgent; overrides?:
   });
   return ctx;
 }
+
+/**
+ * A second scripted model server for the whole file (a profile's or a switched LLM's endpoint), checked
+ * after each test like useRealAgentServer's own: no failed expectation, the script used up.
+ */
+export function useOtherScriptedLlm(): { readonly llm: ScriptedLlm } {
+  const ctx = {} as { llm: ScriptedLlm };
+  beforeAll(async () => void (ctx.llm = await startScriptedLlm()));
+  afterAll(() => ctx.llm.close());
+  afterEach(() => {
+    expect(ctx.llm.failures).toEqual([]);
+    expect(ctx.llm.remaining()).toBe(0);
+    ctx.llm.requests.length = 0;
+  });
+  return ctx;
+}

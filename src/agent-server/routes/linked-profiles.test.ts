@@ -3,20 +3,12 @@
 // reaches the next switch); a connection a profile uses is not deleted (409), and a profile whose
 // connection is gone says so (400), never calling the model without a key.
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent } from '../../agent/agent.ts';
-import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
-import { eventually, useRealAgentServer, userText } from '../test-support.ts';
+import { eventually, useOtherScriptedLlm, useRealAgentServer, userText } from '../test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'provider-connections-test-key' }) });
-let other: ScriptedLlm;
-beforeAll(async () => void (other = await startScriptedLlm()));
-afterAll(() => other.close());
-afterEach(() => {
-  expect(other.failures).toEqual([]);
-  expect(other.remaining()).toBe(0);
-  other.requests.length = 0;
-});
+const other = useOtherScriptedLlm();
 
 const KEY1 = 'sk-connection-key-one';
 const KEY2 = 'sk-connection-key-two';
@@ -24,7 +16,7 @@ const P = '/api/llm/provider-connections';
 
 describe('LLM profiles linked to a provider connection', () => {
   it("a linked profile runs with the connection's key and base URL, read at use; a used connection is not deleted; a gone one is named", async () => {
-    const id = (await t.s.api(P, { method: 'POST', body: { display_name: 'Team', api_key: KEY1, base_url: other.url } })).body.id;
+    const id = (await t.s.api(P, { method: 'POST', body: { display_name: 'Team', api_key: KEY1, base_url: other.llm.url } })).body.id;
     // Linked: its own key and base URL are not kept.
     expect((await t.s.api('/api/profiles/linked', { method: 'POST', body: { llm: { model: 'openai/linked-model', api_key: 'sk-inline', base_url: 'http://127.0.0.1:9', provider_connection_id: id } } })).status).toBe(201);
     expect((await t.s.api('/api/profiles')).body.profiles).toEqual([{ name: 'linked', model: 'openai/linked-model', base_url: null, provider_connection_id: id, provider_connection_broken: false, api_key_set: true }]);
@@ -36,7 +28,7 @@ describe('LLM profiles linked to a provider connection', () => {
       await eventually(async () => (await t.s.api(`/api/conversations/${conv}`)).body.execution_status === 'finished', 15_000);
     };
     expect((await t.s.api(`/api/conversations/${conv}/switch_profile`, { method: 'POST', body: { profile_name: 'linked' } })).status).toBe(200);
-    other.push((req) => {
+    other.llm.push((req) => {
       expect(req.model).toBe('linked-model');
       expect(req.headers['authorization']).toBe(`Bearer ${KEY1}`);
       return { content: 'with the connection key' };
@@ -46,7 +38,7 @@ describe('LLM profiles linked to a provider connection', () => {
     // Rotated: the next switch (and activation, and the gateway) read the new key.
     await t.s.api(`${P}/${id}`, { method: 'PATCH', body: { api_key: KEY2 } });
     await t.s.api(`/api/conversations/${conv}/switch_profile`, { method: 'POST', body: { profile_name: 'linked' } });
-    other.push((req) => {
+    other.llm.push((req) => {
       expect(req.headers['authorization']).toBe(`Bearer ${KEY2}`);
       return { content: 'with the rotated key' };
     });
