@@ -44,6 +44,8 @@ export async function benchWarmPoolNode(record: Record, starts = Number(process.
   const r = await installRelease(tools, { sandbox: { resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '1Gi' } } }, lifecycle: { sandboxCapacity: starts + REPLICAS + 5 } });
   let failed = true;
   try {
+    // helm --wait sees the API Pod ready before Traefik routes to it ("no available server"): wait for the route.
+    await eventually(async () => ((await r.api('GET', '/api/v1/warm-pools')).status === 200 ? true : undefined), 'the API through the ingress');
     const created = await r.api('POST', '/api/v1/warm-pools', { name: POOL, replicas: REPLICAS });
     if (created.status !== 201) throw new Error(`creating the pool: ${created.status} ${JSON.stringify(created.body)}`);
     const times: number[] = [];
