@@ -140,19 +140,7 @@ export class ModelCalls {
    * (ask-agent-llm) without a stats event. The answer comes back masked.
    */
   async ask(messages: () => ChatMessage[], tools: ChatTool[], signal: AbortSignal): Promise<string> {
-    const llm = this.#d.host.llm;
-    if (!llm) throw new Conflict(LLM_NOT_CONFIGURED);
-    let model: ModelClient;
-    let completion: Completion;
-    try {
-      model = this.#clientFor(llm);
-      completion = await model.complete(messages(), tools, signal);
-    } catch (err) {
-      const e = toModelCallError(err);
-      if (e.code === 'LLMConfigError') throw new Conflict(this.#d.mask(e.message));
-      throw new BadGateway(`The model could not answer (${e.code}): ${this.#d.mask(e.message)}`);
-    }
-    this.#record(model.model, completion, ASK_USAGE_ID);
+    const completion = await this.#callOnce(() => messages(), tools, signal, ASK_USAGE_ID, { configErrorIsConflict: true });
     if (!completion.content?.trim()) throw new BadGateway('The model answered the question with tool calls instead of text');
     return this.#d.mask(completion.content);
   }
@@ -163,19 +151,26 @@ export class ModelCalls {
    * answer comes back masked; a model that cannot answer throws BadGateway.
    */
   async plain(messages: ChatMessage[], signal: AbortSignal): Promise<string> {
+    const completion = await this.#callOnce(() => messages, [], signal, 'agent', { configErrorIsConflict: false });
+    return this.#d.mask(completion.content ?? '');
+  }
+
+  /** One call of the conversation's model outside the agent loop, its usage recorded under `usageId`; a failure is a BadGateway with the masked reason. */
+  async #callOnce(messages: () => ChatMessage[], tools: ChatTool[], signal: AbortSignal, usageId: UsageBucket, o: { configErrorIsConflict: boolean }): Promise<Completion> {
     const llm = this.#d.host.llm;
     if (!llm) throw new Conflict(LLM_NOT_CONFIGURED);
     let model: ModelClient;
     let completion: Completion;
     try {
       model = this.#clientFor(llm);
-      completion = await model.complete(messages, [], signal);
+      completion = await model.complete(messages(), tools, signal);
     } catch (err) {
       const e = toModelCallError(err);
+      if (o.configErrorIsConflict && e.code === 'LLMConfigError') throw new Conflict(this.#d.mask(e.message));
       throw new BadGateway(`The model could not answer (${e.code}): ${this.#d.mask(e.message)}`);
     }
-    this.#record(model.model, completion, 'agent');
-    return this.#d.mask(completion.content ?? '');
+    this.#record(model.model, completion, usageId);
+    return completion;
   }
 
   /**
