@@ -5,26 +5,16 @@
 // is polled. A dropped socket resumes after the last event shown, every event once and in order.
 // Where neither stream can be opened (a proxy that refuses them), the page polls, and still shows
 // each event once. The controller's part is played through the store.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { cutSockets, launchChromium, recordSockets, requireChromiumForWebSuites } from '../../src/testing/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgentServer, type AgentServer } from '../../src/agent-server/server.ts';
-import { FakeAgents, startRequest } from '../../src/agent-server/test-support.ts';
-import { eventSinkUrl } from '../../src/facade/routes/webhooks.ts';
-import { makeSandbox, setSandboxPhase, setStartTask, startConversationId, startHarness, type Harness } from '../../src/facade/test-support.ts';
-import { createLogger } from '../../src/util/log.ts';
+import { setSandboxPhase, startWorkspaceHarness, type WorkspaceHarness } from '../../src/facade/test-support.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = existsSync(CHROMIUM) ? undefined : `chromium missing at ${CHROMIUM}`;
-if (missing && process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1') throw new Error(`the web app suite needs ${missing} (hack/test-deps.sh installs it)`);
+const missing = requireChromiumForWebSuites();
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000 });
 
 describe.skipIf(missing !== undefined)(`a conversation's page, live, in a browser${missing ? ` (skipped: ${missing})` : ''}`, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'web-transcript-'));
-  let h: Harness;
-  let agent: AgentServer;
+  let h: WorkspaceHarness;
   let browser: Browser;
   let id: string;
   const pageErrors: string[] = [];
@@ -39,10 +29,7 @@ describe.skipIf(missing !== undefined)(`a conversation's page, live, in a browse
       if (r.url().includes('/events/search')) seen.eventSearches++;
     });
     // Every WebSocket the app opens, so a test can cut them as a network failure would.
-    await page.addInitScript({
-      content: `{ const Native = window.WebSocket; const all = []; window.__sockets = all;
-        window.WebSocket = class extends Native { constructor(url, protocols) { super(url, protocols); all.push(this); } }; }`,
-    });
+    await recordSockets(page);
     await setup(page);
     await page.goto(`${h.server.url}/`);
     await page.fill('#api-key', h.alice.key);
@@ -72,37 +59,15 @@ describe.skipIf(missing !== undefined)(`a conversation's page, live, in a browse
   };
 
   beforeAll(async () => {
-    h = await startHarness();
-    agent = await startAgentServer({
-      port: 0,
-      workspaceDir: join(dir, 'ws'),
-      sessionKeys: ['sk-1'],
-      createAgent: new FakeAgents().createAgent,
-      sink: { url: eventSinkUrl(h.server.url, 'sb-1'), key: 'sk-1' },
-      log: createLogger('web-transcript-agent', 'silent'),
-      tuning: { sink: { retryInitialMs: 20, retryMaxMs: 100 } },
-    });
-    await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: agent.url, key: 'sk-1' });
-    id = await startConversationId(h, { sandbox_id: 'sb-1', title: 'live page' });
-    // Playing the controller: the conversation exists on the agent server, then its task is READY.
-    const created = await fetch(`${agent.url}/api/conversations`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-session-api-key': 'sk-1' },
-      body: JSON.stringify(startRequest(join(dir, 'ws'), { conversation_id: id })),
-    });
-    expect(created.status).toBeLessThan(300);
-    await setStartTask(h.store, id, 'READY', 'sb-1');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    // alice's RUNNING sandbox sb-1 is a real agent server whose sink feeds the app's event log.
+    h = await startWorkspaceHarness({}, { sink: true });
+    id = await h.conversation(h.workspace);
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
-    await agent?.close();
     await h?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   let live: Awaited<ReturnType<typeof openPage>>;
@@ -128,11 +93,7 @@ describe.skipIf(missing !== undefined)(`a conversation's page, live, in a browse
 
   it('a dropped socket resumes after the last event shown: what came meanwhile shows, each event once, in order', async () => {
     const { page, seen } = live;
-    const cut = await page.evaluate<number>(`(() => {
-      const open = window.__sockets.filter((s) => s.readyState === WebSocket.OPEN);
-      for (const s of open) s.close();
-      return open.length;
-    })()`);
+    const cut = await cutSockets(page);
     expect(cut).toBe(1);
     await poll(() => page.textContent('#feed-state')).toBe('reconnecting');
     await say('while cut off');
