@@ -204,6 +204,8 @@ export interface RealAgentServer {
   llm: ScriptedLlm;
   s: TestServer;
   dir: ReturnType<typeof tempDir>;
+  /** Stops the server and starts a new one on the same data dir (what a restart keeps). */
+  restart(): Promise<void>;
 }
 
 /** A fresh agent server with fake agents for each test of the calling file; fields set while a test runs. */
@@ -227,13 +229,21 @@ export function useTestServer(overrides?: () => Partial<AgentServerOptions> & { 
  * used up without failed expectations. The returned object's fields are set while a test runs.
  */
 export function useRealAgentServer(opts: { createAgent: CreateAgent; overrides?: () => Partial<AgentServerOptions> }): RealAgentServer {
-  const ctx = {} as RealAgentServer;
+  const start = async () => {
+    const llmDefaults = { model: 'openai/scripted', baseUrl: ctx.llm.url, apiKey: 'sk-default' };
+    ctx.s = await startTestServer(ctx.dir.path, { createAgent: opts.createAgent, llmDefaults, ...opts.overrides?.() });
+  };
+  const ctx = {
+    restart: async () => {
+      await ctx.s.close();
+      await start();
+    },
+  } as RealAgentServer;
   beforeAll(async () => void (ctx.llm = await startScriptedLlm()));
   afterAll(() => ctx.llm.close());
   beforeEach(async () => {
     ctx.dir = tempDir();
-    const llmDefaults = { model: 'openai/scripted', baseUrl: ctx.llm.url, apiKey: 'sk-default' };
-    ctx.s = await startTestServer(ctx.dir.path, { createAgent: opts.createAgent, llmDefaults, ...opts.overrides?.() });
+    await start();
   });
   afterEach(async () => {
     await ctx.s.close();
