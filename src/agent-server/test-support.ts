@@ -223,6 +223,42 @@ export function useTestServer(overrides?: () => Partial<AgentServerOptions> & { 
 }
 
 /**
+ * Agent servers started one after another on one data dir (a fresh dir for each test of the calling
+ * file), for what a restart keeps; every one started and not stopped is closed after the test.
+ */
+export function useServersOnOneDir(): {
+  readonly dir: ReturnType<typeof tempDir>;
+  start(overrides?: Partial<AgentServerOptions> & { agents?: FakeAgents }): Promise<TestServer>;
+  restart(s: TestServer, overrides?: Partial<AgentServerOptions> & { agents?: FakeAgents }): Promise<TestServer>;
+  /** Closes `s` now (a clean shutdown), no more after the test. */
+  stop(s: TestServer): Promise<void>;
+} {
+  const servers: TestServer[] = [];
+  const ctx = {
+    dir: undefined as unknown as ReturnType<typeof tempDir>,
+    async start(overrides: Partial<AgentServerOptions> & { agents?: FakeAgents } = {}) {
+      const s = await startTestServer(ctx.dir.path, overrides);
+      servers.push(s);
+      return s;
+    },
+    async stop(s: TestServer) {
+      await s.close();
+      servers.splice(servers.indexOf(s), 1);
+    },
+    async restart(s: TestServer, overrides: Partial<AgentServerOptions> & { agents?: FakeAgents } = {}) {
+      await ctx.stop(s);
+      return ctx.start(overrides);
+    },
+  };
+  beforeEach(() => void (ctx.dir = tempDir()));
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+    ctx.dir.remove();
+  });
+  return ctx;
+}
+
+/**
  * Registers the hooks for tests of the real agent (`createAgent`, passed in so that files with the
  * fake agent do not load it) over HTTP: one scripted model for the file, a
  * fresh server per test whose default model is it, and after each test a check that the script was
