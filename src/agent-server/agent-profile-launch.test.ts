@@ -40,12 +40,16 @@ describe('starting a conversation from an agent profile', () => {
     expect(JSON.stringify((await t.s.api(`/api/conversations/${r.body.id}`)).body)).not.toContain(KEY);
   });
 
-  it('answers 404 for an unknown profile id and 400 when its LLM profile is gone', async () => {
+  it('answers 404 for an unknown profile id and 422 naming every dangling reference at once', async () => {
     expect((await start({ agent_profile_id: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
-    await t.s.api('/api/agent-profiles/orphan', { method: 'POST', body: { llm_profile_ref: 'missing-llm' } });
+    await t.s.api('/api/agent-profiles/orphan', { method: 'POST', body: { llm_profile_ref: 'missing-llm', mcp_server_refs: ['no-server'], enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'no-router' } });
     const id = (await t.s.api('/api/agent-profiles/orphan')).body.profile.id;
     const r = await start({ agent_profile_id: id });
-    expect(r.status).toBe(400);
-    expect(r.body.detail).toMatch(/missing-llm/);
+    expect(r.status).toBe(422);
+    expect(r.body.detail.map((d: any) => [d.loc, d.msg])).toEqual([
+      [['body', 'agent_profile_id'], "Agent profile 'orphan': LLM profile 'missing-llm' not found"],
+      [['body', 'agent_profile_id'], "Agent profile 'orphan': MCP server(s) not configured: no-server"],
+      [['body', 'agent_profile_id'], "Agent profile 'orphan': Meta-profile 'no-router' not found"],
+    ]);
   });
 });
