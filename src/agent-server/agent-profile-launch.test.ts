@@ -1,16 +1,34 @@
 // A conversation started from an agent profile (`agent_profile_id`) with the real agent: its model
 // call goes to the profile's LLM profile (endpoint, model, key), offers the profile's tools, carries
 // its persona and suffix in the system prompt, and gets only the secrets it names; the conversation
-// records the profile and revision that launched it. An unknown profile is a 404, an LLM profile
-// gone a 400.
-import { describe, expect, it } from 'vitest';
-import { join } from 'node:path';
+// records the profile and revision that launched it. The profile's skills (the user's skills less its
+// deny-list, which project skills obey too) reach the model and the start names them; its condenser
+// condenses the model's view. An unknown profile is a 404; dangling references are one 422 naming
+// them all; a critic or the routing tool (not built here) a 501.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
 import { eventually, useOtherScriptedLlm, useRealAgentServer } from './test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'agent-profile-launch-key' }) });
 const other = useOtherScriptedLlm();
 const KEY = 'sk-agent-profile-llm-key';
+const home = mkdtempSync(join(tmpdir(), 'agent-profile-home-'));
+const oldHome = process.env['HOME'];
+// The agent server's HOME holds the user skills (the catalog a profile selects from).
+beforeAll(() => void (process.env['HOME'] = home));
+afterAll(() => {
+  process.env['HOME'] = oldHome;
+  rmSync(home, { recursive: true, force: true });
+});
+function write(root: string, files: Record<string, string>): void {
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+}
 const start = (extra: Record<string, unknown>) =>
   t.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'wd') }, ...extra } });
 
@@ -51,5 +69,83 @@ describe('starting a conversation from an agent profile', () => {
       [['body', 'agent_profile_id'], "Agent profile 'orphan': MCP server(s) not configured: no-server"],
       [['body', 'agent_profile_id'], "Agent profile 'orphan': Meta-profile 'no-router' not found"],
     ]);
+  });
+
+  it("loads the profile's skills less its deny-list, reports them in the start, and condenses as its condenser says", async () => {
+    write(home, {
+      '.agents/skills/kept-skill/SKILL.md': '---\nname: kept-skill\ndescription: KEPT-DESCRIPTION for reviews\n---\nKept body.\n',
+      '.openhands/microagents/dropped-skill.md': 'DROPPED-CONTENT always on\n',
+    });
+    const wd = join(t.dir.path, 'wd');
+    write(wd, { '.agents/skills/proj-off/SKILL.md': '---\nname: proj-off\ndescription: PROJ-OFF-DESCRIPTION\n---\nx\n', '.openhands/microagents/proj-on.md': 'PROJ-ON-CONTENT always on\n' });
+    await t.s.api('/api/profiles/condensing', { method: 'POST', body: { llm: { model: 'openai/condensing-model', base_url: other.llm.url, api_key: KEY } } });
+    const body = { llm_profile_ref: 'condensing', tools: [{ name: 'terminal' }], disabled_skills: ['dropped-skill', 'proj-off'], public_skills: [], condenser: { max_size: 100, keep_first: 1, max_tokens: 1000 } };
+    await t.s.api('/api/agent-profiles/skilled', { method: 'POST', body });
+    const profile = (await t.s.api('/api/agent-profiles/skilled')).body.profile;
+
+    const preview = (await t.s.api('/api/agent-profiles/skilled/materialize', { method: 'POST' })).body;
+    expect(preview).toMatchObject({ valid: true, errors: [], disabled_skills: ['dropped-skill', 'proj-off'], public_skills: [], resolved_skills: ['kept-skill'] });
+    expect(preview.resolved_settings.condenser).toEqual({ kind: 'LLMSummarizingCondenser', max_size: 100, keep_first: 1, max_tokens: 1000, minimum_progress: 0.1, hard_context_reset_max_retries: 5, hard_context_reset_context_scaling: 0.8 });
+
+    const think = (thought: string, prompt: number) => ({ toolCalls: [{ name: 'think', arguments: { thought } }], usage: { prompt_tokens: prompt } });
+    other.llm.push((req) => {
+      const system = JSON.stringify(req.messages[0]!.content);
+      expect(system).toContain('KEPT-DESCRIPTION');
+      expect(system).toContain('PROJ-ON-CONTENT');
+      expect(system).not.toContain('DROPPED-CONTENT');
+      expect(system).not.toContain('PROJ-OFF-DESCRIPTION');
+      expect(req.tools?.map((x) => x.function.name)).toContain('invoke_skill');
+      return think('first look', 900);
+    }, think('a long look', 5000), (req) => {
+      // The condenser's summary request: no tools, the forgotten events to summarize.
+      expect(req.tools).toBeUndefined();
+      expect(JSON.stringify(req.messages)).toContain('first look');
+      return { content: 'PROFILE-SUMMARY' };
+    }, (req) => {
+      expect(JSON.stringify(req.messages)).toContain('PROFILE-SUMMARY');
+      expect(JSON.stringify(req.messages)).not.toContain('first look');
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'condensed' } }], usage: { prompt_tokens: 300 } };
+    });
+    const r = await start({ agent_profile_id: profile.id, initial_message: { role: 'user', content: [{ type: 'text', text: 'look around' }] } });
+    expect(r.status).toBe(201);
+    expect(r.body.agent.agent_context).toMatchObject({ load_user_skills: false, disabled_skills: ['dropped-skill', 'proj-off'] });
+    // The start names the skills it loaded (records carry them with include_skills=true, as OpenHands 1.58).
+    const full = (await t.s.api(`/api/conversations/${r.body.id}?include_skills=true`)).body;
+    expect(full.agent.agent_context.skills.map((k: any) => k.name)).toEqual(['kept-skill']);
+    expect(r.body.agent.condenser).toMatchObject({ kind: 'LLMSummarizingCondenser', max_size: 100, max_tokens: 1000 });
+    await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
+    const events = (await t.s.api(`/api/conversations/${r.body.id}/events/search?limit=100`)).body.items;
+    expect(events.filter((e: any) => e.kind === 'Condensation').map((e: any) => e.summary)).toEqual(['PROFILE-SUMMARY']);
+    rmSync(join(home, '.agents'), { recursive: true, force: true });
+    rmSync(join(home, '.openhands'), { recursive: true, force: true });
+  });
+
+  it('refuses what it cannot apply: a condenser the agent cannot use (422), the critic and the routing tool (501)', async () => {
+    await t.s.api('/api/profiles/plain', { method: 'POST', body: { llm: { model: 'openai/plain', base_url: other.llm.url, api_key: KEY } } });
+    const launch = async (name: string, extra: Record<string, unknown>) => {
+      await t.s.api(`/api/agent-profiles/${name}`, { method: 'POST', body: { llm_profile_ref: 'plain', ...extra } });
+      return start({ agent_profile_id: (await t.s.api(`/api/agent-profiles/${name}`)).body.profile.id });
+    };
+    const badCondenser = await launch('cramped', { condenser: { max_size: 20, keep_first: 12 } });
+    expect(badCondenser.status).toBe(422);
+    expect(badCondenser.body.detail[0].msg).toMatch(/^Agent profile 'cramped': condenser: max_size \/\/ 2 - keep_first - 1 must be positive/);
+    const critic = await launch('judged', { verification: { critic_enabled: true } });
+    expect(critic.status).toBe(501);
+    expect(critic.body.detail).toMatch(/verification\.critic_enabled: the critic .* is not built/);
+    // The routing tool with its meta-profile: a meta-profile routing to an LLM profile not stored is a 422, then the tool a 501.
+    await t.s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'plain', classes: [{ description: 'all', model: 'gone-llm' }] } });
+    const dangling = await launch('routed', { enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
+    expect(dangling.status).toBe(422);
+    expect(dangling.body.detail.map((d: any) => d.msg)).toEqual(["Agent profile 'routed': LLM profile(s) routed to by the meta-profile not found: gone-llm"]);
+    await t.s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'plain', classes: [{ description: 'all', model: 'plain' }] } });
+    const routed = await start({ agent_profile_id: (await t.s.api('/api/agent-profiles/routed')).body.profile.id });
+    expect(routed.status).toBe(501);
+    expect(routed.body.detail).toMatch(/route_task_to_model/);
+    // A meta-profile named without the tool is not used, as OpenHands: the launch starts.
+    const idle = await launch('unrouted', { meta_profile_ref: 'no-such-router', condenser: { enabled: false } });
+    expect(idle.status).toBe(201);
+    expect(idle.body.agent.condenser ?? null).toBeNull();
+    await t.s.api(`/api/conversations/${idle.body.id}`, { method: 'DELETE' });
+    expect(other.llm.requests).toHaveLength(0);
   });
 });
