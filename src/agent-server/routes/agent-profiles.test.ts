@@ -3,7 +3,8 @@
 // renamed (the id, so the active pointer, stays), activated by id, deleted (the active one falls
 // back to a reseeded default); kept across a restart; an LLM profile an agent profile names is not
 // deleted and its rename follows; ACP profiles answer 501; the launch preview (materialize) of a
-// stored profile or a draft reports dangling references in its body, secrets masked.
+// stored profile or a draft reports dangling references in its body, secrets masked; the meta-profile
+// of the routing tool, the condenser and the critic as a launch applies or refuses them.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
 
@@ -131,5 +132,29 @@ describe('/api/agent-profiles', () => {
     const broken = await M('coder', { profile: { llm_profile_ref: 'broken' } });
     expect(broken.body).toMatchObject({ valid: false, llm_profile_resolved: false, resolved_settings: null });
     expect(broken.body.errors).toEqual([expect.stringMatching(/^Failed to build agent settings: Profile 'broken' references provider connection 'feedface/)]);
+  });
+
+  it('previews the meta-profile, the condenser and the critic as a launch applies or refuses them', async () => {
+    const M = (profile: Record<string, unknown>) => s.api(`${A}/draft/materialize`, { method: 'POST', body: { profile: { llm_profile_ref: 'fast', ...profile } } }).then((r) => r.body);
+    await s.api('/api/profiles/fast', { method: 'POST', body: { llm: { model: 'openai/fast' } } });
+    // The meta-profile counts only with the routing tool on (as OpenHands).
+    expect(await M({ meta_profile_ref: 'router' })).toMatchObject({ valid: true, meta_profile_ref: 'router', dangling_meta_profile_ref: null });
+    const noMeta = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router', mcp_server_refs: ['nope'] });
+    expect(noMeta).toMatchObject({ valid: false, dangling_meta_profile_ref: 'router', dangling_meta_profile_llm_refs: [], llm_profile_resolved: true });
+    expect(noMeta.errors).toEqual(['MCP server(s) not configured: nope', "Meta-profile 'router' not found"]);
+    await s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'fast', classes: [{ description: 'ui', model: 'vision' }, { description: 'rest', model: 'fast' }] } });
+    const noLlm = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
+    expect(noLlm).toMatchObject({ valid: false, dangling_meta_profile_ref: null, dangling_meta_profile_llm_refs: ['vision'], errors: ['LLM profile(s) routed to by the meta-profile not found: vision'] });
+    await s.api('/api/profiles/vision', { method: 'POST', body: { llm: { model: 'openai/vision' } } });
+    const routed = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
+    expect(routed).toMatchObject({ valid: false, dangling_meta_profile_llm_refs: [], resolved_settings: null });
+    expect(routed.errors).toEqual([expect.stringMatching(/^Not built here: enable_classify_and_switch_llm_tool: the model-routing tool \(route_task_to_model\)/)]);
+
+    expect((await M({ verification: { critic_enabled: true } })).errors).toEqual([expect.stringMatching(/^Not built here: verification\.critic_enabled/)]);
+    expect((await M({ verification: { critic_enabled: false, enable_iterative_refinement: true } })).valid).toBe(true);
+    expect((await M({ condenser: { condenser_kind: 'no_op' } })).resolved_settings.condenser).toEqual({ kind: 'NoOpCondenser' });
+    expect((await M({ condenser: { enabled: false } })).resolved_settings.condenser).toBeNull();
+    expect((await M({})).resolved_settings.condenser).toMatchObject({ kind: 'LLMSummarizingCondenser', max_size: 240, keep_first: 2 });
+    expect(await M({ condenser: { max_size: 20, keep_first: 9 } })).toMatchObject({ valid: false, errors: ['Failed to build agent settings: condenser: max_size // 2 - keep_first - 1 must be positive'] });
   });
 });
