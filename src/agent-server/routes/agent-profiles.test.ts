@@ -81,6 +81,10 @@ describe('/api/agent-profiles', () => {
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0].loc).toEqual(['openhands', 'llm_profile_ref']);
     expect((await s.api(`${A}/x`, { method: 'POST', body: { llm_profile_ref: 'a', surprise: 1 } })).status).toBe(422);
+    // The condenser and critic settings are checked as OpenHands checks them.
+    const bad = await s.api(`${A}/x`, { method: 'POST', body: { llm_profile_ref: 'a', condenser: { condenser_kind: 'llm_summarizing', max_size: 5 }, verification: { critic_threshold: 2, critic_mode: 'sometimes' } } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: any) => d.loc)).toEqual(expect.arrayContaining([['openhands', 'condenser', 'max_size'], ['openhands', 'verification', 'critic_threshold'], ['openhands', 'verification', 'critic_mode']]));
     expect((await s.api(`${A}/-x`, { method: 'POST', body: { llm_profile_ref: 'a' } })).body.detail[0].loc).toEqual(['path', 'name']);
     await s.api(`${A}/a`, { method: 'POST', body: { llm_profile_ref: 'a' } });
     await s.api(`${A}/b`, { method: 'POST', body: { llm_profile_ref: 'a' } });
