@@ -3,13 +3,15 @@
 // its persona and suffix in the system prompt, and gets only the secrets it names; the conversation
 // records the profile and revision that launched it. The profile's skills (the user's skills less its
 // deny-list, which project skills obey too) reach the model and the start names them; its condenser
-// condenses the model's view. An unknown profile is a 404; dangling references are one 422 naming
-// them all; a critic or the routing tool (not built here) a 501.
+// condenses the model's view; its critic scores the finish through the classification service and
+// asks for another iteration when the score is low. An unknown profile is a 404; dangling references
+// are one 422 naming them all; the routing tool (not built here) a 501.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
+import { CRITIC_LABELS } from '../agent/critic/critic.ts';
 import { eventually, useOtherScriptedLlm, useRealAgentServer } from './test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'agent-profile-launch-key' }) });
@@ -120,7 +122,7 @@ describe('starting a conversation from an agent profile', () => {
     rmSync(join(home, '.openhands'), { recursive: true, force: true });
   });
 
-  it('refuses what it cannot apply: a condenser the agent cannot use (422), the critic and the routing tool (501)', async () => {
+  it('refuses what it cannot apply: a condenser the agent cannot use or a critic without its service (422), the routing tool (501)', async () => {
     await t.s.api('/api/profiles/plain', { method: 'POST', body: { llm: { model: 'openai/plain', base_url: other.llm.url, api_key: KEY } } });
     const launch = async (name: string, extra: Record<string, unknown>) => {
       await t.s.api(`/api/agent-profiles/${name}`, { method: 'POST', body: { llm_profile_ref: 'plain', ...extra } });
@@ -130,8 +132,8 @@ describe('starting a conversation from an agent profile', () => {
     expect(badCondenser.status).toBe(422);
     expect(badCondenser.body.detail[0].msg).toMatch(/^Agent profile 'cramped': condenser: max_size \/\/ 2 - keep_first - 1 must be positive/);
     const critic = await launch('judged', { verification: { critic_enabled: true } });
-    expect(critic.status).toBe(501);
-    expect(critic.body.detail).toMatch(/verification\.critic_enabled: the critic .* is not built/);
+    expect(critic.status).toBe(422);
+    expect(critic.body.detail[0].msg).toMatch(/verification\.critic_server_url: the critic needs the URL of its classification service/);
     // The routing tool with its meta-profile: a meta-profile routing to an LLM profile not stored is a 422, then the tool a 501.
     await t.s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'plain', classes: [{ description: 'all', model: 'gone-llm' }] } });
     const dangling = await launch('routed', { enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
@@ -147,5 +149,37 @@ describe('starting a conversation from an agent profile', () => {
     expect(idle.body.agent.condenser ?? null).toBeNull();
     await t.s.api(`/api/conversations/${idle.body.id}`, { method: 'DELETE' });
     expect(other.llm.requests).toHaveLength(0);
+  });
+
+  it("scores the finish with the profile's critic and refines a low score, up to max_refinement_iterations", async () => {
+    await t.s.api('/api/profiles/judged-llm', { method: 'POST', body: { llm: { model: 'openai/judged-model', base_url: other.llm.url, api_key: KEY } } });
+    const verification = { critic_enabled: true, critic_server_url: other.llm.url, critic_model_name: 'scripted-critic', enable_iterative_refinement: true, critic_threshold: 0.6, max_refinement_iterations: 1 };
+    await t.s.api('/api/agent-profiles/judged', { method: 'POST', body: { llm_profile_ref: 'judged-llm', tools: [{ name: 'terminal' }], verification } });
+    const profile = (await t.s.api('/api/agent-profiles/judged')).body.profile;
+    const probs = (p: Record<string, number>) => CRITIC_LABELS.map((l) => p[l] ?? 0.01);
+    other.llm.pushClassification(probs({ success: 0.3, incomplete_implementation: 0.9 }), probs({ success: 0.2 }));
+    other.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'first try' } }] }, (req) => {
+      // The follow-up of the one refinement allowed, naming what the critic saw.
+      const last = JSON.stringify(req.messages.at(-1));
+      expect(last).toContain('The task appears incomplete (iteration 1, predicted success likelihood: 30.0%)');
+      expect(last).toContain('Potential agent issues: Incomplete Implementation (90%)');
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'second try' } }] };
+    });
+    const r = await start({ agent_profile_id: profile.id, initial_message: { role: 'user', content: [{ type: 'text', text: 'write the parser' }] } });
+    expect(r.status).toBe(201);
+    expect(r.body.agent.critic).toEqual({ kind: 'APIBasedCritic', server_url: other.llm.url, model_name: 'scripted-critic', mode: 'finish_and_message', iterative_refinement: { success_threshold: 0.6, max_iterations: 1 } });
+    await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
+    // Two finishes scored (the second too low as well, but the one iteration is spent); the service got the model, the key and the trace.
+    expect(other.llm.classifications.map((c) => [c.model, c.headers['authorization']])).toEqual([['scripted-critic', `Bearer ${KEY}`], ['scripted-critic', `Bearer ${KEY}`]]);
+    const first = other.llm.classifications[0]!.input;
+    expect(first).toMatch(/^<\|im_start\|>system\n[\s\S]*# Tools[\s\S]*<tools>\n\{"type": "function", "function": \{"name": "terminal"/);
+    expect(first).toContain('<|im_start|>user\nwrite the parser<|im_end|>');
+    expect(other.llm.classifications[1]!.input).toContain('The task appears incomplete (iteration 1');
+    const events = (await t.s.api(`/api/conversations/${r.body.id}/events/search?limit=100`)).body.items;
+    const finishes = events.filter((e: any) => e.kind === 'ActionEvent' && e.tool_name === 'finish');
+    expect(finishes.map((e: any) => e.critic_result?.score)).toEqual([0.3, 0.2]);
+    expect(finishes[0].critic_result.message).toMatch(/^Success: 0\.30; \{"incomplete_implementation": 0\.9, "success": 0\.3, /);
+    expect(finishes[0].critic_result.metadata.categorized_features.agent_behavioral_issues).toEqual([{ name: 'incomplete_implementation', display_name: 'Incomplete Implementation', probability: 0.9 }]);
+    expect(events.filter((e: any) => e.kind === 'MessageEvent' && e.source === 'user')).toHaveLength(2);
   });
 });

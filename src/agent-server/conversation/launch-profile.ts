@@ -9,11 +9,13 @@
 //   tier only: listed in `agent_context.skills` (so the start answers which skills it loaded), the
 //   deny-list carried on the context so project skills loaded later obey it too;
 // - the condenser settings, as the agent's condenser (`enabled: false` = none);
+// - the critic settings (`verification`), as the agent's critic (OpenHands' APIBasedCritic, its
+//   classification service at `critic_server_url`, authenticated with the LLM's key; iterative refinement);
 // - the meta-profile of the routing tool (`enable_classify_and_switch_llm_tool`), with the LLM
 //   profiles it routes to.
 // Every dangling reference is reported together (422), as OpenHands' UnresolvedProfileReferences.
-// What this agent server cannot run is refused (501), never dropped: the critic
-// (`verification.critic_enabled`) and the routing tool (route_task_to_model). The conversation records
+// What cannot be applied is refused, never dropped: a critic without a service URL or a key (422),
+// the routing tool (route_task_to_model, not built here: 501). The conversation records
 // which profile and revision launched it (`launched_agent_profile`).
 // The resolution itself (`resolveAgentProfile`) never throws on a dangling reference: the launch
 // turns what it finds into errors, the launch preview (launch-preview.ts) into a report, so the two
@@ -127,6 +129,19 @@ function agentCondenser(c: Record<string, unknown>): Record<string, unknown> | n
   return { kind: 'LLMSummarizingCondenser', ...Object.fromEntries(pick.filter((k) => c[k] != null).map((k) => [k, c[k]])) };
 }
 
+/** The profile's verification settings as the agent's critic (OpenHands' build_critic); undefined when it is off. Keyless: the agent uses its LLM's key. */
+function agentCritic(profile: AgentProfile): Record<string, unknown> | undefined {
+  const v = profile.verification;
+  if (v.critic_enabled !== true) return undefined;
+  return {
+    kind: 'APIBasedCritic',
+    server_url: v.critic_server_url ?? null,
+    model_name: v.critic_model_name ?? 'critic',
+    mode: v.critic_mode ?? 'finish_and_message',
+    iterative_refinement: v.enable_iterative_refinement ? { success_threshold: v.critic_threshold ?? 0.6, max_iterations: v.max_refinement_iterations ?? 3 } : null,
+  };
+}
+
 function readLlm(stores: LaunchStores, ref: string): ProfileResolution['llm'] {
   try {
     return stores.profiles.runnable(ref);
@@ -170,10 +185,12 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
     if (!(err instanceof CondenserConfigError)) throw err;
     invalid.push(err.message.replace(/^agent\.condenser/, 'condenser'));
   }
-  const unsupported: string[] = [];
-  if (profile.verification['critic_enabled'] === true) {
-    unsupported.push('verification.critic_enabled: the critic (OpenHands\' APIBasedCritic, a classification service that scores the agent\'s work) is not built by this agent server; save the profile with critic_enabled false');
+  const critic = agentCritic(profile);
+  if (critic) {
+    if (critic['server_url'] == null) invalid.push('verification.critic_server_url: the critic needs the URL of its classification service; there is no default one here (OpenHands\' is All Hands\' proxy, which would receive the LLM key)');
+    if (llm && !(llm instanceof AgentyardError) && !llm.apiKey) invalid.push(`verification.critic_enabled: the critic authenticates with the LLM profile's key, and '${profile.llm_profile_ref}' has none`);
   }
+  const unsupported: string[] = [];
   if (profile.enable_classify_and_switch_llm_tool) {
     unsupported.push('enable_classify_and_switch_llm_tool: the model-routing tool (route_task_to_model) is not built by this agent server; switch_llm and switch_profile change the model of a running conversation');
   }
@@ -195,6 +212,7 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
       ...(suffix ? { system_message_suffix: suffix } : {}),
     },
     condenser,
+    ...(critic ? { critic } : {}),
     tool_concurrency_limit: profile.tool_concurrency_limit,
     ...(mcp ? { mcp_config: mcp } : {}),
   };

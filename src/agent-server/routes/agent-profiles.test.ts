@@ -154,7 +154,15 @@ describe('/api/agent-profiles', () => {
     expect(routed).toMatchObject({ valid: false, dangling_meta_profile_llm_refs: [], resolved_settings: null });
     expect(routed.errors).toEqual([expect.stringMatching(/^Not built here: enable_classify_and_switch_llm_tool: the model-routing tool \(route_task_to_model\)/)]);
 
-    expect((await M({ verification: { critic_enabled: true } })).errors).toEqual([expect.stringMatching(/^Not built here: verification\.critic_enabled/)]);
+    // The critic needs its service's URL (no default one) and the LLM profile's key (it authenticates with it).
+    expect((await M({ verification: { critic_enabled: true } })).errors).toEqual([
+      expect.stringMatching(/^Failed to build agent settings: verification\.critic_server_url: the critic needs the URL/),
+      "Failed to build agent settings: verification.critic_enabled: the critic authenticates with the LLM profile's key, and 'fast' has none",
+    ]);
+    await s.api('/api/profiles/keyed', { method: 'POST', body: { llm: { model: 'openai/keyed', api_key: 'sk-critic-test-key' } } });
+    const judged = await M({ llm_profile_ref: 'keyed', verification: { critic_enabled: true, critic_server_url: 'http://127.0.0.1:9/vllm', enable_iterative_refinement: true, critic_threshold: 0.7 } });
+    expect(judged).toMatchObject({ valid: true, errors: [] });
+    expect(judged.resolved_settings.critic).toEqual({ kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', model_name: 'critic', mode: 'finish_and_message', iterative_refinement: { success_threshold: 0.7, max_iterations: 3 } });
     expect((await M({ verification: { critic_enabled: false, enable_iterative_refinement: true } })).valid).toBe(true);
     expect((await M({ condenser: { condenser_kind: 'no_op' } })).resolved_settings.condenser).toEqual({ kind: 'NoOpCondenser' });
     expect((await M({ condenser: { enabled: false } })).resolved_settings.condenser).toBeNull();
