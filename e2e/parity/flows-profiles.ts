@@ -291,7 +291,8 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
    * A launch from an agent profile applies the whole profile: the user's skills less `disabled_skills`
    * (materialize's resolved_skills, the start's agent_context, the system prompt), the condenser (its
    * summary request and the summary in the next call), the meta-profile references of the routing
-   * tool (dangling: reported and refused alike), the critic and the routing tool (previewed).
+   * tool (dangling: reported and refused alike), the critic and the routing tool (previewed; the
+   * critic's calls are compared in no flow: OpenHands' needs a chat template from the Hugging Face Hub).
    */
   async agent_profile_launch_applied(s) {
     const A = '/api/agent-profiles';
@@ -344,6 +345,7 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
       await s.api('/api/profiles/parity-no-vision', { method: 'POST', body: { llm: { model: 'openai/vision', base_url: s.llm.url, api_key: KEY } } });
       const routed = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'parity-router' });
       const critic = await M({ verification: { critic_enabled: true } });
+      const criticWithService = await M({ verification: { critic_enabled: true, critic_server_url: 'http://127.0.0.1:9/vllm', enable_iterative_refinement: true } });
       const condensers = [await M({ condenser: { condenser_kind: 'no_op' } }), await M({ condenser: { enabled: false } })];
 
       for (const name of ['parity-launch', 'parity-routed']) await s.api(`${A}/${name}`, { method: 'DELETE' });
@@ -362,6 +364,7 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
         unrouted,
         routed,
         critic,
+        critic_with_service: criticWithService,
         condensers,
       };
     } finally {
