@@ -143,6 +143,11 @@ describe('starting a conversation from an agent profile', () => {
     const routed = await start({ agent_profile_id: (await t.s.api('/api/agent-profiles/routed')).body.profile.id });
     expect(routed.status).toBe(501);
     expect(routed.body.detail).toMatch(/route_task_to_model/);
+    // A plain start's agent.critic is checked the same, before anything is stored (a key in it is refused, not kept).
+    const keyed = await start({ agent: { llm: { model: 'openai/plain' }, critic: { kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', api_key: 'sk-critic-inline-secret' } } });
+    expect(keyed.status).toBe(422);
+    expect(keyed.body.detail[0]).toMatchObject({ loc: ['body', 'agent', 'critic'], msg: expect.stringMatching(/api_key is not taken/) });
+    expect(JSON.stringify((await t.s.api('/api/conversations/search')).body)).not.toContain('sk-critic-inline-secret');
     // A meta-profile named without the tool is not used, as OpenHands: the launch starts.
     const idle = await launch('unrouted', { meta_profile_ref: 'no-such-router', condenser: { enabled: false } });
     expect(idle.status).toBe(201);
