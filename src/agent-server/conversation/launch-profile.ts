@@ -26,6 +26,7 @@ import type { MetaProfile } from '../../api/agent-server/meta-profiles.ts';
 import type { McpServerSettings } from '../../api/agent-server/settings.ts';
 import { AgentyardError, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
 import { condenserConfig, CondenserConfigError } from '../../agent/condenser/summarizing.ts';
+import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { loadUserSkillsSync, skillInfo, type Skill } from '../../agent/skills/index.ts';
 import { readMetaProfile } from '../routes/meta-profiles.ts';
 import type { SettingsDocStore } from '../store/settings-store.ts';
@@ -188,6 +189,14 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
   const critic = agentCritic(profile);
   if (critic) {
     if (critic['server_url'] == null) invalid.push('verification.critic_server_url: the critic needs the URL of its classification service; there is no default one here (OpenHands\' is All Hands\' proxy, which would receive the LLM key)');
+    else {
+      try {
+        criticConfig(critic);
+      } catch (err) {
+        if (!(err instanceof CriticConfigError)) throw err;
+        invalid.push(err.message.replace(/^agent\.critic\.server_url/, 'verification.critic_server_url'));
+      }
+    }
     if (llm && !(llm instanceof AgentyardError) && !llm.apiKey) invalid.push(`verification.critic_enabled: the critic authenticates with the LLM profile's key, and '${profile.llm_profile_ref}' has none`);
   }
   const unsupported: string[] = [];

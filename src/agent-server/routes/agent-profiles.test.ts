@@ -162,6 +162,9 @@ describe('/api/agent-profiles', () => {
     await s.api('/api/profiles/keyed', { method: 'POST', body: { llm: { model: 'openai/keyed', api_key: 'sk-critic-test-key' } } });
     const judged = await M({ llm_profile_ref: 'keyed', verification: { critic_enabled: true, critic_server_url: 'http://127.0.0.1:9/vllm', enable_iterative_refinement: true, critic_threshold: 0.7 } });
     expect(judged).toMatchObject({ valid: true, errors: [] });
+    expect((await M({ llm_profile_ref: 'keyed', verification: { critic_enabled: true, critic_server_url: 'ftp://c.example' } })).errors).toEqual([
+      'Failed to build agent settings: verification.critic_server_url must be the http(s) URL of the critic service (there is no default one)',
+    ]);
     expect(judged.resolved_settings.critic).toEqual({ kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', model_name: 'critic', mode: 'finish_and_message', iterative_refinement: { success_threshold: 0.7, max_iterations: 3 } });
     expect((await M({ verification: { critic_enabled: false, enable_iterative_refinement: true } })).valid).toBe(true);
     expect((await M({ condenser: { condenser_kind: 'no_op' } })).resolved_settings.condenser).toEqual({ kind: 'NoOpCondenser' });
