@@ -181,6 +181,17 @@ describe('ChatGPT subscription sign-in', () => {
     expectNoTokenAnywhere();
   }, 30_000);
 
+  it('validates a subscription profile draft through the subscription: not valid before the sign-in, valid after', async () => {
+    const validate = () => s.api('/api/profiles/chatgpt/validate', { method: 'POST', body: { llm: subscriptionLlm } });
+    expect(await validate()).toEqual({ status: 200, body: { valid: false, error: { type: 'LLMAuthenticationError', message: expect.stringMatching(/subscription login is required/) } } });
+    expect((await signIn()).connected).toBe(true);
+    openai.push({ content: 'pong' });
+    expect(await validate()).toEqual({ status: 200, body: { valid: true, error: null } });
+    expect(openai.requests.at(-1)!.body).not.toHaveProperty('max_output_tokens');
+    await s.api('/api/llm/subscription/openai/logout', { method: 'POST' });
+    expectNoTokenAnywhere();
+  });
+
   it('forgets pending sign-ins at logout, refuses a failed refresh as not connected, and answers 422 for a poll without device_code', async () => {
     const started = (await s.api('/api/llm/subscription/openai/device/start', { method: 'POST' })).body;
     await s.api('/api/llm/subscription/openai/logout', { method: 'POST' });

@@ -123,6 +123,11 @@ export class ConversationService {
     return this.#o.llmDefaults;
   }
 
+  /** The ChatGPT subscription for LLMs with `auth_type: "subscription"` (undefined: none on this server). */
+  get subscription(): (() => SubscriptionAccess) | undefined {
+    return this.#o.subscription;
+  }
+
   /** Calls `fn` at every event of the conversation (state updates included) until the returned function is called. */
   subscribe(id: string, fn: () => void): () => void {
     return this.#o.ctx.bus.subscribe(id, Object.assign(() => fn(), { end: fn }));
