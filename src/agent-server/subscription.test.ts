@@ -161,10 +161,15 @@ describe('ChatGPT subscription sign-in', () => {
     expectNoTokenAnywhere();
   }, 60_000);
 
-  it('keeps the tokens sealed with OH_SECRET_KEY over a restart; another key opens nothing; without a key they stay in memory', async () => {
+  it("keeps the tokens sealed with OH_SECRET_KEY over a restart and a hand-over's new key; another key opens nothing; without a key they stay in memory", async () => {
     expect((await signIn()).connected).toBe(true);
     await s.close();
     s = await start();
+    expect((await s.api('/api/llm/subscription/openai/status')).body.connected).toBe(true);
+    // A warm-pool hand-over's new secret key seals them again: they open with it after a restart.
+    expect((await s.api('/api/agentyard/hand-over', { method: 'POST', body: { session_key: 'the-users-new-session-key-0123456789', secret_key: 'handed-over-secret-key' } })).status).toBe(200);
+    await s.close();
+    s = await start('handed-over-secret-key');
     expect((await s.api('/api/llm/subscription/openai/status')).body.connected).toBe(true);
     await s.close();
     s = await start('another-secret-key');
