@@ -203,6 +203,13 @@ describe('ChatGPT subscription sign-in', () => {
     expect((await s.api('/api/llm/subscription/openai/device/poll', { method: 'POST', body: { device_code: started.device_code } })).status).toBe(404);
 
     expect((await signIn()).connected).toBe(true);
+    // Two callers that find the token expired share one refresh (a refresh token is good once).
+    clock += 2 * 3600_000;
+    const grants = () => openai.authRequests.filter((r) => r.body['grant_type'] === 'refresh_token').length;
+    const before = grants();
+    const both = await Promise.all([s.api('/api/llm/subscription/openai/status'), s.api('/api/llm/subscription/openai/status')]);
+    expect(both.map((r) => r.body.connected)).toEqual([true, true]);
+    expect(grants()).toBe(before + 1);
     // The stand-in no longer knows the refresh token (used elsewhere): the refresh fails, status says so.
     const refreshToken = openai.issued.at(-1)!;
     openai.revoke(refreshToken);
@@ -215,5 +222,12 @@ describe('ChatGPT subscription sign-in', () => {
     expect(bad.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'device_code'], type: 'missing' })]);
     await s.api('/api/llm/subscription/openai/logout', { method: 'POST' });
     expectNoTokenAnywhere();
+  });
+
+  it('answers 502 naming the issuer when it cannot be reached', async () => {
+    await s.close();
+    s = await startTestServer(dir.path, { createAgent, subscription: { issuer: 'http://127.0.0.1:9', codexBaseUrl: openai.codexBaseUrl, now } });
+    const r = await s.api('/api/llm/subscription/openai/device/start', { method: 'POST' });
+    expect(r).toEqual({ status: 502, body: { detail: expect.stringMatching(/^The OpenAI sign-in server \(http:\/\/127\.0\.0\.1:9\) could not be reached/) } });
   });
 });
