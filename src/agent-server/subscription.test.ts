@@ -190,8 +190,10 @@ describe('ChatGPT subscription sign-in', () => {
     const validate = () => s.api('/api/profiles/chatgpt/validate', { method: 'POST', body: { llm: subscriptionLlm } });
     expect(await validate()).toEqual({ status: 200, body: { valid: false, error: { type: 'LLMAuthenticationError', message: expect.stringMatching(/subscription login is required/) } } });
     expect((await signIn()).connected).toBe(true);
-    openai.push({ content: 'pong' });
+    openai.push({ content: 'pong' }, { content: 'pong' });
     expect(await validate()).toEqual({ status: 200, body: { valid: true, error: null } });
+    // OpenHands' serialized flag alone says the same.
+    expect(await s.api('/api/profiles/chatgpt/validate', { method: 'POST', body: { llm: { model: 'openai/gpt-5.5', is_subscription: true } } })).toEqual({ status: 200, body: { valid: true, error: null } });
     expect(openai.requests.at(-1)!.body).not.toHaveProperty('max_output_tokens');
     await s.api('/api/llm/subscription/openai/logout', { method: 'POST' });
     expectNoTokenAnywhere();

@@ -50,7 +50,7 @@ export function normalizeConversationId(id: string): string | undefined {
 /** The model config: the request's `agent.llm` over the server's defaults (rules in conversationLlm). */
 export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   const llm = req.agent?.llm;
-  const resolved = llm?.auth_type === 'subscription' ? subscriptionLlm(llm.model, subscription) : conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
+  const resolved = llm?.auth_type === 'subscription' || llm?.is_subscription === true ? subscriptionLlm(llm.model, subscription) : conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
   // Timeout and retries are the conversation's own, also over the server's default model.
   const retry = llm && { timeout: llm.timeout, num_retries: llm.num_retries, retry_min_wait: llm.retry_min_wait, retry_max_wait: llm.retry_max_wait, retry_multiplier: llm.retry_multiplier };
   const withRetry = resolved && retry && Object.values(retry).some((v) => v !== undefined && v !== null) ? { ...resolved, retry } : resolved;

@@ -18,7 +18,7 @@ export async function preflight(llm: LLM, defaults: LlmConfig | undefined, subsc
   // The same rules as a conversation's model: the server's LLM_API_KEY only at its own endpoint; a
   // subscription LLM through the signed-in subscription (not signed in: not valid, as OpenHands).
   const config =
-    llm.auth_type === 'subscription' && subscription
+    (llm.auth_type === 'subscription' || llm.is_subscription === true) && subscription
       ? { model: llm.model || 'openai/gpt-5.5', subscription: subscription() }
       : conversationLlm({ model: llm.model ?? null, base_url: llm.base_url ?? null, api_key: llm.api_key ?? null }, defaults);
   const secrets = [llm.api_key, config?.apiKey].filter((k): k is string => typeof k === 'string' && k !== '');

@@ -19,6 +19,8 @@ export const LLM = Type.Object({
    */
   auth_type: Type.Optional(Type.Union([Type.Literal('api_key'), Type.Literal('subscription')], { default: 'api_key' })),
   subscription_vendor: Nullable(Type.Literal('openai')),
+  /** OpenHands serializes a subscription LLM with this flag too: true is taken as `auth_type: "subscription"`. */
+  is_subscription: Type.Optional(Type.Boolean()),
   /** Which usage bucket this LLM's costs go to (e.g. `agent`, `condenser`). */
   usage_id: Type.Optional(Type.String({ default: 'default' })),
   temperature: Nullable(Type.Number()),
