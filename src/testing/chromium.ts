@@ -15,10 +15,11 @@ export function requireChromiumForWebSuites(env: NodeJS.ProcessEnv = process.env
   return chromiumMissing;
 }
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: switches of the suite's own (e.g. host resolver rules). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...extraArgs],
   });
 }
 
