@@ -1,10 +1,12 @@
-// `npm test` (hence `make test`): the unit project and the e2e project as two vitest processes at
-// the same time. Why: vitest runs availableParallelism() - 1 workers, which is ONE on the 2-core
-// machines this project is tested on, so every file of both projects ran one after another: about
-// 5 minutes of unit files on top of the serial e2e chain (e2e keeps fileParallelism off: its suites
-// share the machine's network, cgroups and the real node). The e2e chain spends most of its time
-// waiting (Pods, probes, elections, a browser), so the unit files run on the other core beside it;
-// each project still runs its own files one at a time, exactly as before.
+// `npm test` (hence `make test`): three vitest processes at the same time, each running its files
+// one at a time as before: the e2e suites on the real node (e2e/node), the other e2e suites, and
+// the unit project. Why: vitest runs availableParallelism() - 1 workers, which is ONE on the 2-core
+// machines this project is tested on, so every file of both projects ran one after another (21 min,
+// CI at c3f2346). The e2e project keeps fileParallelism off (its suites share the machine's
+// network, cgroups and users), but the real-node suites only share the node, which they lock
+// machine-wide themselves (e2e/node/host.ts), and they mostly wait (Pods, probes, the ingress):
+// they run beside the other e2e suites. The unit files fill the spare CPU, niced, so that the
+// e2e suites' timings do not compete with them.
 //
 // With arguments (`npm test -- e2e/helm`), it is plain `vitest run <arguments>`.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,14 +21,20 @@ export interface SuiteRun {
   args: string[];
   /** Output streamed as it comes (the long pole); the others' is printed whole when they finish. */
   live: boolean;
+  /** Scheduling niceness of the run (0 when absent). */
+  nice?: number;
 }
+
+/** The suites on the real node (one node at a time, behind their machine-wide lock). */
+export const NODE_SUITES = 'e2e/node';
 
 /** What `npm test [-- args]` runs. */
 export function plan(args: string[]): SuiteRun[] {
   if (args.length) return [{ name: 'vitest', args, live: true }];
   return [
-    { name: 'e2e', args: ['--project', 'e2e'], live: true },
-    { name: 'unit', args: ['--project', 'unit'], live: false },
+    { name: 'e2e', args: ['--project', 'e2e', '--exclude', `${NODE_SUITES}/**`], live: true },
+    { name: 'e2e/node', args: ['--project', 'e2e', NODE_SUITES], live: false },
+    { name: 'unit', args: ['--project', 'unit'], live: false, nice: 10 },
   ];
 }
 
@@ -57,14 +65,18 @@ export async function runSuites(runs: SuiteRun[], vitest: string, out: NodeJS.Wr
       (run) =>
         new Promise<Finished>((resolve) => {
           const started = Date.now();
-          const child = spawn(process.execPath, [vitest, 'run', ...run.args], { stdio: ['ignore', run.live ? 'inherit' : 'pipe', run.live ? 'inherit' : 'pipe'], env });
+          const command = [process.execPath, vitest, 'run', ...run.args];
+          // nice(1) rather than setpriority() after the spawn: Linux nice is per thread, and Node
+          // starts its threads before a parent could renice them.
+          const [file, ...args] = run.nice ? ['nice', '-n', String(run.nice), ...command] : command;
+          const child = spawn(file!, args, { stdio: ['ignore', run.live ? 'inherit' : 'pipe', run.live ? 'inherit' : 'pipe'], env });
           children.push(child);
           const chunks: Buffer[] = [];
           child.stdout?.on('data', (d: Buffer) => chunks.push(d));
           child.stderr?.on('data', (d: Buffer) => chunks.push(d));
           child.on('close', (code, signal) => {
             const seconds = Math.round((Date.now() - started) / 1000);
-            if (!run.live) out.write(`\n──── ${run.name} (ran beside the other project; ${seconds} s) ────\n${Buffer.concat(chunks).toString()}──── end of ${run.name} ────\n\n`);
+            if (!run.live) out.write(`\n──── ${run.name} (ran beside the others; ${seconds} s) ────\n${Buffer.concat(chunks).toString()}──── end of ${run.name} ────\n\n`);
             resolve({ name: run.name, code: code ?? (signal ? 1 : null), seconds });
           });
         }),
@@ -81,6 +93,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(1);
   }
   const finished = await runSuites(plan(process.argv.slice(2)), vitest);
-  if (finished.length > 1) console.log(`\nprojects: ${finished.map((f) => `${f.name} ${f.code === 0 ? 'passed' : `FAILED (${f.code})`} in ${f.seconds} s`).join(', ')}`);
+  if (finished.length > 1) console.log(`\nruns: ${finished.map((f) => `${f.name} ${f.code === 0 ? 'passed' : `FAILED (${f.code})`} in ${f.seconds} s`).join(', ')}`);
   process.exit(combinedExit(finished.map((f) => f.code)));
 }
