@@ -57,11 +57,11 @@ describe('npm test runs its vitest runs side by side', () => {
     }
   });
 
-  it('runs the real-node suites, the other e2e suites and the unit project (niced) side by side', () => {
+  it('runs the real-node suites, the other e2e suites and the unit project side by side', () => {
     expect(plan([])).toEqual([
       { name: 'e2e', args: ['--project', 'e2e', '--exclude', 'e2e/node/**'], live: true },
       { name: 'e2e/node', args: ['--project', 'e2e', 'e2e/node'], live: false },
-      { name: 'unit', args: ['--project', 'unit'], live: false, nice: 10 },
+      { name: 'unit', args: ['--project', 'unit'], live: false },
     ]);
   });
 

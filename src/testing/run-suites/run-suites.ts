@@ -5,8 +5,8 @@
 // CI at c3f2346). The e2e project keeps fileParallelism off (its suites share the machine's
 // network, cgroups and users), but the real-node suites only share the node, which they lock
 // machine-wide themselves (e2e/node/host.ts), and they mostly wait (Pods, probes, the ingress):
-// they run beside the other e2e suites. The unit files fill the spare CPU, niced, so that the
-// e2e suites' timings do not compete with them.
+// they run beside the other e2e suites. The unit files fill the spare CPU. Not under nice: on a
+// machine busy with other work, a niced run starved for 20 s and more, past the unit tests' timeout.
 //
 // With arguments (`npm test -- e2e/helm`), it is plain `vitest run <arguments>`.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,7 +34,7 @@ export function plan(args: string[]): SuiteRun[] {
   return [
     { name: 'e2e', args: ['--project', 'e2e', '--exclude', `${NODE_SUITES}/**`], live: true },
     { name: 'e2e/node', args: ['--project', 'e2e', NODE_SUITES], live: false },
-    { name: 'unit', args: ['--project', 'unit'], live: false, nice: 10 },
+    { name: 'unit', args: ['--project', 'unit'], live: false },
   ];
 }
 
