@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { getPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
@@ -9,14 +9,14 @@ import { combinedExit, plan, runSuites } from './run-suites.ts';
 
 const run = promisify(execFile);
 
-// A stand-in for vitest's bin: says when it started and ended and at which niceness, and exits with
-// the code its run (the last argument) is given in the environment.
+// A stand-in for vitest's bin: says when it started and ended, and exits with the code its run (the
+// last argument) is given in the environment.
 const dir = mkdtempSync(join(tmpdir(), 'agentyard-run-suites-'));
 const fake = join(dir, 'fake-vitest.mjs');
 writeFileSync(
   fake,
   `const project = process.argv.at(-1);
-console.log(project + ' start ' + Date.now() + ' nice ' + (await import('node:os')).getPriority());
+console.log(project + ' start ' + Date.now());
 setTimeout(() => { console.error(project + ' end ' + Date.now()); process.exit(Number(process.env['EXIT_' + project] ?? 0)); }, 400);
 `,
 );
@@ -32,7 +32,7 @@ describe('npm test runs its vitest runs side by side', () => {
       const finished = await runSuites(
         [
           { name: 'e2e', args: ['e2e'], live: false },
-          { name: 'unit', args: ['unit'], live: false, nice: 5 },
+          { name: 'unit', args: ['unit'], live: false },
         ],
         fake,
         out,
@@ -43,15 +43,11 @@ describe('npm test runs its vitest runs side by side', () => {
       ]);
       expect(combinedExit(finished.map((f) => f.code))).toBe(3);
       const at = (what: string) => Number(new RegExp(`${what} (\\d+)`).exec(printed)?.[1]);
-      // The niced run, and only it, runs niced (relative to this process, which may be niced itself).
-      const nice = (name: string) => Number(new RegExp(`${name} start \\d+ nice (-?\\d+)`).exec(printed)?.[1]);
-      expect(nice('e2e')).toBe(getPriority());
-      expect(nice('unit')).toBe(Math.min(19, getPriority() + 5));
       // Each started before the other ended: they overlapped.
       expect(at('unit start')).toBeLessThan(at('e2e end'));
       expect(at('e2e start')).toBeLessThan(at('unit end'));
       // Each project's output is one block with its heading, not interleaved with the other's.
-      for (const name of ['unit', 'e2e']) expect(printed).toMatch(new RegExp(`──── ${name} \\(ran beside the others; \\d+ s\\) ────\\n${name} start \\d+ nice \\d+\\n${name} end \\d+\\n──── end of ${name} ────`));
+      for (const name of ['unit', 'e2e']) expect(printed).toMatch(new RegExp(`──── ${name} \\(ran beside the others; \\d+ s\\) ────\\n${name} start \\d+\\n${name} end \\d+\\n──── end of ${name} ────`));
     } finally {
       delete process.env.EXIT_unit;
     }

@@ -21,8 +21,6 @@ export interface SuiteRun {
   args: string[];
   /** Output streamed as it comes (the long pole); the others' is printed whole when they finish. */
   live: boolean;
-  /** Scheduling niceness of the run (0 when absent). */
-  nice?: number;
 }
 
 /** The suites on the real node (one node at a time, behind their machine-wide lock). */
@@ -65,11 +63,7 @@ export async function runSuites(runs: SuiteRun[], vitest: string, out: NodeJS.Wr
       (run) =>
         new Promise<Finished>((resolve) => {
           const started = Date.now();
-          const command = [process.execPath, vitest, 'run', ...run.args];
-          // nice(1) rather than setpriority() after the spawn: Linux nice is per thread, and Node
-          // starts its threads before a parent could renice them.
-          const [file, ...args] = run.nice ? ['nice', '-n', String(run.nice), ...command] : command;
-          const child = spawn(file!, args, { stdio: ['ignore', run.live ? 'inherit' : 'pipe', run.live ? 'inherit' : 'pipe'], env });
+          const child = spawn(process.execPath, [vitest, 'run', ...run.args], { stdio: ['ignore', run.live ? 'inherit' : 'pipe', run.live ? 'inherit' : 'pipe'], env });
           children.push(child);
           const chunks: Buffer[] = [];
           child.stdout?.on('data', (d: Buffer) => chunks.push(d));
