@@ -36,8 +36,10 @@ import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
 import { profileRoutes } from './routes/profiles.ts';
 import { llmRoutes } from './routes/llm.ts';
+import type { SubscriptionService } from './subscription/service.ts';
 import type { ProfileStore } from './store/profile-store.ts';
 import { agentProfileRoutes } from './routes/agent-profiles.ts';
+import { serverLaunchStores } from './conversation/launch-profile.ts';
 import { metaProfileRoutes } from './routes/meta-profiles.ts';
 import type { Db } from './store/db.ts';
 import type { AgentProfileStore } from './store/agent-profile-store.ts';
@@ -73,6 +75,8 @@ export interface AppDeps {
   profiles: ProfileStore;
   /** Agent profiles (/api/agent-profiles; conversations start from one by agent_profile_id). */
   agentProfiles: AgentProfileStore;
+  /** The ChatGPT subscription sign-in (/api/llm/subscription/openai). */
+  subscription: SubscriptionService;
   /** The database meta-profiles are kept in (/api/meta-profiles). */
   db: Db;
   onActivity(): void;
@@ -144,7 +148,7 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles, { stores: { agentProfiles: d.agentProfiles, profiles: d.profiles, mcpServers: () => d.settings.document.load().agent_settings.mcp_config }, usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(d.subscription), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

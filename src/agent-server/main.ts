@@ -16,6 +16,7 @@ import { createLogger } from '../util/log.ts';
 import { applyAgentServerV8Flags } from './memory-env.ts';
 import { startAgentServer } from './server.ts';
 import { warmUp } from './warm-up.ts';
+import { subscriptionSettingsFromEnv } from './subscription/service.ts';
 
 export function sessionKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
   const keys: string[] = [];
@@ -93,6 +94,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
     ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),
+    subscription: subscriptionSettingsFromEnv(env),
     ...maxConcurrentRunsFromEnv(env),
     log,
   });
