@@ -19,7 +19,7 @@ import { Conflict, NotImplemented } from '../../api/errors.ts';
 import type { BackendLogs, BackendPlatform, BackendState, BackendStatus, CanvasExtensionBackend, CanvasExtensionManifest } from '../../api/agent-server/canvas.ts';
 import { INHERITABLE_ENV } from '../../api/agent-server/canvas.ts';
 import { baseEnv } from '../../agent/hooks/executor.ts';
-import { containedFile, type CanvasExtensions } from './extensions.ts';
+import { canonicalManifest, containedFile, type CanvasExtensions } from './extensions.ts';
 
 const MAX_LOG_BYTES = 256 * 1024;
 const STOP_GRACE_MS = 5_000;
@@ -49,24 +49,6 @@ class Runtime {
 export function currentPlatform(): BackendPlatform | undefined {
   if (platform() !== 'linux') return undefined;
   return arch() === 'x64' ? 'linux-amd64' : arch() === 'arm64' ? 'linux-arm64' : undefined;
-}
-
-/** Serializes the manifest as pydantic's `model_dump_json(exclude_none=True)` does (field order, defaults, floats). */
-function canonicalManifest(m: CanvasExtensionManifest): string {
-  const float = (n: number) => (Number.isInteger(n) ? `${n}.0` : String(n));
-  const j = JSON.stringify;
-  const pages = m.contributes.pages.map((p) => `{"id":${j(p.id)},"title":${j(p.title)},"path":${j(p.path)}}`).join(',');
-  let backend = '';
-  if (m.backend) {
-    const b = m.backend;
-    const arts = Object.entries(b.artifacts)
-      .filter(([, a]) => a)
-      .map(([k, a]) => `${j(k)}:{"path":${j(a!.path)}${a!.url != null ? `,"url":${j(a!.url)}` : ''},"sha256":${j(a!.sha256)},"strip_components":${a!.strip_components}}`)
-      .join(',');
-    const h = { path: '/health', timeout_seconds: 30, interval_seconds: 0.1, ...b.health };
-    backend = `,"backend":{"schema_version":1,"artifacts":{${arts}},"argv":${j(b.argv)},"health":{"path":${j(h.path)},"timeout_seconds":${float(h.timeout_seconds)},"interval_seconds":${float(h.interval_seconds)}},"inherit_environment":${j(b.inherit_environment)}}`;
-  }
-  return `{"schema_version":1,"name":${j(m.name)},"display_name":${j(m.display_name)},"version":${j(m.version)},"description":${j(m.description)},"entrypoint":${j(m.entrypoint)},"contributes":{"pages":[${pages}]}${backend}${m.icon !== undefined ? `,"icon":${j(m.icon)}` : ''}}`;
 }
 
 async function sha256File(path: string): Promise<string> {
@@ -451,4 +433,3 @@ function backendEnv(backend: CanvasExtensionBackend, home: string): Record<strin
   return env;
 }
 
-export { canonicalManifest };

@@ -154,7 +154,8 @@ export class AppBackendBridge {
     if (!s) return;
     this.#sessions.delete(key);
     clearTimeout(s.timer);
-    for (const ws of s.sockets) ws.close(1008, 'App backend session ended');
+    // 1000, as OpenHands closes them: the session is over, not the client at fault.
+    for (const ws of s.sockets) ws.close(1000, 'App backend session ended');
   }
 
   /** Stopping, disabling or uninstalling an app ends its browser sessions and their sockets. */

@@ -93,6 +93,42 @@ export function loadManifest(dir: string): CanvasExtensionManifest {
   return m;
 }
 
+/**
+ * The manifest with every field, in the manifest's field order (as OpenHands answers it): absent
+ * optional values are null inside a backend artifact, and left out at the top (backend, icon).
+ */
+export function manifestView(m: CanvasExtensionManifest, nulls = true): CanvasExtensionManifest {
+  const backend = m.backend && {
+    schema_version: 1 as const,
+    artifacts: Object.fromEntries(Object.entries(m.backend.artifacts).flatMap(([k, a]) => (a ? [[k, { path: a.path, ...(a.url != null || nulls ? { url: a.url ?? null } : {}), sha256: a.sha256, strip_components: a.strip_components }]] : []))),
+    argv: m.backend.argv,
+    health: { path: '/health', timeout_seconds: 30, interval_seconds: 0.1, ...m.backend.health },
+    inherit_environment: m.backend.inherit_environment,
+  };
+  return {
+    schema_version: 1,
+    name: m.name,
+    display_name: m.display_name,
+    version: m.version,
+    description: m.description,
+    entrypoint: m.entrypoint,
+    contributes: { pages: m.contributes.pages.map((p) => ({ id: p.id, title: p.title, path: p.path })) },
+    ...(backend ? { backend } : {}),
+    ...(m.icon !== undefined ? { icon: m.icon } : {}),
+  } as CanvasExtensionManifest;
+}
+
+/**
+ * The text a local install's revision is the SHA-256 of: the manifest as pydantic's
+ * `model_dump_json(exclude_none=True)` writes it (compact, field order, floats with a decimal
+ * point), so that the same package has the same revision on OpenHands and here.
+ */
+export function canonicalManifest(m: CanvasExtensionManifest): string {
+  const FLOAT = '\u0000float:';
+  const text = JSON.stringify(manifestView(m, false), (k, v: unknown) => ((k === 'timeout_seconds' || k === 'interval_seconds') && typeof v === 'number' ? `${FLOAT}${Number.isInteger(v) ? `${v}.0` : v}` : v));
+  return text.replace(/"\\u0000float:([^"]*)"/g, '$1');
+}
+
 export class CanvasExtensions {
   readonly dir: string;
 
@@ -136,7 +172,8 @@ export class CanvasExtensions {
 
   describe(name: string): InstalledCanvasExtension | undefined {
     const r = this.record(name);
-    return r && { ...r, install_path: this.packageDir(name), manifest: this.manifest(name) ?? null };
+    const m = r && this.manifest(name);
+    return r && { ...r, install_path: this.packageDir(name), manifest: m ? manifestView(m) : null };
   }
 
   list(): InstalledCanvasExtension[] {

@@ -195,7 +195,7 @@ describe('Canvas extensions and app backends', () => {
       st = await s.api(`/api/canvas-extensions/installed/${name}/backend/stop`, { method: 'POST' });
       expect(st.body).toMatchObject({ state: 'stopped', pid: null, port: null });
       expect(() => process.kill(pid, 0)).toThrow();
-      expect(await closed).toBe(1008);
+      expect(await closed).toBe(1000);
       expect((await raw(`${ingress}/app-backends/${name}/echo`, { headers: { cookie } })).status).toBe(503);
       expect((await s.api(`/api/canvas-extensions/installed/${name}/backend/logs`)).body.logs).toMatch(/\[stdout\] listening on \d+[\s\S]*stopping/);
     } finally {
