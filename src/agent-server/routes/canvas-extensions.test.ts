@@ -1,7 +1,9 @@
 // Canvas extensions through the agent server's HTTP API, with real pieces: an extension package
 // written here, its backend (a Node server the agent server unpacks and starts), and real HTTP and
 // WebSocket through the /app-backends proxy.
-import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -201,6 +203,35 @@ describe('Canvas extensions and app backends', () => {
     } finally {
       delete process.env['CANVAS_TEST_LEAK'];
     }
+  });
+
+  it('refuses an artifact whose checksum differs or whose archive holds a link or climbs out', async () => {
+    const ext = writeTestExtension(join(dir.path, 'evil'), 'evil-app');
+    const manifestFile = join(ext.dir, 'canvas-extension.json');
+    const withArtifact = async (sha256: string) => {
+      const m = JSON.parse(readFileSync(manifestFile, 'utf8'));
+      for (const a of Object.values<{ sha256: string }>(m.backend.artifacts)) a.sha256 = sha256;
+      writeFileSync(manifestFile, JSON.stringify(m));
+      await s.api('/api/canvas-extensions/install', { method: 'POST', body: { source: ext.dir, force: true } });
+      const { revision } = (await s.api('/api/canvas-extensions/installed/evil-app/backend')).body;
+      return s.api('/api/canvas-extensions/installed/evil-app/backend/prepare', { method: 'POST', body: { revision } });
+    };
+    let r = await withArtifact('0'.repeat(64));
+    expect([r.status, r.body.detail]).toEqual([409, 'backend artifact checksum does not match manifest']);
+    const tarWith = (build: (root: string) => string[]) => {
+      const root = join(dir.path, `art-${Math.random().toString(36).slice(2)}`);
+      mkdirSync(join(root, 'bin'), { recursive: true });
+      const entries = build(root);
+      execFileSync('tar', ['-czf', join(ext.dir, 'backend', 'server.tar.gz'), '-C', root, ...entries]);
+      return createHash('sha256').update(readFileSync(join(ext.dir, 'backend', 'server.tar.gz'))).digest('hex');
+    };
+    r = await withArtifact(tarWith((root) => (symlinkSync('/bin/sh', join(root, 'bin', 'server')), ['bin'])));
+    expect([r.status, r.body.detail]).toEqual([409, 'backend artifact contains an unsafe archive entry']);
+    r = await withArtifact(tarWith((root) => (writeFileSync(join(root, 'x'), 'x'), ['--transform=s,^x,../../escaped,', 'x'])));
+    expect([r.status, r.body.detail]).toEqual([409, 'backend artifact contains an unsafe archive entry']);
+    expect(existsSync(join(dir.path, 'data', 'canvas-extensions', 'backends', 'escaped'))).toBe(false);
+    expect((await s.api('/api/canvas-extensions/installed/evil-app/backend')).body.prepared_revision).toBeNull();
+    await s.api('/api/canvas-extensions/installed/evil-app', { method: 'DELETE' });
   });
 
   it('sees a backend exit at once, ends a session with DELETE, and uninstalls (data kept until deleted)', async () => {
