@@ -208,6 +208,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const conversationBash = new ConversationBash({ db, log: log.child({ part: 'bash' }), secrets: allSecrets, ...(opts.tuning?.bash ? { tuning: opts.tuning.bash } : {}) });
   service.onDeleted((id) => conversationBash.drop(id));
   const canvas = new CanvasHolder(join(dataDir, 'canvas-extensions'), opts.appBackends);
+  await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
     canvas,
     service,

@@ -7,7 +7,7 @@
 // group down (SIGTERM, then SIGKILL). The proxy (bridge.ts) only ever dials `ready` backends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -127,13 +127,52 @@ function probe(port: number, path: string): Promise<boolean> {
   });
 }
 
+/** A process's start time (clock ticks since boot, /proc/<pid>/stat field 22): tells a reused pid apart. */
+function startTime(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop()!.trim().split(/\s+/)[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Which server started which backend group: left behind when a server dies without stopping them. */
+interface RunRecord {
+  name: string;
+  pgid: number;
+  start_time: string;
+  server_pid: number;
+  server_start_time: string;
+}
+
+/** Some process of the group is alive (zombies, whose parent has not reaped them yet, do not count). */
 function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch {
     return false;
   }
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let fields: string[];
+      try {
+        fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop()!.trim().split(/\s+/);
+      } catch {
+        continue;
+      }
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
+    }
+    return false;
+  } catch {
+    return true; // no /proc: the signal's answer is all there is
+  }
+}
+
+async function waitGone(pgid: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (groupAlive(pgid) && Date.now() < until) await new Promise((ok) => setTimeout(ok, 25));
+  return !groupAlive(pgid);
 }
 
 function signalGroup(pgid: number, sig: NodeJS.Signals): void {
@@ -146,14 +185,64 @@ function signalGroup(pgid: number, sig: NodeJS.Signals): void {
 
 export class CanvasBackends {
   readonly #ext: CanvasExtensions;
-  readonly #dirs: { artifacts: string; data: string; approvals: string };
+  readonly #dirs: { artifacts: string; data: string; approvals: string; run: string };
   readonly #runtimes = new Map<string, Runtime>();
   /** One operation per extension at a time (prepare, start, stop, delete_data). */
   readonly #queues = new Map<string, Promise<unknown>>();
 
   constructor(ext: CanvasExtensions, stateDir: string) {
     this.#ext = ext;
-    this.#dirs = { artifacts: join(stateDir, 'artifacts'), data: join(stateDir, 'data'), approvals: join(stateDir, 'approvals') };
+    this.#dirs = { artifacts: join(stateDir, 'artifacts'), data: join(stateDir, 'data'), approvals: join(stateDir, 'approvals'), run: join(stateDir, 'run') };
+  }
+
+  #writeRunRecord(name: string, pgid: number): void {
+    const own = startTime(pgid);
+    const server = startTime(process.pid);
+    if (!own || !server) return;
+    mkdirSync(this.#dirs.run, { recursive: true });
+    const rec: RunRecord = { name, pgid, start_time: own, server_pid: process.pid, server_start_time: server };
+    writeFileSync(join(this.#dirs.run, `${pgid}.json`), JSON.stringify(rec));
+  }
+
+  /**
+   * Stops the backends a server that died without stopping them left running (they run in groups of
+   * their own, so they outlive it). A group is signalled only when its leader is the very process
+   * recorded (same start time) and runs from this server's artifacts: a reused pid is never touched.
+   */
+  async reapOrphans(): Promise<void> {
+    let files: string[] = [];
+    try {
+      files = readdirSync(this.#dirs.run).filter((f) => f.endsWith('.json'));
+    } catch {
+      return;
+    }
+    for (const f of files) {
+      const path = join(this.#dirs.run, f);
+      let rec: RunRecord | undefined;
+      try {
+        rec = JSON.parse(readFileSync(path, 'utf8')) as RunRecord;
+      } catch {
+        /* unreadable: dropped */
+      }
+      if (rec && startTime(rec.server_pid) === rec.server_start_time) continue; // its server still runs
+      if (rec && startTime(rec.pgid) === rec.start_time && this.#isOurs(rec)) {
+        signalGroup(rec.pgid, 'SIGTERM');
+        if (!(await waitGone(rec.pgid, STOP_GRACE_MS))) {
+          signalGroup(rec.pgid, 'SIGKILL');
+          await waitGone(rec.pgid, STOP_GRACE_MS);
+        }
+      }
+      rmSync(path, { force: true });
+    }
+  }
+
+  #isOurs(rec: RunRecord): boolean {
+    try {
+      const prefix = `${realpathSync(join(this.#dirs.artifacts, rec.name))}/`;
+      return readFileSync(`/proc/${rec.pgid}/cmdline`, 'utf8').split('\0').some((a) => a.startsWith(prefix));
+    } catch {
+      return false;
+    }
   }
 
   #locked<T>(name: string, fn: () => Promise<T>): Promise<T> {
@@ -291,6 +380,7 @@ export class CanvasBackends {
         return this.#status(name);
       }
       rt.child = child;
+      if (child.pid) this.#writeRunRecord(name, child.pid);
       rt.exited = new Promise<void>((ok) => child.once('close', () => ok()));
       child.once('error', (e) => {
         if (!rt.stopRequested) [rt.state, rt.detail] = ['unhealthy', e.message];
@@ -361,19 +451,15 @@ export class CanvasBackends {
     const child = rt.child;
     if (!child?.pid) return;
     const pgid = child.pid;
-    const gone = async (ms: number) => {
-      const until = Date.now() + ms;
-      while (groupAlive(pgid) && Date.now() < until) await new Promise((ok) => setTimeout(ok, 25));
-      return !groupAlive(pgid);
-    };
     if (groupAlive(pgid)) {
       signalGroup(pgid, 'SIGTERM');
-      if (!(await gone(STOP_GRACE_MS))) {
+      if (!(await waitGone(pgid, STOP_GRACE_MS))) {
         signalGroup(pgid, 'SIGKILL');
-        await gone(STOP_GRACE_MS);
+        await waitGone(pgid, STOP_GRACE_MS);
       }
     }
     await rt.exited;
+    rmSync(join(this.#dirs.run, `${pgid}.json`), { force: true });
     rt.child = undefined;
     rt.port = undefined;
   }

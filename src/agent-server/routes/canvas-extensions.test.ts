@@ -1,7 +1,9 @@
 // Canvas extensions through the agent server's HTTP API, with real pieces: an extension package
 // written here, its backend (a Node server the agent server unpacks and starts), and real HTTP and
 // WebSocket through the /app-backends proxy.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -259,4 +261,57 @@ describe('Canvas extensions and app backends', () => {
     expect((await s.api(`/api/canvas-extensions/installed/${name}/backend/data`, { method: 'DELETE' })).body.state).toBe('missing');
     expect(existsSync(data)).toBe(false);
   });
+});
+
+/** Alive and not a zombie (an orphan's exit may wait for PID 1 to reap it). */
+function running(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop()!.trim()[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('Canvas App backends left by a server that died', () => {
+  it('are stopped by the next server on the same data directory before it serves', async () => {
+    const dir = tempDir();
+    const ext = writeTestExtension(join(dir.path, 'pkg'), 'orphan-app');
+    const cli = fileURLToPath(new URL('../../cli/main.ts', import.meta.url));
+    const child = spawn(process.execPath, [cli, 'agent-server', '--port', '0', '--host', '127.0.0.1', '--workspace', join(dir.path, 'workspace'), '--data-dir', join(dir.path, 'data')], {
+      env: { PATH: process.env['PATH'] ?? '', HOME: dir.path, AGENTYARD_LOG_LEVEL: 'error', OH_SESSION_API_KEYS_0: TEST_KEY },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((ok) => child.once('exit', ok));
+    let backendPid: number | undefined;
+    try {
+      const url = await new Promise<string>((ok, fail) => {
+        createInterface({ input: child.stdout! }).on('line', (l) => {
+          const m = /\{"listening":"([^"]+)"\}/.exec(l);
+          if (m) ok(m[1]!);
+        });
+        child.once('exit', (code) => fail(new Error(`exited with ${code}`)));
+      });
+      const call = async (path: string, body?: unknown): Promise<any> => (await fetch(url + path, { method: body ? 'POST' : 'GET', headers: { 'x-session-api-key': TEST_KEY, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) })).json();
+      await call('/api/canvas-extensions/install', { source: ext.dir });
+      const { revision } = await call('/api/canvas-extensions/installed/orphan-app/backend');
+      await call('/api/canvas-extensions/installed/orphan-app/backend/prepare', { revision });
+      const { pid, state } = await call('/api/canvas-extensions/installed/orphan-app/backend/start', { revision });
+      expect(state).toBe('ready');
+      backendPid = pid;
+      child.kill('SIGKILL');
+      await exited;
+      expect(running(pid)).toBe(true); // its own process group: it outlived the server
+      const next = await startTestServer(dir.path);
+      try {
+        expect(running(pid)).toBe(false);
+        expect((await next.api('/api/canvas-extensions/installed/orphan-app/backend')).body).toMatchObject({ state: 'stopped', pid: null, prepared_revision: revision });
+      } finally {
+        await next.close();
+      }
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (backendPid && running(backendPid)) process.kill(-backendPid, 'SIGKILL'); // the test failed: leave nothing behind
+      dir.remove();
+    }
+  }, 60_000);
 });

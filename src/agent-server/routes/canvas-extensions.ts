@@ -3,7 +3,8 @@
 // extensions, serve their bundle and icon, run their backends, and proxy a browser to a backend.
 // The implementation (canvas/) is imported on the first request, so a server start does not pay for it.
 import Router from '@koa/router';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Middleware } from 'koa';
@@ -27,6 +28,13 @@ export class CanvasHolder {
 
   get(): Promise<Canvas> {
     return (this.#canvas ??= import('../canvas/index.ts').then(({ Canvas }) => new Canvas(this.#stateDir, this.#bridge)));
+  }
+
+  /** Backends a server that died left running are stopped before this one serves (the module loads only if there are any). */
+  async reapOrphans(): Promise<void> {
+    const run = join(this.#stateDir, 'backends', 'run');
+    if (!existsSync(run) || readdirSync(run).length === 0) return;
+    await (await this.get()).backends.reapOrphans();
   }
 
   /** The WebSocket half of the proxy; false for paths outside /app-backends/. */
