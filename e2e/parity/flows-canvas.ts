@@ -122,7 +122,9 @@ export const CANVAS_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       bad.once('open', () => (ok('open'), bad.close())).once('unexpected-response', (_q, r) => ok(String(r.statusCode))).once('error', (e) => ok(e.message));
     });
     const wsClosed = new Promise<number>((ok) => (ws.readyState === WebSocket.CLOSED ? ok(-1) : ws.once('close', (code) => ok(code))));
+    const info = (await s.api('/server_info', { key: null })).body;
     const view: View = {
+      server_info: [info.app_backend_ingress_url === s.ingress, info.capabilities?.includes('canvas_app_backend_bridge_v1')],
       before: [before.status, before.body.state, before.body.prepared_revision, before.body.pid],
       status_fields: keys(before.body),
       // A local install's revision digests the manifest: the same package, the same revision on both.

@@ -223,7 +223,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     db,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), ...(opts.appBackends?.publicUrl ? { appBackendIngressUrl: opts.appBackends.publicUrl } : {}), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
     mcp: { store: mcpOAuthStore },
     settings: {

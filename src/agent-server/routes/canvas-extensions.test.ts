@@ -108,6 +108,7 @@ describe('Canvas extensions and app backends', () => {
     expect(icon.headers.get('content-type')).toBe('image/svg+xml');
     expect(icon.headers.get('content-security-policy')).toContain('sandbox');
 
+    expect((await s.api('/server_info', { key: null })).body).toMatchObject({ app_backend_ingress_url: ingress, capabilities: expect.arrayContaining(['canvas_app_backend_bridge_v1']) });
     expect((await s.api(`/api/canvas-extensions/installed/${name}`, { method: 'PATCH', body: { enabled: true } })).body).toEqual({ name, enabled: true });
     expect((await s.api(`/api/canvas-extensions/installed/${name}`)).body.enabled).toBe(true);
   });
