@@ -169,7 +169,7 @@ export function createApp(d: AppDeps): Koa {
   outside.use(openai.routes(), openai.allowedMethods());
   const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
   outside.use(notBuilt.routes(), notBuilt.allowedMethods());
-  const appBackends = appBackendRoutes(canvas, requireSessionKey(d.keys));
+  const appBackends = appBackendRoutes(canvas, requireSessionKey(d.keys), d.onActivity);
   outside.use(appBackends.routes(), appBackends.allowedMethods());
   app.use(outside.routes());
   app.use(outside.allowedMethods());

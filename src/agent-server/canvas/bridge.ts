@@ -91,7 +91,9 @@ export class AppBackendBridge {
   readonly #o: BridgeOptions;
   readonly #ready: (name: string) => number | undefined;
   readonly #sessions = new Map<string, Session>();
-  readonly #wss = new WebSocketServer({ noServer: true });
+  /** The subprotocol the backend chose for an upgrade in progress, answered to the browser. */
+  readonly #chosen = new WeakMap<IncomingMessage, string>();
+  readonly #wss = new WebSocketServer({ noServer: true, handleProtocols: (_offered, req) => this.#chosen.get(req) || false });
 
   constructor(ready: (name: string) => number | undefined, o: BridgeOptions) {
     this.#ready = ready;
@@ -247,30 +249,41 @@ export class AppBackendBridge {
       return true;
     }
     const s = session;
-    this.#wss.handleUpgrade(req, socket, head, (client) => {
-      s.sockets.add(client);
-      const target = `ws://127.0.0.1:${port}${m[2] ?? '/'}${stripAuthQuery(url.search)}`;
-      const up = new WebSocket(target, { headers: forwardHeaders(req.headers) as Record<string, string>, followRedirects: false });
-      const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
-      const closeCode = (c: number) => (c >= 1000 && c <= 4999 && ![1004, 1005, 1006, 1015].includes(c) ? c : 1000);
-      client.on('message', (data, binary) => (up.readyState === WebSocket.OPEN ? up.send(data, { binary }) : pending.push({ data, binary })));
-      up.on('open', () => {
-        for (const p of pending.splice(0)) up.send(p.data, { binary: p.binary });
-      });
-      up.on('message', (data, binary) => client.readyState === WebSocket.OPEN && client.send(data, { binary }));
-      up.on('close', (code, reason) => client.readyState === WebSocket.OPEN && client.close(closeCode(code), reason));
-      up.on('error', () => client.readyState === WebSocket.OPEN && client.close(1011, 'Canvas App backend unreachable'));
-      up.on('unexpected-response', (_r, res) => {
-        res.resume();
-        client.close(1011, 'Canvas App backend refused the WebSocket');
-        up.terminate();
-      });
-      client.on('close', (code, reason) => {
-        s.sockets.delete(client);
-        if (up.readyState === WebSocket.OPEN) up.close(closeCode(code), reason);
-        else up.terminate();
-      });
+    // The backend first, with the subprotocols the browser offers: the browser is then answered with
+    // the one the backend chose (a browser fails a socket whose requested protocol goes unanswered).
+    const target = `ws://127.0.0.1:${port}${m[2] ?? '/'}${stripAuthQuery(url.search)}`;
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+    const up = new WebSocket(target, offered, { headers: forwardHeaders(req.headers) as Record<string, string>, followRedirects: false });
+    let settled = false; // the browser's upgrade is answered once
+    const accept = (then: (client: WebSocket) => void) => {
+      if (settled) return;
+      settled = true;
+      this.#chosen.set(req, up.protocol);
+      this.#wss.handleUpgrade(req, socket, head, then);
+    };
+    // As OpenHands: a backend that refuses or cannot be reached closes the browser's socket with 1011.
+    const fail = (why: string) => accept((client) => client.close(1011, why));
+    up.once('unexpected-response', (_r, res) => {
+      res.resume();
+      up.terminate();
+      fail('Canvas App backend refused the WebSocket');
     });
+    up.once('error', () => fail('Canvas App backend unreachable'));
+    up.once('open', () =>
+      accept((client) => {
+        s.sockets.add(client);
+        const closeCode = (c: number) => (c >= 1000 && c <= 4999 && ![1004, 1005, 1006, 1015].includes(c) ? c : 1000);
+        client.on('message', (data, binary) => up.readyState === WebSocket.OPEN && up.send(data, { binary }));
+        up.on('message', (data, binary) => client.readyState === WebSocket.OPEN && client.send(data, { binary }));
+        up.on('close', (code, reason) => client.readyState === WebSocket.OPEN && client.close(closeCode(code), reason));
+        up.on('error', () => client.readyState === WebSocket.OPEN && client.close(1011, 'Canvas App backend unreachable'));
+        client.on('close', (code, reason) => {
+          s.sockets.delete(client);
+          if (up.readyState === WebSocket.OPEN) up.close(closeCode(code), reason);
+          else up.terminate();
+        });
+      }),
+    );
     return true;
   }
 

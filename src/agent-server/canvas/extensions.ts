@@ -250,7 +250,7 @@ const GITHUB = /^github:([\w.-]+)\/([\w.-]+)$/;
 
 async function fetchSource(req: InstallCanvasExtensionRequest, scratch: string): Promise<{ root: string; resolvedRef: string | null }> {
   const gh = GITHUB.exec(req.source);
-  const isGit = gh || /^(https?|ssh|git):\/\//.test(req.source) || /^[\w.-]+@[\w.-]+:/.test(req.source);
+  const isGit = gh || /^(https?|ssh|git|file):\/\//.test(req.source) || /^[\w.-]+@[\w.-]+:/.test(req.source);
   if (!isGit) {
     const path = req.source.startsWith('~/') ? join(homedir(), req.source.slice(2)) : resolve(req.source);
     if (!existsSync(path) || !statSync(path).isDirectory()) throw new BadRequest(`Could not read canvas extension source: local path '${req.source}' is not a directory`);

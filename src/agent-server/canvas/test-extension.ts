@@ -28,9 +28,9 @@ const server = createServer((req, res) => {
     res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() }));
   });
 });
-const wss = new WebSocketServer({ server });
+const wss = new WebSocketServer({ server, handleProtocols: (offered) => (offered.has('canvas.v1') ? 'canvas.v1' : false) });
 wss.on('connection', (ws, req) => {
-  ws.send(JSON.stringify({ hello: req.url, cookie: req.headers.cookie ?? null, key: req.headers['x-session-api-key'] ?? null }));
+  ws.send(JSON.stringify({ hello: req.url, cookie: req.headers.cookie ?? null, key: req.headers['x-session-api-key'] ?? null, protocol: ws.protocol || null }));
   ws.on('message', (m) => (String(m) === 'close-4001' ? ws.close(4001, 'asked') : ws.send('echo:' + m)));
 });
 server.listen(Number(port), '127.0.0.1', () => console.log('listening on', port));

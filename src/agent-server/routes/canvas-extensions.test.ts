@@ -113,6 +113,25 @@ describe('Canvas extensions and app backends', () => {
     expect((await s.api(`/api/canvas-extensions/installed/${name}`)).body.enabled).toBe(true);
   });
 
+  it('installs from a git repository at a ref and a subdirectory; the commit is the revision to approve', async () => {
+    const repo = join(dir.path, 'repo');
+    writeTestExtension(join(repo, 'apps', 'git-app'), 'git-app');
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], { cwd: repo, encoding: 'utf8' }).trim();
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('commit', '-qm', 'app');
+    git('tag', 'v1');
+    const sha = git('rev-parse', 'HEAD');
+    git('commit', '-q', '--allow-empty', '-m', 'later');
+    const r = await s.api('/api/canvas-extensions/install', { method: 'POST', body: { source: `file://${repo}`, ref: 'v1', repo_path: 'apps/git-app' } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ name: 'git-app', requested_ref: 'v1', resolved_ref: sha, repo_path: 'apps/git-app', enabled: false });
+    expect((await s.api('/api/canvas-extensions/installed/git-app/backend')).body.revision).toBe(sha);
+    expect((await s.api('/api/canvas-extensions/install', { method: 'POST', body: { source: `file://${repo}`, ref: 'no-such-ref', repo_path: 'apps/git-app', force: true } })).status).toBe(400);
+    expect((await s.api('/api/canvas-extensions/install', { method: 'POST', body: { source: `file://${repo}`, repo_path: '../..', force: true } })).status).toBe(400);
+    expect((await s.api('/api/canvas-extensions/installed/git-app', { method: 'DELETE' })).status).toBe(200);
+  });
+
   it('stops serving a bundle that became a link out of the package', async () => {
     const other = writeTestExtension(join(dir.path, 'linked'), 'linked-app');
     const r = await s.api('/api/canvas-extensions/install', { method: 'POST', body: { source: other.dir } });
@@ -181,14 +200,15 @@ describe('Canvas extensions and app backends', () => {
       expect(env).toContain('PATH');
 
       // WebSocket through the proxy.
-      const ws = new WebSocket(`${ingress.replace('http', 'ws')}/app-backends/${name}/socket?session_api_key=${TEST_KEY}`, { headers: { cookie, origin: ingress } });
+      const ws = new WebSocket(`${ingress.replace('http', 'ws')}/app-backends/${name}/socket?session_api_key=${TEST_KEY}`, ['other', 'canvas.v1'], { headers: { cookie, origin: ingress } });
       const frames: string[] = [];
       const closed = new Promise<number>((ok) => ws.on('close', (code) => ok(code)));
       ws.on('message', (m) => frames.push(String(m)));
       await new Promise((ok) => ws.once('open', ok));
       ws.send('ping');
       await vi.waitFor(() => expect(frames).toHaveLength(2));
-      expect(JSON.parse(frames[0]!)).toEqual({ hello: '/socket', cookie: null, key: null });
+      expect(JSON.parse(frames[0]!)).toEqual({ hello: '/socket', cookie: null, key: null, protocol: 'canvas.v1' });
+      expect(ws.protocol).toBe('canvas.v1'); // the backend's choice, answered to the browser
       expect(frames[1]).toBe('echo:ping');
       // Refused without the cookie, or from another Origin.
       for (const headers of [{ origin: ingress }, { cookie, origin: CONTROL }]) {

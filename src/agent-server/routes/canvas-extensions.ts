@@ -132,7 +132,7 @@ export function canvasExtensionRoutes(holder: CanvasHolder): Router {
  * /app-backends: the session routes want the session key (the caller is the Canvas page, which
  * holds it); the proxy routes want the session cookie instead (an <iframe> cannot send a header).
  */
-export function appBackendRoutes(holder: CanvasHolder, requireKey: Middleware): Router {
+export function appBackendRoutes(holder: CanvasHolder, requireKey: Middleware, onActivity: () => void = () => undefined): Router {
   const r = new Router({ prefix: '/app-backends' });
   r.post('/:extension_name/session', requireKey, async (ctx) => {
     ctx.body = (await holder.get()).bridge.createSession(ctx, nameOf(ctx));
@@ -141,6 +141,8 @@ export function appBackendRoutes(holder: CanvasHolder, requireKey: Middleware): 
     (await holder.get()).bridge.deleteSession(ctx, nameOf(ctx));
   });
   const proxy = async (ctx: Context) => {
+    // Someone working in a Canvas App is using the sandbox: writes keep it awake, as writes to /api do.
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.method !== 'OPTIONS') onActivity();
     await (await holder.get()).bridge.proxyHttp(ctx, nameOf(ctx));
   };
   r.all('/:extension_name{/*path}', proxy);
