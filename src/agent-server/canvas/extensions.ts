@@ -227,7 +227,13 @@ export class CanvasExtensions {
       if (existsSync(target) && !req.force) throw new Conflict('Canvas extension already installed. Use force=true to overwrite.');
       mkdirSync(this.dir, { recursive: true });
       const staged = mkdtempSync(join(this.dir, `.staging-${m.name}-`));
-      cpSync(dir, staged, { recursive: true, verbatimSymlinks: true, filter: (src) => !src.split(sep).includes('.git') });
+      try {
+        cpSync(dir, staged, { recursive: true, verbatimSymlinks: true, filter: (src) => !src.split(sep).includes('.git') });
+      } catch (e) {
+        rmSync(staged, { recursive: true, force: true });
+        // A socket, a FIFO or a device in the package, or an unreadable file: the package is refused.
+        throw new Invalid([{ loc: ['body', 'source'], msg: `The extension package cannot be copied: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, type: 'value_error' }]);
+      }
       rmSync(target, { recursive: true, force: true });
       renameSync(staged, target);
       records[m.name] = { name: m.name, version: m.version, description: m.description, enabled: previous?.enabled ?? false, source: req.source, requested_ref: req.ref ?? null, resolved_ref: resolvedRef, repo_path: req.repo_path ?? null, installed_at: new Date().toISOString() };

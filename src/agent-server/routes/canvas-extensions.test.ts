@@ -326,9 +326,13 @@ describe('Canvas App backends left by a server that died', () => {
       try {
         expect(running(pid)).toBe(false);
         expect((await next.api('/api/canvas-extensions/installed/orphan-app/backend')).body).toMatchObject({ state: 'stopped', pid: null, prepared_revision: revision });
+        // A server that closes takes its backends down with it.
+        backendPid = (await next.api('/api/canvas-extensions/installed/orphan-app/backend/start', { method: 'POST', body: { revision } })).body.pid;
+        expect(running(backendPid!)).toBe(true);
       } finally {
         await next.close();
       }
+      expect(running(backendPid!)).toBe(false);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       if (backendPid && running(backendPid)) process.kill(-backendPid, 'SIGKILL'); // the test failed: leave nothing behind
