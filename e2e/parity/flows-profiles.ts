@@ -318,6 +318,26 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     };
   },
 
+  /**
+   * The ChatGPT subscription routes that need no sign-in (a sign-in needs auth.openai.com, which
+   * OpenHands cannot be pointed away from: ours is tested against a stand-in, subscription.test.ts).
+   */
+  async llm_subscription_signed_out(s) {
+    const P = '/api/llm/subscription/openai';
+    const logout = await s.api(`${P}/logout`, { method: 'POST' });
+    const unknown = await s.api(`${P}/device/poll`, { method: 'POST', body: { device_code: 'parity-never-started' } });
+    const missing = await s.api(`${P}/device/poll`, { method: 'POST', body: {} });
+    const wrongType = await s.api(`${P}/device/poll`, { method: 'POST', body: { device_code: 5 } });
+    return {
+      status: (await s.api(`${P}/status`)).body,
+      logout: [logout.status, logout.body],
+      after_logout: (await s.api(`${P}/status`)).body,
+      poll_unknown: [unknown.status, unknown.body],
+      poll_missing: [missing.status, locs(missing.body)],
+      poll_wrong_type: [wrongType.status, locs(wrongType.body)],
+    };
+  },
+
   /** The LLM listings, compared whole (by digest: thousands of model names). */
   async llm_listings(s) {
     const get = async (path: string) => {

@@ -37,6 +37,7 @@ import { pluginRoutes } from './routes/plugins.ts';
 import { appBackendRoutes, canvasExtensionRoutes, CanvasHolder } from './routes/canvas-extensions.ts';
 import { profileRoutes } from './routes/profiles.ts';
 import { llmRoutes } from './routes/llm.ts';
+import type { SubscriptionService } from './subscription/service.ts';
 import type { ProfileStore } from './store/profile-store.ts';
 import { agentProfileRoutes } from './routes/agent-profiles.ts';
 import { metaProfileRoutes } from './routes/meta-profiles.ts';
@@ -74,6 +75,8 @@ export interface AppDeps {
   profiles: ProfileStore;
   /** Agent profiles (/api/agent-profiles; conversations start from one by agent_profile_id). */
   agentProfiles: AgentProfileStore;
+  /** The ChatGPT subscription sign-in (/api/llm/subscription/openai). */
+  subscription: SubscriptionService;
   /** The database meta-profiles are kept in (/api/meta-profiles). */
   db: Db;
   onActivity(): void;
@@ -148,7 +151,7 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles, { stores: { agentProfiles: d.agentProfiles, profiles: d.profiles, mcpServers: () => d.settings.document.load().agent_settings.mcp_config }, usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(), canvasExtensionRoutes(canvas), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: { agentProfiles: d.agentProfiles, profiles: d.profiles, mcpServers: () => d.settings.document.load().agent_settings.mcp_config }, usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(d.subscription), canvasExtensionRoutes(canvas), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

@@ -17,6 +17,7 @@ import { createLogger } from '../util/log.ts';
 import { applyAgentServerV8Flags } from './memory-env.ts';
 import { startAgentServer } from './server.ts';
 import { warmUp } from './warm-up.ts';
+import { subscriptionSettingsFromEnv } from './subscription/service.ts';
 
 export function sessionKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
   const keys: string[] = [];
@@ -103,6 +104,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
     ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),
+    subscription: subscriptionSettingsFromEnv(env),
     ...maxConcurrentRunsFromEnv(env),
     appBackends: appBackendsFromEnv(env),
     log,

@@ -9,7 +9,7 @@ import { NOT_BUILT, NOT_BUILT_OUTSIDE_API } from './routes/not-implemented.ts';
 /** `METHOD /path/{param}` of every route the app's routers serve. */
 function served(): string[] {
   const stub = {} as never;
-  const app = createApp({ service: { workspaceDir: '/nonexistent' } as never, events: stub, keys: stub, log: stub, health: { usableTools: [] } as never, bash: { service: stub, store: stub, forConversation: stub }, profiles: stub, agentProfiles: stub, db: { exec: () => undefined } as never, onActivity: () => undefined, settings: { secrets: stub, workspaces: stub, providerConnections: stub, document: stub, initKeys: stub } });
+  const app = createApp({ service: { workspaceDir: '/nonexistent' } as never, events: stub, keys: stub, log: stub, health: { usableTools: [] } as never, bash: { service: stub, store: stub, forConversation: stub }, profiles: stub, agentProfiles: stub, subscription: stub, db: { exec: () => undefined } as never, onActivity: () => undefined, settings: { secrets: stub, workspaces: stub, providerConnections: stub, document: stub, initKeys: stub } });
   const out: string[] = [];
   for (const mw of app.middleware as { router?: { stack: { methods: string[]; path: string | RegExp }[] } }[]) {
     for (const layer of mw.router?.stack ?? []) {

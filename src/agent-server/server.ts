@@ -32,6 +32,8 @@ import { openDatabase } from './store/db.ts';
 import { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
 import { defaultSettings } from './settings-doc.ts';
 import { ProviderConnectionStore } from './store/provider-connection-store.ts';
+import { SubscriptionStore } from './store/subscription-store.ts';
+import { OPENAI_CODEX_BASE_URL, OPENAI_ISSUER, SubscriptionService, type SubscriptionSettings } from './subscription/service.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
@@ -56,6 +58,8 @@ export interface AgentServerOptions {
   llmDefaults?: LlmConfig;
   /** Seals persisted secrets (OH_SECRET_KEY). Without it secrets live only in memory. */
   secretKey?: string;
+  /** Where a ChatGPT subscription signs in and calls its models (default OpenAI's; OH_OPENAI_AUTH_ISSUER, OH_OPENAI_CODEX_BASE_URL), and the clock its token expiry is read with. */
+  subscription?: Partial<SubscriptionSettings> & { now?: () => number };
   /** Conversations running at once before the OpenAI-compatible gateway answers 429 (OH_MAX_CONCURRENT_RUNS). Default 10. */
   maxConcurrentRuns?: number;
   log?: Logger;
@@ -157,7 +161,15 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   // agent profiles that name them.
   const profiles = new ProfileStore(db, sealer, { connections: providerConnections });
   const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
+  const subscriptionStore = new SubscriptionStore(db, sealer, log.child({ part: 'subscription' }));
+  const subscription = new SubscriptionService({
+    store: subscriptionStore,
+    settings: { issuer: opts.subscription?.issuer ?? OPENAI_ISSUER, codexBaseUrl: opts.subscription?.codexBaseUrl ?? OPENAI_CODEX_BASE_URL },
+    log: log.child({ part: 'subscription' }),
+    ...(opts.subscription?.now ? { now: opts.subscription.now } : {}),
+  });
   service = new ConversationService({
+    subscription: () => subscription.access(),
     lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
       events,
@@ -220,6 +232,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     bash: { service: bash, store: bashStore, forConversation: (rt) => conversationBash.of(rt) },
     profiles,
     agentProfiles,
+    subscription,
     db,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
@@ -238,6 +251,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
         providerConnections.setSealer(new SecretSealer(req.secret_key));
         settingsDoc.setSealer(new SecretSealer(req.secret_key));
         profiles.setSealer(new SecretSealer(req.secret_key));
+        subscriptionStore.setSealer(new SecretSealer(req.secret_key));
         initKeys = new SessionKeys([req.secret_key]);
       },
     },

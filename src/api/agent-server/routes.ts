@@ -53,7 +53,7 @@ import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse,
 import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
 import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileDiagnostics, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse, MaterializeAgentProfileRequest } from './agent-profiles.ts';
 import { ActivateMetaProfileResponse, MetaProfile, MetaProfileDetailResponse, MetaProfileListResponse, MetaProfileMutationResponse } from './meta-profiles.ts';
-import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
+import { ModelsResponse, ProvidersResponse, SubscriptionDevicePollRequest, SubscriptionDeviceStartResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -254,8 +254,10 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
   { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },
   { method: 'get', path: '/api/llm/subscription/openai/models', tag: 'llm', summary: 'Models of a ChatGPT subscription', response: SubscriptionModelsResponse },
-  { method: 'get', path: '/api/llm/subscription/openai/status', tag: 'llm', summary: 'ChatGPT subscription state (never connected here: sign-in is not built)', response: SubscriptionStatusResponse },
-  { method: 'post', path: '/api/llm/subscription/openai/logout', tag: 'llm', summary: 'Forget ChatGPT subscription credentials (none are kept here)', response: SubscriptionStatusResponse },
+  { method: 'get', path: '/api/llm/subscription/openai/status', tag: 'llm', summary: 'ChatGPT subscription state (an expired token is refreshed first; never a token)', response: SubscriptionStatusResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/device/start', tag: 'llm', summary: 'Start a ChatGPT device-code sign-in (the user enters user_code at verification_uri)', response: SubscriptionDeviceStartResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/device/poll', tag: 'llm', summary: 'Poll a ChatGPT device-code sign-in: connected once the user approved (tokens are kept sealed, never returned)', body: SubscriptionDevicePollRequest, response: SubscriptionStatusResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/logout', tag: 'llm', summary: 'Forget the ChatGPT subscription credentials and every pending sign-in', response: SubscriptionStatusResponse },
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },

@@ -212,7 +212,7 @@ function toCompletion(model: string, reply: ScriptedReply) {
 }
 
 /** Splits text into a few pieces, as a provider streams tokens. */
-function pieces(text: string, size = 8): string[] {
+export function pieces(text: string, size = 8): string[] {
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out;
@@ -244,12 +244,12 @@ function stream(res: ServerResponse, completion: ReturnType<typeof toCompletion>
   res.end('data: [DONE]\n\n');
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
