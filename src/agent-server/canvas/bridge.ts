@@ -147,7 +147,11 @@ export class AppBackendBridge {
     if (!token) return undefined;
     const d = AppBackendBridge.#digest(token);
     const s = this.#sessions.get(d.toString('hex'));
-    if (!s || !timingSafeEqual(s.digest, d) || s.expiresAt <= this.#now()) return undefined;
+    if (!s || !timingSafeEqual(s.digest, d)) return undefined;
+    if (s.expiresAt <= this.#now()) {
+      this.#drop(d.toString('hex'));
+      return undefined;
+    }
     return s.name === name && s.port === port ? s : undefined;
   }
 

@@ -51,13 +51,15 @@ describe('Canvas extensions and app backends', () => {
   let dir: ReturnType<typeof tempDir>;
   let s: TestServer;
   let ingress: string;
+  /** Added to the bridge's clock: sessions expire without waiting. */
+  let skew = 0;
   const name = 'hello-app';
 
   beforeAll(async () => {
     dir = tempDir();
     const port = await freePort();
     ingress = `http://127.0.0.1:${port}`;
-    s = await startTestServer(dir.path, { port, appBackends: { publicUrl: ingress } });
+    s = await startTestServer(dir.path, { port, appBackends: { publicUrl: ingress, now: () => Date.now() + skew } });
   });
   afterAll(async () => {
     await s.close();
@@ -267,6 +269,15 @@ describe('Canvas extensions and app backends', () => {
     expect(ended.status).toBe(204);
     expect(String(ended.headers['set-cookie'])).toMatch(/^oh_app_backend_session=""; HttpOnly; Max-Age=0;/);
     expect((await raw(`${ingress}/app-backends/${name}/echo`, { headers: { cookie } })).status).toBe(401);
+
+    // A session is good for 5 minutes.
+    const short = String((await raw(sessionUrl, { method: 'POST', headers: { 'x-session-api-key': TEST_KEY, origin: CONTROL } })).headers['set-cookie']).split(';')[0]!;
+    skew = 299_000;
+    expect((await raw(`${ingress}/app-backends/${name}/echo`, { headers: { cookie: short } })).status).toBe(200);
+    skew = 300_000;
+    expect((await raw(`${ingress}/app-backends/${name}/echo`, { headers: { cookie: short } })).status).toBe(401);
+    skew = 0;
+    expect((await raw(`${ingress}/app-backends/${name}/echo`, { headers: { cookie: short } })).status).toBe(401); // gone, not just late
 
     const again = String((await raw(sessionUrl, { method: 'POST', headers: { 'x-session-api-key': TEST_KEY, origin: CONTROL } })).headers['set-cookie']).split(';')[0]!;
     await raw(`${ingress}/app-backends/${name}/exit?code=3`, { headers: { cookie: again } });
