@@ -121,6 +121,10 @@ export const CANVAS_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       const bad = new WebSocket(`${s.ingress.replace('http', 'ws')}/app-backends/${NAME}/socket`, { headers: { origin: s.ingress } });
       bad.once('open', () => (ok('open'), bad.close())).once('unexpected-response', (_q, r) => ok(String(r.statusCode))).once('error', (e) => ok(e.message));
     });
+    const backendRefusedWs = await new Promise<string>((ok) => {
+      const bad = new WebSocket(`${s.ingress.replace('http', 'ws')}/app-backends/${NAME}/no-ws`, { headers: { cookie, origin: s.ingress } });
+      bad.once('close', (code) => ok(`close ${code}`)).once('unexpected-response', (_q, r) => ok(String(r.statusCode))).once('error', (e) => ok(e.message));
+    });
     const wsClosed = new Promise<number>((ok) => (ws.readyState === WebSocket.CLOSED ? ok(-1) : ws.once('close', (code) => ok(code))));
     const info = (await s.api('/server_info', { key: null })).body;
     const view: View = {
@@ -152,6 +156,7 @@ export const CANVAS_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       ws: opened,
       ws_frames: frames.map((f) => json(f)),
       ws_refused: refusedWs,
+      ws_backend_refused: backendRefusedWs,
       stop: await s.api(`${X}/backend/stop`, { method: 'POST' }).then((r) => [r.status, r.body.state, r.body.pid]),
       ws_closed_by_stop: opened === 'open' ? await wsClosed : 'not open',
       after_stop: (await raw(s.ingress, `/app-backends/${NAME}/echo`, { headers: { cookie } })).status,

@@ -1,7 +1,8 @@
 // A real Canvas extension package for tests (ours, and e2e/parity against OpenHands): a manifest, a
 // bundle, an SVG icon, and a backend artifact (.tar.gz with its SHA-256) whose executable is a small
 // Node server: GET /health, /echo (what it received), /env (its environment's names), /redirect,
-// /exit?code=N, and a WebSocket echo (with `ws`, loaded from this checkout by absolute path).
+// /exit?code=N, and a WebSocket echo (with `ws`, loaded from this checkout by absolute path) that
+// refuses paths under /no-ws.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ const server = createServer((req, res) => {
     res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() }));
   });
 });
-const wss = new WebSocketServer({ server, handleProtocols: (offered) => (offered.has('canvas.v1') ? 'canvas.v1' : false) });
+const wss = new WebSocketServer({ server, verifyClient: (info) => !info.req.url.startsWith('/no-ws'), handleProtocols: (offered) => (offered.has('canvas.v1') ? 'canvas.v1' : false) });
 wss.on('connection', (ws, req) => {
   ws.send(JSON.stringify({ hello: req.url, cookie: req.headers.cookie ?? null, key: req.headers['x-session-api-key'] ?? null, protocol: ws.protocol || null }));
   ws.on('message', (m) => (String(m) === 'close-4001' ? ws.close(4001, 'asked') : ws.send('echo:' + m)));

@@ -212,6 +212,9 @@ describe('Canvas extensions and app backends', () => {
       expect(JSON.parse(frames[0]!)).toEqual({ hello: '/socket', cookie: null, key: null, protocol: 'canvas.v1' });
       expect(ws.protocol).toBe('canvas.v1'); // the backend's choice, answered to the browser
       expect(frames[1]).toBe('echo:ping');
+      // A backend that refuses the socket: the browser's is opened and closed 1011, as OpenHands does.
+      const refused = new WebSocket(`${ingress.replace('http', 'ws')}/app-backends/${name}/no-ws`, { headers: { cookie, origin: ingress } });
+      expect(await new Promise((ok) => refused.on('close', (code) => ok(code)))).toBe(1011);
       // Refused without the cookie, or from another Origin.
       for (const headers of [{ origin: ingress }, { cookie, origin: CONTROL }]) {
         const bad = new WebSocket(`${ingress.replace('http', 'ws')}/app-backends/${name}/socket`, { headers });
