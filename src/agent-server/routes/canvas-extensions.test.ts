@@ -288,6 +288,11 @@ describe('Canvas extensions and app backends', () => {
     expect((await raw(`${ingress}/app-backends/${name}/echo`, { headers: { cookie: again } })).status).toBe(503);
 
     expect((await s.api(`/api/canvas-extensions/installed/${name}/backend/stop`, { method: 'POST' })).body.state).toBe('stopped');
+    // Disabling stops the backend too.
+    const { pid } = (await s.api(`/api/canvas-extensions/installed/${name}/backend/start`, { method: 'POST', body: { revision } })).body;
+    expect((await s.api(`/api/canvas-extensions/installed/${name}`, { method: 'PATCH', body: { enabled: false } })).body).toEqual({ name, enabled: false });
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect((await s.api(`/api/canvas-extensions/installed/${name}/backend`)).body).toMatchObject({ state: 'stopped', pid: null });
     expect((await s.api(`/api/canvas-extensions/installed/${name}`, { method: 'DELETE' })).body).toEqual({ message: `Canvas extension '${name}' uninstalled` });
     expect((await s.api(`/api/canvas-extensions/installed/${name}`)).status).toBe(404);
     expect((await s.api(`/api/canvas-extensions/installed/${name}`, { method: 'DELETE' })).status).toBe(404);
