@@ -73,13 +73,26 @@ export const DELIBERATE: Record<string, string> = {
   'agent_profile_materialize.resolved_settings_fields':
     "materialize's `resolved_settings` (present when valid) is the `agent` a launch from the profile starts the conversation " +
     'with (the shape of ConversationInfo.agent: llm, tools, agent_context, mcp_config, tool_concurrency_limit), built by the ' +
-    "same code as the launch, secrets masked. OpenHands dumps its agent settings document, whose condenser, verification (critic), " +
-    'meta-profile routing and persona fields a launch here does not apply (the persona is folded into the system prompt suffix, ' +
-    'as the launch does): listing them would report settings that change nothing. Model, masked key and tools agree (draft_settings).',
+    "same code as the launch, secrets masked, its condenser and critic included (as the agent's `condenser` and `critic`). " +
+    "OpenHands dumps its agent settings document instead: `verification` is our `critic`, its meta-profile routing fields belong " +
+    'to a tool a launch here refuses (501), and its persona is folded into the system prompt suffix here, as the launch does. ' +
+    'Model, masked key and tools agree (draft_settings).',
   'agent_profile_materialize.default_tools':
     'A profile naming no tools: OpenHands reports `browser_tool_set` unusable when its server has no browser, because its default ' +
     'tool set includes the browser. The default set a launch here gives (terminal, file editor, task tracker) has no browser, so ' +
     'no selected tool is unusable and the list is empty; both answer valid true with no errors.',
+  'agent_profile_launch_applied.routed':
+    'A profile with the model-routing tool on (enable_classify_and_switch_llm_tool) and every meta-profile reference resolved: ' +
+    'OpenHands previews it valid and launches with route_task_to_model. That tool is not built here, so the launch answers 501 ' +
+    'saying so, and materialize (which must agree with the launch) reports it as an error, valid false. Launching would ' +
+    'silently start an agent without the routing the profile asks for. Dangling meta-profile references are reported the same ' +
+    'on both (no_meta, no_meta_llm, refused).',
+  'agent_profile_launch_applied.critic':
+    'A profile with the critic on and no `critic_server_url`: OpenHands sends the trace, with the LLM profile\'s key as the ' +
+    "credential, to its default classification service (All Hands' proxy), a third party the user did not name. Ours refuses " +
+    'the launch (422) and materialize reports why (valid false): the critic needs the URL of the service that runs it. With a ' +
+    'URL both preview the profile valid (critic_with_service); a launch here then scores the finish through that service ' +
+    '(agent-profile-launch.test.ts).',
   'runtime_misc.desktop_url':
     'GET /api/desktop/url: OpenHands 1.58 has no desktop routes (404, the "wrong URL" answer); the servers before it answered ' +
     '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +

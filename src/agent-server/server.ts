@@ -27,7 +27,7 @@ import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { ProfileStore } from './store/profile-store.ts';
 import { AgentProfileStore } from './store/agent-profile-store.ts';
-import { launchFromProfile } from './conversation/launch-profile.ts';
+import { launchFromProfile, serverLaunchStores } from './conversation/launch-profile.ts';
 import { openDatabase } from './store/db.ts';
 import { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
 import { defaultSettings } from './settings-doc.ts';
@@ -195,7 +195,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     llmDefaults: opts.llmDefaults,
     sealer,
     transaction: (fn) => db.transaction(fn)(),
-    launchProfile: (req) => launchFromProfile(req, { agentProfiles, profiles, mcpServers: () => settingsDoc.load().agent_settings.mcp_config }),
+    launchProfile: (req) => launchFromProfile(req, serverLaunchStores({ agentProfiles, profiles, settings: settingsDoc, db })),
     ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive

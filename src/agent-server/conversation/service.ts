@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
+import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import { ModelCallError } from '../../agent/llm/errors.ts';
 import type { LlmConfig } from '../../agent/types.ts';
@@ -175,6 +176,13 @@ export class ConversationService {
       throw new NotImplemented("registered_marketplaces auto_load is not implemented by this agent server; name the plugins in `plugins`, or load them with POST /api/conversations/{id}/load_plugin");
     }
     requireBuiltAnalyzer(req.security_analyzer);
+    // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
+    try {
+      criticConfig(req.agent.critic);
+    } catch (err) {
+      if (!(err instanceof CriticConfigError)) throw err;
+      throw new Invalid([{ loc: ['body', 'agent', 'critic'], msg: err.message, type: 'value_error' }]);
+    }
 
     const secrets = secretValues(req.secrets ?? {}, this.#o.lookupSecret);
     const apiKey = req.agent.llm.api_key ?? undefined;

@@ -71,6 +71,8 @@ export const AgentContext = Type.Object({
   user_message_suffix: Nullable(Type.String()),
   load_user_skills: Type.Optional(Type.Boolean()),
   load_public_skills: Type.Optional(Type.Boolean()),
+  /** Skills left out whatever source loads them (user, project, the list above): an agent profile's deny-list (OpenHands 1.58). */
+  disabled_skills: Type.Optional(Type.Array(Type.String())),
   secrets: Nullable(JsonObject),
   /** Marketplaces POST /load_plugin resolves plugin references in (`name` or `name@marketplace`). */
   registered_marketplaces: Type.Optional(
