@@ -1,6 +1,7 @@
 // The agent's model calls: the client for the conversation's current LLM (made again once
 // switch_llm replaced it), each call with its usage recorded per usage id (`agent`, `condenser`,
-// `ask-agent-llm`), what the run has spent, and the side questions of ask_agent.
+// `ask-agent-llm`, `classifier:<profile>` for the routing tool's classifier), what the run has spent,
+// and the side questions of ask_agent.
 import { BadGateway, Conflict } from '../api/errors.ts';
 import { CONVERSATION_HEADER } from '../api/model-gateway.ts';
 import type { ErrorClassification, Event } from '../api/events/index.ts';
@@ -11,7 +12,10 @@ import { toModelCallError } from './llm/errors.ts';
 import { isUserAbort } from './llm/sdk.ts';
 import { maskDeep } from './mask.ts';
 import type { AgentHost, LlmConfig } from './types.ts';
-import { addUsage, priced, statsValue, usageFromStats, type BucketMetrics, type BucketState, type UsageBucket } from './usage.ts';
+import { addUsage, priced, statsValue, usageFromStats, ZERO_USAGE, type BucketMetrics, type BucketState, type UsageBucket } from './usage.ts';
+
+/** The usage id of the routing tool's classifier calls, before the LLM profile's name (OpenHands'). */
+export const CLASSIFIER_USAGE_PREFIX = 'classifier:';
 
 export const LLM_NOT_CONFIGURED =
   'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
@@ -43,12 +47,23 @@ export class ModelCalls {
   viewTokens: number | undefined;
   /** What each task tool's sub-agent used, under `task:<id>` (kept from the recorded stats). */
   readonly #tasks: Record<string, BucketMetrics>;
+  /** The routing tool's classifier calls, per `classifier:<LLM profile>` (OpenHands' usage id for it), each with its own model. */
+  readonly #classifiers: Record<string, { model: string; state: BucketState }>;
 
   constructor(d: ModelCallsDeps) {
     this.#d = d;
     const recorded = d.host.stats();
     this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') }, [ASK_USAGE_ID]: { total: usageFromStats(recorded, ASK_USAGE_ID) } };
     this.#tasks = Object.fromEntries(Object.entries(recorded?.usage_to_metrics ?? {}).filter(([k]) => k.startsWith('task:'))) as Record<string, BucketMetrics>;
+    this.#classifiers = Object.fromEntries(Object.entries(recorded?.usage_to_metrics ?? {}).filter(([k]) => k.startsWith(CLASSIFIER_USAGE_PREFIX))
+      .map(([k, m]) => [k, { model: m?.model_name ?? '', state: { total: usageFromStats(recorded, k as UsageBucket) } }]));
+  }
+
+  /** Usage entries beside the agent's own buckets: the sub-agents' and the classifiers'. */
+  #others(): Record<string, BucketMetrics> {
+    const budget = this.#d.host.request.max_budget_per_run ?? null;
+    const classifiers = Object.entries(this.#classifiers).map(([k, c]) => statsValue(c.model, { [k]: c.state } as Record<UsageBucket, BucketState>, budget).usage_to_metrics);
+    return Object.assign({}, this.#tasks, ...classifiers) as Record<string, BucketMetrics>;
   }
 
   /** A task tool's sub-agent ended: its usage joins the conversation's stats as `task:<id>` (OpenHands), in a stats update. */
@@ -61,7 +76,7 @@ export class ModelCalls {
   #stats() {
     const host = this.#d.host;
     const v = statsValue(host.llm?.model ?? '', this.#usage, host.request.max_budget_per_run ?? null);
-    return { usage_to_metrics: { ...v.usage_to_metrics, ...this.#tasks } };
+    return { usage_to_metrics: { ...v.usage_to_metrics, ...this.#others() } };
   }
 
   /** The model client for `host.llm` (made again once switch_llm replaced it), or undefined after recording why there is none. */
@@ -174,6 +189,27 @@ export class ModelCalls {
   }
 
   /**
+   * One call of another model than the conversation's (the routing tool's classifier), without
+   * tools, outside the agent loop: its usage goes to the bucket `usageId` under that model's name
+   * and into a stats update, and counts against the run's budget (as OpenHands registers the
+   * classifier LLM). Returns the answer's text, masked; throws ModelCallError when the call fails.
+   */
+  async classify(llm: LlmConfig, usageId: string, messages: ChatMessage[], signal: AbortSignal): Promise<string> {
+    const headers = { ...this.#d.options?.headers, [CONVERSATION_HEADER]: this.#d.host.conversationId };
+    const model = new ModelClient(llm, { ...this.#d.options, headers });
+    let completion: Completion;
+    try {
+      completion = await model.complete(messages, [], signal);
+    } catch (err) {
+      throw toModelCallError(err);
+    }
+    const prev = this.#classifiers[usageId]?.state.total ?? ZERO_USAGE;
+    this.#classifiers[usageId] = { model: model.model, state: { total: addUsage(prev, completion.usage), last: { usage: completion.usage, responseId: completion.responseId } } };
+    this.#d.emit(stateUpdate('stats', this.#stats()));
+    return this.#d.mask(completion.content ?? '');
+  }
+
+  /**
    * The TokenEvent of an agent call's answer: only when token ids were asked for
    * (litellm_extra_body.return_token_ids) and came back. The agent emits it where OpenHands does:
    * after the answer's message, or after its actions ran (none while they wait for confirmation).
@@ -183,9 +219,9 @@ export class ModelCalls {
     return tokenEvent(completion.tokenIds.prompt, completion.tokenIds.response);
   }
 
-  /** What the model calls of runs cost so far, summaries included (the budget counts both). */
+  /** What the model calls of runs cost so far, summaries and classifier calls included (the budget counts them all). */
   spent(): number {
-    return this.#usage.agent.total.cost + this.#usage.condenser.total.cost;
+    return this.#usage.agent.total.cost + this.#usage.condenser.total.cost + Object.values(this.#classifiers).reduce((n, c) => n + c.state.total.cost, 0);
   }
 
   #record(model: string, completion: Completion, bucket: UsageBucket): void {
@@ -193,7 +229,7 @@ export class ModelCalls {
     const usage = priced(completion.usage, host.request.agent?.llm);
     this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
     if (bucket === 'agent' && usage.promptTokens > 0) this.viewTokens = usage.promptTokens;
-    const stats = { usage_to_metrics: { ...statsValue(model, this.#usage, host.request.max_budget_per_run ?? null).usage_to_metrics, ...this.#tasks } };
+    const stats = { usage_to_metrics: { ...statsValue(model, this.#usage, host.request.max_budget_per_run ?? null).usage_to_metrics, ...this.#others() } };
     // A side question leaves no event (OpenHands); its usage is kept, and in the next stats event.
     if (bucket === ASK_USAGE_ID) host.recordStats?.(stats);
     else this.#d.emit(stateUpdate('stats', stats));
