@@ -37,6 +37,12 @@ export function readMetaProfile(db: Db, name: string): MetaProfile | undefined {
   return r && (JSON.parse(r.profile) as MetaProfile);
 }
 
+/** The stored meta-profiles' names, sorted (the routing tool's fallback when none is named). */
+export function metaProfileNames(db: Db): string[] {
+  db.exec(DDL);
+  return (db.prepare('SELECT name FROM meta_profiles ORDER BY name').all() as { name: string }[]).map((r) => r.name);
+}
+
 export function metaProfileRoutes(db: Db): Router {
   db.exec(DDL);
   const get = (name: string) => readMetaProfile(db, name);
