@@ -74,7 +74,10 @@ describe('the model-routing tool (route_task_to_model)', () => {
     expect(switched).toBeLessThan(items.indexOf(obs));
     expect(items[switched].value.llm).toMatchObject({ usage_id: 'profile:coder', base_url: other.llm.url, api_key: '**********' });
     expect(info.agent.llm).toMatchObject({ model: 'openai/coder-model', base_url: other.llm.url });
-    // The classifier's call is its own usage bucket, under its model.
+    // The classifier's call is its own usage bucket, under its model: no stats update of its own, in the next one.
+    const stats = items.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'stats');
+    expect(stats.some((e) => items.indexOf(e) > items.indexOf(action) && items.indexOf(e) < items.indexOf(obs))).toBe(false);
+    expect(stats.at(-1).value.usage_to_metrics['classifier:planner']).toMatchObject({ accumulated_cost: 0.25 });
     expect(info.stats.usage_to_metrics['classifier:planner']).toMatchObject({ model_name: 'openai/planner-model', accumulated_cost: 0.25, accumulated_token_usage: { prompt_tokens: 40, completion_tokens: 1 } });
     const all = JSON.stringify({ info, items });
     expect(all).not.toContain(PLANNER_KEY);

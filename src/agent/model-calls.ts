@@ -191,7 +191,7 @@ export class ModelCalls {
   /**
    * One call of another model than the conversation's (the routing tool's classifier), without
    * tools, outside the agent loop: its usage goes to the bucket `usageId` under that model's name
-   * and into a stats update, and counts against the run's budget (as OpenHands registers the
+   * (kept as the conversation's stats, in the next stats update), and counts against the run's budget (as OpenHands registers the
    * classifier LLM). Returns the answer's text, masked; throws ModelCallError when the call fails.
    */
   async classify(llm: LlmConfig, usageId: string, messages: ChatMessage[], signal: AbortSignal): Promise<string> {
@@ -205,7 +205,8 @@ export class ModelCalls {
     }
     const prev = this.#classifiers[usageId]?.state.total ?? ZERO_USAGE;
     this.#classifiers[usageId] = { model: model.model, state: { total: addUsage(prev, completion.usage), last: { usage: completion.usage, responseId: completion.responseId } } };
-    this.#d.emit(stateUpdate('stats', this.#stats()));
+    // No event of its own (as OpenHands, whose classifier call leaves none): the next stats update carries it.
+    this.#d.host.recordStats?.(this.#stats());
     return this.#d.mask(completion.content ?? '');
   }
 

@@ -1,7 +1,8 @@
 // Meta-profiles, as OpenHands 1.58's meta_profiles_router.py serves them: saved, listed, read and
 // deleted, stored in the agent server's database. Activation attaches OpenHands' model-routing tool
-// (route_task_to_model) to its agent settings; this agent server has neither, so it answers as
-// OpenHands does for agent settings that cannot route: `applied: false`, nothing recorded.
+// (route_task_to_model) to its agent settings; this agent server has no agent settings to attach it
+// to (the tool comes with an agent profile that turns it on: conversation/launch-profile.ts), so it
+// answers as OpenHands does for agent settings that cannot route: `applied: false`, nothing recorded.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { MAX_META_PROFILES, MetaProfile } from '../../api/agent-server/meta-profiles.ts';
