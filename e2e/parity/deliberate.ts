@@ -27,11 +27,10 @@ export const DELIBERATE: Record<string, string> = {
     'OH_SECRET_KEY, so they survive a restart) and answers only what is not secret (the registered client without its ' +
     'secret, the expiry): a response passes through proxies, logs and browser tools, and the agent server already has to ' +
     'hold the tokens to use them. A later test or start of the same server uses the stored tokens (refreshed when expired).',
-  'canvas_app_backends.session':
-    'Canvas App backends proxy a browser to the backend process of an installed Canvas extension. Canvas extensions cannot be ' +
-    'installed here (no /api/canvas-extensions: their bundles would be web apps served from the sandbox, which the application ' +
-    'serves itself), so there is no backend to reach: ours answers 501 with that message. OpenHands answers 503 "ingress is not ' +
-    'configured", which reads as a setting to fix or a retry to make, where nothing could succeed.',
+  'canvas_extensions.bad_install_detail':
+    'A Canvas extension package whose manifest is invalid (here an entrypoint outside the package): both answer 422; ours names ' +
+    'what is wrong as located issues (`loc: ["manifest", "entrypoint"]`), like every other 422 of both servers, where OpenHands ' +
+    'answers one sentence ("Ensure the manifest is well-formed") for every fault, so the author cannot tell which field to fix.',
   'settings_secrets.refusals':
     'A bad secret name (PUT, GET or DELETE) and a blank or redacted value: both answer 422 with the same sentence; ours as a located ' +
     'issue (`loc: ["body", "name"]`, `["path", "name"]`, `["body", "value"]`), like every other 422 of both servers, where OpenHands ' +
@@ -54,11 +53,6 @@ export const DELIBERATE: Record<string, string> = {
   'settings_document.mcp_without_command_or_url':
     'An MCP server with neither `command` nor `url` is refused (422) here; OpenHands stores it (201), and every client that builds an ' +
     'agent from the settings then gets a server it cannot start.',
-  'canvas_app_backends.end_session': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
-  'canvas_app_backends.proxied': 'As canvas_app_backends.session: 501 (no Canvas extensions here) where OpenHands answers 503.',
-  'canvas_app_backends.installed':
-    'Listing installed Canvas extensions: OpenHands answers an empty list (200); ours 501, since none can be installed here ' +
-    '(canvas_app_backends.session): an empty list would suggest that installing one is possible.',
   'llm_profiles.expose_plaintext':
     '`X-Expose-Secrets: plaintext` (or `encrypted`) on GET /api/profiles/{name}: OpenHands returns the stored API key; ours ' +
     'answers 403: secrets are never returned by agentyard (service rule), the key is used only where the profile sends it ' +
@@ -116,8 +110,6 @@ export const GAPS: Record<string, string> = {
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */
 export const OPENAPI_GAPS: Record<string, string> = {
-  // None left: the 1.58 routes outside /api that are not built (/v1/models, /v1/chat/completions,
-  // /v1/responses — the agent offered as an OpenAI-compatible model — and /app-backends/{name}/session
-  // of canvas extensions) answer 501 with a message behind the session key, like the /api ones not
-  // built (src/agent-server/routes/not-implemented.ts).
+  // None left: the routes not built answer 501 with a message behind the session key
+  // (src/agent-server/routes/not-implemented.ts).
 };

@@ -2,7 +2,7 @@
 // event-sink pusher into one listening server, and takes them down in order on close.
 import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -12,6 +12,8 @@ import type { CreateAgent, LlmConfig } from '../agent/types.ts';
 import type { SinkConversationUpdate } from '../api/event-sink.ts';
 import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
+import { CanvasHolder } from './routes/canvas-extensions.ts';
+import type { BridgeOptions } from './canvas/bridge.ts';
 import { BashService } from './bash/service.ts';
 import { BashEventStore } from './bash/store.ts';
 import { ConversationBash } from './bash/conversation-bash.ts';
@@ -62,6 +64,8 @@ export interface AgentServerOptions {
   /** Conversations running at once before the OpenAI-compatible gateway answers 429 (OH_MAX_CONCURRENT_RUNS). Default 10. */
   maxConcurrentRuns?: number;
   log?: Logger;
+  /** Canvas App backends: the ingress origin browsers reach them on (OH_APP_BACKEND_PUBLIC_URL), and who may open sessions. */
+  appBackends?: BridgeOptions;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
@@ -217,7 +221,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   });
   const conversationBash = new ConversationBash({ db, log: log.child({ part: 'bash' }), secrets: allSecrets, ...(opts.tuning?.bash ? { tuning: opts.tuning.bash } : {}) });
   service.onDeleted((id) => conversationBash.drop(id));
+  const canvas = new CanvasHolder(join(dataDir, 'canvas-extensions'), opts.appBackends);
+  await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
+    canvas,
     service,
     events,
     keys,
@@ -231,7 +238,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     db,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), ...(opts.appBackends?.publicUrl ? { appBackendIngressUrl: opts.appBackends.publicUrl } : {}), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
     mcp: { store: mcpOAuthStore },
     settings: {
@@ -274,6 +281,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   service.recover();
   pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);
   server.off('upgrade', refuseUpgrade);
+  // App-backend WebSockets first: the events sockets answer 404 to paths that are not theirs.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void canvas.upgrade(req, socket, head));
   sockets.attach(server);
   bashSockets.attach(server);
   phase = 'serving';
@@ -288,6 +297,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       await bashSockets.close();
       await bash.close();
       await conversationBash.close();
+      await canvas.close();
       await service.close(opts.tuning?.runGraceMs ?? 10_000);
       await pusher?.close();
       server.closeAllConnections();
