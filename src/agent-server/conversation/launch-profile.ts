@@ -219,7 +219,7 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
   out.agent = {
     kind: 'Agent',
     llm: { ...llm.llm, usage_id: 'agent', ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
-    tools: [...(profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).filter((t) => t.name !== ROUTE_TOOL_KIND).map((t) => ({ name: t.name, params: t.params ?? {} })), ...routeTool(profile, stores)],
+    tools: [...(profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).filter((t) => !(profile.enable_classify_and_switch_llm_tool && t.name === ROUTE_TOOL_KIND)).map((t) => ({ name: t.name, params: t.params ?? {} })), ...routeTool(profile, stores)],
     // The catalog is resolved here (user skills included), so the agent does not load user skills
     // again; project skills it loads from the workspace, less the deny-list.
     agent_context: {
