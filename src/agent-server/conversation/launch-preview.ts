@@ -2,9 +2,8 @@
 // POST /api/agent-profiles/{name}/materialize): the same resolution a launch runs
 // (resolveAgentProfile), reported instead of raised, so the report cannot disagree with a launch.
 // As OpenHands: the dangling references all reported (LLM, MCP, meta-profile and its LLMs), and then
-// the skills are still reported when the LLM profile resolved; what a launch here refuses (a critic
-// without its service, a condenser the agent cannot use) is an error too, so `valid` says whether
-// the launch would start.
+// the skills are still reported when the LLM profile resolved; what a launch here refuses (the
+// critic, the routing tool: 501) is an error too, so `valid` says whether the launch would start.
 import type { AgentProfile, AgentProfileDiagnostics } from '../../api/agent-server/agent-profiles.ts';
 import { AgentyardError } from '../../api/errors.ts';
 import { ROUTE_TOOL_KIND } from '../../agent/tools/route-task.ts';
