@@ -52,7 +52,7 @@ describe('the model-routing tool (route_task_to_model)', () => {
       expect(req.model).toBe('coder-model');
       expect(req.headers['authorization']).toBe(`Bearer ${CODER_KEY}`);
       expect(JSON.stringify(req.messages)).toContain("switched to LLM profile 'coder'");
-      return { toolCalls: [{ name: 'finish', arguments: { message: 'indexed' } }] };
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'indexed' } }], usage: { prompt_tokens: 90, completion_tokens: 5 } };
     });
     const r = await start({ agent_profile_id: id, initial_message: text('add an index to the orders table') });
     expect(r.status).toBe(201);
@@ -78,6 +78,8 @@ describe('the model-routing tool (route_task_to_model)', () => {
     const stats = items.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'stats');
     expect(stats.some((e) => items.indexOf(e) > items.indexOf(action) && items.indexOf(e) < items.indexOf(obs))).toBe(false);
     expect(stats.at(-1).value.usage_to_metrics['classifier:planner']).toMatchObject({ accumulated_cost: 0.25 });
+    // The steps on the profile routed to are that profile's bucket (switch_profile's usage id).
+    expect(info.stats.usage_to_metrics['profile:coder']).toMatchObject({ model_name: 'openai/coder-model', accumulated_token_usage: { prompt_tokens: 90, completion_tokens: 5 } });
     expect(info.stats.usage_to_metrics['classifier:planner']).toMatchObject({ model_name: 'openai/planner-model', accumulated_cost: 0.25, accumulated_token_usage: { prompt_tokens: 40, completion_tokens: 1 } });
     const all = JSON.stringify({ info, items });
     expect(all).not.toContain(PLANNER_KEY);
