@@ -439,7 +439,9 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
         observation: [obs.kind, obs.is_error, obs.chosen_class, obs.model, obs.active_model],
         between,
         llm_after: [info.agent?.llm?.model, info.agent?.llm?.base_url === second.url, info.agent?.llm?.usage_id],
-        usage_ids: Object.keys(info.stats?.usage_to_metrics ?? {}).sort(),
+        // The routing's buckets (classifier, profile switched to), then the rest (the launched LLM's, the condenser's).
+        usage_ids: Object.keys(info.stats?.usage_to_metrics ?? {}).filter((k) => /^(classifier|profile):/.test(k)).sort(),
+        other_usage_ids: Object.keys(info.stats?.usage_to_metrics ?? {}).filter((k) => !/^(classifier|profile):/.test(k)).sort(),
         missed: [missed.status, missedEnd, s.llm.requests.length - plannerCalls, missedObs.kind, missedObs.is_error, missedObs.model ?? null, missedModel],
       };
     } finally {
