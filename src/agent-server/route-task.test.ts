@@ -2,12 +2,14 @@
 // `enable_classify_and_switch_llm_tool`, through the agent server's HTTP API with the real agent and
 // two scripted model servers: the model calls the tool, the classifier (an LLM profile) picks a class
 // of the meta-profile, and the next step goes to that class's LLM profile (its endpoint, its key);
-// the events show the action, the switch (the agent's state update) and the observation, and the
-// classifier's usage is its own bucket. Misses are error observations, bad arguments an AgentErrorEvent.
+// the events (stored, and on the events socket) show the action, the switch (the agent's state
+// update) and the observation; the classifier's usage is its own bucket, the routed steps' their
+// profile's. Misses are error observations, bad arguments an AgentErrorEvent; a meta-profile deleted
+// after the launch routes with the launch's copy; a prompt template routes by profile name.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
-import { eventually, useOtherScriptedLlm, useRealAgentServer } from './test-support.ts';
+import { eventually, FrameCollector, TEST_KEY, useOtherScriptedLlm, useRealAgentServer } from './test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'route-task-test-key' }) });
 const other = useOtherScriptedLlm();
@@ -54,9 +56,17 @@ describe('the model-routing tool (route_task_to_model)', () => {
       expect(JSON.stringify(req.messages)).toContain("switched to LLM profile 'coder'");
       return { toolCalls: [{ name: 'finish', arguments: { message: 'indexed' } }], usage: { prompt_tokens: 90, completion_tokens: 5 } };
     });
-    const r = await start({ agent_profile_id: id, initial_message: text('add an index to the orders table') });
+    const r = await start({ agent_profile_id: id });
     expect(r.status).toBe(201);
     expect(r.body.agent.tools.map((x: any) => x.name)).toEqual(['terminal', 'ClassifyAndSwitchLLMTool']);
+    // A client on the events socket sees the action, the switch and the observation as they happen.
+    const ws = new FrameCollector(`${t.s.url.replace('http', 'ws')}/sockets/events/${r.body.id}`, { 'x-session-api-key': TEST_KEY });
+    await ws.opened;
+    await t.s.api(`/api/conversations/${r.body.id}/events`, { method: 'POST', body: { ...text('add an index to the orders table'), run: true } });
+    const frames = await ws.until((f) => f.some((e) => e.kind === 'ObservationEvent' && e.tool_name === 'finish'), 15_000);
+    await ws.close();
+    const seen = frames.filter((e) => (e.kind === 'ActionEvent' || e.kind === 'ObservationEvent') && e.tool_name === 'route_task_to_model' || (e.kind === 'ConversationStateUpdateEvent' && e.key === 'agent'));
+    expect(seen.map((e) => e.action?.kind ?? e.observation?.kind ?? e.value.llm.model)).toEqual(['ClassifyAndSwitchLLMAction', 'openai/coder-model', 'ClassifyAndSwitchLLMObservation']);
     await finished(r.body.id);
     const info = (await t.s.api(`/api/conversations/${r.body.id}`)).body;
     expect(info.execution_status).toBe('finished');
@@ -91,8 +101,10 @@ describe('the model-routing tool (route_task_to_model)', () => {
     const id = await routedProfile([{ description: 'UI work', model: 'planner' }, { description: 'Backend code', model: 'coder' }, { description: 'Throwaway', model: 'temp' }]);
     const r = await start({ agent_profile_id: id });
     expect(r.status).toBe(201);
-    // The LLM profile routed to is deleted after the launch: the tool says so when it picks it.
+    // The LLM profile routed to is deleted after the launch: the tool says so when it picks it. The
+    // meta-profile is deleted too: the copy the launch carried routes instead.
     expect((await t.s.api('/api/profiles/temp', { method: 'DELETE' })).status).toBe(200);
+    expect((await t.s.api('/api/meta-profiles/router', { method: 'DELETE' })).status).toBe(200);
     t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: { profile_name: 'coder' } }] });
     t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] });
     t.llm.push({ content: 'I would say 9' });
@@ -117,5 +129,28 @@ describe('the model-routing tool (route_task_to_model)', () => {
     expect(observations.some((o) => o.active_model != null)).toBe(false);
     expect(items.some((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'agent')).toBe(false);
     expect((await t.s.api(`/api/conversations/${r.body.id}`)).body.agent.llm.model).toBe('openai/planner-model');
+  });
+
+  it("routes directly with a meta-profile's prompt template: the classifier names the LLM profile", async () => {
+    await t.s.api('/api/profiles/planner', { method: 'POST', body: { llm: { model: 'openai/planner-model', base_url: t.llm.url, api_key: PLANNER_KEY } } });
+    await t.s.api('/api/profiles/coder', { method: 'POST', body: { llm: { model: 'openai/coder-model', base_url: other.llm.url, api_key: CODER_KEY } } });
+    await t.s.api('/api/meta-profiles/direct', { method: 'POST', body: { classifier_model: 'planner', prompt_template: 'Models:\n{{ model_table }}\nTask:\n{{instance_text}}\nAnswer {"model": <name>}.', model_table: 'coder: backend work' } });
+    await t.s.api('/api/agent-profiles/direct', { method: 'POST', body: { llm_profile_ref: 'planner', enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'direct', tools: [] } });
+    const id = (await t.s.api('/api/agent-profiles/direct')).body.profile.id;
+    t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] });
+    t.llm.push((req) => {
+      expect(req.messages.map((m) => m.role)).toEqual(['system', 'user']);
+      expect(req.messages[1]!.content).toBe('Models:\ncoder: backend work\nTask:\nuser: migrate the schema\nAnswer {"model": <name>}.');
+      return { content: '```json\n{"model": "CODER"}\n```' };
+    });
+    other.llm.push((req) => {
+      expect(req.model).toBe('coder-model');
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'migrated' } }] };
+    });
+    const r = await start({ agent_profile_id: id, initial_message: text('migrate the schema') });
+    expect(r.status).toBe(201);
+    await finished(r.body.id);
+    const obs = (await events(r.body.id)).find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model').observation;
+    expect(obs).toMatchObject({ is_error: false, chosen_class: 'model: coder', model: 'coder', active_model: 'openai/coder-model' });
   });
 });
