@@ -131,6 +131,28 @@ describe('the model-routing tool (route_task_to_model)', () => {
     expect((await t.s.api(`/api/conversations/${r.body.id}`)).body.agent.llm.model).toBe('openai/planner-model');
   });
 
+  it("keeps the classifier's own key out of the events when its endpoint echoes it", async () => {
+    const JUDGE_KEY = 'sk-route-judge-key';
+    await t.s.api('/api/profiles/judge', { method: 'POST', body: { llm: { model: 'openai/judge-model', base_url: t.llm.url, api_key: JUDGE_KEY } } });
+    await t.s.api('/api/profiles/planner', { method: 'POST', body: { llm: { model: 'openai/planner-model', base_url: t.llm.url, api_key: PLANNER_KEY } } });
+    await t.s.api('/api/profiles/coder', { method: 'POST', body: { llm: { model: 'openai/coder-model', base_url: other.llm.url, api_key: CODER_KEY } } });
+    await t.s.api('/api/meta-profiles/judged', { method: 'POST', body: { classifier_model: 'judge', classes: [{ description: 'all', model: 'coder' }] } });
+    await t.s.api('/api/agent-profiles/judged', { method: 'POST', body: { llm_profile_ref: 'planner', enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'judged', tools: [] } });
+    const id = (await t.s.api('/api/agent-profiles/judged')).body.profile.id;
+    t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] });
+    t.llm.push((req) => {
+      expect(req.headers['authorization']).toBe(`Bearer ${JUDGE_KEY}`);
+      return { status: 401, errorMessage: `Incorrect API key provided: ${JUDGE_KEY}` };
+    });
+    t.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'unrouted' } }] });
+    const r = await start({ agent_profile_id: id, initial_message: text('anything') });
+    await finished(r.body.id);
+    const items = await events(r.body.id);
+    const obs = items.find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model').observation;
+    expect(obs).toMatchObject({ is_error: true, content: [expect.objectContaining({ text: expect.stringMatching(/^Classifier call failed: LLMAuthenticationError: .*\*{10}/) })] });
+    expect(JSON.stringify(items)).not.toContain(JUDGE_KEY);
+  });
+
   it("routes directly with a meta-profile's prompt template: the classifier names the LLM profile", async () => {
     await t.s.api('/api/profiles/planner', { method: 'POST', body: { llm: { model: 'openai/planner-model', base_url: t.llm.url, api_key: PLANNER_KEY } } });
     await t.s.api('/api/profiles/coder', { method: 'POST', body: { llm: { model: 'openai/coder-model', base_url: other.llm.url, api_key: CODER_KEY } } });

@@ -155,12 +155,15 @@ export function routeTaskTool(d: RouteToolDeps): AgentTool<ClassifyAndSwitchLLMA
       }
       if (!classifier) return failed(`Failed to load classifier profile '${meta.classifier_model}': LLM profile '${meta.classifier_model}' not found`);
 
-      // 2) One classifier call over the recent messages.
+      // 2) One classifier call over the recent messages. Its key is not the conversation's (which the
+      // agent masks): a provider echoing it in an error or a reply must not put it in an event.
+      const key = classifier.apiKey;
+      const hide = (t: string) => ctx.mask(key ? t.split(key).join('**********') : t);
       let reply: string;
       try {
-        reply = await d.classify(classifier, usageId, classifierMessages(meta, transcriptOf(d.events()) || '(no messages yet)'), ctx.signal ?? new AbortController().signal);
+        reply = hide(await d.classify(classifier, usageId, classifierMessages(meta, transcriptOf(d.events()) || '(no messages yet)'), ctx.signal ?? new AbortController().signal));
       } catch (err) {
-        return failed(`Classifier call failed: ${ctx.mask(reason(err))}`);
+        return failed(`Classifier call failed: ${hide(reason(err))}`);
       }
 
       // 3) The target: the class it numbered, or the profile it named. No silent default.
