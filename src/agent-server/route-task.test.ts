@@ -131,6 +131,19 @@ describe('the model-routing tool (route_task_to_model)', () => {
     expect((await t.s.api(`/api/conversations/${r.body.id}`)).body.agent.llm.model).toBe('openai/planner-model');
   });
 
+  it("counts the classifier's cost against the run's budget (max_budget_per_run)", async () => {
+    const id = await routedProfile([{ description: 'all', model: 'coder' }]);
+    t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }], usage: { prompt_tokens: 10, completion_tokens: 1, cost: 0.05 } });
+    t.llm.push({ content: '1', usage: { prompt_tokens: 40, completion_tokens: 1, cost: 0.25 } });
+    const r = await start({ agent_profile_id: id, max_budget_per_run: 0.2, initial_message: text('anything') });
+    expect(r.status).toBe(201);
+    await finished(r.body.id);
+    // The switch happened, but the classifier's call spent the budget: no step on the coder profile.
+    const items = await events(r.body.id);
+    expect(items.find((e) => e.kind === 'ConversationErrorEvent')).toMatchObject({ code: 'MaxBudgetReached', detail: expect.stringMatching(/spent 0\.3000 USD/) });
+    expect(other.llm.requests).toHaveLength(0);
+  });
+
   it("keeps the classifier's own key out of the events when its endpoint echoes it", async () => {
     const JUDGE_KEY = 'sk-route-judge-key';
     await t.s.api('/api/profiles/judge', { method: 'POST', body: { llm: { model: 'openai/judge-model', base_url: t.llm.url, api_key: JUDGE_KEY } } });
