@@ -38,6 +38,7 @@ import { profileRoutes } from './routes/profiles.ts';
 import { llmRoutes } from './routes/llm.ts';
 import type { ProfileStore } from './store/profile-store.ts';
 import { agentProfileRoutes } from './routes/agent-profiles.ts';
+import { acpRoutes } from './routes/acp.ts';
 import { metaProfileRoutes } from './routes/meta-profiles.ts';
 import type { Db } from './store/db.ts';
 import type { AgentProfileStore } from './store/agent-profile-store.ts';
@@ -144,7 +145,7 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles, { stores: { agentProfiles: d.agentProfiles, profiles: d.profiles, mcpServers: () => d.settings.document.load().agent_settings.mcp_config }, usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: { agentProfiles: d.agentProfiles, profiles: d.profiles, mcpServers: () => d.settings.document.load().agent_settings.mcp_config }, usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(), acpRoutes(d.service), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   app.use(api.routes());

@@ -8,15 +8,12 @@ import { withConversationIdParam } from '../http/validate.ts';
 type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
-  ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
   ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
   ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
   ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
   ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
-  // OpenHands 1.58
-  ['all', '/acp{/*rest}', 'ACP agents'],
 ];
 
 /**
