@@ -180,6 +180,29 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(bad.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'agent_settings', 'acp_server']);
   });
 
+  it('an ACP agent profile launches an ACP conversation: its server, model and command; only the secrets it allows', { timeout: SLOW * 2 }, async () => {
+    const saved = await s.api('/api/agent-profiles/opencode', { method: 'POST', body: { agent_kind: 'acp', acp_server: 'opencode', acp_model: 'scripted/m2', acp_command: `'${bin}' acp`, secret_refs: ['OPENCODE_CONFIG_CONTENT', 'OPENCODE_DISABLE_MODELS_FETCH', 'HOME'] } });
+    expect(saved.status).toBe(201);
+    const profile = (await s.api('/api/agent-profiles/opencode')).body.profile;
+    // No per-conversation data dir in a profile (1.58 has none): HOME comes as a secret, so opencode writes nothing of the machine's.
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent_profile_id: profile.id, secrets: { ...secrets(), HOME: join(dir.path, 'home') } } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.agent).toMatchObject({ kind: 'ACPAgent', acp_server: 'opencode', acp_model: 'scripted/m2', acp_command: [bin, 'acp'] });
+    expect(r.body.launched_agent_profile).toMatchObject({ agent_profile_id: profile.id, revision: 0 });
+    expect(Object.keys(r.body.secret_registry.secret_sources).sort()).toEqual(['HOME', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_DISABLE_MODELS_FETCH']);
+    llm.push((req) => {
+      agentCall(req);
+      expect(req.model).toBe('m2');
+      return { toolCalls: [{ name: 'bash', arguments: { command: 'echo "token=${MY_TOKEN:-absent}"', description: 'check' } }] };
+    }, (req) => {
+      expect(String(req.messages.find((m) => m.role === 'tool')?.content)).toContain('token=absent');
+      return { content: 'profile turn' };
+    });
+    await say(r.body.id, 'from a profile');
+    await until(r.body.id, 'finished');
+    expect((await events(r.body.id)).find((e) => e.kind === 'ActionEvent')?.action.message).toBe('profile turn');
+  });
+
   it('a server that cannot start ends the run with ConversationErrorEvent ACPSpawnError', { timeout: SLOW }, async () => {
     const id = await create({ agent: acpAgent({ acp_command: [join(dir.path, 'no-such-acp')] }) });
     await say(id, 'hello');

@@ -18,15 +18,20 @@ export interface AcpProvider {
   supportsModelSwitch: boolean;
   /** Substrings of a command or of the server's agentInfo.name that identify it. */
   patterns: string[];
+  /** The environment variables it reads its key and its endpoint from (agent profiles' credential channels). */
+  apiKeyEnv: string | null;
+  baseUrlEnv: string | null;
+  /** 1.58's credential-file secrets for it (credential files are not built here: reported, not written). */
+  fileSecrets: string[];
 }
 
 export const ACP_PROVIDERS: Record<string, AcpProvider> = {
-  'claude-code': { key: 'claude-code', packages: ['@agentclientprotocol/claude-agent-acp@0.63.0'], binary: 'claude-agent-acp', acpArgs: [], defaultMode: 'bypassPermissions', supportsModelSwitch: true, patterns: ['claude-agent-acp', 'claude-code-acp'] },
-  codex: { key: 'codex', packages: ['@agentclientprotocol/codex-acp@1.10.0'], binary: 'codex-acp', acpArgs: [], defaultMode: 'agent-full-access', supportsModelSwitch: true, patterns: ['codex-acp', 'codex'] },
-  'gemini-cli': { key: 'gemini-cli', packages: ['@google/gemini-cli@0.46.0'], binary: 'gemini', acpArgs: ['--acp'], defaultMode: 'default', supportsModelSwitch: true, patterns: ['gemini'] },
-  'kimi-code': { key: 'kimi-code', packages: ['@moonshot-ai/kimi-code@0.38.0'], binary: 'kimi', acpArgs: ['acp'], defaultMode: 'yolo', supportsModelSwitch: true, patterns: ['kimi'] },
-  pi: { key: 'pi', packages: ['pi-acp@0.0.33', '@earendil-works/pi-coding-agent@0.83.0'], binary: 'pi-acp', acpArgs: [], defaultMode: null, supportsModelSwitch: true, patterns: ['pi-acp'] },
-  opencode: { key: 'opencode', packages: ['opencode-ai@1.18.23'], binary: 'opencode', acpArgs: ['acp'], defaultMode: 'build', supportsModelSwitch: true, patterns: ['opencode'] },
+  'claude-code': { key: 'claude-code', packages: ['@agentclientprotocol/claude-agent-acp@0.63.0'], binary: 'claude-agent-acp', acpArgs: [], defaultMode: 'bypassPermissions', supportsModelSwitch: true, patterns: ['claude-agent-acp', 'claude-code-acp'], apiKeyEnv: 'ANTHROPIC_API_KEY', baseUrlEnv: 'ANTHROPIC_BASE_URL', fileSecrets: [] },
+  codex: { key: 'codex', packages: ['@agentclientprotocol/codex-acp@1.10.0'], binary: 'codex-acp', acpArgs: [], defaultMode: 'agent-full-access', supportsModelSwitch: true, patterns: ['codex-acp', 'codex'], apiKeyEnv: 'OPENAI_API_KEY', baseUrlEnv: 'OPENAI_BASE_URL', fileSecrets: ['CODEX_AUTH_JSON'] },
+  'gemini-cli': { key: 'gemini-cli', packages: ['@google/gemini-cli@0.46.0'], binary: 'gemini', acpArgs: ['--acp'], defaultMode: 'default', supportsModelSwitch: true, patterns: ['gemini'], apiKeyEnv: 'GEMINI_API_KEY', baseUrlEnv: 'GEMINI_BASE_URL', fileSecrets: ['GOOGLE_APPLICATION_CREDENTIALS_JSON'] },
+  'kimi-code': { key: 'kimi-code', packages: ['@moonshot-ai/kimi-code@0.38.0'], binary: 'kimi', acpArgs: ['acp'], defaultMode: 'yolo', supportsModelSwitch: true, patterns: ['kimi'], apiKeyEnv: null, baseUrlEnv: 'KIMI_BASE_URL', fileSecrets: ['KIMI_CODE_CONFIG_TOML'] },
+  pi: { key: 'pi', packages: ['pi-acp@0.0.33', '@earendil-works/pi-coding-agent@0.83.0'], binary: 'pi-acp', acpArgs: [], defaultMode: null, supportsModelSwitch: true, patterns: ['pi-acp'], apiKeyEnv: 'ANTHROPIC_API_KEY', baseUrlEnv: null, fileSecrets: ['PI_AUTH_JSON'] },
+  opencode: { key: 'opencode', packages: ['opencode-ai@1.18.23'], binary: 'opencode', acpArgs: ['acp'], defaultMode: 'build', supportsModelSwitch: true, patterns: ['opencode'], apiKeyEnv: 'OPENCODE_API_KEY', baseUrlEnv: null, fileSecrets: [] },
 };
 
 /** The provider a command or an agent name belongs to, if any. */

@@ -3,12 +3,12 @@
 // POST /api/acp/models (what a server offers, before a conversation) and
 // POST /api/conversations/{id}/switch_acp_model.
 import Type, { type Static } from 'typebox';
-import { JsonObject, Nullable } from '../events/common.ts';
+import { JsonObject, LiteralUnion, Nullable } from '../events/common.ts';
 import { SecretInput } from './policy.ts';
 
 /** The ACP servers 1.58 knows by name (`custom`: `acp_command` says what to run). */
 export const ACP_SERVER_KINDS = ['claude-code', 'codex', 'gemini-cli', 'kimi-code', 'pi', 'opencode', 'custom'] as const;
-export const AcpServerKind = Type.Union(ACP_SERVER_KINDS.map((k) => Type.Literal(k)));
+export const AcpServerKind = LiteralUnion(ACP_SERVER_KINDS);
 export type AcpServerKind = Static<typeof AcpServerKind>;
 
 /**
