@@ -84,7 +84,8 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(readFileSync(join(dir.path, 'wd', 'out.txt'), 'utf8')).toBe('hi\n');
     const all = await events(id);
     const kinds = all.filter((e) => e.kind !== 'ConversationStateUpdateEvent').map((e) => e.kind);
-    expect(kinds).toEqual(['SystemPromptEvent', 'MessageEvent', 'ACPToolCallEvent', 'ACPToolCallEvent', 'ActionEvent', 'ObservationEvent']);
+    // As 1.58: the placeholder system prompt once the ACP server has started, so after the message.
+    expect(kinds).toEqual(['MessageEvent', 'SystemPromptEvent', 'ACPToolCallEvent', 'ACPToolCallEvent', 'ActionEvent', 'ObservationEvent']);
     const [started, ended] = all.filter((e) => e.kind === 'ACPToolCallEvent');
     expect(started).toMatchObject({ source: 'agent', title: 'bash', tool_kind: 'execute', is_error: false });
     expect(['pending', 'in_progress']).toContain(started.status);
@@ -93,7 +94,12 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     const finish = all.find((e) => e.kind === 'ActionEvent');
     expect(finish).toMatchObject({ tool_name: 'finish', action: { kind: 'FinishAction', message: 'Wrote out.txt.' } });
     expect(all.find((e) => e.kind === 'ObservationEvent')).toMatchObject({ action_id: finish.id, observation: { kind: 'FinishObservation', content: [{ type: 'text', text: 'Wrote out.txt.' }] } });
-    expect(all.find((e) => e.kind === 'SystemPromptEvent')).toMatchObject({ tools: [], system_prompt: { text: expect.stringContaining('ACP server') } });
+    const prompt = all.find((e) => e.kind === 'SystemPromptEvent');
+    expect(prompt).toMatchObject({ tools: [], system_prompt: { text: expect.stringContaining('ACP server') } });
+    // The secrets' names (never values) go with the first turn, and are shown as the dynamic context.
+    expect(prompt.dynamic_context.text).toContain('MY_TOKEN');
+    expect(JSON.stringify(llm.requests[0]!.messages)).toContain('MY_TOKEN');
+    expect(all.filter((e) => e.kind === 'ConversationStateUpdateEvent').map((e) => e.key)).toEqual(expect.arrayContaining(['agent_state', 'stats']));
 
     const statuses = all.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'execution_status').map((e) => e.value);
     expect(statuses).toEqual(['running', 'finished']);
@@ -102,6 +108,8 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
 
     const i = await info(id);
     expect(i.agent).toMatchObject({ kind: 'ACPAgent', acp_server: 'opencode', llm: { model: 'acp-managed' } });
+    expect(i.agent_state).toMatchObject({ acp_agent_name: 'OpenCode', acp_agent_version: '1.18.23', acp_current_model_id: 'scripted/m1', acp_model_via_config_option: true });
+    expect(i.stats.usage_to_metrics['acp-managed']).toMatchObject({ model_name: 'acp-managed' });
     expect(i).toMatchObject({ current_model_id: 'scripted/m1', supports_runtime_model_switch: true });
     expect(i.available_models).toContainEqual({ model_id: 'scripted/m2', name: expect.any(String), description: null });
     expect(JSON.stringify([i, all, ws.frames])).not.toContain(TOKEN);

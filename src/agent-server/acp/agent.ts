@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { ContentBlock, SessionUpdate } from '@agentclientprotocol/sdk';
 import type { AgentHost, ConversationAgent } from '../../agent/types.ts';
-import { conversationError, observationEvent } from '../../agent/events.ts';
+import { conversationError, observationEvent, stateUpdate } from '../../agent/events.ts';
 import { sandboxBaseEnv } from '../../agent/sandbox-env.ts';
 import type { AcpModelInfo, Agent } from '../../api/agent-server/index.ts';
 import { BadRequest } from '../../api/errors.ts';
@@ -30,11 +30,15 @@ const CANCEL_DRAIN_MS = 10_000;
 const TERMINAL = new Set(['completed', 'failed']);
 /** What 1.58 records as the system prompt of an ACP conversation. */
 export const ACP_SYSTEM_PROMPT = 'This conversation is powered by an ACP server. The system prompt and tools are managed by the ACP server and are not available for display.';
+/** 1.58's placeholder model and usage id of an ACP agent (the ACP server calls the model). */
+const ACP_MANAGED = 'acp-managed';
 /** 1.58's text for a turn that ended without any text. */
 const NO_RESPONSE = '(No response from ACP server)';
 
 /** The agent's ACP state, as ConversationInfo shows it. */
 export interface AcpInfo {
+  /** 1.58's agent_state keys of an ACP conversation ({} before its server started). */
+  agentState: Record<string, unknown>;
   currentModelId: string | null;
   availableModels: AcpModelInfo[];
   supportsModelSwitch: boolean;
@@ -65,6 +69,14 @@ export function acpLaunch(agent: Agent, cwd: string, secrets: Readonly<Record<st
 /** Whether the agent's ACP server can switch models live, as far as its name or command tells before it runs. */
 export function acpSupportsSwitch(agent: Agent): boolean {
   return detectProvider(agent.acp_server, agent.acp_command ?? [])?.supportsModelSwitch ?? false;
+}
+
+/** PromptResponse.usage (unstable in the protocol). */
+interface TurnUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedReadTokens?: number | null;
+  thoughtTokens?: number | null;
 }
 
 interface ToolCallState {
@@ -98,19 +110,59 @@ export class AcpConversationAgent implements ConversationAgent {
   info(): AcpInfo {
     const s = this.#session;
     return {
+      agentState: this.agentState(),
       currentModelId: s?.models.currentModelId ?? this.#model,
       availableModels: s?.models.availableModels ?? [],
       supportsModelSwitch: s ? s.supportsModelSwitch : acpSupportsSwitch(this.#agent),
     };
   }
 
-  async recordSystemPrompt(): Promise<void> {
+  /**
+   * 1.58 records the (placeholder) system prompt once the ACP server has started, at the first run,
+   * so after the first user message; `dynamic_context` is what the first prompt carries besides the
+   * user's text (suffix()).
+   */
+  #recordSystemPrompt(): void {
     if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
-    this.#host.emit({ ...newEventBase('agent'), system_prompt: { type: 'text', text: ACP_SYSTEM_PROMPT }, tools: [], dynamic_context: null, kind: 'SystemPromptEvent' });
+    const suffix = this.#suffix();
+    this.#host.emit({ ...newEventBase('agent'), system_prompt: { type: 'text', text: ACP_SYSTEM_PROMPT }, tools: [], dynamic_context: suffix ? { type: 'text', text: suffix } : null, kind: 'SystemPromptEvent' });
+  }
+
+  /**
+   * What the ACP server is told besides the user's text, once, with the conversation's first turn:
+   * the names of the secrets it has as environment variables (never their values), and the
+   * agent context's system_message_suffix. Null when there is neither.
+   */
+  #suffix(): string | null {
+    const names = Object.keys(this.#host.secrets);
+    const parts: string[] = [];
+    if (names.length) parts.push(`<CUSTOM_SECRETS>\nThese secrets are set as environment variables of your process (use them by name, e.g. "$${names[0]}"; never print their values): ${names.join(', ')}.\n</CUSTOM_SECRETS>`);
+    const custom = this.#agent.agent_context?.system_message_suffix;
+    if (custom) parts.push(custom);
+    return parts.length ? parts.join('\n\n') : null;
+  }
+
+  /** 1.58's `agent_state` of an ACP conversation: which server, session and models. */
+  agentState(): Record<string, unknown> {
+    const s = this.#session;
+    if (!s) return {};
+    return {
+      acp_agent_name: s.agentName,
+      acp_agent_version: s.agentVersion,
+      acp_session_id: s.sessionId,
+      acp_session_cwd: this.#host.workspaceDir,
+      acp_supports_runtime_model_switch: s.supportsModelSwitch,
+      acp_model_via_config_option: s.viaConfigOption,
+      acp_current_model_id: s.models.currentModelId,
+      ...(s.models.availableModels ? { acp_available_models: s.models.availableModels } : {}),
+    };
+  }
+
+  #emitAgentState(): void {
+    this.#host.emit(stateUpdate('agent_state', this.agentState()));
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    await this.recordSystemPrompt();
     const pending = this.#pendingMessages();
     // Nothing new to say: no turn (a run of a finished conversation makes no call).
     if (pending.length === 0) return;
@@ -123,9 +175,14 @@ export class AcpConversationAgent implements ConversationAgent {
       this.#host.setExecutionStatus('error');
       return;
     }
+    this.#emitAgentState();
+    this.#recordSystemPrompt();
     if (signal.aborted) return;
     for (const m of pending) this.#sent.add(m.id);
     const blocks: ContentBlock[] = pending.flatMap((m) => messageBlocks(m));
+    // The suffix goes with the first turn until one has completed (the server then has it in its history).
+    const suffix = this.#suffix();
+    if (suffix && !this.#host.events().some((e) => e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction')) blocks.push({ type: 'text', text: suffix });
     const turn = { text: [] as string[], thoughts: [] as string[], calls: [] as ToolCallState[], activity: { last: Date.now() } };
     this.#turn = turn;
     const onAbort = () => void session.cancel();
@@ -140,6 +197,9 @@ export class AcpConversationAgent implements ConversationAgent {
       }
       this.#closeInflight('completed');
       this.#finish(turn);
+      // usage is an unstable part of the protocol: read when the server sends it.
+      this.#recordUsage((response as { usage?: TurnUsage }).usage);
+      this.#emitAgentState();
     } catch (e) {
       this.#closeInflight('failed');
       if (!(e instanceof AcpRequestError)) throw e;
@@ -268,6 +328,36 @@ export class AcpConversationAgent implements ConversationAgent {
       kind: 'ACPToolCallEvent',
     };
     this.#host.emit(event);
+  }
+
+  /** The turn's usage as the server reports it, added to the conversation's `stats` under 1.58's `acp-managed`. */
+  #recordUsage(usage: TurnUsage | null | undefined): void {
+    const before = this.#host.stats()?.usage_to_metrics?.[ACP_MANAGED]?.accumulated_token_usage;
+    const model = this.#session?.models.currentModelId ?? ACP_MANAGED;
+    const turn = { prompt: usage?.inputTokens ?? 0, completion: usage?.outputTokens ?? 0 };
+    const stats = this.#host.stats() ?? { usage_to_metrics: {} };
+    this.#host.emit(stateUpdate('stats', {
+      ...stats,
+      usage_to_metrics: {
+        ...stats.usage_to_metrics,
+        [ACP_MANAGED]: {
+          model_name: ACP_MANAGED,
+          accumulated_cost: 0,
+          max_budget_per_task: null,
+          accumulated_token_usage: {
+            model,
+            prompt_tokens: (before?.prompt_tokens ?? 0) + turn.prompt,
+            completion_tokens: (before?.completion_tokens ?? 0) + turn.completion,
+            cache_read_tokens: (before?.cache_read_tokens ?? 0) + (usage?.cachedReadTokens ?? 0),
+            cache_write_tokens: 0,
+            reasoning_tokens: (before?.reasoning_tokens ?? 0) + (usage?.thoughtTokens ?? 0),
+            context_window: 0,
+            per_turn_token: turn.prompt + turn.completion,
+            response_id: '',
+          },
+        },
+      },
+    }));
   }
 
   /** Tool calls the server opened and never closed: completed after a finished turn, failed after a cancelled or failed one (1.58). */

@@ -104,7 +104,8 @@ export class AcpSession {
   readonly agentVersion: string;
   readonly provider: AcpProvider | undefined;
   #models: AcpModels;
-  readonly #viaConfigOption: boolean;
+  /** The model is switched with session/set_config_option (else session/set_model). */
+  readonly viaConfigOption: boolean;
   #stderr: { text: string };
   #closed = false;
 
@@ -117,7 +118,7 @@ export class AcpSession {
     this.agentVersion = init.agentVersion;
     this.provider = detectProvider(init.launch.server, init.launch.command, init.agentName);
     this.#models = init.models;
-    this.#viaConfigOption = init.viaConfigOption;
+    this.viaConfigOption = init.viaConfigOption;
     this.#stderr = init.stderr;
   }
 
@@ -259,10 +260,10 @@ export class AcpSession {
       timer = setTimeout(() => reject(Object.assign(new Error(`The ACP server did not answer the model switch within ${Math.round(timeoutMs / 1000)}s`), { timeout: true })), timeoutMs);
     });
     try {
-      await Promise.race([setModel(this.#conn, this.sessionId, model, this.#viaConfigOption), deadline]);
+      await Promise.race([setModel(this.#conn, this.sessionId, model, this.viaConfigOption), deadline]);
     } catch (e) {
       if ((e as { timeout?: boolean }).timeout) throw e;
-      throw new AcpRequestError('ACPModelRejected', `ACP server rejected ${this.#viaConfigOption ? 'set_config_option(model)' : 'set_session_model'}(model=${JSON.stringify(model)}): ${this.#mask(acpErrorText(e))}`);
+      throw new AcpRequestError('ACPModelRejected', `ACP server rejected ${this.viaConfigOption ? 'set_config_option(model)' : 'set_session_model'}(model=${JSON.stringify(model)}): ${this.#mask(acpErrorText(e))}`);
     } finally {
       clearTimeout(timer);
     }

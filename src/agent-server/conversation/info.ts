@@ -75,7 +75,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     secret_registry: {
       secret_sources: Object.fromEntries(secretNames.map((n) => [n, { kind: 'StaticSecret', value: MASK }])),
     },
-    agent_state: {},
+    agent_state: acp?.agentState ?? {},
     hook_config: req.hook_config ?? null,
     title: row.title,
     metrics: null,

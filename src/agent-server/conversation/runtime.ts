@@ -176,7 +176,7 @@ export class ConversationRuntime implements AgentHost {
 
   #acpInfo(): AcpInfo {
     if (this.#agent instanceof AcpConversationAgent) return this.#agent.info();
-    return { currentModelId: this.#row.request.agent?.acp_model ?? null, availableModels: [], supportsModelSwitch: acpSupportsSwitch(this.#row.request.agent!) };
+    return { agentState: {}, currentModelId: this.#row.request.agent?.acp_model ?? null, availableModels: [], supportsModelSwitch: acpSupportsSwitch(this.#row.request.agent!) };
   }
 
   #skillState(): SkillState {
