@@ -3,6 +3,11 @@
 
 /** Differences that are deliberate: each says why ours is right for agentyard. */
 export const DELIBERATE: Record<string, string> = {
+  'acp_turn.server_key_visible_to_acp':
+    'An ACP server is sandbox code (it runs what the model asks): ours starts it with the sandbox\'s base environment and the ' +
+    'conversation\'s own secrets only, as the terminal and MCP stdio servers start. OpenHands 1.58 hands it its whole process ' +
+    'environment, so the agent (and anything a prompt injection makes it run) reads the agent server\'s session key ' +
+    '(OH_SESSION_API_KEYS_0), OH_SECRET_KEY and any provider key the server was given: here its bash tool prints the session key.',
   'validation.bad_llm':
     'An `agent.llm` without `model` is valid here: the server takes the model from LLM_MODEL (OpenHands has no such default), ' +
     'and the controller and the model gateway start conversations with `llm: {}` on purpose. OpenHands answers 422.',

@@ -9,7 +9,7 @@ import { opencodeBinary, opencodeConfig } from '../../src/testing/acp/opencode.t
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import type { Flow, View } from './flows.ts';
 import { startBody } from './flows.ts';
-import type { Side } from './servers.ts';
+import { KEY, type Side } from './servers.ts';
 
 const bin = opencodeBinary();
 const SLOW = 120_000;
@@ -65,8 +65,11 @@ export const ACP_FLOWS: Record<string, Flow> = bin
       /** A turn: message -> model -> tool call (opencode's bash) -> reply; the events, statuses and the conversation's ACP fields. */
       async acp_turn(s) {
         return withTitles(async (titles) => {
+          // The agent server's own session key, where a subprocess could read it from: OpenHands' is in its
+          // environment (OH_SESSION_API_KEYS_0); ours takes it as an option, so it is put there for this check.
+          if (s.name === 'agentyard') process.env['OH_SESSION_API_KEYS_0'] ??= KEY;
           s.llm.push(
-            { toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > acp-out.txt && cat acp-out.txt', description: 'greet' } }] },
+            { toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > acp-out.txt && cat acp-out.txt && echo "key=${OH_SESSION_API_KEYS_0:-unset}"', description: 'greet' } }] },
             { content: 'Wrote acp-out.txt.' },
           );
           const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles)) });
@@ -95,6 +98,7 @@ export const ACP_FLOWS: Record<string, Flow> = bin
             finish: { tool_name: finish?.tool_name, action: finish?.action?.kind, message: finish?.action?.message },
             system_prompt_tools: all.find((e) => e.kind === 'SystemPromptEvent')?.tools,
             file: readFileSync(join(s.workDir, 'acp-out.txt'), 'utf8'),
+            server_key_visible_to_acp: JSON.stringify(calls.at(-1)?.raw_output ?? '').includes(KEY),
             model_calls: s.llm.requests.length,
             current_model_id: after.current_model_id,
             offers_m2: (after.available_models ?? []).some((m: any) => m.model_id === 'scripted/m2'),
@@ -132,6 +136,38 @@ export const ACP_FLOWS: Record<string, Flow> = bin
             empty_locs: locs(empty.body),
             not_acp: notAcp.status,
             not_acp_detail: notAcp.body.detail,
+          };
+        });
+      },
+
+      /** Pause while the ACP server waits for its model: the turn stops (no FinishAction), the next message runs again. */
+      async acp_pause(s) {
+        return withTitles(async (titles) => {
+          let asked!: () => void;
+          const held = new Promise<void>((r) => (asked = r));
+          s.llm.push(async (req) => {
+            asked();
+            await new Promise<void>((resolve) => req.signal.addEventListener('abort', () => resolve(), { once: true }));
+            return { content: 'never seen' };
+          }, { content: 'back again' });
+          const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles)) })).body.id;
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('take your time') });
+          await held;
+          const pause = await s.api(`/api/conversations/${id}/pause`, { method: 'POST' });
+          const paused = await settled(s, id);
+          const atPause = await events(s, id);
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('go on') });
+          await until('the second turn', async () => (await events(s, id)).some((e) => e.kind === 'ActionEvent'));
+          const end = await settled(s, id);
+          const all = await events(s, id);
+          return {
+            pause: pause.status,
+            paused,
+            kinds_at_pause: kinds(atPause),
+            end,
+            kinds: kinds(all),
+            statuses: statuses(all),
+            finish: all.find((e) => e.kind === 'ActionEvent')?.action?.message,
           };
         });
       },

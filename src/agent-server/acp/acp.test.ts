@@ -108,7 +108,7 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
 
     const i = await info(id);
     expect(i.agent).toMatchObject({ kind: 'ACPAgent', acp_server: 'opencode', llm: { model: 'acp-managed' } });
-    expect(i.agent_state).toMatchObject({ acp_agent_name: 'OpenCode', acp_agent_version: '1.18.23', acp_current_model_id: 'scripted/m1', acp_model_via_config_option: true });
+    expect(i.agent_state).toMatchObject({ acp_agent_name: 'OpenCode', acp_agent_version: '1.18.23', acp_current_model_id: 'scripted/m1', acp_model_via_config_option: true, acp_suffix_installed: true, acp_last_prompt_user_message_id: all.find((e) => e.kind === 'MessageEvent').id });
     expect(i.stats.usage_to_metrics['acp-managed']).toMatchObject({ model_name: 'acp-managed' });
     expect(i).toMatchObject({ current_model_id: 'scripted/m1', supports_runtime_model_switch: true });
     expect(i.available_models).toContainEqual({ model_id: 'scripted/m2', name: expect.any(String), description: null });
@@ -143,6 +143,12 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(rejected.body.detail).toContain('nowhere/none');
     expect((await s.api(`/api/conversations/${id}/switch_acp_model`, { method: 'POST', body: { model: ' ' } })).status).toBe(400);
     expect((await s.api(`/api/conversations/${id}/switch_acp_model`, { method: 'POST', body: {} })).body.detail[0].loc).toEqual(['body', 'model']);
+
+    // Kept with the conversation: a restarted server starts the next session on it.
+    await s.close();
+    s = await startTestServer(dir.path, { createAgent });
+    expect((await info(id)).current_model_id).toBe('scripted/m1');
+    expect((await info(id)).agent.acp_model).toBe('scripted/m1');
 
     const plain = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd2') }, agent: { llm: { model: 'openai/x' } } } });
     const notAcp = await s.api(`/api/conversations/${plain.body.id}/switch_acp_model`, { method: 'POST', body: { model: 'x' } });

@@ -98,6 +98,8 @@ export class AcpConversationAgent implements ConversationAgent {
   readonly #sent = new Set<string>();
   /** The turn in progress: its accumulators (updates land here). */
   #turn: { text: string[]; thoughts: string[]; calls: ToolCallState[]; activity: { last: number } } | undefined;
+  /** The last user message sent to the server (1.58's acp_last_prompt_user_message_id). */
+  #lastPrompted: string | undefined;
   /** A model switched before the session started: applied when it starts. */
   #model: string | null;
 
@@ -155,7 +157,14 @@ export class AcpConversationAgent implements ConversationAgent {
       acp_model_via_config_option: s.viaConfigOption,
       acp_current_model_id: s.models.currentModelId,
       ...(s.models.availableModels ? { acp_available_models: s.models.availableModels } : {}),
+      ...(this.#lastPrompted ? { acp_last_prompt_user_message_id: this.#lastPrompted } : {}),
+      ...(this.#suffixInstalled() ? { acp_suffix_installed: true } : {}),
     };
+  }
+
+  /** The first-turn suffix has reached the server: a turn has completed since it was sent. */
+  #suffixInstalled(): boolean {
+    return this.#suffix() !== null && this.#host.events().some((e) => e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction');
   }
 
   #emitAgentState(): void {
@@ -179,10 +188,11 @@ export class AcpConversationAgent implements ConversationAgent {
     this.#recordSystemPrompt();
     if (signal.aborted) return;
     for (const m of pending) this.#sent.add(m.id);
+    this.#lastPrompted = pending.at(-1)!.id;
     const blocks: ContentBlock[] = pending.flatMap((m) => messageBlocks(m));
     // The suffix goes with the first turn until one has completed (the server then has it in its history).
     const suffix = this.#suffix();
-    if (suffix && !this.#host.events().some((e) => e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction')) blocks.push({ type: 'text', text: suffix });
+    if (suffix && !this.#suffixInstalled()) blocks.push({ type: 'text', text: suffix });
     const turn = { text: [] as string[], thoughts: [] as string[], calls: [] as ToolCallState[], activity: { last: Date.now() } };
     this.#turn = turn;
     const onAbort = () => void session.cancel();
