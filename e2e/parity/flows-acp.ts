@@ -140,15 +140,19 @@ export const ACP_FLOWS: Record<string, Flow> = bin
         });
       },
 
-      /** Pause while the ACP server waits for its model: the turn stops (no FinishAction), the next message runs again. */
+      /** Pause while the ACP server waits for its model: the turn stops (ours: at once, the server told to cancel), the next message runs again. */
       async acp_pause(s) {
         return withTitles(async (titles) => {
           let asked!: () => void;
           const held = new Promise<void>((r) => (asked = r));
+          // The model holds its answer until the call is cancelled, or at most 8 s (OpenHands does not cancel it).
           s.llm.push(async (req) => {
             asked();
-            await new Promise<void>((resolve) => req.signal.addEventListener('abort', () => resolve(), { once: true }));
-            return { content: 'never seen' };
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, 8000);
+              req.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+            });
+            return { content: 'late answer' };
           }, { content: 'back again' });
           const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles)) })).body.id;
           await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('take your time') });
@@ -157,17 +161,19 @@ export const ACP_FLOWS: Record<string, Flow> = bin
           const paused = await settled(s, id);
           const atPause = await events(s, id);
           await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('go on') });
-          await until('the second turn', async () => (await events(s, id)).some((e) => e.kind === 'ActionEvent'));
-          const end = await settled(s, id);
+          // OpenHands may never run it (a difference to see, not a flow to fail): a bounded wait, then what is there.
+          const second = await until('the second turn', async () => (await events(s, id)).some((e) => e.kind === 'ActionEvent' && e.action?.message === 'back again'), 45_000).catch(() => false);
+          const end = (await info(s, id)).execution_status;
           const all = await events(s, id);
           return {
             pause: pause.status,
             paused,
             kinds_at_pause: kinds(atPause),
+            second_turn: second,
             end,
             kinds: kinds(all),
             statuses: statuses(all),
-            finish: all.find((e) => e.kind === 'ActionEvent')?.action?.message,
+            finishes: all.filter((e) => e.kind === 'ActionEvent').map((e) => e.action?.message),
           };
         });
       },
