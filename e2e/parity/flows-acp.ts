@@ -162,7 +162,7 @@ export const ACP_FLOWS: Record<string, Flow> = bin
           const atPause = await events(s, id);
           await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('go on') });
           // OpenHands may never run it (a difference to see, not a flow to fail): a bounded wait, then what is there.
-          const second = await until('the second turn', async () => (await events(s, id)).some((e) => e.kind === 'ActionEvent' && e.action?.message === 'back again'), 45_000).catch(() => false);
+          const second = await until('the second turn', async () => (await events(s, id)).some((e) => e.kind === 'ActionEvent' && e.action?.message === 'back again'), 20_000).catch(() => false);
           const end = (await info(s, id)).execution_status;
           const all = await events(s, id);
           return {
