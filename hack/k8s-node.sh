@@ -202,7 +202,24 @@ build_agentyard() {
     bud rmi "$(cat "${old%.tar}.ref")" >/dev/null 2>&1 || true
     rm -f "$old" "${old%.tar}.ref"
   done
-  bud images -q --filter dangling=true --filter until=24h | xargs -r buildah --root "$NODE_DIR/buildah" --runroot /run/agentyard-buildah --storage-driver overlay rmi >/dev/null 2>&1 || true
+  prune_agentyard_builds
+}
+
+# Every build leaves a tagged image and its stage images (~1.7 GB together), and a killed build its
+# working container: kept for a day they filled 46 GB here, and the test node then evicted the
+# release's Pods for DiskPressure. Kept: the images of the three newest archives, stage images of the
+# last two hours (the layer cache of builds in flight in other worktrees), and nothing else.
+prune_agentyard_builds() {
+  local keep id name tag
+  keep=$(cat "$IMAGES"/agentyard-*.ref 2>/dev/null || true)
+  bud images --format '{{.ID}} {{.Name}}:{{.Tag}}' 2>/dev/null | while read -r id name; do
+    [[ $name == "$IMAGE_PREFIX/agentyard:"* ]] || continue
+    grep -qxF "$name" <<<"$keep" || bud rmi "$id" >/dev/null 2>&1 || true
+  done
+  bud containers --format '{{.ContainerID}} {{.ContainerName}}' 2>/dev/null | while read -r id name; do
+    [[ $name == *-working-container ]] && bud rm "$id" >/dev/null 2>&1 || true
+  done
+  bud images -q --filter dangling=true --filter until=2h | xargs -r buildah --root "$NODE_DIR/buildah" --runroot /run/agentyard-buildah --storage-driver overlay rmi >/dev/null 2>&1 || true
 }
 
 image_refs() {
