@@ -115,11 +115,7 @@ export const DELIBERATE: Record<string, string> = {
  * suite then fails until it is removed).
  */
 export const GAPS: Record<string, string> = {
-  'agent_profile_routed_run.other_usage_ids':
-    "The routing's buckets agree (`classifier:<profile>`, `profile:<name>` after the switch: usage_ids). The launched LLM's do " +
-    "not: OpenHands keys its calls by the LLM's usage_id, `default` for an LLM profile's (and for any request naming none), " +
-    'and lists its condenser LLM at zero before it is used; ours counts the first LLM under `agent` and lists a bucket once ' +
-    'it was used. That naming is every conversation\'s, not the routing tool\'s.',
+  // None open.
 };
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */

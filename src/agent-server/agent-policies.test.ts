@@ -134,7 +134,7 @@ describe('stuck, budget, condensation and streaming over HTTP', () => {
     await say(id, 'spend');
     await until(id, 'error');
     expect((await events(id)).filter((e) => e.kind === 'ConversationErrorEvent')).toMatchObject([{ code: 'MaxBudgetReached' }]);
-    expect((await info(id)).stats.usage_to_metrics.agent).toMatchObject({ accumulated_cost: 0.2, max_budget_per_task: 0.1 });
+    expect((await info(id)).stats.usage_to_metrics.default).toMatchObject({ accumulated_cost: 0.2, max_budget_per_task: 0.1 });
   });
 
   it('persists a Condensation; the next model request shows the summary, not the forgotten events; POST /condense forces one', async () => {
@@ -201,6 +201,6 @@ describe('stuck, budget, condensation and streaming over HTTP', () => {
     expect(deltas.map((d) => d.content).join('')).toBe('a streamed answer in several pieces');
     await ws.close();
     expect((await events(id)).some((e) => e.kind === 'StreamingDeltaEvent')).toBe(false);
-    expect((await info(id)).stats.usage_to_metrics.agent.accumulated_token_usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 5 });
+    expect((await info(id)).stats.usage_to_metrics.default.accumulated_token_usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 5 });
   });
 });

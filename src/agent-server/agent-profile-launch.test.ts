@@ -54,7 +54,7 @@ describe('starting a conversation from an agent profile', () => {
     const r = await start({ agent_profile_id: profile.id, secrets: { ALLOWED: 'a-value', OTHER: 'b-value' }, initial_message: { role: 'user', content: [{ type: 'text', text: 'review this' }] } });
     expect(r.status).toBe(201);
     expect(r.body.launched_agent_profile).toEqual({ agent_profile_id: profile.id, revision: 1, secret_refs: ['ALLOWED'], llm_profile_ref: null });
-    expect(r.body.agent.llm).toMatchObject({ model: 'openai/review-model', base_url: other.llm.url, api_key: '**********' });
+    expect(r.body.agent.llm).toMatchObject({ model: 'openai/review-model', base_url: other.llm.url, api_key: '**********', usage_id: 'default' });
     expect(Object.keys(r.body.secret_registry.secret_sources)).toEqual(['ALLOWED']);
     await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
     expect(JSON.stringify((await t.s.api(`/api/conversations/${r.body.id}`)).body)).not.toContain(KEY);
@@ -118,6 +118,10 @@ describe('starting a conversation from an agent profile', () => {
     await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
     const events = (await t.s.api(`/api/conversations/${r.body.id}/events/search?limit=100`)).body.items;
     expect(events.filter((e: any) => e.kind === 'Condensation').map((e: any) => e.summary)).toEqual(['PROFILE-SUMMARY']);
+    // As OpenHands: the LLM profile's LLM counts under `default`, its condenser's copy under `condenser`.
+    const usage = (await t.s.api(`/api/conversations/${r.body.id}`)).body.stats.usage_to_metrics;
+    expect(Object.keys(usage).sort()).toEqual(['condenser', 'default']);
+    expect(usage.default.accumulated_token_usage.prompt_tokens).toBe(900 + 5000 + 300);
     rmSync(join(home, '.agents'), { recursive: true, force: true });
     rmSync(join(home, '.openhands'), { recursive: true, force: true });
   });

@@ -28,7 +28,7 @@ describe('ask_agent', () => {
     await say(id, 'print the answer');
     await until(id, 'finished');
     const before = await eventIds(id);
-    const agentUsage = (await info(id)).stats.usage_to_metrics.agent;
+    const agentUsage = (await info(id)).stats.usage_to_metrics.default;
 
     t.llm.push((req) => {
       expect(req.messages[0]!.role).toBe('system');
@@ -44,7 +44,7 @@ describe('ask_agent', () => {
     expect(await eventIds(id)).toEqual(before);
     const after = await info(id);
     expect(after.execution_status).toBe('finished');
-    expect(after.stats.usage_to_metrics.agent).toEqual(agentUsage);
+    expect(after.stats.usage_to_metrics.default).toEqual(agentUsage);
     expect(after.stats.usage_to_metrics['ask-agent-llm'].accumulated_token_usage).toMatchObject({ prompt_tokens: 40, completion_tokens: 4 });
 
     // The agent's view is untouched: the next run does not see the side question; its stats event keeps the ask usage.
@@ -55,7 +55,7 @@ describe('ask_agent', () => {
     await say(id, 'go on');
     await until(id, 'finished');
     const stats = (await info(id)).stats.usage_to_metrics;
-    expect(stats.agent.accumulated_token_usage.prompt_tokens).toBe(72);
+    expect(stats.default.accumulated_token_usage.prompt_tokens).toBe(72);
     expect(stats['ask-agent-llm'].accumulated_token_usage.prompt_tokens).toBe(40);
   });
 

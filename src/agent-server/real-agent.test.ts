@@ -121,7 +121,7 @@ describe('agent server with the real agent', () => {
 
     // Usage reported by the agent shows in the conversation info.
     const info = (await ctx.s.api(`/api/conversations/${id}`)).body;
-    expect(info.stats.usage_to_metrics.agent.accumulated_token_usage.prompt_tokens).toBe(32);
+    expect(info.stats.usage_to_metrics.default.accumulated_token_usage.prompt_tokens).toBe(32);
     expect(ctx.llm.requests.at(-1)?.headers['authorization']).toBe('Bearer sk-default');
   });
 });

@@ -126,8 +126,9 @@ describe('condensation', () => {
     expect(c!.forgotten_event_ids).not.toContain(t.of('SystemPromptEvent')[0]!.id);
     // The summary's usage goes to the `condenser` usage id, as in OpenHands.
     const stats = t.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats');
-    expect(stats.at(-1)!.value).toMatchObject({ usage_to_metrics: { condenser: { accumulated_token_usage: { prompt_tokens: 3, completion_tokens: 2 } }, agent: {} } });
-    expect(Object.keys((stats[0]!.value as { usage_to_metrics: object }).usage_to_metrics)).toEqual(['agent']);
+    expect(stats.at(-1)!.value).toMatchObject({ usage_to_metrics: { condenser: { accumulated_token_usage: { prompt_tokens: 3, completion_tokens: 2 } }, default: {} } });
+    // Both LLMs are listed from the first stats update on, the condenser's at zero (OpenHands registers them as the agent starts).
+    expect(Object.keys((stats[0]!.value as { usage_to_metrics: object }).usage_to_metrics)).toEqual(['default', 'condenser']);
   });
 
   it('a context-window error records a CondensationRequest, condenses and retries; POST-style condense() forces one', async () => {
@@ -201,7 +202,7 @@ describe('limits and streaming', () => {
     expect(t.status()).toBe('error');
     expect(t.llm.requests).toHaveLength(2);
     const stats = t.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats').at(-1)!;
-    expect(stats.value).toMatchObject({ usage_to_metrics: { agent: { max_budget_per_task: 0.5, accumulated_cost: 0.6 } } });
+    expect(stats.value).toMatchObject({ usage_to_metrics: { default: { max_budget_per_task: 0.5, accumulated_cost: 0.6 } } });
   });
 
   it('streams answers with tool calls and usage when llm.stream is set, handing text deltas to the host', async () => {
@@ -219,6 +220,6 @@ describe('limits and streaming', () => {
     expect(t.deltas.length).toBeGreaterThan(4);
     expect(t.deltas.map((d) => d.content ?? '').join('')).toBe('Let me write a longer thought here.All done now, nothing more.');
     const stats = t.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats').at(-1)!;
-    expect(stats.value).toMatchObject({ usage_to_metrics: { agent: { accumulated_token_usage: { prompt_tokens: 10, completion_tokens: 5 } } } });
+    expect(stats.value).toMatchObject({ usage_to_metrics: { default: { accumulated_token_usage: { prompt_tokens: 10, completion_tokens: 5 } } } });
   });
 });

@@ -104,7 +104,7 @@ describe('agent loop', () => {
     expect(observations[3]!.observation).toMatchObject({ kind: 'FinishObservation', content: [{ text: 'done' }] });
     const stats = t.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats');
     expect(stats).toHaveLength(3);
-    expect(stats.at(-1)!.value).toMatchObject({ usage_to_metrics: { agent: { model_name: 'openai/scripted', accumulated_cost: 0.25, accumulated_token_usage: { prompt_tokens: 11, completion_tokens: 6, per_turn_token: 2 } } } });
+    expect(stats.at(-1)!.value).toMatchObject({ usage_to_metrics: { default: { model_name: 'openai/scripted', accumulated_cost: 0.25, accumulated_token_usage: { prompt_tokens: 11, completion_tokens: 6, per_turn_token: 2 } } } });
   });
 
   it('ends a text-only reply as finished with an agent MessageEvent, and a later run continues the same conversation', async () => {
@@ -274,6 +274,28 @@ describe('agent loop', () => {
     t.llm.push({ content: 'b', usage: { prompt_tokens: 7, completion_tokens: 2 } });
     await t.newAgent().run(new AbortController().signal);
     const last = t.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats').at(-1)!;
-    expect(last.value).toMatchObject({ usage_to_metrics: { agent: { accumulated_token_usage: { prompt_tokens: 12, completion_tokens: 3 } } } });
+    expect(last.value).toMatchObject({ usage_to_metrics: { default: { accumulated_token_usage: { prompt_tokens: 12, completion_tokens: 3 } } } });
+  });
+
+  it('a conversation recorded with the old `agent` bucket continues it under the LLM\'s usage id; a named usage id keys the calls', async () => {
+    const t = await setup();
+    // Stats as this server recorded them before buckets were keyed by usage id.
+    const old = { model_name: 'openai/scripted', accumulated_cost: 0.5, max_budget_per_task: null, accumulated_token_usage: { model: 'openai/scripted', prompt_tokens: 40, completion_tokens: 4, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, context_window: 0, per_turn_token: 0, response_id: '' } };
+    t.events.push(parseEvent({ ...newEventBase('environment'), kind: 'ConversationStateUpdateEvent', key: 'stats', value: { usage_to_metrics: { agent: old, 'task:t1': old } } }));
+    t.say('x');
+    t.llm.push({ content: 'a', usage: { prompt_tokens: 5, completion_tokens: 1 } });
+    await t.newAgent().run(new AbortController().signal);
+    const last = t.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats').at(-1)!.value as { usage_to_metrics: Record<string, any> };
+    expect(Object.keys(last.usage_to_metrics).sort()).toEqual(['default', 'task:t1']);
+    expect(last.usage_to_metrics['default']).toMatchObject({ accumulated_cost: 0.5, accumulated_token_usage: { prompt_tokens: 45, completion_tokens: 5 } });
+
+    const named = await setup({ request: { agent: { llm: { model: 'openai/scripted', usage_id: 'my-agent' }, condenser: { kind: 'LLMSummarizingCondenser', max_size: 40, llm: { model: 'openai/scripted', usage_id: 'summaries' } } } } });
+    named.say('y');
+    named.llm.push({ content: 'b', usage: { prompt_tokens: 2, completion_tokens: 1 } });
+    await named.run();
+    const stats = named.of('ConversationStateUpdateEvent').filter((e) => e.key === 'stats').at(-1)!.value as { usage_to_metrics: Record<string, any> };
+    expect(Object.keys(stats.usage_to_metrics)).toEqual(['my-agent', 'summaries']);
+    expect(stats.usage_to_metrics['my-agent'].accumulated_token_usage.prompt_tokens).toBe(2);
+    expect(stats.usage_to_metrics['summaries'].accumulated_token_usage.prompt_tokens).toBe(0);
   });
 });

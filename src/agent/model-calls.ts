@@ -1,8 +1,9 @@
 // The agent's model calls: the client for the conversation's current LLM (made again once
-// switch_llm replaced it), each call with its usage recorded per usage id (`agent`, `condenser`,
-// `ask-agent-llm`, `classifier:<profile>` for the routing tool's classifier, `profile:<name>` for the
-// agent's calls once switch_profile or the routing tool gave it that LLM profile), what the run has
-// spent, and the side questions of ask_agent.
+// switch_llm replaced it), each call with its usage recorded under the usage id of the LLM that made
+// it, as OpenHands keys ConversationStats: the agent LLM's `usage_id` (`default` unless named; a
+// `profile:<name>` once switch_profile or the routing tool gave it that LLM profile), the condenser
+// LLM's, `ask-agent-llm`, `classifier:<profile>` for the routing tool's classifier. Also what the
+// run has spent, and the side questions of ask_agent.
 import { BadGateway, Conflict } from '../api/errors.ts';
 import { CONVERSATION_HEADER } from '../api/model-gateway.ts';
 import type { ErrorClassification, Event } from '../api/events/index.ts';
@@ -13,7 +14,8 @@ import { toModelCallError } from './llm/errors.ts';
 import { isUserAbort } from './llm/sdk.ts';
 import { maskDeep } from './mask.ts';
 import type { AgentHost, LlmConfig } from './types.ts';
-import { addUsage, priced, statsValue, usageFromStats, ZERO_USAGE, type Usage, type BucketMetrics, type BucketState, type UsageBucket } from './usage.ts';
+import { condenserConfig } from './condenser/summarizing.ts';
+import { addUsage, DEFAULT_USAGE_ID, isEmpty, priced, statsValue, usageFromStats, ZERO_USAGE, type Usage, type BucketMetrics, type NamedBucket, type UsageBucket } from './usage.ts';
 
 /** The usage id of the routing tool's classifier calls, before the LLM profile's name (OpenHands'). */
 export const CLASSIFIER_USAGE_PREFIX = 'classifier:';
@@ -40,40 +42,69 @@ export interface CallOptions {
   bucket: UsageBucket;
 }
 
+/** Before usage was keyed by usage id, this server counted the agent LLM's calls under `agent`. */
+const LEGACY_AGENT_BUCKET = 'agent';
+/** The usage id of a condenser without an LLM of its own (OpenHands' condenser settings name its copy of the agent's LLM so). */
+const CONDENSER_USAGE_ID = 'condenser';
+
+/** The usage id of the agent LLM's calls: its `usage_id`, OpenHands' default when it names none. */
+export function agentUsageId(host: AgentHost): string {
+  return host.request.agent?.llm?.usage_id ?? DEFAULT_USAGE_ID;
+}
+
+/**
+ * The usage id of the configured summarizing condenser's LLM (undefined without one): the usage_id
+ * of its `llm` (`default` when that names none), else `condenser`.
+ */
+export function condenserUsageId(host: AgentHost): string | undefined {
+  const raw = host.request.agent?.condenser;
+  try {
+    if (!condenserConfig(raw)) return undefined;
+  } catch {
+    return undefined;
+  }
+  const llm = raw?.['llm'];
+  if (llm === null || typeof llm !== 'object') return CONDENSER_USAGE_ID;
+  const id = (llm as Record<string, unknown>)['usage_id'];
+  return typeof id === 'string' ? id : DEFAULT_USAGE_ID;
+}
+
 export class ModelCalls {
   readonly #d: ModelCallsDeps;
   /** The model client and the `host.llm` it was made for. */
   #client: { config: LlmConfig; client: ModelClient } | undefined;
-  /** Usage per bucket (agent calls, condenser summaries, side questions), continued from the recorded stats. */
-  readonly #usage: Record<UsageBucket, BucketState>;
+  /**
+   * Usage per usage id, each with the model its calls went to, continued from the recorded stats:
+   * the agent LLM's (and, after a switch, the LLMs it had before), the condenser's, ask_agent's, the
+   * routing tool's classifier and LLM profiles.
+   */
+  readonly #buckets: Record<string, NamedBucket>;
   /** Prompt tokens of the last agent call since the last condensation: the view's size in tokens, one step behind. */
   viewTokens: number | undefined;
   /** What each task tool's sub-agent used, under `task:<id>` (kept from the recorded stats). */
   readonly #tasks: Record<string, BucketMetrics>;
-  /**
-   * Buckets of LLM profiles, each with its own model: the routing tool's classifier calls
-   * (`classifier:<profile>`), and the agent's calls on an LLM profile it was switched to
-   * (`profile:<name>`, the usage id switch_profile gives the LLM). OpenHands keys an LLM's metrics
-   * by its usage id; the conversation's first LLM stays under `agent`, as this server always counted it.
-   */
-  readonly #named: Record<string, { model: string; state: BucketState }>;
-  /** The model of the last call counted in `#usage` (its buckets' model_name); undefined until one is. */
-  #usageModel: string | undefined;
 
   constructor(d: ModelCallsDeps) {
     this.#d = d;
     const recorded = d.host.stats();
-    this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') }, [ASK_USAGE_ID]: { total: usageFromStats(recorded, ASK_USAGE_ID) } };
-    this.#tasks = Object.fromEntries(Object.entries(recorded?.usage_to_metrics ?? {}).filter(([k]) => k.startsWith('task:'))) as Record<string, BucketMetrics>;
-    this.#named = Object.fromEntries(Object.entries(recorded?.usage_to_metrics ?? {}).filter(([k]) => k.startsWith(CLASSIFIER_USAGE_PREFIX) || k.startsWith(PROFILE_USAGE_PREFIX))
-      .map(([k, m]) => [k, { model: m?.model_name ?? '', state: { total: usageFromStats(recorded, k as UsageBucket) } }]));
+    const entries = Object.entries(recorded?.usage_to_metrics ?? {});
+    this.#tasks = Object.fromEntries(entries.filter(([k]) => k.startsWith('task:'))) as Record<string, BucketMetrics>;
+    this.#buckets = {};
+    const agentId = agentUsageId(d.host);
+    const legacy = agentId !== LEGACY_AGENT_BUCKET && entries.some(([k]) => k === LEGACY_AGENT_BUCKET) && !entries.some(([k]) => k === agentId);
+    for (const [k, m] of entries) {
+      if (k.startsWith('task:')) continue;
+      // A conversation recorded before usage ids: its `agent` bucket is the agent LLM's, so it continues under that LLM's usage id.
+      const key = legacy && k === LEGACY_AGENT_BUCKET ? agentId : k;
+      this.#buckets[key] = { model: m?.model_name ?? '', state: { total: usageFromStats(recorded, k) } };
+    }
   }
 
-  /** Usage entries beside the agent's own buckets: the sub-agents' and the LLM profiles'. */
-  #others(): Record<string, BucketMetrics> {
-    const budget = this.#d.host.request.max_budget_per_run ?? null;
-    const named = Object.entries(this.#named).map(([k, c]) => statsValue(c.model, { [k]: c.state } as Record<UsageBucket, BucketState>, budget).usage_to_metrics);
-    return Object.assign({}, this.#tasks, ...named) as Record<string, BucketMetrics>;
+  /** The usage id a call of `role` counts under. */
+  #usageId(role: UsageBucket): string {
+    if (role === 'agent') return agentUsageId(this.#d.host);
+    if (role === 'condenser') return condenserUsageId(this.#d.host) ?? CONDENSER_USAGE_ID;
+    return ASK_USAGE_ID;
   }
 
   /** A task tool's sub-agent ended: its usage joins the conversation's stats as `task:<id>` (OpenHands), in a stats update. */
@@ -83,10 +114,19 @@ export class ModelCalls {
     this.#d.emit(stateUpdate('stats', this.#stats()));
   }
 
-  #stats() {
+  /**
+   * The `stats` value: the agent's and the condenser's LLMs listed from the start (OpenHands registers
+   * them, at zero, when the agent starts), every other bucket once it counted something, then the sub-agents'.
+   */
+  #stats(): { usage_to_metrics: Record<string, BucketMetrics> } {
     const host = this.#d.host;
-    const v = statsValue(this.#usageModel ?? host.llm?.model ?? '', this.#usage, host.request.max_budget_per_run ?? null);
-    return { usage_to_metrics: { ...v.usage_to_metrics, ...this.#others() } };
+    const model = host.llm?.model ?? '';
+    const listed: Record<string, NamedBucket> = {};
+    for (const id of [agentUsageId(host), condenserUsageId(host)]) {
+      if (id !== undefined) listed[id] = this.#buckets[id] ?? { model, state: { total: ZERO_USAGE } };
+    }
+    for (const [k, b] of Object.entries(this.#buckets)) if (!(k in listed) && !isEmpty(b.state)) listed[k] = b;
+    return { usage_to_metrics: { ...statsValue(listed, host.request.max_budget_per_run ?? null).usage_to_metrics, ...this.#tasks } };
   }
 
   /** The model client for `host.llm` (made again once switch_llm replaced it), or undefined after recording why there is none. */
@@ -155,8 +195,7 @@ export class ModelCalls {
     if (llm?.log_completions !== true) return;
     // OpenHands logs the context window its model info gives (0 when unknown); the request's max_input_tokens is ours.
     data = { ...data, context_window: llm.max_input_tokens ?? 0 };
-    const usageId = o.bucket === 'agent' ? (this.#d.host.request.agent?.llm?.usage_id ?? 'agent') : o.bucket;
-    this.#d.emit(completionLog(model, usageId, data, failed));
+    this.#d.emit(completionLog(model, this.#usageId(o.bucket), data, failed));
   }
 
   /**
@@ -213,7 +252,7 @@ export class ModelCalls {
     } catch (err) {
       throw toModelCallError(err);
     }
-    this.#addNamed(usageId, model.model, completion.usage, completion.responseId);
+    this.#add(usageId, model.model, completion.usage, completion.responseId);
     // No event of its own (as OpenHands, whose classifier call leaves none): the next stats update carries it.
     this.#d.host.recordStats?.(this.#stats());
     return this.#d.mask(completion.content ?? '');
@@ -229,28 +268,24 @@ export class ModelCalls {
     return tokenEvent(completion.tokenIds.prompt, completion.tokenIds.response);
   }
 
-  /** What the model calls of runs cost so far, summaries and classifier calls included (the budget counts them all). */
+  /** What the model calls of runs cost so far, summaries and classifier calls included (the budget counts them all, not side questions). */
   spent(): number {
-    return this.#usage.agent.total.cost + this.#usage.condenser.total.cost + Object.values(this.#named).reduce((n, c) => n + c.state.total.cost, 0);
+    return Object.entries(this.#buckets).reduce((n, [k, b]) => (k === ASK_USAGE_ID ? n : n + b.state.total.cost), 0);
   }
 
-  #addNamed(usageId: string, model: string, usage: Usage, responseId: string): void {
-    const prev = this.#named[usageId]?.state.total ?? ZERO_USAGE;
-    this.#named[usageId] = { model, state: { total: addUsage(prev, usage), last: { usage, responseId } } };
+  #add(usageId: string, model: string, usage: Usage, responseId: string): void {
+    const prev = this.#buckets[usageId]?.state.total ?? ZERO_USAGE;
+    this.#buckets[usageId] = { model, state: { total: addUsage(prev, usage), last: { usage, responseId } } };
   }
 
   #record(model: string, completion: Completion, bucket: UsageBucket): void {
     const host = this.#d.host;
     const usage = priced(completion.usage, host.request.agent?.llm);
-    // The agent on an LLM profile it was switched to: that profile's bucket (OpenHands counts by the LLM's usage id).
-    const usageId = host.request.agent?.llm?.usage_id;
-    if (bucket === 'agent' && usageId?.startsWith(PROFILE_USAGE_PREFIX)) this.#addNamed(usageId, model, usage, completion.responseId);
-    else {
-      this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
-      this.#usageModel = model;
-    }
+    // Under the usage id of the LLM that made the call (OpenHands keys its metrics so); a condenser
+    // whose LLM has the agent's usage id counts in the agent's bucket.
+    this.#add(this.#usageId(bucket), model, usage, completion.responseId);
     if (bucket === 'agent' && usage.promptTokens > 0) this.viewTokens = usage.promptTokens;
-    const stats = { usage_to_metrics: { ...statsValue(this.#usageModel ?? model, this.#usage, host.request.max_budget_per_run ?? null).usage_to_metrics, ...this.#others() } };
+    const stats = this.#stats();
     // A side question leaves no event (OpenHands); its usage is kept, and in the next stats event.
     if (bucket === ASK_USAGE_ID) host.recordStats?.(stats);
     else this.#d.emit(stateUpdate('stats', stats));

@@ -1,6 +1,7 @@
 // Usage and cost accumulated per conversation, in the OpenHands `stats` shape
-// (ConversationStats.usage_to_metrics, keyed by usage id: `agent` for the agent's calls,
-// `condenser` for summaries, `ask-agent-llm` for side questions).
+// (ConversationStats.usage_to_metrics, keyed by the usage id of the LLM that made the calls: the
+// agent LLM's `usage_id` (`default` unless the request names one), the condenser LLM's,
+// `ask-agent-llm` for side questions, `classifier:<profile>` / `profile:<name>` for routing).
 import type { ConversationStats } from '../api/agent-server/index.ts';
 import type { Event } from '../api/events/index.ts';
 import type { CallUsage } from './llm/client.ts';
@@ -29,8 +30,14 @@ export function priced(u: Usage, prices: { input_cost_per_token?: number | null;
   return cost > 0 ? { ...u, cost } : u;
 }
 
-/** Usage ids as OpenHands names them: the agent's calls, the condenser's summaries, ask_agent's answers. */
+/**
+ * Which of the conversation's LLMs made a call: the agent's, the condenser's (summaries), ask_agent's
+ * (side questions). The bucket it counts in is that LLM's usage id (ModelCalls resolves it).
+ */
 export type UsageBucket = 'agent' | 'condenser' | 'ask-agent-llm';
+
+/** The usage id an LLM without one has (OpenHands' LLM.usage_id default). */
+export const DEFAULT_USAGE_ID = 'default';
 
 export interface BucketMetrics {
   model_name: string;
@@ -51,7 +58,7 @@ export interface BucketMetrics {
 
 export interface StatsValue {
   /** Per bucket; also `task:<task id>` for what a sub-agent of the task tool used (as OpenHands keys it). */
-  usage_to_metrics: Partial<Record<UsageBucket, BucketMetrics>> & Record<string, BucketMetrics>;
+  usage_to_metrics: Record<string, BucketMetrics>;
 }
 
 /** A sub-agent's usage over its buckets in one entry (OpenHands' get_combined_metrics). */
@@ -82,11 +89,21 @@ export interface BucketState {
   last?: { usage: Usage; responseId: string };
 }
 
-/** The `stats` value after a call: per bucket, totals so far plus its last turn; empty buckets are left out. */
-export function statsValue(model: string, buckets: Partial<Record<UsageBucket, BucketState>>, budget: number | null = null): StatsValue {
+/** A usage id's bucket: the model its calls went to, totals so far plus its last turn. */
+export interface NamedBucket {
+  model: string;
+  state: BucketState;
+}
+
+/** A bucket that counted nothing yet (OpenHands lists a registered LLM at zero before its first call). */
+export function isEmpty(b: BucketState): boolean {
+  return !b.last && Object.values(b.total).every((v) => v === 0);
+}
+
+/** The `stats` value of the given buckets (by usage id), each with its model and the run's budget. */
+export function statsValue(buckets: Record<string, NamedBucket>, budget: number | null = null): StatsValue {
   const usage_to_metrics: StatsValue['usage_to_metrics'] = {};
-  for (const [name, b] of Object.entries(buckets) as [UsageBucket, BucketState][]) {
-    if (name !== 'agent' && !b.last && Object.values(b.total).every((v) => v === 0)) continue;
+  for (const [name, { model, state: b }] of Object.entries(buckets)) {
     usage_to_metrics[name] = {
       model_name: model,
       accumulated_cost: b.total.cost,
@@ -112,7 +129,7 @@ export function statsValue(model: string, buckets: Partial<Record<UsageBucket, B
  * A bucket's usage so far, from the conversation's recorded `stats` (the agent may be re-created
  * after a restart; a fork starts from zero or from its source's totals, whatever its copied events say).
  */
-export function usageFromStats(stats: ConversationStats | null | undefined, bucket: UsageBucket = 'agent'): Usage {
+export function usageFromStats(stats: ConversationStats | null | undefined, bucket: string): Usage {
   const m = stats?.usage_to_metrics?.[bucket];
   if (!m) return ZERO_USAGE;
   const t = m.accumulated_token_usage ?? {};

@@ -30,6 +30,7 @@ import type { MetaProfile } from '../../api/agent-server/meta-profiles.ts';
 import type { McpServerSettings } from '../../api/agent-server/settings.ts';
 import { AgentyardError, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
 import { condenserConfig, CondenserConfigError } from '../../agent/condenser/summarizing.ts';
+import { DEFAULT_USAGE_ID } from '../../agent/usage.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { ROUTE_TOOL_KIND } from '../../agent/tools/route-task.ts';
 import { loadUserSkillsSync, skillInfo, type Skill } from '../../agent/skills/index.ts';
@@ -227,7 +228,8 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
   const mcp = mcpConfig(stored, resolved);
   out.agent = {
     kind: 'Agent',
-    llm: { ...llm.llm, usage_id: 'agent', ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
+    // An LLM profile's LLM has OpenHands' default usage id (its calls count under `default`).
+    llm: { ...llm.llm, usage_id: DEFAULT_USAGE_ID, ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
     tools: [...(profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).filter((t) => !(profile.enable_classify_and_switch_llm_tool && t.name === ROUTE_TOOL_KIND)).map((t) => ({ name: t.name, params: t.params ?? {} })), ...routeTool(profile, stores)],
     // The catalog is resolved here (user skills included), so the agent does not load user skills
     // again; project skills it loads from the workspace, less the deny-list.

@@ -67,7 +67,7 @@ describe('fork metrics with the real agent', () => {
   const t = useRealAgentServer({ createAgent });
 
   const info = async (id: string) => (await t.s.api(`/api/conversations/${id}`)).body;
-  const agentMetrics = async (id: string) => (await info(id)).stats.usage_to_metrics.agent;
+  const agentMetrics = async (id: string) => (await info(id)).stats.usage_to_metrics.default;
   const finished = (id: string) => eventually(async () => (await info(id)).execution_status === 'finished', 15_000);
   const say = async (id: string, text: string) => {
     await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
@@ -83,7 +83,7 @@ describe('fork metrics with the real agent', () => {
     t.llm.push({ content: 'second answer', usage: { prompt_tokens: 200, completion_tokens: 60, cost: 0.25 } });
     await say(id, 'second');
     const before = (await info(id)).stats;
-    expect(before.usage_to_metrics.agent).toMatchObject({ accumulated_cost: 0.75, accumulated_token_usage: { prompt_tokens: 300, completion_tokens: 100 } });
+    expect(before.usage_to_metrics.default).toMatchObject({ accumulated_cost: 0.75, accumulated_token_usage: { prompt_tokens: 300, completion_tokens: 100 } });
     return { id, before };
   }
 
@@ -124,7 +124,7 @@ describe('fork metrics with the real agent', () => {
     await say(fork.id, 'on the fork');
     expect(await agentMetrics(fork.id)).toMatchObject({ accumulated_cost: 0.01, accumulated_token_usage: { prompt_tokens: 7, completion_tokens: 3, per_turn_token: 10 } });
     // The fork's latest stats update (what a client replaying events sees) says the same.
-    expect((await lastStatsEvent(fork.id)).value.usage_to_metrics.agent).toMatchObject({ accumulated_cost: 0.01, accumulated_token_usage: { prompt_tokens: 7 } });
+    expect((await lastStatsEvent(fork.id)).value.usage_to_metrics.default).toMatchObject({ accumulated_cost: 0.01, accumulated_token_usage: { prompt_tokens: 7 } });
     expect((await info(src.id)).stats).toEqual(src.before);
   });
 

@@ -94,7 +94,7 @@ describe.skipIf(!hasGit)('plugin sub-agents through the task tool', () => {
     // Its usage joins the conversation's stats under task:<id>, as OpenHands keys it.
     const stats = (await ctx.s.api(`/api/conversations/${id}`)).body.stats.usage_to_metrics;
     expect(stats[`task:${obs.task_id}`]).toMatchObject({ accumulated_token_usage: { prompt_tokens: 18, completion_tokens: 5 } });
-    expect(stats.agent).toBeDefined();
+    expect(stats.default).toBeDefined();
     // With the task tool, the plugin's agents are no "will not run" notice.
     expect(JSON.stringify(items)).not.toContain('Plugin subagents will not run');
   }, 60_000);
