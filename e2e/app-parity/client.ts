@@ -3,6 +3,7 @@
 // what it saw to what must agree (field names, JSON types, event kinds, 422 locations).
 import type { ScriptedReply } from '../../src/testing/scripted-llm/server.ts';
 import { MODEL, type AppSide, type Reply } from './servers.ts';
+import { until } from '../../src/testing/until.ts';
 
 export type View = Record<string, unknown>;
 /** What the flows of one side share: the conversation started first, and its start task. */
@@ -41,15 +42,7 @@ export const START_REQUESTS = {
 
 export const finish = (m: string): ScriptedReply => ({ toolCalls: [{ name: 'finish', arguments: { message: m } }] });
 
-export async function until<T>(what: string | (() => string), fn: () => Promise<T | undefined | false>, ms = 90_000, every = 250): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await new Promise((r) => setTimeout(r, every));
-  }
-}
+export { until };
 
 /** The JSON type of a value, as a generated client declares it. */
 export const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);

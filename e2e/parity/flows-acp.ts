@@ -5,6 +5,7 @@
 // (OPENCODE_CONFIG_CONTENT): both servers hand secrets to the ACP server as environment variables.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { until as untilFor } from '../../src/testing/until.ts';
 import { opencodeBinary, opencodeConfig } from '../../src/testing/acp/opencode.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import type { Flow, View } from './flows.ts';
@@ -13,16 +14,8 @@ import { KEY, type Side } from './servers.ts';
 
 const bin = opencodeBinary();
 const SLOW = 120_000;
+const until = <T>(what: string, fn: () => Promise<T | undefined | false>, ms = SLOW): Promise<T> => untilFor(what, fn, ms, 200);
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = SLOW): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const info = async (s: Side, id: string) => (await s.api(`/api/conversations/${id}`)).body;
 const events = async (s: Side, id: string) => (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];

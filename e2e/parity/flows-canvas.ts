@@ -2,9 +2,9 @@
 // a bundle, an icon and a Node backend in a .tar.gz) installed on both servers, its backend approved
 // and started, and a browser's session, HTTP and WebSocket through /app-backends, as a client sees them.
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import WebSocket from 'ws';
+import { rawRequest } from '../../src/testing/raw-http.ts';
 import { writeTestExtension } from '../../src/agent-server/canvas/test-extension.ts';
 import { KEY, type Side } from './servers.ts';
 import type { View } from './flows.ts';
@@ -14,18 +14,7 @@ const NAME = 'parity-app';
 const X = `/api/canvas-extensions/installed/${NAME}`;
 
 /** Raw HTTP on the path as written (no dot-segment resolution), with the headers a browser would send. */
-function raw(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-  const u = new URL(base);
-  return new Promise((ok, fail) => {
-    const req = request({ host: u.hostname, port: u.port, path, method: init.method ?? 'GET', headers: { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => ok({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }));
-    });
-    req.on('error', fail);
-    req.end(init.body);
-  });
-}
+const raw = (base: string, path: string, init?: Parameters<typeof rawRequest>[1]) => rawRequest(base + path, init);
 
 const json = (t: string) => {
   try {

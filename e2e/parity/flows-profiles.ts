@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { until } from '../../src/testing/until.ts';
 import type { Flow } from './flows.ts';
 import { startBody } from './flows.ts';
 import type { Side } from './servers.ts';
@@ -15,15 +16,6 @@ const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: a
 const mine = (body: any) => ({ ...body, profiles: (body?.profiles ?? []).filter((p: any) => String(p.name).startsWith('parity-')) });
 const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function exposed(s: Side, name: string, mode: string): Promise<number> {
   return (await fetch(`${s.url}/api/profiles/${name}`, { headers: { 'x-session-api-key': 'parity-session-key', 'x-expose-secrets': mode } })).status;

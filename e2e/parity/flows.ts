@@ -4,6 +4,7 @@
 // by nature (ids, timestamps, texts of the system prompt) are left out on purpose.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
+import { until } from '../../src/testing/until.ts';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
@@ -49,15 +50,6 @@ export function startBody(s: Side, extra: Record<string, unknown> = {}): Record<
 const text = (t: string, run?: boolean) => ({ role: 'user', content: [{ type: 'text', text: t }], ...(run === undefined ? {} : { run }) });
 const finish = (message: string): ScriptStep => ({ toolCalls: [{ name: 'finish', arguments: { message } }] });
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function events(s: Side, id: string): Promise<any[]> {
   const r = await s.api(`/api/conversations/${id}/events/search?limit=100`);

@@ -6,13 +6,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { startTestServer, tempDir, TEST_KEY, type TestServer } from '../test-support.ts';
 import { writeTestExtension } from '../canvas/test-extension.ts';
+import { rawRequest, type RawResponse } from '../../testing/raw-http.ts';
 
 const CONTROL = 'http://localhost:5173'; // the Canvas page (a loopback origin other than the ingress)
 
@@ -25,27 +25,9 @@ function freePort(): Promise<number> {
   });
 }
 
-interface Res {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
 /** Raw HTTP (fetch would not let us set Host). */
-function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Res> {
-  return new Promise((ok, fail) => {
-    const u = new URL(url);
-    // The path as written (a URL object would resolve dot segments, %2e%2e included).
-    const path = url.slice(u.origin.length);
-    const req = request({ host: u.hostname, port: u.port, path, method: init.method ?? 'GET', headers: { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => ok({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }));
-    });
-    req.on('error', fail);
-    req.end(init.body);
-  });
-}
+const raw = rawRequest;
+type Res = RawResponse;
 
 describe('Canvas extensions and app backends', () => {
   let dir: ReturnType<typeof tempDir>;
