@@ -63,12 +63,14 @@ endif
 # Traefik from Go modules, and the images (pause, a debootstrapped Debian, Node 24 from npm, and
 # agentyard from this Dockerfile) built with buildah, cached in $${AGENTYARD_CACHE:-~/.cache/agentyard}/node.
 # Needs root and Debian's containerd & co. (test-deps). The first build takes about 20 minutes.
-# Strict like k8s-bin.
+# Strict like k8s-bin. The agentyard image of this checkout (rebuilt whenever the source changed,
+# 1 to 2 minutes) is left to the e2e/node suites, which build it when they start (`hack/k8s-node.sh
+# image`, under the same lock) while the other suites already run.
 k8s-node: deps k8s-bin test-deps
 ifeq ($(REQUIRE_CLUSTER_TESTS),1)
-	@hack/k8s-node.sh
+	@hack/k8s-node.sh base
 else
-	@hack/k8s-node.sh || { echo; \
+	@hack/k8s-node.sh base || { echo; \
 	  echo "WARNING: no real test node (hack/k8s-node.sh failed, see above): e2e/node is SKIPPED."; \
 	  echo "WARNING: Install Go >= 1.25, run as root, and run make test again."; echo; } >&2
 endif

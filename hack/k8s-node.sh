@@ -19,6 +19,9 @@
 # e2e/node imports the archives into its containerd (namespace k8s.io) when they are missing there.
 #
 #   hack/k8s-node.sh          everything; prints the node cache dir (last line)
+#   hack/k8s-node.sh base     everything but the agentyard image (`make test`: the e2e/node suites
+#                             build it when they start, beside the other suites, instead of every
+#                             suite waiting for it); prints the node cache dir (last line)
 #   hack/k8s-node.sh image    only the agentyard image of this checkout (tagged by a hash of the
 #                             build context, so a changed source means a new image); prints
 #                             "<reference> <archive>"
@@ -253,7 +256,8 @@ main() {
   if [[ ${1:-} == image ]]; then agentyard_image; return; fi
   if [[ ${1:-} == seaweedfs ]]; then seaweedfs_image; return; fi
 
-  local start=$SECONDS
+  local start=$SECONDS base_only=
+  [[ ${1:-} == base ]] && base_only=1
   # kubelet & co. share the wrapper module (and its lock) with hack/k8s-bin.sh.
   local missing=() name
   for name in kubelet kube-scheduler kube-proxy; do [[ -x "$BIN/$name" ]] || missing+=("$name"); done
@@ -270,7 +274,7 @@ main() {
   image_present pause "$PAUSE_REF" || build_pause "$PAUSE_REF" || die "building the pause image failed"
   image_present debian "$DEBIAN_REF" || build_debian "$DEBIAN_REF" "$SUITE" || die "building the Debian base image failed"
   image_present node "$NODE_REF" || build_node "$NODE_REF" "$DEBIAN_REF" || die "building the node image failed"
-  agentyard_image >&2
+  [[ -n $base_only ]] || agentyard_image >&2
   if (( SECONDS - start > 1 )); then log "done in $((SECONDS - start)) s"; fi
   echo "$NODE_DIR"
 }

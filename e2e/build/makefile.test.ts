@@ -45,8 +45,8 @@ describe('make test', () => {
     expect(await make(withGo, ['-n', 'oci-registry'])).toBe('hack/oci-registry.sh >/dev/null\n');
     expect(await make(withGo, ['-n', 'openhands-app-server'])).toBe('hack/openhands-app-server.sh >/dev/null\n');
     expect(await make(withGo, ['-n', 'keycloak'])).toBe('hack/keycloak.sh >/dev/null\n');
-    // The real node of e2e/node too.
-    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'test-deps', '-n', 'k8s-node'])).toBe('hack/k8s-node.sh\n');
+    // The real node of e2e/node too (its agentyard image is built by the suites as they start).
+    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'test-deps', '-n', 'k8s-node'])).toBe('hack/k8s-node.sh base\n');
   });
 
   it('without Go skips them with a warning instead', async () => {
@@ -56,7 +56,7 @@ describe('make test', () => {
     expect(await make(noGo, ['-n', 'oci-registry'])).toMatch(/^hack\/oci-registry\.sh >\/dev\/null \|\| echo "WARNING: no OCI registry[^]*SKIPPED/);
     expect(await make(noGo, ['-n', 'openhands-app-server'])).toMatch(/^hack\/openhands-app-server\.sh >\/dev\/null \|\| echo "WARNING: no OpenHands app server[^]*SKIPPED/);
     expect(await make(noGo, ['-n', 'keycloak'])).toMatch(/^hack\/keycloak\.sh >\/dev\/null \|\| echo "WARNING: no Keycloak[^]*SKIPPED/);
-    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'test-deps', '-n', 'k8s-node'])).toMatch(/^hack\/k8s-node\.sh \|\| \{[^]*WARNING: no real test node[^]*SKIPPED/);
+    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'test-deps', '-n', 'k8s-node'])).toMatch(/^hack\/k8s-node\.sh base \|\| \{[^]*WARNING: no real test node[^]*SKIPPED/);
   });
 
   it('lets CI require them (or a developer waive them) explicitly', async () => {

@@ -5,17 +5,16 @@
 // cut mid-run and every event shown once, in order; approve and reject in confirmation mode; the
 // workspace files and the Git diff; rename, download, fork, pause/resume, the live list, delete.
 // AGENTYARD_SCREENSHOTS=docs/screenshots keeps a screenshot of each page there (for the README).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { cutSockets, launchChromium, recordSockets, requireChromiumForWebSuites } from '../../src/testing/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { startServiceWithModel, type RunningService } from './harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = existsSync(CHROMIUM) ? undefined : `chromium missing at ${CHROMIUM}`;
-if (missing && process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1') throw new Error(`the web app suite needs ${missing} (hack/test-deps.sh installs it)`);
+const missing = requireChromiumForWebSuites();
 
 describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (skipped: ${missing})` : ''}`, () => {
   let llm: ScriptedLlm;
@@ -29,17 +28,10 @@ describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (s
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
     ({ llm, svc, stop } = await startServiceWithModel());
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 760 }, acceptDownloads: true });
     // Every WebSocket the app opens, so a test can cut them (as a network failure would).
-    // (Page scripts are strings here: this file is type-checked without the DOM library.)
-    await page.addInitScript({
-      content: `{ const Native = window.WebSocket; const all = []; window.__sockets = all;
-        window.WebSocket = class extends Native { constructor(url, protocols) { super(url, protocols); all.push(this); } }; }`,
-    });
+    await recordSockets(page);
   }, 120_000);
 
   afterAll(async () => {
@@ -198,11 +190,7 @@ describe.skipIf(missing !== undefined)(`the web app in a browser${missing ? ` (s
     await page.click('.followup button[type=submit]');
     await atHeld;
     await expect.poll(() => page.locator('.result.observation').allTextContents(), { timeout: 30_000 }).toEqual(expect.arrayContaining([expect.stringContaining('before-the-cut')]));
-    const cut = await page.evaluate<number>(`(() => {
-      const open = window.__sockets.filter((s) => s.readyState === WebSocket.OPEN);
-      for (const s of open) s.close();
-      return open.length;
-    })()`);
+    const cut = await cutSockets(page);
     expect(cut).toBe(1);
     await expect.poll(() => page.textContent('#feed-state'), { timeout: 5_000 }).toBe('reconnecting');
     release(); // the agent goes on while the page has no socket

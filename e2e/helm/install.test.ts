@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, NetworkingV1Api, StorageV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../../src/api/conversation.ts';
+import { API_VERSION } from '../../src/api/meta.ts';
 import { SandboxKind } from '../../src/api/sandbox.ts';
+import { SANDBOX_CONFIGURATION_NAME, SandboxConfigurationKind } from '../../src/api/sandbox-configuration.ts';
 import { eventTime } from '../../src/cli/support-bundle.ts';
 import { KubeStore } from '../../src/store/kube/kube-store.ts';
 import { eventually } from '../embedded/harness.ts';
@@ -225,6 +227,19 @@ describe.skipIf(!helmBin || !kubectlBin)('the Helm chart on the real API server'
     const ingress = await cluster.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ name: sandbox, namespace: SANDBOXES });
     expect(ingress.spec?.rules?.[0]?.host).toBe(`${sandbox}-runtime.agents.example.com`);
     expect((await core.readNamespacedSecret({ name: conv.spec.secretsRef!, namespace: SANDBOXES })).data?.DEPLOY_TOKEN).toBeTruthy();
+    // The Sandbox Configuration written around the API, then deleted (as kubectl would, with an admin's
+    // identity): the controller records both in the audit trail with its own identity.
+    await store.create(SandboxConfigurationKind, { apiVersion: API_VERSION, kind: 'SandboxConfiguration', metadata: { name: SANDBOX_CONFIGURATION_NAME, namespace: SANDBOXES }, spec: { idleTimeSeconds: 900 } });
+    await eventually(async () => ((await store.get(SandboxConfigurationKind, SANDBOXES, SANDBOX_CONFIGURATION_NAME))?.spec.changes?.length === 1 ? true : undefined), 'the outside change in the trail', 30_000);
+    await store.delete(SandboxConfigurationKind, SANDBOXES, SANDBOX_CONFIGURATION_NAME);
+    const kept = await eventually(async () => {
+      const c = await store.get(SandboxConfigurationKind, SANDBOXES, SANDBOX_CONFIGURATION_NAME);
+      return c?.spec.changes?.length === 2 ? c : undefined;
+    }, 'the deletion in the trail of a new object', 30_000);
+    expect(kept.spec.changes!.map((c) => [c.field, c.from, c.to, c.outsideApi, c.objectDeleted ?? false])).toEqual([
+      ['idleTimeSeconds', null, 900, true, false],
+      ['idleTimeSeconds', 900, null, true, true],
+    ]);
     expect(controller.output() + api.output()).not.toMatch(/forbidden/i);
   });
 

@@ -70,7 +70,7 @@ describe.skipIf(skip)('Sandbox Configuration on a real API server', () => {
     const api = await startApiServer({ store, db, clock: systemClock, namespace: ns, settings: { capacity: 10, idleTimeMs: 1_800_000, deletionTimeMs: 604_800_000 }, log: createLogger('cfg-audit'), port: 0, host: '127.0.0.1' });
     const controller = createController({ store, runtime: new FakeRuntime(), clock: systemClock, settings: { idleTimeMs: 1_800_000, deletionTimeMs: 604_800_000, capacity: 10 }, namespace: ns });
     await controller.start();
-    type Change = { user_id: string | null; user_name: string | null; outside_api: boolean; field_manager: string | null; field: string; from: number | null; to: number | null };
+    type Change = { user_id: string | null; user_name: string | null; outside_api: boolean; field_manager: string | null; object_deleted: boolean; field: string; from: number | null; to: number | null };
     const config = async () => {
       const res = await fetch(`${api.url}/api/v1/admin/sandbox-configuration`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
@@ -98,8 +98,8 @@ describe.skipIf(skip)('Sandbox Configuration on a real API server', () => {
       );
       let c = await until((x) => x.changes.length === 2);
       expect(c.idle_time_seconds).toBe(90);
-      expect(c.changes[0]).toEqual({ time: expect.any(String), user_id: null, user_name: null, outside_api: true, field_manager: 'kubectl-edit', field: 'idle_time_seconds', from: 600, to: 90 });
-      expect(c.changes[1]).toMatchObject({ user_id: admin.id, outside_api: false, field_manager: null, from: null, to: 600 });
+      expect(c.changes[0]).toEqual({ time: expect.any(String), user_id: null, user_name: null, outside_api: true, field_manager: 'kubectl-edit', object_deleted: false, field: 'idle_time_seconds', from: 600, to: 90 });
+      expect(c.changes[1]).toMatchObject({ user_id: admin.id, outside_api: false, field_manager: null, object_deleted: false, from: null, to: 600 });
 
       // The kubectl binary itself, where the cache has one: a real `kubectl edit` (its editor a sed script) and a `kubectl patch`.
       const kubectl = join(kubeBinDir()!, 'kubectl');
@@ -121,6 +121,23 @@ describe.skipIf(skip)('Sandbox Configuration on a real API server', () => {
       const idle = after.changes.filter((x) => x.field === 'idle_time_seconds').reverse();
       for (let i = 1; i < idle.length; i++) expect(idle[i]!.from).toBe(idle[i - 1]!.to);
       expect(idle.at(-1)).toMatchObject({ user_id: admin.id, to: 1200, outside_api: false });
+
+      // `kubectl delete` of the object (the real binary where the cache has one): the values go back to
+      // the defaults, and the trail is kept, with an entry for each field the deletion reset.
+      const before = after.changes.length;
+      if (existsSync(kubectl)) await promisify(execFile)(kubectl, ['-n', ns, 'delete', `${SandboxConfigurationKind.plural}.${GROUP}`, 'default'], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } });
+      else await raw.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: SandboxConfigurationKind.plural, name: 'default' });
+      c = await until((x) => x.changes.length > before);
+      const deletion = c.changes.slice(0, c.changes.length - before);
+      expect(deletion.map((x) => [x.field, x.from, x.to, x.outside_api, x.user_name, x.object_deleted]).sort()).toEqual([
+        ['idle_time_seconds', 1200, null, true, null, true],
+        ...(existsSync(kubectl) ? [['sandbox_capacity', 4, null, true, null, true]] : []),
+      ]);
+      expect(c.changes.slice(deletion.length)).toEqual(after.changes);
+      expect(c.idle_time_seconds).toBe(1800);
+      // Kept in a new object with no values: nothing else to record, the trail ends at the defaults.
+      const kept = (await store.get(SandboxConfigurationKind, ns, 'default'))!;
+      expect(Object.keys(kept.spec)).toEqual(['changes']);
     } finally {
       await controller.stop();
       await api.close();

@@ -7,12 +7,13 @@
 // alice's conversation (404) nor an admin-only route (403), idle expiry (the app says the session
 // ended), a disabled user cannot log in, logout (the cookie is dead, and the Keycloak session too),
 // API keys still work.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DateTime } from 'luxon';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromiumMissing, launchChromium } from '../../src/testing/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind } from '../../src/api/conversation.ts';
 import { ManualClock } from '../../src/controller/clock.ts';
@@ -27,10 +28,9 @@ import { scriptedModelEnv, startService, removeDataDir, type RunningService } fr
 import { freePort } from '../kube/processes.ts';
 import { agentyardRealm, keycloakWrapper, startKeycloak, type Keycloak } from './keycloak.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const required = process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1';
 const kc = keycloakWrapper();
-const missing = !('path' in kc) ? kc.missing : !existsSync(CHROMIUM) ? `chromium missing at ${CHROMIUM}` : undefined;
+const missing = !('path' in kc) ? kc.missing : chromiumMissing;
 if (missing && required) throw new Error(`the OIDC login suite needs Keycloak and Chromium: ${missing} (make test installs both)`);
 
 const ADMIN_GROUP = 'agentyard-admins';
@@ -78,10 +78,7 @@ describe.skipIf(missing !== undefined)(`OpenID Connect login with Keycloak in a 
     login.publicUrl = server.url;
     upPort = await freePort();
     await idp.createRealm(agentyardRealm({ publicUrls: [server.url, `http://127.0.0.1:${upPort}`], clientSecret: login.clientSecret!, passwords: PASSWORDS, adminGroup: ADMIN_GROUP }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 420_000);
 
   afterAll(async () => {

@@ -13,11 +13,12 @@
 // the public scheme and host from Traefik's X-Forwarded-* headers (--proxy-headers=xforwarded).
 // AGENTYARD_SCREENSHOTS=docs/screenshots keeps screenshots of the pages there (for the README).
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CoreV1Api, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
-import { chromium, type Browser, type BrowserContext, type Page, type WebSocket as PageSocket } from 'playwright-core';
+import type { Browser, BrowserContext, Page, WebSocket as PageSocket } from 'playwright-core';
+import { chromiumMissing, launchChromium } from '../../src/testing/chromium.ts';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '../../src/facade/login/session.ts';
@@ -31,11 +32,10 @@ import { agentyardImage, realNodeTools, startRealNode, type RealNode } from './n
 import { Steps } from './steps.ts';
 import { nodeChartValues } from './release.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const required = process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1';
 const tools = realNodeTools();
 const kc = tools ? keycloakWrapper() : { missing: 'no real node' };
-const missing = !tools ? 'no real node' : !('path' in kc) ? kc.missing : !existsSync(CHROMIUM) ? `chromium missing at ${CHROMIUM}` : undefined;
+const missing = !tools ? 'no real node' : !('path' in kc) ? kc.missing : chromiumMissing;
 if (tools && missing && required) throw new Error(`OIDC login on the real node needs Keycloak and Chromium: ${missing} (make test installs both)`);
 
 const NS = 'agentyard';
@@ -139,10 +139,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
         lookup: ((_host: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) => (opts.all ? cb(null, [{ address: NODE_IP, family: 4 }]) : cb(null, NODE_IP, 4))) as never,
       },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--host-resolver-rules=MAP *.${DOMAIN} ${NODE_IP}`],
-    });
+    browser = await launchChromium([`--host-resolver-rules=MAP *.${DOMAIN} ${NODE_IP}`]);
     // The browser does not know the test CA; this process checks the chain (viaIngress trusts only that CA).
     ctx = await browser.newContext({ viewport: { width: 1100, height: 760 }, ignoreHTTPSErrors: true });
     page = await ctx.newPage();

@@ -87,6 +87,9 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
         // retry, with seconds of margin for renewals on a loaded machine.
         controller: { replicas: 2, lease: { durationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1 } },
         uninstall: { deleteArchives: true },   // the last step wants nothing left in the sandbox namespace
+        // The controller serves nothing else: with its metrics port open, the NetworkPolicy step has a
+        // listener to be refused, and shows the refusal is the policy's (the port opens without it).
+        metrics: { enabled: true },
       }),
     );
   };
@@ -224,6 +227,8 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
   const podIp = async (namespace: string, selector: string) =>
     (await core.listNamespacedPod({ namespace, labelSelector: selector })).items.find((p) => p.status?.phase === 'Running')?.status?.podIP;
   /** From inside a sandbox container: can it open a TCP connection within 3 s? (bash's /dev/tcp, coreutils' timeout) */
+  /** The chart's controller metrics port (metrics.enabled, in the values above). */
+  const CONTROLLER_METRICS_PORT = 8080;
   const connects = async (sandbox: string, ip: string, port: number) =>
     node
       .kubectl('exec', '-n', SANDBOXES, sandbox, '--', 'timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${ip}/${port}`)
@@ -247,7 +252,7 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     // the controller are not, though the API and the controller reach that agent server.
     expect(await connects(a.sandbox_id, apiIp!, 3000)).toBe(true);
     expect(await connects(a.sandbox_id, bIp!, 8000)).toBe(false);
-    expect(await connects(a.sandbox_id, controllerIp!, 3000)).toBe(false);
+    expect(await connects(a.sandbox_id, controllerIp!, CONTROLLER_METRICS_PORT)).toBe(false);
     // Nor the other sandbox through its Service, nor a host service on the node's address (the
     // scripted model listens there; sandboxes reach the model through the API's gateway only).
     const bService = (await core.listNamespacedService({ namespace: SANDBOXES, labelSelector: `agentyard.dev/sandbox=${b.sandbox_id}` })).items[0]?.spec;
@@ -265,14 +270,18 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     const metadataPort = (metadata.address() as AddressInfo).port;
     onTestFinished(() => void metadata.close());
     expect(await connects(a.sandbox_id, LINK_LOCAL, metadataPort)).toBe(false);
-    // Without the policy the same connections go through: the refusals above are the policy's.
+    // Without the policies the same connections go through: the refusals above are the policies'.
+    // (The controller's is its own, in the release namespace: it admits nobody but scrapers.)
     await node.kubectl('delete', 'networkpolicy', '-n', SANDBOXES, '--all');
+    await node.kubectl('delete', 'networkpolicy', '-n', NS, '-l', 'app.kubernetes.io/component=controller');
     await eventually(async () => ((await connects(a.sandbox_id, bIp!, 8000)) ? true : undefined), 'the connection once the policy is gone', 30_000);
     expect(await connects(a.sandbox_id, bService!.clusterIP!, bServicePort)).toBe(true);
     expect(await connects(a.sandbox_id, NODE_IP, llmPort)).toBe(true);
     expect(await connects(a.sandbox_id, LINK_LOCAL, metadataPort)).toBe(true);
+    await eventually(async () => ((await connects(a.sandbox_id, controllerIp!, CONTROLLER_METRICS_PORT)) ? true : undefined), "the controller's metrics port once its policy is gone", 30_000);
     await kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values(), '--reuse-values']).then((r) => expect(r.ok, r.out).toBe(true));
     await eventually(async () => ((await connects(a.sandbox_id, bIp!, 8000)) ? undefined : true), 'the policy back', 30_000);
+    await eventually(async () => ((await connects(a.sandbox_id, controllerIp!, CONTROLLER_METRICS_PORT)) ? undefined : true), "the controller's policy back", 30_000);
   });
 
   it('SIGKILL of the leading controller mid-start: another replica finishes the start', async () => {

@@ -3,6 +3,8 @@
 // OpenHands server lives through the whole suite, and its OpenAI-compatible gateway lists one model
 // per stored profile (the openai_gateway flow compares that list).
 import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Flow } from './flows.ts';
 import { startBody } from './flows.ts';
 import type { Side } from './servers.ts';
@@ -285,6 +287,92 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     };
   },
 
+  /**
+   * A launch from an agent profile applies the whole profile: the user's skills less `disabled_skills`
+   * (materialize's resolved_skills, the start's agent_context, the system prompt), the condenser (its
+   * summary request and the summary in the next call), the meta-profile references of the routing
+   * tool (dangling: reported and refused alike), the critic and the routing tool (previewed; the
+   * critic's calls are compared in no flow: OpenHands' needs a chat template from the Hugging Face Hub).
+   */
+  async agent_profile_launch_applied(s) {
+    const A = '/api/agent-profiles';
+    // The user's skills are read from HOME: OpenHands' is the directory above its work dir; ours (in
+    // this process) is pointed there for the flow, so both read the same kind of tree.
+    const home = dirname(s.workDir);
+    const oldHome = process.env['HOME'];
+    if (s.name === 'agentyard') process.env['HOME'] = home;
+    const skillsDir = join(home, '.agents', 'skills');
+    for (const [name, text] of [['parity-kept', 'PARITY-KEPT-DESCRIPTION'], ['parity-off', 'PARITY-OFF-DESCRIPTION']]) {
+      mkdirSync(join(skillsDir, name!), { recursive: true });
+      writeFileSync(join(skillsDir, name!, 'SKILL.md'), `---\nname: ${name}\ndescription: ${text}\n---\nBody of ${name}.\n`);
+    }
+    try {
+      await s.api('/api/profiles/parity-launch-llm', { method: 'POST', body: { llm: { model: 'openai/launch-model', base_url: s.llm.url, api_key: KEY } } });
+      const profile = { llm_profile_ref: 'parity-launch-llm', tools: [{ name: 'terminal', params: {} }], disabled_skills: ['parity-off'], public_skills: [], condenser: { max_size: 20, keep_first: 1 } };
+      await s.api(`${A}/parity-launch`, { method: 'POST', body: profile });
+      const id = (await s.api(`${A}/parity-launch`)).body.profile?.id;
+      const preview = (await s.api(`${A}/parity-launch/materialize`, { method: 'POST' })).body ?? {};
+      const M = async (extra: Record<string, unknown>) => {
+        const r = await s.api(`${A}/parity-draft/materialize`, { method: 'POST', body: { profile: { llm_profile_ref: 'parity-launch-llm', ...extra } } });
+        return [r.status, r.body?.valid, r.body?.errors, r.body?.meta_profile_ref, r.body?.dangling_meta_profile_ref, r.body?.dangling_meta_profile_llm_refs];
+      };
+      // Enough steps to outgrow max_size (20 events), then the summary, then the end.
+      for (let i = 1; i <= 10; i++) s.llm.push({ toolCalls: [{ name: 'think', arguments: { thought: `step ${i}` } }] });
+      s.llm.push({ content: 'PARITY-SUMMARY' });
+      for (let i = 1; i <= 3; i++) s.llm.push({ toolCalls: [{ name: 'think', arguments: { thought: `after ${i}` } }] });
+      s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+      const conv = await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: id, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir }, autotitle: false, initial_message: { role: 'user', content: [{ type: 'text', text: 'think a lot' }] } } });
+      const end = conv.status === 201 ? await until('the run to end', async () => {
+        const st = (await s.api(`/api/conversations/${conv.body.id}`)).body.execution_status;
+        return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+      }) : null;
+      const full = conv.status === 201 ? (await s.api(`/api/conversations/${conv.body.id}?include_skills=true`)).body : {};
+      const context = full.agent?.agent_context ?? {};
+      const calls = s.llm.requests;
+      const system = JSON.stringify(calls[0]?.messages?.[0]?.content ?? '');
+      const summaryAt = calls.findIndex((c) => !c.tools?.length);
+      const afterSummary = JSON.stringify(calls[summaryAt + 1]?.messages ?? []);
+      if (conv.status === 201) await s.api(`/api/conversations/${conv.body.id}`, { method: 'DELETE' });
+
+      // Dangling meta-profile references: the preview reports them, the launch refuses them.
+      const noMeta = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'parity-no-router' });
+      await s.api('/api/meta-profiles/parity-router', { method: 'POST', body: { classifier_model: 'parity-launch-llm', classes: [{ description: 'ui', model: 'parity-no-vision' }, { description: 'rest', model: 'parity-launch-llm' }] } });
+      const noLlm = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'parity-router' });
+      await s.api(`${A}/parity-routed`, { method: 'POST', body: { llm_profile_ref: 'parity-launch-llm', enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'parity-router', mcp_server_refs: ['parity-no-server'] } });
+      const routedId = (await s.api(`${A}/parity-routed`)).body.profile?.id;
+      const refused = await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: routedId, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir } } });
+      const unrouted = await M({ meta_profile_ref: 'parity-no-router' });
+      await s.api('/api/profiles/parity-no-vision', { method: 'POST', body: { llm: { model: 'openai/vision', base_url: s.llm.url, api_key: KEY } } });
+      const routed = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'parity-router' });
+      const critic = await M({ verification: { critic_enabled: true } });
+      const criticWithService = await M({ verification: { critic_enabled: true, critic_server_url: 'http://127.0.0.1:9/vllm', enable_iterative_refinement: true } });
+      const condensers = [await M({ condenser: { condenser_kind: 'no_op' } }), await M({ condenser: { enabled: false } })];
+
+      for (const name of ['parity-launch', 'parity-routed']) await s.api(`${A}/${name}`, { method: 'DELETE' });
+      await s.api('/api/meta-profiles/parity-router', { method: 'DELETE' });
+      for (const name of ['parity-launch-llm', 'parity-no-vision']) await s.api(`/api/profiles/${name}`, { method: 'DELETE' });
+      return {
+        preview: [preview.valid, preview.errors, preview.disabled_skills, preview.public_skills, preview.resolved_skills],
+        launch: [conv.status, end],
+        start_context: [(context.skills ?? []).map((k: any) => k.name), context.disabled_skills, context.load_user_skills],
+        system_prompt: [system.includes('PARITY-KEPT-DESCRIPTION'), system.includes('PARITY-OFF-DESCRIPTION')],
+        offered: (calls[0]?.tools ?? []).map((x: any) => x.function.name).sort(),
+        condensed: [calls.length, summaryAt, afterSummary.includes('PARITY-SUMMARY'), afterSummary.includes('step 1"')],
+        no_meta: noMeta,
+        no_meta_llm: noLlm,
+        refused: [refused.status],
+        unrouted,
+        routed,
+        critic,
+        critic_with_service: criticWithService,
+        condensers,
+      };
+    } finally {
+      if (s.name === 'agentyard') process.env['HOME'] = oldHome;
+      rmSync(join(home, '.agents'), { recursive: true, force: true });
+    }
+  },
+
   /** Meta-profiles: saved, listed, read, refused when they cannot route, activated, deleted. */
   async meta_profiles(s) {
     const M = '/api/meta-profiles';
@@ -315,6 +403,26 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
       active,
       deleted: [deleted.status, deleted.body],
       after: [(after.meta_profiles ?? []).filter((m: any) => m.name.startsWith('parity-')), after.active_meta_profile],
+    };
+  },
+
+  /**
+   * The ChatGPT subscription routes that need no sign-in (a sign-in needs auth.openai.com, which
+   * OpenHands cannot be pointed away from: ours is tested against a stand-in, subscription.test.ts).
+   */
+  async llm_subscription_signed_out(s) {
+    const P = '/api/llm/subscription/openai';
+    const logout = await s.api(`${P}/logout`, { method: 'POST' });
+    const unknown = await s.api(`${P}/device/poll`, { method: 'POST', body: { device_code: 'parity-never-started' } });
+    const missing = await s.api(`${P}/device/poll`, { method: 'POST', body: {} });
+    const wrongType = await s.api(`${P}/device/poll`, { method: 'POST', body: { device_code: 5 } });
+    return {
+      status: (await s.api(`${P}/status`)).body,
+      logout: [logout.status, logout.body],
+      after_logout: (await s.api(`${P}/status`)).body,
+      poll_unknown: [unknown.status, unknown.body],
+      poll_missing: [missing.status, locs(missing.body)],
+      poll_wrong_type: [wrongType.status, locs(wrongType.body)],
     };
   },
 

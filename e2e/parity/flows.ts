@@ -653,20 +653,6 @@ export const FLOWS: Record<string, Flow> = {
     }
   },
 
-  /**
-   * Canvas App backends: OpenHands proxies to the backend of an installed Canvas extension (503 while
-   * no browser ingress is configured); ours has no Canvas extensions (deliberate.ts).
-   */
-  async canvas_app_backends(s) {
-    const status = async (method: string, path: string) => (await s.api(path, { method })).status;
-    return {
-      session: await status('POST', '/app-backends/canvas/session'),
-      end_session: await status('DELETE', '/app-backends/canvas/session'),
-      proxied: await status('GET', '/app-backends/canvas/index.html'),
-      installed: await status('GET', '/api/canvas-extensions/installed'),
-    };
-  },
-
   // The agent server's named secrets (/api/settings/secrets): what a client stores, lists and reads back.
   async settings_secrets(s) {
     const r = async (path: string, method = 'GET', body?: unknown) => {

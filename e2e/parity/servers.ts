@@ -34,6 +34,8 @@ export interface Side {
   renewLlm(): Promise<void>;
   /** A directory the server may use as a conversation's working directory. */
   workDir: string;
+  /** The Canvas App backend ingress (OH_APP_BACKEND_PUBLIC_URL): the server's own address, under the name 127.0.0.1. */
+  ingress: string;
   /**
    * Makes the side's scripted model the one the OpenAI-compatible gateway offers as
    * `openhands_default`: OpenHands stores it as the LLM profile `default`; ours offers its configured
@@ -128,7 +130,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
     const workDir = mkdtempSync(join(tmpdir(), 'parity-openhands-work-'));
     const side = await scripted();
     const api = apiOf(running);
-    return Object.assign(side, { name: 'openhands' as const, url: running, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
+    return Object.assign(side, { name: 'openhands' as const, url: running, ingress: running, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
   }
   const dir = mkdtempSync(join(tmpdir(), 'parity-openhands-'));
   const workDir = join(dir, 'work');
@@ -136,11 +138,11 @@ export async function startOpenHands(bin: string): Promise<Side> {
   const side = await scripted();
   const port = await freePort();
   let out = '';
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: openhandsEnv(dir, workDir) });
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), OH_APP_BACKEND_PUBLIC_URL: url } });
   mkdirSync(join(dir, 'tmux'));
   child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  const url = `http://127.0.0.1:${port}`;
   const close = async () => {
     if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
     await side.llm.close();
@@ -153,7 +155,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
     throw err;
   }
   const api = apiOf(url);
-  return Object.assign(side, { name: 'openhands' as const, url, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
+  return Object.assign(side, { name: 'openhands' as const, url, ingress: url, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
 }
 
 /** OpenHands' LLM profile `default` (the gateway's `openhands_default`) on the scripted model at `llmUrl`. */
@@ -176,8 +178,10 @@ export async function startAgentyard(): Promise<Side> {
     await renew();
     llmDefaults.baseUrl = side.llm.url;
   };
+  const port = await freePort();
   const server: AgentServer = await startAgentServer({
-    port: 0,
+    port,
+    appBackends: { publicUrl: `http://127.0.0.1:${port}` },
     workspaceDir: workDir,
     dataDir: join(dir, 'data'),
     sessionKeys: [KEY],
@@ -190,6 +194,7 @@ export async function startAgentyard(): Promise<Side> {
   return Object.assign(side, {
     name: 'agentyard' as const,
     url: server.url,
+    ingress: server.url,
     workDir,
     api: apiOf(server.url),
     gatewayModel: async () => {},

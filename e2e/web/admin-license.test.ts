@@ -6,12 +6,13 @@
 // local HTTPS server with its own CA, trusted through the CA file as an operator would.
 // AGENTYARD_SCREENSHOTS=docs/screenshots keeps the screenshots there (for the README).
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, requireChromiumForWebSuites } from '../../src/testing/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/controller/clock.ts';
 import { SqliteAppStore } from '../../src/facade/db/app-db.ts';
@@ -22,9 +23,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { makePki, type Pki } from '../kube/certs.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = existsSync(CHROMIUM) ? undefined : `chromium missing at ${CHROMIUM}`;
-if (missing && process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1') throw new Error(`the web app suite needs ${missing} (hack/test-deps.sh installs it)`);
+const missing = requireChromiumForWebSuites();
 const NS = 'default';
 const DAY = 86_400_000;
 const UPLOAD_TOKEN = 'upload-token-web-5f3a';
@@ -116,10 +115,7 @@ describe.skipIf(missing !== undefined)(`the admin console's license and support 
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     receiverUrl = `https://localhost:${(receiver.address() as AddressInfo).port}/bundles`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {

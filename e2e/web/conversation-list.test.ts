@@ -4,10 +4,11 @@
 // the API goes away and comes back, the list resumes from its last event (Last-Event-ID) and shows
 // every change made meanwhile. The controller's part is played through the store, as the change
 // feed sees it either way.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, requireChromiumForWebSuites } from '../../src/testing/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind, type Conversation } from '../../src/api/conversation.ts';
 import { systemClock } from '../../src/controller/clock.ts';
@@ -18,9 +19,7 @@ import { makeSandbox, NS, setSandboxPhase, setStartTask } from '../../src/facade
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createLogger } from '../../src/util/log.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = existsSync(CHROMIUM) ? undefined : `chromium missing at ${CHROMIUM}`;
-if (missing && process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1') throw new Error(`the web app suite needs ${missing} (hack/test-deps.sh installs it)`);
+const missing = requireChromiumForWebSuites();
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000 });
 
 describe.skipIf(missing !== undefined)(`the conversation list, live, in a browser${missing ? ` (skipped: ${missing})` : ''}`, () => {
@@ -64,10 +63,7 @@ describe.skipIf(missing !== undefined)(`the conversation list, live, in a browse
     alice = await mk('alice');
     bob = await mk('bob');
     await start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
     page.on('pageerror', (e) => pageErrors.push(e.message));
     page.on('request', (r) => {

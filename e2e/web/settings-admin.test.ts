@@ -3,10 +3,11 @@
 // agent runs here, sandboxes only need to reach RUNNING). Two users: alice, an administrator, and
 // bob, who is not. Every form's 422 is shown beside its field; bob gets the 403 page.
 // AGENTYARD_SCREENSHOTS=docs/screenshots keeps a screenshot of each page there (for the README).
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, requireChromiumForWebSuites } from '../../src/testing/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxKind } from '../../src/api/sandbox.ts';
 import { SANDBOX_CONFIGURATION_NAME, SandboxConfigurationKind } from '../../src/api/sandbox-configuration.ts';
@@ -20,9 +21,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { startGitHttpServer, type GitHttpServer } from '../../src/testing/git-http/server.ts';
 import { createLogger } from '../../src/util/log.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = existsSync(CHROMIUM) ? undefined : `chromium missing at ${CHROMIUM}`;
-if (missing && process.env['AGENTYARD_REQUIRE_CLUSTER_TESTS'] === '1') throw new Error(`the web app suite needs ${missing} (hack/test-deps.sh installs it)`);
+const missing = requireChromiumForWebSuites();
 const NS = 'default';
 /** expect.poll with room for a loaded machine (its default is one second; listing a marketplace clones it). */
 const poll = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}) => expect.poll(fn, { timeout: 15_000, ...opts });
@@ -73,10 +72,7 @@ describe.skipIf(missing !== undefined)(`Settings and the admin console in a brow
     git = await startGitHttpServer();
     const manifest = { name: 'team', plugins: [{ name: 'changelog', source: './plugins/changelog' }, { name: 'reviewer', source: { source: 'github', repo: 'acme/reviewer', ref: 'v2' } }] };
     git.createRepo('acme/marketplace', { main: { '.claude-plugin/marketplace.json': JSON.stringify(manifest), 'plugins/changelog/README.md': 'changelog\n' } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
     page.on('pageerror', (e) => pageErrors.push(e.message));
     page.on('console', (m) => {

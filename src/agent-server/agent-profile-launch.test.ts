@@ -1,16 +1,36 @@
 // A conversation started from an agent profile (`agent_profile_id`) with the real agent: its model
 // call goes to the profile's LLM profile (endpoint, model, key), offers the profile's tools, carries
 // its persona and suffix in the system prompt, and gets only the secrets it names; the conversation
-// records the profile and revision that launched it. An unknown profile is a 404, an LLM profile
-// gone a 400.
-import { describe, expect, it } from 'vitest';
-import { join } from 'node:path';
+// records the profile and revision that launched it. The profile's skills (the user's skills less its
+// deny-list, which project skills obey too) reach the model and the start names them; its condenser
+// condenses the model's view; its critic scores the finish through the classification service and
+// asks for another iteration when the score is low. An unknown profile is a 404; dangling references
+// are one 422 naming them all; the routing tool (not built here) a 501.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
+import { CRITIC_LABELS } from '../agent/critic/critic.ts';
 import { eventually, useOtherScriptedLlm, useRealAgentServer } from './test-support.ts';
 
 const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'agent-profile-launch-key' }) });
 const other = useOtherScriptedLlm();
 const KEY = 'sk-agent-profile-llm-key';
+const home = mkdtempSync(join(tmpdir(), 'agent-profile-home-'));
+const oldHome = process.env['HOME'];
+// The agent server's HOME holds the user skills (the catalog a profile selects from).
+beforeAll(() => void (process.env['HOME'] = home));
+afterAll(() => {
+  process.env['HOME'] = oldHome;
+  rmSync(home, { recursive: true, force: true });
+});
+function write(root: string, files: Record<string, string>): void {
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+}
 const start = (extra: Record<string, unknown>) =>
   t.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'wd') }, ...extra } });
 
@@ -40,12 +60,131 @@ describe('starting a conversation from an agent profile', () => {
     expect(JSON.stringify((await t.s.api(`/api/conversations/${r.body.id}`)).body)).not.toContain(KEY);
   });
 
-  it('answers 404 for an unknown profile id and 400 when its LLM profile is gone', async () => {
+  it('answers 404 for an unknown profile id and 422 naming every dangling reference at once', async () => {
     expect((await start({ agent_profile_id: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
-    await t.s.api('/api/agent-profiles/orphan', { method: 'POST', body: { llm_profile_ref: 'missing-llm' } });
+    await t.s.api('/api/agent-profiles/orphan', { method: 'POST', body: { llm_profile_ref: 'missing-llm', mcp_server_refs: ['no-server'], enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'no-router' } });
     const id = (await t.s.api('/api/agent-profiles/orphan')).body.profile.id;
     const r = await start({ agent_profile_id: id });
-    expect(r.status).toBe(400);
-    expect(r.body.detail).toMatch(/missing-llm/);
+    expect(r.status).toBe(422);
+    expect(r.body.detail.map((d: any) => [d.loc, d.msg])).toEqual([
+      [['body', 'agent_profile_id'], "Agent profile 'orphan': LLM profile 'missing-llm' not found"],
+      [['body', 'agent_profile_id'], "Agent profile 'orphan': MCP server(s) not configured: no-server"],
+      [['body', 'agent_profile_id'], "Agent profile 'orphan': Meta-profile 'no-router' not found"],
+    ]);
+  });
+
+  it("loads the profile's skills less its deny-list, reports them in the start, and condenses as its condenser says", async () => {
+    write(home, {
+      '.agents/skills/kept-skill/SKILL.md': '---\nname: kept-skill\ndescription: KEPT-DESCRIPTION for reviews\n---\nKept body.\n',
+      '.openhands/microagents/dropped-skill.md': 'DROPPED-CONTENT always on\n',
+    });
+    const wd = join(t.dir.path, 'wd');
+    write(wd, { '.agents/skills/proj-off/SKILL.md': '---\nname: proj-off\ndescription: PROJ-OFF-DESCRIPTION\n---\nx\n', '.openhands/microagents/proj-on.md': 'PROJ-ON-CONTENT always on\n' });
+    await t.s.api('/api/profiles/condensing', { method: 'POST', body: { llm: { model: 'openai/condensing-model', base_url: other.llm.url, api_key: KEY } } });
+    const body = { llm_profile_ref: 'condensing', tools: [{ name: 'terminal' }], disabled_skills: ['dropped-skill', 'proj-off'], public_skills: [], condenser: { max_size: 100, keep_first: 1, max_tokens: 1000 } };
+    await t.s.api('/api/agent-profiles/skilled', { method: 'POST', body });
+    const profile = (await t.s.api('/api/agent-profiles/skilled')).body.profile;
+
+    const preview = (await t.s.api('/api/agent-profiles/skilled/materialize', { method: 'POST' })).body;
+    expect(preview).toMatchObject({ valid: true, errors: [], disabled_skills: ['dropped-skill', 'proj-off'], public_skills: [], resolved_skills: ['kept-skill'] });
+    expect(preview.resolved_settings.condenser).toEqual({ kind: 'LLMSummarizingCondenser', max_size: 100, keep_first: 1, max_tokens: 1000, minimum_progress: 0.1, hard_context_reset_max_retries: 5, hard_context_reset_context_scaling: 0.8 });
+
+    const think = (thought: string, prompt: number) => ({ toolCalls: [{ name: 'think', arguments: { thought } }], usage: { prompt_tokens: prompt } });
+    other.llm.push((req) => {
+      const system = JSON.stringify(req.messages[0]!.content);
+      expect(system).toContain('KEPT-DESCRIPTION');
+      expect(system).toContain('PROJ-ON-CONTENT');
+      expect(system).not.toContain('DROPPED-CONTENT');
+      expect(system).not.toContain('PROJ-OFF-DESCRIPTION');
+      expect(req.tools?.map((x) => x.function.name)).toContain('invoke_skill');
+      return think('first look', 900);
+    }, think('a long look', 5000), (req) => {
+      // The condenser's summary request: no tools, the forgotten events to summarize.
+      expect(req.tools).toBeUndefined();
+      expect(JSON.stringify(req.messages)).toContain('first look');
+      return { content: 'PROFILE-SUMMARY' };
+    }, (req) => {
+      expect(JSON.stringify(req.messages)).toContain('PROFILE-SUMMARY');
+      expect(JSON.stringify(req.messages)).not.toContain('first look');
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'condensed' } }], usage: { prompt_tokens: 300 } };
+    });
+    const r = await start({ agent_profile_id: profile.id, initial_message: { role: 'user', content: [{ type: 'text', text: 'look around' }] } });
+    expect(r.status).toBe(201);
+    expect(r.body.agent.agent_context).toMatchObject({ load_user_skills: false, disabled_skills: ['dropped-skill', 'proj-off'] });
+    // The start names the skills it loaded (records carry them with include_skills=true, as OpenHands 1.58).
+    const full = (await t.s.api(`/api/conversations/${r.body.id}?include_skills=true`)).body;
+    expect(full.agent.agent_context.skills.map((k: any) => k.name)).toEqual(['kept-skill']);
+    expect(r.body.agent.condenser).toMatchObject({ kind: 'LLMSummarizingCondenser', max_size: 100, max_tokens: 1000 });
+    await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
+    const events = (await t.s.api(`/api/conversations/${r.body.id}/events/search?limit=100`)).body.items;
+    expect(events.filter((e: any) => e.kind === 'Condensation').map((e: any) => e.summary)).toEqual(['PROFILE-SUMMARY']);
+    rmSync(join(home, '.agents'), { recursive: true, force: true });
+    rmSync(join(home, '.openhands'), { recursive: true, force: true });
+  });
+
+  it('refuses what it cannot apply: a condenser the agent cannot use or a critic without its service (422), the routing tool (501)', async () => {
+    await t.s.api('/api/profiles/plain', { method: 'POST', body: { llm: { model: 'openai/plain', base_url: other.llm.url, api_key: KEY } } });
+    const launch = async (name: string, extra: Record<string, unknown>) => {
+      await t.s.api(`/api/agent-profiles/${name}`, { method: 'POST', body: { llm_profile_ref: 'plain', ...extra } });
+      return start({ agent_profile_id: (await t.s.api(`/api/agent-profiles/${name}`)).body.profile.id });
+    };
+    const badCondenser = await launch('cramped', { condenser: { max_size: 20, keep_first: 12 } });
+    expect(badCondenser.status).toBe(422);
+    expect(badCondenser.body.detail[0].msg).toMatch(/^Agent profile 'cramped': condenser: max_size \/\/ 2 - keep_first - 1 must be positive/);
+    const critic = await launch('judged', { verification: { critic_enabled: true } });
+    expect(critic.status).toBe(422);
+    expect(critic.body.detail[0].msg).toMatch(/verification\.critic_server_url: the critic needs the URL of its classification service/);
+    // The routing tool with its meta-profile: a meta-profile routing to an LLM profile not stored is a 422, then the tool a 501.
+    await t.s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'plain', classes: [{ description: 'all', model: 'gone-llm' }] } });
+    const dangling = await launch('routed', { enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
+    expect(dangling.status).toBe(422);
+    expect(dangling.body.detail.map((d: any) => d.msg)).toEqual(["Agent profile 'routed': LLM profile(s) routed to by the meta-profile not found: gone-llm"]);
+    await t.s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'plain', classes: [{ description: 'all', model: 'plain' }] } });
+    const routed = await start({ agent_profile_id: (await t.s.api('/api/agent-profiles/routed')).body.profile.id });
+    expect(routed.status).toBe(501);
+    expect(routed.body.detail).toMatch(/route_task_to_model/);
+    // A plain start's agent.critic is checked the same, before anything is stored (a key in it is refused, not kept).
+    const keyed = await start({ agent: { llm: { model: 'openai/plain' }, critic: { kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', api_key: 'sk-critic-inline-secret' } } });
+    expect(keyed.status).toBe(422);
+    expect(keyed.body.detail[0]).toMatchObject({ loc: ['body', 'agent', 'critic'], msg: expect.stringMatching(/api_key is not taken/) });
+    expect(JSON.stringify((await t.s.api('/api/conversations/search')).body)).not.toContain('sk-critic-inline-secret');
+    // A meta-profile named without the tool is not used, as OpenHands: the launch starts.
+    const idle = await launch('unrouted', { meta_profile_ref: 'no-such-router', condenser: { enabled: false } });
+    expect(idle.status).toBe(201);
+    expect(idle.body.agent.condenser ?? null).toBeNull();
+    await t.s.api(`/api/conversations/${idle.body.id}`, { method: 'DELETE' });
+    expect(other.llm.requests).toHaveLength(0);
+  });
+
+  it("scores the finish with the profile's critic and refines a low score, up to max_refinement_iterations", async () => {
+    await t.s.api('/api/profiles/judged-llm', { method: 'POST', body: { llm: { model: 'openai/judged-model', base_url: other.llm.url, api_key: KEY } } });
+    const verification = { critic_enabled: true, critic_server_url: other.llm.url, critic_model_name: 'scripted-critic', enable_iterative_refinement: true, critic_threshold: 0.6, max_refinement_iterations: 1 };
+    await t.s.api('/api/agent-profiles/judged', { method: 'POST', body: { llm_profile_ref: 'judged-llm', tools: [{ name: 'terminal' }], verification } });
+    const profile = (await t.s.api('/api/agent-profiles/judged')).body.profile;
+    const probs = (p: Record<string, number>) => CRITIC_LABELS.map((l) => p[l] ?? 0.01);
+    other.llm.pushClassification(probs({ success: 0.3, incomplete_implementation: 0.9 }), probs({ success: 0.2 }));
+    other.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'first try' } }] }, (req) => {
+      // The follow-up of the one refinement allowed, naming what the critic saw.
+      const last = JSON.stringify(req.messages.at(-1));
+      expect(last).toContain('The task appears incomplete (iteration 1, predicted success likelihood: 30.0%)');
+      expect(last).toContain('Potential agent issues: Incomplete Implementation (90%)');
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'second try' } }] };
+    });
+    const r = await start({ agent_profile_id: profile.id, initial_message: { role: 'user', content: [{ type: 'text', text: 'write the parser' }] } });
+    expect(r.status).toBe(201);
+    expect(r.body.agent.critic).toEqual({ kind: 'APIBasedCritic', server_url: other.llm.url, model_name: 'scripted-critic', mode: 'finish_and_message', iterative_refinement: { success_threshold: 0.6, max_iterations: 1 } });
+    await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
+    // Two finishes scored (the second too low as well, but the one iteration is spent); the service got the model, the key and the trace.
+    expect(other.llm.classifications.map((c) => [c.model, c.headers['authorization']])).toEqual([['scripted-critic', `Bearer ${KEY}`], ['scripted-critic', `Bearer ${KEY}`]]);
+    const first = other.llm.classifications[0]!.input;
+    expect(first).toMatch(/^<\|im_start\|>system\n[\s\S]*# Tools[\s\S]*<tools>\n\{"type": "function", "function": \{"name": "terminal"/);
+    expect(first).toContain('<|im_start|>user\nwrite the parser<|im_end|>');
+    expect(other.llm.classifications[1]!.input).toContain('The task appears incomplete (iteration 1');
+    const events = (await t.s.api(`/api/conversations/${r.body.id}/events/search?limit=100`)).body.items;
+    const finishes = events.filter((e: any) => e.kind === 'ActionEvent' && e.tool_name === 'finish');
+    expect(finishes.map((e: any) => e.critic_result?.score)).toEqual([0.3, 0.2]);
+    expect(finishes[0].critic_result.message).toMatch(/^Success: 0\.30; \{"incomplete_implementation": 0\.9, "success": 0\.3, /);
+    expect(finishes[0].critic_result.metadata.categorized_features.agent_behavioral_issues).toEqual([{ name: 'incomplete_implementation', display_name: 'Incomplete Implementation', probability: 0.9 }]);
+    expect(events.filter((e: any) => e.kind === 'MessageEvent' && e.source === 'user')).toHaveLength(2);
   });
 });

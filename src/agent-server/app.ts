@@ -34,10 +34,13 @@ import { McpOAuthStore } from './mcp/token-store.ts';
 import { mcpRoutes, type McpRouteDeps } from './routes/mcp.ts';
 import { openaiRoutes } from './routes/openai.ts';
 import { pluginRoutes } from './routes/plugins.ts';
+import { appBackendRoutes, canvasExtensionRoutes, CanvasHolder } from './routes/canvas-extensions.ts';
 import { profileRoutes } from './routes/profiles.ts';
 import { llmRoutes } from './routes/llm.ts';
+import type { SubscriptionService } from './subscription/service.ts';
 import type { ProfileStore } from './store/profile-store.ts';
 import { agentProfileRoutes } from './routes/agent-profiles.ts';
+import { serverLaunchStores } from './conversation/launch-profile.ts';
 import { metaProfileRoutes } from './routes/meta-profiles.ts';
 import type { Db } from './store/db.ts';
 import type { AgentProfileStore } from './store/agent-profile-store.ts';
@@ -73,6 +76,8 @@ export interface AppDeps {
   profiles: ProfileStore;
   /** Agent profiles (/api/agent-profiles; conversations start from one by agent_profile_id). */
   agentProfiles: AgentProfileStore;
+  /** The ChatGPT subscription sign-in (/api/llm/subscription/openai). */
+  subscription: SubscriptionService;
   /** The database meta-profiles are kept in (/api/meta-profiles). */
   db: Db;
   onActivity(): void;
@@ -89,6 +94,8 @@ export interface AppDeps {
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
+  /** Canvas extensions and their app backends (default: kept under the workspace's .agentyard, no ingress). */
+  canvas?: CanvasHolder;
   settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
 }
 
@@ -110,6 +117,7 @@ export function createApp(d: AppDeps): Koa {
   app.use(init.routes());
   app.use(init.allowedMethods());
 
+  const canvas = d.canvas ?? new CanvasHolder(`${d.service.workspaceDir}/.agentyard/canvas-extensions`);
   const api = new Router({ prefix: '/api' });
   // Before the key check: nothing is said but "not yet", and an answer from a half-loaded server could be wrong (a 404 for a conversation still being restored).
   api.use(async (_ctx, next) => {
@@ -144,9 +152,12 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles, { stores: { agentProfiles: d.agentProfiles, profiles: d.profiles, mcpServers: () => d.settings.document.load().agent_settings.mcp_config }, usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(d.subscription), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
+  // Canvas extensions (their implementation loads on first use).
+  const canvasExtensions = canvasExtensionRoutes(canvas);
+  api.use(canvasExtensions.routes(), canvasExtensions.allowedMethods());
   app.use(api.routes());
   app.use(api.allowedMethods());
   const outside = new Router();
@@ -155,7 +166,6 @@ export function createApp(d: AppDeps): Koa {
     await next();
   });
   outside.use('/v1', requireSessionKey(d.keys, { bearer: true }));
-  outside.use('/app-backends', requireSessionKey(d.keys));
   outside.use('/v1', bodyParser({ enableTypes: ['json'], jsonLimit: '10mb' }), refuseDeepJson());
   if (d.storage) outside.use('/v1', storageGuard(d.storage));
   outside.use('/v1', async (ctx, next) => {
@@ -166,6 +176,8 @@ export function createApp(d: AppDeps): Koa {
   outside.use(openai.routes(), openai.allowedMethods());
   const notBuilt = notImplementedRoutes(NOT_BUILT_OUTSIDE_API);
   outside.use(notBuilt.routes(), notBuilt.allowedMethods());
+  const appBackends = appBackendRoutes(canvas, requireSessionKey(d.keys), d.onActivity);
+  outside.use(appBackends.routes(), appBackends.allowedMethods());
   app.use(outside.routes());
   app.use(outside.allowedMethods());
   return app;

@@ -2,6 +2,7 @@
 // Configuration from the environment, as OpenHands names it where it has a name:
 //   OH_SESSION_API_KEYS_0, _1, ...   accepted session keys (none: authentication off, with a warning)
 //   OH_SECRET_KEY                    seals persisted conversation secrets (none: memory only)
+//   OH_APP_BACKEND_PUBLIC_URL        the separate browser origin Canvas App backends are proxied on (none: /app-backends answers 503)
 //   OH_MAX_CONCURRENT_RUNS           conversations running at once before the /v1 gateway answers 429 (default 10)
 //   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
 //   LLM_NUM_RETRIES                  attempts of a model call in all, for conversations that set no num_retries (default 3)
@@ -16,6 +17,7 @@ import { createLogger } from '../util/log.ts';
 import { applyAgentServerV8Flags } from './memory-env.ts';
 import { startAgentServer } from './server.ts';
 import { warmUp } from './warm-up.ts';
+import { subscriptionSettingsFromEnv } from './subscription/service.ts';
 
 export function sessionKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
   const keys: string[] = [];
@@ -57,6 +59,15 @@ export function maxConcurrentRunsFromEnv(env: NodeJS.ProcessEnv): { maxConcurren
   return { maxConcurrentRuns: n };
 }
 
+/** OH_APP_BACKEND_PUBLIC_URL, OH_ALLOW_CORS_ORIGINS (a JSON list or comma-separated), OH_TRUST_FORWARDED_HEADERS, as OpenHands names them. */
+function appBackendsFromEnv(env: NodeJS.ProcessEnv): { publicUrl?: string; allowedOrigins: string[]; trustForwarded: boolean } {
+  const raw = env['OH_ALLOW_CORS_ORIGINS']?.trim() ?? '';
+  let origins: string[] = [];
+  if (raw.startsWith('[')) origins = (JSON.parse(raw) as unknown[]).map(String);
+  else if (raw) origins = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  return { ...(env['OH_APP_BACKEND_PUBLIC_URL'] ? { publicUrl: env['OH_APP_BACKEND_PUBLIC_URL'] } : {}), allowedOrigins: origins, trustForwarded: /^(1|true|yes)$/i.test(env['OH_TRUST_FORWARDED_HEADERS'] ?? '') };
+}
+
 export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   applyAgentServerV8Flags();
   const { values } = parseArgs({
@@ -93,7 +104,9 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
     ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),
+    subscription: subscriptionSettingsFromEnv(env),
     ...maxConcurrentRunsFromEnv(env),
+    appBackends: appBackendsFromEnv(env),
     log,
   });
   // Signal handlers first, then the announcement: a parent may signal as soon as it reads the line.

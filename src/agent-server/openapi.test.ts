@@ -9,7 +9,7 @@ import { NOT_BUILT, NOT_BUILT_OUTSIDE_API } from './routes/not-implemented.ts';
 /** `METHOD /path/{param}` of every route the app's routers serve. */
 function served(): string[] {
   const stub = {} as never;
-  const app = createApp({ service: { workspaceDir: '/nonexistent' } as never, events: stub, keys: stub, log: stub, health: { usableTools: [] } as never, bash: { service: stub, store: stub, forConversation: stub }, profiles: stub, agentProfiles: stub, db: { exec: () => undefined } as never, onActivity: () => undefined, settings: { secrets: stub, workspaces: stub, providerConnections: stub, document: stub, initKeys: stub } });
+  const app = createApp({ service: { workspaceDir: '/nonexistent' } as never, events: stub, keys: stub, log: stub, health: { usableTools: [] } as never, bash: { service: stub, store: stub, forConversation: stub }, profiles: stub, agentProfiles: stub, subscription: stub, db: { exec: () => undefined } as never, onActivity: () => undefined, settings: { secrets: stub, workspaces: stub, providerConnections: stub, document: stub, initKeys: stub } });
   const out: string[] = [];
   for (const mw of app.middleware as { router?: { stack: { methods: string[]; path: string | RegExp }[] } }[]) {
     for (const layer of mw.router?.stack ?? []) {
@@ -40,12 +40,14 @@ describe('agent server OpenAPI document', () => {
       expect(doc.body.paths['/api/git/diff'].get.parameters).toContainEqual(expect.objectContaining({ name: 'path', in: 'query', required: true }));
       expect(doc.body.paths['/v1/chat/completions'].post.security).toEqual([{ sessionKey: [] }]);
       expect(doc.body.paths['/v1/chat/completions'].post.parameters).toContainEqual(expect.objectContaining({ name: 'X-OpenHands-ServerConversation-ID', in: 'header' }));
-      // 1.58's routes outside /api that are not built: 501 with a message, behind the session key.
-      for (const [method, path] of [['POST', '/app-backends/canvas/session'], ['DELETE', '/app-backends/canvas/session'], ['GET', '/app-backends/canvas/index.html']] as const) {
-        const r = await s.api(path, { method, ...(method === 'POST' ? { body: {} } : {}) });
-        expect(r.status, `${method} ${path}`).toBe(501);
-        expect(r.body.detail).toMatch(/not implemented/);
-        expect((await s.api(path, { method, key: 'wrong' })).status).toBe(401);
+      expect(doc.body.paths['/api/canvas-extensions/install'].post.requestBody.content['application/json'].schema.required).toContain('source');
+      expect(doc.body.paths['/app-backends/{extension_name}/session'].post.security).toEqual([{ sessionKey: [] }]);
+      // Canvas App sessions want the session key; without an ingress origin configured they answer 503, as OpenHands does.
+      for (const method of ['POST', 'DELETE'] as const) {
+        expect((await s.api('/app-backends/canvas/session', { method, key: 'wrong' })).status).toBe(401);
+        const r = await s.api('/app-backends/canvas/session', { method });
+        expect(r.status, method).toBe(503);
+        expect(r.body.detail).toMatch(/ingress is not configured/);
       }
       for (const page of ['/docs', '/redoc']) {
         const res = await fetch(s.url + page);

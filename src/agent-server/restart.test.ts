@@ -2,28 +2,14 @@
 // error with an explanation (and its dangling tool calls are answered), one stopped by a clean
 // shutdown is paused and resumable, sequence numbers continue, secrets come back only when a secret
 // key is configured.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
 import { newEventBase, type Event } from '../api/events/index.ts';
-import { eventually, FakeAgents, FrameCollector, startRequest, startTestServer, tempDir, TEST_KEY, userText, type TestServer } from './test-support.ts';
+import { eventually, FakeAgents, FrameCollector, startRequest, TEST_KEY, userText, useServersOnOneDir, type TestServer } from './test-support.ts';
 
-let dir: ReturnType<typeof tempDir>;
-const servers: TestServer[] = [];
-
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  dir.remove();
-});
-
-async function start(agents = new FakeAgents(), secretKey?: string): Promise<TestServer> {
-  const s = await startTestServer(dir.path, { agents, tuning: { runGraceMs: 50 }, ...(secretKey ? { secretKey } : {}) });
-  servers.push(s);
-  return s;
-}
+const on = useServersOnOneDir();
+const start = (agents = new FakeAgents(), secretKey?: string): Promise<TestServer> => on.start({ agents, tuning: { runGraceMs: 50 }, ...(secretKey ? { secretKey } : {}) });
 
 function action(toolCallId: string): Event {
   return {
@@ -46,12 +32,11 @@ describe('restart recovery', () => {
       await new Promise(() => undefined);
     });
     const first = await start(stuck);
-    const id = (await first.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('long job') }) })).body.id;
+    const id = (await first.api('/api/conversations', { method: 'POST', body: startRequest(join(on.dir.path, 'w'), { initial_message: userText('long job') }) })).body.id;
     await eventually(async () => (await first.api(`/api/conversations/${id}/events/count?kind=ActionEvent`)).body === 1);
     const before = (await first.api(`/api/conversations/${id}/events/search`)).body.items.map((e: any) => e.id);
     // Simulate a crash: the run never stopped, so the row still says running.
-    await first.close();
-    servers.splice(0);
+    await on.stop(first);
 
     const second = await start();
     const info = (await second.api(`/api/conversations/${id}`)).body;
@@ -81,11 +66,10 @@ describe('restart recovery', () => {
       await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
     });
     const first = await start(stoppable);
-    const id = (await first.api('/api/conversations', { method: 'POST', body: startRequest(join(dir.path, 'w'), { initial_message: userText('long job') }) })).body.id;
+    const id = (await first.api('/api/conversations', { method: 'POST', body: startRequest(join(on.dir.path, 'w'), { initial_message: userText('long job') }) })).body.id;
     await eventually(async () => (await first.api(`/api/conversations/${id}/events/count?kind=ActionEvent`)).body === 1);
     const before = (await first.api(`/api/conversations/${id}/events/search`)).body.items.length;
-    await first.close();
-    servers.splice(0);
+    await on.stop(first);
 
     const second = await start();
     expect((await second.api(`/api/conversations/${id}`)).body.execution_status).toBe('paused');
@@ -101,11 +85,10 @@ describe('restart recovery', () => {
   it('persists secrets only sealed, and gets them back only with the same secret key', async () => {
     const agents = new FakeAgents();
     const first = await start(agents, 'k1');
-    const body = startRequest(join(dir.path, 'w'), { secrets: { API_TOKEN: 'tok_very_secret' }, agent: { llm: { model: 'm', api_key: 'sk-llm-secret' } } });
+    const body = startRequest(join(on.dir.path, 'w'), { secrets: { API_TOKEN: 'tok_very_secret' }, agent: { llm: { model: 'm', api_key: 'sk-llm-secret' } } });
     const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
-    await first.close();
-    servers.splice(0);
-    const data = join(dir.path, 'data');
+    await on.stop(first);
+    const data = join(on.dir.path, 'data');
     const db = readdirSync(data).map((f) => readFileSync(join(data, f)).toString('latin1')).join('');
     expect(db).not.toContain('tok_very_secret');
     expect(db).not.toContain('sk-llm-secret');
@@ -116,8 +99,7 @@ describe('restart recovery', () => {
     await eventually(() => withKey.hosts.length === 1);
     expect(withKey.hosts[0]!.secrets).toEqual({ API_TOKEN: 'tok_very_secret' });
     expect(withKey.hosts[0]!.llm?.apiKey).toBe('sk-llm-secret');
-    await second.close();
-    servers.splice(0);
+    await on.stop(second);
 
     const noKey = new FakeAgents();
     const third = await start(noKey);

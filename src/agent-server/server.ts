@@ -2,7 +2,7 @@
 // event-sink pusher into one listening server, and takes them down in order on close.
 import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -12,6 +12,8 @@ import type { CreateAgent, LlmConfig } from '../agent/types.ts';
 import type { SinkConversationUpdate } from '../api/event-sink.ts';
 import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
+import { CanvasHolder } from './routes/canvas-extensions.ts';
+import type { BridgeOptions } from './canvas/bridge.ts';
 import { BashService } from './bash/service.ts';
 import { BashEventStore } from './bash/store.ts';
 import { ConversationBash } from './bash/conversation-bash.ts';
@@ -25,11 +27,13 @@ import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
 import { ProfileStore } from './store/profile-store.ts';
 import { AgentProfileStore } from './store/agent-profile-store.ts';
-import { launchFromProfile } from './conversation/launch-profile.ts';
+import { launchFromProfile, serverLaunchStores } from './conversation/launch-profile.ts';
 import { openDatabase } from './store/db.ts';
 import { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
 import { defaultSettings } from './settings-doc.ts';
 import { ProviderConnectionStore } from './store/provider-connection-store.ts';
+import { SubscriptionStore } from './store/subscription-store.ts';
+import { OPENAI_CODEX_BASE_URL, OPENAI_ISSUER, SubscriptionService, type SubscriptionSettings } from './subscription/service.ts';
 import { EventStore } from './store/event-store.ts';
 import { StorageHealth } from './store/storage-health.ts';
 import { assertWritable } from './http/storage-guard.ts';
@@ -54,9 +58,13 @@ export interface AgentServerOptions {
   llmDefaults?: LlmConfig;
   /** Seals persisted secrets (OH_SECRET_KEY). Without it secrets live only in memory. */
   secretKey?: string;
+  /** Where a ChatGPT subscription signs in and calls its models (default OpenAI's; OH_OPENAI_AUTH_ISSUER, OH_OPENAI_CODEX_BASE_URL), and the clock its token expiry is read with. */
+  subscription?: Partial<SubscriptionSettings> & { now?: () => number };
   /** Conversations running at once before the OpenAI-compatible gateway answers 429 (OH_MAX_CONCURRENT_RUNS). Default 10. */
   maxConcurrentRuns?: number;
   log?: Logger;
+  /** Canvas App backends: the ingress origin browsers reach them on (OH_APP_BACKEND_PUBLIC_URL), and who may open sessions. */
+  appBackends?: BridgeOptions;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
@@ -153,7 +161,15 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   // agent profiles that name them.
   const profiles = new ProfileStore(db, sealer, { connections: providerConnections });
   const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
+  const subscriptionStore = new SubscriptionStore(db, sealer, log.child({ part: 'subscription' }));
+  const subscription = new SubscriptionService({
+    store: subscriptionStore,
+    settings: { issuer: opts.subscription?.issuer ?? OPENAI_ISSUER, codexBaseUrl: opts.subscription?.codexBaseUrl ?? OPENAI_CODEX_BASE_URL },
+    log: log.child({ part: 'subscription' }),
+    ...(opts.subscription?.now ? { now: opts.subscription.now } : {}),
+  });
   service = new ConversationService({
+    subscription: () => subscription.access(),
     lookupSecret: localSecretLookup(keys, settingsSecrets),
     ctx: {
       events,
@@ -179,7 +195,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     llmDefaults: opts.llmDefaults,
     sealer,
     transaction: (fn) => db.transaction(fn)(),
-    launchProfile: (req) => launchFromProfile(req, { agentProfiles, profiles, mcpServers: () => settingsDoc.load().agent_settings.mcp_config }),
+    launchProfile: (req) => launchFromProfile(req, serverLaunchStores({ agentProfiles, profiles, settings: settingsDoc, db })),
     ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive
@@ -203,7 +219,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   });
   const conversationBash = new ConversationBash({ db, log: log.child({ part: 'bash' }), secrets: allSecrets, ...(opts.tuning?.bash ? { tuning: opts.tuning.bash } : {}) });
   service.onDeleted((id) => conversationBash.drop(id));
+  const canvas = new CanvasHolder(join(dataDir, 'canvas-extensions'), opts.appBackends);
+  await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
+    canvas,
     service,
     events,
     keys,
@@ -213,10 +232,11 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     bash: { service: bash, store: bashStore, forConversation: (rt) => conversationBash.of(rt) },
     profiles,
     agentProfiles,
+    subscription,
     db,
     restoring: () => phase === 'restoring',
     ...(opts.tuning?.gatewayTimeoutMs !== undefined ? { gatewayTimeoutMs: opts.tuning.gatewayTimeoutMs } : {}),
-    health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
+    health: { startedAt, lastActivity: () => lastActivity, ready: () => phase === 'serving', usableTools: toolCatalog({ browser: findChromium() !== undefined }), ...(opts.appBackends?.publicUrl ? { appBackendIngressUrl: opts.appBackends.publicUrl } : {}), storage: () => storage.fault, disk: () => diskSpace(dataDir, minFree) },
     storage,
     mcp: { store: mcpOAuthStore },
     settings: {
@@ -231,6 +251,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
         providerConnections.setSealer(new SecretSealer(req.secret_key));
         settingsDoc.setSealer(new SecretSealer(req.secret_key));
         profiles.setSealer(new SecretSealer(req.secret_key));
+        subscriptionStore.setSealer(new SecretSealer(req.secret_key));
         initKeys = new SessionKeys([req.secret_key]);
       },
     },
@@ -258,6 +279,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   service.recover();
   pusher?.resume([...service.all().map((rt) => rt.conversationId), ...conversations.deletedIds()]);
   server.off('upgrade', refuseUpgrade);
+  // App-backend WebSockets first: the events sockets answer 404 to paths that are not theirs.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void canvas.upgrade(req, socket, head));
   sockets.attach(server);
   bashSockets.attach(server);
   phase = 'serving';
@@ -272,6 +295,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       await bashSockets.close();
       await bash.close();
       await conversationBash.close();
+      await canvas.close();
       await service.close(opts.tuning?.runGraceMs ?? 10_000);
       await pusher?.close();
       server.closeAllConnections();

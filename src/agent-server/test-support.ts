@@ -204,6 +204,8 @@ export interface RealAgentServer {
   llm: ScriptedLlm;
   s: TestServer;
   dir: ReturnType<typeof tempDir>;
+  /** Stops the server and starts a new one on the same data dir (what a restart keeps). */
+  restart(): Promise<void>;
 }
 
 /** A fresh agent server with fake agents for each test of the calling file; fields set while a test runs. */
@@ -221,19 +223,63 @@ export function useTestServer(overrides?: () => Partial<AgentServerOptions> & { 
 }
 
 /**
+ * Agent servers started one after another on one data dir (a fresh dir for each test of the calling
+ * file), for what a restart keeps; every one started and not stopped is closed after the test.
+ */
+export function useServersOnOneDir(): {
+  readonly dir: ReturnType<typeof tempDir>;
+  start(overrides?: Partial<AgentServerOptions> & { agents?: FakeAgents }): Promise<TestServer>;
+  restart(s: TestServer, overrides?: Partial<AgentServerOptions> & { agents?: FakeAgents }): Promise<TestServer>;
+  /** Closes `s` now (a clean shutdown), no more after the test. */
+  stop(s: TestServer): Promise<void>;
+} {
+  const servers: TestServer[] = [];
+  const ctx = {
+    dir: undefined as unknown as ReturnType<typeof tempDir>,
+    async start(overrides: Partial<AgentServerOptions> & { agents?: FakeAgents } = {}) {
+      const s = await startTestServer(ctx.dir.path, overrides);
+      servers.push(s);
+      return s;
+    },
+    async stop(s: TestServer) {
+      await s.close();
+      servers.splice(servers.indexOf(s), 1);
+    },
+    async restart(s: TestServer, overrides: Partial<AgentServerOptions> & { agents?: FakeAgents } = {}) {
+      await ctx.stop(s);
+      return ctx.start(overrides);
+    },
+  };
+  beforeEach(() => void (ctx.dir = tempDir()));
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+    ctx.dir.remove();
+  });
+  return ctx;
+}
+
+/**
  * Registers the hooks for tests of the real agent (`createAgent`, passed in so that files with the
  * fake agent do not load it) over HTTP: one scripted model for the file, a
  * fresh server per test whose default model is it, and after each test a check that the script was
  * used up without failed expectations. The returned object's fields are set while a test runs.
  */
 export function useRealAgentServer(opts: { createAgent: CreateAgent; overrides?: () => Partial<AgentServerOptions> }): RealAgentServer {
-  const ctx = {} as RealAgentServer;
+  const start = async () => {
+    const llmDefaults = { model: 'openai/scripted', baseUrl: ctx.llm.url, apiKey: 'sk-default' };
+    ctx.s = await startTestServer(ctx.dir.path, { createAgent: opts.createAgent, llmDefaults, ...opts.overrides?.() });
+  };
+  const ctx = {
+    restart: async () => {
+      await ctx.s.close();
+      await start();
+    },
+  } as RealAgentServer;
   beforeAll(async () => void (ctx.llm = await startScriptedLlm()));
   afterAll(() => ctx.llm.close());
   beforeEach(async () => {
     ctx.dir = tempDir();
-    const llmDefaults = { model: 'openai/scripted', baseUrl: ctx.llm.url, apiKey: 'sk-default' };
-    ctx.s = await startTestServer(ctx.dir.path, { createAgent: opts.createAgent, llmDefaults, ...opts.overrides?.() });
+    await start();
   });
   afterEach(async () => {
     await ctx.s.close();

@@ -10,6 +10,7 @@ import { newEventBase } from '../api/events/index.ts';
 import { execute, plan, type ExecuteOutcome } from './act.ts';
 import { askMessages } from './ask.ts';
 import { condenseOnce, configuredCondenser } from './condenser/condense.ts';
+import { AgentCritic } from './critic/agent-critic.ts';
 import { condensationNeed, DEFAULT_CONDENSER } from './condenser/summarizing.ts';
 import { buildView } from './condenser/view.ts';
 import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
@@ -71,6 +72,8 @@ class Agent implements ConversationAgent {
   /** Settles once the plugins are loaded (or failed to): their skills and tools are added then. */
   readonly #pluginsReady: Promise<void>;
   #closed = false;
+  /** The critic of the current run (agent.critic), read when a run starts. */
+  #critic: AgentCritic | undefined;
   /** Loaded when the agent is created: keyword triggers apply as user messages are recorded. */
   readonly #skills: ConversationSkills;
   /** Loaded at the first run (project hooks file, hook_config, plugins); SessionStart runs then. */
@@ -116,6 +119,9 @@ class Agent implements ConversationAgent {
     if (!this.#calls.current()) return;
     const condenser = configuredCondenser(host, (...a) => this.#fail(...a));
     if (condenser === false) return;
+    const critic = AgentCritic.configured(host, () => this.#toolbox.tools.map(toChatTool), (...a) => this.#fail(...a));
+    if (critic === false) return;
+    this.#critic = critic;
     host.setExecutionStatus('running');
     await this.#pluginsReady;
     if (signal.aborted) return;
@@ -233,6 +239,8 @@ class Agent implements ConversationAgent {
   /** Records a response's actions and passes the executable ones through the gates: what may run now, or 'wait'. */
   async #record(completion: Completion, signal: AbortSignal): Promise<ActionEvent[] | 'wait'> {
     const planned = plan(this.#toolbox.tools, completion, usesPredictedRisk(this.#host.request.security_analyzer));
+    // Scored before they are recorded, so the ActionEvent carries its critic_result (OpenHands).
+    await this.#critic?.annotate(planned, signal);
     for (const p of planned) {
       if (p.event.action) this.#real.set(p.event.id, p.event.action);
       this.#emit(p.event);
@@ -346,7 +354,14 @@ class Agent implements ConversationAgent {
   }
 
   async #finishIf(outcome: ExecuteOutcome): Promise<boolean> {
-    return outcome === 'finished' && this.#finish();
+    if (outcome !== 'finished') return false;
+    // Iterative refinement: a finish the critic scored too low goes on with its follow-up message.
+    const followup = this.#critic?.followup(this.#host.events());
+    if (followup) {
+      this.#emit(followup);
+      return false;
+    }
+    return this.#finish();
   }
 
   /** The agent wants to stop: Stop hooks may deny it (their feedback goes to the model, the run goes on). */

@@ -5,6 +5,7 @@ import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
 import type { LlmRetryFields } from './llm/retry.ts';
+import type { SubscriptionAccess } from './llm/codex.ts';
 import type { ChatMessage, RateLimitWait } from './llm/client.ts';
 import type { McpOAuthProviders } from './mcp/index.ts';
 
@@ -17,6 +18,8 @@ export interface LlmConfig {
   retry?: LlmRetryFields;
   /** The request's `litellm_extra_body`: merged into every chat-completions request body. */
   extraBody?: Record<string, unknown>;
+  /** `auth_type: "subscription"`: calls go to the Codex Responses endpoint with the subscription's token (llm/codex.ts); baseUrl and apiKey are not used. */
+  subscription?: SubscriptionAccess;
 }
 
 export interface AgentHost {

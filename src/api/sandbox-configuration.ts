@@ -44,6 +44,7 @@ export const ConfigChange = Type.Object({
   to: Type.Union([Type.Integer(), Type.Null()]),
   outsideApi: Type.Optional(Type.Boolean({ description: 'Made outside the API (kubectl edit, a direct write): the user is not known' })),
   fieldManager: Type.Optional(Type.String({ description: 'The field manager of a change made outside the API (metadata.managedFields), e.g. kubectl-edit' })),
+  objectDeleted: Type.Optional(Type.Boolean({ description: 'The configuration object was deleted (kubectl delete): the field went back to its default; the controller keeps the trail in the object it writes in its place' })),
 });
 export type ConfigChange = Static<typeof ConfigChange>;
 

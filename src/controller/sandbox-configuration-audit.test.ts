@@ -8,13 +8,27 @@ import { MAX_CHANGES, SANDBOX_CONFIGURATION_NAME, SandboxConfigurationKind, type
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { ManualClock } from './clock.ts';
 import { createController } from './embedded.ts';
-import { appendChanges, fieldWriter, unrecordedChanges } from './sandbox-configuration-audit.ts';
+import { appendChanges, deletionChanges, fieldWriter, unrecordedChanges } from './sandbox-configuration-audit.ts';
 import { FakeRuntime } from './testing/fake-runtime.ts';
 
 const byApi = (field: ConfigChange['field'], from: number | null, to: number | null, time = '2026-01-01T00:00:00Z'): ConfigChange => ({ time, userId: 'admin', userName: 'admin', field, from, to });
 
 function config(spec: SandboxConfiguration['spec'], managedFields?: unknown[]): SandboxConfiguration {
   return { apiVersion: API_VERSION, kind: 'SandboxConfiguration', metadata: { name: 'default', namespace: 'ns', ...(managedFields ? { managedFields } : {}) } as SandboxConfiguration['metadata'], spec };
+}
+
+/** `fn` with a controller running over a SQLite store in namespace `ns`, on a manual clock. */
+async function running(fn: (store: SqliteStore, clock: ManualClock) => Promise<void>): Promise<void> {
+  const clock = new ManualClock('2026-01-01T00:00:00Z');
+  const store = new SqliteStore(':memory:', { clock });
+  const controller = createController({ store, runtime: new FakeRuntime(), clock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: 'ns' });
+  await controller.start();
+  try {
+    await fn(store, clock);
+  } finally {
+    await controller.stop();
+    store.close();
+  }
 }
 
 describe('the Sandbox Configuration audit', () => {
@@ -48,12 +62,8 @@ describe('the Sandbox Configuration audit', () => {
     expect(unrecordedChanges(config({ sandboxCapacity: 3, idleTimeSeconds: MAX_CHANGES + 5, changes: cut }), 'x')).toEqual([]);
   });
 
-  it('a running controller records a write made around the API (SQLite store), once', async () => {
-    const clock = new ManualClock('2026-01-01T00:00:00Z');
-    const store = new SqliteStore(':memory:', { clock });
-    const controller = createController({ store, runtime: new FakeRuntime(), clock, settings: { idleTimeMs: 3_600_000, deletionTimeMs: 3_600_000, capacity: 10 }, namespace: 'ns' });
-    await controller.start();
-    try {
+  it('a running controller records a write made around the API (SQLite store), once', () =>
+    running(async (store, clock) => {
       const list = await store.list(SandboxConfigurationKind, 'ns');
       await store.create(SandboxConfigurationKind, config({ idleTimeSeconds: 120 }));
       const seen: ConfigChange[][] = [];
@@ -74,9 +84,30 @@ describe('the Sandbox Configuration audit', () => {
         { time: '2026-01-01T00:00:00Z', field: 'idleTimeSeconds', from: null, to: 120, outsideApi: true },
         { time: '2026-01-01T00:01:00Z', field: 'idleTimeSeconds', from: 120, to: 240, outsideApi: true },
       ]);
-    } finally {
-      await controller.stop();
-      store.close();
-    }
+    }));
+
+  it('a deletion sends each field it held back to its default; nothing to record for an object that held none', () => {
+    const trail = [byApi('idleTimeSeconds', null, 600)];
+    expect(deletionChanges(config({ idleTimeSeconds: 600, sandboxCapacity: 4, changes: trail }), '2026-01-02T00:00:00Z')).toEqual([
+      { time: '2026-01-02T00:00:00Z', field: 'idleTimeSeconds', from: 600, to: null, outsideApi: true, objectDeleted: true },
+      { time: '2026-01-02T00:00:00Z', field: 'sandboxCapacity', from: 4, to: null, outsideApi: true, objectDeleted: true },
+    ]);
+    expect(deletionChanges(config({ changes: [byApi('idleTimeSeconds', 600, null)] }), '2026-01-02T00:00:00Z')).toEqual([]);
   });
+
+  it('a running controller keeps the trail of a deleted configuration, with the deletion, in a new object with no values (SQLite store)', () =>
+    running(async (store, clock) => {
+      const trail = [byApi('idleTimeSeconds', null, 600)];
+      const created = await store.create(SandboxConfigurationKind, config({ idleTimeSeconds: 600, changes: trail }));
+      clock.advance(60_000);
+      await store.delete(SandboxConfigurationKind, 'ns', SANDBOX_CONFIGURATION_NAME);
+      let kept: SandboxConfiguration | undefined;
+      for await (const ev of store.watch(SandboxConfigurationKind, 'ns', { resourceVersion: created.metadata.resourceVersion, signal: AbortSignal.timeout(10_000) })) {
+        if (ev.type === 'ADDED') {
+          kept = ev.object;
+          break;
+        }
+      }
+      expect(kept?.spec).toEqual({ changes: [...trail, { time: '2026-01-01T00:01:00Z', field: 'idleTimeSeconds', from: 600, to: null, outsideApi: true, objectDeleted: true }] });
+    }));
 });

@@ -7,7 +7,15 @@
 // entry for it, marked as such, naming the writer by the field manager Kubernetes recorded for the
 // field (metadata.managedFields: `kubectl-edit`, `kubectl-client-side-apply`, …). The user is not
 // known there, and the entry says so.
+//
+// A deletion (`kubectl delete`) takes the trail with the object. The controller sees the deletion
+// with the object's last state (the watch's DELETED event) and writes a new `default` in its place:
+// no values (the defaults apply, as the deletion meant) and the trail, with an entry for each field
+// the deletion sent back to its default. One it does not see (no controller running at the time)
+// leaves no entry: a finalizer would catch that too, but would also hold the namespace's deletion
+// after an uninstall removed the controller.
 import { Conflict } from '../api/errors.ts';
+import { API_VERSION } from '../api/meta.ts';
 import type { ManagedFieldsEntry } from '../api/meta.ts';
 import {
   MAX_CHANGES,
@@ -64,6 +72,48 @@ export function appendChanges(trail: ConfigChange[], added: ConfigChange[]): Con
     excess--;
     return false;
   });
+}
+
+/** The entries a deletion of `last` makes: each field it held goes back to its default. */
+export function deletionChanges(last: SandboxConfiguration, now: string): ConfigChange[] {
+  const trail = last.spec.changes ?? [];
+  const out: ConfigChange[] = [];
+  for (const field of CONFIG_FIELDS) {
+    // From what the object held, or what its trail last recorded when that was not caught up yet.
+    const from = last.spec[field] ?? trail.findLast((c) => c.field === field)?.to ?? null;
+    if (from !== null) out.push({ time: now, field, from, to: null, outsideApi: true, objectDeleted: true });
+  }
+  return out;
+}
+
+/**
+ * Keeps the trail of a deleted configuration, `last` as it was when deleted, with its deletion
+ * recorded: a new object with no values and that trail. When one was written meanwhile (an admin's
+ * change, another controller replica), the old trail and the deletion go before its own entries,
+ * once. The entries recorded, for the log; none when there was nothing to keep.
+ */
+export async function recordDeletion(store: ResourceStore, namespace: string, last: SandboxConfiguration, now: () => string, log?: Logger): Promise<ConfigChange[]> {
+  const added = deletionChanges(last, now());
+  const kept = appendChanges(last.spec.changes ?? [], added);
+  if (kept.length === 0) return [];
+  for (let attempt = 0; ; attempt++) {
+    const current = await store.get(SandboxConfigurationKind, namespace, SANDBOX_CONFIGURATION_NAME);
+    try {
+      if (!current) {
+        await store.create(SandboxConfigurationKind, { apiVersion: API_VERSION, kind: 'SandboxConfiguration', metadata: { name: SANDBOX_CONFIGURATION_NAME, namespace }, spec: { changes: kept } });
+      } else {
+        const theirs = current.spec.changes ?? [];
+        // Already kept (by another replica): its trail starts with the deleted object's.
+        const old = last.spec.changes ?? [];
+        if (old.length > 0 && JSON.stringify(theirs.slice(0, old.length)) === JSON.stringify(old)) return [];
+        await store.update(SandboxConfigurationKind, { ...current, spec: { ...current.spec, changes: appendChanges(kept, theirs) } });
+      }
+      log?.info({ changes: added.map((c) => ({ field: c.field, from: c.from })) }, 'sandbox configuration deleted outside the API; its audit trail is kept, with the deletion, in a new object with no values');
+      return added;
+    } catch (err) {
+      if (!(err instanceof Conflict) || attempt >= 5) throw err;
+    }
+  }
 }
 
 /**

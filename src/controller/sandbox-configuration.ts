@@ -6,13 +6,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Gone, NotFound } from '../api/errors.ts';
 import { SandboxKind } from '../api/sandbox.ts';
-import { SANDBOX_CONFIGURATION_NAME, SandboxConfigurationKind, type SandboxConfigurationSpec } from '../api/sandbox-configuration.ts';
+import { SANDBOX_CONFIGURATION_NAME, SandboxConfigurationKind, type SandboxConfiguration, type SandboxConfigurationSpec } from '../api/sandbox-configuration.ts';
 import type { ResourceStore } from '../store/types.ts';
 import type { Logger } from '../util/log.ts';
 import { objectKey } from './keys.ts';
 import type { LifecycleSettings } from './lifecycle.ts';
 import type { Source } from './manager.ts';
-import { recordOutsideChanges } from './sandbox-configuration-audit.ts';
+import { recordDeletion, recordOutsideChanges } from './sandbox-configuration-audit.ts';
 
 const RELIST_BACKOFF_MS = 1_000;
 /** The kind is not served (a chart upgrade without `kubectl apply` of its CRDs): the defaults apply; look again now and then. */
@@ -71,6 +71,9 @@ export function sandboxConfigurationSource(store: ResourceStore, namespace: stri
   const audit = async () => {
     await recordOutsideChanges(store, namespace, now, log).catch((err: unknown) => log?.warn({ err }, 'sandbox configuration: recording a change made outside the API failed; trying again with the next change'));
   };
+  const deleted = async (last: SandboxConfiguration) => {
+    await recordDeletion(store, namespace, last, now, log).catch((err: unknown) => log?.warn({ err }, 'sandbox configuration: keeping the audit trail of the deleted configuration failed'));
+  };
   const requeueAll = async (enqueue: (key: string) => void) => {
     for (const sb of (await store.list(SandboxKind, namespace)).items) enqueue(objectKey(sb.metadata.namespace, sb.metadata.name));
   };
@@ -84,6 +87,7 @@ export function sandboxConfigurationSource(store: ResourceStore, namespace: stri
         for await (const ev of store.watch(SandboxConfigurationKind, namespace, { resourceVersion: list.resourceVersion, signal })) {
           if (ev.object.metadata.name !== SANDBOX_CONFIGURATION_NAME) continue;
           if (ev.type !== 'DELETED') await audit();
+          else await deleted(ev.object);
           if (live.apply(ev.type === 'DELETED' ? undefined : ev.object.spec)) {
             log?.info({ idleTimeMs: live.idleTimeMs, deletionTimeMs: live.deletionTimeMs, capacity: live.capacity }, 'sandbox configuration changed; requeueing sandboxes');
             await requeueAll(enqueue);

@@ -130,6 +130,23 @@ describe('conversation changes (SSE)', () => {
     expect((await connect({ query: 'created_at__gte=last-tuesday' })).status).toBe(422);
   });
 
+
+  it('follows one conversation (id__eq, dashed or not): its changes only, the others never', async () => {
+    const one = await startConversationId(h, { title: 'this one' });
+    const other = await startConversationId(h, { title: 'another' });
+    const dashed = `${one.slice(0, 8)}-${one.slice(8, 12)}-${one.slice(12, 16)}-${one.slice(16, 20)}-${one.slice(20)}`;
+    const s = await open({ query: `id__eq=${dashed}` });
+    const page = JSON.parse((await s.next((e) => e.event === 'snapshot')).data) as { items: Rec[] };
+    expect(page.items.map((r) => r.id)).toEqual([one]);
+    const n = s.events.length;
+    await makeSandbox(h.store, h.alice.user, 'sb-o', 'RUNNING', { url: 'http://127.0.0.1:7004', key: 'sk-o' });
+    await setStartTask(h.store, other, 'READY', 'sb-o');
+    await setStartTask(h.store, one, 'READY', 'sb-o');
+    await s.next(changeOf(one, (r) => r.sandbox_status === 'RUNNING'), n);
+    expect(s.events.slice(n).filter((e) => e.event === 'change').map((e) => rec(e).id)).toEqual([one]);
+    const search = await h.call('GET', `/api/v1/app-conversations/search?id__eq=${other}`);
+    expect(search.body.items.map((r: Rec) => r.id)).toEqual([other]);
+  });
   it('ends when the key no longer holds (revoked, or its user disabled): the reconnect gets the 401', async () => {
     const s = await open({ key: h.bob.key });
     await s.next((e) => e.event === 'snapshot');

@@ -71,10 +71,13 @@ export async function filterConversations(d: FacadeDeps, convs: Conversation[], 
   const updatedGte = timeParam(q.updated_at__gte, 'updated_at__gte');
   const updatedLt = timeParam(q.updated_at__lt, 'updated_at__lt');
   const title = q.title__contains?.toLowerCase();
+  // Conversation ids are written with or without dashes, as everywhere in the app API.
+  const only = q.id__eq === undefined ? undefined : (normalizeId(q.id__eq) ?? '');
   const cheap = convs.filter((c) => {
     const created = isoOf(createdAtOf(c));
     if (createdGte !== undefined && created < createdGte) return false;
     if (createdLt !== undefined && created >= createdLt) return false;
+    if (only !== undefined && c.metadata.name !== only) return false;
     if (q.sandbox_id__eq !== undefined && sandboxNameOf(c) !== q.sandbox_id__eq) return false;
     // OpenHands lists sub-conversations only when asked to.
     return q.include_sub_conversations === true || c.spec.parentConversation === undefined;

@@ -37,8 +37,8 @@ describe('/api/v1/admin', () => {
     expect(saved.status).toBe(200);
     expect(saved.body).toMatchObject({ idle_time_seconds: 600, deletion_time_seconds: 86400, sandbox_capacity: 10, overridden: ['idle_time_seconds', 'deletion_time_seconds'] });
     expect(saved.body.changes).toEqual([
-      { time: '2026-03-01T10:00:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, field: 'deletion_time_seconds', from: null, to: 86400 },
-      { time: '2026-03-01T10:00:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, field: 'idle_time_seconds', from: null, to: 600 },
+      { time: '2026-03-01T10:00:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, object_deleted: false, field: 'deletion_time_seconds', from: null, to: 86400 },
+      { time: '2026-03-01T10:00:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, object_deleted: false, field: 'idle_time_seconds', from: null, to: 600 },
     ]);
     // Cluster state: the resource the controller watches holds the values and the trail.
     const stored = await h.store.get(SandboxConfigurationKind, NS, SANDBOX_CONFIGURATION_NAME);
@@ -50,7 +50,7 @@ describe('/api/v1/admin', () => {
 
     const back = await h.call('PATCH', C, { body: { idle_time_seconds: null } });
     expect(back.body).toMatchObject({ idle_time_seconds: 1800, overridden: ['deletion_time_seconds'] });
-    expect(back.body.changes[0]).toEqual({ time: '2026-03-01T10:01:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, field: 'idle_time_seconds', from: 600, to: null });
+    expect(back.body.changes[0]).toEqual({ time: '2026-03-01T10:01:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, object_deleted: false, field: 'idle_time_seconds', from: 600, to: null });
   });
 
   it('a change written around the API and not yet recorded by the controller goes into the trail before the next change through it', async () => {
@@ -60,9 +60,9 @@ describe('/api/v1/admin', () => {
     h.clock.advance(60_000);
     const r = await h.call('PATCH', C, { body: { deletion_time_seconds: 3600 } });
     expect(r.body.changes.slice(0, 2)).toEqual([
-      { time: '2026-03-01T10:02:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, field: 'deletion_time_seconds', from: 7200, to: 3600 },
+      { time: '2026-03-01T10:02:00Z', user_id: h.alice.user.id, user_name: 'alice', outside_api: false, field_manager: null, object_deleted: false, field: 'deletion_time_seconds', from: 7200, to: 3600 },
       // SQLite keeps no field managers: the writer is not known either.
-      { time: '2026-03-01T10:02:00Z', user_id: null, user_name: null, outside_api: true, field_manager: null, field: 'deletion_time_seconds', from: 86400, to: 7200 },
+      { time: '2026-03-01T10:02:00Z', user_id: null, user_name: null, outside_api: true, field_manager: null, object_deleted: false, field: 'deletion_time_seconds', from: 86400, to: 7200 },
     ]);
   });
 

@@ -59,6 +59,7 @@ function info(d: FacadeDeps, spec: SandboxConfigurationSpec | undefined): Sandbo
       user_name: c.userName ?? null,
       outside_api: c.outsideApi === true,
       field_manager: c.fieldManager ?? null,
+      object_deleted: c.objectDeleted === true,
       field: API_FIELD[c.field],
       from: c.from,
       to: c.to,

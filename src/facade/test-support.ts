@@ -25,6 +25,7 @@ import type { LoginSettings } from './login/config.ts';
 import { startApiServer, type ApiServer } from './server.ts';
 import { startAgentServer, type AgentServer } from '../agent-server/server.ts';
 import { FakeAgents, startRequest } from '../agent-server/test-support.ts';
+import { eventSinkUrl } from './routes/webhooks.ts';
 
 export const NS = 'default';
 
@@ -223,10 +224,18 @@ export interface WorkspaceHarness extends Harness {
   conversation(workingDir: string, extra?: Record<string, unknown>): Promise<string>;
 }
 
-export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = {}, opts: Parameters<typeof startHarness>[1] = {}): Promise<WorkspaceHarness> {
+/** `sink`: the agent server pushes its events and status into the app's event log, as a sandbox does. */
+export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = {}, opts: Parameters<typeof startHarness>[1] & { sink?: boolean } = {}): Promise<WorkspaceHarness> {
   const h = await startHarness(settings, opts);
   const workspace = join(h.dir, 'ws');
-  const agent = await startAgentServer({ port: 0, workspaceDir: workspace, sessionKeys: ['sk-1'], createAgent: new FakeAgents().createAgent, log: createLogger('agent-server-test') });
+  const agent = await startAgentServer({
+    port: 0,
+    workspaceDir: workspace,
+    sessionKeys: ['sk-1'],
+    createAgent: new FakeAgents().createAgent,
+    log: createLogger('agent-server-test'),
+    ...(opts.sink ? { sink: { url: eventSinkUrl(h.server.url, 'sb-1'), key: 'sk-1' }, tuning: { sink: { retryInitialMs: 20, retryMaxMs: 100 } } } : {}),
+  });
   await makeSandbox(h.store, h.alice.user, 'sb-1', 'RUNNING', { url: agent.url, key: 'sk-1' });
   return {
     ...h,

@@ -1,13 +1,14 @@
 // The launch preview of an agent profile (OpenHands 1.58's preview_launch, served by
 // POST /api/agent-profiles/{name}/materialize): the same resolution a launch runs
 // (resolveAgentProfile), reported instead of raised, so the report cannot disagree with a launch.
-// The skill lists, the condenser, the critic settings and the meta-profile are not applied at launch
-// here (launch-profile.ts), so they neither resolve skills nor dangle: the report echoes them.
+// As OpenHands: the dangling references all reported (LLM, MCP, meta-profile and its LLMs), and then
+// the skills are still reported when the LLM profile resolved; what a launch here refuses (the
+// critic, the routing tool: 501) is an error too, so `valid` says whether the launch would start.
 import type { AgentProfile, AgentProfileDiagnostics } from '../../api/agent-server/agent-profiles.ts';
 import { AgentyardError } from '../../api/errors.ts';
 import { MASK } from '../secrets.ts';
 import { LLM_SECRET_FIELDS } from '../settings-doc.ts';
-import { resolveAgentProfile, type LaunchedAgent, type LaunchStores } from './launch-profile.ts';
+import { danglingProblems, resolveAgentProfile, type LaunchedAgent, type LaunchStores } from './launch-profile.ts';
 
 /** OpenHands' name for the browser: when it cannot run, the launch still works (its calls say so). */
 const BROWSER = 'browser_tool_set';
@@ -45,13 +46,18 @@ export function previewLaunch(profile: AgentProfile, stores: LaunchStores, usabl
     report.errors.push(`Failed to build agent settings: ${r.llm.message}`);
     return report;
   }
-  if (!r.llm) report.errors.push(`LLM profile '${profile.llm_profile_ref}' not found`);
-  if (r.mcpDangling.length) report.errors.push(`MCP server(s) not configured: ${r.mcpDangling.join(', ')}`);
+  const dangling = danglingProblems(profile, r);
+  report.errors.push(...dangling);
   report.dangling_mcp_server_refs = r.mcpDangling;
+  report.dangling_meta_profile_ref = r.metaDangling;
+  report.dangling_meta_profile_llm_refs = r.metaLlmDangling;
   if (r.llm) {
     report.llm_profile_resolved = true;
     report.llm_api_key_set = Boolean(r.llm.apiKey?.trim());
+    report.resolved_skills = r.skills;
   }
+  // A launch refuses dangling references first (422): what it would refuse after them is not reached.
+  if (!dangling.length) report.errors.push(...r.invalid.map((m) => `Failed to build agent settings: ${m}`), ...r.unsupported.map((m) => `Not built here: ${m}`));
   if (report.errors.length || !r.agent) return report;
   report.resolved_settings = redacted(r.agent);
   report.valid = true;

@@ -1,20 +1,37 @@
 // A start request naming an agent profile (`agent_profile_id`, OpenHands 1.58) made into one with its
-// `agent`: the profile's LLM profile (model, endpoint, key; a provider connection read at use), its
-// tools (none named: OpenHands' default set), its persona and system prompt suffix (appended to the
-// system prompt), its tool concurrency; `secret_refs` keeps only the secrets it names; the MCP
-// servers of the stored settings (/api/settings), all of them or those `mcp_server_refs` names (a
-// name not stored is a 422, as OpenHands' unresolved references). What the agent loop here has no
-// counterpart for is not applied: the skill lists, the condenser and the critic settings, the
-// meta-profile. The conversation records which profile and revision launched
-// it (`launched_agent_profile`).
+// `agent`, the whole profile applied as OpenHands' launch (sdk/launch/resolve.py) applies it:
+// - the LLM profile (model, endpoint, key; a provider connection read at use);
+// - its tools (none named: OpenHands' default set), persona and system prompt suffix (appended to
+//   the system prompt), tool concurrency; `secret_refs` keeps only the secrets it names;
+// - the MCP servers of the stored settings (/api/settings), all of them or those `mcp_server_refs` names;
+// - the skill catalog (the user's skills; OpenHands' public tier lives on github.com, which a sandbox
+//   does not reach, so it is empty here) less `disabled_skills`, `public_skills` filtering the public
+//   tier only: listed in `agent_context.skills` (so the start answers which skills it loaded), the
+//   deny-list carried on the context so project skills loaded later obey it too;
+// - the condenser settings, as the agent's condenser (`enabled: false` = none);
+// - the critic settings (`verification`), as the agent's critic (OpenHands' APIBasedCritic, its
+//   classification service at `critic_server_url`, authenticated with the LLM's key; iterative refinement);
+// - the meta-profile of the routing tool (`enable_classify_and_switch_llm_tool`), with the LLM
+//   profiles it routes to.
+// Every dangling reference is reported together (422), as OpenHands' UnresolvedProfileReferences.
+// What cannot be applied is refused, never dropped: a critic without a service URL or a key (422),
+// the routing tool (route_task_to_model, not built here: 501). The conversation records
+// which profile and revision launched it (`launched_agent_profile`).
 // The resolution itself (`resolveAgentProfile`) never throws on a dangling reference: the launch
 // turns what it finds into errors, the launch preview (launch-preview.ts) into a report, so the two
 // cannot disagree.
 import type { AgentProfile } from '../../api/agent-server/agent-profiles.ts';
 import type { StartConversationRequest } from '../../api/agent-server/index.ts';
+import type { MetaProfile } from '../../api/agent-server/meta-profiles.ts';
 import type { McpServerSettings } from '../../api/agent-server/settings.ts';
-import { AgentyardError, BadRequest, Invalid, NotFound } from '../../api/errors.ts';
+import { AgentyardError, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
+import { condenserConfig, CondenserConfigError } from '../../agent/condenser/summarizing.ts';
+import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
+import { loadUserSkillsSync, skillInfo, type Skill } from '../../agent/skills/index.ts';
+import { readMetaProfile } from '../routes/meta-profiles.ts';
+import type { SettingsDocStore } from '../store/settings-store.ts';
 import type { AgentProfileStore } from '../store/agent-profile-store.ts';
+import type { Db } from '../store/db.ts';
 import type { ProfileStore, RunnableProfile } from '../store/profile-store.ts';
 
 /** The tools of OpenHands' default agent settings (finish and think are built in). */
@@ -35,6 +52,12 @@ export interface LaunchStores {
   agentProfiles: AgentProfileStore;
   profiles: ProfileStore;
   mcpServers?: () => Record<string, McpServerSettings>;
+  /** The skill catalog a profile selects from (OpenHands' discover_profile_skills: user and public skills). */
+  skills?: () => Skill[];
+  /** Names of the catalog's public tier (`public_skills` filters only those); none here. */
+  publicSkillNames?: () => ReadonlySet<string>;
+  /** A stored meta-profile (/api/meta-profiles). */
+  metaProfile?: (name: string) => MetaProfile | undefined;
 }
 
 export interface ProfileResolution {
@@ -44,8 +67,31 @@ export interface ProfileResolution {
   mcpResolved: string[];
   /** The names it selects that are not stored. */
   mcpDangling: string[];
-  /** The agent a launch starts with; only when every reference resolved. */
+  /** The skills the agent starts with (the catalog less the profile's deny-list), by name. */
+  skills: string[];
+  /** The meta-profile the routing tool names, when the tool is on and no such meta-profile is stored. */
+  metaDangling: string | null;
+  /** The LLM profiles the meta-profile routes to (its classifier, its classes' models) that are not stored. */
+  metaLlmDangling: string[];
+  /** Settings that cannot be used as given (a condenser the agent refuses): the launch's 422. */
+  invalid: string[];
+  /** What the profile asks for that this agent server does not build: the launch's 501. */
+  unsupported: string[];
+  /** The agent a launch starts with; only when every reference resolved and nothing is refused. */
   agent?: LaunchedAgent;
+}
+
+/** The stores of this server, read at each launch (the launch and /materialize use the same ones). */
+export function serverLaunchStores(o: { agentProfiles: AgentProfileStore; profiles: ProfileStore; settings: SettingsDocStore; db: Db }): LaunchStores {
+  return {
+    agentProfiles: o.agentProfiles,
+    profiles: o.profiles,
+    mcpServers: () => o.settings.load().agent_settings.mcp_config,
+    // OpenHands' catalog is the user's skills and the public ones; those are on github.com, out of a sandbox's reach.
+    skills: () => loadUserSkillsSync(),
+    publicSkillNames: () => new Set(),
+    metaProfile: (name) => readMetaProfile(o.db, name),
+  };
 }
 
 /** OpenHands' _compute_mcp_filter: no refs selects every stored server; refs split into stored and not, order kept, duplicates once. */
@@ -64,6 +110,39 @@ function mcpConfig(stored: Record<string, McpServerSettings>, names: string[]): 
   return Object.keys(servers).length ? { mcpServers: servers } : undefined;
 }
 
+/**
+ * OpenHands' _select_skills: the catalog once per name (the last wins), less the deny-list; a
+ * `public_skills` list keeps only the named ones of the public tier. Names absent from the catalog
+ * do nothing, so neither list can dangle.
+ */
+function selectSkills(catalog: readonly Skill[], profile: AgentProfile, publicNames: ReadonlySet<string>): Skill[] {
+  const byName = new Map(catalog.map((s) => [s.name, s]));
+  const denied = new Set(profile.disabled_skills);
+  const allowed = profile.public_skills === null ? null : new Set(profile.public_skills);
+  return [...byName.values()].filter((s) => !denied.has(s.name) && (allowed === null || allowed.has(s.name) || !publicNames.has(s.name)));
+}
+
+/** The profile's condenser settings (OpenHands' CondenserSettingsConfig) as the agent's `condenser`; null: none. */
+function agentCondenser(c: Record<string, unknown>): Record<string, unknown> | null {
+  if (c['enabled'] === false) return null;
+  if (c['condenser_kind'] === 'no_op') return { kind: 'NoOpCondenser' };
+  const pick = ['max_size', 'keep_first', 'minimum_progress', 'max_tokens', 'hard_context_reset_max_retries', 'hard_context_reset_context_scaling'];
+  return { kind: 'LLMSummarizingCondenser', ...Object.fromEntries(pick.filter((k) => c[k] != null).map((k) => [k, c[k]])) };
+}
+
+/** The profile's verification settings as the agent's critic (OpenHands' build_critic); undefined when it is off. Keyless: the agent uses its LLM's key. */
+function agentCritic(profile: AgentProfile): Record<string, unknown> | undefined {
+  const v = profile.verification;
+  if (v.critic_enabled !== true) return undefined;
+  return {
+    kind: 'APIBasedCritic',
+    server_url: v.critic_server_url ?? null,
+    model_name: v.critic_model_name ?? 'critic',
+    mode: v.critic_mode ?? 'finish_and_message',
+    iterative_refinement: v.enable_iterative_refinement ? { success_threshold: v.critic_threshold ?? 0.6, max_iterations: v.max_refinement_iterations ?? 3 } : null,
+  };
+}
+
 function readLlm(stores: LaunchStores, ref: string): ProfileResolution['llm'] {
   try {
     return stores.profiles.runnable(ref);
@@ -73,20 +152,76 @@ function readLlm(stores: LaunchStores, ref: string): ProfileResolution['llm'] {
   }
 }
 
+/** OpenHands' _load_meta_profile: only with the routing tool on and a meta-profile named. */
+function metaReferences(profile: AgentProfile, stores: LaunchStores): Pick<ProfileResolution, 'metaDangling' | 'metaLlmDangling'> {
+  const name = profile.meta_profile_ref;
+  if (!profile.enable_classify_and_switch_llm_tool || name === null) return { metaDangling: null, metaLlmDangling: [] };
+  const meta = stores.metaProfile?.(name);
+  if (!meta) return { metaDangling: name, metaLlmDangling: [] };
+  const refs = [...new Set([meta.classifier_model, ...(meta.classes ?? []).map((c) => c.model)])];
+  return { metaDangling: null, metaLlmDangling: refs.filter((ref) => readLlm(stores, ref) === undefined) };
+}
+
+/** The sentences OpenHands' UnresolvedProfileReferences says, one per kind of dangling reference. */
+export function danglingProblems(profile: AgentProfile, r: ProfileResolution): string[] {
+  return [
+    ...(r.llm === undefined ? [`LLM profile '${profile.llm_profile_ref}' not found`] : []),
+    ...(r.mcpDangling.length ? [`MCP server(s) not configured: ${r.mcpDangling.join(', ')}`] : []),
+    ...(r.metaDangling !== null ? [`Meta-profile '${r.metaDangling}' not found`] : []),
+    ...(r.metaLlmDangling.length ? [`LLM profile(s) routed to by the meta-profile not found: ${r.metaLlmDangling.join(', ')}`] : []),
+  ];
+}
+
 /** What launching `profile` builds, with every reference it could not resolve; never throws on a dangling one. */
 export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores): ProfileResolution {
   const llm = readLlm(stores, profile.llm_profile_ref);
   const stored = stores.mcpServers?.() ?? {};
   const { resolved, dangling } = mcpSelection(stored, profile.mcp_server_refs ?? null);
-  const out: ProfileResolution = { llm, mcpResolved: resolved, mcpDangling: dangling };
-  if (!llm || llm instanceof AgentyardError || dangling.length) return out;
+  const skills = selectSkills(stores.skills?.() ?? [], profile, stores.publicSkillNames?.() ?? new Set());
+  const condenser = agentCondenser(profile.condenser);
+  const invalid: string[] = [];
+  try {
+    condenserConfig(condenser);
+  } catch (err) {
+    if (!(err instanceof CondenserConfigError)) throw err;
+    invalid.push(err.message.replace(/^agent\.condenser/, 'condenser'));
+  }
+  const critic = agentCritic(profile);
+  if (critic) {
+    if (critic['server_url'] == null) invalid.push('verification.critic_server_url: the critic needs the URL of its classification service; there is no default one here (OpenHands\' is All Hands\' proxy, which would receive the LLM key)');
+    else {
+      try {
+        criticConfig(critic);
+      } catch (err) {
+        if (!(err instanceof CriticConfigError)) throw err;
+        invalid.push(err.message.replace(/^agent\.critic\.server_url/, 'verification.critic_server_url'));
+      }
+    }
+    if (llm && !(llm instanceof AgentyardError) && !llm.apiKey) invalid.push(`verification.critic_enabled: the critic authenticates with the LLM profile's key, and '${profile.llm_profile_ref}' has none`);
+  }
+  const unsupported: string[] = [];
+  if (profile.enable_classify_and_switch_llm_tool) {
+    unsupported.push('enable_classify_and_switch_llm_tool: the model-routing tool (route_task_to_model) is not built by this agent server; switch_llm and switch_profile change the model of a running conversation');
+  }
+  const out: ProfileResolution = { llm, mcpResolved: resolved, mcpDangling: dangling, skills: skills.map((s) => s.name), ...metaReferences(profile, stores), invalid, unsupported };
+  if (!llm || llm instanceof AgentyardError || danglingProblems(profile, out).length || invalid.length || unsupported.length) return out;
   const suffix = [profile.persona, profile.system_message_suffix].filter((t): t is string => Boolean(t)).join('\n\n');
   const mcp = mcpConfig(stored, resolved);
   out.agent = {
     kind: 'Agent',
     llm: { ...llm.llm, usage_id: 'agent', ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
     tools: (profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).map((t) => ({ name: t.name, params: t.params ?? {} })),
-    ...(suffix ? { agent_context: { system_message_suffix: suffix } } : {}),
+    // The catalog is resolved here (user skills included), so the agent does not load user skills
+    // again; project skills it loads from the workspace, less the deny-list.
+    agent_context: {
+      skills: skills.map(skillInfo),
+      load_user_skills: false,
+      load_public_skills: false,
+      disabled_skills: profile.disabled_skills,
+      ...(suffix ? { system_message_suffix: suffix } : {}),
+    },
+    condenser,
+    ...(critic ? { critic } : {}),
     tool_concurrency_limit: profile.tool_concurrency_limit,
     ...(mcp ? { mcp_config: mcp } : {}),
   };
@@ -99,10 +234,12 @@ export function launchFromProfile(req: StartConversationRequest, stores: LaunchS
   if (!profile) throw new NotFound(`Agent profile with id '${id}' not found`);
   const r = resolveAgentProfile(profile, stores);
   if (r.llm instanceof AgentyardError) throw r.llm;
-  if (!r.llm) throw new BadRequest(`Agent profile '${profile.name}' references LLM profile '${profile.llm_profile_ref}', which does not exist`);
-  if (r.mcpDangling.length) {
-    throw new Invalid([{ loc: ['body', 'agent_profile_id'], msg: `Agent profile '${profile.name}' references MCP servers that are not in the settings: ${r.mcpDangling.join(', ')}`, type: 'value_error' }]);
+  // Every dangling reference at once, then settings that cannot be used, then what is not built.
+  const problems = [...danglingProblems(profile, r), ...r.invalid];
+  if (problems.length) {
+    throw new Invalid(problems.map((msg) => ({ loc: ['body', 'agent_profile_id'], msg: `Agent profile '${profile.name}': ${msg}`, type: 'value_error' })));
   }
+  if (r.unsupported.length) throw new NotImplemented(`Agent profile '${profile.name}' cannot be launched here: ${r.unsupported.join('; ')}`);
   const allowed = profile.secret_refs;
   return {
     ...req,

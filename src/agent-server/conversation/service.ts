@@ -4,8 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
+import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
+import { ModelCallError } from '../../agent/llm/errors.ts';
 import type { LlmConfig } from '../../agent/types.ts';
+import type { SubscriptionAccess } from '../../agent/llm/codex.ts';
 import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
@@ -26,6 +29,8 @@ export interface ServiceOptions {
   maxConcurrentRuns?: number;
   /** Answers a LookupSecret addressed to this server (secret-lookup.ts): value, null (no such secret), undefined (not ours). */
   lookupSecret?: (src: LookupSecret) => string | null | undefined;
+  /** The ChatGPT subscription this server signed in with, for LLMs with `auth_type: "subscription"` (absent: such LLMs fail at their first call). */
+  subscription?: () => SubscriptionAccess;
   /** A start request naming an agent profile made into one with its agent (absent: such requests are refused). */
   launchProfile?(req: StartConversationRequest): StartConversationRequest;
 }
@@ -44,14 +49,28 @@ export function normalizeConversationId(id: string): string | undefined {
 }
 
 /** The model config: the request's `agent.llm` over the server's defaults (rules in conversationLlm). */
-export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined): LlmConfig | undefined {
+export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   const llm = req.agent?.llm;
-  const resolved = conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
+  const resolved = llm?.auth_type === 'subscription' || llm?.is_subscription === true ? subscriptionLlm(llm.model, subscription) : conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
   // Timeout and retries are the conversation's own, also over the server's default model.
   const retry = llm && { timeout: llm.timeout, num_retries: llm.num_retries, retry_min_wait: llm.retry_min_wait, retry_max_wait: llm.retry_max_wait, retry_multiplier: llm.retry_multiplier };
   const withRetry = resolved && retry && Object.values(retry).some((v) => v !== undefined && v !== null) ? { ...resolved, retry } : resolved;
   const extraBody = llm?.litellm_extra_body;
   return withRetry && extraBody && Object.keys(extraBody).length > 0 ? { ...withRetry, extraBody } : withRetry;
+}
+
+/**
+ * A model through the ChatGPT subscription: no key and no base URL of the request or the server's
+ * defaults go with it (the token and the Codex endpoint are the subscription's). Without a
+ * subscription service the calls fail saying so.
+ */
+function subscriptionLlm(model: string | undefined, subscription: (() => SubscriptionAccess) | undefined): LlmConfig {
+  const access: SubscriptionAccess = subscription?.() ?? {
+    vendor: 'openai',
+    baseUrl: '',
+    credentials: () => Promise.reject(new ModelCallError('LLMConfigError', 'This agent server has no ChatGPT subscription sign-in')),
+  };
+  return { model: model || 'openai/gpt-5.5', subscription: access };
 }
 
 /**
@@ -105,6 +124,11 @@ export class ConversationService {
     return this.#o.llmDefaults;
   }
 
+  /** The ChatGPT subscription for LLMs with `auth_type: "subscription"` (undefined: none on this server). */
+  get subscription(): (() => SubscriptionAccess) | undefined {
+    return this.#o.subscription;
+  }
+
   /** Calls `fn` at every event of the conversation (state updates included) until the returned function is called. */
   subscribe(id: string, fn: () => void): () => void {
     return this.#o.ctx.bus.subscribe(id, Object.assign(() => fn(), { end: fn }));
@@ -123,7 +147,7 @@ export class ConversationService {
       const rt = new ConversationRuntime(this.#o.ctx, {
         row,
         workspaceDir: this.#workingDir(row.request),
-        llm: effectiveLlm(row.request, apiKey, this.#o.llmDefaults),
+        llm: effectiveLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
         secrets,
       });
       this.#loaded.set(row.id, rt);
@@ -152,6 +176,13 @@ export class ConversationService {
       throw new NotImplemented("registered_marketplaces auto_load is not implemented by this agent server; name the plugins in `plugins`, or load them with POST /api/conversations/{id}/load_plugin");
     }
     requireBuiltAnalyzer(req.security_analyzer);
+    // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
+    try {
+      criticConfig(req.agent.critic);
+    } catch (err) {
+      if (!(err instanceof CriticConfigError)) throw err;
+      throw new Invalid([{ loc: ['body', 'agent', 'critic'], msg: err.message, type: 'value_error' }]);
+    }
 
     const secrets = secretValues(req.secrets ?? {}, this.#o.lookupSecret);
     const apiKey = req.agent.llm.api_key ?? undefined;
@@ -188,7 +219,7 @@ export class ConversationService {
       pluginSkills: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: effectiveLlm(req, apiKey, this.#o.llmDefaults), secrets });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: effectiveLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();
@@ -328,7 +359,7 @@ export class ConversationService {
     const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
     const secrets = { ...rt.secrets };
     const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
-    rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults), {
+    rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults, this.#o.subscription), {
       request,
       sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, row.id) : null,
     });

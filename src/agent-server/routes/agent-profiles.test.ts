@@ -3,7 +3,8 @@
 // renamed (the id, so the active pointer, stays), activated by id, deleted (the active one falls
 // back to a reseeded default); kept across a restart; an LLM profile an agent profile names is not
 // deleted and its rename follows; ACP profiles answer 501; the launch preview (materialize) of a
-// stored profile or a draft reports dangling references in its body, secrets masked.
+// stored profile or a draft reports dangling references in its body, secrets masked; the meta-profile
+// of the routing tool, the condenser and the critic as a launch applies or refuses them.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../test-support.ts';
 
@@ -80,6 +81,10 @@ describe('/api/agent-profiles', () => {
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0].loc).toEqual(['openhands', 'llm_profile_ref']);
     expect((await s.api(`${A}/x`, { method: 'POST', body: { llm_profile_ref: 'a', surprise: 1 } })).status).toBe(422);
+    // The condenser and critic settings are checked as OpenHands checks them.
+    const bad = await s.api(`${A}/x`, { method: 'POST', body: { llm_profile_ref: 'a', condenser: { condenser_kind: 'llm_summarizing', max_size: 5 }, verification: { critic_threshold: 2, critic_mode: 'sometimes' } } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: any) => d.loc)).toEqual(expect.arrayContaining([['openhands', 'condenser', 'max_size'], ['openhands', 'verification', 'critic_threshold'], ['openhands', 'verification', 'critic_mode']]));
     expect((await s.api(`${A}/-x`, { method: 'POST', body: { llm_profile_ref: 'a' } })).body.detail[0].loc).toEqual(['path', 'name']);
     await s.api(`${A}/a`, { method: 'POST', body: { llm_profile_ref: 'a' } });
     await s.api(`${A}/b`, { method: 'POST', body: { llm_profile_ref: 'a' } });
@@ -131,5 +136,40 @@ describe('/api/agent-profiles', () => {
     const broken = await M('coder', { profile: { llm_profile_ref: 'broken' } });
     expect(broken.body).toMatchObject({ valid: false, llm_profile_resolved: false, resolved_settings: null });
     expect(broken.body.errors).toEqual([expect.stringMatching(/^Failed to build agent settings: Profile 'broken' references provider connection 'feedface/)]);
+  });
+
+  it('previews the meta-profile, the condenser and the critic as a launch applies or refuses them', async () => {
+    const M = (profile: Record<string, unknown>) => s.api(`${A}/draft/materialize`, { method: 'POST', body: { profile: { llm_profile_ref: 'fast', ...profile } } }).then((r) => r.body);
+    await s.api('/api/profiles/fast', { method: 'POST', body: { llm: { model: 'openai/fast' } } });
+    // The meta-profile counts only with the routing tool on (as OpenHands).
+    expect(await M({ meta_profile_ref: 'router' })).toMatchObject({ valid: true, meta_profile_ref: 'router', dangling_meta_profile_ref: null });
+    const noMeta = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router', mcp_server_refs: ['nope'] });
+    expect(noMeta).toMatchObject({ valid: false, dangling_meta_profile_ref: 'router', dangling_meta_profile_llm_refs: [], llm_profile_resolved: true });
+    expect(noMeta.errors).toEqual(['MCP server(s) not configured: nope', "Meta-profile 'router' not found"]);
+    await s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'fast', classes: [{ description: 'ui', model: 'vision' }, { description: 'rest', model: 'fast' }] } });
+    const noLlm = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
+    expect(noLlm).toMatchObject({ valid: false, dangling_meta_profile_ref: null, dangling_meta_profile_llm_refs: ['vision'], errors: ['LLM profile(s) routed to by the meta-profile not found: vision'] });
+    await s.api('/api/profiles/vision', { method: 'POST', body: { llm: { model: 'openai/vision' } } });
+    const routed = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
+    expect(routed).toMatchObject({ valid: false, dangling_meta_profile_llm_refs: [], resolved_settings: null });
+    expect(routed.errors).toEqual([expect.stringMatching(/^Not built here: enable_classify_and_switch_llm_tool: the model-routing tool \(route_task_to_model\)/)]);
+
+    // The critic needs its service's URL (no default one) and the LLM profile's key (it authenticates with it).
+    expect((await M({ verification: { critic_enabled: true } })).errors).toEqual([
+      expect.stringMatching(/^Failed to build agent settings: verification\.critic_server_url: the critic needs the URL/),
+      "Failed to build agent settings: verification.critic_enabled: the critic authenticates with the LLM profile's key, and 'fast' has none",
+    ]);
+    await s.api('/api/profiles/keyed', { method: 'POST', body: { llm: { model: 'openai/keyed', api_key: 'sk-critic-test-key' } } });
+    const judged = await M({ llm_profile_ref: 'keyed', verification: { critic_enabled: true, critic_server_url: 'http://127.0.0.1:9/vllm', enable_iterative_refinement: true, critic_threshold: 0.7 } });
+    expect(judged).toMatchObject({ valid: true, errors: [] });
+    expect((await M({ llm_profile_ref: 'keyed', verification: { critic_enabled: true, critic_server_url: 'ftp://c.example' } })).errors).toEqual([
+      'Failed to build agent settings: verification.critic_server_url must be the http(s) URL of the critic service (there is no default one)',
+    ]);
+    expect(judged.resolved_settings.critic).toEqual({ kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', model_name: 'critic', mode: 'finish_and_message', iterative_refinement: { success_threshold: 0.7, max_iterations: 3 } });
+    expect((await M({ verification: { critic_enabled: false, enable_iterative_refinement: true } })).valid).toBe(true);
+    expect((await M({ condenser: { condenser_kind: 'no_op' } })).resolved_settings.condenser).toEqual({ kind: 'NoOpCondenser' });
+    expect((await M({ condenser: { enabled: false } })).resolved_settings.condenser).toBeNull();
+    expect((await M({})).resolved_settings.condenser).toMatchObject({ kind: 'LLMSummarizingCondenser', max_size: 240, keep_first: 2 });
+    expect(await M({ condenser: { max_size: 20, keep_first: 9 } })).toMatchObject({ valid: false, errors: ['Failed to build agent settings: condenser: max_size // 2 - keep_first - 1 must be positive'] });
   });
 });

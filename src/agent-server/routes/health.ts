@@ -17,6 +17,8 @@ export interface HealthDeps {
   storage?(): StorageFaultState | undefined;
   /** Free space where the database lives. */
   disk?(): DiskSpace | undefined;
+  /** OH_APP_BACKEND_PUBLIC_URL: where browsers reach Canvas App backends (announced with its capability). */
+  appBackendIngressUrl?: string;
 }
 
 /**
@@ -65,8 +67,8 @@ export function healthRoutes(d: HealthDeps): Router {
       max_foreground_terminal_timeout_seconds: null,
       conversation_runtime: 'local',
       available_conversation_runtimes: [],
-      app_backend_ingress_url: null,
-      capabilities: ['event_seq_resume', 'event_sink_push'],
+      app_backend_ingress_url: d.appBackendIngressUrl ?? null,
+      capabilities: ['event_seq_resume', 'event_sink_push', ...(d.appBackendIngressUrl ? ['canvas_app_backend_bridge_v1'] : [])],
       docs: '/docs',
       redoc: '/redoc',
     };

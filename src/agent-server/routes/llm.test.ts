@@ -23,13 +23,12 @@ describe('/api/llm', () => {
     expect((await t.s.api('/api/llm/providers', { key: null })).status).toBe(401);
   });
 
-  it('lists subscription models, is never connected to a subscription, and refuses sign-in with 501', async () => {
+  it('lists subscription models; with nobody signed in the status and a logout say not connected (sign-in itself: subscription.test.ts)', async () => {
     expect((await t.s.api('/api/llm/subscription/openai/models')).body).toEqual({ vendor: 'openai', models: catalog().subscription_models.openai });
     const disconnected = { vendor: 'openai', connected: false, account_email: null, expires_at: null };
     expect(await t.s.api('/api/llm/subscription/openai/status')).toEqual({ status: 200, body: disconnected });
     expect(await t.s.api('/api/llm/subscription/openai/logout', { method: 'POST' })).toEqual({ status: 200, body: disconnected });
-    const start = await t.s.api('/api/llm/subscription/openai/device/start', { method: 'POST' });
-    expect(start.status).toBe(501);
-    expect(start.body.detail).toMatch(/auth\.openai\.com/);
+    expect(await t.s.api('/api/llm/subscription/openai/device/poll', { method: 'POST', body: { device_code: 'never-started' } })).toEqual({ status: 404, body: { detail: 'Subscription device login not found or expired' } });
+    expect((await t.s.api('/api/llm/subscription/openai/device/start', { method: 'POST', key: null })).status).toBe(401);
   });
 });

@@ -1,18 +1,15 @@
 // LLM listings, as OpenHands 1.58's llm_router.py serves them, from the catalog generated out of that
-// release (llm/catalog.ts). The ChatGPT subscription sign-in needs auth.openai.com, which a sandbox
-// must not depend on: it is not built (501, routes/not-implemented.ts), and the status honestly says
-// not connected.
+// release (llm/catalog.ts), and the ChatGPT subscription sign-in (subscription/service.ts).
 import Router from '@koa/router';
 import Type from 'typebox';
-import type { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from '../../api/agent-server/llm.ts';
+import { SubscriptionDevicePollRequest, type ModelsResponse, type ProvidersResponse, type SubscriptionModelsResponse, type VerifiedModelsResponse } from '../../api/agent-server/llm.ts';
+import type { SubscriptionService } from '../subscription/service.ts';
 import { catalog, modelsOf } from '../llm/catalog.ts';
 import { validate } from '../http/validate.ts';
 
 export const ModelsQuery = Type.Object({ provider: Type.Optional(Type.String()) });
 
-const notConnected = (): SubscriptionStatusResponse => ({ vendor: 'openai', connected: false, account_email: null, expires_at: null });
-
-export function llmRoutes(): Router {
+export function llmRoutes(subscription: SubscriptionService): Router {
   const router = new Router({ prefix: '/llm' });
   router.get('/providers', async (ctx) => {
     const body: ProvidersResponse = { providers: catalog().providers };
@@ -31,11 +28,16 @@ export function llmRoutes(): Router {
     ctx.body = body;
   });
   router.get('/subscription/openai/status', async (ctx) => {
-    ctx.body = notConnected();
+    ctx.body = await subscription.status();
   });
-  // Nothing is stored, so there is nothing to remove: the answer is the state after a logout.
+  router.post('/subscription/openai/device/start', async (ctx) => {
+    ctx.body = await subscription.start();
+  });
+  router.post('/subscription/openai/device/poll', validate({ body: SubscriptionDevicePollRequest }), async (ctx) => {
+    ctx.body = await subscription.poll((ctx.state['body'] as SubscriptionDevicePollRequest).device_code);
+  });
   router.post('/subscription/openai/logout', async (ctx) => {
-    ctx.body = notConnected();
+    ctx.body = subscription.logout();
   });
   return router;
 }

@@ -30,12 +30,16 @@ function checkRouting(p: MetaProfile): void {
   }
 }
 
+/** A stored meta-profile (an agent profile's launch resolves its `meta_profile_ref` with it). */
+export function readMetaProfile(db: Db, name: string): MetaProfile | undefined {
+  db.exec(DDL);
+  const r = db.prepare('SELECT profile FROM meta_profiles WHERE name = ?').get(name) as { profile: string } | undefined;
+  return r && (JSON.parse(r.profile) as MetaProfile);
+}
+
 export function metaProfileRoutes(db: Db): Router {
   db.exec(DDL);
-  const get = (name: string) => {
-    const r = db.prepare('SELECT profile FROM meta_profiles WHERE name = ?').get(name) as { profile: string } | undefined;
-    return r && (JSON.parse(r.profile) as MetaProfile);
-  };
+  const get = (name: string) => readMetaProfile(db, name);
   const router = new Router({ prefix: '/meta-profiles' });
 
   router.get('/', async (ctx) => {

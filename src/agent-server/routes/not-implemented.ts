@@ -9,9 +9,6 @@ type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['post', '/conversations/:conversation_id/switch_acp_model', 'ACP agents (switch_acp_model)'],
-  ['post', '/llm/subscription/openai/device/start', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
-  ['post', '/llm/subscription/openai/device/poll', 'ChatGPT subscription sign-in (it needs auth.openai.com; give the profile an API key)'],
-  ['all', '/canvas-extensions{/*rest}', 'Canvas extensions'],
   // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
   ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
   ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
@@ -19,16 +16,8 @@ export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   ['all', '/acp{/*rest}', 'ACP agents'],
 ];
 
-/**
- * OpenHands 1.58 routes outside `/api` that are not built: the Canvas App backends (a session cookie,
- * and an HTTP/WebSocket proxy to the backend process of an installed Canvas extension). Canvas
- * extensions cannot be installed here (/api/canvas-extensions answers 501), so there is no backend
- * to reach: the whole prefix answers 501 rather than a 404 or OpenHands' 503 "not configured", which
- * both read as something a setting could fix. Behind the session key like `/api`.
- */
-export const NOT_BUILT_OUTSIDE_API: [method: Method, path: string, what: string][] = [
-  ['all', '/app-backends/:extension_name{/*rest}', 'Canvas App backends (they serve installed Canvas extensions, which this agent server does not install)'],
-];
+/** OpenHands 1.58 routes outside `/api` that are not built (none today; kept for the next one). */
+export const NOT_BUILT_OUTSIDE_API: [method: Method, path: string, what: string][] = [];
 
 export function notImplementedRoutes(table: [Method, string, string][] = NOT_BUILT): Router {
   const router = withConversationIdParam(new Router());

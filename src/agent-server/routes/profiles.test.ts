@@ -108,15 +108,38 @@ describe('/api/profiles', () => {
     }
   });
 
-  it('without OH_SECRET_KEY refuses to store a key (503) rather than keep it in plain text or in memory; a keyless profile is stored', async () => {
+  it('without OH_SECRET_KEY holds the key in memory only, as every secret store does: usable now, never on disk; after a restart not set, and a use asks for it again (409)', async () => {
     await s.close();
     s = await start(null as never);
-    const r = await save('k', { model: 'openai/x', api_key: SECRET });
-    expect(r.status).toBe(503);
-    expect(r.body.detail).toMatch(/OH_SECRET_KEY/);
-    expect((await s.api('/api/profiles/k')).status).toBe(404);
-    expect((await save('k', { model: 'openai/x', api_key: SECRET }, { include_secrets: false })).status).toBe(201);
-    expect((await s.api('/api/profiles/k')).body).toMatchObject({ api_key_set: false, config: { api_key: null } });
+    expect(await save('k', { model: 'openai/x', api_key: SECRET })).toMatchObject({ status: 201 });
+    expect((await s.api('/api/profiles/k')).body).toMatchObject({ api_key_set: true, config: { api_key: null } });
+    expect((await s.api('/api/profiles/k/activate', { method: 'POST' })).status).toBe(200);
+    // Renamed: the held key goes with it.
+    expect((await s.api('/api/profiles/k/rename', { method: 'POST', body: { new_name: 'kept' } })).status).toBe(200);
+    expect((await s.api('/api/profiles/kept')).body.api_key_set).toBe(true);
+    for (const f of readdirSync(join(dir.path, 'data'))) expect(readFileSync(join(dir.path, 'data', f)).includes(SECRET), f).toBe(false);
+
+    await s.close();
+    s = await start(null as never);
+    expect((await s.api('/api/profiles/kept')).body).toMatchObject({ name: 'kept', api_key_set: false, config: { model: 'openai/x', api_key: null } });
+    const r = await s.api('/api/profiles/kept/activate', { method: 'POST' });
+    expect(r.status).toBe(409);
+    expect(r.body.detail).toMatch(/held in memory only .*save the profile again/);
+    // Saved again: usable again.
+    expect((await save('kept', { model: 'openai/x', api_key: SECRET })).status).toBe(201);
+    expect((await s.api('/api/profiles/kept/activate', { method: 'POST' })).status).toBe(200);
+    expect(logged).not.toContain(SECRET);
+  });
+
+  it('a hand-over gives a server that had no secret key one: the keys it held in memory are sealed and stored', async () => {
+    await s.close();
+    s = await start(null as never);
+    await save('held', { model: 'openai/x', api_key: SECRET });
+    expect((await s.api('/api/agentyard/hand-over', { method: 'POST', body: { session_key: 'a-new-session-key-0123456789', secret_key: 'a-new-secret-key-0123456789' } })).status).toBe(200);
+    await s.close();
+    s = await start('a-new-secret-key-0123456789');
+    expect((await s.api('/api/profiles/held')).body.api_key_set).toBe(true);
+    expect((await s.api('/api/profiles/held/activate', { method: 'POST' })).status).toBe(200);
   });
 
   it("a warm-pool hand-over seals the stored keys again with the new secret key", async () => {

@@ -110,7 +110,7 @@ export function profileRoutes(o: {
     nameOf(ctx);
     const { llm } = ctx.state['body'] as ValidateProfileRequest;
     checkBaseUrl(llm, ['body', 'llm']);
-    ctx.body = await preflight(llm, service.llmDefaults);
+    ctx.body = await preflight(llm, service.llmDefaults, service.subscription);
   });
 
   router.delete('/profiles/:name', async (ctx) => {

@@ -1,31 +1,14 @@
 // /api/settings/secrets, /api/workspaces, /api/auth/workspace-session and /api/init on a real agent
 // server (real SQLite): wire shapes as OpenHands 1.58 answers them, 422 locations, what survives a
 // restart on the same data dir (sealed secrets need the secret key), and a hand-over's new key.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { startTestServer, tempDir, TEST_KEY, type TestServer } from '../test-support.ts';
+import { TEST_KEY, useServersOnOneDir, type TestServer } from '../test-support.ts';
 
-let dir: ReturnType<typeof tempDir>;
-const servers: TestServer[] = [];
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  dir.remove();
-});
-
-async function start(secretKey?: string): Promise<TestServer> {
-  const s = await startTestServer(dir.path, secretKey ? { secretKey } : {});
-  servers.push(s);
-  return s;
-}
-async function restart(s: TestServer, secretKey?: string): Promise<TestServer> {
-  await s.close();
-  servers.splice(servers.indexOf(s), 1);
-  return start(secretKey);
-}
+const on = useServersOnOneDir();
+const start = (secretKey?: string): Promise<TestServer> => on.start(secretKey ? { secretKey } : {});
+const restart = (s: TestServer, secretKey?: string): Promise<TestServer> => on.restart(s, secretKey ? { secretKey } : {});
 const put = (s: TestServer, body: unknown) => s.api('/api/settings/secrets', { method: 'PUT', body });
 
 describe('/api/settings/secrets', () => {
@@ -78,7 +61,7 @@ describe('/api/settings/secrets', () => {
   it('keeps values sealed on disk and gets them back after a restart with the same secret key', async () => {
     let s = await start('a-secret-key-of-some-length');
     await put(s, { name: 'API_TOKEN', value: 'tok-plain-value', description: 'd' });
-    const db = new Database(join(dir.path, 'data', 'agent-server.db'), { readonly: true });
+    const db = new Database(join(on.dir.path, 'data', 'agent-server.db'), { readonly: true });
     const rows = db.prepare('SELECT * FROM settings_secrets').all();
     db.close();
     expect(JSON.stringify(rows)).not.toContain('tok-plain-value');
@@ -97,7 +80,7 @@ describe('/api/settings/secrets', () => {
     let s = await start();
     await put(s, { name: 'API_TOKEN', value: 'tok-memory' });
     expect(await s.api('/api/settings/secrets/API_TOKEN')).toEqual({ status: 200, body: 'tok-memory' });
-    const db = new Database(join(dir.path, 'data', 'agent-server.db'), { readonly: true });
+    const db = new Database(join(on.dir.path, 'data', 'agent-server.db'), { readonly: true });
     expect(db.prepare('SELECT count(*) AS n FROM settings_secrets').get()).toEqual({ n: 0 });
     db.close();
     s = await restart(s);
@@ -109,10 +92,7 @@ describe('/api/settings/secrets', () => {
     await put(s, { name: 'KEPT', value: 'kept-value' });
     const handed = await s.api('/api/agentyard/hand-over', { method: 'POST', body: { session_key: 'user-session-key-0123456789', secret_key: 'user-secret-key-0123456789' } });
     expect(handed.status).toBe(200);
-    await s.close();
-    servers.splice(0);
-    const next = await startTestServer(dir.path, { secretKey: 'user-secret-key-0123456789', sessionKeys: ['user-session-key-0123456789'] });
-    servers.push(next);
+    const next = await on.restart(s, { secretKey: 'user-secret-key-0123456789', sessionKeys: ['user-session-key-0123456789'] });
     expect(await next.api('/api/settings/secrets/KEPT', { key: 'user-session-key-0123456789' })).toEqual({ status: 200, body: 'kept-value' });
   });
 });
@@ -212,7 +192,7 @@ describe('/api/llm/provider-connections', () => {
     const list = await s.api('/api/llm/provider-connections');
     expect(list.body).toEqual([patched.body]);
     expect(JSON.stringify(list.body)).not.toContain('sk-');
-    const db = new Database(join(dir.path, 'data', 'agent-server.db'), { readonly: true });
+    const db = new Database(join(on.dir.path, 'data', 'agent-server.db'), { readonly: true });
     expect(JSON.stringify(db.prepare('SELECT * FROM provider_connections').all())).not.toContain('sk-rotated');
     db.close();
 

@@ -2,8 +2,11 @@
 // conversations, so they outlive a restart. The LLM settings are stored as JSON without the API key;
 // the key is stored AES-256-GCM sealed with the server's secret key (OH_SECRET_KEY), bound to the
 // profile's name, never in plain text (the data dir may sit inside the workspace the agent reads).
+// Without a secret key the key is held in memory only, as every secret this server keeps is
+// (settings secrets, provider connections, MCP tokens, conversation secrets): the profile is
+// stored, and after a restart its key reads as not set and a use of it asks for it again.
 import type { LLM } from '../../api/agent-server/index.ts';
-import { BadRequest, Conflict, NotFound, Unavailable } from '../../api/errors.ts';
+import { BadRequest, Conflict, NotFound } from '../../api/errors.ts';
 import type { SecretSealer } from '../secrets.ts';
 import type { Db } from './db.ts';
 import type { ProviderConnectionStore } from './provider-connection-store.ts';
@@ -13,7 +16,8 @@ CREATE TABLE IF NOT EXISTS llm_profiles (
   name           TEXT PRIMARY KEY,
   -- The LLM settings with api_key removed.
   llm            TEXT NOT NULL,
-  -- The API key sealed with the server's secret key (context llm-profile:<name>); NULL: none stored.
+  -- The API key sealed with the server's secret key (context llm-profile:<name>); NULL: none;
+  -- '' (MEMORY_HELD): one was given without a secret key and is held in this process's memory only.
   sealed_api_key TEXT,
   updated_at     TEXT NOT NULL
 ) STRICT;
@@ -46,6 +50,8 @@ export function canonicalProfileName(name: string): string {
 }
 
 const context = (name: string) => `llm-profile:${name}`;
+/** The column's value for a key held in memory (no secret key to seal it with). */
+const MEMORY_HELD = '';
 
 interface Raw {
   name: string;
@@ -60,6 +66,8 @@ export class ProfileStore {
   readonly #now: () => Date;
 
   readonly #connections: ProviderConnectionStore | undefined;
+  /** Keys while there is no secret key, by profile name. */
+  readonly #memory = new Map<string, string>();
 
   constructor(db: Db, sealer: SecretSealer | undefined, o: { now?: () => Date; connections?: ProviderConnectionStore } = {}) {
     db.exec(DDL);
@@ -107,7 +115,12 @@ export class ProfileStore {
    */
   apiKey(name: string): string | undefined {
     const r = this.#row(name);
-    if (!r?.sealed_api_key) return undefined;
+    if (!r || r.sealed_api_key === null) return undefined;
+    if (r.sealed_api_key === MEMORY_HELD) {
+      const held = this.#memory.get(r.name);
+      if (held === undefined) throw new Conflict(`The API key of profile '${name}' was held in memory only (no OH_SECRET_KEY) and the agent server restarted since: save the profile again`);
+      return held;
+    }
     const opened = this.#sealer?.open(r.sealed_api_key, context(r.name));
     if (opened?.llmApiKey === undefined) throw new Conflict(`The API key of profile '${name}' cannot be opened with this agent server's secret key (OH_SECRET_KEY changed?): save the profile again`);
     return opened.llmApiKey;
@@ -117,11 +130,8 @@ export class ProfileStore {
   save(name: string, llm: LLM, apiKey: string | undefined, max: number): void {
     const key = canonicalProfileName(name);
     let sealed: string | null = null;
-    if (apiKey !== undefined && !llm.provider_connection_id) {
-      const sealer = this.#sealer;
-      if (!sealer) throw new Unavailable('Encryption not available: OH_SECRET_KEY is not configured. Cannot store the API key (save with include_secrets: false, or configure a secret key).');
-      sealed = sealer.seal({ secrets: {}, llmApiKey: apiKey }, context(key));
-    }
+    const held = apiKey !== undefined && !llm.provider_connection_id && !this.#sealer;
+    if (apiKey !== undefined && !llm.provider_connection_id) sealed = this.#sealer ? this.#sealer.seal({ secrets: {}, llmApiKey: apiKey }, context(key)) : MEMORY_HELD;
     // A profile linked to a provider connection owns no key or base URL: the connection's are used.
     if (llm.provider_connection_id) {
       sealed = null;
@@ -137,6 +147,8 @@ export class ProfileStore {
         .prepare('INSERT INTO llm_profiles (name, llm, sealed_api_key, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET llm = excluded.llm, sealed_api_key = excluded.sealed_api_key, updated_at = excluded.updated_at')
         .run(key, JSON.stringify(settings), sealed, this.#now().toISOString());
     })();
+    if (held && apiKey !== undefined) this.#memory.set(key, apiKey);
+    else this.#memory.delete(key);
   }
 
   /** Idempotent; clears the active profile when it was this one. */
@@ -144,6 +156,7 @@ export class ProfileStore {
     const key = canonicalProfileName(name);
     this.#db.transaction(() => {
       this.#db.prepare('DELETE FROM llm_profiles WHERE name = ?').run(key);
+      this.#memory.delete(key);
       if (this.activeProfile() !== null && canonicalProfileName(this.activeProfile()!) === key) this.setActiveProfile(null);
     })();
   }
@@ -158,7 +171,11 @@ export class ProfileStore {
       if (src === dst) return;
       if (this.#row(dst)) throw new Conflict(`Profile '${to}' already exists`);
       let sealed = row.sealed_api_key;
-      if (sealed !== null) {
+      if (sealed === MEMORY_HELD) {
+        const held = this.#memory.get(src);
+        this.#memory.delete(src);
+        if (held !== undefined) this.#memory.set(dst, held);
+      } else if (sealed !== null) {
         const sealer = this.#sealer;
         const opened = sealer?.open(sealed, context(src));
         // A key this server cannot open stays as it was: it still cannot be opened, and says so at use.
@@ -170,15 +187,24 @@ export class ProfileStore {
     })();
   }
 
-  /** A hand-over's new secret key: every stored key sealed again with it (one the old key cannot open stays as it was). */
+  /**
+   * A hand-over's new secret key: every stored key sealed again with it (one the old key cannot open
+   * stays as it was), and the keys held in memory sealed and written (one lost to a restart: none).
+   */
   setSealer(next: SecretSealer): void {
     const old = this.#sealer;
     this.#db.transaction(() => {
       for (const r of this.#db.prepare('SELECT name, sealed_api_key FROM llm_profiles WHERE sealed_api_key IS NOT NULL').all() as { name: string; sealed_api_key: string }[]) {
+        if (r.sealed_api_key === MEMORY_HELD) {
+          const held = this.#memory.get(r.name);
+          this.#db.prepare('UPDATE llm_profiles SET sealed_api_key = ? WHERE name = ?').run(held === undefined ? null : next.seal({ secrets: {}, llmApiKey: held }, context(r.name)), r.name);
+          continue;
+        }
         const opened = old?.open(r.sealed_api_key, context(r.name));
         if (opened) this.#db.prepare('UPDATE llm_profiles SET sealed_api_key = ? WHERE name = ?').run(next.seal(opened, context(r.name)), r.name);
       }
     })();
+    this.#memory.clear();
     this.#sealer = next;
   }
 
@@ -196,7 +222,8 @@ export class ProfileStore {
     const llm = JSON.parse(r.llm) as LLM;
     const id = llm.provider_connection_id;
     const connection = id ? this.#connections?.get(id) : undefined;
-    return { name: r.name, llm, apiKeySet: r.sealed_api_key !== null || (connection?.api_key_set ?? false), connectionBroken: Boolean(id) && !connection };
+    const ownKey = r.sealed_api_key === MEMORY_HELD ? this.#memory.has(r.name) : r.sealed_api_key !== null;
+    return { name: r.name, llm, apiKeySet: ownKey || (connection?.api_key_set ?? false), connectionBroken: Boolean(id) && !connection };
   }
 
   #row(name: string): Raw | undefined {

@@ -104,45 +104,46 @@ export class WorkspacesStore {
   }
 
   addWorkspaces(items: WorkspaceItem[]): WorkspacesListResponse {
-    return this.#update((doc) => {
-      const seen = new Set(doc.workspaces.map((w) => w.path));
-      for (const w of items) {
-        if (seen.has(w.path)) continue;
-        seen.add(w.path);
-        const parentPath = w.parentPath ?? w.parent_path ?? undefined;
-        doc.workspaces.push({ id: w.id, name: w.name, path: w.path, ...(parentPath !== undefined && parentPath !== null ? { parentPath } : {}) });
-      }
+    return this.#addTo('workspaces', items, (w) => {
+      const parentPath = w.parentPath ?? w.parent_path ?? undefined;
+      return { id: w.id, name: w.name, path: w.path, ...(parentPath !== undefined && parentPath !== null ? { parentPath } : {}) };
     });
   }
 
   addParents(items: WorkspaceParentItem[]): WorkspacesListResponse {
-    return this.#update((doc) => {
-      const seen = new Set(doc.workspace_parents.map((p) => p.path));
-      for (const p of items) {
-        if (seen.has(p.path)) continue;
-        seen.add(p.path);
-        doc.workspace_parents.push({ id: p.id, name: p.name, path: p.path });
-      }
-    });
+    return this.#addTo('workspace_parents', items, (p) => ({ id: p.id, name: p.name, path: p.path }));
   }
 
   /** False when no workspace had that path. */
   removeWorkspace(path: string): boolean {
-    let removed = false;
-    this.#update((doc) => {
-      const kept = doc.workspaces.filter((w) => w.path !== path);
-      removed = kept.length !== doc.workspaces.length;
-      doc.workspaces = kept;
-    });
-    return removed;
+    return this.#removeFrom('workspaces', path);
   }
 
   removeParent(path: string): boolean {
+    return this.#removeFrom('workspace_parents', path);
+  }
+
+  /** Appends the items whose path the list does not hold yet (the first of a path given twice). */
+  #addTo<K extends keyof WorkspacesDoc, I extends { path: string }>(key: K, items: I[], entry: (item: I) => WorkspacesDoc[K][number]): WorkspacesListResponse {
+    return this.#update((doc) => {
+      const list = doc[key] as WorkspacesDoc[K][number][];
+      const seen = new Set(list.map((x) => x.path));
+      for (const item of items) {
+        if (seen.has(item.path)) continue;
+        seen.add(item.path);
+        list.push(entry(item));
+      }
+    });
+  }
+
+  /** False when no entry of the list had that path. */
+  #removeFrom(key: keyof WorkspacesDoc, path: string): boolean {
     let removed = false;
     this.#update((doc) => {
-      const kept = doc.workspace_parents.filter((p) => p.path !== path);
-      removed = kept.length !== doc.workspace_parents.length;
-      doc.workspace_parents = kept;
+      const list: { path: string }[] = doc[key];
+      const kept = list.filter((x) => x.path !== path);
+      removed = kept.length !== list.length;
+      (doc as Record<keyof WorkspacesDoc, { path: string }[]>)[key] = kept;
     });
     return removed;
   }

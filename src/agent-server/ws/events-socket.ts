@@ -85,6 +85,7 @@ export class EventSockets {
       const m = PATH.exec(url.pathname);
       if (!m) {
         if (BASH_SOCKET_PATH.test(url.pathname)) return; // BashSockets answers it
+        if (url.pathname.startsWith('/app-backends/')) return; // the Canvas App backend proxy answers it
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }

@@ -24,9 +24,9 @@ export async function condenseOnce(calls: ModelCalls, model: ModelClient, view: 
   if (!forget) return 'nothing';
   // A summary request that does not fit is retried with shorter event texts (OpenHands' hard reset scaling).
   for (let attempt = 0, limit = Infinity; ; attempt++) {
-    const summary = await calls.call(model, summaryMessages(forget.forgotten, limit), [], signal, { stream: false, condensable: attempt < SUMMARY_RETRIES, bucket: 'condenser' });
+    const summary = await calls.call(model, summaryMessages(forget.forgotten, limit), [], signal, { stream: false, condensable: attempt < (cfg.retries ?? SUMMARY_RETRIES), bucket: 'condenser' });
     if (summary === 'condense') {
-      limit = shrinkLimit(forget.forgotten, limit);
+      limit = shrinkLimit(forget.forgotten, limit, cfg.scaling);
       continue;
     }
     if (!summary) return 'stop';

@@ -15,6 +15,10 @@ export interface CondenserConfig {
   minimumProgress: number;
   /** Token limit of the view (`max_tokens`); the agent's `llm.max_input_tokens` applies too. */
   maxTokens?: number;
+  /** Summary requests retried shorter after one does not fit (`hard_context_reset_max_retries`; default SUMMARY_RETRIES). */
+  retries?: number;
+  /** How much shorter each retry makes the event texts (`hard_context_reset_context_scaling`; default SUMMARY_SCALING). */
+  scaling?: number;
 }
 
 /** OpenHands class defaults; also what POST /condense uses when no condenser is configured. */
@@ -38,11 +42,16 @@ export function condenserConfig(raw: Record<string, unknown> | null | undefined)
   const progress = raw['minimum_progress'] ?? DEFAULT_CONDENSER.minimumProgress;
   if (typeof progress !== 'number' || progress < 0 || progress >= 1) throw new CondenserConfigError('agent.condenser.minimum_progress must be a number in [0, 1)');
   const maxTokens = raw['max_tokens'] == null ? undefined : int('max_tokens', 0);
+  const retries = raw['hard_context_reset_max_retries'] == null ? undefined : int('hard_context_reset_max_retries', SUMMARY_RETRIES);
+  const scaling = raw['hard_context_reset_context_scaling'] ?? undefined;
+  if (scaling !== undefined && (typeof scaling !== 'number' || scaling <= 0 || scaling >= 1)) throw new CondenserConfigError('agent.condenser.hard_context_reset_context_scaling must be a number in (0, 1)');
   const cfg = {
     maxSize: int('max_size', DEFAULT_CONDENSER.maxSize),
     keepFirst: int('keep_first', DEFAULT_CONDENSER.keepFirst),
     minimumProgress: progress,
     ...(maxTokens ? { maxTokens } : {}),
+    ...(retries !== undefined && retries !== SUMMARY_RETRIES ? { retries } : {}),
+    ...(scaling !== undefined && scaling !== SUMMARY_SCALING ? { scaling } : {}),
   };
   // OpenHands' validator: the kept tail must have room.
   if (Math.floor(cfg.maxSize / 2) - cfg.keepFirst - 1 <= 0) throw new CondenserConfigError('agent.condenser: max_size // 2 - keep_first - 1 must be positive');
@@ -155,9 +164,9 @@ export const SUMMARY_RETRIES = 5;
 export const SUMMARY_SCALING = 0.8;
 
 /** The per-event text limit for the next attempt after a summary request did not fit. */
-export function shrinkLimit(forgotten: readonly Event[], limit: number): number {
+export function shrinkLimit(forgotten: readonly Event[], limit: number, scaling = SUMMARY_SCALING): number {
   const longest = Math.max(0, ...forgotten.map((e) => describe(e).length));
-  return Math.max(1, Math.floor(SUMMARY_SCALING * Math.min(limit, longest)));
+  return Math.max(1, Math.floor(scaling * Math.min(limit, longest)));
 }
 
 /**

@@ -3,6 +3,7 @@
 // retry_multiplier), not the SDK's own. Failures leave as ModelCallError with an OpenHands-style code.
 import type OpenAI from 'openai';
 import type { LlmConfig } from '../types.ts';
+import { codexHeaders, codexRequest, collectCodexStream, type SubscriptionAccess } from './codex.ts';
 import { ModelCallError, toModelCallError } from './errors.ts';
 import { resolveEndpoint } from './model-name.ts';
 import { DEFAULT_RETRY, isRateLimit, retrySettings, withRetries, type RetrySettings } from './retry.ts';
@@ -59,10 +60,14 @@ export class ModelClient {
   readonly retry: RetrySettings;
   /** `litellm_extra_body`: merged under every request body (the body's own fields win). */
   readonly #extraBody: Record<string, unknown>;
+  /** Set for a ChatGPT subscription: every call goes to its Codex Responses endpoint (codex.ts). */
+  readonly #subscription: SubscriptionAccess | undefined;
 
   /** Throws ModelCallError('LLMConfigError') when the configuration cannot work. */
   constructor(config: LlmConfig, opts: ModelClientOptions = {}) {
-    const { model, baseURL } = resolveEndpoint(config);
+    this.#subscription = config.subscription;
+    // A subscription's calls go to its Codex endpoint whatever base URL the settings name.
+    const { model, baseURL } = resolveEndpoint(config.subscription ? { model: config.model } : config);
     this.model = config.model;
     this.endpointModel = model;
     this.#extraBody = config.extraBody ?? {};
@@ -126,7 +131,10 @@ export class ModelClient {
 
   async #attempt(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[]; max_tokens?: number }, reqOpts: { signal?: AbortSignal }, stream: boolean, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
     let raw: RawAnswer;
-    if (stream) {
+    if (this.#subscription) {
+      // The Codex endpoint only streams; a caller that wanted no deltas just does not see them.
+      raw = await this.#codex(this.#subscription, body, stream ? onDelta : undefined, signal);
+    } else if (stream) {
       raw = await this.#streamed(body, onDelta, signal);
     } else {
       const response = await (await this.#sdkClient()).chat.completions.create({ ...this.#extraBody, ...body } as typeof body, reqOpts);
@@ -152,6 +160,35 @@ export class ModelClient {
    * after them would hang the run for good: silence for the attempt's timeout is a timeout too.
    */
   async #streamed(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[] }, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
+    const client = await this.#sdkClient();
+    return this.#guarded(signal, async (s, heard) => {
+      const chunks = await client.chat.completions.create({ ...this.#extraBody, ...body, stream: true, stream_options: { include_usage: true } }, { signal: s });
+      return collectStream(chunks, onDelta, signal, heard);
+    });
+  }
+
+  /**
+   * A call through a ChatGPT subscription: the token is asked for at each attempt (so a refreshed one
+   * is used), and the client is made for it; the answer is always streamed.
+   */
+  async #codex(access: SubscriptionAccess, body: { model: string; messages: ChatMessage[]; tools?: ChatTool[] }, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {
+    const { accessToken, accountId } = await access.credentials();
+    const OpenAI = await loadSdk();
+    const client = new OpenAI({
+      ...this.#clientOptions,
+      apiKey: accessToken,
+      baseURL: access.baseUrl,
+      defaultHeaders: { ...this.#clientOptions?.defaultHeaders, ...codexHeaders(accountId) },
+    });
+    return this.#guarded(signal, async (s, heard) => {
+      const request = codexRequest(body.model, body.messages, body.tools ?? [], this.#extraBody);
+      const events = (await client.responses.create(request as unknown as OpenAI.Responses.ResponseCreateParamsStreaming, { signal: s })) as unknown as AsyncIterable<{ type: string } & Record<string, unknown>>;
+      return collectCodexStream(events, onDelta, signal, heard);
+    });
+  }
+
+  /** Runs a streamed attempt that fails as a timeout once the stream is silent for the attempt's timeout. */
+  async #guarded(signal: AbortSignal | undefined, run: (signal: AbortSignal, heard: () => void) => Promise<RawAnswer>): Promise<RawAnswer> {
     const stalled = new AbortController();
     const silenceMs = this.retry.timeoutSeconds * 1000;
     let timer = setTimeout(() => stalled.abort(), silenceMs);
@@ -159,12 +196,11 @@ export class ModelClient {
       clearTimeout(timer);
       timer = setTimeout(() => stalled.abort(), silenceMs);
     };
-    const client = await this.#sdkClient();
+    await loadSdk();
     const OpenAI = sdkInCall();
     const silent = () => new OpenAI.APIConnectionTimeoutError({ message: `The model's stream was silent for ${this.retry.timeoutSeconds} s` });
     try {
-      const chunks = await client.chat.completions.create({ ...this.#extraBody, ...body, stream: true, stream_options: { include_usage: true } }, { signal: signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal });
-      const raw = await collectStream(chunks, onDelta, signal, heard);
+      const raw = await run(signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal, heard);
       // The SDK ends an aborted stream quietly with what it had: that answer was cut short.
       if (signal?.aborted) throw new OpenAI.APIUserAbortError();
       if (stalled.signal.aborted) throw silent();

@@ -1,7 +1,8 @@
 // Skills of a conversation (public API; plugins add theirs through `extra`).
 // Precedence, later overriding earlier by name (OpenHands skills_service.load_all_skills plus the
 // request and plugins on top): user (~/.agents/skills, ...) < project (workspace, then git root)
-// < skills sent in agent.agent_context.skills < `extra` (plugins).
+// < skills sent in agent.agent_context.skills < `extra` (plugins); `agent_context.disabled_skills`
+// leaves names out of all but the plugins'.
 import type { AgentHost } from '../types.ts';
 import { loadProjectSkillsSync, loadSkillsDirSync, loadUserSkillsSync, requestSkills } from './load.ts';
 import { mergeByName, type Skill } from './types.ts';
@@ -23,9 +24,12 @@ export async function loadSkillsFromDir(dir: string, source: string, opts: { str
 /** The synchronous core of resolveSkills (the agent builds its tools and prompt from it). */
 export function resolveSkillsSync(host: Pick<AgentHost, 'workspaceDir' | 'request' | 'requestSkillsOnly'>, extra: readonly Skill[] = []): Skill[] {
   const ctx = host.request.agent?.agent_context;
-  if (host.requestSkillsOnly) return mergeByName(requestSkills(ctx?.skills), extra);
+  // The deny-list (OpenHands' AgentContext.disabled_skills) applies to every source but plugins, which load later.
+  const disabled = new Set(ctx?.disabled_skills ?? []);
+  const allowed = (skills: Skill[]) => (disabled.size ? skills.filter((s) => !disabled.has(s.name)) : skills);
+  if (host.requestSkillsOnly) return mergeByName(allowed(requestSkills(ctx?.skills)), extra);
   const user = ctx?.load_user_skills === false ? [] : loadUserSkillsSync();
-  return mergeByName(user, loadProjectSkillsSync(host.workspaceDir), requestSkills(ctx?.skills), extra);
+  return mergeByName(allowed(mergeByName(user, loadProjectSkillsSync(host.workspaceDir), requestSkills(ctx?.skills))), extra);
 }
 
 /** Everything one conversation has: called once when it starts; `extra` (plugin skills) overrides by name. */

@@ -12,10 +12,34 @@ export const MAX_AGENT_PROFILES = 50;
 export const SEED_AGENT_PROFILE = 'default';
 
 /** OpenHands' defaults of LLMSummarizingCondenserSettings, as its profiles dump them. */
-export const DEFAULT_CONDENSER = { condenser_kind: 'llm_summarizing', enabled: true, max_size: 240, max_tokens: null, keep_first: 2, minimum_progress: 0.1, hard_context_reset_max_retries: 5, hard_context_reset_context_scaling: 0.8 };
-export const DEFAULT_VERIFICATION = { critic_enabled: false, critic_mode: 'finish_and_message', enable_iterative_refinement: false, critic_threshold: 0.6, max_refinement_iterations: 3, critic_server_url: null, critic_model_name: null };
+export const DEFAULT_CONDENSER = { condenser_kind: 'llm_summarizing' as const, enabled: true, max_size: 240, max_tokens: null, keep_first: 2, minimum_progress: 0.1, hard_context_reset_max_retries: 5, hard_context_reset_context_scaling: 0.8 };
+export const DEFAULT_VERIFICATION = { critic_enabled: false, critic_mode: 'finish_and_message' as const, enable_iterative_refinement: false, critic_threshold: 0.6, max_refinement_iterations: 3, critic_server_url: null, critic_model_name: null };
 
 const Names = Type.Union([Type.Array(Type.String()), Type.Null()]);
+const Fraction = Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 });
+
+/** OpenHands' CondenserSettingsConfig (the summarizing condenser's or no_op's fields); a launch applies it as the agent's condenser. */
+export const ProfileCondenserSettings = Type.Object({
+  condenser_kind: Type.Optional(Type.Union([Type.Literal('llm_summarizing'), Type.Literal('no_op')])),
+  enabled: Type.Optional(Type.Boolean()),
+  max_size: Type.Optional(Type.Integer({ minimum: 20 })),
+  max_tokens: Type.Optional(Type.Union([Type.Integer({ exclusiveMinimum: 0 }), Type.Null()])),
+  keep_first: Type.Optional(Type.Integer({ minimum: 0 })),
+  minimum_progress: Type.Optional(Fraction),
+  hard_context_reset_max_retries: Type.Optional(Type.Integer({ exclusiveMinimum: 0 })),
+  hard_context_reset_context_scaling: Type.Optional(Fraction),
+});
+
+/** OpenHands' ProfileVerificationSettings (the critic's, secret-free); a launch refuses critic_enabled (not built here). */
+export const ProfileVerificationSettings = Type.Object({
+  critic_enabled: Type.Optional(Type.Boolean()),
+  critic_mode: Type.Optional(Type.Union([Type.Literal('finish_and_message'), Type.Literal('all_actions')])),
+  enable_iterative_refinement: Type.Optional(Type.Boolean()),
+  critic_threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  max_refinement_iterations: Type.Optional(Type.Integer({ minimum: 1 })),
+  critic_server_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  critic_model_name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
 
 /** The body of `POST /api/agent-profiles/{name}` (the path names it; `id` and `revision` are the server's). */
 export const AgentProfileInput = Type.Object(
@@ -34,8 +58,8 @@ export const AgentProfileInput = Type.Object(
     system_message_suffix: Nullable(Type.String()),
     disabled_skills: Type.Optional(Type.Array(Type.String())),
     public_skills: Type.Optional(Names),
-    condenser: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    verification: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    condenser: Type.Optional(ProfileCondenserSettings),
+    verification: Type.Optional(ProfileVerificationSettings),
     enable_classify_and_switch_llm_tool: Type.Optional(Type.Boolean()),
     meta_profile_ref: Nullable(Type.String({ minLength: 1 })),
     tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),

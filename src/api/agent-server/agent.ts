@@ -12,6 +12,15 @@ export const LLM = Type.Object({
   /** A shared provider connection (/api/llm/provider-connections) whose key and base URL this LLM uses (LLM profiles). */
   provider_connection_id: Nullable(Type.String()),
   api_version: Nullable(Type.String()),
+  /**
+   * `subscription`: the model is called through the ChatGPT subscription this agent server signed in
+   * with (/api/llm/subscription/openai), at the Codex Responses endpoint; `api_key` and `base_url` are
+   * then not used.
+   */
+  auth_type: Type.Optional(Type.Union([Type.Literal('api_key'), Type.Literal('subscription')], { default: 'api_key' })),
+  subscription_vendor: Nullable(Type.Literal('openai')),
+  /** OpenHands serializes a subscription LLM with this flag too: true is taken as `auth_type: "subscription"`. */
+  is_subscription: Type.Optional(Type.Boolean()),
   /** Which usage bucket this LLM's costs go to (e.g. `agent`, `condenser`). */
   usage_id: Type.Optional(Type.String({ default: 'default' })),
   temperature: Nullable(Type.Number()),
@@ -62,6 +71,8 @@ export const AgentContext = Type.Object({
   user_message_suffix: Nullable(Type.String()),
   load_user_skills: Type.Optional(Type.Boolean()),
   load_public_skills: Type.Optional(Type.Boolean()),
+  /** Skills left out whatever source loads them (user, project, the list above): an agent profile's deny-list (OpenHands 1.58). */
+  disabled_skills: Type.Optional(Type.Array(Type.String())),
   secrets: Nullable(JsonObject),
   /** Marketplaces POST /load_plugin resolves plugin references in (`name` or `name@marketplace`). */
   registered_marketplaces: Type.Optional(

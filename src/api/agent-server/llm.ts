@@ -16,7 +16,11 @@ export type VerifiedModelsResponse = Static<typeof VerifiedModelsResponse>;
 export const SubscriptionModelsResponse = Type.Object({ vendor: Type.String({ default: 'openai' }), models: Type.Array(Type.String()) });
 export type SubscriptionModelsResponse = Static<typeof SubscriptionModelsResponse>;
 
-/** No ChatGPT subscription sign-in happens here (it needs auth.openai.com): never connected. */
+/**
+ * ChatGPT subscription state (OpenHands 1.58 `SubscriptionStatusResponse`): never a token. `expires_at`
+ * is the access token's expiry in Unix milliseconds; `account_email` the signed-in account's address
+ * when the issuer's verified token carries one.
+ */
 export const SubscriptionStatusResponse = Type.Object({
   vendor: Type.String({ default: 'openai' }),
   connected: Type.Boolean(),
@@ -24,3 +28,19 @@ export const SubscriptionStatusResponse = Type.Object({
   expires_at: Nullable(Type.Integer()),
 });
 export type SubscriptionStatusResponse = Static<typeof SubscriptionStatusResponse>;
+
+/** The challenge of a device-code sign-in: the user opens `verification_uri` and types `user_code`. */
+export const SubscriptionDeviceStartResponse = Type.Object({
+  /** Opaque: names this sign-in to `/device/poll`; not OpenAI's device id, which stays on the server. */
+  device_code: Type.String(),
+  user_code: Type.String(),
+  verification_uri: Type.String(),
+  verification_uri_complete: Nullable(Type.String()),
+  /** Unix milliseconds after which the sign-in is forgotten (15 minutes, as OpenHands). */
+  expires_at: Type.Integer(),
+  interval_seconds: Type.Integer(),
+});
+export type SubscriptionDeviceStartResponse = Static<typeof SubscriptionDeviceStartResponse>;
+
+export const SubscriptionDevicePollRequest = Type.Object({ device_code: Type.String() });
+export type SubscriptionDevicePollRequest = Static<typeof SubscriptionDevicePollRequest>;

@@ -43,6 +43,7 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
+import { AppBackendSessionResponse, BackendLogs, BackendLogsQuery, BackendRevisionRequest, BackendStatus, InstallCanvasExtensionRequest, InstalledCanvasExtension, InstalledCanvasExtensionList, UninstallCanvasExtensionResponse, UpdateCanvasExtensionStateRequest, UpdateCanvasExtensionStateResponse } from './canvas.ts';
 import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
 import { SubAgentsRequest, SubAgentsResponse } from './sub-agents.ts';
 import { ProviderConnectionCreateRequest, ProviderConnectionResponse, ProviderConnectionUpdateRequest } from './provider-connections.ts';
@@ -52,14 +53,14 @@ import { McpOAuthCallbackRequest, McpOAuthStartResponse, McpOAuthStatusResponse,
 import { ActivateProfileResponse, ProfileDetailResponse, ProfileListResponse, ProfileMutationResponse, RenameProfileRequest, SaveProfileRequest, SwitchProfileRequest, ValidateProfileRequest, ValidateProfileResponse } from './profiles.ts';
 import { ActivateAgentProfileResponse, AgentProfileDetailResponse, AgentProfileDiagnostics, AgentProfileInput, AgentProfileListResponse, AgentProfileMutationResponse, MaterializeAgentProfileRequest } from './agent-profiles.ts';
 import { ActivateMetaProfileResponse, MetaProfile, MetaProfileDetailResponse, MetaProfileListResponse, MetaProfileMutationResponse } from './meta-profiles.ts';
-import { ModelsResponse, ProvidersResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
+import { ModelsResponse, ProvidersResponse, SubscriptionDevicePollRequest, SubscriptionDeviceStartResponse, SubscriptionModelsResponse, SubscriptionStatusResponse, VerifiedModelsResponse } from './llm.ts';
 
 export interface AgentServerRoute {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'canvas' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
@@ -84,6 +85,7 @@ const CONV_SEARCH = ['page_id', 'limit', 'status', 'sort_order', 'include_skills
 /** 1.58: `agent.agent_context.skills` is `[]` in conversation records unless `include_skills=true`. */
 const SKILLS = q(['include_skills']);
 const C = '/api/conversations/{conversation_id}';
+const CX = '/api/canvas-extensions/installed/{extension_name}';
 /** A query schema's properties as route query parameters (required as the schema says). */
 const fromSchema = (schema: TSchema): AgentServerRoute['query'] => {
   const o = schema as unknown as { properties: Record<string, TSchema>; required?: string[] };
@@ -180,6 +182,21 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: `${C}/workspace/{file_path}`, tag: 'workspace', summary: 'A file of the workspace (a directory: its index.html), as a static file server' },
   { method: 'post', path: '/api/skills', tag: 'skills', summary: 'The skills a conversation would load', body: SkillsRequest, response: SkillsResponse },
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
+  { method: 'post', path: '/api/canvas-extensions/install', tag: 'canvas', summary: 'Install a Canvas extension (local directory, git URL or github:owner/repo); a new install is disabled', body: InstallCanvasExtensionRequest, response: InstalledCanvasExtension },
+  { method: 'get', path: '/api/canvas-extensions/installed', tag: 'canvas', summary: 'Installed Canvas extensions (enabled and disabled)', response: InstalledCanvasExtensionList },
+  { method: 'get', path: `${CX}`, tag: 'canvas', summary: 'An installed Canvas extension', response: InstalledCanvasExtension },
+  { method: 'patch', path: `${CX}`, tag: 'canvas', summary: 'Enable or disable a Canvas extension (disabling stops its backend and ends its browser sessions)', body: UpdateCanvasExtensionStateRequest, response: UpdateCanvasExtensionStateResponse },
+  { method: 'delete', path: `${CX}`, tag: 'canvas', summary: 'Uninstall a Canvas extension (its backend is stopped; its backend data is kept)', response: UninstallCanvasExtensionResponse },
+  { method: 'get', path: `${CX}/bundle`, tag: 'canvas', summary: "The extension's entrypoint bundle (re-checked to lie inside the package on every request)" },
+  { method: 'get', path: `${CX}/icon`, tag: 'canvas', summary: "The extension's SVG icon" },
+  { method: 'get', path: `${CX}/backend`, tag: 'canvas', summary: "The backend's state, installed revision and approved revision", response: BackendStatus },
+  { method: 'post', path: `${CX}/backend/prepare`, tag: 'canvas', summary: 'Approve an exact revision: verify and unpack its backend artifact', body: BackendRevisionRequest, response: BackendStatus },
+  { method: 'post', path: `${CX}/backend/start`, tag: 'canvas', summary: 'Start the prepared revision and wait for its health probe', body: BackendRevisionRequest, response: BackendStatus },
+  { method: 'post', path: `${CX}/backend/stop`, tag: 'canvas', summary: "Stop the backend's process group (idempotent) and end its browser sessions", response: BackendStatus },
+  { method: 'get', path: `${CX}/backend/logs`, tag: 'canvas', summary: "The backend's recent stdout and stderr", query: fromSchema(BackendLogsQuery), response: BackendLogs },
+  { method: 'delete', path: `${CX}/backend/data`, tag: 'canvas', summary: "Delete the backend's data directory (the backend must be stopped)", response: BackendStatus },
+  { method: 'post', path: '/app-backends/{extension_name}/session', tag: 'canvas', summary: "A short-lived HttpOnly cookie for one ready app backend (on the app ingress origin, with the Canvas page's Origin)", response: AppBackendSessionResponse },
+  { method: 'delete', path: '/app-backends/{extension_name}/session', tag: 'canvas', summary: 'End the browser session of an app backend and clear its cookie', status: 204 },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
   { method: 'post', path: '/api/sub-agents', tag: 'skills', summary: 'The agent definitions (sub-agents) a workspace has', body: SubAgentsRequest, response: SubAgentsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
@@ -237,8 +254,10 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
   { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },
   { method: 'get', path: '/api/llm/subscription/openai/models', tag: 'llm', summary: 'Models of a ChatGPT subscription', response: SubscriptionModelsResponse },
-  { method: 'get', path: '/api/llm/subscription/openai/status', tag: 'llm', summary: 'ChatGPT subscription state (never connected here: sign-in is not built)', response: SubscriptionStatusResponse },
-  { method: 'post', path: '/api/llm/subscription/openai/logout', tag: 'llm', summary: 'Forget ChatGPT subscription credentials (none are kept here)', response: SubscriptionStatusResponse },
+  { method: 'get', path: '/api/llm/subscription/openai/status', tag: 'llm', summary: 'ChatGPT subscription state (an expired token is refreshed first; never a token)', response: SubscriptionStatusResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/device/start', tag: 'llm', summary: 'Start a ChatGPT device-code sign-in (the user enters user_code at verification_uri)', response: SubscriptionDeviceStartResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/device/poll', tag: 'llm', summary: 'Poll a ChatGPT device-code sign-in: connected once the user approved (tokens are kept sealed, never returned)', body: SubscriptionDevicePollRequest, response: SubscriptionStatusResponse },
+  { method: 'post', path: '/api/llm/subscription/openai/logout', tag: 'llm', summary: 'Forget the ChatGPT subscription credentials and every pending sign-in', response: SubscriptionStatusResponse },
 
   { method: 'get', path: '/api/agentyard/files', tag: 'agentyard', summary: 'List workspace files (agentyard)', query: q(['path']) },
   { method: 'post', path: '/api/agentyard/git/clone', tag: 'agentyard', summary: 'Clone a repository into the workspace (agentyard)', body: GitCloneRequest, response: GitCloneResponse },

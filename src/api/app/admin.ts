@@ -52,6 +52,7 @@ export const SandboxConfigurationChange = Type.Object({
   user_name: Type.Union([Type.String(), Type.Null()], { description: 'null: made outside the API, the user is not known' }),
   outside_api: Type.Boolean({ description: 'Made outside the API (kubectl edit, a direct write to the resource), recorded by the controller when it saw it' }),
   field_manager: Type.Union([Type.String(), Type.Null()], { description: 'Who wrote it, by its Kubernetes field manager (e.g. kubectl-edit), for a change made outside the API' }),
+  object_deleted: Type.Boolean({ description: 'The change was the deletion of the configuration object (kubectl delete): the field went back to its default' }),
   field: Type.Union([Type.Literal('idle_time_seconds'), Type.Literal('deletion_time_seconds'), Type.Literal('sandbox_capacity')]),
   from: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default' }),
   to: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default' }),

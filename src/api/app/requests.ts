@@ -168,6 +168,8 @@ export const SandboxIdsQuery = Type.Object({
 export type SandboxIdsQuery = Static<typeof SandboxIdsQuery>;
 
 const ConversationFilters = {
+  /** One conversation (a transcript page follows its own record through the change stream). */
+  id__eq: Type.Optional(Type.String({ maxLength: 64 })),
   title__contains: Type.Optional(Type.String()),
   created_at__gte: Type.Optional(Type.String()),
   created_at__lt: Type.Optional(Type.String()),

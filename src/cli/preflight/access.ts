@@ -21,6 +21,8 @@ export function controllerAccess(s: PreflightSettings): Access[] {
     { group: 'agentyard.dev', resource: 'conversations', verb: 'update', namespace: ns },
     { group: 'agentyard.dev', resource: 'conversations/status', verb: 'update', namespace: ns },
     { group: 'agentyard.dev', resource: 'sandboxconfigurations', verb: 'watch', namespace: ns },
+    { group: 'agentyard.dev', resource: 'sandboxconfigurations', verb: 'update', namespace: ns },
+    { group: 'agentyard.dev', resource: 'sandboxconfigurations', verb: 'create', namespace: ns },
     { group: '', resource: 'pods', verb: 'create', namespace: ns },
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', namespace: ns },
     { group: '', resource: 'services', verb: 'create', namespace: ns },

@@ -2,10 +2,11 @@
 // (the app shell with the page's data, escaped), and in a real headless Chromium: a launch link and
 // the directory each start a conversation through /api/v1, with the key typed into the page when
 // signed out, or with the signed-in key. AGENTYARD_SCREENSHOTS=docs/screenshots keeps screenshots.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumMissing, launchChromium } from '../../testing/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../controller/clock.ts';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.ts';
@@ -15,7 +16,6 @@ import { startApiServer, type ApiServer } from '../server.ts';
 import type { CatalogPlugin } from './catalog.ts';
 import { encodeLaunchPlugins } from './launch-link.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const catalog: CatalogPlugin[] = [
   { name: 'Linter', description: 'Lints <everything>', source: 'github:acme/lint', ref: 'v2' },
   { name: 'Release notes', source: 'https://git.example.com/acme/tools.git', repo_path: 'plugins/notes', ref: 'main', parameters: { style: 'short', max_items: 20 } },
@@ -80,14 +80,11 @@ describe('web pages: Plugin Directory and launch links', () => {
     expect(ok).toContain('\\u003cb>hi\\u003c/b>');
   });
 
-  describe.skipIf(!existsSync(CHROMIUM))(`in a headless browser${existsSync(CHROMIUM) ? '' : ' (skipped: chromium missing at /usr/bin/chromium)'}`, () => {
+  describe.skipIf(chromiumMissing !== undefined)(`in a headless browser${chromiumMissing ? ` (skipped: ${chromiumMissing})` : ''}`, () => {
     let browser: Browser;
     let page: Page;
     beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      });
+      browser = await launchChromium();
     });
     afterAll(async () => {
       await browser?.close();

@@ -68,9 +68,21 @@ export interface RecordedRequest {
   signal: AbortSignal;
 }
 
+/** A request to the classification endpoint (vLLM's `POST /classify`, what OpenHands' critic calls). */
+export interface RecordedClassification {
+  model: string;
+  /** The rendered conversation the critic scores. */
+  input: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
 export interface ScriptedLlm {
   /** Base URL ending in /v1, as OpenAI clients expect. */
   url: string;
+  /** Every `POST .../classify` request, in arrival order. */
+  classifications: RecordedClassification[];
+  /** The next answers of `/classify`: the probabilities of each label (in the critic's label order), or an error status. */
+  pushClassification(...answers: (number[] | { status: number })[]): void;
   /** Every chat-completions request, in arrival order (retries included). */
   requests: RecordedRequest[];
   /** Errors thrown by function steps (e.g. failed expectations); they are answered with a non-retried 500. */
@@ -95,6 +107,8 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
   const requests: RecordedRequest[] = [];
   const failures: Error[] = [];
   const inFlight = new Set<AbortController>();
+  const classifications: RecordedClassification[] = [];
+  const classifyAnswers: (number[] | { status: number })[] = [];
 
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -102,6 +116,14 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
       return json(res, 401, error('Incorrect API key provided', 'invalid_request_error', 'invalid_api_key'), { 'x-should-retry': 'false' });
     }
     if (req.method === 'GET' && path === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'agentyard-tests' }] });
+    if (req.method === 'POST' && path.endsWith('/classify')) {
+      const body = JSON.parse(await readBody(req)) as { model?: unknown; input?: unknown };
+      classifications.push({ model: String(body.model), input: String(body.input), headers: req.headers });
+      const answer = classifyAnswers.shift();
+      if (!answer) return json(res, 500, error(SCRIPT_EXHAUSTED, 'script_exhausted'));
+      if (!Array.isArray(answer)) return json(res, answer.status, error(`Scripted status ${answer.status}`, 'scripted'));
+      return json(res, 200, { id: 'classify-scripted', object: 'list', created: 0, model: body.model, data: [{ index: 0, label: null, probs: answer, num_classes: answer.length }], usage: { prompt_tokens: 1, total_tokens: 1 } });
+    }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return json(res, 404, error(`No route ${req.method} ${path}`, 'not_found'));
     let body: Record<string, unknown>;
     try {
@@ -156,8 +178,10 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
     url: `http://${host}:${port}/v1`,
     requests,
     failures,
+    classifications,
+    pushClassification: (...more) => classifyAnswers.push(...more),
     push: (...more) => steps.push(...more),
-    remaining: () => steps.length,
+    remaining: () => steps.length + classifyAnswers.length,
     close: () =>
       new Promise<void>((resolve) => {
         // Steps still waiting on their request see it end.
@@ -212,7 +236,7 @@ function toCompletion(model: string, reply: ScriptedReply) {
 }
 
 /** Splits text into a few pieces, as a provider streams tokens. */
-function pieces(text: string, size = 8): string[] {
+export function pieces(text: string, size = 8): string[] {
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out;
@@ -244,12 +268,12 @@ function stream(res: ServerResponse, completion: ReturnType<typeof toCompletion>
   res.end('data: [DONE]\n\n');
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');

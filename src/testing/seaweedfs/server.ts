@@ -33,15 +33,31 @@ export interface SeaweedServer {
   log(): string;
 }
 
-export async function startSeaweed(bin: string): Promise<SeaweedServer> {
+/**
+ * A weed server on ports of its own. Its eight ports are picked free (ports.ts), but another
+ * process on the machine may bind one of them before weed does (suites run side by side, and
+ * other checkouts' tests too): weed then exits with "address already in use", and it starts again
+ * on new ports.
+ */
+export async function startSeaweed(bin: string, pickPort: () => Promise<number> = freePort): Promise<SeaweedServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startSeaweedOnce(bin, pickPort);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startSeaweedOnce(bin: string, pickPort: () => Promise<number>): Promise<SeaweedServer> {
   const root = mkdtempSync(join(tmpdir(), 'agentyard-seaweedfs-'));
   const credentials = { accessKeyId: 'agentyard-test', secretAccessKey: 'test-secret-0123456789' };
   writeFileSync(
     join(root, 's3.json'),
     JSON.stringify({ identities: [{ name: 'agentyard', credentials: [{ accessKey: credentials.accessKeyId, secretKey: credentials.secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
   );
-  const ports = { master: await freePort(), volume: await freePort(), filer: await freePort(), s3: await freePort() };
-  const grpc = { master: await freePort(), volume: await freePort(), filer: await freePort(), s3: await freePort() };
+  const ports = { master: await pickPort(), volume: await pickPort(), filer: await pickPort(), s3: await pickPort() };
+  const grpc = { master: await pickPort(), volume: await pickPort(), filer: await pickPort(), s3: await pickPort() };
   const args = [
     'server',
     `-dir=${root}`,
@@ -105,6 +121,11 @@ export async function startSeaweed(bin: string): Promise<SeaweedServer> {
       rmSync(root, { recursive: true, force: true });
     },
   };
-  await server.start();
+  try {
+    await server.start();
+  } catch (err) {
+    await server.destroy();
+    throw err;
+  }
   return server;
 }

@@ -14,7 +14,7 @@ interface Config {
   sandbox_capacity: number;
   defaults: Record<Field, number>;
   overridden: Field[];
-  changes: { time: string; user_id: string | null; user_name: string | null; outside_api: boolean; field_manager: string | null; field: Field; from: number | null; to: number | null }[];
+  changes: { time: string; user_id: string | null; user_name: string | null; outside_api: boolean; field_manager: string | null; object_deleted: boolean; field: Field; from: number | null; to: number | null }[];
 }
 interface User {
   id: string;
@@ -125,7 +125,7 @@ function SandboxConfiguration({ apiKey, config, onSaved }: { apiKey: string; con
               <tr key={i}>
                 <td class="muted">{new Date(c.time).toLocaleString()}</td>
                 <td class={c.outside_api ? 'outside-api' : undefined}>
-                  {c.outside_api ? `outside the API (${c.field_manager ?? 'unknown writer'}; user not known)` : c.user_name}
+                  {c.outside_api ? `outside the API (${c.object_deleted ? 'the configuration was deleted' : (c.field_manager ?? 'unknown writer')}; user not known)` : c.user_name}
                 </td>
                 <td>{LABELS[c.field]}</td>
                 <td>{duration(c.from)}</td>

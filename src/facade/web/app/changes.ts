@@ -16,6 +16,12 @@ export interface ChangesHandlers {
   /** A conversation to drop: deleted, or no longer matching. */
   remove(id: string): void;
   state(state: ChangesState): void;
+  /**
+   * The stream cannot be opened here: the server answered, but not with an event stream (an
+   * older server, a proxy that refuses it). Given: the feed stops and the page polls instead;
+   * not given: the feed keeps trying. A broken connection is not this: it reconnects.
+   */
+  unavailable?(): void;
 }
 
 export class ConversationChanges {
@@ -66,7 +72,15 @@ export class ConversationChanges {
       this.close();
       return;
     }
-    if (!res.ok || !res.body) return;
+    if (!res.ok || !res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      await res.body?.cancel();
+      // A 5xx is a server having a bad moment (restarting behind a proxy): try again.
+      if (this.#on.unavailable && res.status < 500) {
+        this.close();
+        this.#on.unavailable();
+      }
+      return;
+    }
     const parser = createParser({
       onRetry: (ms) => (this.#retryMs = ms),
       onEvent: (e) => {

@@ -10,6 +10,7 @@
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, awaitConversation, COOKIE_SESSION, type AgentEvent, type Conversation } from './api.ts';
+import { ConversationChanges } from './changes.ts';
 import { EventFeed, type FeedState } from './feed.ts';
 import { BLOCK_ROWS, TranscriptModel, type Row } from './transcript-model.ts';
 import { Workspace } from './workspace.tsx';
@@ -264,22 +265,46 @@ export function Transcript({ apiKey, id }: { apiKey: string; id: string }) {
   const [reload, setReload] = useState(0);
   const [forking, setForking] = useState<string>();
 
+  // The record (title, sandbox and execution status), pushed by the facade's change stream of this
+  // one conversation (changes.ts resumes it after a drop). Polled only where that stream cannot be
+  // opened at all.
   useEffect(() => {
     let live = true;
-    let timer: ReturnType<typeof setTimeout>;
-    const load = async () => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const load = async (again: boolean) => {
       try {
         const [c] = await api<Conversation[]>(apiKey, 'GET', `/app-conversations?ids=${id}`);
         if (live) setConv(c ?? null);
       } catch (err) {
         if (live) setError((err as Error).message);
       }
-      if (live) timer = setTimeout(load, 2000);
+      if (live && again) timer = setTimeout(() => void load(true), 2000);
     };
-    void load();
+    const changes = new ConversationChanges(apiKey, `id__eq=${encodeURIComponent(id)}&include_sub_conversations=true&limit=1`, {
+      snapshot: (items) => setConv(items[0] ?? null),
+      change: (c) => setConv(c),
+      remove: () => setConv(null),
+      state: () => undefined,
+      unavailable: () => void load(true),
+    });
+    changes.start();
     return () => {
       live = false;
       clearTimeout(timer);
+      changes.close();
+    };
+  }, [apiKey, id]);
+
+  // A rename is the app store's, not a change the stream sees until the conversation's next one: read it once.
+  useEffect(() => {
+    if (reload === 0) return;
+    let live = true;
+    api<Conversation[]>(apiKey, 'GET', `/app-conversations?ids=${id}`).then(
+      ([c]) => live && setConv(c ?? null),
+      (err: Error) => live && setError(err.message),
+    );
+    return () => {
+      live = false;
     };
   }, [apiKey, id, reload]);
 
