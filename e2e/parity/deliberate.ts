@@ -63,7 +63,7 @@ export const DELIBERATE: Record<string, string> = {
     '(agentyard never returns a secret), so the last value of the row is false here and true there.',
   'meta_profiles.activated':
     "Activating a meta-profile: OpenHands attaches its model-routing tool (route_task_to_model) to its agent settings; this agent " +
-    'server has neither the tool nor agent settings, so it answers as OpenHands does for settings that cannot route: ' +
+    'server has no agent settings to attach it to (the tool comes with an agent profile that turns it on), so it answers as OpenHands does for settings that cannot route: ' +
     '`applied: false` with that message, and records nothing, rather than report a routing that no conversation would do.',
   'meta_profiles.active': 'As meta_profiles.activated: nothing is recorded, so `active_meta_profile` stays null.',
   'switch_profile.llm':
@@ -74,19 +74,14 @@ export const DELIBERATE: Record<string, string> = {
     "materialize's `resolved_settings` (present when valid) is the `agent` a launch from the profile starts the conversation " +
     'with (the shape of ConversationInfo.agent: llm, tools, agent_context, mcp_config, tool_concurrency_limit), built by the ' +
     "same code as the launch, secrets masked, its condenser and critic included (as the agent's `condenser` and `critic`). " +
-    "OpenHands dumps its agent settings document instead: `verification` is our `critic`, its meta-profile routing fields belong " +
-    'to a tool a launch here refuses (501), and its persona is folded into the system prompt suffix here, as the launch does. ' +
+    "OpenHands dumps its agent settings document instead: `verification` is our `critic`, its meta-profile routing fields are " +
+    "here the routing tool's entry in `tools` (ClassifyAndSwitchLLMTool with the meta-profile, no LLM keys), and its " +
+    'persona is folded into the system prompt suffix here, as the launch does. ' +
     'Model, masked key and tools agree (draft_settings).',
   'agent_profile_materialize.default_tools':
     'A profile naming no tools: OpenHands reports `browser_tool_set` unusable when its server has no browser, because its default ' +
     'tool set includes the browser. The default set a launch here gives (terminal, file editor, task tracker) has no browser, so ' +
     'no selected tool is unusable and the list is empty; both answer valid true with no errors.',
-  'agent_profile_launch_applied.routed':
-    'A profile with the model-routing tool on (enable_classify_and_switch_llm_tool) and every meta-profile reference resolved: ' +
-    'OpenHands previews it valid and launches with route_task_to_model. That tool is not built here, so the launch answers 501 ' +
-    'saying so, and materialize (which must agree with the launch) reports it as an error, valid false. Launching would ' +
-    'silently start an agent without the routing the profile asks for. Dangling meta-profile references are reported the same ' +
-    'on both (no_meta, no_meta_llm, refused).',
   'agent_profile_launch_applied.critic':
     'A profile with the critic on and no `critic_server_url`: OpenHands sends the trace, with the LLM profile\'s key as the ' +
     "credential, to its default classification service (All Hands' proxy), a third party the user did not name. Ours refuses " +
@@ -106,6 +101,11 @@ export const DELIBERATE: Record<string, string> = {
  * suite then fails until it is removed).
  */
 export const GAPS: Record<string, string> = {
+  'agent_profile_routed_run.other_usage_ids':
+    "The routing's buckets agree (`classifier:<profile>`, `profile:<name>` after the switch: usage_ids). The launched LLM's do " +
+    "not: OpenHands keys its calls by the LLM's usage_id, `default` for an LLM profile's (and for any request naming none), " +
+    'and lists its condenser LLM at zero before it is used; ours counts the first LLM under `agent` and lists a bucket once ' +
+    'it was used. That naming is every conversation\'s, not the routing tool\'s.',
 };
 
 /** Breaking differences of our OpenAPI document against the real one (see parity.test.ts), not closed yet. */

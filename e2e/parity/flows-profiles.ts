@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Flow } from './flows.ts';
 import { startBody } from './flows.ts';
 import type { Side } from './servers.ts';
+import { startScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 
 const KEY = 'sk-parity-profile-key';
 const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: any) => JSON.stringify(d.loc)).sort() : body);
@@ -370,6 +371,81 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     } finally {
       if (s.name === 'agentyard') process.env['HOME'] = oldHome;
       rmSync(join(home, '.agents'), { recursive: true, force: true });
+    }
+  },
+
+  /**
+   * A launch with the model-routing tool on: the model calls route_task_to_model, the classifier (the
+   * meta-profile's classifier_model, an LLM profile on the scripted model) answers a class number, and
+   * the next step goes to that class's LLM profile on a second scripted model, with its key. Then a
+   * classifier answer that numbers no class: an error observation, no switch.
+   */
+  async agent_profile_routed_run(s) {
+    const A = '/api/agent-profiles';
+    const KEY2 = 'sk-parity-coder-key';
+    const second = await startScriptedLlm();
+    const ended = (id: string) => until('the run to end', async () => {
+      const st = (await s.api(`/api/conversations/${id}`)).body.execution_status;
+      return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+    });
+    try {
+      await s.api('/api/profiles/parity-route-planner', { method: 'POST', body: { llm: { model: 'openai/planner-model', base_url: s.llm.url, api_key: KEY } } });
+      await s.api('/api/profiles/parity-route-coder', { method: 'POST', body: { llm: { model: 'openai/coder-model', base_url: second.url, api_key: KEY2 } } });
+      await s.api('/api/meta-profiles/parity-route-meta', { method: 'POST', body: { classifier_model: 'parity-route-planner', classes: [{ description: 'UI work', model: 'parity-route-planner' }, { description: 'Backend code', model: 'parity-route-coder' }] } });
+      await s.api(`${A}/parity-route`, { method: 'POST', body: { llm_profile_ref: 'parity-route-planner', tools: [{ name: 'terminal', params: {} }], enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'parity-route-meta' } });
+      const id = (await s.api(`${A}/parity-route`)).body.profile?.id;
+      const launch = (text: string) => s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: id, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir }, autotitle: false, initial_message: { role: 'user', content: [{ type: 'text', text }] } } });
+
+      s.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] });
+      s.llm.push({ content: '2' });
+      second.push({ toolCalls: [{ name: 'finish', arguments: { message: 'indexed' } }] });
+      const conv = await launch('add an index to the orders table');
+      const end = conv.status === 201 ? await ended(conv.body.id) : null;
+      const info = conv.status === 201 ? (await s.api(`/api/conversations/${conv.body.id}`)).body : {};
+      const events = conv.status === 201 ? ((await s.api(`/api/conversations/${conv.body.id}/events/search?limit=100`)).body.items as any[]) : [];
+      const [first, classifier] = s.llm.requests;
+      const next = second.requests[0];
+      const route: any = first?.tools?.find((x: any) => x.function.name === 'route_task_to_model');
+      const obs = events.find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model')?.observation ?? {};
+      const actionAt = events.findIndex((e) => e.kind === 'ActionEvent' && e.tool_name === 'route_task_to_model');
+      const obsAt = events.findIndex((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model');
+      const between = events.slice(actionAt + 1, obsAt).map((e) => (e.kind === 'ConversationStateUpdateEvent' ? `${e.kind}:${e.key}` : e.kind));
+      if (conv.status === 201) await s.api(`/api/conversations/${conv.body.id}`, { method: 'DELETE' });
+
+      // A classifier answer that numbers no class: the tool says so, nothing switches.
+      const plannerCalls = s.llm.requests.length;
+      s.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] });
+      s.llm.push({ content: 'none of them' });
+      s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'stayed' } }] });
+      const missed = await launch('tidy up');
+      const missedEnd = missed.status === 201 ? await ended(missed.body.id) : null;
+      const missedEvents = missed.status === 201 ? ((await s.api(`/api/conversations/${missed.body.id}/events/search?limit=100`)).body.items as any[]) : [];
+      const missedObs = missedEvents.find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model')?.observation ?? {};
+      const missedModel = missed.status === 201 ? (await s.api(`/api/conversations/${missed.body.id}`)).body.agent?.llm?.model : null;
+      if (missed.status === 201) await s.api(`/api/conversations/${missed.body.id}`, { method: 'DELETE' });
+
+      await s.api(`${A}/parity-route`, { method: 'DELETE' });
+      await s.api('/api/meta-profiles/parity-route-meta', { method: 'DELETE' });
+      for (const name of ['parity-route-planner', 'parity-route-coder']) await s.api(`/api/profiles/${name}`, { method: 'DELETE' });
+      return {
+        launch: [conv.status, end],
+        offered: Boolean(route),
+        tool_parameters: Object.keys(route?.function?.parameters?.properties ?? {}).sort(),
+        tool_required: route?.function?.parameters?.required ?? [],
+        action: events[actionAt]?.action,
+        classifier_call: [classifier?.model, classifier?.headers['authorization'] === `Bearer ${KEY}`, (classifier?.tools ?? []).length, classifier?.messages?.map((m: any) => m.role)],
+        classifier_prompt: [JSON.stringify(classifier?.messages ?? []).includes('1. UI work'), JSON.stringify(classifier?.messages ?? []).includes('add an index to the orders table')],
+        next_call: [next?.model, next?.headers['authorization'] === `Bearer ${KEY2}`, JSON.stringify(next?.messages ?? []).includes('parity-route-coder')],
+        observation: [obs.kind, obs.is_error, obs.chosen_class, obs.model, obs.active_model],
+        between,
+        llm_after: [info.agent?.llm?.model, info.agent?.llm?.base_url === second.url, info.agent?.llm?.usage_id],
+        // The routing's buckets (classifier, profile switched to), then the rest (the launched LLM's, the condenser's).
+        usage_ids: Object.keys(info.stats?.usage_to_metrics ?? {}).filter((k) => /^(classifier|profile):/.test(k)).sort(),
+        other_usage_ids: Object.keys(info.stats?.usage_to_metrics ?? {}).filter((k) => !/^(classifier|profile):/.test(k)).sort(),
+        missed: [missed.status, missedEnd, s.llm.requests.length - plannerCalls, missedObs.kind, missedObs.is_error, missedObs.model ?? null, missedModel],
+      };
+    } finally {
+      await second.close();
     }
   },
 

@@ -5,7 +5,7 @@
 // deny-list, which project skills obey too) reach the model and the start names them; its condenser
 // condenses the model's view; its critic scores the finish through the classification service and
 // asks for another iteration when the score is low. An unknown profile is a 404; dangling references
-// are one 422 naming them all; the routing tool (not built here) a 501.
+// are one 422 naming them all. The routing tool runs in route-task.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,7 +122,7 @@ describe('starting a conversation from an agent profile', () => {
     rmSync(join(home, '.openhands'), { recursive: true, force: true });
   });
 
-  it('refuses what it cannot apply: a condenser the agent cannot use or a critic without its service (422), the routing tool (501)', async () => {
+  it('refuses what it cannot apply: a condenser the agent cannot use, a critic without its service, a routing tool without its LLMs (422)', async () => {
     await t.s.api('/api/profiles/plain', { method: 'POST', body: { llm: { model: 'openai/plain', base_url: other.llm.url, api_key: KEY } } });
     const launch = async (name: string, extra: Record<string, unknown>) => {
       await t.s.api(`/api/agent-profiles/${name}`, { method: 'POST', body: { llm_profile_ref: 'plain', ...extra } });
@@ -134,15 +134,16 @@ describe('starting a conversation from an agent profile', () => {
     const critic = await launch('judged', { verification: { critic_enabled: true } });
     expect(critic.status).toBe(422);
     expect(critic.body.detail[0].msg).toMatch(/verification\.critic_server_url: the critic needs the URL of its classification service/);
-    // The routing tool with its meta-profile: a meta-profile routing to an LLM profile not stored is a 422, then the tool a 501.
+    // The routing tool with its meta-profile: a meta-profile routing to an LLM profile not stored is a 422; resolved, the tool is added last.
     await t.s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'plain', classes: [{ description: 'all', model: 'gone-llm' }] } });
     const dangling = await launch('routed', { enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
     expect(dangling.status).toBe(422);
     expect(dangling.body.detail.map((d: any) => d.msg)).toEqual(["Agent profile 'routed': LLM profile(s) routed to by the meta-profile not found: gone-llm"]);
     await t.s.api('/api/meta-profiles/router', { method: 'POST', body: { classifier_model: 'plain', classes: [{ description: 'all', model: 'plain' }] } });
     const routed = await start({ agent_profile_id: (await t.s.api('/api/agent-profiles/routed')).body.profile.id });
-    expect(routed.status).toBe(501);
-    expect(routed.body.detail).toMatch(/route_task_to_model/);
+    expect(routed.status).toBe(201);
+    expect(routed.body.agent.tools.at(-1)).toEqual({ name: 'ClassifyAndSwitchLLMTool', params: { active_meta_profile: 'router', meta_profile: { classifier_model: 'plain', classes: [{ description: 'all', model: 'plain' }], prompt_template: null, model_table: null } } });
+    await t.s.api(`/api/conversations/${routed.body.id}`, { method: 'DELETE' });
     // A plain start's agent.critic is checked the same, before anything is stored (a key in it is refused, not kept).
     const keyed = await start({ agent: { llm: { model: 'openai/plain' }, critic: { kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', api_key: 'sk-critic-inline-secret' } } });
     expect(keyed.status).toBe(422);

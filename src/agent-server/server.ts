@@ -28,6 +28,7 @@ import { ConversationStore, SinkCursorStore } from './store/conversation-store.t
 import { ProfileStore } from './store/profile-store.ts';
 import { AgentProfileStore } from './store/agent-profile-store.ts';
 import { launchFromProfile, serverLaunchStores } from './conversation/launch-profile.ts';
+import { serverRouting } from './conversation/model-routing.ts';
 import { openDatabase } from './store/db.ts';
 import { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
 import { defaultSettings } from './settings-doc.ts';
@@ -189,6 +190,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       storageFault: () => storage.fault,
       assertWritable: () => assertWritable(storage),
       childrenOf: (id) => service?.childrenOf(id) ?? [],
+      routing: serverRouting({ db, profiles, switchLlm: (id, req) => service!.switchLlm(id, req), llmDefaults: opts.llmDefaults, subscription: () => subscription.access() }),
     },
     conversations,
     workspaceDir,

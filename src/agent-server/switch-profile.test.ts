@@ -47,8 +47,10 @@ describe('switch_profile', () => {
     await say(id, 'second');
     await until(id, 'finished');
     const done = await info(id);
-    // Booked under the agent's usage bucket (agentyard keeps one per role, not per usage_id).
-    expect(done.stats.usage_to_metrics.agent).toMatchObject({ model_name: 'openai/second-model', accumulated_token_usage: { prompt_tokens: 7 } });
+    // Booked under the profile's usage id, as OpenHands keys an LLM's metrics; the first model's calls stay under `agent`.
+    expect(done.stats.usage_to_metrics['profile:second']).toMatchObject({ model_name: 'openai/second-model', accumulated_token_usage: { prompt_tokens: 7 } });
+    expect(done.stats.usage_to_metrics.agent).toMatchObject({ model_name: 'openai/scripted' });
+    expect(done.stats.usage_to_metrics.agent.accumulated_token_usage.prompt_tokens).not.toBe(7);
     const events = (await t.s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items;
     expect(JSON.stringify([done, events])).not.toContain(SECRET);
 

@@ -32,6 +32,7 @@ import { Toolbox, type ToolboxOptions } from './toolbox.ts';
 import { runSubAgent } from './subagent.ts';
 import { BUILTIN_AGENTS, projectAgents, userAgents } from './subagent-definitions.ts';
 import { pluginAgent } from './plugins/index.ts';
+import { routeTaskTool, routeToolSpec } from './tools/route-task.ts';
 import { taskTool, wantsTaskTool } from './tools/task.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
 import type { AgentHost, ConversationAgent, CreateAgent } from './types.ts';
@@ -102,6 +103,16 @@ class Agent implements ConversationAgent {
           this.#calls.recordTask(taskId, result.usage);
           return result;
         } }) as AgentTool);
+    }
+    // The model-routing tool (an agent profile's meta-profile): the agent server's stores behind it.
+    const route = routeToolSpec(host.request.agent?.tools);
+    if (route) {
+      this.#toolbox.tools.push(routeTaskTool({
+        params: route,
+        routing: () => host.routing,
+        events: () => host.events(),
+        classify: (llm, usageId, messages, signal) => this.#calls.classify(llm, usageId, messages, signal),
+      }) as AgentTool);
     }
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);

@@ -1,6 +1,8 @@
 // The agent's model calls: the client for the conversation's current LLM (made again once
 // switch_llm replaced it), each call with its usage recorded per usage id (`agent`, `condenser`,
-// `ask-agent-llm`), what the run has spent, and the side questions of ask_agent.
+// `ask-agent-llm`, `classifier:<profile>` for the routing tool's classifier, `profile:<name>` for the
+// agent's calls once switch_profile or the routing tool gave it that LLM profile), what the run has
+// spent, and the side questions of ask_agent.
 import { BadGateway, Conflict } from '../api/errors.ts';
 import { CONVERSATION_HEADER } from '../api/model-gateway.ts';
 import type { ErrorClassification, Event } from '../api/events/index.ts';
@@ -11,7 +13,12 @@ import { toModelCallError } from './llm/errors.ts';
 import { isUserAbort } from './llm/sdk.ts';
 import { maskDeep } from './mask.ts';
 import type { AgentHost, LlmConfig } from './types.ts';
-import { addUsage, priced, statsValue, usageFromStats, type BucketMetrics, type BucketState, type UsageBucket } from './usage.ts';
+import { addUsage, priced, statsValue, usageFromStats, ZERO_USAGE, type Usage, type BucketMetrics, type BucketState, type UsageBucket } from './usage.ts';
+
+/** The usage id of the routing tool's classifier calls, before the LLM profile's name (OpenHands'). */
+export const CLASSIFIER_USAGE_PREFIX = 'classifier:';
+/** The usage id switch_profile (and the routing tool's switch) gives an LLM profile's LLM, before its name. */
+export const PROFILE_USAGE_PREFIX = 'profile:';
 
 export const LLM_NOT_CONFIGURED =
   'No model is configured for this conversation. Set LLM_MODEL (and LLM_BASE_URL, LLM_API_KEY for an OpenAI-compatible endpoint) for agentyard, or send agent.llm in the start request.';
@@ -43,12 +50,30 @@ export class ModelCalls {
   viewTokens: number | undefined;
   /** What each task tool's sub-agent used, under `task:<id>` (kept from the recorded stats). */
   readonly #tasks: Record<string, BucketMetrics>;
+  /**
+   * Buckets of LLM profiles, each with its own model: the routing tool's classifier calls
+   * (`classifier:<profile>`), and the agent's calls on an LLM profile it was switched to
+   * (`profile:<name>`, the usage id switch_profile gives the LLM). OpenHands keys an LLM's metrics
+   * by its usage id; the conversation's first LLM stays under `agent`, as this server always counted it.
+   */
+  readonly #named: Record<string, { model: string; state: BucketState }>;
+  /** The model of the last call counted in `#usage` (its buckets' model_name); undefined until one is. */
+  #usageModel: string | undefined;
 
   constructor(d: ModelCallsDeps) {
     this.#d = d;
     const recorded = d.host.stats();
     this.#usage = { agent: { total: usageFromStats(recorded, 'agent') }, condenser: { total: usageFromStats(recorded, 'condenser') }, [ASK_USAGE_ID]: { total: usageFromStats(recorded, ASK_USAGE_ID) } };
     this.#tasks = Object.fromEntries(Object.entries(recorded?.usage_to_metrics ?? {}).filter(([k]) => k.startsWith('task:'))) as Record<string, BucketMetrics>;
+    this.#named = Object.fromEntries(Object.entries(recorded?.usage_to_metrics ?? {}).filter(([k]) => k.startsWith(CLASSIFIER_USAGE_PREFIX) || k.startsWith(PROFILE_USAGE_PREFIX))
+      .map(([k, m]) => [k, { model: m?.model_name ?? '', state: { total: usageFromStats(recorded, k as UsageBucket) } }]));
+  }
+
+  /** Usage entries beside the agent's own buckets: the sub-agents' and the LLM profiles'. */
+  #others(): Record<string, BucketMetrics> {
+    const budget = this.#d.host.request.max_budget_per_run ?? null;
+    const named = Object.entries(this.#named).map(([k, c]) => statsValue(c.model, { [k]: c.state } as Record<UsageBucket, BucketState>, budget).usage_to_metrics);
+    return Object.assign({}, this.#tasks, ...named) as Record<string, BucketMetrics>;
   }
 
   /** A task tool's sub-agent ended: its usage joins the conversation's stats as `task:<id>` (OpenHands), in a stats update. */
@@ -60,8 +85,8 @@ export class ModelCalls {
 
   #stats() {
     const host = this.#d.host;
-    const v = statsValue(host.llm?.model ?? '', this.#usage, host.request.max_budget_per_run ?? null);
-    return { usage_to_metrics: { ...v.usage_to_metrics, ...this.#tasks } };
+    const v = statsValue(this.#usageModel ?? host.llm?.model ?? '', this.#usage, host.request.max_budget_per_run ?? null);
+    return { usage_to_metrics: { ...v.usage_to_metrics, ...this.#others() } };
   }
 
   /** The model client for `host.llm` (made again once switch_llm replaced it), or undefined after recording why there is none. */
@@ -174,6 +199,27 @@ export class ModelCalls {
   }
 
   /**
+   * One call of another model than the conversation's (the routing tool's classifier), without
+   * tools, outside the agent loop: its usage goes to the bucket `usageId` under that model's name
+   * (kept as the conversation's stats, in the next stats update), and counts against the run's budget (as OpenHands registers the
+   * classifier LLM). Returns the answer's text, masked; throws ModelCallError when the call fails.
+   */
+  async classify(llm: LlmConfig, usageId: string, messages: ChatMessage[], signal: AbortSignal): Promise<string> {
+    const headers = { ...this.#d.options?.headers, [CONVERSATION_HEADER]: this.#d.host.conversationId };
+    const model = new ModelClient(llm, { ...this.#d.options, headers });
+    let completion: Completion;
+    try {
+      completion = await model.complete(messages, [], signal);
+    } catch (err) {
+      throw toModelCallError(err);
+    }
+    this.#addNamed(usageId, model.model, completion.usage, completion.responseId);
+    // No event of its own (as OpenHands, whose classifier call leaves none): the next stats update carries it.
+    this.#d.host.recordStats?.(this.#stats());
+    return this.#d.mask(completion.content ?? '');
+  }
+
+  /**
    * The TokenEvent of an agent call's answer: only when token ids were asked for
    * (litellm_extra_body.return_token_ids) and came back. The agent emits it where OpenHands does:
    * after the answer's message, or after its actions ran (none while they wait for confirmation).
@@ -183,17 +229,28 @@ export class ModelCalls {
     return tokenEvent(completion.tokenIds.prompt, completion.tokenIds.response);
   }
 
-  /** What the model calls of runs cost so far, summaries included (the budget counts both). */
+  /** What the model calls of runs cost so far, summaries and classifier calls included (the budget counts them all). */
   spent(): number {
-    return this.#usage.agent.total.cost + this.#usage.condenser.total.cost;
+    return this.#usage.agent.total.cost + this.#usage.condenser.total.cost + Object.values(this.#named).reduce((n, c) => n + c.state.total.cost, 0);
+  }
+
+  #addNamed(usageId: string, model: string, usage: Usage, responseId: string): void {
+    const prev = this.#named[usageId]?.state.total ?? ZERO_USAGE;
+    this.#named[usageId] = { model, state: { total: addUsage(prev, usage), last: { usage, responseId } } };
   }
 
   #record(model: string, completion: Completion, bucket: UsageBucket): void {
     const host = this.#d.host;
     const usage = priced(completion.usage, host.request.agent?.llm);
-    this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
+    // The agent on an LLM profile it was switched to: that profile's bucket (OpenHands counts by the LLM's usage id).
+    const usageId = host.request.agent?.llm?.usage_id;
+    if (bucket === 'agent' && usageId?.startsWith(PROFILE_USAGE_PREFIX)) this.#addNamed(usageId, model, usage, completion.responseId);
+    else {
+      this.#usage[bucket] = { total: addUsage(this.#usage[bucket].total, usage), last: { usage, responseId: completion.responseId } };
+      this.#usageModel = model;
+    }
     if (bucket === 'agent' && usage.promptTokens > 0) this.viewTokens = usage.promptTokens;
-    const stats = { usage_to_metrics: { ...statsValue(model, this.#usage, host.request.max_budget_per_run ?? null).usage_to_metrics, ...this.#tasks } };
+    const stats = { usage_to_metrics: { ...statsValue(this.#usageModel ?? model, this.#usage, host.request.max_budget_per_run ?? null).usage_to_metrics, ...this.#others() } };
     // A side question leaves no event (OpenHands); its usage is kept, and in the next stats event.
     if (bucket === ASK_USAGE_ID) host.recordStats?.(stats);
     else this.#d.emit(stateUpdate('stats', stats));

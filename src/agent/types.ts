@@ -8,6 +8,7 @@ import type { LlmRetryFields } from './llm/retry.ts';
 import type { SubscriptionAccess } from './llm/codex.ts';
 import type { ChatMessage, RateLimitWait } from './llm/client.ts';
 import type { McpOAuthProviders } from './mcp/index.ts';
+import type { MetaProfile } from '../api/agent-server/meta-profiles.ts';
 
 export interface LlmConfig {
   /** As OpenHands clients send it, litellm style allowed: `openai/gpt-4o`, `litellm_proxy/x`. */
@@ -20,6 +21,24 @@ export interface LlmConfig {
   extraBody?: Record<string, unknown>;
   /** `auth_type: "subscription"`: calls go to the Codex Responses endpoint with the subscription's token (llm/codex.ts); baseUrl and apiKey are not used. */
   subscription?: SubscriptionAccess;
+}
+
+/**
+ * What the model-routing tool (route_task_to_model) reads and does through the agent server: its
+ * meta-profiles and LLM profiles, and the conversation's switch to one of those (switch_profile).
+ * A profile that cannot be used (its key unopenable, its provider connection gone) throws.
+ */
+export interface ModelRouting {
+  /** The stored meta-profile of that name; undefined when there is none. */
+  metaProfile(name: string): MetaProfile | undefined;
+  /** Names of the stored meta-profiles, sorted (the tool falls back to the first when none is named). */
+  metaProfileNames(): string[];
+  /** The stored LLM profile of that name as a model to call (the classifier); undefined when there is none. */
+  llmProfile(name: string): LlmConfig | undefined;
+  /** Names of the stored LLM profiles (what a direct-routing classifier may answer). */
+  llmProfileNames(): string[];
+  /** The conversation now uses that LLM profile, from its next model call on (as switch_profile); its model, or undefined when there is no such profile. */
+  switchProfile(name: string): string | undefined;
 }
 
 export interface AgentHost {
@@ -41,6 +60,8 @@ export interface AgentHost {
   readonly secrets: Readonly<Record<string, string>>;
   /** OAuth for MCP servers with `auth.strategy: "oauth2"`: tokens the agent server stored (/api/mcp/oauth). Optional. */
   readonly mcpOAuth?: McpOAuthProviders;
+  /** The model-routing tool's stores and switch. Optional: without it the tool answers that it cannot route. */
+  readonly routing?: ModelRouting;
   readonly maxIterations: number;
   /**
    * The stored start request (secret values and the model key removed): agent context (skills),

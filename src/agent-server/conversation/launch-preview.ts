@@ -6,6 +6,7 @@
 // critic, the routing tool: 501) is an error too, so `valid` says whether the launch would start.
 import type { AgentProfile, AgentProfileDiagnostics } from '../../api/agent-server/agent-profiles.ts';
 import { AgentyardError } from '../../api/errors.ts';
+import { ROUTE_TOOL_KIND } from '../../agent/tools/route-task.ts';
 import { MASK } from '../secrets.ts';
 import { LLM_SECRET_FIELDS } from '../settings-doc.ts';
 import { danglingProblems, resolveAgentProfile, type LaunchedAgent, type LaunchStores } from './launch-profile.ts';
@@ -15,7 +16,8 @@ const BROWSER = 'browser_tool_set';
 
 export function previewLaunch(profile: AgentProfile, stores: LaunchStores, usableTools: readonly string[]): AgentProfileDiagnostics {
   const r = resolveAgentProfile(profile, stores);
-  const unusable = (profile.tools ?? []).map((t) => t.name).filter((n) => !usableTools.includes(n));
+  // The routing tool is a built-in (not offered for selection), always runnable here.
+  const unusable = (profile.tools ?? []).map((t) => t.name).filter((n) => !usableTools.includes(n) && n !== ROUTE_TOOL_KIND);
   const report: AgentProfileDiagnostics = {
     agent_kind: profile.agent_kind,
     valid: false,

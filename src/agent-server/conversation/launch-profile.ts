@@ -11,11 +11,14 @@
 // - the condenser settings, as the agent's condenser (`enabled: false` = none);
 // - the critic settings (`verification`), as the agent's critic (OpenHands' APIBasedCritic, its
 //   classification service at `critic_server_url`, authenticated with the LLM's key; iterative refinement);
-// - the meta-profile of the routing tool (`enable_classify_and_switch_llm_tool`), with the LLM
-//   profiles it routes to.
+// - the routing tool (`enable_classify_and_switch_llm_tool`): route_task_to_model added to the tools
+//   with the meta-profile it routes with (its name, and the meta-profile as resolved now, which serves
+//   if the name stops resolving); the meta-profile and the LLM profiles it routes to must be stored.
+//   The LLM profiles are read again when the tool runs, so their keys are not carried in the
+//   conversation's stored request (OpenHands carries them inline in the tool's params).
 // Every dangling reference is reported together (422), as OpenHands' UnresolvedProfileReferences.
-// What cannot be applied is refused, never dropped: a critic without a service URL or a key (422),
-// the routing tool (route_task_to_model, not built here: 501). The conversation records
+// What cannot be applied is refused, never dropped: a critic without a service URL or a key (422).
+// What this agent server does not build would be a 501 (`unsupported`; nothing today). The conversation records
 // which profile and revision launched it (`launched_agent_profile`).
 // The resolution itself (`resolveAgentProfile`) never throws on a dangling reference: the launch
 // turns what it finds into errors, the launch preview (launch-preview.ts) into a report, so the two
@@ -27,6 +30,7 @@ import type { McpServerSettings } from '../../api/agent-server/settings.ts';
 import { AgentyardError, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
 import { condenserConfig, CondenserConfigError } from '../../agent/condenser/summarizing.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
+import { ROUTE_TOOL_KIND } from '../../agent/tools/route-task.ts';
 import { loadUserSkillsSync, skillInfo, type Skill } from '../../agent/skills/index.ts';
 import { readMetaProfile } from '../routes/meta-profiles.ts';
 import type { SettingsDocStore } from '../store/settings-store.ts';
@@ -162,6 +166,14 @@ function metaReferences(profile: AgentProfile, stores: LaunchStores): Pick<Profi
   return { metaDangling: null, metaLlmDangling: refs.filter((ref) => readLlm(stores, ref) === undefined) };
 }
 
+/** The routing tool's spec (OpenHands' create_agent adds it last, once), when the profile turns it on. */
+function routeTool(profile: AgentProfile, stores: LaunchStores): { name: string; params: Record<string, unknown> }[] {
+  if (!profile.enable_classify_and_switch_llm_tool) return [];
+  const name = profile.meta_profile_ref;
+  const meta = name === null ? undefined : stores.metaProfile?.(name);
+  return [{ name: ROUTE_TOOL_KIND, params: { ...(name !== null ? { active_meta_profile: name } : {}), ...(meta ? { meta_profile: meta } : {}) } }];
+}
+
 /** The sentences OpenHands' UnresolvedProfileReferences says, one per kind of dangling reference. */
 export function danglingProblems(profile: AgentProfile, r: ProfileResolution): string[] {
   return [
@@ -200,9 +212,6 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
     if (llm && !(llm instanceof AgentyardError) && !llm.apiKey) invalid.push(`verification.critic_enabled: the critic authenticates with the LLM profile's key, and '${profile.llm_profile_ref}' has none`);
   }
   const unsupported: string[] = [];
-  if (profile.enable_classify_and_switch_llm_tool) {
-    unsupported.push('enable_classify_and_switch_llm_tool: the model-routing tool (route_task_to_model) is not built by this agent server; switch_llm and switch_profile change the model of a running conversation');
-  }
   const out: ProfileResolution = { llm, mcpResolved: resolved, mcpDangling: dangling, skills: skills.map((s) => s.name), ...metaReferences(profile, stores), invalid, unsupported };
   if (!llm || llm instanceof AgentyardError || danglingProblems(profile, out).length || invalid.length || unsupported.length) return out;
   const suffix = [profile.persona, profile.system_message_suffix].filter((t): t is string => Boolean(t)).join('\n\n');
@@ -210,7 +219,7 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
   out.agent = {
     kind: 'Agent',
     llm: { ...llm.llm, usage_id: 'agent', ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
-    tools: (profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).map((t) => ({ name: t.name, params: t.params ?? {} })),
+    tools: [...(profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).filter((t) => !(profile.enable_classify_and_switch_llm_tool && t.name === ROUTE_TOOL_KIND)).map((t) => ({ name: t.name, params: t.params ?? {} })), ...routeTool(profile, stores)],
     // The catalog is resolved here (user skills included), so the agent does not load user skills
     // again; project skills it loads from the workspace, less the deny-list.
     agent_context: {

@@ -7,7 +7,8 @@
 //   waiting_for_confirmation --reject--> idle (each pending action answered by a UserRejectObservation)
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig } from '../../agent/types.ts';
+import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig, ModelRouting } from '../../agent/types.ts';
+import type { ServerRouting } from './model-routing.ts';
 import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
@@ -39,6 +40,8 @@ export interface RuntimeContext {
   persistenceDir: string;
   /** OAuth clients for the conversations' oauth2 MCP servers (the agent server's token store). */
   mcpOAuth?: McpOAuthProviders;
+  /** The meta-profiles and LLM profiles the model-routing tool routes with, and its switch (conversation/model-routing.ts). */
+  routing?: ServerRouting;
   /** After every append: the sink pusher's wake-up. */
   onAppended(conversationId: string): void;
   /** After a change of status, title or usage: the sink's conversation update. */
@@ -133,6 +136,19 @@ export class ConversationRuntime implements AgentHost {
 
   get mcpOAuth(): McpOAuthProviders | undefined {
     return this.#ctx.mcpOAuth;
+  }
+
+  /** The server's routing, its switch aimed at this conversation. */
+  get routing(): ModelRouting | undefined {
+    const r = this.#ctx.routing;
+    if (!r) return undefined;
+    return {
+      metaProfile: (name) => r.metaProfile(name),
+      metaProfileNames: () => r.metaProfileNames(),
+      llmProfile: (name) => r.llmProfile(name),
+      llmProfileNames: () => r.llmProfileNames(),
+      switchProfile: (name) => r.switchProfile(this.conversationId, name),
+    };
   }
 
   /** `<data dir>/conversations/<id>`: files of this conversation kept outside the workspace (browser recordings); removed with it. */

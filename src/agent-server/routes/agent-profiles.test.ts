@@ -151,8 +151,9 @@ describe('/api/agent-profiles', () => {
     expect(noLlm).toMatchObject({ valid: false, dangling_meta_profile_ref: null, dangling_meta_profile_llm_refs: ['vision'], errors: ['LLM profile(s) routed to by the meta-profile not found: vision'] });
     await s.api('/api/profiles/vision', { method: 'POST', body: { llm: { model: 'openai/vision' } } });
     const routed = await M({ enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
-    expect(routed).toMatchObject({ valid: false, dangling_meta_profile_llm_refs: [], resolved_settings: null });
-    expect(routed.errors).toEqual([expect.stringMatching(/^Not built here: enable_classify_and_switch_llm_tool: the model-routing tool \(route_task_to_model\)/)]);
+    // Resolved, the launch adds the routing tool last, with the meta-profile it routes with.
+    expect(routed).toMatchObject({ valid: true, errors: [], dangling_meta_profile_llm_refs: [] });
+    expect(routed.resolved_settings.tools.at(-1)).toEqual({ name: 'ClassifyAndSwitchLLMTool', params: { active_meta_profile: 'router', meta_profile: { classifier_model: 'fast', classes: [{ description: 'ui', model: 'vision' }, { description: 'rest', model: 'fast' }], prompt_template: null, model_table: null } } });
 
     // The critic needs its service's URL (no default one) and the LLM profile's key (it authenticates with it).
     expect((await M({ verification: { critic_enabled: true } })).errors).toEqual([

@@ -1,7 +1,8 @@
 // Meta-profiles, as OpenHands 1.58's meta_profiles_router.py serves them: saved, listed, read and
 // deleted, stored in the agent server's database. Activation attaches OpenHands' model-routing tool
-// (route_task_to_model) to its agent settings; this agent server has neither, so it answers as
-// OpenHands does for agent settings that cannot route: `applied: false`, nothing recorded.
+// (route_task_to_model) to its agent settings; this agent server has no agent settings to attach it
+// to (the tool comes with an agent profile that turns it on: conversation/launch-profile.ts), so it
+// answers as OpenHands does for agent settings that cannot route: `applied: false`, nothing recorded.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { MAX_META_PROFILES, MetaProfile } from '../../api/agent-server/meta-profiles.ts';
@@ -35,6 +36,12 @@ export function readMetaProfile(db: Db, name: string): MetaProfile | undefined {
   db.exec(DDL);
   const r = db.prepare('SELECT profile FROM meta_profiles WHERE name = ?').get(name) as { profile: string } | undefined;
   return r && (JSON.parse(r.profile) as MetaProfile);
+}
+
+/** The stored meta-profiles' names, sorted (the routing tool's fallback when none is named). */
+export function metaProfileNames(db: Db): string[] {
+  db.exec(DDL);
+  return (db.prepare('SELECT name FROM meta_profiles ORDER BY name').all() as { name: string }[]).map((r) => r.name);
 }
 
 export function metaProfileRoutes(db: Db): Router {

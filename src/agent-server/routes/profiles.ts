@@ -33,6 +33,7 @@ import { canonicalProfileName, type ProfileStore } from '../store/profile-store.
 import type { AgentProfileStore } from '../store/agent-profile-store.ts';
 import { validate, withConversationIdParam } from '../http/validate.ts';
 import type { Logger } from '../../util/log.ts';
+import { profileLlm } from '../conversation/model-routing.ts';
 
 const NAME = new RegExp(PROFILE_NAME_PATTERN);
 
@@ -156,9 +157,9 @@ export function profileRoutes(o: {
     if (!NAME.test(canonicalProfileName(profile_name))) {
       throw new BadRequest(`Invalid profile name: '${profile_name}'. Profile names must be 1-64 characters, start with a letter or digit, and contain only letters, digits, '.', '_', or '-'.`);
     }
-    const p = store.runnable(profile_name);
-    if (!p) throw new NotFound(`Profile '${profile_name}' not found`);
-    service.switchLlm(id, { llm: { ...p.llm, usage_id: `profile:${profile_name}`, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) } });
+    const req = profileLlm(store, profile_name);
+    if (!req) throw new NotFound(`Profile '${profile_name}' not found`);
+    service.switchLlm(id, req);
     ctx.body = { success: true };
   });
 

@@ -37,6 +37,8 @@ export const MCPToolAction = kinded('MCPToolAction', {
 export const FinishAction = kinded('FinishAction', { message: Type.String() });
 export const ThinkAction = kinded('ThinkAction', { thought: Type.String() });
 export const InvokeSkillAction = kinded('InvokeSkillAction', { name: Type.String() });
+/** route_task_to_model (OpenHands' ClassifyAndSwitchLLMTool): no arguments; the classifier reads the conversation. */
+export const ClassifyAndSwitchLLMAction = kinded('ClassifyAndSwitchLLMAction', {});
 export const SwitchLLMAction = kinded('SwitchLLMAction', { profile_name: Type.String(), reason: Type.String() });
 export const VisionInspectAction = kinded('VisionInspectAction', {
   image_index: Type.Integer(),
@@ -157,6 +159,7 @@ export const WorkflowAction = kinded('WorkflowAction', {
 /** Every action kind, in the order of the OpenHands discriminator mapping. */
 export const ACTION_SCHEMAS = [
   MCPToolAction,
+  ClassifyAndSwitchLLMAction,
   FinishAction,
   InvokeSkillAction,
   SwitchLLMAction,
@@ -201,6 +204,7 @@ export type MCPToolAction = Static<typeof MCPToolAction>;
 export type FinishAction = Static<typeof FinishAction>;
 export type ThinkAction = Static<typeof ThinkAction>;
 export type InvokeSkillAction = Static<typeof InvokeSkillAction>;
+export type ClassifyAndSwitchLLMAction = Static<typeof ClassifyAndSwitchLLMAction>;
 export type SwitchLLMAction = Static<typeof SwitchLLMAction>;
 export type VisionInspectAction = Static<typeof VisionInspectAction>;
 export type AskOracleAction = Static<typeof AskOracleAction>;

@@ -15,7 +15,14 @@ import { parseEvent } from './parse.ts';
 import type { Observation } from './observations.ts';
 import type { ToolDefinition } from './tools.ts';
 
+// The published TypeScript client predates 1.58's model-routing tool: its three kinds, as the 1.58
+// agent server's OpenAPI document describes them.
+type RouteAction = { kind: 'ClassifyAndSwitchLLMAction' };
+type RouteObservation = Omit<OH.SwitchLlmObservation, 'kind' | 'profile_name' | 'reason'> & { kind: 'ClassifyAndSwitchLLMObservation'; chosen_class?: string | null; model?: string | null };
+type RouteTool = Omit<OH.SwitchLlmTool, 'kind'> & { kind: 'ClassifyAndSwitchLLMTool' };
+
 type ClientAction =
+  | RouteAction
   | OH.McpToolAction | OH.FinishAction | OH.InvokeSkillAction | OH.SwitchLlmAction | OH.ThinkAction
   | OH.VisionInspectAction | OH.AskOracleAction | OH.BrowserAction | OH.BrowserClickAction
   | OH.BrowserCloseTabAction | OH.BrowserGetContentAction | OH.BrowserGetStateAction
@@ -28,6 +35,7 @@ type ClientAction =
   | OH.WorkflowAction;
 
 type ClientObservation =
+  | RouteObservation
   | OH.McpToolObservation | OH.FinishObservation | OH.InvokeSkillObservation | OH.SwitchLlmObservation
   | OH.ThinkObservation | OH.VisionInspectObservation | OH.ClientToolObservation | OH.AskOracleObservation
   | OH.BrowserObservation | OH.DelegateObservation | OH.FileEditorObservation | OH.EditObservation
@@ -36,6 +44,7 @@ type ClientObservation =
   | OH.TaskTrackerObservation | OH.TerminalObservation | OH.WorkflowObservation;
 
 type ClientTool =
+  | RouteTool
   | OH.McpToolDefinition | OH.FinishTool | OH.InvokeSkillTool | OH.SwitchLlmTool | OH.ThinkTool
   | OH.VisionInspectTool | OH.ClientTool | OH.AskOracleTool | OH.BrowserClickTool | OH.BrowserCloseTabTool
   | OH.BrowserGetContentTool | OH.BrowserGetStateTool | OH.BrowserGetStorageTool | OH.BrowserGoBackTool
@@ -102,6 +111,7 @@ export type _ActionChecks = [
   Assert<BothWays<Extract<Action, { kind: 'FinishAction' }>, OH.FinishAction>>,
   Assert<BothWays<Extract<Action, { kind: 'InvokeSkillAction' }>, OH.InvokeSkillAction>>,
   Assert<BothWays<Extract<Action, { kind: 'SwitchLLMAction' }>, OH.SwitchLlmAction>>,
+  Assert<BothWays<Extract<Action, { kind: 'ClassifyAndSwitchLLMAction' }>, RouteAction>>,
   Assert<BothWays<Extract<Action, { kind: 'ThinkAction' }>, OH.ThinkAction>>,
   Assert<BothWays<Extract<Action, { kind: 'VisionInspectAction' }>, OH.VisionInspectAction>>,
   Assert<BothWays<Extract<Action, { kind: 'AskOracleAction' }>, OH.AskOracleAction>>,
@@ -139,6 +149,7 @@ export type _ObservationChecks = [
   Assert<BothWays<Extract<Observation, { kind: 'FinishObservation' }>, OH.FinishObservation>>,
   Assert<BothWays<Extract<Observation, { kind: 'InvokeSkillObservation' }>, OH.InvokeSkillObservation>>,
   Assert<BothWays<Extract<Observation, { kind: 'SwitchLLMObservation' }>, OH.SwitchLlmObservation>>,
+  Assert<BothWays<Extract<Observation, { kind: 'ClassifyAndSwitchLLMObservation' }>, RouteObservation>>,
   Assert<BothWays<Extract<Observation, { kind: 'ThinkObservation' }>, OH.ThinkObservation>>,
   Assert<BothWays<Extract<Observation, { kind: 'VisionInspectObservation' }>, OH.VisionInspectObservation>>,
   Assert<BothWays<Extract<Observation, { kind: 'ClientToolObservation' }>, OH.ClientToolObservation>>,
@@ -163,6 +174,7 @@ export type _ToolChecks = [
   Assert<BothWays<Extract<ToolDefinition, { kind: 'FinishTool' }>, OH.FinishTool>>,
   Assert<BothWays<Extract<ToolDefinition, { kind: 'InvokeSkillTool' }>, OH.InvokeSkillTool>>,
   Assert<BothWays<Extract<ToolDefinition, { kind: 'SwitchLLMTool' }>, OH.SwitchLlmTool>>,
+  Assert<BothWays<Extract<ToolDefinition, { kind: 'ClassifyAndSwitchLLMTool' }>, RouteTool>>,
   Assert<BothWays<Extract<ToolDefinition, { kind: 'ThinkTool' }>, OH.ThinkTool>>,
   Assert<BothWays<Extract<ToolDefinition, { kind: 'VisionInspectTool' }>, OH.VisionInspectTool>>,
   Assert<BothWays<Extract<ToolDefinition, { kind: 'ClientTool' }>, OH.ClientTool>>,
@@ -208,6 +220,7 @@ const CLIENT_ACTIONS: ClientAction[] = [
   { kind: 'FinishAction', message: 'done' },
   { kind: 'InvokeSkillAction', name: 'github' },
   { kind: 'SwitchLLMAction', profile_name: 'fast', reason: 'cheaper' },
+  { kind: 'ClassifyAndSwitchLLMAction' },
   { kind: 'ThinkAction', thought: 'hmm' },
   { kind: 'VisionInspectAction', image_index: 0, question: 'what is it?', profile_name: null },
   { kind: 'AskOracleAction', question: 'why?', context: null },
@@ -247,6 +260,7 @@ const CLIENT_OBSERVATIONS: ClientObservation[] = [
   { kind: 'FinishObservation', content },
   { kind: 'InvokeSkillObservation', content, skill_name: 'github' },
   { kind: 'SwitchLLMObservation', content, profile_name: 'fast', active_model: 'm', reason: null },
+  { kind: 'ClassifyAndSwitchLLMObservation', content, chosen_class: 'UI work', model: 'fast', active_model: 'm' },
   { kind: 'ThinkObservation', content },
   { kind: 'VisionInspectObservation', content, image_index: 0, question: 'q', answer: 'a', model: null },
   { kind: 'ClientToolObservation', content },
@@ -286,6 +300,7 @@ const toolBase = { description: 'd', action_type: 'TerminalAction', observation_
 const CLIENT_TOOLS: ClientTool[] = [
   { ...toolBase, kind: 'TerminalTool', annotations: { readOnlyHint: false, destructiveHint: true, title: 'terminal' } },
   { ...toolBase, kind: 'BrowserToolSet' },
+  { ...toolBase, kind: 'ClassifyAndSwitchLLMTool', action_type: 'ClassifyAndSwitchLLMAction' },
   { ...toolBase, kind: 'TaskTrackerTool', meta: { version: 1 } },
   {
     ...toolBase,

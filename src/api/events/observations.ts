@@ -55,6 +55,12 @@ export type FileEntry = Static<typeof FileEntry>;
 export const MCPToolObservation = observation('MCPToolObservation', { tool_name: Type.String() });
 export const FinishObservation = observation('FinishObservation', {});
 export const InvokeSkillObservation = observation('InvokeSkillObservation', { skill_name: Type.String() });
+/** What route_task_to_model did: the class it matched, the LLM profile it switched to and that profile's model (null when it failed before). */
+export const ClassifyAndSwitchLLMObservation = observation('ClassifyAndSwitchLLMObservation', {
+  chosen_class: Nullable(Type.String()),
+  model: Nullable(Type.String()),
+  active_model: Nullable(Type.String()),
+});
 export const SwitchLLMObservation = observation('SwitchLLMObservation', {
   profile_name: Type.String(),
   active_model: Nullable(Type.String()),
@@ -145,6 +151,7 @@ export const WorkflowObservation = observation('WorkflowObservation', {
 
 export const OBSERVATION_SCHEMAS = [
   MCPToolObservation,
+  ClassifyAndSwitchLLMObservation,
   FinishObservation,
   InvokeSkillObservation,
   SwitchLLMObservation,
@@ -175,6 +182,7 @@ export type ObservationKind = Observation['kind'];
 export type MCPToolObservation = Static<typeof MCPToolObservation>;
 export type FinishObservation = Static<typeof FinishObservation>;
 export type InvokeSkillObservation = Static<typeof InvokeSkillObservation>;
+export type ClassifyAndSwitchLLMObservation = Static<typeof ClassifyAndSwitchLLMObservation>;
 export type SwitchLLMObservation = Static<typeof SwitchLLMObservation>;
 export type ThinkObservation = Static<typeof ThinkObservation>;
 export type VisionInspectObservation = Static<typeof VisionInspectObservation>;

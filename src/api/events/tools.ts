@@ -67,6 +67,7 @@ export const ClientTool = tool('ClientTool', { client_tool_name: Type.String(), 
 
 /** Tool kinds with no fields beyond the common ones. */
 export const PLAIN_TOOL_KINDS = [
+  'ClassifyAndSwitchLLMTool',
   'FinishTool',
   'InvokeSkillTool',
   'SwitchLLMTool',
