@@ -3,6 +3,20 @@
 
 /** Differences that are deliberate: each says why ours is right for agentyard. */
 export const DELIBERATE: Record<string, string> = {
+  'acp_pause.statuses':
+    'Pause stops an ACP turn at once: ours sends the ACP server session/cancel (its model call is cancelled, a tool call left ' +
+    'open is closed as failed), records no answer for the paused turn, and the next message runs a new turn. OpenHands 1.58 ' +
+    'pauses "between steps", and an ACP step is the whole turn: the turn goes on after the PauseEvent, its late answer is ' +
+    'recorded as the FinishAction and the status jumps from paused to finished, and the message sent next does not run (the ' +
+    'conversation is left paused with it unanswered). A user who pauses expects the agent to stop.',
+  'acp_pause.finishes': "The same pause as acp_pause.statuses: ours records only the next turn's answer; OpenHands the paused turn's late answer.",
+  'acp_pause.second_turn': 'The same pause as acp_pause.statuses: ours runs the message sent after the pause; OpenHands does not.',
+  'acp_pause.end': 'The same pause as acp_pause.statuses: ours ends finished (the next turn ran); OpenHands is left paused.',
+  'acp_turn.server_key_visible_to_acp':
+    'An ACP server is sandbox code (it runs what the model asks): ours starts it with the sandbox\'s base environment and the ' +
+    'conversation\'s own secrets only, as the terminal and MCP stdio servers start. OpenHands 1.58 hands it its whole process ' +
+    'environment, so the agent (and anything a prompt injection makes it run) reads the agent server\'s session key ' +
+    '(OH_SESSION_API_KEYS_0), OH_SECRET_KEY and any provider key the server was given: here its bash tool prints the session key.',
   'validation.bad_llm':
     'An `agent.llm` without `model` is valid here: the server takes the model from LLM_MODEL (OpenHands has no such default), ' +
     'and the controller and the model gateway start conversations with `llm: {}` on purpose. OpenHands answers 422.',

@@ -13,6 +13,7 @@ import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
 import { PROFILE_FLOWS } from './flows-profiles.ts';
+import { ACP_FLOWS } from './flows-acp.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -877,6 +878,7 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
   ...PROFILE_FLOWS,
+  ...ACP_FLOWS,
 };
 
 /**

@@ -40,6 +40,7 @@ import { llmRoutes } from './routes/llm.ts';
 import type { SubscriptionService } from './subscription/service.ts';
 import type { ProfileStore } from './store/profile-store.ts';
 import { agentProfileRoutes } from './routes/agent-profiles.ts';
+import { acpRoutes } from './routes/acp.ts';
 import { serverLaunchStores } from './conversation/launch-profile.ts';
 import { metaProfileRoutes } from './routes/meta-profiles.ts';
 import type { Db } from './store/db.ts';
@@ -152,7 +153,7 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(d.subscription), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(d.subscription), acpRoutes(d.service), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   // Canvas extensions (their implementation loads on first use).

@@ -4,6 +4,7 @@ import type { LlmConfig } from '../../agent/types.ts';
 import type { UsageMetrics } from '../../api/conversation.ts';
 import type { ConversationRow } from '../store/conversation-store.ts';
 import { MASK } from '../secrets.ts';
+import type { AcpInfo } from '../acp/agent.ts';
 
 export interface InfoInputs {
   row: ConversationRow;
@@ -26,6 +27,8 @@ export interface InfoInputs {
   subConversationIds?: string[];
   /** HEAD was moved to the empty tree (navigate with event_id null). */
   headIsEmpty?: boolean;
+  /** An ACP agent's model state (src/agent-server/acp): the session's, or what the request asked for before one ran. */
+  acp?: AcpInfo;
 }
 
 function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']>, plugin: readonly Record<string, unknown>[]): typeof agent {
@@ -35,7 +38,10 @@ function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']
   return { ...agent, agent_context: { ...agent.agent_context, skills: [...own, ...plugin] } };
 }
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null, subConversationIds = [] }: InfoInputs): ConversationInfo {
+/** The placeholder model (and usage id) of an ACP agent's LLM, as 1.58 names it. */
+const ACP_MANAGED = 'acp-managed';
+
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null, subConversationIds = [], acp }: InfoInputs): ConversationInfo {
   const req = row.request;
   const agent = withPluginSkills(req.agent ?? { llm: {} }, pluginSkills);
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
@@ -44,6 +50,11 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
   const baseUrl = llm?.baseUrl ?? agent.llm.base_url;
   if (baseUrl) maskedLlm.base_url = baseUrl;
   if (llm?.apiKey) maskedLlm.api_key = MASK;
+  if (acp) {
+    // 1.58's ACPAgent carries a placeholder LLM (the ACP server calls the model): the model it was asked for, else "acp-managed".
+    for (const k of Object.keys(maskedLlm)) delete (maskedLlm as Record<string, unknown>)[k];
+    Object.assign(maskedLlm, { model: agent.acp_model ?? ACP_MANAGED, usage_id: ACP_MANAGED });
+  }
   return {
     id: row.id,
     agent: { ...agent, kind: agent.kind ?? 'Agent', llm: maskedLlm },
@@ -64,7 +75,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     secret_registry: {
       secret_sources: Object.fromEntries(secretNames.map((n) => [n, { kind: 'StaticSecret', value: MASK }])),
     },
-    agent_state: {},
+    agent_state: acp?.agentState ?? {},
     hook_config: req.hook_config ?? null,
     title: row.title,
     metrics: null,
@@ -75,9 +86,9 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     parent_conversation_id: req.parent_conversation_id ?? null,
     sub_conversation_ids: subConversationIds,
     tags: row.tags,
-    current_model_id: llm?.model ?? null,
-    supports_runtime_model_switch: false,
-    available_models: [],
+    current_model_id: acp ? acp.currentModelId : (llm?.model ?? null),
+    supports_runtime_model_switch: acp?.supportsModelSwitch ?? false,
+    available_models: acp?.availableModels ?? [],
     client_tools: [],
     launched_agent_profile: (req as { launched_agent_profile?: Record<string, unknown> }).launched_agent_profile ?? null,
     runtime_info: null,

@@ -23,7 +23,8 @@
 // The resolution itself (`resolveAgentProfile`) never throws on a dangling reference: the launch
 // turns what it finds into errors, the launch preview (launch-preview.ts) into a report, so the two
 // cannot disagree.
-import type { AgentProfile } from '../../api/agent-server/agent-profiles.ts';
+import { split as shellSplit } from 'shlex';
+import type { AcpAgentProfile, AgentProfile, AnyAgentProfile } from '../../api/agent-server/agent-profiles.ts';
 import type { StartConversationRequest } from '../../api/agent-server/index.ts';
 import type { MetaProfile } from '../../api/agent-server/meta-profiles.ts';
 import type { McpServerSettings } from '../../api/agent-server/settings.ts';
@@ -62,6 +63,14 @@ export interface LaunchStores {
   publicSkillNames?: () => ReadonlySet<string>;
   /** A stored meta-profile (/api/meta-profiles). */
   metaProfile?: (name: string) => MetaProfile | undefined;
+}
+
+export interface AcpProfileResolution {
+  mcpResolved: string[];
+  mcpDangling: string[];
+  /** Why the profile cannot build an agent (an unbalanced quote in acp_command, custom without a command). */
+  error?: string;
+  agent?: LaunchedAgent;
 }
 
 export interface ProfileResolution {
@@ -237,10 +246,47 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
   return out;
 }
 
+/**
+ * What launching an ACP profile builds (1.58's _build_acp_settings): the ACPAgent with the profile's
+ * server, model, mode, timeouts, and its command split as a shell splits it; the selected MCP servers.
+ */
+export function resolveAcpAgentProfile(profile: AcpAgentProfile, stores: LaunchStores): AcpProfileResolution {
+  const stored = stores.mcpServers?.() ?? {};
+  const { resolved, dangling } = mcpSelection(stored, profile.mcp_server_refs ?? null);
+  const out: AcpProfileResolution = { mcpResolved: resolved, mcpDangling: dangling };
+  if (dangling.length) return out;
+  let command: string[] = [];
+  try {
+    command = profile.acp_command ? shellSplit(profile.acp_command) : [];
+  } catch (err) {
+    out.error = `acp_command cannot be split: ${(err as Error).message}`;
+    return out;
+  }
+  if (profile.acp_server === 'custom' && command.length === 0) {
+    out.error = "acp_command is required when acp_server='custom' — there is no default launch command to fall back to";
+    return out;
+  }
+  const mcp = mcpConfig(stored, resolved);
+  out.agent = {
+    kind: 'ACPAgent',
+    llm: { model: profile.acp_model ?? 'acp-managed', usage_id: 'acp-managed' },
+    acp_server: profile.acp_server,
+    acp_command: command,
+    acp_args: profile.acp_args ?? [],
+    acp_model: profile.acp_model,
+    acp_session_mode: profile.acp_session_mode,
+    acp_prompt_timeout: profile.acp_prompt_timeout,
+    acp_startup_timeout: profile.acp_startup_timeout,
+    ...(mcp ? { mcp_config: mcp } : {}),
+  };
+  return out;
+}
+
 export function launchFromProfile(req: StartConversationRequest, stores: LaunchStores): LaunchedRequest {
   const id = req.agent_profile_id!;
   const profile = stores.agentProfiles.byId(id);
   if (!profile) throw new NotFound(`Agent profile with id '${id}' not found`);
+  if (profile.agent_kind === 'acp') return launchAcp(req, profile, stores);
   const r = resolveAgentProfile(profile, stores);
   if (r.llm instanceof AgentyardError) throw r.llm;
   // Every dangling reference at once, then settings that cannot be used, then what is not built.
@@ -249,10 +295,24 @@ export function launchFromProfile(req: StartConversationRequest, stores: LaunchS
     throw new Invalid(problems.map((msg) => ({ loc: ['body', 'agent_profile_id'], msg: `Agent profile '${profile.name}': ${msg}`, type: 'value_error' })));
   }
   if (r.unsupported.length) throw new NotImplemented(`Agent profile '${profile.name}' cannot be launched here: ${r.unsupported.join('; ')}`);
+  return withProfile(req, r.agent!, profile);
+}
+
+function launchAcp(req: StartConversationRequest, profile: AcpAgentProfile, stores: LaunchStores): LaunchedRequest {
+  const r = resolveAcpAgentProfile(profile, stores);
+  if (r.mcpDangling.length) {
+    throw new Invalid([{ loc: ['body', 'agent_profile_id'], msg: `Agent profile '${profile.name}' references MCP servers that are not in the settings: ${r.mcpDangling.join(', ')}`, type: 'value_error' }]);
+  }
+  if (r.error) throw new Invalid([{ loc: ['body', 'agent_profile_id'], msg: `Agent profile '${profile.name}': ${r.error}`, type: 'value_error' }]);
+  return withProfile(req, r.agent!, profile);
+}
+
+/** The request with the profile's agent, only the secrets the profile allows, and the record of which profile launched it. */
+function withProfile(req: StartConversationRequest, agent: LaunchedAgent, profile: AnyAgentProfile): LaunchedRequest {
   const allowed = profile.secret_refs;
   return {
     ...req,
-    agent: r.agent!,
+    agent,
     ...(allowed && req.secrets ? { secrets: Object.fromEntries(Object.entries(req.secrets).filter(([name]) => allowed.includes(name))) } : {}),
     launched_agent_profile: { agent_profile_id: profile.id, revision: profile.revision, secret_refs: profile.secret_refs, llm_profile_ref: null },
   };

@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '../../agent/plugins/index.ts';
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
+import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -185,7 +186,13 @@ export class ConversationRuntime implements AgentHost {
       rateLimitedUntil: this.#rateLimitedUntil,
       leafEventId: this.leafEventId(),
       subConversationIds: this.#ctx.childrenOf?.(this.conversationId) ?? [],
+      ...(this.isAcp ? { acp: this.#acpInfo() } : {}),
     });
+  }
+
+  #acpInfo(): AcpInfo {
+    if (this.#agent instanceof AcpConversationAgent) return this.#agent.info();
+    return { agentState: {}, currentModelId: this.#row.request.agent?.acp_model ?? null, availableModels: [], supportsModelSwitch: acpSupportsSwitch(this.#row.request.agent!) };
   }
 
   #skillState(): SkillState {
@@ -712,7 +719,26 @@ export class ConversationRuntime implements AgentHost {
   }
 
   #ensureAgent(): ConversationAgent {
-    return (this.#agent ??= this.#ctx.createAgent(this));
+    // An ACPAgent delegates to an ACP server (src/agent-server/acp); every other kind is the built-in loop.
+    return (this.#agent ??= this.isAcp ? new AcpConversationAgent(this) : this.#ctx.createAgent(this));
+  }
+
+  /** The agent is an ACP agent (kind ACPAgent). */
+  get isAcp(): boolean {
+    return this.#row.request.agent?.kind === 'ACPAgent';
+  }
+
+  /**
+   * switch_acp_model: 400 for an agent that is not ACP (1.58's words); the switched model is stored
+   * with the request, so a restarted server starts the session with it.
+   */
+  async switchAcpModel(model: string): Promise<void> {
+    if (!this.isAcp) throw new BadRequest('switch_acp_model is only supported for ACP conversations.');
+    if (!model.trim()) throw new BadRequest('model must be a non-empty string');
+    await (this.#ensureAgent() as AcpConversationAgent).switchModel(model);
+    const request = { ...this.#row.request, agent: { ...this.#row.request.agent!, acp_model: model } };
+    this.#update({ request });
+    this.#ctx.onChanged(this.conversationId);
   }
 
   #update(patch: ConversationPatch): void {

@@ -2,7 +2,7 @@
 // and restart recovery. Runtimes are loaded for every live conversation; agents start lazily.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
@@ -15,6 +15,8 @@ import type { ConversationRow, ConversationSearch, ConversationStore } from '../
 import type { SecretSealer } from '../secrets.ts';
 import { repoRoot } from '../git/exec.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
+import { resolveAcpCommand } from '../acp/providers.ts';
+import { acpAgentFromSettings } from '../../api/agent-server/parse.ts';
 
 export interface ServiceOptions {
   ctx: RuntimeContext;
@@ -57,6 +59,19 @@ export function effectiveLlm(req: StartConversationRequest, apiKey: string | und
   const withRetry = resolved && retry && Object.values(retry).some((v) => v !== undefined && v !== null) ? { ...resolved, retry } : resolved;
   const extraBody = llm?.litellm_extra_body;
   return withRetry && extraBody && Object.keys(extraBody).length > 0 ? { ...withRetry, extraBody } : withRetry;
+}
+
+/** The model the agent server calls for the conversation: none for an ACP agent (its server calls its own). */
+function runtimeLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
+  return req.agent?.kind === 'ACPAgent' ? undefined : effectiveLlm(req, apiKey, defaults, subscription);
+}
+
+/** What an ACP agent asks for that cannot be done: refused at start rather than at its first run. */
+function checkAcpAgent(agent: NonNullable<StartConversationRequest['agent']>, loc: string[]): void {
+  resolveAcpCommand(agent.acp_server, agent.acp_command, loc);
+  if (agent.acp_file_secrets?.length) throw new NotImplemented('acp_file_secrets (credential files of ACP agents) are not implemented by this agent server; give the credentials as secrets (environment variables)');
+  if (agent.tools?.length) throw new Invalid([{ loc: [...loc, 'tools'], msg: 'An ACP agent does not take tools: the ACP server manages its own', type: 'value_error' }]);
+  if (agent.condenser) throw new Invalid([{ loc: [...loc, 'condenser'], msg: 'An ACP agent does not take a condenser: the ACP server manages its own context', type: 'value_error' }]);
 }
 
 /**
@@ -114,6 +129,16 @@ export class ConversationService {
     this.#o = o;
   }
 
+  /** Secret values of a request's `secrets` (StaticSecret, or a LookupSecret of this server's own store). */
+  secretValues(input: Record<string, SecretInput>): Record<string, string> {
+    return secretValues(input, this.#o.lookupSecret);
+  }
+
+  /** Where conversations keep files outside their workspace (`<data dir>/conversations`). */
+  get conversationsDir(): string {
+    return join(this.#o.ctx.persistenceDir, 'conversations');
+  }
+
   /** The server's workspace root: relative working (and project) directories are taken inside it. */
   get workspaceDir(): string {
     return this.#o.workspaceDir;
@@ -147,7 +172,7 @@ export class ConversationService {
       const rt = new ConversationRuntime(this.#o.ctx, {
         row,
         workspaceDir: this.#workingDir(row.request),
-        llm: effectiveLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
+        llm: runtimeLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
         secrets,
       });
       this.#loaded.set(row.id, rt);
@@ -169,7 +194,13 @@ export class ConversationService {
     if (existing) return { info: existing.info(), created: false };
     if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
     if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
-    if (!req.agent) throw new NotImplemented('agent_settings is not supported by this agent server; send `agent` or `agent_profile_id`');
+    let agentLoc = ['body', 'agent'];
+    if (!req.agent && req.agent_settings) {
+      const acp = acpAgentFromSettings(req.agent_settings);
+      if (acp) [req, agentLoc] = [{ ...req, agent: acp, agent_settings: null }, ['body', 'agent_settings']];
+    }
+    if (!req.agent) throw new NotImplemented('agent_settings is supported by this agent server for ACP agents only (agent_kind "acp"); send `agent` or `agent_profile_id`');
+    if (req.agent.kind === 'ACPAgent') checkAcpAgent(req.agent, agentLoc);
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
     if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {
@@ -219,7 +250,7 @@ export class ConversationService {
       pluginSkills: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: effectiveLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();

@@ -2,7 +2,7 @@
 // LLM profile), saved (id kept and revision bumped on overwrite), read with OpenHands' defaults,
 // renamed (the id, so the active pointer, stays), activated by id, deleted (the active one falls
 // back to a reseeded default); kept across a restart; an LLM profile an agent profile names is not
-// deleted and its rename follows; ACP profiles answer 501; the launch preview (materialize) of a
+// deleted and its rename follows; ACP profiles (agent_kind acp) are saved, listed and previewed; the launch preview (materialize) of a
 // stored profile or a draft reports dangling references in its body, secrets masked; the meta-profile
 // of the routing tool, the condenser and the critic as a launch applies or refuses them.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -73,7 +73,7 @@ describe('/api/agent-profiles', () => {
     expect((await s.api('/api/profiles/quick', { method: 'DELETE' })).status).toBe(200);
   });
 
-  it('answers 404, 409, 422 and 501 where OpenHands refuses or this server does not build', async () => {
+  it('answers 404, 409 and 422 where OpenHands refuses', async () => {
     expect(await s.api(`${A}/nope`)).toEqual({ status: 404, body: { detail: "Agent profile 'nope' not found" } });
     expect((await s.api(`${A}/nope/rename`, { method: 'POST', body: { new_name: 'x' } })).status).toBe(404);
     expect(await s.api(`${A}/not-an-id/activate`, { method: 'POST' })).toEqual({ status: 404, body: { detail: "Agent profile with id 'not-an-id' not found" } });
@@ -89,7 +89,30 @@ describe('/api/agent-profiles', () => {
     await s.api(`${A}/a`, { method: 'POST', body: { llm_profile_ref: 'a' } });
     await s.api(`${A}/b`, { method: 'POST', body: { llm_profile_ref: 'a' } });
     expect((await s.api(`${A}/a/rename`, { method: 'POST', body: { new_name: 'b' } })).body).toEqual({ detail: "Agent profile 'b' already exists" });
-    expect((await s.api(`${A}/acp`, { method: 'POST', body: { agent_kind: 'acp', acp_server: 'claude-code' } })).status).toBe(501);
+    // An ACP profile takes no LLM profile reference (1.58 forbids foreign fields), located under "acp".
+    const mongrel = await s.api(`${A}/acp`, { method: 'POST', body: { agent_kind: 'acp', llm_profile_ref: 'a' } });
+    expect(mongrel.status).toBe(422);
+    expect(mongrel.body.detail[0].loc).toEqual(['acp', 'llm_profile_ref']);
+    expect((await s.api(`${A}/acp`, { method: 'POST', body: { agent_kind: 'acp', acp_server: 'nope' } })).body.detail[0].loc).toEqual(['acp', 'acp_server']);
+  });
+
+  it('keeps ACP profiles: saved with 1.58 defaults, listed without an LLM profile, previewed with their credential channels', async () => {
+    expect(await s.api(`${A}/coder`, { method: 'POST', body: { agent_kind: 'acp', acp_server: 'codex', acp_model: 'gpt-5.5', acp_command: "codex-acp --flag 'two words'", secret_refs: ['OPENAI_API_KEY'] } })).toEqual({ status: 201, body: { name: 'coder', message: "Agent profile 'coder' saved" } });
+    const stored = (await s.api(`${A}/coder`)).body.profile;
+    expect(stored).toMatchObject({ agent_kind: 'acp', acp_server: 'codex', acp_model: 'gpt-5.5', acp_session_mode: null, acp_prompt_timeout: 1800, acp_startup_timeout: 90, acp_args: null, mcp_server_refs: null, revision: 0 });
+    expect(stored).not.toHaveProperty('llm_profile_ref');
+    const listed = (await s.api(A)).body.profiles.find((p: any) => p.name === 'coder');
+    expect(listed).toEqual({ id: stored.id, name: 'coder', agent_kind: 'acp', revision: 0, llm_profile_ref: null, mcp_server_refs: null });
+
+    const preview = (await s.api(`${A}/coder/materialize`, { method: 'POST' })).body;
+    expect(preview).toMatchObject({ agent_kind: 'acp', valid: true, errors: [], llm_profile_ref: null, acp_api_key_secret_name: 'OPENAI_API_KEY', acp_base_url_secret_name: 'OPENAI_BASE_URL', acp_file_secret_names: ['CODEX_AUTH_JSON'], secret_refs: ['OPENAI_API_KEY'] });
+    expect(preview.resolved_settings).toMatchObject({ kind: 'ACPAgent', acp_server: 'codex', acp_model: 'gpt-5.5', acp_command: ['codex-acp', '--flag', 'two words'], acp_args: [] });
+
+    const bad = (await s.api(`${A}/coder/materialize`, { method: 'POST', body: { profile: { agent_kind: 'acp', acp_server: 'custom', acp_command: 'run "unclosed' } } })).body;
+    expect(bad).toMatchObject({ valid: false, resolved_settings: null });
+    expect(bad.errors).toEqual([expect.stringMatching(/^Failed to build agent settings: acp_command cannot be split/)]);
+    const custom = (await s.api(`${A}/coder/materialize`, { method: 'POST', body: { profile: { agent_kind: 'acp', acp_server: 'custom' } } })).body;
+    expect(custom.errors).toEqual([expect.stringMatching(/acp_command is required when acp_server='custom'/)]);
   });
 
   it('previews a launch (materialize): dangling references reported, a draft under the path name, secrets masked', async () => {
@@ -129,7 +152,7 @@ describe('/api/agent-profiles', () => {
     expect(await locs({ profile: { surprise: 1 } })).toEqual(expect.arrayContaining([['openhands', 'llm_profile_ref'], ['openhands', 'surprise']]));
     expect(await locs({ profile: 3 })).toEqual([['body', 'profile']]);
     expect(await locs({ x: 1 })).toEqual([['body', 'x']]);
-    expect((await M('coder', { profile: { agent_kind: 'acp', acp_server: 'claude-code' } })).status).toBe(501);
+    expect((await M('coder', { profile: { agent_kind: 'acp', acp_server: 'claude-code' } })).body).toMatchObject({ agent_kind: 'acp', valid: true, acp_api_key_secret_name: 'ANTHROPIC_API_KEY' });
 
     // An LLM profile that is stored but cannot be used (its provider connection is gone): reported, as the launch refuses it.
     await s.api('/api/profiles/broken', { method: 'POST', body: { llm: { model: 'openai/x', provider_connection_id: 'feedfacefeedfacefeedfacefeedface' } } });

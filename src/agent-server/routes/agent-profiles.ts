@@ -1,15 +1,15 @@
 // Agent profiles, as OpenHands 1.58's agent_profiles_router.py serves them: list (some profile is
 // always active, `default` seeded), get, save, delete, rename, and activate by id (a pointer only).
-// `materialize` previews a launch of a stored profile or of a draft (launch-preview.ts). An ACP
-// profile answers 501: ACP agents are not built here.
+// `materialize` previews a launch of a stored profile or of a draft (launch-preview.ts). Both kinds:
+// `openhands` and `acp` (an ACP server, src/agent-server/acp).
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import Type from 'typebox';
 import { randomUUID } from 'node:crypto';
-import { AgentProfileInput, completeAgentProfile, MAX_AGENT_PROFILES, MaterializeAgentProfileRequest, type AgentProfileListResponse } from '../../api/agent-server/agent-profiles.ts';
+import { AcpAgentProfileInput, AgentProfileInput, completeAnyAgentProfile, MAX_AGENT_PROFILES, MaterializeAgentProfileRequest, type AgentProfileListResponse, type AnyAgentProfileInput } from '../../api/agent-server/agent-profiles.ts';
 import { ProfileName, RenameProfileRequest } from '../../api/agent-server/profiles.ts';
 import { parseValue } from '../../api/events/validate.ts';
-import { NotFound, NotImplemented } from '../../api/errors.ts';
+import { NotFound } from '../../api/errors.ts';
 import { previewLaunch } from '../conversation/launch-preview.ts';
 import type { LaunchStores } from '../conversation/launch-profile.ts';
 import type { AgentProfileStore } from '../store/agent-profile-store.ts';
@@ -17,11 +17,9 @@ import { validate } from '../http/validate.ts';
 
 const ProfileId = Type.String({ minLength: 1, maxLength: 128 });
 const nameOf = (ctx: Context) => parseValue(ProfileName, ctx.params['name'], { prefix: ['path', 'name'] });
-const ACP_REFUSED = 'ACP agent profiles are not implemented by this agent server (ACP agents are not built); use agent_kind "openhands"';
-
-/** A draft as a save checks it (located under ["openhands", <field>]); ACP is refused as a save refuses it. */
-function parseDraft(body: unknown): AgentProfileInput {
-  if ((body as { agent_kind?: unknown } | null)?.agent_kind === 'acp') throw new NotImplemented(ACP_REFUSED);
+/** A draft as a save checks it, located as 1.58 locates it: under the profile kind ([<kind>, <field>]). */
+function parseDraft(body: unknown): AnyAgentProfileInput {
+  if ((body as { agent_kind?: unknown } | null)?.agent_kind === 'acp') return parseValue(AcpAgentProfileInput, body, { prefix: ['acp'], clean: true });
   return parseValue(AgentProfileInput, body ?? {}, { prefix: ['openhands'], clean: true });
 }
 
@@ -32,7 +30,7 @@ export function agentProfileRoutes(store: AgentProfileStore, launch: { stores: L
   router.get('/', async (ctx) => {
     store.ensureActive(MAX_AGENT_PROFILES);
     const body: AgentProfileListResponse = {
-      profiles: store.list().map((p) => ({ id: p.id, name: p.name, agent_kind: p.agent_kind, revision: p.revision, llm_profile_ref: p.llm_profile_ref, mcp_server_refs: p.mcp_server_refs })),
+      profiles: store.list().map((p) => ({ id: p.id, name: p.name, agent_kind: p.agent_kind, revision: p.revision, llm_profile_ref: p.agent_kind === 'acp' ? null : p.llm_profile_ref, mcp_server_refs: p.mcp_server_refs })),
       active_agent_profile_id: store.activeId(),
     };
     ctx.body = body;
@@ -45,21 +43,13 @@ export function agentProfileRoutes(store: AgentProfileStore, launch: { stores: L
     ctx.body = { name, profile };
   });
 
-  router.post(
-    '/:name',
-    async (ctx, next) => {
-      nameOf(ctx);
-      if ((ctx.request.body as { agent_kind?: unknown } | undefined)?.agent_kind === 'acp') throw new NotImplemented(ACP_REFUSED);
-      await next();
-    },
-    async (ctx) => {
-      const name = nameOf(ctx);
-      // Located as OpenHands locates them: under the profile kind (["openhands", <field>]), not "body".
-      store.save(name, parseDraft(ctx.request.body), MAX_AGENT_PROFILES);
-      ctx.status = 201;
-      ctx.body = { name, message: `Agent profile '${name}' saved` };
-    },
-  );
+  router.post('/:name', async (ctx) => {
+    const name = nameOf(ctx);
+    // Located as OpenHands locates them: under the profile kind ([<kind>, <field>]), not "body".
+    store.save(name, parseDraft(ctx.request.body), MAX_AGENT_PROFILES);
+    ctx.status = 201;
+    ctx.body = { name, message: `Agent profile '${name}' saved` };
+  });
 
   router.delete('/:name', async (ctx) => {
     const name = nameOf(ctx);
@@ -87,7 +77,7 @@ export function agentProfileRoutes(store: AgentProfileStore, launch: { stores: L
     const name = nameOf(ctx);
     const draft = (ctx.state['body'] as MaterializeAgentProfileRequest).profile;
     let profile = store.get(name);
-    if (draft) profile = completeAgentProfile(parseDraft({ ...draft, name }), { id: profile?.id ?? randomUUID(), name, revision: profile?.revision ?? 0 });
+    if (draft) profile = completeAnyAgentProfile(parseDraft({ ...draft, name }), { id: profile?.id ?? randomUUID(), name, revision: profile?.revision ?? 0 });
     if (!profile) throw new NotFound(`Agent profile '${name}' not found`);
     ctx.body = previewLaunch(profile, launch.stores, launch.usableTools);
   });

@@ -125,9 +125,9 @@ describe('errors', () => {
 
   it('answers 501 with a message for parts not built yet, 404 JSON for unknown paths', async () => {
     const c = (await t.s.api('/api/conversations', { method: 'POST', body: startRequest(join(t.dir.path, 'n')) })).body;
-    const acp = await t.s.api(`/api/conversations/${c.id}/switch_acp_model`, { method: 'POST', body: { model: 'x' } });
-    expect(acp.status).toBe(501);
-    expect(acp.body.detail).toMatch(/ACP agents \(switch_acp_model\) is not implemented/);
+    const bindings = await t.s.api(`/api/conversations/${c.id}/credential-bindings/CODEX_AUTH`, { method: 'PUT', body: {} });
+    expect(bindings.status).toBe(501);
+    expect(bindings.body.detail).toMatch(/Credential bindings of ACP agents is not implemented/);
     // An agent without condense() or ask() (the fake one here) cannot honour POST /condense or /ask_agent: 501, nothing recorded.
     const condense = await t.s.api(`/api/conversations/${c.id}/condense`, { method: 'POST' });
     expect(condense.status).toBe(501);

@@ -3,7 +3,7 @@
 // `default` is, seeded when missing (its LLM is the active LLM profile, else the one named
 // `default`), as OpenHands seeds it from its agent settings.
 import { randomUUID } from 'node:crypto';
-import { completeAgentProfile, SEED_AGENT_PROFILE, type AgentProfile, type AgentProfileInput } from '../../api/agent-server/agent-profiles.ts';
+import { completeAgentProfile, completeAnyAgentProfile, SEED_AGENT_PROFILE, type AnyAgentProfile, type AnyAgentProfileInput } from '../../api/agent-server/agent-profiles.ts';
 import { Conflict, NotFound } from '../../api/errors.ts';
 import type { Db } from './db.ts';
 
@@ -11,7 +11,7 @@ const DDL = `
 CREATE TABLE IF NOT EXISTS agent_profiles (
   id       TEXT PRIMARY KEY,
   name     TEXT NOT NULL UNIQUE,
-  -- The whole profile (AgentProfile), id, name and revision included.
+  -- The whole profile (AgentProfile or AcpAgentProfile), id, name and revision included.
   profile  TEXT NOT NULL
 ) STRICT;
 CREATE TABLE IF NOT EXISTS server_settings (
@@ -33,27 +33,27 @@ export class AgentProfileStore {
     this.#activeLlmProfile = activeLlmProfile;
   }
 
-  list(): AgentProfile[] {
-    return (this.#db.prepare('SELECT profile FROM agent_profiles ORDER BY name').all() as { profile: string }[]).map((r) => JSON.parse(r.profile) as AgentProfile);
+  list(): AnyAgentProfile[] {
+    return (this.#db.prepare('SELECT profile FROM agent_profiles ORDER BY name').all() as { profile: string }[]).map((r) => JSON.parse(r.profile) as AnyAgentProfile);
   }
 
-  get(name: string): AgentProfile | undefined {
+  get(name: string): AnyAgentProfile | undefined {
     const r = this.#db.prepare('SELECT profile FROM agent_profiles WHERE name = ?').get(canonical(name)) as { profile: string } | undefined;
-    return r && (JSON.parse(r.profile) as AgentProfile);
+    return r && (JSON.parse(r.profile) as AnyAgentProfile);
   }
 
-  byId(id: string): AgentProfile | undefined {
+  byId(id: string): AnyAgentProfile | undefined {
     const r = this.#db.prepare('SELECT profile FROM agent_profiles WHERE id = ?').get(id) as { profile: string } | undefined;
-    return r && (JSON.parse(r.profile) as AgentProfile);
+    return r && (JSON.parse(r.profile) as AnyAgentProfile);
   }
 
   /** Overwriting keeps the profile's id and bumps its revision; a new one gets a new id (409 past `max`). */
-  save(name: string, input: AgentProfileInput, max: number): AgentProfile {
+  save(name: string, input: AnyAgentProfileInput, max: number): AnyAgentProfile {
     const key = canonical(name);
     return this.#db.transaction(() => {
       const old = this.get(key);
       if (!old && this.list().length >= max) throw new Conflict(`Agent profile limit reached (${max}). Delete a profile before saving a new one.`);
-      const profile = completeAgentProfile(input, { id: old?.id ?? randomUUID(), name: key, revision: old ? old.revision + 1 : 0 });
+      const profile = completeAnyAgentProfile(input, { id: old?.id ?? randomUUID(), name: key, revision: old ? old.revision + 1 : 0 });
       this.#write(profile, old !== undefined);
       return profile;
     })();
@@ -110,15 +110,15 @@ export class AgentProfileStore {
 
   /** Names of the profiles that use LLM profile `name`, sorted. */
   referrers(llmProfile: string): string[] {
-    return this.list().filter((p) => canonical(p.llm_profile_ref) === canonical(llmProfile)).map((p) => p.name);
+    return this.list().filter((p) => p.agent_kind !== 'acp' && canonical(p.llm_profile_ref) === canonical(llmProfile)).map((p) => p.name);
   }
 
   /** An LLM profile renamed: the profiles that used it follow. */
   renameLlmRef(from: string, to: string): void {
-    for (const p of this.list()) if (canonical(p.llm_profile_ref) === canonical(from)) this.#write({ ...p, llm_profile_ref: canonical(to) }, true);
+    for (const p of this.list()) if (p.agent_kind !== 'acp' && canonical(p.llm_profile_ref) === canonical(from)) this.#write({ ...p, llm_profile_ref: canonical(to) }, true);
   }
 
-  #write(p: AgentProfile, exists: boolean): void {
+  #write(p: AnyAgentProfile, exists: boolean): void {
     if (exists) this.#db.prepare('UPDATE agent_profiles SET name = ?, profile = ? WHERE id = ?').run(p.name, JSON.stringify(p), p.id);
     else this.#db.prepare('INSERT INTO agent_profiles (id, name, profile) VALUES (?, ?, ?)').run(p.id, p.name, JSON.stringify(p));
   }

@@ -8,6 +8,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { sandboxBaseEnv } from '../sandbox-env.ts';
 
 export interface TerminalSessionOptions {
   /** Return after this long without new output, the command still running (OpenHands: 30 s). */
@@ -69,8 +70,7 @@ export class TerminalSession {
     this.#initialCwd = cwd;
     this.#cwd = cwd;
     // Only what a shell needs: the agent server's own environment holds keys the agent must not see.
-    const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, USER: process.env.USER, SHELL: '/bin/bash', LANG: 'C.UTF-8', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat', PYTHONUNBUFFERED: '1', DEBIAN_FRONTEND: 'noninteractive' };
-    this.#env = Object.fromEntries(Object.entries(base).filter(([, v]) => v !== undefined));
+    this.#env = sandboxBaseEnv();
     this.#noChangeMs = opts.noChangeTimeoutMs ?? DEFAULT_NO_CHANGE_TIMEOUT_MS;
     this.#inputSettleMs = opts.inputSettleMs ?? DEFAULT_INPUT_SETTLE_MS;
   }

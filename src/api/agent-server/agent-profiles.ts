@@ -1,9 +1,12 @@
 // Agent profiles (OpenHands 1.58 `/api/agent-profiles`): named launch specs (which LLM profile,
 // tools, persona, system prompt suffix, skills, condenser) a conversation starts from by
 // `agent_profile_id`. Secret-free: the LLM is a reference to an LLM profile (`llm_profile_ref`).
-// Only the OpenHands kind is built; ACP profiles (agent_kind "acp") answer 501 like ACP itself.
+// Two kinds, as in 1.58: `openhands` (the built-in agent) and `acp` (an ACP server: which one, its
+// model, mode, timeouts and command; no LLM reference: the ACP server calls its own model, with
+// credentials that ride the conversation's secrets, never the profile).
 import Type, { type Static } from 'typebox';
 import { Nullable } from '../events/common.ts';
+import { AcpServerKind } from './acp.ts';
 import { ToolSpec } from './agent.ts';
 
 export const AGENT_PROFILE_SCHEMA_VERSION = 4;
@@ -68,6 +71,64 @@ export const AgentProfileInput = Type.Object(
 );
 export type AgentProfileInput = Static<typeof AgentProfileInput>;
 
+/** The body of `POST /api/agent-profiles/{name}` for an ACP profile (`agent_kind: "acp"`). */
+export const AcpAgentProfileInput = Type.Object(
+  {
+    schema_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    agent_kind: Type.Literal('acp'),
+    id: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    revision: Type.Optional(Type.Integer({ minimum: 0 })),
+    mcp_server_refs: Type.Optional(Names),
+    secret_refs: Type.Optional(Names),
+    acp_server: Type.Optional(AcpServerKind),
+    acp_model: Nullable(Type.String()),
+    acp_session_mode: Nullable(Type.String()),
+    acp_prompt_timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    acp_startup_timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** A shell-quoted command line (split at launch); null: the default of `acp_server`. */
+    acp_command: Nullable(Type.String()),
+    acp_args: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type AcpAgentProfileInput = Static<typeof AcpAgentProfileInput>;
+
+/** A stored ACP profile, every field present. */
+export type AcpAgentProfile = Required<Omit<AcpAgentProfileInput, 'acp_model' | 'acp_session_mode' | 'acp_command'>> & {
+  acp_model: string | null;
+  acp_session_mode: string | null;
+  acp_command: string | null;
+};
+
+/** An ACP profile filled with 1.58's defaults. */
+export function completeAcpAgentProfile(input: AcpAgentProfileInput, o: { id: string; name: string; revision: number }): AcpAgentProfile {
+  return {
+    schema_version: AGENT_PROFILE_SCHEMA_VERSION,
+    agent_kind: 'acp',
+    id: o.id,
+    name: o.name,
+    revision: o.revision,
+    mcp_server_refs: input.mcp_server_refs ?? null,
+    secret_refs: input.secret_refs ?? null,
+    acp_server: input.acp_server ?? 'claude-code',
+    acp_model: input.acp_model ?? null,
+    acp_session_mode: input.acp_session_mode ?? null,
+    acp_prompt_timeout: input.acp_prompt_timeout ?? 1800,
+    acp_startup_timeout: input.acp_startup_timeout ?? 90,
+    acp_command: input.acp_command ?? null,
+    acp_args: input.acp_args ?? null,
+  };
+}
+
+/** A stored profile of either kind. */
+export type AnyAgentProfile = AgentProfile | AcpAgentProfile;
+export type AnyAgentProfileInput = AgentProfileInput | AcpAgentProfileInput;
+
+export function completeAnyAgentProfile(input: AnyAgentProfileInput, o: { id: string; name: string; revision: number }): AnyAgentProfile {
+  return input.agent_kind === 'acp' ? completeAcpAgentProfile(input, o) : completeAgentProfile(input, o);
+}
+
 /** A stored profile, every field present (as OpenHands dumps it). */
 export type AgentProfile = Required<Omit<AgentProfileInput, 'persona' | 'system_message_suffix' | 'meta_profile_ref'>> & {
   persona: string | null;
@@ -127,8 +188,9 @@ export type MaterializeAgentProfileRequest = Static<typeof MaterializeAgentProfi
 
 /**
  * OpenHands 1.58's AgentProfileDiagnostics: what launching a profile would build, dangling references
- * reported rather than raised. The ACP credential channels stay empty (ACP profiles are not built
- * here); `resolved_settings` (present iff `valid`) is the agent a launch starts with, its key masked.
+ * reported rather than raised. The ACP credential channels name the environment variables an ACP
+ * server reads its key and endpoint from; `resolved_settings` (present iff `valid`) is the agent a
+ * launch starts with, its key masked.
  */
 export const AgentProfileDiagnostics = Type.Object({
   agent_kind: Type.String(),

@@ -2,6 +2,7 @@
 // Lenient: OpenHands grows these models often, and the agent server ignores what it does not use.
 import Type, { type Static } from 'typebox';
 import { JsonObject, Nullable } from '../events/common.ts';
+import { AcpAgentFields } from './acp.ts';
 
 /** LLM settings. `api_key` is a secret: masked (`**********`) in every response. */
 export const LLM = Type.Object({
@@ -110,6 +111,8 @@ export const Agent = Type.Object({
   condenser: Nullable(JsonObject),
   critic: Nullable(JsonObject),
   tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Kind `ACPAgent` only: the ACP server and how it runs (src/agent-server/acp). */
+  ...AcpAgentFields,
 });
 export type Agent = Static<typeof Agent>;
 

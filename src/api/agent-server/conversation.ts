@@ -6,6 +6,7 @@ import { JsonObject, LiteralUnion, Nullable } from '../events/common.ts';
 import { ImageContent, TextContent } from '../events/content.ts';
 import { SPAN_NAME } from '../conversation.ts';
 import { Agent, AgentInfo, LLM } from './agent.ts';
+import { AcpModelInfo } from './acp.ts';
 import { ConfirmationPolicy, SecretInput, SecretSource, SecurityAnalyzer } from './policy.ts';
 
 /** Lowercase on the wire. `deleting` appears only in webhooks. */
@@ -179,8 +180,8 @@ export const ConversationInfo = Type.Object({
   tags: Type.Optional(Type.Record(Type.String(), Type.String())),
   current_model_id: Nullable(Type.String()),
   supports_runtime_model_switch: Type.Optional(Type.Boolean()),
-  /** OpenHands 1.58: models a runtime switch may pick (none here), client-side tools (none), the agent profile launched (none). */
-  available_models: Type.Optional(Type.Array(Type.String())),
+  /** OpenHands 1.58: an ACP agent's models (what switch_acp_model may pick; empty for other agents), client-side tools (none), the agent profile launched. */
+  available_models: Type.Optional(Type.Array(AcpModelInfo)),
   client_tools: Type.Optional(Type.Array(JsonObject)),
   launched_agent_profile: Type.Optional(Nullable(JsonObject)),
   /** OpenHands 1.58: the conversation's separate runtime, if any (null: it runs in this server). */

@@ -35,6 +35,9 @@ import {
   StartConversationRequest,
   Success,
   SwitchLlmRequest,
+  SwitchAcpModelRequest,
+  AcpModelDiscoveryRequest,
+  AcpModelDiscovery,
   UpdateConversationRequest,
   UpdateSecretsRequest,
 } from './index.ts';
@@ -60,7 +63,7 @@ export interface AgentServerRoute {
   /** OpenAPI path template. */
   path: string;
   summary: string;
-  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'canvas' | 'agentyard';
+  tag: 'server' | 'conversations' | 'events' | 'bash' | 'files' | 'git' | 'skills' | 'tools' | 'vscode' | 'workspace' | 'mcp' | 'settings' | 'openai' | 'profiles' | 'llm' | 'acp' | 'canvas' | 'agentyard';
   /** Query parameters the route reads, and which are required. */
   query?: Record<string, { required?: true; schema?: TSchema }>;
   /** Optional request headers the route reads (string values). */
@@ -165,6 +168,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/secrets`, tag: 'conversations', summary: 'Add or replace secrets', body: UpdateSecretsRequest, response: Success },
   { method: 'post', path: `${C}/security_analyzer`, tag: 'conversations', summary: 'Set the security analyzer', body: SetSecurityAnalyzerRequest, response: Success },
   { method: 'post', path: `${C}/switch_llm`, tag: 'conversations', summary: 'Switch the LLM for the next model call', body: SwitchLlmRequest, response: Success },
+  { method: 'post', path: `${C}/switch_acp_model`, tag: 'conversations', summary: "Switch the model of an ACP conversation's session (before its first run: kept for its start)", body: SwitchAcpModelRequest, response: Success },
   { method: 'post', path: `${C}/switch_profile`, tag: 'conversations', summary: "Switch to an LLM profile's LLM for the next model call", body: SwitchProfileRequest, response: Success },
 
   { method: 'get', path: `${C}/events`, tag: 'events', summary: 'Events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S), response: Type.Array(Type.Union([Event, Type.Null()])) },
@@ -250,6 +254,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a meta-profile', body: MetaProfile, response: MetaProfileMutationResponse, status: 201 },
   { method: 'delete', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Delete a meta-profile (idempotent)', response: MetaProfileMutationResponse },
   { method: 'post', path: '/api/meta-profiles/{name}/activate', tag: 'profiles', summary: 'Activate a meta-profile: applied false, there is no model-routing tool here', response: ActivateMetaProfileResponse },
+  { method: 'post', path: '/api/acp/models', tag: 'acp', summary: "Start an ACP server in a throwaway session and report its models (a failed start is reported in `error`)", body: AcpModelDiscoveryRequest, response: AcpModelDiscovery },
   { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },
   { method: 'get', path: '/api/llm/models/verified', tag: 'llm', summary: "OpenHands' verified models by provider", response: VerifiedModelsResponse },

@@ -76,6 +76,7 @@ interface ClientEventByKind {
   PauseEvent: OH.PauseEvent;
   InterruptEvent: OH.InterruptEvent;
   HookExecutionEvent: OH.HookExecutionEvent;
+  ACPToolCallEvent: OH.AcpToolCallEvent;
 }
 
 // ---- Type-level: both directions. Any `false` fails `tsc`. ----
@@ -105,6 +106,7 @@ export type _EventChecks = [
   Assert<Both<'PauseEvent'>>,
   Assert<Both<'InterruptEvent'>>,
   Assert<Both<'HookExecutionEvent'>>,
+  Assert<Both<'ACPToolCallEvent'>>,
 ];
 export type _ActionChecks = [
   Assert<BothWays<Extract<Action, { kind: 'MCPToolAction' }>, OH.McpToolAction>>,
@@ -380,6 +382,7 @@ const CLIENT_EVENTS: { [K in EventKind]: ClientEventByKind[K] & { id: string; ti
     reason: 'denied',
     hook_input: { tool: 'terminal' },
   },
+  ACPToolCallEvent: { id: 'c17', timestamp: T, kind: 'ACPToolCallEvent', tool_call_id: 'call_1', title: 'bash', status: 'in_progress', tool_kind: 'execute', raw_input: { command: 'ls' } },
 };
 
 describe('wire compatibility with @openhands/typescript-client', () => {

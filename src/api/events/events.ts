@@ -205,6 +205,22 @@ export const HookExecutionEvent = event('HookExecutionEvent', sourceDefault('hoo
 });
 export type HookExecutionEvent = Static<typeof HookExecutionEvent>;
 
+/**
+ * A tool call an ACP server ran (OpenHands 1.58): one when it starts, one when it reaches a final
+ * status (completed/failed), same `tool_call_id`; the last one seen is authoritative.
+ */
+export const ACPToolCallEvent = event('ACPToolCallEvent', sourceDefault('agent'), {
+  tool_call_id: Type.String(),
+  title: Type.String(),
+  status: Nullable(Type.String()),
+  tool_kind: Nullable(Type.String()),
+  raw_input: Type.Optional(Type.Unknown()),
+  raw_output: Type.Optional(Type.Unknown()),
+  content: Nullable(Type.Array(Type.Unknown())),
+  is_error: Type.Optional(Type.Boolean({ default: false })),
+});
+export type ACPToolCallEvent = Static<typeof ACPToolCallEvent>;
+
 /** Persisted event kinds, in spec order, then the newer OpenHands kinds. */
 export const EVENT_SCHEMAS = {
   Condensation,
@@ -223,6 +239,7 @@ export const EVENT_SCHEMAS = {
   PauseEvent,
   InterruptEvent,
   HookExecutionEvent,
+  ACPToolCallEvent,
 } as const;
 
 export const Event = Type.Union([
@@ -242,6 +259,7 @@ export const Event = Type.Union([
   PauseEvent,
   InterruptEvent,
   HookExecutionEvent,
+  ACPToolCallEvent,
 ]);
 export type Event = Static<typeof Event>;
 export type EventKind = Event['kind'];

@@ -193,4 +193,18 @@ export const EXAMPLE_EVENTS = {
     action_id: 'e-action',
     kind: 'HookExecutionEvent',
   },
+  ACPToolCallEvent: {
+    id: 'e-acp-tool',
+    timestamp: T,
+    source: 'agent',
+    tool_call_id: 'call_1',
+    title: 'echo hi',
+    status: 'completed',
+    tool_kind: 'execute',
+    raw_input: { command: 'echo hi' },
+    raw_output: { output: 'hi\n' },
+    content: [{ type: 'content', content: { type: 'text', text: 'hi\n' } }],
+    is_error: false,
+    kind: 'ACPToolCallEvent',
+  },
 } as const satisfies { [K in EventKind]: Extract<Event, { kind: K }> };

@@ -3,7 +3,7 @@ import { EVENT_KIND_FQCN, EVENT_KINDS, eventKindMatches, isEventKind, namespaced
 import { newEventBase } from './make.ts';
 
 describe('event kinds', () => {
-  it('lists the spec kinds plus InterruptEvent and HookExecutionEvent', () => {
+  it('lists the spec kinds plus InterruptEvent, HookExecutionEvent and ACPToolCallEvent', () => {
     expect(EVENT_KINDS).toEqual([
       'Condensation',
       'CondensationRequest',
@@ -21,6 +21,7 @@ describe('event kinds', () => {
       'PauseEvent',
       'InterruptEvent',
       'HookExecutionEvent',
+      'ACPToolCallEvent',
     ]);
     expect(isEventKind('MessageEvent')).toBe(true);
     expect(isEventKind('StreamingDeltaEvent')).toBe(false);

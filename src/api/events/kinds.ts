@@ -22,6 +22,7 @@ export const EVENT_KIND_FQCN = {
   PauseEvent: 'openhands.sdk.event.user_action.PauseEvent',
   InterruptEvent: 'openhands.sdk.event.user_action.InterruptEvent',
   HookExecutionEvent: 'openhands.sdk.event.hook_execution.HookExecutionEvent',
+  ACPToolCallEvent: 'openhands.sdk.event.acp_tool_call.ACPToolCallEvent',
 } as const satisfies Record<EventKind, string>;
 
 /** Every persisted event kind (the `Event` union), spec order first. */

@@ -1,0 +1,254 @@
+// ACP agents through the agent server's real HTTP and WebSocket API, with a real ACP server
+// (opencode, hack/acp-agent.sh) whose model calls go to scripted model servers over real HTTP:
+// a conversation's turn (message -> model -> tool call -> reply) and its events, the sandbox
+// environment and secret masking, switch_acp_model, pause, and POST /api/acp/models.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createAgent } from '../../agent/agent.ts';
+import { opencodeBinary, opencodeConfig } from '../../testing/acp/opencode.ts';
+import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
+import { eventually, FrameCollector, startTestServer, TEST_KEY, tempDir, userText, type TestServer } from '../test-support.ts';
+
+const bin = opencodeBinary();
+const TOKEN = 'tok-acp-secret-4711';
+const SERVER_ONLY = 'AGENTYARD_ACP_TEST_SERVER_ONLY';
+// opencode starts in seconds (it boots a server of its own per process).
+const SLOW = 90_000;
+
+describe.skipIf(!bin)('ACP agents (opencode)', () => {
+  let llm: ScriptedLlm;
+  let titles: ScriptedLlm;
+  let s: TestServer;
+  let dir: ReturnType<typeof tempDir>;
+
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    titles = await startScriptedLlm();
+    // Something only the agent server has: the ACP server must not see it.
+    process.env[SERVER_ONLY] = 'server-only-value';
+  });
+  afterAll(async () => {
+    delete process.env[SERVER_ONLY];
+    await llm.close();
+    await titles.close();
+  });
+  beforeEach(async () => {
+    dir = tempDir('acp-');
+    s = await startTestServer(dir.path, { createAgent });
+  });
+  afterEach(async () => {
+    await s.close();
+    dir.remove();
+    llm.requests.length = 0;
+    expect(llm.failures).toEqual([]);
+    expect(llm.remaining()).toBe(0);
+  });
+
+  const secrets = () => ({ OPENCODE_CONFIG_CONTENT: opencodeConfig(llm.url, titles.url), OPENCODE_DISABLE_MODELS_FETCH: '1', MY_TOKEN: TOKEN });
+  const acpAgent = (extra: Record<string, unknown> = {}) => ({ kind: 'ACPAgent', acp_server: 'opencode', acp_command: [bin, 'acp'], acp_isolate_data_dir: true, ...extra });
+  const create = async (extra: Record<string, unknown> = {}) => {
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent(), secrets: secrets(), ...extra } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    return r.body.id as string;
+  };
+  const info = async (id: string) => (await s.api(`/api/conversations/${id}`)).body;
+  const events = async (id: string) => (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+  const say = (id: string, text: string) => s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
+  const until = (id: string, want: string) => eventually(async () => (await info(id)).execution_status === want, SLOW);
+  /** The agent's model calls have the tools opencode offers; a step answers only those. */
+  const agentCall = (req: RecordedRequest) => expect(req.tools?.map((t) => t.function.name)).toContain('bash');
+
+  it('runs a turn: the message goes to the ACP server, its tool call and reply come back as 1.58 records them, over the socket too', { timeout: SLOW * 2 }, async () => {
+    const id = await create();
+    const ws = new FrameCollector(`${s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
+    await ws.opened;
+    llm.push(
+      (req) => {
+        agentCall(req);
+        expect(req.model).toBe('m1');
+        expect(JSON.stringify(req.messages)).toContain('write the greeting');
+        return { toolCalls: [{ name: 'bash', arguments: { command: `echo hi > out.txt && echo "token=$MY_TOKEN" && echo "server=\${${SERVER_ONLY}:-unset}"`, description: 'greet' } }] };
+      },
+      (req) => {
+        agentCall(req);
+        const tool = req.messages.find((m) => m.role === 'tool');
+        expect(String(tool?.content)).toContain(`token=${TOKEN}`);
+        expect(String(tool?.content)).toContain('server=unset');
+        return { content: 'Wrote out.txt.' };
+      },
+    );
+    expect((await say(id, 'write the greeting')).status).toBe(200);
+    await until(id, 'finished');
+
+    expect(readFileSync(join(dir.path, 'wd', 'out.txt'), 'utf8')).toBe('hi\n');
+    const all = await events(id);
+    const kinds = all.filter((e) => e.kind !== 'ConversationStateUpdateEvent').map((e) => e.kind);
+    // As 1.58: the placeholder system prompt once the ACP server has started, so after the message.
+    expect(kinds).toEqual(['MessageEvent', 'SystemPromptEvent', 'ACPToolCallEvent', 'ACPToolCallEvent', 'ActionEvent', 'ObservationEvent']);
+    const [started, ended] = all.filter((e) => e.kind === 'ACPToolCallEvent');
+    expect(started).toMatchObject({ source: 'agent', title: 'bash', tool_kind: 'execute', is_error: false });
+    expect(['pending', 'in_progress']).toContain(started.status);
+    expect(ended).toMatchObject({ tool_call_id: started.tool_call_id, status: 'completed', is_error: false });
+    expect(JSON.stringify(ended.raw_output)).toContain('token=**********');
+    const finish = all.find((e) => e.kind === 'ActionEvent');
+    expect(finish).toMatchObject({ tool_name: 'finish', action: { kind: 'FinishAction', message: 'Wrote out.txt.' } });
+    expect(all.find((e) => e.kind === 'ObservationEvent')).toMatchObject({ action_id: finish.id, observation: { kind: 'FinishObservation', content: [{ type: 'text', text: 'Wrote out.txt.' }] } });
+    const prompt = all.find((e) => e.kind === 'SystemPromptEvent');
+    expect(prompt).toMatchObject({ tools: [], system_prompt: { text: expect.stringContaining('ACP server') } });
+    // The secrets' names (never values) go with the first turn, and are shown as the dynamic context.
+    expect(prompt.dynamic_context.text).toContain('MY_TOKEN');
+    expect(JSON.stringify(llm.requests[0]!.messages)).toContain('MY_TOKEN');
+    expect(all.filter((e) => e.kind === 'ConversationStateUpdateEvent').map((e) => e.key)).toEqual(expect.arrayContaining(['agent_state', 'stats']));
+
+    const statuses = all.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'execution_status').map((e) => e.value);
+    expect(statuses).toEqual(['running', 'finished']);
+    await ws.until((f) => f.some((e) => e.kind === 'ObservationEvent'), SLOW);
+    expect(ws.frames.filter((e) => e.kind === 'ACPToolCallEvent').map((e) => e.id)).toEqual([started.id, ended.id]);
+
+    const i = await info(id);
+    expect(i.agent).toMatchObject({ kind: 'ACPAgent', acp_server: 'opencode', llm: { model: 'acp-managed' } });
+    expect(i.agent_state).toMatchObject({ acp_agent_name: 'OpenCode', acp_agent_version: '1.18.23', acp_current_model_id: 'scripted/m1', acp_model_via_config_option: true, acp_suffix_installed: true, acp_last_prompt_user_message_id: all.find((e) => e.kind === 'MessageEvent').id });
+    expect(i.stats.usage_to_metrics['acp-managed']).toMatchObject({ model_name: 'acp-managed' });
+    expect(i).toMatchObject({ current_model_id: 'scripted/m1', supports_runtime_model_switch: true });
+    expect(i.available_models).toContainEqual({ model_id: 'scripted/m2', name: expect.any(String), description: null });
+    expect(JSON.stringify([i, all, ws.frames])).not.toContain(TOKEN);
+    await ws.close();
+  });
+
+  it('switch_acp_model: before the first run it is kept, live it switches the session; a non-ACP conversation answers 400', { timeout: SLOW * 2 }, async () => {
+    const id = await create();
+    expect(await s.api(`/api/conversations/${id}/switch_acp_model`, { method: 'POST', body: { model: 'scripted/m2' } })).toEqual({ status: 200, body: { success: true } });
+    expect((await info(id)).current_model_id).toBe('scripted/m2');
+    llm.push((req) => {
+      agentCall(req);
+      expect(req.model).toBe('m2');
+      return { content: 'on m2' };
+    });
+    await say(id, 'first');
+    await until(id, 'finished');
+
+    expect((await s.api(`/api/conversations/${id}/switch_acp_model`, { method: 'POST', body: { model: 'scripted/m1' } })).status).toBe(200);
+    llm.push((req) => {
+      agentCall(req);
+      expect(req.model).toBe('m1');
+      return { content: 'on m1' };
+    });
+    await say(id, 'second');
+    await eventually(async () => (await events(id)).filter((e) => e.kind === 'ObservationEvent').length === 2, SLOW);
+    expect((await info(id)).current_model_id).toBe('scripted/m1');
+
+    const rejected = await s.api(`/api/conversations/${id}/switch_acp_model`, { method: 'POST', body: { model: 'nowhere/none' } });
+    expect(rejected.status).toBe(400);
+    expect(rejected.body.detail).toContain('nowhere/none');
+    expect((await s.api(`/api/conversations/${id}/switch_acp_model`, { method: 'POST', body: { model: ' ' } })).status).toBe(400);
+    expect((await s.api(`/api/conversations/${id}/switch_acp_model`, { method: 'POST', body: {} })).body.detail[0].loc).toEqual(['body', 'model']);
+
+    // Kept with the conversation: a restarted server starts the next session on it.
+    await s.close();
+    s = await startTestServer(dir.path, { createAgent });
+    expect((await info(id)).current_model_id).toBe('scripted/m1');
+    expect((await info(id)).agent.acp_model).toBe('scripted/m1');
+
+    const plain = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd2') }, agent: { llm: { model: 'openai/x' } } } });
+    const notAcp = await s.api(`/api/conversations/${plain.body.id}/switch_acp_model`, { method: 'POST', body: { model: 'x' } });
+    expect(notAcp).toMatchObject({ status: 400, body: { detail: 'switch_acp_model is only supported for ACP conversations.' } });
+  });
+
+  it('pause stops the turn at once (the server is told to cancel); the next message runs again', { timeout: SLOW * 2 }, async () => {
+    const id = await create();
+    let asked!: () => void;
+    const held = new Promise<void>((r) => (asked = r));
+    llm.push(async (req) => {
+      agentCall(req);
+      asked();
+      await new Promise<void>((resolve) => req.signal.addEventListener('abort', () => resolve(), { once: true }));
+      return { content: 'never seen' };
+    });
+    await say(id, 'take your time');
+    await held;
+    expect((await s.api(`/api/conversations/${id}/pause`, { method: 'POST' })).status).toBe(200);
+    await until(id, 'paused');
+    expect((await events(id)).some((e) => e.kind === 'ActionEvent')).toBe(false);
+
+    llm.push((req) => {
+      agentCall(req);
+      return { content: 'back again' };
+    });
+    await say(id, 'go on');
+    await until(id, 'finished');
+    expect((await events(id)).find((e) => e.kind === 'ActionEvent')?.action.message).toBe('back again');
+  });
+
+  it('agent_settings of kind acp start the same agent; refusals are 422 with locations', async () => {
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent_settings: { agent_kind: 'acp', acp_server: 'opencode', acp_command: [bin, 'acp'], acp_model: 'scripted/m2' } } });
+    expect(r.status).toBe(201);
+    expect(r.body.agent).toMatchObject({ kind: 'ACPAgent', acp_server: 'opencode', acp_model: 'scripted/m2', llm: { model: 'scripted/m2' } });
+    expect(r.body.current_model_id).toBe('scripted/m2');
+
+    const custom = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent_settings: { agent_kind: 'acp', acp_server: 'custom' } } });
+    expect(custom.status).toBe(422);
+    expect(custom.body.detail[0].loc).toEqual(['body', 'agent_settings', 'acp_command']);
+    const bad = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent_settings: { agent_kind: 'acp', acp_server: 'nope' } } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'agent_settings', 'acp_server']);
+  });
+
+  it('an ACP agent profile launches an ACP conversation: its server, model and command; only the secrets it allows', { timeout: SLOW * 2 }, async () => {
+    const saved = await s.api('/api/agent-profiles/opencode', { method: 'POST', body: { agent_kind: 'acp', acp_server: 'opencode', acp_model: 'scripted/m2', acp_command: `'${bin}' acp`, secret_refs: ['OPENCODE_CONFIG_CONTENT', 'OPENCODE_DISABLE_MODELS_FETCH', 'HOME'] } });
+    expect(saved.status).toBe(201);
+    const profile = (await s.api('/api/agent-profiles/opencode')).body.profile;
+    // No per-conversation data dir in a profile (1.58 has none): HOME comes as a secret, so opencode writes nothing of the machine's.
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent_profile_id: profile.id, secrets: { ...secrets(), HOME: join(dir.path, 'home') } } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.agent).toMatchObject({ kind: 'ACPAgent', acp_server: 'opencode', acp_model: 'scripted/m2', acp_command: [bin, 'acp'] });
+    expect(r.body.launched_agent_profile).toMatchObject({ agent_profile_id: profile.id, revision: 0 });
+    expect(Object.keys(r.body.secret_registry.secret_sources).sort()).toEqual(['HOME', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_DISABLE_MODELS_FETCH']);
+    llm.push((req) => {
+      agentCall(req);
+      expect(req.model).toBe('m2');
+      return { toolCalls: [{ name: 'bash', arguments: { command: 'echo "token=${MY_TOKEN:-absent}"', description: 'check' } }] };
+    }, (req) => {
+      expect(String(req.messages.find((m) => m.role === 'tool')?.content)).toContain('token=absent');
+      return { content: 'profile turn' };
+    });
+    await say(r.body.id, 'from a profile');
+    await until(r.body.id, 'finished');
+    expect((await events(r.body.id)).find((e) => e.kind === 'ActionEvent')?.action.message).toBe('profile turn');
+  });
+
+  it('a server that cannot start ends the run with ConversationErrorEvent ACPSpawnError', { timeout: SLOW }, async () => {
+    const id = await create({ agent: acpAgent({ acp_command: [join(dir.path, 'no-such-acp')] }) });
+    await say(id, 'hello');
+    await until(id, 'error');
+    const err = (await events(id)).find((e) => e.kind === 'ConversationErrorEvent');
+    expect(err).toMatchObject({ code: 'ACPSpawnError', detail: expect.stringContaining('command not found') });
+  });
+
+  describe('POST /api/acp/models', () => {
+    const discover = (agent_settings: Record<string, unknown>, extra: Record<string, unknown> = {}) => s.api('/api/acp/models', { method: 'POST', body: { agent_settings, secrets: secrets(), ...extra } });
+
+    it('starts the server in a throwaway session and reports its models; a second ask is answered from the cache', { timeout: SLOW }, async () => {
+      const settings = { acp_server: 'opencode', acp_command: [bin, 'acp'], acp_isolate_data_dir: true };
+      const r = await discover(settings);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ agent_name: 'OpenCode', agent_version: '1.18.23', current_model_id: 'scripted/m1', supports_runtime_model_switch: true, error: null });
+      expect(r.body.available_models).toContainEqual({ model_id: 'scripted/m2', name: expect.any(String), description: null });
+      const started = Date.now();
+      expect((await discover(settings)).body).toEqual(r.body);
+      // From the cache: opencode alone takes seconds to start.
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(existsSync(join(dir.path, 'data', 'conversations'))).toBe(true);
+      expect(JSON.stringify(r.body)).not.toContain(TOKEN);
+    });
+
+    it('a launch failure is an answer (error.code), not an HTTP error; custom without a command is 422', async () => {
+      const r = await discover({ acp_server: 'custom', acp_command: [join(dir.path, 'missing-acp')] });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ available_models: [], error: { code: 'ACPSpawnError' } });
+      const custom = await discover({ acp_server: 'custom' });
+      expect(custom.status).toBe(422);
+      expect(custom.body.detail[0].loc).toEqual(['body', 'agent_settings', 'acp_command']);
+    });
+  });
+});

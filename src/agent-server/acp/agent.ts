@@ -1,0 +1,424 @@
+// The conversation agent of kind `ACPAgent` (OpenHands 1.58): each run sends the user messages not
+// yet sent to the ACP server as one prompt and records what the server reports, as 1.58 records it:
+//   SystemPromptEvent (a placeholder: the server owns its prompt and tools), before the first message;
+//   ACPToolCallEvent when a tool call starts and once when it reaches completed/failed;
+//   ActionEvent(FinishAction) + ObservationEvent(FinishObservation) with the turn's text at its end;
+//   ConversationErrorEvent (ACPSpawnError, ACPAuthRequired, ACPPromptError, ...) when it cannot.
+// The server is sandbox code: it runs in the workspace with a sandbox environment and the
+// conversation's own secrets (as environment variables), never the agent server's.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { ContentBlock, SessionUpdate } from '@agentclientprotocol/sdk';
+import type { AgentHost, ConversationAgent } from '../../agent/types.ts';
+import { conversationError, observationEvent, stateUpdate } from '../../agent/events.ts';
+import { sandboxBaseEnv } from '../../agent/sandbox-env.ts';
+import type { AcpModelInfo, Agent } from '../../api/agent-server/index.ts';
+import { BadRequest } from '../../api/errors.ts';
+import { newEventBase, type ActionEvent, type Event } from '../../api/events/index.ts';
+import { maskSecrets } from '../secrets.ts';
+import { resolveAcpCommand, detectProvider } from './providers.ts';
+import { AcpRequestError, AcpSession, AcpStartError, type AcpLaunch } from './session.ts';
+
+type ACPToolCallEvent = Extract<Event, { kind: 'ACPToolCallEvent' }>;
+
+/** 1.58's defaults (ACPAgent): half an hour without a word from the server, 90 s to start. */
+const PROMPT_TIMEOUT_S = 1800;
+const STARTUP_TIMEOUT_S = 90;
+/** How long a pause waits for the server to acknowledge session/cancel before the run lets go. */
+const CANCEL_DRAIN_MS = 10_000;
+const TERMINAL = new Set(['completed', 'failed']);
+/** What 1.58 records as the system prompt of an ACP conversation. */
+export const ACP_SYSTEM_PROMPT = 'This conversation is powered by an ACP server. The system prompt and tools are managed by the ACP server and are not available for display.';
+/** 1.58's placeholder model and usage id of an ACP agent (the ACP server calls the model). */
+const ACP_MANAGED = 'acp-managed';
+/** 1.58's text for a turn that ended without any text. */
+const NO_RESPONSE = '(No response from ACP server)';
+
+/** The agent's ACP state, as ConversationInfo shows it. */
+export interface AcpInfo {
+  /** 1.58's agent_state keys of an ACP conversation ({} before its server started). */
+  agentState: Record<string, unknown>;
+  currentModelId: string | null;
+  availableModels: AcpModelInfo[];
+  supportsModelSwitch: boolean;
+}
+
+/** The launch of an ACP agent described by a stored `agent` (kind ACPAgent). */
+export function acpLaunch(agent: Agent, cwd: string, secrets: Readonly<Record<string, string>>, homeDir: string): AcpLaunch {
+  const command = resolveAcpCommand(agent.acp_server, agent.acp_command, ['body', 'agent']);
+  const env = { ...sandboxBaseEnv(), ...secrets };
+  if (agent.acp_isolate_data_dir) {
+    // The CLI's login, sessions and caches per conversation (1.58 acp_isolate_data_dir): HOME is the one lever all of them follow.
+    mkdirSync(homeDir, { recursive: true });
+    env['HOME'] = homeDir;
+  }
+  return {
+    command,
+    args: agent.acp_args ?? [],
+    cwd,
+    env,
+    server: agent.acp_server ?? null,
+    mode: agent.acp_session_mode ?? null,
+    model: agent.acp_model ?? null,
+    startupTimeoutMs: (agent.acp_startup_timeout ?? STARTUP_TIMEOUT_S) * 1000,
+    secrets: Object.values(secrets),
+  };
+}
+
+/** Whether the agent's ACP server can switch models live, as far as its name or command tells before it runs. */
+export function acpSupportsSwitch(agent: Agent): boolean {
+  return detectProvider(agent.acp_server, agent.acp_command ?? [])?.supportsModelSwitch ?? false;
+}
+
+/** PromptResponse.usage (unstable in the protocol). */
+interface TurnUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedReadTokens?: number | null;
+  thoughtTokens?: number | null;
+}
+
+interface ToolCallState {
+  tool_call_id: string;
+  title: string;
+  status: string | null;
+  tool_kind: string | null;
+  raw_input: unknown;
+  raw_output: unknown;
+  content: unknown[] | null;
+}
+
+export class AcpConversationAgent implements ConversationAgent {
+  readonly #host: AgentHost;
+  readonly #agent: Agent;
+  #session: AcpSession | undefined;
+  #starting: Promise<AcpSession> | undefined;
+  /** User messages sent in this process (a paused turn's message is not sent twice). */
+  readonly #sent = new Set<string>();
+  /** The turn in progress: its accumulators (updates land here). */
+  #turn: { text: string[]; thoughts: string[]; calls: ToolCallState[]; activity: { last: number } } | undefined;
+  /** The last user message sent to the server (1.58's acp_last_prompt_user_message_id). */
+  #lastPrompted: string | undefined;
+  /** A model switched before the session started: applied when it starts. */
+  #model: string | null;
+
+  constructor(host: AgentHost) {
+    this.#host = host;
+    this.#agent = host.request.agent!;
+    this.#model = this.#agent.acp_model ?? null;
+  }
+
+  info(): AcpInfo {
+    const s = this.#session;
+    return {
+      agentState: this.agentState(),
+      currentModelId: s?.models.currentModelId ?? this.#model,
+      availableModels: s?.models.availableModels ?? [],
+      supportsModelSwitch: s ? s.supportsModelSwitch : acpSupportsSwitch(this.#agent),
+    };
+  }
+
+  /**
+   * 1.58 records the (placeholder) system prompt once the ACP server has started, at the first run,
+   * so after the first user message; `dynamic_context` is what the first prompt carries besides the
+   * user's text (suffix()).
+   */
+  #recordSystemPrompt(): void {
+    if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
+    const suffix = this.#suffix();
+    this.#host.emit({ ...newEventBase('agent'), system_prompt: { type: 'text', text: ACP_SYSTEM_PROMPT }, tools: [], dynamic_context: suffix ? { type: 'text', text: suffix } : null, kind: 'SystemPromptEvent' });
+  }
+
+  /**
+   * What the ACP server is told besides the user's text, once, with the conversation's first turn:
+   * the names of the secrets it has as environment variables (never their values), and the
+   * agent context's system_message_suffix. Null when there is neither.
+   */
+  #suffix(): string | null {
+    const names = Object.keys(this.#host.secrets);
+    const parts: string[] = [];
+    if (names.length) parts.push(`<CUSTOM_SECRETS>\nThese secrets are set as environment variables of your process (use them by name, e.g. "$${names[0]}"; never print their values): ${names.join(', ')}.\n</CUSTOM_SECRETS>`);
+    const custom = this.#agent.agent_context?.system_message_suffix;
+    if (custom) parts.push(custom);
+    return parts.length ? parts.join('\n\n') : null;
+  }
+
+  /** 1.58's `agent_state` of an ACP conversation: which server, session and models. */
+  agentState(): Record<string, unknown> {
+    const s = this.#session;
+    if (!s) return {};
+    return {
+      acp_agent_name: s.agentName,
+      acp_agent_version: s.agentVersion,
+      acp_session_id: s.sessionId,
+      acp_session_cwd: this.#host.workspaceDir,
+      acp_supports_runtime_model_switch: s.supportsModelSwitch,
+      acp_model_via_config_option: s.viaConfigOption,
+      acp_current_model_id: s.models.currentModelId,
+      ...(s.models.availableModels ? { acp_available_models: s.models.availableModels } : {}),
+      ...(this.#lastPrompted ? { acp_last_prompt_user_message_id: this.#lastPrompted } : {}),
+      ...(this.#suffixInstalled() ? { acp_suffix_installed: true } : {}),
+    };
+  }
+
+  /** The first-turn suffix has reached the server: a turn has completed since it was sent. */
+  #suffixInstalled(): boolean {
+    return this.#suffix() !== null && this.#host.events().some((e) => e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction');
+  }
+
+  #emitAgentState(): void {
+    this.#host.emit(stateUpdate('agent_state', this.agentState()));
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const pending = this.#pendingMessages();
+    // Nothing new to say: no turn (a run of a finished conversation makes no call).
+    if (pending.length === 0) return;
+    let session: AcpSession;
+    try {
+      session = await this.#ensureSession();
+    } catch (e) {
+      if (!(e instanceof AcpStartError)) throw e;
+      this.#host.emit(conversationError(e.code, e.message));
+      this.#host.setExecutionStatus('error');
+      return;
+    }
+    this.#emitAgentState();
+    this.#recordSystemPrompt();
+    if (signal.aborted) return;
+    for (const m of pending) this.#sent.add(m.id);
+    this.#lastPrompted = pending.at(-1)!.id;
+    const blocks: ContentBlock[] = pending.flatMap((m) => messageBlocks(m));
+    // The suffix goes with the first turn until one has completed (the server then has it in its history).
+    const suffix = this.#suffix();
+    if (suffix && !this.#suffixInstalled()) blocks.push({ type: 'text', text: suffix });
+    const turn = { text: [] as string[], thoughts: [] as string[], calls: [] as ToolCallState[], activity: { last: Date.now() } };
+    this.#turn = turn;
+    const onAbort = () => void session.cancel();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const prompt = session.prompt(blocks, (this.#agent.acp_prompt_timeout ?? PROMPT_TIMEOUT_S) * 1000, turn.activity);
+      // A pause asks the server to cancel; the run lets go once it acknowledges (or after a bound).
+      const response = await (signal.aborted ? Promise.race([prompt, drainBound()]) : Promise.race([prompt, abortedThenDrain(signal, prompt)]));
+      if (signal.aborted || response === undefined || response.stopReason === 'cancelled') {
+        this.#closeInflight('failed');
+        return;
+      }
+      this.#closeInflight('completed');
+      this.#finish(turn);
+      // usage is an unstable part of the protocol: read when the server sends it.
+      this.#recordUsage((response as { usage?: TurnUsage }).usage);
+      this.#emitAgentState();
+    } catch (e) {
+      this.#closeInflight('failed');
+      if (!(e instanceof AcpRequestError)) throw e;
+      this.#host.emit(conversationError(e.code, e.message));
+      this.#host.setExecutionStatus('error');
+      if (session.closed) this.#session = undefined;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.#turn = undefined;
+    }
+  }
+
+  /**
+   * switch_acp_model: a live session switches at once (refused: 400, no answer: 504); before the
+   * first run the model is kept and applied when the session starts.
+   */
+  async switchModel(model: string): Promise<void> {
+    if (!model.trim()) throw new BadRequest('model must be a non-empty string');
+    const session = this.#session;
+    if (session && !session.closed) {
+      if (!session.supportsModelSwitch) throw new BadRequest(`ACP provider '${session.provider?.key ?? session.agentName}' does not support runtime model switching.`);
+      try {
+        await session.setModel(model, (this.#agent.acp_prompt_timeout ?? PROMPT_TIMEOUT_S) * 1000);
+      } catch (e) {
+        if (e instanceof AcpRequestError) throw new BadRequest(e.message);
+        throw e;
+      }
+    }
+    this.#model = model;
+  }
+
+  async close(): Promise<void> {
+    const s = this.#session ?? (await this.#starting?.catch(() => undefined));
+    this.#session = undefined;
+    await s?.close();
+  }
+
+  #ensureSession(): Promise<AcpSession> {
+    if (this.#session && !this.#session.closed) return Promise.resolve(this.#session);
+    this.#starting ??= (async () => {
+      try {
+        const launch = acpLaunch(this.#agent, this.#host.workspaceDir, this.#host.secrets, join(this.#host.persistenceDir ?? this.#host.workspaceDir, 'acp', this.#agent.acp_server ?? 'custom'));
+        const s = await AcpSession.start({ ...launch, model: this.#model }, (u) => this.#onUpdate(u));
+        this.#session = s;
+        return s;
+      } finally {
+        this.#starting = undefined;
+      }
+    })();
+    return this.#starting;
+  }
+
+  /** User messages after the last finished turn that this process has not sent yet. */
+  #pendingMessages(): Extract<Event, { kind: 'MessageEvent' }>[] {
+    const events = this.#host.events();
+    let from = 0;
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i]!;
+      if (e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction') {
+        from = i + 1;
+        break;
+      }
+    }
+    return events.slice(from).filter((e): e is Extract<Event, { kind: 'MessageEvent' }> => e.kind === 'MessageEvent' && e.source === 'user' && !this.#sent.has(e.id));
+  }
+
+  #mask(text: string): string {
+    return maskSecrets(text, Object.values(this.#host.secrets));
+  }
+
+  #onUpdate(update: SessionUpdate): void {
+    const turn = this.#turn;
+    if (!turn) return;
+    turn.activity.last = Date.now();
+    switch (update.sessionUpdate) {
+      case 'agent_message_chunk':
+        if (update.content.type === 'text') turn.text.push(update.content.text);
+        break;
+      case 'agent_thought_chunk':
+        if (update.content.type === 'text') turn.thoughts.push(update.content.text);
+        break;
+      case 'tool_call': {
+        const call: ToolCallState = {
+          tool_call_id: update.toolCallId,
+          title: update.title,
+          status: update.status ?? null,
+          tool_kind: update.kind ?? null,
+          raw_input: update.rawInput ?? null,
+          raw_output: update.rawOutput ?? null,
+          content: (update.content as unknown[] | undefined) ?? null,
+        };
+        turn.calls.push(call);
+        this.#emitCall(call);
+        break;
+      }
+      case 'tool_call_update': {
+        const call = turn.calls.find((c) => c.tool_call_id === update.toolCallId);
+        if (!call) break;
+        const before = call.status;
+        if (update.title != null) call.title = update.title;
+        if (update.kind != null) call.tool_kind = update.kind;
+        if (update.status != null) call.status = update.status;
+        if (update.rawInput !== undefined) call.raw_input = update.rawInput;
+        if (update.rawOutput !== undefined) call.raw_output = update.rawOutput;
+        if (update.content != null) call.content = update.content as unknown[];
+        // One event when it starts and one when it ends: progress frames each carry the whole output so far.
+        if (call.status !== null && TERMINAL.has(call.status) && !(before !== null && TERMINAL.has(before))) this.#emitCall(call);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  #emitCall(call: ToolCallState): void {
+    const event: ACPToolCallEvent = {
+      ...newEventBase('agent'),
+      tool_call_id: call.tool_call_id,
+      title: call.title,
+      status: call.status,
+      tool_kind: call.tool_kind,
+      raw_input: call.raw_input,
+      raw_output: call.raw_output,
+      content: call.content,
+      is_error: call.status === 'failed',
+      kind: 'ACPToolCallEvent',
+    };
+    this.#host.emit(event);
+  }
+
+  /** The turn's usage as the server reports it, added to the conversation's `stats` under 1.58's `acp-managed`. */
+  #recordUsage(usage: TurnUsage | null | undefined): void {
+    const before = this.#host.stats()?.usage_to_metrics?.[ACP_MANAGED]?.accumulated_token_usage;
+    const model = this.#session?.models.currentModelId ?? ACP_MANAGED;
+    const turn = { prompt: usage?.inputTokens ?? 0, completion: usage?.outputTokens ?? 0 };
+    const stats = this.#host.stats() ?? { usage_to_metrics: {} };
+    this.#host.emit(stateUpdate('stats', {
+      ...stats,
+      usage_to_metrics: {
+        ...stats.usage_to_metrics,
+        [ACP_MANAGED]: {
+          model_name: ACP_MANAGED,
+          accumulated_cost: 0,
+          max_budget_per_task: null,
+          accumulated_token_usage: {
+            model,
+            prompt_tokens: (before?.prompt_tokens ?? 0) + turn.prompt,
+            completion_tokens: (before?.completion_tokens ?? 0) + turn.completion,
+            cache_read_tokens: (before?.cache_read_tokens ?? 0) + (usage?.cachedReadTokens ?? 0),
+            cache_write_tokens: 0,
+            reasoning_tokens: (before?.reasoning_tokens ?? 0) + (usage?.thoughtTokens ?? 0),
+            context_window: 0,
+            per_turn_token: turn.prompt + turn.completion,
+            response_id: '',
+          },
+        },
+      },
+    }));
+  }
+
+  /** Tool calls the server opened and never closed: completed after a finished turn, failed after a cancelled or failed one (1.58). */
+  #closeInflight(status: 'completed' | 'failed'): void {
+    const turn = this.#turn;
+    if (!turn) return;
+    for (const call of turn.calls) {
+      if (call.status !== null && TERMINAL.has(call.status)) continue;
+      call.status = status;
+      this.#emitCall(call);
+    }
+  }
+
+  #finish(turn: { text: string[]; thoughts: string[] }): void {
+    const text = this.#mask(turn.text.join('')) || NO_RESPONSE;
+    const thoughts = this.#mask(turn.thoughts.join(''));
+    const id = randomUUID();
+    const action: ActionEvent = {
+      ...newEventBase('agent'),
+      thought: [],
+      ...(thoughts ? { reasoning_content: thoughts } : {}),
+      action: { kind: 'FinishAction', message: text },
+      tool_name: 'finish',
+      tool_call_id: id,
+      tool_call: { id, name: 'finish', arguments: JSON.stringify({ message: text }), origin: 'completion' },
+      llm_response_id: randomUUID(),
+      kind: 'ActionEvent',
+    };
+    this.#host.emit(action);
+    this.#host.emit(observationEvent(action, { kind: 'FinishObservation', content: [{ type: 'text', text }], is_error: false }));
+  }
+}
+
+function messageBlocks(m: Extract<Event, { kind: 'MessageEvent' }>): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  for (const c of m.llm_message.content ?? []) {
+    if (c.type === 'text') blocks.push({ type: 'text', text: c.text });
+  }
+  for (const c of m.extended_content ?? []) if (c.text) blocks.push({ type: 'text', text: c.text });
+  return blocks;
+}
+
+function drainBound(): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), CANCEL_DRAIN_MS).unref());
+}
+
+/** Settles (undefined) CANCEL_DRAIN_MS after `signal` aborts, unless `prompt` settles first; never while it is not aborted. */
+function abortedThenDrain(signal: AbortSignal, prompt: Promise<unknown>): Promise<undefined> {
+  return new Promise((resolve) => {
+    const onAbort = () => void drainBound().then(resolve);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void prompt.finally(() => signal.removeEventListener('abort', onAbort)).catch(() => undefined);
+  });
+}
