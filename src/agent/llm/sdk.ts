@@ -2,14 +2,22 @@
 // MiB of an idle agent server's memory (issue #16), and a warm-pool member or a conversation that has
 // not run yet makes no call. Everything that needs its classes runs after a call loaded it, or asks
 // `loadedSdk()` first: an error cannot be one of the SDK's while the SDK is not loaded.
+import { flushCompileCache } from 'node:module';
 import type OpenAI from 'openai';
 
 let sdk: typeof OpenAI | undefined;
 let loading: Promise<typeof OpenAI> | undefined;
 
-/** The SDK's default export (the client class, with the error classes on it), loaded once. */
+/**
+ * The SDK's default export (the client class, with the error classes on it), loaded once. Then the
+ * compile cache entries of its modules are written and freed, as src/cli/main.ts does for the
+ * command's own (Node would hold them, ~1 MiB of malloc, until exit).
+ */
 export function loadSdk(): Promise<typeof OpenAI> {
-  return (loading ??= import('openai').then((m) => (sdk = m.default)));
+  return (loading ??= import('openai').then((m) => {
+    flushCompileCache();
+    return (sdk = m.default);
+  }));
 }
 
 /** The SDK once a call loaded it, else undefined. */

@@ -39,6 +39,8 @@ import { isUnclaimedMember } from '../warm-pool/members.ts';
 import type { WarmPoolMetrics } from '../warm-pool/metrics.ts';
 
 const WAIT_FOR_SANDBOX_MS = 1_000;
+/** Starts whose `.openhands` listing waits for their Git-hook step; more are between the two steps only in a flood. */
+const MAX_HELD_LISTINGS = 1_000;
 /** The loaded skills are kept in the Conversation's status; well under the 1.5 MiB an object may have in etcd. */
 const MAX_START_SKILLS_BYTES = 512 * 1024;
 
@@ -75,6 +77,12 @@ export class ConversationReconciler {
   readonly #d: ConversationReconcilerDeps;
   /** Placements run one at a time, so two concurrent starts cannot both take the last slot. */
   #placing: Promise<unknown> = Promise.resolve();
+  /**
+   * The `.openhands` names the setup-script step read, by conversation uid, for its Git-hook step
+   * (the next pass) when the script did not run: one call to the agent server less per start
+   * (issue #16). In memory only: a restarted controller, or a start that failed in between, lists again.
+   */
+  readonly #listings = new Map<string, string[]>();
 
   constructor(deps: ConversationReconcilerDeps) {
     this.#d = deps;
@@ -194,7 +202,11 @@ export class ConversationReconciler {
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = await this.#client(conv, sb, (SETUP_SCRIPT_TIMEOUT_S + 60) * 1000);
     const res = await this.#inSandbox('run the setup script', () => runSetupScript(client, conv, secrets));
-    if (!res.ran) return;
+    if (!res.ran) {
+      if (this.#listings.size >= MAX_HELD_LISTINGS) this.#listings.delete(this.#listings.keys().next().value!);
+      this.#listings.set(conv.metadata.uid ?? conv.metadata.name, res.listing);
+      return;
+    }
     const said = res.output ? `:\n${res.output}` : ' (no output)';
     if (res.exitCode !== 0) {
       const why = res.exitCode === -1 ? `did not finish (timed out after ${SETUP_SCRIPT_TIMEOUT_S} s, or could not start)` : `exited with ${res.exitCode}`;
@@ -205,9 +217,12 @@ export class ConversationReconciler {
 
   /** `.openhands/pre-commit.sh` becomes the repository's pre-commit hook. */
   async #installGitHooks(conv: Conversation, sb: Sandbox): Promise<void> {
+    const key = conv.metadata.uid ?? conv.metadata.name;
+    const listing = this.#listings.get(key);
+    this.#listings.delete(key);
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = await this.#client(conv, sb);
-    const res = await this.#inSandbox('install the Git hooks', () => installGitHooks(client, conv, secrets));
+    const res = await this.#inSandbox('install the Git hooks', () => installGitHooks(client, conv, secrets, listing));
     if (!res.ran) return;
     if (res.exitCode !== 0) throw new StartFailure(Reason.GitHooksFailed, `Installing ${PRE_COMMIT_SCRIPT} as the pre-commit hook failed (exit ${res.exitCode})${res.output ? `:\n${res.output}` : ''}`);
     this.#d.recorder?.record(conv, 'Normal', Reason.GitHooksInstalled, `${PRE_COMMIT_SCRIPT} is the repository's pre-commit hook`);

@@ -81,6 +81,15 @@ async function runStart(s: ReturnType<typeof setup>, name: string): Promise<{ st
   return seen;
 }
 
+/** How many `.openhands` listings (GET /api/agentyard/files) the agent server has answered, from its /metrics. */
+async function listings(): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('http_requests_total{') && l.includes('method="GET"') && l.includes('route="/api/agentyard/files"'))
+    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+}
+
 const commit = (repo: string, file: string) => {
   writeFileSync(join(repo, file), 'x\n');
   execFileSync('git', ['add', file], { cwd: repo, env: GIT_ENV });
@@ -144,7 +153,10 @@ describe('the start task steps do their work', () => {
     const s = setup();
     await bootSandbox(s.env);
     await s.env.createConversation(hex(3), { sandboxName: 'warm', selectedRepository: 'acme/plain' });
+    const listingsBefore = await listings();
     const steps = await runStart(s, hex(3));
+    // One `.openhands` listing for both steps: the Git-hook step reuses the setup-script step's (that script did not run).
+    expect((await listings()) - listingsBefore).toBe(1);
     expect(steps.map((t) => t.status)).toEqual(['WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_GIT_HOOKS', 'SETTING_UP_SKILLS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY']);
     expect(steps.find((t) => t.status === 'SETTING_UP_SKILLS' && t.detail)?.detail).toBe('Skills: house');
     expect(existsSync(join(server.dir, 'workspace', 'plain', '.git', 'hooks', 'pre-commit'))).toBe(false);

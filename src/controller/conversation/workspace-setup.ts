@@ -38,31 +38,37 @@ export function outputTail(out: Pick<BashOutput, 'stdout' | 'stderr'>, secrets: 
 }
 
 /**
- * Whether `.openhands/<name>` may be in the working directory: a listing of `.openhands` (a
- * directory read in the agent server) before the bash probe, which spawns a shell and records its
- * events. Most working directories have no `.openhands`, and the two probes were most of a warm-pool
- * start's time (issue #16). Only a pre-filter: a listed name still goes through `test -f`.
+ * The names in the working directory's `.openhands` (none when there is no such directory): a
+ * directory read in the agent server, the pre-filter of the bash probe, which spawns a shell and
+ * records its events. Most working directories have no `.openhands`, and the two probes were most
+ * of a warm-pool start's time (issue #16). A listed name still goes through `test -f`.
  */
-async function mayHave(client: AgentServerClient, cwd: string, script: string): Promise<boolean> {
+export async function listOpenhands(client: AgentServerClient, cwd: string): Promise<string[]> {
   try {
-    const files = (await client.getJson('/api/agentyard/files', { path: `${cwd}/.openhands`, limit: '1000' })) as string[];
-    return files.includes(script.slice('.openhands/'.length));
+    return (await client.getJson('/api/agentyard/files', { path: `${cwd}/.openhands`, limit: '1000' })) as string[];
   } catch (err) {
     // No `.openhands` directory (404) or not a directory (422): no script.
-    if (isAgentyardError(err) && (err.code === 'NotFound' || err.code === 'Invalid')) return false;
+    if (isAgentyardError(err) && (err.code === 'NotFound' || err.code === 'Invalid')) return [];
     throw err;
   }
 }
 
-/** Runs `.openhands/setup.sh` in the working directory when it is there; stdout and stderr as one stream, in order. */
-export async function runSetupScript(client: AgentServerClient, conv: Conversation, secrets: Record<string, string>): Promise<SetupOutcome> {
+const listed = (files: readonly string[], script: string) => files.includes(script.slice('.openhands/'.length));
+
+/**
+ * Runs `.openhands/setup.sh` in the working directory when it is there; stdout and stderr as one
+ * stream, in order. `listing`: the `.openhands` names this step read (for the Git-hook step to reuse
+ * when the script did not run: nothing in the sandbox changed them in between).
+ */
+export async function runSetupScript(client: AgentServerClient, conv: Conversation, secrets: Record<string, string>): Promise<SetupOutcome & { listing: string[] }> {
   const cwd = conversationWorkingDir(conv);
-  if (!(await mayHave(client, cwd, SETUP_SCRIPT))) return { ran: false };
+  const listing = await listOpenhands(client, cwd);
+  if (!listed(listing, SETUP_SCRIPT)) return { ran: false, listing };
   const probe = await execute(client, { command: `test -f ${SETUP_SCRIPT}`, cwd, timeout: 30 });
-  if (probe.exit_code !== 0) return { ran: false };
+  if (probe.exit_code !== 0) return { ran: false, listing };
   // `source` in its own bash, as OpenHands runs it: the script needs no executable bit or shebang.
   const out = await execute(client, { command: `source ${SETUP_SCRIPT} 2>&1`, cwd, timeout: SETUP_SCRIPT_TIMEOUT_S });
-  return { ran: true, exitCode: out.exit_code ?? -1, output: outputTail(out, secrets) };
+  return { ran: true, exitCode: out.exit_code ?? -1, output: outputTail(out, secrets), listing };
 }
 
 /**
@@ -86,10 +92,11 @@ exit 0
 /**
  * Installs the hook when the working directory is a Git work tree with `.openhands/pre-commit.sh`.
  * Idempotent: a hook that is ours is overwritten, any other is kept as pre-commit.local once.
+ * `listing`: the setup-script step's `.openhands` names when that script did not run (else read here).
  */
-export async function installGitHooks(client: AgentServerClient, conv: Conversation, secrets: Record<string, string>): Promise<SetupOutcome> {
+export async function installGitHooks(client: AgentServerClient, conv: Conversation, secrets: Record<string, string>, listing?: readonly string[]): Promise<SetupOutcome> {
   const cwd = conversationWorkingDir(conv);
-  if (!(await mayHave(client, cwd, PRE_COMMIT_SCRIPT))) return { ran: false };
+  if (!listed(listing ?? (await listOpenhands(client, cwd)), PRE_COMMIT_SCRIPT)) return { ran: false };
   const probe = await execute(client, { command: `test -f ${PRE_COMMIT_SCRIPT} && git rev-parse --is-inside-work-tree >/dev/null 2>&1`, cwd, timeout: 30 });
   if (probe.exit_code !== 0) return { ran: false };
   const script = [
