@@ -2,11 +2,13 @@
 // (opencode, hack/acp-agent.sh) whose model calls go to scripted model servers over real HTTP:
 // a conversation's turn (message -> model -> tool call -> reply) and its events, the sandbox
 // environment and secret masking, switch_acp_model, pause, and POST /api/acp/models.
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAgent } from '../../agent/agent.ts';
 import { opencodeBinary, opencodeConfig } from '../../testing/acp/opencode.ts';
+import { STDIO_SERVER } from '../../testing/mcp/server.ts';
 import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
 import { eventually, FrameCollector, startTestServer, TEST_KEY, tempDir, userText, type TestServer } from '../test-support.ts';
 
@@ -223,6 +225,66 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     await until(id, 'error');
     const err = (await events(id)).find((e) => e.kind === 'ConversationErrorEvent');
     expect(err).toMatchObject({ code: 'ACPSpawnError', detail: expect.stringContaining('command not found') });
+  });
+
+  it('acp_file_secrets: the secret becomes a 0600 file in the conversation\'s acp folder, the env var points at it, and it goes with the conversation', { timeout: SLOW * 2 }, async () => {
+    const CRED = '{"token":"file-cred-20931"}';
+    const spec = { secret_name: 'MY_CRED_FILE', filename: 'cred.json', env_var: 'MY_CRED_PATH', subdir: 'my-cli' };
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ acp_file_secrets: [spec] }), secrets: { ...secrets(), MY_CRED_FILE: CRED } } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const id = r.body.id as string;
+    llm.push(
+      (req) => {
+        agentCall(req);
+        return { toolCalls: [{ name: 'bash', arguments: { command: 'echo "path=$MY_CRED_PATH mode=$(stat -c %a "$MY_CRED_PATH") sha=$(sha256sum < "$MY_CRED_PATH" | cut -c1-16) env=${MY_CRED_FILE:-unset}"', description: 'look' } }] };
+      },
+      (req) => {
+        const tool = String(req.messages.find((m) => m.role === 'tool')?.content);
+        expect(tool).toContain(`mode=600 sha=${createHash('sha256').update(CRED).digest('hex').slice(0, 16)} env=unset`);
+        return { content: 'seen' };
+      },
+    );
+    await say(id, 'look at the credential');
+    await until(id, 'finished');
+    const conv = join(dir.path, 'data', 'conversations');
+    const file = llm.requests.map((q) => String(q.messages.find((m) => m.role === 'tool')?.content)).join('').match(/path=(\S+)/)![1]!;
+    expect(file.startsWith(conv)).toBe(true);
+    expect(file.endsWith(join('acp', 'my-cli', 'cred.json'))).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe(CRED);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(file, '..')).mode & 0o777).toBe(0o700);
+    // Not announced as a variable to use (a file blob), and its value is in no event or response.
+    const all = await events(id);
+    expect(all.find((e) => e.kind === 'SystemPromptEvent').dynamic_context.text).not.toContain('MY_CRED_FILE');
+    expect(JSON.stringify([all, await info(id)])).not.toContain('file-cred-20931');
+    expect((await s.api(`/api/conversations/${id}`, { method: 'DELETE' })).status).toBe(200);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('forwards the conversation\'s MCP servers to the ACP session: opencode calls a tool of one', { timeout: SLOW * 2 }, async () => {
+    const mcp_config = { mcpServers: { testmcp: { command: process.execPath, args: [STDIO_SERVER] }, off: { command: process.execPath, args: [STDIO_SERVER], enabled: false } } };
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ mcp_config }), secrets: secrets() } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const id = r.body.id as string;
+    let echo = '';
+    llm.push(
+      (req) => {
+        agentCall(req);
+        const names = req.tools?.map((t) => t.function.name) ?? [];
+        echo = names.find((n) => n.startsWith('testmcp') && n.endsWith('echo')) ?? '';
+        expect(echo, names.join(',')).not.toBe('');
+        expect(names.some((n) => n.startsWith('off'))).toBe(false);
+        return { toolCalls: [{ name: echo, arguments: { text: 'through-acp' } }] };
+      },
+      (req) => {
+        expect(String(req.messages.find((m) => m.role === 'tool')?.content)).toContain('echo: through-acp');
+        return { content: 'echoed' };
+      },
+    );
+    await say(id, 'echo something');
+    await until(id, 'finished');
+    const calls = (await events(id)).filter((e) => e.kind === 'ACPToolCallEvent');
+    expect(calls.at(-1)).toMatchObject({ status: 'completed', is_error: false });
   });
 
   describe('POST /api/acp/models', () => {

@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { ContentBlock, SessionUpdate } from '@agentclientprotocol/sdk';
+import type { ContentBlock, McpServer, SessionUpdate } from '@agentclientprotocol/sdk';
+import { McpConfigError, resolveServer, serversOf } from '../../agent/mcp/config.ts';
 import type { AgentHost, ConversationAgent } from '../../agent/types.ts';
 import { conversationError, observationEvent, stateUpdate } from '../../agent/events.ts';
 import { sandboxBaseEnv } from '../../agent/sandbox-env.ts';
@@ -17,6 +18,7 @@ import type { AcpModelInfo, Agent } from '../../api/agent-server/index.ts';
 import { BadRequest } from '../../api/errors.ts';
 import { newEventBase, type ActionEvent, type Event } from '../../api/events/index.ts';
 import { maskSecrets } from '../secrets.ts';
+import { activeFileSecrets, fileSecretNames, materializeFileSecrets } from './file-secrets.ts';
 import { resolveAcpCommand, detectProvider } from './providers.ts';
 import { AcpRequestError, AcpSession, AcpStartError, type AcpLaunch } from './session.ts';
 
@@ -44,15 +46,24 @@ export interface AcpInfo {
   supportsModelSwitch: boolean;
 }
 
-/** The launch of an ACP agent described by a stored `agent` (kind ACPAgent). */
-export function acpLaunch(agent: Agent, cwd: string, secrets: Readonly<Record<string, string>>, homeDir: string): AcpLaunch {
+/**
+ * The launch of an ACP agent described by a stored `agent` (kind ACPAgent). `acpRoot` is the
+ * conversation's `acp` folder: credential files (acp_file_secrets) and an isolated HOME live there.
+ */
+export function acpLaunch(agent: Agent, cwd: string, secrets: Readonly<Record<string, string>>, acpRoot: string): AcpLaunch {
   const command = resolveAcpCommand(agent.acp_server, agent.acp_command, ['body', 'agent']);
-  const env = { ...sandboxBaseEnv(), ...secrets };
+  const specs = activeFileSecrets(agent.acp_file_secrets, detectProvider(agent.acp_server, command));
+  const files = fileSecretNames(specs, secrets);
+  // A credential file's content is not an environment variable (1.58 excludes it from the env).
+  const envSecrets = Object.fromEntries(Object.entries(secrets).filter(([k]) => !files.has(k)));
+  const env = { ...sandboxBaseEnv(), ...envSecrets };
   if (agent.acp_isolate_data_dir) {
     // The CLI's login, sessions and caches per conversation (1.58 acp_isolate_data_dir): HOME is the one lever all of them follow.
+    const homeDir = join(acpRoot, agent.acp_server ?? 'custom');
     mkdirSync(homeDir, { recursive: true });
     env['HOME'] = homeDir;
   }
+  Object.assign(env, materializeFileSecrets(specs, secrets, acpRoot));
   return {
     command,
     args: agent.acp_args ?? [],
@@ -62,8 +73,32 @@ export function acpLaunch(agent: Agent, cwd: string, secrets: Readonly<Record<st
     mode: agent.acp_session_mode ?? null,
     model: agent.acp_model ?? null,
     startupTimeoutMs: (agent.acp_startup_timeout ?? STARTUP_TIMEOUT_S) * 1000,
+    mcpServers: acpMcpServers(agent.mcp_config, secrets),
     secrets: Object.values(secrets),
   };
+}
+
+/**
+ * The conversation's MCP servers as ACP `session/new` takes them (1.58 _mcp_config_to_acp_servers):
+ * the ACP server connects to them itself. Disabled servers are left out; `${NAME}` placeholders
+ * are filled from the conversation's secrets. A server the ACP server cannot reach by its
+ * transport is dropped at session start (AcpSession.start).
+ */
+export function acpMcpServers(mcpConfig: unknown, secrets: Readonly<Record<string, string>>): McpServer[] {
+  const out: McpServer[] = [];
+  try {
+    for (const [name, spec] of Object.entries(serversOf(mcpConfig, 'agent.mcp_config'))) {
+      if (spec['enabled'] === false) continue;
+      const s = resolveServer(name, spec, (n) => (Object.hasOwn(secrets, n) ? secrets[n] : undefined));
+      const pairs = (m: Record<string, string>) => Object.entries(m).map(([k, v]) => ({ name: k, value: v }));
+      if (s.kind === 'stdio') out.push({ name, command: s.command, args: s.args, env: pairs(s.env) });
+      else out.push({ type: s.kind, name, url: s.url, headers: pairs(s.headers) });
+    }
+  } catch (e) {
+    if (e instanceof McpConfigError) throw new AcpStartError('ACPInitError', `agent.mcp_config: ${e.message}`);
+    throw e;
+  }
+  return out;
 }
 
 /** Whether the agent's ACP server can switch models live, as far as its name or command tells before it runs. */
@@ -136,7 +171,9 @@ export class AcpConversationAgent implements ConversationAgent {
    * agent context's system_message_suffix. Null when there is neither.
    */
   #suffix(): string | null {
-    const names = Object.keys(this.#host.secrets);
+    // Credential files are not announced: their values are file blobs, not variables to use.
+    const files = fileSecretNames(activeFileSecrets(this.#agent.acp_file_secrets, detectProvider(this.#agent.acp_server, this.#agent.acp_command ?? [])), this.#host.secrets);
+    const names = Object.keys(this.#host.secrets).filter((n) => !files.has(n));
     const parts: string[] = [];
     if (names.length) parts.push(`<CUSTOM_SECRETS>\nThese secrets are set as environment variables of your process (use them by name, e.g. "$${names[0]}"; never print their values): ${names.join(', ')}.\n</CUSTOM_SECRETS>`);
     const custom = this.#agent.agent_context?.system_message_suffix;
@@ -247,11 +284,16 @@ export class AcpConversationAgent implements ConversationAgent {
     await s?.close();
   }
 
+  /** The conversation's `acp` folder (1.58 `<persistence dir>/acp`; the workspace's `.openhands/acp` without one). */
+  #acpRoot(): string {
+    return this.#host.persistenceDir ? join(this.#host.persistenceDir, 'acp') : join(this.#host.workspaceDir, '.openhands', 'acp');
+  }
+
   #ensureSession(): Promise<AcpSession> {
     if (this.#session && !this.#session.closed) return Promise.resolve(this.#session);
     this.#starting ??= (async () => {
       try {
-        const launch = acpLaunch(this.#agent, this.#host.workspaceDir, this.#host.secrets, join(this.#host.persistenceDir ?? this.#host.workspaceDir, 'acp', this.#agent.acp_server ?? 'custom'));
+        const launch = acpLaunch(this.#agent, this.#host.workspaceDir, this.#host.secrets, this.#acpRoot());
         const s = await AcpSession.start({ ...launch, model: this.#model }, (u) => this.#onUpdate(u));
         this.#session = s;
         return s;

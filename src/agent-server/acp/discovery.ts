@@ -61,7 +61,7 @@ export class AcpModelDiscoveryService {
     let session: AcpSession | undefined;
     try {
       // The model asked for is not applied: the answer is the server's own default.
-      const launch = { ...acpLaunch(agent, workspace, secrets, join(probe, 'home')), model: null };
+      const launch = { ...acpLaunch(agent, workspace, secrets, join(probe, 'acp')), model: null };
       session = await AcpSession.start(launch, () => {});
       return {
         agent_name: session.agentName || null,

@@ -21,7 +21,7 @@ export interface AcpProvider {
   /** The environment variables it reads its key and its endpoint from (agent profiles' credential channels). */
   apiKeyEnv: string | null;
   baseUrlEnv: string | null;
-  /** 1.58's credential-file secrets for it (credential files are not built here: reported, not written). */
+  /** 1.58's credential-file secrets for it (written by file-secrets.ts when the conversation has them). */
   fileSecrets: string[];
 }
 

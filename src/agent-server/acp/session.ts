@@ -4,7 +4,7 @@
 // ACP agent pays for it (start-up loads nothing of it; metrics.test.ts checks heavy modules).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import type { ClientConnection, PromptResponse, SessionUpdate, NewSessionResponse, ContentBlock } from '@agentclientprotocol/sdk';
+import type { ClientConnection, PromptResponse, SessionUpdate, NewSessionResponse, ContentBlock, McpServer } from '@agentclientprotocol/sdk';
 import type { AcpModelInfo } from '../../api/agent-server/index.ts';
 import { maskSecrets } from '../secrets.ts';
 import { detectProvider, type AcpProvider } from './providers.ts';
@@ -42,6 +42,8 @@ export interface AcpLaunch {
   mode: string | null;
   model: string | null;
   startupTimeoutMs: number;
+  /** The conversation's MCP servers, for session/new (remote ones only where the server advertises their transport). */
+  mcpServers: McpServer[];
   /** Values masked out of any text that leaves this module (error details from the server's stderr). */
   secrets: readonly string[];
 }
@@ -188,7 +190,10 @@ export class AcpSession {
           const init = await conn.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
           const agentName = init.agentInfo?.name ?? '';
           const agentVersion = init.agentInfo?.version ?? '';
-          const res = await conn.agent.request('session/new', { cwd: launch.cwd, mcpServers: [] });
+          // 1.58 forwards stdio servers always, http/sse ones only when the server says it speaks them.
+          const caps = init.agentCapabilities?.mcpCapabilities;
+          const mcpServers = launch.mcpServers.filter((m) => !('type' in m) || (m.type === 'sse' ? caps?.sse : caps?.http) === true);
+          const res = await conn.agent.request('session/new', { cwd: launch.cwd, mcpServers });
           session = res.sessionId;
           const models = sessionModels(res);
           const provider = detectProvider(launch.server, launch.command, agentName);

@@ -69,7 +69,6 @@ function runtimeLlm(req: StartConversationRequest, apiKey: string | undefined, d
 /** What an ACP agent asks for that cannot be done: refused at start rather than at its first run. */
 function checkAcpAgent(agent: NonNullable<StartConversationRequest['agent']>, loc: string[]): void {
   resolveAcpCommand(agent.acp_server, agent.acp_command, loc);
-  if (agent.acp_file_secrets?.length) throw new NotImplemented('acp_file_secrets (credential files of ACP agents) are not implemented by this agent server; give the credentials as secrets (environment variables)');
   if (agent.tools?.length) throw new Invalid([{ loc: [...loc, 'tools'], msg: 'An ACP agent does not take tools: the ACP server manages its own', type: 'value_error' }]);
   if (agent.condenser) throw new Invalid([{ loc: [...loc, 'condenser'], msg: 'An ACP agent does not take a condenser: the ACP server manages its own context', type: 'value_error' }]);
 }

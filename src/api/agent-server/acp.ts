@@ -11,6 +11,17 @@ export const ACP_SERVER_KINDS = ['claude-code', 'codex', 'gemini-cli', 'kimi-cod
 export const AcpServerKind = LiteralUnion(ACP_SERVER_KINDS);
 export type AcpServerKind = Static<typeof AcpServerKind>;
 
+/** 1.58 ACPFileSecretSpec: a reserved secret whose value is written to a file the ACP server authenticates from. */
+export const AcpFileSecretSpec = Type.Object({
+  secret_name: Type.String({ minLength: 1, description: "The conversation secret whose value is the file's content." }),
+  filename: Type.String({ minLength: 1, pattern: '^(?!\\.{1,2}$)[^/\\\\]+$', description: 'Bare name of the file (no path).' }),
+  env_var: Type.String({ minLength: 1, description: 'The environment variable that tells the server where the credential is.' }),
+  subdir: Type.String({ minLength: 1, pattern: '^(?!/)(?!\\.$)(?!.*(^|/)\\.\\.(/|$))[^\\\\]+$', description: "Folder under the conversation's `acp` directory (relative, no `..`)." }),
+  env_points_to: Type.Optional(Type.Union([Type.Literal('dir'), Type.Literal('file')], { default: 'file', description: 'Whether `env_var` names the folder or the file.' })),
+  warn_if_unset: Type.Optional(Type.Array(Type.String(), { description: 'Companion variables the server also needs (advisory).' })),
+});
+export type AcpFileSecretSpec = Static<typeof AcpFileSecretSpec>;
+
 /**
  * The launch fields an ACP agent shares between its `agent` form (kind `ACPAgent`) and its settings
  * form (`agent_kind: "acp"`). Timeouts in seconds, as OpenHands has them.
@@ -23,7 +34,7 @@ const ACP_LAUNCH = {
   acp_prompt_timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Seconds without any update from the server before a turn is given up.' })),
   acp_startup_timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Seconds for start, handshake and session creation.' })),
   acp_isolate_data_dir: Type.Optional(Type.Boolean({ description: "HOME of the ACP server in the conversation's own directory instead of the sandbox user's." })),
-  acp_file_secrets: Type.Optional(Type.Array(JsonObject, { description: 'Credential files (not built here: only an empty list is taken).' })),
+  acp_file_secrets: Type.Optional(Type.Array(AcpFileSecretSpec, { description: "Credential files written for the ACP server from the conversation's secrets. Absent: 1.58's built-in ones (Codex, Kimi, Gemini Vertex, Pi)." })),
 };
 
 /** `ACPAgentSettings` (`agent_kind: "acp"`), as /api/acp/models and start requests take it. */
