@@ -261,6 +261,35 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(existsSync(file)).toBe(false);
   });
 
+  it('prepare-for-sandbox-pause stops the ACP server (204); the next turn starts it again, and a credential file it rewrote (a refreshed token) is kept over the seed', { timeout: SLOW * 3 }, async () => {
+    const spec = { secret_name: 'MY_CRED_FILE', filename: 'cred.json', env_var: 'MY_CRED_PATH', subdir: 'my-cli', env_points_to: 'dir' };
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ acp_file_secrets: [spec] }), secrets: { ...secrets(), MY_CRED_FILE: 'seed-1' } } });
+    const id = r.body.id as string;
+    llm.push(
+      () => ({ toolCalls: [{ name: 'bash', arguments: { command: 'cat "$MY_CRED_PATH/cred.json"; echo; printf refreshed-2 > "$MY_CRED_PATH/cred.json"', description: 'refresh' } }] }),
+      (req) => {
+        // The ACP server's own model sees the file (it is its credential); our events never do.
+        expect(String(req.messages.find((m) => m.role === 'tool')?.content)).toContain('seed-1');
+        return { content: 'refreshed' };
+      },
+    );
+    await say(id, 'refresh');
+    await until(id, 'finished');
+    const session = (await info(id)).agent_state.acp_session_id;
+    expect((await s.api('/api/conversations/prepare-for-sandbox-pause', { method: 'POST' })).status).toBe(204);
+    llm.push(
+      () => ({ toolCalls: [{ name: 'bash', arguments: { command: 'cat "$MY_CRED_PATH/cred.json"', description: 'read' } }] }),
+      (req) => {
+        expect(String(req.messages.filter((m) => m.role === 'tool').at(-1)?.content)).toContain('refreshed-2');
+        return { content: 'kept' };
+      },
+    );
+    await say(id, 'read again');
+    await eventually(async () => (await events(id)).filter((e) => e.kind === 'ObservationEvent').length === 2, SLOW);
+    // A new ACP server process and session (the old one was stopped).
+    expect((await info(id)).agent_state.acp_session_id).not.toBe(session);
+  });
+
   it('forwards the conversation\'s MCP servers to the ACP session: opencode calls a tool of one', { timeout: SLOW * 2 }, async () => {
     const mcp_config = { mcpServers: { testmcp: { command: process.execPath, args: [STDIO_SERVER] }, off: { command: process.execPath, args: [STDIO_SERVER], enabled: false } } };
     const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ mcp_config }), secrets: secrets() } });

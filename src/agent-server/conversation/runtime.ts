@@ -607,6 +607,22 @@ export class ConversationRuntime implements AgentHost {
       .finally(() => this.#afterRun());
   }
 
+  /**
+   * POST /api/conversations/prepare-for-sandbox-pause (1.58): the sandbox is about to be frozen, so
+   * an ACP conversation's server process is stopped (a run in progress is paused first, and waited
+   * for) and its credential files are left settled on disk; the next run starts the server again.
+   * A conversation of the built-in agent holds no such process: nothing to do.
+   */
+  async prepareForSandboxPause(): Promise<void> {
+    if (!(this.#agent instanceof AcpConversationAgent)) return;
+    const run = this.#run;
+    if (run) {
+      this.pause();
+      await run.done.catch(() => undefined);
+    }
+    await this.#agent.close();
+  }
+
   /** Stops the agent between steps: status paused plus a PauseEvent (InterruptEvent for interrupt). */
   pause(kind: 'PauseEvent' | 'InterruptEvent' = 'PauseEvent'): void {
     const s = this.#row.executionStatus;

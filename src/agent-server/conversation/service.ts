@@ -416,6 +416,13 @@ export class ConversationService {
     };
   }
 
+  /** Every live conversation made ready for its sandbox to be frozen (ConversationRuntime.prepareForSandboxPause), together. */
+  async prepareForSandboxPause(): Promise<void> {
+    const results = await Promise.allSettled([...this.#loaded.values()].map((rt) => rt.prepareForSandboxPause()));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
   find(id: string): ConversationRuntime | undefined {
     const norm = normalizeConversationId(id);
     return norm === undefined ? undefined : this.#loaded.get(norm);

@@ -22,5 +22,11 @@ export function acpRoutes(service: ConversationService, discovery = new AcpModel
     ctx.body = { success: true };
   });
 
+  // 1.58 answers 204 once every conversation is ready for the sandbox to be paused (outside its OpenAPI document, as here).
+  router.post('/conversations/prepare-for-sandbox-pause', async (ctx) => {
+    await service.prepareForSandboxPause();
+    ctx.status = 204;
+  });
+
   return router;
 }

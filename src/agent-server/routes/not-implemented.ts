@@ -9,7 +9,6 @@ type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
   // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
-  ['post', '/conversations/prepare-for-sandbox-pause', 'Credential bindings of ACP agents'],
   ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
 ];
 
