@@ -3,7 +3,9 @@
 // a conversation's turn (message -> model -> tool call -> reply) and its events, the sandbox
 // environment and secret masking, switch_acp_model, pause, and POST /api/acp/models.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAgent } from '../../agent/agent.ts';
@@ -314,6 +316,70 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     await until(id, 'finished');
     const calls = (await events(id)).filter((e) => e.kind === 'ACPToolCallEvent');
     expect(calls.at(-1)).toMatchObject({ status: 'completed', is_error: false });
+  });
+
+  it('credential bindings: the Codex auth.json comes from its HTTP source into a private CODEX_HOME; a refresh the server writes goes back; rotated headers are taken live; prepare-for-sandbox-pause flushes and removes it', { timeout: SLOW * 2 }, async () => {
+    const auth = (rt: string) => JSON.stringify({ auth_mode: 'chatgpt', tokens: { refresh_token: rt, access_token: `at-${rt}` } });
+    const source = { value: auth('refresh-rt-one'), version: 'v1', key: 'Bearer k1', seen: [] as { method: string; auth: string | undefined; body: any }[] };
+    const http = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (d) => (raw += d));
+      req.on('end', () => {
+        const body = raw ? JSON.parse(raw) : null;
+        source.seen.push({ method: req.method!, auth: req.headers.authorization, body });
+        const reply = (status: number, json?: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(json === undefined ? '' : JSON.stringify(json));
+        if (req.headers.authorization !== source.key) return reply(401, {});
+        if (req.method === 'GET') return reply(200, { value: source.value, version: source.version });
+        if (body.expected_version !== source.version) return reply(409, {});
+        source.value = body.value;
+        source.version = `v${Number(source.version.slice(1)) + 1}`;
+        return reply(200, { version: source.version });
+      });
+    });
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/creds/codex`;
+    try {
+      // An ACP server nobody recognises by name: every built-in credential file applies to it (1.58).
+      const link = join(dir.path, 'some-acp-cli');
+      symlinkSync(bin!, link);
+      const id = await create({ agent: { kind: 'ACPAgent', acp_server: 'custom', acp_command: [link, 'acp'], acp_isolate_data_dir: true } });
+      const bind = (name: string, body: unknown) => s.api(`/api/conversations/${id}/credential-bindings/${name}`, { method: 'PUT', body });
+      expect((await bind('OTHER_SECRET', { url })).status).toBe(404);
+      expect((await bind('CODEX_AUTH_JSON', {})).body.detail[0].loc).toEqual(['body', 'url']);
+      expect(await bind('CODEX_AUTH_JSON', { url, headers: { Authorization: 'Bearer wrong' } })).toMatchObject({ status: 403 });
+      expect((await bind('CODEX_AUTH_JSON', { url, headers: { Authorization: 'Bearer k1' } })).status).toBe(204);
+
+      llm.push(
+        () => ({ toolCalls: [{ name: 'bash', arguments: { command: 'echo "home=$CODEX_HOME mode=$(stat -c %a "$CODEX_HOME/auth.json") sha=$(sha256sum < "$CODEX_HOME/auth.json" | cut -c1-16)"; sed -i s/rt-one/rt-two/g "$CODEX_HOME/auth.json"', description: 'refresh' } }] }),
+        (req) => {
+          const tool = String(req.messages.find((m) => m.role === 'tool')?.content);
+          expect(tool).toContain(`mode=600 sha=${createHash('sha256').update(auth('refresh-rt-one')).digest('hex').slice(0, 16)}`);
+          return { content: 'refreshed' };
+        },
+      );
+      await say(id, 'refresh the token');
+      await until(id, 'finished');
+      const home = String(llm.requests[1]!.messages.find((m) => m.role === 'tool')?.content).match(/home=(\S+)/)![1]!;
+      expect(home.startsWith(join(dir.path, 'data'))).toBe(false);
+      // The refresh went back to the source, against the version it was loaded at.
+      await eventually(async () => source.value === auth('refresh-rt-two'), 10_000);
+      expect(source.seen.filter((r) => r.method === 'PUT')).toEqual([{ method: 'PUT', auth: 'Bearer k1', body: { expected_version: 'v1', value: auth('refresh-rt-two') } }]);
+
+      // Live: the same source with new headers is taken (a rotated authorization); another source is too late.
+      source.key = 'Bearer k2';
+      expect((await bind('CODEX_AUTH_JSON', { url, headers: { Authorization: 'Bearer k2' } })).status).toBe(204);
+      expect((await bind('CODEX_AUTH_JSON', { url: `${url}-other`, headers: { Authorization: 'Bearer k2' } })).status).toBe(409);
+      writeFileSync(join(home, 'auth.json'), auth('refresh-rt-three'));
+      expect((await s.api('/api/conversations/prepare-for-sandbox-pause', { method: 'POST' })).status).toBe(204);
+      // Flushed with the rotated headers before the server stopped, and the private copy is gone.
+      expect(source).toMatchObject({ value: auth('refresh-rt-three'), version: 'v3' });
+      expect(source.seen.at(-1)).toMatchObject({ method: 'PUT', auth: 'Bearer k2' });
+      expect(existsSync(home)).toBe(false);
+      const all = JSON.stringify([await events(id), await info(id)]);
+      for (const secret of ['refresh-rt-one', 'refresh-rt-two', 'Bearer k1', 'Bearer k2']) expect(all).not.toContain(secret);
+    } finally {
+      http.close();
+    }
   });
 
   describe('POST /api/acp/models', () => {

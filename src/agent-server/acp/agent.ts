@@ -8,7 +8,7 @@
 // conversation's own secrets (as environment variables), never the agent server's.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import type { ContentBlock, McpServer, SessionUpdate } from '@agentclientprotocol/sdk';
 import { McpConfigError, resolveServer, serversOf } from '../../agent/mcp/config.ts';
 import type { AgentHost, ConversationAgent } from '../../agent/types.ts';
@@ -18,6 +18,7 @@ import type { AcpModelInfo, Agent } from '../../api/agent-server/index.ts';
 import { BadRequest } from '../../api/errors.ts';
 import { newEventBase, type ActionEvent, type Event } from '../../api/events/index.ts';
 import { maskSecrets } from '../secrets.ts';
+import { CodexAuthLifecycle, CredentialBindingError, type HttpCredentialBinding } from './credential-binding.ts';
 import { activeFileSecrets, fileSecretNames, materializeFileSecrets } from './file-secrets.ts';
 import { resolveAcpCommand, detectProvider } from './providers.ts';
 import { AcpRequestError, AcpSession, AcpStartError, type AcpLaunch } from './session.ts';
@@ -137,6 +138,12 @@ export class AcpConversationAgent implements ConversationAgent {
   #lastPrompted: string | undefined;
   /** A model switched before the session started: applied when it starts. */
   #model: string | null;
+  /** Credential bindings (PUT .../credential-bindings/{name}): their files come from an HTTP source. */
+  readonly #bindings = new Map<string, HttpCredentialBinding>();
+  /** The bound files of the running server. */
+  readonly #lifecycles = new Map<string, CodexAuthLifecycle>();
+  /** Values of bound credentials seen (loaded or refreshed): masked like secrets. */
+  readonly #tracked = new Set<string>();
 
   constructor(host: AgentHost) {
     this.#host = host;
@@ -282,6 +289,31 @@ export class AcpConversationAgent implements ConversationAgent {
     const s = this.#session ?? (await this.#starting?.catch(() => undefined));
     this.#session = undefined;
     await s?.close();
+    // The server is gone: what it last wrote into a bound file goes back to its source, then the file goes.
+    const lifecycles = [...this.#lifecycles.values()];
+    this.#lifecycles.clear();
+    const failed = (await Promise.allSettled(lifecycles.map((l) => l.close()))).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Bound credentials' values seen so far (the runtime masks them in every event, as secrets). */
+  maskedValues(): string[] {
+    return [...this.#tracked];
+  }
+
+  /**
+   * 1.58 activate_credential_binding: before the server starts, the binding replaces the secret of
+   * that name; once it runs, only the same source with new headers (a rotated authorization) is
+   * taken. Anything else is too late (CredentialBindingError 409).
+   */
+  activateCredentialBinding(name: string, binding: HttpCredentialBinding): void {
+    const existing = this.#bindings.get(name);
+    if (existing && existing.url === binding.url) {
+      existing.reauthorize(binding.headers);
+      return;
+    }
+    if (existing || this.#starting || (this.#session && !this.#session.closed)) throw new CredentialBindingError(409, 'Credential binding activation arrived after ACP initialization');
+    this.#bindings.set(name, binding);
   }
 
   /** The conversation's `acp` folder (1.58 `<persistence dir>/acp`; the workspace's `.openhands/acp` without one). */
@@ -289,11 +321,37 @@ export class AcpConversationAgent implements ConversationAgent {
     return this.#host.persistenceDir ? join(this.#host.persistenceDir, 'acp') : join(this.#host.workspaceDir, '.openhands', 'acp');
   }
 
+  /** Writes the bound credential files for a server about to start; their environment variables. */
+  async #materializeBindings(): Promise<Record<string, string>> {
+    const env: Record<string, string> = {};
+    const specs = activeFileSecrets(this.#agent.acp_file_secrets, detectProvider(this.#agent.acp_server, this.#agent.acp_command ?? []));
+    for (const [name, binding] of this.#bindings) {
+      const spec = specs.find((x) => x.secret_name === name);
+      if (!spec || this.#lifecycles.has(name)) continue;
+      try {
+        const lc = await CodexAuthLifecycle.materialize(binding, (values) => values.forEach((v) => this.#tracked.add(v)));
+        this.#lifecycles.set(name, lc);
+        Object.assign(env, lc.env);
+      } catch (e) {
+        if (e instanceof CredentialBindingError) throw new AcpStartError('ACPAuthRequired', `${name}: ${e.message}`);
+        throw e;
+      }
+      // The durable copy a static secret seeded earlier must not outlive the binding (1.58 removes it).
+      rmSync(join(this.#acpRoot(), spec.subdir, spec.filename), { force: true });
+    }
+    return env;
+  }
+
   #ensureSession(): Promise<AcpSession> {
     if (this.#session && !this.#session.closed) return Promise.resolve(this.#session);
     this.#starting ??= (async () => {
       try {
-        const launch = acpLaunch(this.#agent, this.#host.workspaceDir, this.#host.secrets, this.#acpRoot());
+        const bound = await this.#materializeBindings();
+        // A bound credential's static secret (if any) is not written: the source's copy is the one.
+        const secrets = Object.fromEntries(Object.entries(this.#host.secrets).filter(([k]) => !this.#bindings.has(k)));
+        const launch = acpLaunch(this.#agent, this.#host.workspaceDir, secrets, this.#acpRoot());
+        Object.assign(launch.env, bound);
+        launch.secrets = [...launch.secrets, ...this.#tracked];
         const s = await AcpSession.start({ ...launch, model: this.#model }, (u) => this.#onUpdate(u));
         this.#session = s;
         return s;
@@ -319,7 +377,7 @@ export class AcpConversationAgent implements ConversationAgent {
   }
 
   #mask(text: string): string {
-    return maskSecrets(text, Object.values(this.#host.secrets));
+    return maskSecrets(text, [...Object.values(this.#host.secrets), ...this.#tracked]);
   }
 
   #onUpdate(update: SessionUpdate): void {

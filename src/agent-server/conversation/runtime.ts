@@ -31,6 +31,7 @@ import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '.
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
 import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
+import type { HttpCredentialBinding } from '../acp/credential-binding.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -623,6 +624,14 @@ export class ConversationRuntime implements AgentHost {
     await this.#agent.close();
   }
 
+  /** PUT .../credential-bindings/{name} (1.58): only an ACP conversation takes one; otherwise it is too late (409). */
+  activateCredentialBinding(name: string, binding: HttpCredentialBinding): void {
+    if (!this.isAcp || this.#closing) throw new Conflict('Credential binding activation arrived after ACP initialization');
+    const agent = this.#ensureAgent();
+    if (!(agent instanceof AcpConversationAgent)) throw new Conflict('Credential binding activation arrived after ACP initialization');
+    agent.activateCredentialBinding(name, binding);
+  }
+
   /** Stops the agent between steps: status paused plus a PauseEvent (InterruptEvent for interrupt). */
   pause(kind: 'PauseEvent' | 'InterruptEvent' = 'PauseEvent'): void {
     const s = this.#row.executionStatus;
@@ -767,6 +776,7 @@ export class ConversationRuntime implements AgentHost {
   #secretValues(): string[] {
     const values = Object.values(this.secrets);
     if (this.llm?.apiKey) values.push(this.llm.apiKey);
+    if (this.#agent instanceof AcpConversationAgent) values.push(...this.#agent.maskedValues());
     return values;
   }
 

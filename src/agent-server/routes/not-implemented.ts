@@ -8,8 +8,6 @@ import { withConversationIdParam } from '../http/validate.ts';
 type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
-  // Credential bindings feed ACP agents' credential files (OpenHands leaves them out of its document).
-  ['put', '/conversations/:conversation_id/credential-bindings/:secret_name', 'Credential bindings of ACP agents'],
 ];
 
 /** OpenHands 1.58 routes outside `/api` that are not built (none today; kept for the next one). */

@@ -86,3 +86,13 @@ export type AcpModelDiscovery = Static<typeof AcpModelDiscovery>;
 
 export const SwitchAcpModelRequest = Type.Object({ model: Type.String() });
 export type SwitchAcpModelRequest = Static<typeof SwitchAcpModelRequest>;
+
+/** 1.58 CredentialBindingActivation: where the canonical copy of a credential file lives, and how to authorize there. */
+export const CredentialBindingActivation = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 4096 }),
+    headers: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ minLength: 1, maxLength: 8192 }), { maxProperties: 16, default: {} })),
+  },
+  { additionalProperties: false },
+);
+export type CredentialBindingActivation = Static<typeof CredentialBindingActivation>;
