@@ -36,6 +36,7 @@ import {
   Success,
   SwitchLlmRequest,
   SwitchAcpModelRequest,
+  CredentialBindingActivation,
   AcpModelDiscoveryRequest,
   AcpModelDiscovery,
   UpdateConversationRequest,
@@ -169,6 +170,8 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: `${C}/security_analyzer`, tag: 'conversations', summary: 'Set the security analyzer', body: SetSecurityAnalyzerRequest, response: Success },
   { method: 'post', path: `${C}/switch_llm`, tag: 'conversations', summary: 'Switch the LLM for the next model call', body: SwitchLlmRequest, response: Success },
   { method: 'post', path: `${C}/switch_acp_model`, tag: 'conversations', summary: "Switch the model of an ACP conversation's session (before its first run: kept for its start)", body: SwitchAcpModelRequest, response: Success },
+  { method: 'put', path: `${C}/credential-bindings/{secret_name}`, tag: 'conversations', summary: "Bind an ACP agent's credential file (CODEX_AUTH_JSON) to a versioned HTTP source; before the server starts, or the same source with rotated headers", body: CredentialBindingActivation, status: 204 },
+  { method: 'post', path: '/api/conversations/prepare-for-sandbox-pause', tag: 'conversations', summary: "Stop every ACP conversation's server and flush its bound credential files before the sandbox is frozen", status: 204 },
   { method: 'post', path: `${C}/switch_profile`, tag: 'conversations', summary: "Switch to an LLM profile's LLM for the next model call", body: SwitchProfileRequest, response: Success },
 
   { method: 'get', path: `${C}/events`, tag: 'events', summary: 'Events by id (a GET whose JSON body is the list of ids)', body: Type.Array(S), response: Type.Array(Type.Union([Event, Type.Null()])) },
