@@ -3,8 +3,12 @@
 // throwaway scripted server for opencode's session titles (left empty: a failed title is harmless,
 // and the side's script stays exact). The opencode configuration is a conversation secret
 // (OPENCODE_CONFIG_CONTENT): both servers hand secrets to the ACP server as environment variables.
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { until as untilFor } from '../../src/testing/until.ts';
 import { opencodeBinary, opencodeConfig } from '../../src/testing/acp/opencode.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
@@ -168,6 +172,141 @@ export const ACP_FLOWS: Record<string, Flow> = bin
             statuses: statuses(all),
             finishes: all.filter((e) => e.kind === 'ActionEvent').map((e) => e.action?.message),
           };
+        });
+      },
+
+      /** acp_file_secrets with a custom spec: where the file lands, its mode and content, what the ACP server's environment and first prompt carry, and a delete. */
+      async acp_file_secret(s) {
+        return withTitles(async (titles) => {
+          const CRED = '{"token":"parity-file-cred-5521"}';
+          const spec = { secret_name: 'MY_CRED_FILE', filename: 'cred.json', env_var: 'MY_CRED_PATH', subdir: 'my-cli' };
+          s.llm.push({ toolCalls: [{ name: 'bash', arguments: { command: 'echo "path=$MY_CRED_PATH mode=$(stat -c %a "$MY_CRED_PATH") sha=$(sha256sum < "$MY_CRED_PATH" | cut -c1-16) env=${MY_CRED_FILE:-unset}"', description: 'look' } }] }, { content: 'seen' });
+          const base = acp(s, titles, { acp_file_secrets: [spec] });
+          const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { ...base, secrets: { ...base.secrets, MY_CRED_FILE: secret(CRED) } }) });
+          const id = created.body.id;
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('look at the credential') });
+          const end = await settled(s, id);
+          const all = await events(s, id);
+          const out = String(s.llm.requests[1]?.messages.find((m) => m.role === 'tool')?.content ?? '');
+          const path = /path=(\S+)/.exec(out)?.[1] ?? '';
+          const exists = path !== '' && existsSync(path);
+          const mode = exists ? (statSync(path).mode & 0o777).toString(8) : null;
+          const deleted = await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+          return {
+            create: created.status,
+            end,
+            in_conversation_acp_dir: path.endsWith('/acp/my-cli/cred.json') && (path.includes(id) || path.includes(id.replaceAll('-', ''))),
+            mode,
+            seen_mode: /mode=(\d+)/.exec(out)?.[1],
+            content_matches: out.includes(`sha=${createHash('sha256').update(CRED).digest('hex').slice(0, 16)}`),
+            secret_as_env: !out.includes('env=unset'),
+            announced: JSON.stringify(all.find((e) => e.kind === 'SystemPromptEvent')?.dynamic_context ?? '').includes('MY_CRED_FILE'),
+            value_in_events: JSON.stringify(all).includes('parity-file-cred-5521'),
+            deleted: deleted.status,
+            file_after_delete: path !== '' && existsSync(path),
+          };
+        });
+      },
+
+      /** The conversation's MCP servers reach the ACP session: opencode offers a stdio server's tool and calls it; a disabled server is not offered. */
+      async acp_mcp(s) {
+        return withTitles(async (titles) => {
+          const offered: string[] = [];
+          s.llm.push((req) => {
+            const names = req.tools?.map((t) => t.function.name) ?? [];
+            offered.push(...names.filter((n) => n.startsWith('testmcp') || n.startsWith('off')));
+            const echo = names.find((n) => n.startsWith('testmcp') && n.endsWith('echo'));
+            return echo ? { toolCalls: [{ name: echo, arguments: { text: 'through-acp' } }] } : { content: 'no mcp tool' };
+          }, { content: 'echoed' });
+          // 1.58's form: the server map itself.
+          const mcp_config = { testmcp: { command: process.execPath, args: [STDIO_SERVER] }, off: { command: process.execPath, args: [STDIO_SERVER], enabled: false } };
+          const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles, { mcp_config })) });
+          if (created.status !== 201) return { create: created.status, detail: created.body };
+          const id = created.body.id as string;
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('echo something') });
+          const end = await settled(s, id).catch(() => 'did not end');
+          const all = await events(s, id);
+          return {
+            end,
+            offered: offered.map((n) => n.replace(/^(testmcp|off)\W*/, '$1:')).sort(),
+            tool_answer: String(s.llm.requests[1]?.messages.find((m) => m.role === 'tool')?.content ?? '').includes('echo: through-acp'),
+            kinds: kinds(all),
+            tool_calls: all.filter((e) => e.kind === 'ACPToolCallEvent').map((e) => ({ status: e.status, is_error: e.is_error })),
+          };
+        });
+      },
+
+      /** Credential bindings (Codex auth.json from a versioned HTTP source) and prepare-for-sandbox-pause. */
+      async acp_credential_binding(s) {
+        return withTitles(async (titles) => {
+          const auth = (rt: string) => JSON.stringify({ auth_mode: 'chatgpt', tokens: { refresh_token: rt, access_token: `at-${rt}` } });
+          const source = { value: auth('refresh-rt-one'), version: 'v1', key: 'Bearer k1', seen: [] as { method: string; auth: string | undefined; body: any }[] };
+          const http = createServer((req, res) => {
+            let raw = '';
+            req.on('data', (d) => (raw += d));
+            req.on('end', () => {
+              const body = raw ? JSON.parse(raw) : null;
+              source.seen.push({ method: req.method!, auth: req.headers.authorization, body });
+              const reply = (status: number, json: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+              if (req.headers.authorization !== source.key) return reply(401, {});
+              if (req.method === 'GET') return reply(200, { value: source.value, version: source.version });
+              if (body.expected_version !== source.version) return reply(409, {});
+              source.value = body.value;
+              source.version = `v${Number(source.version.slice(1)) + 1}`;
+              return reply(200, { version: source.version });
+            });
+          });
+          await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+          const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/creds/codex`;
+          try {
+            // An ACP server nobody recognises by name: every built-in credential file applies to it.
+            const link = join(s.workDir, `acp-cli-${Date.now()}`);
+            symlinkSync(bin!, link);
+            s.llm.push({ toolCalls: [{ name: 'bash', arguments: { command: 'echo "home=$CODEX_HOME mode=$(stat -c %a "$CODEX_HOME/auth.json")"; sed -i s/rt-one/rt-two/g "$CODEX_HOME/auth.json"', description: 'refresh' } }] }, { content: 'refreshed' });
+            const { secrets } = acp(s, titles);
+            const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { agent: { kind: 'ACPAgent', acp_server: 'custom', acp_command: [link, 'acp'], acp_isolate_data_dir: true }, secrets }) });
+            if (created.status !== 201) return { create: created.status, detail: created.body };
+            const id = created.body.id as string;
+            const bind = (name: string, body: unknown) => s.api(`/api/conversations/${id}/credential-bindings/${name}`, { method: 'PUT', body });
+            const other = await bind('OTHER_SECRET', { url });
+            const empty = await bind('CODEX_AUTH_JSON', {});
+            const wrong = await bind('CODEX_AUTH_JSON', { url, headers: { Authorization: 'Bearer wrong' } });
+            const ok = await bind('CODEX_AUTH_JSON', { url, headers: { Authorization: 'Bearer k1' } });
+            await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('refresh the token') });
+            const end = await settled(s, id);
+            const out = String(s.llm.requests[1]?.messages.find((m) => m.role === 'tool')?.content ?? '');
+            const home = /home=(\S+)/.exec(out)?.[1] ?? '';
+            const written_back = await until('the refresh to reach the source', async () => source.value === auth('refresh-rt-two'), 10_000).catch(() => false);
+            source.key = 'Bearer k2';
+            const rotated = await bind('CODEX_AUTH_JSON', { url, headers: { Authorization: 'Bearer k2' } });
+            const elsewhere = await bind('CODEX_AUTH_JSON', { url: `${url}-other`, headers: { Authorization: 'Bearer k2' } });
+            if (home) writeFileSync(join(home, 'auth.json'), auth('refresh-rt-three'));
+            const all = JSON.stringify(await events(s, id));
+            const prepared = await s.api('/api/conversations/prepare-for-sandbox-pause', { method: 'POST' });
+            const afterPause = await s.api(`/api/conversations/${id}`);
+            return {
+              other: other.status,
+              empty: empty.status,
+              empty_locs: locs(empty.body),
+              wrong: wrong.status,
+              ok: ok.status,
+              end,
+              mode: /mode=(\d+)/.exec(out)?.[1],
+              home_in_conversation_dir: home.includes(id) || home.includes(id.replaceAll('-', '')),
+              written_back,
+              puts: source.seen.filter((r) => r.method === 'PUT').slice(0, 1).map((r) => ({ auth: r.auth, expected_version: r.body?.expected_version, refreshed: r.body?.value === auth('refresh-rt-two') })),
+              rotated: rotated.status,
+              elsewhere: elsewhere.status,
+              prepared: prepared.status,
+              info_after_pause: afterPause.status,
+              flushed: source.value === auth('refresh-rt-three'),
+              last_request_auth: source.seen.at(-1)?.auth,
+              home_after_pause: home !== '' && existsSync(home),
+              tokens_in_events: ['refresh-rt-one', 'refresh-rt-two', 'Bearer k'].filter((t) => all.includes(t)),
+            };
+          } finally {
+            http.close();
+          }
         });
       },
 

@@ -293,7 +293,8 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
   });
 
   it('forwards the conversation\'s MCP servers to the ACP session: opencode calls a tool of one', { timeout: SLOW * 2 }, async () => {
-    const mcp_config = { mcpServers: { testmcp: { command: process.execPath, args: [STDIO_SERVER] }, off: { command: process.execPath, args: [STDIO_SERVER], enabled: false } } };
+    // 1.58's form (the server map itself); `{"mcpServers": ...}` is taken too.
+    const mcp_config = { testmcp: { command: process.execPath, args: [STDIO_SERVER] }, off: { command: process.execPath, args: [STDIO_SERVER], enabled: false } };
     const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ mcp_config }), secrets: secrets() } });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const id = r.body.id as string;

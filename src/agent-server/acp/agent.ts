@@ -88,7 +88,9 @@ export function acpLaunch(agent: Agent, cwd: string, secrets: Readonly<Record<st
 export function acpMcpServers(mcpConfig: unknown, secrets: Readonly<Record<string, string>>): McpServer[] {
   const out: McpServer[] = [];
   try {
-    for (const [name, spec] of Object.entries(serversOf(mcpConfig, 'agent.mcp_config'))) {
+    // 1.58's agent takes the server map itself ({name: server}); the `{"mcpServers": ...}` file form too.
+    const flat = mcpConfig !== null && typeof mcpConfig === 'object' && !Array.isArray(mcpConfig) && !('mcpServers' in mcpConfig);
+    for (const [name, spec] of Object.entries(serversOf(flat ? { mcpServers: mcpConfig } : mcpConfig, 'agent.mcp_config'))) {
       if (spec['enabled'] === false) continue;
       const s = resolveServer(name, spec, (n) => (Object.hasOwn(secrets, n) ? secrets[n] : undefined));
       const pairs = (m: Record<string, string>) => Object.entries(m).map(([k, v]) => ({ name: k, value: v }));
