@@ -14,6 +14,7 @@
 // The upstream is always the sandbox's own agent server address (runtime/dial.ts), the path is
 // always under /app-backends/<app>/ (no `.`/`..` segment however encoded, no way to name a host or
 // a port), and the facade's own credentials (Authorization, its session cookie) never go upstream.
+import { timingSafeEqual } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
@@ -21,7 +22,11 @@ import { SandboxKind } from '../api/sandbox.ts';
 import { APP_BACKEND_SESSION_COOKIE, EXTENSION_NAME_PATTERN } from '../api/agent-server/canvas.ts';
 import { checkProxyPath } from '../agent-server/canvas/bridge.ts';
 import { agentServerDialUrl } from '../runtime/dial.ts';
+import type { AppUser } from './db/types.ts';
 import type { FacadeDeps } from './deps.ts';
+import type { Facade } from './context.ts';
+import { sessionPolicy } from './login/routes.ts';
+import { CSRF_HEADER, hashSecret, SESSION_COOKIE } from './login/session.ts';
 import { getOwned, normalizeName, sandboxPhase, sessionKeyOf } from './resources.ts';
 
 const NAME = EXTENSION_NAME_PATTERN.slice(1, -1);
@@ -35,6 +40,9 @@ export interface AppIngressOptions {
   /** The web app's origins: the only pages that may open app sessions. */
   webOrigins: string[];
 }
+
+/** A signed-in browser's user: its session cookie and that session's CSRF token (OIDC login). */
+export type SessionUser = (cookie: string, csrfToken: string) => Promise<AppUser | undefined>;
 
 /** The agent-server settings a sandbox needs for its Canvas App backends to be reachable through the ingress. */
 export function appBackendEnv(o: AppIngressOptions, sandbox: string): Record<string, string> {
@@ -54,6 +62,17 @@ function split(raw: string | undefined): { path: string; search: string } {
   return q < 0 ? { path: r, search: '' } : { path: r.slice(0, q), search: r.slice(q) };
 }
 
+/** SessionUser for a facade with OIDC login, as the event relay checks a browser: a live session, its CSRF token. */
+export function oidcSessionUser(facade: Facade): SessionUser | undefined {
+  const oidc = facade.oidc;
+  if (!oidc) return undefined;
+  return async (cookie, csrf) => {
+    const session = await facade.d.db.logins.findSession(hashSecret(cookie), sessionPolicy(oidc).idleMs);
+    const [a, b] = [Buffer.from(csrf), Buffer.from(session?.csrfToken ?? '')];
+    return session && a.length === b.length && timingSafeEqual(a, b) ? session.user : undefined;
+  };
+}
+
 type Deps = Pick<FacadeDeps, 'store' | 'db' | 'namespace' | 'log'>;
 
 interface Target {
@@ -66,10 +85,12 @@ export class AppBackendRelay {
   readonly #d: Deps;
   readonly #o: AppIngressOptions;
   readonly #public: URL;
+  readonly #sessionUser: SessionUser | undefined;
 
-  constructor(d: Deps, o: AppIngressOptions) {
+  constructor(d: Deps, o: AppIngressOptions, sessionUser?: SessionUser) {
     this.#d = d;
     this.#o = o;
+    this.#sessionUser = sessionUser;
     this.#public = new URL(o.publicUrl);
   }
 
@@ -91,6 +112,16 @@ export class AppBackendRelay {
     const key = await sessionKeyOf(this.#d as FacadeDeps, name);
     if (!sb || sb.metadata.deletionTimestamp || sandboxPhase(sb) !== 'RUNNING' || !base || !key) return undefined;
     return { base: new URL(base), key, path: `/app-backends/${app}${rest}${search}` };
+  }
+
+  /** As on the API: an API key, or (OIDC login) the session cookie with that session's CSRF token. */
+  async #user(req: IncomingMessage): Promise<AppUser | undefined> {
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer) return this.#d.db.findUserByApiKey(bearer);
+    const cookie = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]*)`).exec(req.headers.cookie ?? '')?.[1];
+    const csrf = req.headers[CSRF_HEADER.toLowerCase()];
+    if (!this.#sessionUser || !cookie || typeof csrf !== 'string') return undefined;
+    return this.#sessionUser(decodeURIComponent(cookie.trim()), csrf);
   }
 
   #headers(req: IncomingMessage, keep: 'app-cookie' | 'none'): Record<string, string | string[]> {
@@ -138,14 +169,13 @@ export class AppBackendRelay {
       if (req.method === 'OPTIONS') {
         if (!allowed) return end(403, 'Origin is not allowed');
         res.setHeader('access-control-allow-methods', 'POST, DELETE');
-        res.setHeader('access-control-allow-headers', 'authorization, content-type');
+        res.setHeader('access-control-allow-headers', `authorization, content-type, ${CSRF_HEADER.toLowerCase()}`);
         res.setHeader('access-control-max-age', '600');
         return void res.writeHead(204).end();
       }
       if (req.method !== 'POST' && req.method !== 'DELETE') return end(405, 'Method not allowed');
       if (!allowed) return end(403, 'Origin is not allowed');
-      const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-      const user = bearer ? await this.#d.db.findUserByApiKey(bearer) : undefined;
+      const user = await this.#user(req);
       if (!user) return end(401, 'Unauthorized');
       const t = await this.#target(sandbox, app, rest, '', user.id);
       if (!t) return end(404, 'Sandbox not found or not running');
