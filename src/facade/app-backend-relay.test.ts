@@ -79,6 +79,9 @@ describe('Canvas App backends of a sandbox, through the facade ingress', () => {
     const posted = await raw(`${at}/echo`, { method: 'POST', headers: { cookie, origin: base, 'content-type': 'text/plain' }, body: 'payload' });
     expect(JSON.parse(posted.text).body).toBe('payload');
     for (const p of ['/%2e%2e/x', '/a/%252e%252e/x']) expect((await raw(`${at}${p}`, { headers: { cookie } })).status, p).toBe(400);
+    // A path that names a host reaches the app's own backend all the same, as a path.
+    const hostPath = await raw(`${at}//evil.test:9/x`, { headers: { cookie } });
+    expect([hostPath.status, JSON.parse(hostPath.text).url]).toEqual([200, '//evil.test:9/x']);
     // The same cookie is no key to another sandbox or to nothing at all.
     expect((await raw(`${base}/sandboxes/sb-bob/app-backends/${app}/echo`, { headers: { cookie } })).status).toBe(404);
     expect((await raw(`${base}/elsewhere`, { headers: { cookie } })).status).toBe(404);
