@@ -31,6 +31,7 @@ import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '.
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
 import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
+import { idleCollector } from '../idle-collect.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -406,6 +407,7 @@ export class ConversationRuntime implements AgentHost {
     const controller = new AbortController();
     const active: ActiveRun = { controller, done: Promise.resolve() };
     this.#run = active;
+    idleCollector()?.runStarted();
     active.done = agent.condense(controller.signal).finally(() => {
       this.#run = undefined;
       if (this.#rerun && !this.#closing) this.#start();
@@ -700,6 +702,7 @@ export class ConversationRuntime implements AgentHost {
 
   #afterRun(): void {
     this.#run = undefined;
+    idleCollector()?.runEnded();
     if (this.#deleted) return;
     if (this.#reloadAgent && !this.#closing) {
       this.#reloadAgent = false;
