@@ -1,4 +1,4 @@
-// One full garbage collection once the agent server has had no run for a moment (bench/RESULTS.md,
+// One full garbage collection once the agent server has had no run for 10 s (bench/RESULTS.md,
 // "Agent server RSS after 1,000 steps").
 //
 // Why: nothing is retained per step (heap snapshots at steps 200 and 800: +2.3 MiB live, the events
@@ -13,8 +13,13 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** How long the server must stay without a run: a follow-up message within it does not pay for a collection. */
-export const IDLE_COLLECT_DELAY_MS = 2_000;
+/**
+ * How long the server must stay without a run: a person reading the answer, not a client sending the
+ * next message at once. At 2 s the collection also fired between runs sent back to back (a loaded
+ * machine stretches those gaps) and the next run then paid for the smaller heap with more frequent GCs
+ * (CPU per step at step 1,000 up to 1.5x); at 10 s it did not (bench/RESULTS.md).
+ */
+export const IDLE_COLLECT_DELAY_MS = 10_000;
 
 export interface IdleCollectorOptions {
   /** Runs a full collection. */
