@@ -119,6 +119,8 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     agentServerEnv: subscriptionEndpointEnv(env),
     ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
+    // Canvas App backends are reached on each sandbox's own host; the web app (this origin) opens their sessions.
+    ...(env.AGENTYARD_PUBLIC_URL ? { appBackends: { webOrigins: [new URL(env.AGENTYARD_PUBLIC_URL).origin] } } : {}),
     ...loadSandboxPodSettings(env),
     ...(archiveStore ? { archiveUploadUrl: (key: string) => archiveStore.presignPut(key, ARCHIVE_UPLOAD_DEADLINE_SECONDS) } : {}),
     // A deleted sandbox's conversation files (browser recordings) are kept, as in embedded mode, for

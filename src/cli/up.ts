@@ -26,6 +26,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { MIN_FREE_DISK_ENV } from '../util/disk-space.ts';
 import { subscriptionEndpointEnv } from '../agent-server/subscription/endpoints-env.ts';
 import { createLogger } from '../util/log.ts';
+import { appBackendEnv } from '../facade/app-backend-relay.ts';
 
 const NAMESPACE = 'default';
 const ADMIN_USER_ID = 'admin';
@@ -110,7 +111,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const settings = loadLifecycleSettings(env);
   const isolationSettings = loadIsolationSettings(env);
   const command = agentServerCommand(env);
-  const sandboxEnv = agentServerEnv(env); // refuses a subscription address that is no URL, now
+  const agentEnv = agentServerEnv(env); // refuses a subscription address that is no URL, now
   const pluginCatalog = loadPluginCatalog(env);
   const modelUpstream = modelUpstreamFromEnv(env); // refuses a model it could never reach, now
   // OpenID Connect login (README, "Login"); without --public-url the callback is at this service's own
@@ -148,7 +149,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   await db.addApiKey(ADMIN_USER_ID, admin.key);
 
   const telemetry = await telemetryFromEnv(env, 'agentyard', log);
-  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs, marketplaceListing: 'any-host' }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}), ...(login ? { login } : {}) });
+  const api = await startApiServer({ store, db, clock, namespace: NAMESPACE, settings: { capacity: settings.capacity, idleTimeMs: settings.idleTimeMs, deletionTimeMs: settings.deletionTimeMs, marketplaceListing: 'any-host' }, gitHosts: gitHostsFromEnv(process.env), pluginCatalog, webConnectSrc: ['ws://127.0.0.1:*'], dataDir, objects, ...(license ? { license } : {}), supportUpload: supportUploadFromEnv(env), port, host, log, sandboxSpec: { runtime: 'process', readAt: new Date().toISOString() }, ...(modelUpstream ? { modelUpstream } : {}), ...(telemetry ? { telemetry } : {}), ...(login ? { login } : {}), appIngress: appIngressOf(env, host, login?.publicUrl) });
   if (login) login.publicUrl ??= api.url; // read at each login, so filling it once listening is enough
   // The model gateway is a route of this same API (see README): agent servers already reach it for the event sink.
   const model = modelUpstream ? { model: modelUpstream.model, gatewayUrl: modelGatewayUrl(api.url) } : undefined;
@@ -157,7 +158,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
     const c = await store.get(ConversationKind, NAMESPACE, id);
     return c !== undefined && !c.metadata.deletionTimestamp;
   };
-  const runtime = new ProcessRuntime({ dataDir, objects, keepConversation, env: sandboxEnv, sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
+  const runtime = new ProcessRuntime({ dataDir, objects, keepConversation, env: agentEnv, ...(api.appIngress ? { sandboxEnv: (name: string) => appBackendEnv(api.appIngress!, name) } : {}), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 
@@ -166,6 +167,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   log[isolation.isolated ? 'info' : 'warn']({ isolated: isolation.isolated, ...(isolation.reason ? { reason: isolation.reason } : {}) }, isolation.summary);
   process.stdout.write(adminKeyNotice(admin));
   if (login) process.stdout.write(`Sign-in: OpenID Connect at ${login.issuer} (redirect URI ${login.publicUrl}/auth/callback), or with an API key\n`);
+  if (api.appIngress) process.stdout.write(`Canvas App backends of sandboxes are reached at ${api.appIngress.publicUrl}/sandboxes/<sandbox>/app-backends/<app>/\n`);
   process.stdout.write(`agentyard is up at ${api.url}\n`);
   if (!env.LLM_MODEL) {
     process.stdout.write('No model configured: set LLM_MODEL, LLM_BASE_URL and LLM_API_KEY for the agent to work.\n');
@@ -194,4 +196,15 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/**
+ * The app-backend ingress of `agentyard up`: a second port on the same host (a browser origin of its
+ * own), AGENTYARD_APP_PORT or any free one; AGENTYARD_APP_PUBLIC_URL when browsers reach it through
+ * a proxy. The web app's origin: its public URL (OIDC login), else the API's own (server.ts).
+ */
+function appIngressOf(env: NodeJS.ProcessEnv, host: string, publicUrl: string | undefined): { port: number; host: string; publicUrl?: string; webOrigins?: string[] } {
+  const appPort = Number(env.AGENTYARD_APP_PORT ?? '0');
+  if (!Number.isInteger(appPort) || appPort < 0 || appPort > 65535) throw new Error(`AGENTYARD_APP_PORT must be an integer 0..65535, got '${env.AGENTYARD_APP_PORT}'`);
+  return { port: appPort, host, ...(env.AGENTYARD_APP_PUBLIC_URL ? { publicUrl: env.AGENTYARD_APP_PUBLIC_URL } : {}), ...(publicUrl ? { webOrigins: [new URL(publicUrl).origin] } : {}) };
 }

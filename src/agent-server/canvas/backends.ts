@@ -15,11 +15,12 @@ import { arch, platform } from 'node:os';
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
-import { Conflict, NotImplemented } from '../../api/errors.ts';
+import { Conflict } from '../../api/errors.ts';
 import type { BackendLogs, BackendPlatform, BackendState, BackendStatus, CanvasExtensionBackend, CanvasExtensionManifest } from '../../api/agent-server/canvas.ts';
 import { INHERITABLE_ENV } from '../../api/agent-server/canvas.ts';
 import { baseEnv } from '../../agent/hooks/executor.ts';
 import { canonicalManifest, containedFile, type CanvasExtensions } from './extensions.ts';
+import { downloadArtifact, type DownloadOptions } from './download.ts';
 
 const MAX_LOG_BYTES = 256 * 1024;
 const STOP_GRACE_MS = 5_000;
@@ -185,14 +186,16 @@ function signalGroup(pgid: number, sig: NodeJS.Signals): void {
 
 export class CanvasBackends {
   readonly #ext: CanvasExtensions;
-  readonly #dirs: { artifacts: string; data: string; approvals: string; run: string };
+  readonly #dirs: { artifacts: string; downloads: string; data: string; approvals: string; run: string };
+  readonly #download: DownloadOptions;
   readonly #runtimes = new Map<string, Runtime>();
   /** One operation per extension at a time (prepare, start, stop, delete_data). */
   readonly #queues = new Map<string, Promise<unknown>>();
 
-  constructor(ext: CanvasExtensions, stateDir: string) {
+  constructor(ext: CanvasExtensions, stateDir: string, download: DownloadOptions = {}) {
     this.#ext = ext;
-    this.#dirs = { artifacts: join(stateDir, 'artifacts'), data: join(stateDir, 'data'), approvals: join(stateDir, 'approvals'), run: join(stateDir, 'run') };
+    this.#download = download;
+    this.#dirs = { artifacts: join(stateDir, 'artifacts'), downloads: join(stateDir, 'downloads'), data: join(stateDir, 'data'), approvals: join(stateDir, 'approvals'), run: join(stateDir, 'run') };
   }
 
   #writeRunRecord(name: string, pgid: number): void {
@@ -324,10 +327,15 @@ export class CanvasBackends {
       const done = this.#prepared(name);
       if (done?.revision === revision && existsSync(done.artifact_dir)) return now;
       const { artifact, platform: p } = this.#parts(name)!;
-      if (!artifact.path) throw new NotImplemented('Backend artifacts downloaded from a URL are not implemented by this agent server: ship the artifact inside the extension package (backend.artifacts.<platform>.path)');
-      const archive = containedFile(this.#ext.packageDir(name), artifact.path);
-      if (!archive) throw new Conflict('backend artifact is not a contained regular file');
-      if ((await sha256File(archive)) !== artifact.sha256) throw new Conflict('backend artifact checksum does not match manifest');
+      let archive: string | undefined;
+      if (artifact.path) {
+        archive = containedFile(this.#ext.packageDir(name), artifact.path);
+        if (!archive) throw new Conflict('backend artifact is not a contained regular file');
+        if ((await sha256File(archive)) !== artifact.sha256) throw new Conflict('backend artifact checksum does not match manifest');
+      } else {
+        // The manifest's checksum is checked while the bytes arrive (download.ts).
+        archive = await downloadArtifact(artifact.url!, artifact.sha256, this.#dirs.downloads, this.#download);
+      }
       const dir = join(this.#dirs.artifacts, name, artifact.sha256);
       if (!existsSync(dir)) {
         mkdirSync(dirname(dir), { recursive: true });

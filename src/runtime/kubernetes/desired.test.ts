@@ -58,6 +58,15 @@ describe('desired objects for a sandbox', () => {
     expect(() => subscriptionEndpointEnv({ OH_OPENAI_CODEX_BASE_URL: 'openai-proxy:8080' })).toThrow("OH_OPENAI_CODEX_BASE_URL must be an http(s) URL, got 'openai-proxy:8080'");
   });
 
+  it('gives the agent server its own host as the Canvas App ingress and the web app as the page allowed to open sessions', () => {
+    const env = (st: KubeRuntimeSettings) => Object.fromEntries(desiredPod(sb, st).spec!.containers[0]!.env!.map((e) => [e.name, e.value]));
+    expect(env(settings)['OH_APP_BACKEND_PUBLIC_URL']).toBeUndefined();
+    const on = env({ ...settings, appBackends: { webOrigins: ['https://app.example.com'] } });
+    expect(on['OH_APP_BACKEND_PUBLIC_URL']).toBe('https://abc-runtime.agents.example.com');
+    expect(on['OH_ALLOW_CORS_ORIGINS']).toBe('["https://app.example.com"]');
+    expect(on['OH_TRUST_FORWARDED_HEADERS']).toBe('true');
+  });
+
   it('keeps the workspace on a PVC of STORAGE_CLASS, exposes a Service and the sandbox host with TLS', () => {
     expect(desiredPvc(sb, settings).spec).toMatchObject({ storageClassName: 'fast', resources: { requests: { storage: '20Gi' } } });
     expect(desiredService(sb).spec?.selector).toEqual({ 'agentyard.dev/sandbox': 'abc' });

@@ -73,6 +73,12 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
    * Unset: only the workspace archive is uploaded.
    */
   conversationFiles?: { objects: ObjectStore; keep: (conversationId: string, sandbox: string) => Promise<boolean> };
+  /**
+   * Canvas App backends: the web app's origins (AGENTYARD_PUBLIC_URL). A sandbox's backends are then
+   * reached on its own Ingress host (a browser origin apart from the web app's, already routed to its
+   * agent server), which becomes its OH_APP_BACKEND_PUBLIC_URL.
+   */
+  appBackends?: { webOrigins: string[] };
   log?: Logger;
 }
 
@@ -118,6 +124,14 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
   // warm-up.ts), as the process runtime's members do: ready then means warm, and a claim does not pay
   // for it (issue #16). The Pod keeps the variable once claimed; a restart of its container then warms
   // up again before serving, which costs that restart a fraction of a second.
+  if (s.appBackends) {
+    vars.push(
+      { name: 'OH_APP_BACKEND_PUBLIC_URL', value: s.addressing.urlFor(sb.metadata.name) },
+      { name: 'OH_ALLOW_CORS_ORIGINS', value: JSON.stringify(s.appBackends.webOrigins) },
+      // TLS ends at the ingress controller, which says in X-Forwarded-Proto/Host what the browser reached.
+      { name: 'OH_TRUST_FORWARDED_HEADERS', value: 'true' },
+    );
+  }
   if (sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined) vars.push({ name: 'AGENTYARD_WARM_UP', value: '1' });
   for (const [name, value] of Object.entries(s.agentServerEnv ?? {})) vars.push({ name, value });
   if (s.llm) {

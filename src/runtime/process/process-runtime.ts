@@ -62,6 +62,8 @@ export interface ProcessRuntimeOptions {
   command?: string[];
   /** Extra environment for every agent server (log level). */
   env?: Record<string, string>;
+  /** Extra environment for one sandbox's agent server (its Canvas App ingress URL: facade/app-backend-relay.ts). */
+  sandboxEnv?: (sandbox: string) => Record<string, string>;
   /**
    * The model agents use, through the model gateway: each agent server gets LLM_MODEL, LLM_BASE_URL
    * = the gateway and its sandbox's model token as LLM_API_KEY, never the provider's key.
@@ -268,6 +270,7 @@ export class ProcessRuntime implements SandboxRuntime {
       ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
       ...AGENT_SERVER_MEMORY_ENV,
       ...this.#o.env,
+      ...this.#o.sandboxEnv?.(name),
       // A warm-pool member has no model token until a user claims it (it gets it then, at its hand-over).
       ...(this.#o.model ? { LLM_MODEL: this.#o.model.model, LLM_BASE_URL: this.#o.model.gatewayUrl, LLM_NUM_RETRIES: String(GATEWAY_MODEL_RETRIES), ...(modelToken ? { LLM_API_KEY: modelToken } : {}) } : {}),
       OH_SESSION_API_KEYS_0: sessionKey,
