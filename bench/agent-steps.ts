@@ -157,6 +157,8 @@ interface Figures {
   idleRss: number;
   rss100: number;
   rssEnd: number;
+  /** RSS 12 s after the last request: what a sandbox holds while it waits for its user (src/agent-server/idle-collect.ts). */
+  rssRested: number;
   createMs: number;
   stepShort: number;
   stepLong: number;
@@ -224,7 +226,9 @@ async function drive(p: Proc, model: FastModel, steps: number): Promise<Figures>
     searches.push(performance.now() - t0);
   }
   const replayMs = await replay(p, long, events);
-  return { startMs: p.startMs, idleRss, rss100, rssEnd: rssMiB(p.pid), createMs: median(creates), stepShort, stepLong, cpuShort, cpuLong, steps, events, searchMs: median(searches), replayMs };
+  const rssEnd = rssMiB(p.pid);
+  await new Promise((r) => setTimeout(r, 12_000));
+  return { startMs: p.startMs, idleRss, rss100, rssEnd, rssRested: rssMiB(p.pid), createMs: median(creates), stepShort, stepLong, cpuShort, cpuLong, steps, events, searchMs: median(searches), replayMs };
 }
 
 /** A new WebSocket asking for everything: ms until `events` frames arrived. */
@@ -307,6 +311,7 @@ export async function benchAgentSteps(record: Record): Promise<void> {
     record('agent server: RSS idle', a.idleRss, 'MiB', `${a.idleRss <= 100 ? 'met' : `MISSED by ${(a.idleRss - 100).toFixed(0)} MiB`} (target ≤ 100); ${vs(a.idleRss, b?.idleRss)}`);
     record('agent server: RSS after 100 steps', a.rss100, 'MiB', `${a.rss100 <= 120 ? 'met' : `MISSED by ${(a.rss100 - 120).toFixed(0)} MiB`} (target ≤ 120); ${vs(a.rss100, b?.rss100)}`);
     record(`agent server: RSS after ${a.steps} steps`, a.rssEnd, 'MiB', b ? `OpenHands after ${b.steps}: ${b.rssEnd.toFixed(0)} MiB` : '');
+    record(`agent server: RSS 12 s after ${a.steps} steps`, a.rssRested, 'MiB', b ? `OpenHands: ${b.rssRested.toFixed(0)} MiB` : 'idle, waiting for its user');
     record('agent server: create conversation', a.createMs, 'ms', vs(a.createMs, b?.createMs));
     const cpuRatio = a.cpuLong / a.cpuShort;
     record('agent server: per step, 10-step conversations', a.stepShort, 'ms', `wall, median gap between model requests; ${vs(a.stepShort, b?.stepShort)}`);

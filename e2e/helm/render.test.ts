@@ -68,6 +68,18 @@ describe.skipIf(!helmBin)('the Helm chart, offline', () => {
     expect(r.out).toMatch(message);
   });
 
+  it("gives the controller the ChatGPT subscription's addresses for sandbox Pods, and refuses one that is no URL", async () => {
+    const values = `${OK}${RANGES}sandbox: {openaiSubscription: {authIssuer: "https://openai-proxy.corp.example/auth", codexBaseUrl: "http://openai-proxy.corp.example:8080/codex"}}\n`;
+    const r = await helm(['template', 'agentyard', CHART, '-n', 'apps', '-f', writeValues(dir, 'subscription.yaml', values)]);
+    expect(r.ok, r.out).toBe(true);
+    const controller = r.out.slice(r.out.indexOf('name: agentyard-controller\n'));
+    expect(controller).toContain('- {name: OH_OPENAI_AUTH_ISSUER, value: "https://openai-proxy.corp.example/auth"}');
+    expect(controller).toContain('- {name: OH_OPENAI_CODEX_BASE_URL, value: "http://openai-proxy.corp.example:8080/codex"}');
+    const bad = await helm(['template', 'agentyard', CHART, '-n', 'apps', '-f', writeValues(dir, 'subscription-bad.yaml', `${OK}${RANGES}sandbox: {openaiSubscription: {codexBaseUrl: "openai-proxy:8080"}}\n`)]);
+    expect(bad.ok).toBe(false);
+    expect(bad.out).toMatch(/sandbox\/openaiSubscription\/codexBaseUrl/);
+  });
+
   it('names its objects after a release that does not say agentyard', async () => {
     const r = await helm(['template', 'blue', CHART, '-n', 'apps', '-f', join(CHART, 'ci/minimal-values.yaml')]);
     expect(r.ok, r.out).toBe(true);

@@ -15,6 +15,7 @@ import type { LlmConfig } from '../agent/types.ts';
 import { SINK_ENV } from '../api/event-sink.ts';
 import { createLogger } from '../util/log.ts';
 import { applyAgentServerV8Flags } from './memory-env.ts';
+import { enableIdleCollection } from './idle-collect.ts';
 import { startAgentServer } from './server.ts';
 import { warmUp } from './warm-up.ts';
 import { subscriptionSettingsFromEnv } from './subscription/service.ts';
@@ -70,6 +71,7 @@ function appBackendsFromEnv(env: NodeJS.ProcessEnv): { publicUrl?: string; allow
 
 export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   applyAgentServerV8Flags();
+  enableIdleCollection();
   const { values } = parseArgs({
     args: argv,
     options: {

@@ -31,6 +31,7 @@ import { KubeStore } from '../store/kube/kube-store.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import { createLogger } from '../util/log.ts';
 import { defaultRegistry, startMetricsServer } from '../util/metrics.ts';
+import { subscriptionEndpointEnv } from '../agent-server/subscription/endpoints-env.ts';
 
 function required(env: NodeJS.ProcessEnv, name: string, what: string): string {
   const v = env[name];
@@ -114,6 +115,8 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     addressing,
     ...(env.AGENTYARD_API_URL ? { sinkBaseUrl: env.AGENTYARD_API_URL } : {}),
     ...(llm ? { llm } : {}),
+    // The ChatGPT subscription's addresses (chart values sandbox.openaiSubscription), for every sandbox Pod.
+    agentServerEnv: subscriptionEndpointEnv(env),
     ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
     // Canvas App backends are reached on each sandbox's own host; the web app (this origin) opens their sessions.

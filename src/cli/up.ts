@@ -24,6 +24,7 @@ import { loadIsolationSettings } from '../runtime/process/isolation/settings.ts'
 import { ProcessRuntime } from '../runtime/process/process-runtime.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { MIN_FREE_DISK_ENV } from '../util/disk-space.ts';
+import { subscriptionEndpointEnv } from '../agent-server/subscription/endpoints-env.ts';
 import { createLogger } from '../util/log.ts';
 import { appBackendEnv } from '../facade/app-backend-relay.ts';
 
@@ -70,7 +71,8 @@ function agentServerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     const value = env[name];
     if (value) out[name] = value;
   }
-  return out;
+  // The ChatGPT subscription's addresses (a proxy in front of OpenAI): every sandbox signs in through them.
+  return { ...out, ...subscriptionEndpointEnv(env) };
 }
 
 /**
@@ -109,6 +111,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
   const settings = loadLifecycleSettings(env);
   const isolationSettings = loadIsolationSettings(env);
   const command = agentServerCommand(env);
+  const agentEnv = agentServerEnv(env); // refuses a subscription address that is no URL, now
   const pluginCatalog = loadPluginCatalog(env);
   const modelUpstream = modelUpstreamFromEnv(env); // refuses a model it could never reach, now
   // OpenID Connect login (README, "Login"); without --public-url the callback is at this service's own
@@ -155,7 +158,7 @@ export async function runUp(argv: string[], env: NodeJS.ProcessEnv = process.env
     const c = await store.get(ConversationKind, NAMESPACE, id);
     return c !== undefined && !c.metadata.deletionTimestamp;
   };
-  const runtime = new ProcessRuntime({ dataDir, objects, keepConversation, env: agentServerEnv(env), ...(api.appIngress ? { sandboxEnv: (name: string) => appBackendEnv(api.appIngress!, name) } : {}), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
+  const runtime = new ProcessRuntime({ dataDir, objects, keepConversation, env: agentEnv, ...(api.appIngress ? { sandboxEnv: (name: string) => appBackendEnv(api.appIngress!, name) } : {}), sinkBaseUrl: api.url, log, launcher: isolation.launcher, ...(model ? { model } : {}), ...(command ? { command } : {}) });
   const controller = createController({ store, runtime, clock, settings, namespace: NAMESPACE, log, git: gitSettingsFromEnv(process.env) });
   await controller.start();
 

@@ -32,6 +32,7 @@ import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplac
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
 import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
 import type { HttpCredentialBinding } from '../acp/credential-binding.ts';
+import { idleCollector } from '../idle-collect.ts';
 
 export interface RuntimeContext {
   events: EventStore;
@@ -407,6 +408,7 @@ export class ConversationRuntime implements AgentHost {
     const controller = new AbortController();
     const active: ActiveRun = { controller, done: Promise.resolve() };
     this.#run = active;
+    idleCollector()?.runStarted();
     active.done = agent.condense(controller.signal).finally(() => {
       this.#run = undefined;
       if (this.#rerun && !this.#closing) this.#start();
@@ -725,6 +727,7 @@ export class ConversationRuntime implements AgentHost {
 
   #afterRun(): void {
     this.#run = undefined;
+    idleCollector()?.runEnded();
     if (this.#deleted) return;
     if (this.#reloadAgent && !this.#closing) {
       this.#reloadAgent = false;

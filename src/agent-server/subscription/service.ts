@@ -15,6 +15,7 @@ import { ModelCallError } from '../../agent/llm/errors.ts';
 import type { Logger } from '../../util/log.ts';
 import type { OAuthCredentials, SubscriptionStore } from '../store/subscription-store.ts';
 import type { DeviceCode, OpenAiAuth } from './openai-auth.ts';
+import { OPENAI_AUTH_ISSUER_ENV, OPENAI_CODEX_BASE_URL_ENV } from './endpoints-env.ts';
 
 export const OPENAI_ISSUER = 'https://auth.openai.com';
 export const OPENAI_CODEX_BASE_URL = 'https://chatgpt.com/backend-api/codex';
@@ -31,7 +32,7 @@ export interface SubscriptionSettings {
 
 /** OH_OPENAI_AUTH_ISSUER and OH_OPENAI_CODEX_BASE_URL replace OpenAI's addresses (a proxy, or the tests' stand-in). */
 export function subscriptionSettingsFromEnv(env: NodeJS.ProcessEnv): SubscriptionSettings {
-  return { issuer: env['OH_OPENAI_AUTH_ISSUER'] || OPENAI_ISSUER, codexBaseUrl: env['OH_OPENAI_CODEX_BASE_URL'] || OPENAI_CODEX_BASE_URL };
+  return { issuer: env[OPENAI_AUTH_ISSUER_ENV] || OPENAI_ISSUER, codexBaseUrl: env[OPENAI_CODEX_BASE_URL_ENV] || OPENAI_CODEX_BASE_URL };
 }
 
 interface PendingLogin {

@@ -7,6 +7,7 @@ import type { V1Container, V1Pod as Pod } from '@kubernetes/client-node';
 import { BUNDLE_CLI, BUNDLE_DIR, BUNDLE_NODE } from './bundle.ts';
 import { desiredArchivePod, desiredIngress, desiredPod, desiredPvc, desiredService, internalUrl, type KubeRuntimeSettings } from './desired.ts';
 import { podState } from './kubernetes-runtime.ts';
+import { subscriptionEndpointEnv } from '../../agent-server/subscription/endpoints-env.ts';
 
 const sb: Sandbox = {
   apiVersion: 'agentyard.dev/v1alpha1',
@@ -42,6 +43,19 @@ describe('desired objects for a sandbox', () => {
     expect(env['LLM_NUM_RETRIES']!.value).toBe('10'); // rides out a restart of the API the gateway is part of
     expect(env['AGENTYARD_EVENT_SINK_URL']!.value).toBe('http://api.agentyard.svc/api/v1/webhooks/abc');
     expect(c.env!.filter((e) => e.value !== undefined).map((e) => e.name)).not.toContain('LLM_API_KEY');
+  });
+
+  it("gives every sandbox's agent server the ChatGPT subscription's addresses of the installation, and none when it sets none", () => {
+    const agentServerEnv = subscriptionEndpointEnv({ OH_OPENAI_AUTH_ISSUER: 'https://openai-proxy.corp.example/auth', OH_OPENAI_CODEX_BASE_URL: 'https://openai-proxy.corp.example/codex', LLM_API_KEY: 'sk-not-passed' });
+    const env = desiredPod(sb, { ...settings, agentServerEnv }).spec!.containers[0]!.env!;
+    expect(env.filter((e) => e.name.startsWith('OH_OPENAI_'))).toEqual([
+      { name: 'OH_OPENAI_AUTH_ISSUER', value: 'https://openai-proxy.corp.example/auth' },
+      { name: 'OH_OPENAI_CODEX_BASE_URL', value: 'https://openai-proxy.corp.example/codex' },
+    ]);
+    expect(JSON.stringify(env)).not.toContain('sk-not-passed');
+    expect(desiredPod(sb, settings).spec!.containers[0]!.env!.map((e) => e.name).filter((n) => n.startsWith('OH_OPENAI_'))).toEqual([]);
+    // A value that is no URL stops the controller at start, naming the variable.
+    expect(() => subscriptionEndpointEnv({ OH_OPENAI_CODEX_BASE_URL: 'openai-proxy:8080' })).toThrow("OH_OPENAI_CODEX_BASE_URL must be an http(s) URL, got 'openai-proxy:8080'");
   });
 
   it('gives the agent server its own host as the Canvas App ingress and the web app as the page allowed to open sessions', () => {

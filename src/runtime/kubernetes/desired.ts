@@ -43,6 +43,11 @@ export interface KubeRuntimeSettings extends SandboxPodSettings {
    * Secret. The provider's key never enters a sandbox Pod.
    */
   llm?: { model: string; gatewayUrl: string };
+  /**
+   * Settings every sandbox's agent server gets as they are (the ChatGPT subscription's addresses,
+   * subscription/endpoints-env.ts). Plain values in the Pod spec: never a secret.
+   */
+  agentServerEnv?: Record<string, string>;
   ingressClassName?: string;
   /**
    * Secret holding the wildcard certificate for `*.<base>`, beside the sandboxes. Unset while TLS
@@ -128,6 +133,7 @@ function env(sb: Sandbox, s: KubeRuntimeSettings): V1EnvVar[] {
     );
   }
   if (sb.metadata.labels?.[LABEL_WARM_POOL] !== undefined) vars.push({ name: 'AGENTYARD_WARM_UP', value: '1' });
+  for (const [name, value] of Object.entries(s.agentServerEnv ?? {})) vars.push({ name, value });
   if (s.llm) {
     vars.push(
       { name: 'LLM_MODEL', value: s.llm.model },
