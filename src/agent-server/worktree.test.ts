@@ -4,7 +4,7 @@
 // refusals (a repository outside the workspace root, a planted link, bad options).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, tempDir, type TestServer } from './test-support.ts';
 
@@ -129,6 +129,19 @@ describe('worktree conversations', () => {
     expect(linked.status).toBe(422);
     expect(JSON.stringify(linked.body.detail)).toContain('link');
     expect(git(repo, 'worktree', 'list').split('\n')).toHaveLength(1);
+  }, 30_000);
+
+  it('deletion removes nothing through a worktrees root the agent replaced with a link', async () => {
+    const repo = makeRepo(join(root, 'proj'));
+    const id = (await start(repo)).body.id as string;
+    const wts = join(root, '.conversation-worktrees');
+    const outside = join(dir.path, 'precious');
+    mkdirSync(join(outside, id, 'proj'), { recursive: true });
+    writeFileSync(join(outside, id, 'proj', 'keep'), 'mine');
+    renameSync(wts, join(root, 'moved'));
+    symlinkSync(outside, wts);
+    expect((await s.api(`/api/conversations/${id}`, { method: 'DELETE' })).status).toBe(200);
+    expect(readFileSync(join(outside, id, 'proj', 'keep'), 'utf8')).toBe('mine');
   }, 30_000);
 
   it('a fork shares the worktree: it stays until the last of them is deleted', async () => {

@@ -147,6 +147,8 @@ export function conversationWorktreeDir(workspaceRoot: string, workingDir: strin
   } catch {
     return undefined;
   }
+  // The agent may have replaced the worktrees root with a link: nothing is removed through it.
+  if (!lstatSync(root, { throwIfNoEntry: false })?.isDirectory()) return undefined;
   const rel = relative(root, resolve(workingDir));
   if (rel === '' || !inside(root, resolve(workingDir))) return undefined;
   return join(root, rel.split(sep)[0]!);
