@@ -144,6 +144,17 @@ describe('worktree conversations', () => {
     expect(readFileSync(join(outside, id, 'proj', 'keep'), 'utf8')).toBe('mine');
   }, 30_000);
 
+  it('a restart keeps the conversation in its worktree, and deletion afterwards removes it', async () => {
+    const repo = makeRepo(join(root, 'proj'));
+    const conv = (await start(repo)).body;
+    await s.close();
+    s = await startTestServer(dir.path);
+    expect((await s.api(`/api/conversations/${conv.id}`)).body.workspace.working_dir).toBe(conv.workspace.working_dir);
+    await s.api(`/api/conversations/${conv.id}`, { method: 'DELETE' });
+    expect(existsSync(join(root, '.conversation-worktrees', conv.id))).toBe(false);
+    expect(git(repo, 'worktree', 'list').split('\n')).toHaveLength(1);
+  }, 30_000);
+
   it('a fork shares the worktree: it stays until the last of them is deleted', async () => {
     const repo = makeRepo(join(root, 'proj'));
     const src = (await start(repo)).body;
