@@ -53,10 +53,9 @@ describe('npm test runs its vitest runs side by side', () => {
     }
   });
 
-  it('runs the real-node suites, the other e2e suites and the unit project side by side', () => {
+  it('runs the e2e project (every e2e suite, one after another) and the unit project side by side', () => {
     expect(plan([])).toEqual([
-      { name: 'e2e', args: ['--project', 'e2e', '--exclude', 'e2e/node/**'], live: true },
-      { name: 'e2e/node', args: ['--project', 'e2e', 'e2e/node'], live: false },
+      { name: 'e2e', args: ['--project', 'e2e'], live: true },
       { name: 'unit', args: ['--project', 'unit'], live: false },
     ]);
   });

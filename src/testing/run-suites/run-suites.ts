@@ -1,12 +1,13 @@
-// `npm test` (hence `make test`): three vitest processes at the same time, each running its files
-// one at a time as before: the e2e suites on the real node (e2e/node), the other e2e suites, and
-// the unit project. Why: vitest runs availableParallelism() - 1 workers, which is ONE on the 2-core
-// machines this project is tested on, so every file of both projects ran one after another (21 min,
-// CI at c3f2346). The e2e project keeps fileParallelism off (its suites share the machine's
-// network, cgroups and users), but the real-node suites only share the node, which they lock
-// machine-wide themselves (e2e/node/host.ts), and they mostly wait (Pods, probes, the ingress):
-// they run beside the other e2e suites. The unit files fill the spare CPU. Not under nice: on a
-// machine busy with other work, a niced run starved for 20 s and more, past the unit tests' timeout.
+// `npm test` (hence `make test`): two vitest processes at the same time, each running its files one
+// at a time as before: the e2e project and the unit project. Why: vitest runs
+// availableParallelism() - 1 workers, which is ONE on the 2-core machines this project is tested on,
+// so every file of both projects ran one after another (21 min, CI at c3f2346). The e2e suites stay
+// in one run, file after file (fileParallelism off): they share the machine's network, cgroups and
+// users. The real-node suites (e2e/node) ran beside the others for a while, and that broke both
+// sides in one CI-like run: e2e/embedded/isolation found the host's own link-local addresses
+// unreachable while the node's network (kube-router's iptables and ipsets) was up, and the story's
+// kill -9 step failed. The unit files fill the spare CPU. Not under nice: on a machine busy with other work,
+// a niced run starved for 20 s and more, past the unit tests' timeout.
 //
 // With arguments (`npm test -- e2e/helm`), it is plain `vitest run <arguments>`.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,15 +24,11 @@ export interface SuiteRun {
   live: boolean;
 }
 
-/** The suites on the real node (one node at a time, behind their machine-wide lock). */
-export const NODE_SUITES = 'e2e/node';
-
 /** What `npm test [-- args]` runs. */
 export function plan(args: string[]): SuiteRun[] {
   if (args.length) return [{ name: 'vitest', args, live: true }];
   return [
-    { name: 'e2e', args: ['--project', 'e2e', '--exclude', `${NODE_SUITES}/**`], live: true },
-    { name: 'e2e/node', args: ['--project', 'e2e', NODE_SUITES], live: false },
+    { name: 'e2e', args: ['--project', 'e2e'], live: true },
     { name: 'unit', args: ['--project', 'unit'], live: false },
   ];
 }
