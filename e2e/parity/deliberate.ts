@@ -75,11 +75,6 @@ export const DELIBERATE: Record<string, string> = {
     "A draft whose key the provider refuses: both answer valid: false with LLMAuthenticationError, but OpenHands' message repeats " +
     "the provider's text with the key in it (its redaction knows a few key formats only); ours masks the draft's key in the message " +
     '(agentyard never returns a secret), so the last value of the row is false here and true there.',
-  'meta_profiles.activated':
-    "Activating a meta-profile: OpenHands attaches its model-routing tool (route_task_to_model) to its agent settings; this agent " +
-    'server has no agent settings to attach it to (the tool comes with an agent profile that turns it on), so it answers as OpenHands does for settings that cannot route: ' +
-    '`applied: false` with that message, and records nothing, rather than report a routing that no conversation would do.',
-  'meta_profiles.active': 'As meta_profiles.activated: nothing is recorded, so `active_meta_profile` stays null.',
   'switch_profile.llm':
     "After switch_profile the conversation's `agent.llm.api_key` reads `**********` on ours, as after create and switch_llm on " +
     'both servers (a key is set, not shown); OpenHands shows null there for a profile\'s LLM, which reads as "no key" though ' +

@@ -475,6 +475,35 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
   },
 
   /**
+   * The settings' active_meta_profile: an unknown name refused (404) with nothing changed, a stored one
+   * recorded (PATCH and /activate), shown by /api/meta-profiles, cleared by null and by deleting it.
+   */
+  async settings_active_meta_profile(s) {
+    const M = '/api/meta-profiles';
+    const patch = (body: unknown) => s.api('/api/settings', { method: 'PATCH', body });
+    const unknown = await patch({ active_meta_profile: 'parity-no-meta' });
+    const before = (await s.api('/api/settings')).body.active_meta_profile;
+    await s.api(`${M}/parity-meta`, { method: 'POST', body: { classifier_model: 'parity-fast', classes: [{ description: 'all', model: 'parity-fast' }] } });
+    const set = await patch({ active_meta_profile: 'parity-meta' });
+    const listed = (await s.api(M)).body.active_meta_profile;
+    const cleared = await patch({ active_meta_profile: null });
+    const activated = await s.api(`${M}/parity-meta/activate`, { method: 'POST' });
+    const read = (await s.api('/api/settings')).body.active_meta_profile;
+    await s.api(`${M}/parity-meta`, { method: 'DELETE' });
+    const after = [(await s.api('/api/settings')).body.active_meta_profile, (await s.api(M)).body.active_meta_profile];
+    return {
+      unknown: [unknown.status, unknown.body],
+      before,
+      set: [set.status, set.body?.active_meta_profile],
+      listed,
+      cleared: [cleared.status, cleared.body?.active_meta_profile],
+      activated: [activated.status, activated.body],
+      read,
+      after,
+    };
+  },
+
+  /**
    * The ChatGPT subscription routes that need no sign-in (a sign-in needs auth.openai.com, which
    * OpenHands cannot be pointed away from: ours is tested against a stand-in, subscription.test.ts).
    */

@@ -42,7 +42,7 @@ import type { ProfileStore } from './store/profile-store.ts';
 import { agentProfileRoutes } from './routes/agent-profiles.ts';
 import { acpRoutes } from './routes/acp.ts';
 import { serverLaunchStores } from './conversation/launch-profile.ts';
-import { metaProfileRoutes } from './routes/meta-profiles.ts';
+import { metaProfileRoutes, readMetaProfile } from './routes/meta-profiles.ts';
 import type { Db } from './store/db.ts';
 import type { AgentProfileStore } from './store/agent-profile-store.ts';
 import { subAgentRoutes } from './routes/sub-agents.ts';
@@ -142,6 +142,7 @@ export function createApp(d: AppDeps): Koa {
       profileLlm: (name) => d.profiles.runnable(name),
       activeAgentProfileId: () => d.agentProfiles.activeId(),
       activateAgentProfile: (id) => (d.agentProfiles.byId(id) ? (d.agentProfiles.activate(id), true) : false),
+      metaProfileExists: (name) => readMetaProfile(d.db, name) !== undefined,
     }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
       store: d.profiles,
       agentProfiles: d.agentProfiles,
@@ -153,7 +154,7 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db), llmRoutes(d.subscription), acpRoutes(d.service), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db, d.settings.document), llmRoutes(d.subscription), acpRoutes(d.service), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   // Canvas extensions (their implementation loads on first use).

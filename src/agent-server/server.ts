@@ -161,7 +161,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   // LLM profiles (keys sealed like the settings secrets, and sealed again at a hand-over), and the
   // agent profiles that name them.
   const profiles = new ProfileStore(db, sealer, { connections: providerConnections });
-  const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile());
+  const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile(), () => settingsDoc.activeMetaProfile());
   const subscriptionStore = new SubscriptionStore(db, sealer, log.child({ part: 'subscription' }));
   const subscription = new SubscriptionService({
     store: subscriptionStore,

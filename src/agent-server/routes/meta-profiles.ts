@@ -1,8 +1,8 @@
 // Meta-profiles, as OpenHands 1.58's meta_profiles_router.py serves them: saved, listed, read and
-// deleted, stored in the agent server's database. Activation attaches OpenHands' model-routing tool
-// (route_task_to_model) to its agent settings; this agent server has no agent settings to attach it
-// to (the tool comes with an agent profile that turns it on: conversation/launch-profile.ts), so it
-// answers as OpenHands does for agent settings that cannot route: `applied: false`, nothing recorded.
+// deleted, stored in the agent server's database. Activation records the name as the settings
+// document's `active_meta_profile` (as PATCH /api/settings does); the `default` agent profile seeded
+// afterwards turns the model-routing tool (route_task_to_model) on with it, as OpenHands seeds it
+// from its agent settings (store/agent-profile-store.ts). Deleting the active one clears the pointer.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { MAX_META_PROFILES, MetaProfile } from '../../api/agent-server/meta-profiles.ts';
@@ -10,6 +10,7 @@ import { ProfileName } from '../../api/agent-server/profiles.ts';
 import { parseValue } from '../../api/events/validate.ts';
 import { Conflict, Invalid, NotFound } from '../../api/errors.ts';
 import type { Db } from '../store/db.ts';
+import type { SettingsDocStore } from '../store/settings-store.ts';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS meta_profiles (
@@ -44,7 +45,7 @@ export function metaProfileNames(db: Db): string[] {
   return (db.prepare('SELECT name FROM meta_profiles ORDER BY name').all() as { name: string }[]).map((r) => r.name);
 }
 
-export function metaProfileRoutes(db: Db): Router {
+export function metaProfileRoutes(db: Db, settings: SettingsDocStore): Router {
   db.exec(DDL);
   const get = (name: string) => readMetaProfile(db, name);
   const router = new Router({ prefix: '/meta-profiles' });
@@ -56,7 +57,7 @@ export function metaProfileRoutes(db: Db): Router {
         const p = JSON.parse(r.profile) as MetaProfile;
         return { name: r.name, classifier_model: p.classifier_model, num_classes: p.classes?.length ?? 0 };
       }),
-      active_meta_profile: null,
+      active_meta_profile: settings.activeMetaProfile(),
     };
   });
 
@@ -83,14 +84,21 @@ export function metaProfileRoutes(db: Db): Router {
 
   router.delete('/:name', async (ctx) => {
     const name = nameOf(ctx);
-    db.prepare('DELETE FROM meta_profiles WHERE name = ?').run(name);
+    db.transaction(() => {
+      db.prepare('DELETE FROM meta_profiles WHERE name = ?').run(name);
+      // No pointer left on a meta-profile that is gone (OpenHands' _set_active_meta_profile_if_matches).
+      if (settings.activeMetaProfile() === name) settings.update((doc) => void (doc.active_meta_profile = null));
+    })();
     ctx.body = { name, message: `Meta-profile '${name}' deleted` };
   });
 
   router.post('/:name/activate', async (ctx) => {
     const name = nameOf(ctx);
-    if (!get(name)) throw new NotFound(`Meta-profile '${name}' not found`);
-    ctx.body = { name, message: `Meta-profile '${name}' not activated: the current agent settings cannot route between models`, applied: false };
+    settings.update((doc) => {
+      if (!get(name)) throw new NotFound(`Meta-profile '${name}' not found`);
+      doc.active_meta_profile = name;
+    });
+    ctx.body = { name, message: `Meta-profile '${name}' activated`, applied: true };
   });
 
   return router;

@@ -3,7 +3,8 @@
 // refusals, and where the settings take effect as in OpenHands: a client builds the next
 // conversation's agent from GET (as the Python SDK's get_llm()/get_mcp_config()), so that model
 // request goes to the stored model and endpoint with the stored key and offers the stored MCP
-// server's tools; and the gateway's conversations take the stored conversation settings.
+// server's tools; and the gateway's conversations take the stored conversation settings. The active
+// meta-profile: checked, kept, and routed with by the `default` agent profile seeded afterwards.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { createAgent } from '../../agent/agent.ts';
@@ -207,6 +208,44 @@ describe('the profile pointers', () => {
     await t.s.api(`/api/conversations/${created.body.id}/events`, { method: 'POST', body: userText('go', true) });
     await eventually(async () => (await t.s.api(`/api/conversations/${created.body.id}`)).body.execution_status === 'finished', 20_000);
     expect(other.requests).toHaveLength(1);
+  });
+});
+
+describe('the active meta-profile', () => {
+  it('must name a stored meta-profile (404, nothing changed); is kept across a restart; the `default` agent profile seeded afterwards offers the routing tool with it; null or deleting it clears it', async () => {
+    expect(await patch({ active_meta_profile: 'router', conversation_settings_diff: { max_iterations: 7 } })).toMatchObject({ status: 404, body: { detail: "Meta-profile 'router' not found" } });
+    expect((await get()).body).toMatchObject({ active_meta_profile: null, conversation_settings: { max_iterations: 500 } });
+    await t.s.api('/api/profiles/routed-llm', { method: 'POST', body: { llm: { model: 'openai/routed', base_url: other.url, api_key: 'sk-routed' } } });
+    const meta = { classifier_model: 'routed-llm', classes: [{ description: 'all', model: 'routed-llm' }], prompt_template: null, model_table: null };
+    expect((await t.s.api('/api/meta-profiles/router', { method: 'POST', body: meta })).status).toBe(201);
+    const set = await patch({ active_profile: 'routed-llm', active_meta_profile: 'router' });
+    expect([set.status, set.body.active_meta_profile]).toEqual([200, 'router']);
+    await t.restart();
+    expect((await get()).body.active_meta_profile).toBe('router');
+    expect((await t.s.api('/api/meta-profiles')).body.active_meta_profile).toBe('router');
+
+    // `default` (seeded at the first listing, deleted here in case) is seeded from these settings (OpenHands' build_seed_profile).
+    await t.s.api('/api/agent-profiles/default', { method: 'DELETE' });
+    expect((await t.s.api('/api/agent-profiles')).body.profiles.map((p: any) => p.name)).toEqual(['default']);
+    const seeded = (await t.s.api('/api/agent-profiles/default')).body.profile;
+    expect(seeded).toMatchObject({ llm_profile_ref: 'routed-llm', enable_classify_and_switch_llm_tool: true, meta_profile_ref: 'router' });
+    other.push((req) => {
+      expect(req.tools?.map((x) => x.function.name)).toContain('route_task_to_model');
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] };
+    });
+    const created = await t.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'meta') }, agent_profile_id: seeded.id } });
+    expect(created.status).toBe(201);
+    expect(created.body.agent.tools.at(-1)).toEqual({ name: 'ClassifyAndSwitchLLMTool', params: { active_meta_profile: 'router', meta_profile: meta } });
+    await t.s.api(`/api/conversations/${created.body.id}/events`, { method: 'POST', body: userText('go', true) });
+    await eventually(async () => (await t.s.api(`/api/conversations/${created.body.id}`)).body.execution_status === 'finished', 20_000);
+    expect(other.requests).toHaveLength(1);
+
+    expect((await patch({ active_meta_profile: null })).body.active_meta_profile).toBeNull();
+    expect((await t.s.api('/api/meta-profiles/router/activate', { method: 'POST' })).body).toEqual({ name: 'router', message: "Meta-profile 'router' activated", applied: true });
+    expect((await get()).body.active_meta_profile).toBe('router');
+    await t.s.api('/api/meta-profiles/router', { method: 'DELETE' });
+    expect((await get()).body.active_meta_profile).toBeNull();
+    expect((await t.s.api('/api/meta-profiles')).body.active_meta_profile).toBeNull();
   });
 });
 

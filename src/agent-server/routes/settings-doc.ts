@@ -36,6 +36,8 @@ export interface SettingsPointers {
   activeAgentProfileId(): string | null;
   /** False: no agent profile has that id. */
   activateAgentProfile(id: string): boolean;
+  /** False: no meta-profile has that name. */
+  metaProfileExists(name: string): boolean;
 }
 
 export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers: SettingsPointers): Router {
@@ -63,11 +65,11 @@ export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers
     const given = ['agent_settings_diff', 'conversation_settings_diff', 'misc_settings_diff', 'active_profile', 'active_agent_profile_id', 'active_meta_profile'].filter((k) => raw[k] !== undefined);
     if (!given.some((k) => raw[k] !== null || k.startsWith('active_'))) throw new BadRequest(EMPTY_UPDATE);
     // The pointers must name a stored profile (404, as their /activate routes). An agent profile is
-    // always active here (the store seeds `default`), so that pointer cannot be cleared; meta-profile
-    // routing is not built (POST /api/meta-profiles/{name}/activate says so too).
+    // always active here (the store seeds `default`), so that pointer cannot be cleared. The active
+    // meta-profile is the one a seeded `default` agent profile routes with (store/agent-profile-store.ts).
     if (req.active_profile != null && !pointers.profileLlm(req.active_profile)) throw new NotFound(`Profile '${req.active_profile}' not found`);
     if (req.active_agent_profile_id === null) throw new Invalid([{ loc: ['body', 'active_agent_profile_id'], msg: 'An agent profile is always active on this agent server: activate another one instead', type: 'value_error' }]);
-    if (req.active_meta_profile != null) throw new NotImplemented('Meta-profile routing is not implemented by this agent server: active_meta_profile can only be cleared (null)');
+    if (req.active_meta_profile != null && !pointers.metaProfileExists(req.active_meta_profile)) throw new NotFound(`Meta-profile '${req.active_meta_profile}' not found`);
     // Setting active_profile loads that profile's LLM, unless the diff gives one (OpenHands' _with_profile_llm).
     const profile = req.active_profile != null && !json(raw['agent_settings_diff'] ?? {})['llm'] ? pointers.profileLlm(req.active_profile) : undefined;
     // Merged from the raw diffs: the parsed ones are cleaned, and a null must still reach the merge to remove an entry.
@@ -80,6 +82,7 @@ export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers
       // In the same transaction as the document (one SQLite file): a refused diff moves no pointer.
       if (req.active_agent_profile_id != null && !pointers.activateAgentProfile(req.active_agent_profile_id)) throw new NotFound(`Agent profile with id '${req.active_agent_profile_id}' not found`);
       if (raw['active_profile'] !== undefined) pointers.setActiveProfile(req.active_profile ?? null);
+      if (raw['active_meta_profile'] !== undefined) doc.active_meta_profile = req.active_meta_profile ?? null;
     });
     log.info({ agentSettings: 'agent_settings_diff' in raw, conversationSettings: 'conversation_settings_diff' in raw, miscSettings: 'misc_settings_diff' in raw }, 'settings updated');
     ctx.body = answer(doc);

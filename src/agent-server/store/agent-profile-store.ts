@@ -1,7 +1,8 @@
 // Agent profiles in the agent server's SQLite file (OpenHands keeps one JSON file each), and the
 // active one's id. Some profile is always active once they are listed: with no valid pointer,
 // `default` is, seeded when missing (its LLM is the active LLM profile, else the one named
-// `default`), as OpenHands seeds it from its agent settings.
+// `default`; with the routing tool on and that meta-profile when the settings name an active one),
+// as OpenHands seeds it from its agent settings.
 import { randomUUID } from 'node:crypto';
 import { completeAgentProfile, completeAnyAgentProfile, SEED_AGENT_PROFILE, type AnyAgentProfile, type AnyAgentProfileInput } from '../../api/agent-server/agent-profiles.ts';
 import { Conflict, NotFound } from '../../api/errors.ts';
@@ -26,11 +27,14 @@ export class AgentProfileStore {
   readonly #db: Db;
   /** The active LLM profile, which a seeded `default` refers to. */
   readonly #activeLlmProfile: () => string | null;
+  /** The settings' active meta-profile, which a seeded `default` routes with (OpenHands' build_seed_profile). */
+  readonly #activeMetaProfile: () => string | null;
 
-  constructor(db: Db, activeLlmProfile: () => string | null) {
+  constructor(db: Db, activeLlmProfile: () => string | null, activeMetaProfile: () => string | null = () => null) {
     db.exec(DDL);
     this.#db = db;
     this.#activeLlmProfile = activeLlmProfile;
+    this.#activeMetaProfile = activeMetaProfile;
   }
 
   list(): AnyAgentProfile[] {
@@ -100,7 +104,9 @@ export class AgentProfileStore {
       if (id !== null && this.byId(id)) return;
       let target = this.get(SEED_AGENT_PROFILE);
       if (!target && this.list().length < max) {
-        target = completeAgentProfile({ llm_profile_ref: this.#activeLlmProfile() ?? SEED_AGENT_PROFILE }, { id: randomUUID(), name: SEED_AGENT_PROFILE, revision: 0 });
+        const meta = this.#activeMetaProfile();
+        const routing = meta !== null ? { enable_classify_and_switch_llm_tool: true, meta_profile_ref: meta } : {};
+        target = completeAgentProfile({ llm_profile_ref: this.#activeLlmProfile() ?? SEED_AGENT_PROFILE, ...routing }, { id: randomUUID(), name: SEED_AGENT_PROFILE, revision: 0 });
         this.#write(target, false);
       }
       target ??= this.list()[0];

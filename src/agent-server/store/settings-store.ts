@@ -215,6 +215,12 @@ export class SettingsDocStore {
     return doc;
   }
 
+  /** The active meta-profile's name, read without opening the secrets (a seeded agent profile's routing). */
+  activeMetaProfile(): string | null {
+    const row = this.#db.prepare("SELECT json FROM settings_documents WHERE name = 'settings'").get() as { json: string } | undefined;
+    return row ? ((JSON.parse(row.json) as { doc: SettingsDoc }).doc.active_meta_profile ?? null) : null;
+  }
+
   /** Read, change (it may throw to refuse: nothing is written) and write in one transaction. */
   update(change: (doc: SettingsDoc) => void): SettingsDoc {
     return this.#db.transaction(() => {

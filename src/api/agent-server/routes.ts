@@ -256,7 +256,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'A meta-profile', response: MetaProfileDetailResponse },
   { method: 'post', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Save (create or overwrite) a meta-profile', body: MetaProfile, response: MetaProfileMutationResponse, status: 201 },
   { method: 'delete', path: '/api/meta-profiles/{name}', tag: 'profiles', summary: 'Delete a meta-profile (idempotent)', response: MetaProfileMutationResponse },
-  { method: 'post', path: '/api/meta-profiles/{name}/activate', tag: 'profiles', summary: 'Activate a meta-profile: applied false, there is no model-routing tool here', response: ActivateMetaProfileResponse },
+  { method: 'post', path: '/api/meta-profiles/{name}/activate', tag: 'profiles', summary: 'Activate a meta-profile: recorded as the settings\' active_meta_profile, which a seeded default agent profile routes with', response: ActivateMetaProfileResponse },
   { method: 'post', path: '/api/acp/models', tag: 'acp', summary: "Start an ACP server in a throwaway session and report its models (a failed start is reported in `error`)", body: AcpModelDiscoveryRequest, response: AcpModelDiscovery },
   { method: 'get', path: '/api/llm/providers', tag: 'llm', summary: 'LLM providers (litellm)', response: ProvidersResponse },
   { method: 'get', path: '/api/llm/models', tag: 'llm', summary: 'LLM models (litellm), optionally of one provider', query: q(['provider']), response: ModelsResponse },

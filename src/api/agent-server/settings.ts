@@ -163,7 +163,7 @@ export const ConversationSettingsDiff = Type.Object(
 );
 export type ConversationSettingsDiff = Static<typeof ConversationSettingsDiff>;
 
-/** PATCH /api/settings (OpenHands' SettingsUpdateRequest). Profiles are not built here: a profile pointer can only be cleared (null). */
+/** PATCH /api/settings (OpenHands' SettingsUpdateRequest). A non-null pointer must name a stored profile (404); null clears it. */
 export const SettingsUpdateRequest = Type.Object({
   agent_settings_diff: Type.Optional(AgentSettingsDiff),
   conversation_settings_diff: Type.Optional(ConversationSettingsDiff),
