@@ -49,8 +49,7 @@ describe('ConversationReconciler', () => {
     const conv = (await env.settleConversation(hex(1)))!;
     await watch;
     expect(conv.status?.startTask?.status).toBe('READY');
-    // No repository and no `.openhands`: the repository and Git-hook steps have nothing to do and are passed in the pass before.
-    expect(seen).toEqual(['WAITING_FOR_SANDBOX', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY']);
+    expect(seen).toEqual(['WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_GIT_HOOKS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY']);
     const request = started.find((r) => String(r.conversation_id).replaceAll('-', '') === hex(1))!;
     expect(request.initial_message).toMatchObject({ role: 'user', run: true });
     expect(request.key).toBeTruthy();
@@ -120,7 +119,7 @@ describe('ConversationReconciler', () => {
     await env.createConversation(hex(20), { sandboxName: 'warm' });
     await env.conversations.reconcile(`${NS}/${hex(20)}`);
     await env.conversations.reconcile(`${NS}/${hex(20)}`);
-    expect((await env.store.get(ConversationKind, NS, hex(20)))!.status?.startTask?.status).toBe('RUNNING_SETUP_SCRIPT');
+    expect((await env.store.get(ConversationKind, NS, hex(20)))!.status?.startTask?.status).toBe('PREPARING_REPOSITORY');
     const restarted = new ConversationReconciler({ store: env.store, clock: env.clock, settings: { idleTimeMs: 1, deletionTimeMs: 1, capacity: 1 } });
     for (let i = 0; i < 8; i++) await restarted.reconcile(`${NS}/${hex(20)}`);
     expect((await env.store.get(ConversationKind, NS, hex(20)))!.status?.startTask?.status).toBe('READY');

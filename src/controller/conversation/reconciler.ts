@@ -1,8 +1,7 @@
 // ConversationReconciler: drives the start task (the Conversation's status.startTask) through
 // WORKING → WAITING_FOR_SANDBOX → PREPARING_REPOSITORY → RUNNING_SETUP_SCRIPT → SETTING_UP_GIT_HOOKS
 // → SETTING_UP_SKILLS → STARTING_CONVERSATION → READY, or ERROR. One step per pass, each idempotent,
-// so a restarted controller resumes a half-done start; a step found to have nothing to do (no
-// repository to clone, no pre-commit script listed) is passed in the pass before it. The facade owns status.executionStatus and
+// so a restarted controller resumes a half-done start. The facade owns status.executionStatus and
 // status.metrics (it hears them from the agent servers); this reconciler touches the status only
 // when the sandbox stops serving a `running` conversation (execution-truth.ts): nobody else could.
 import { isDeepStrictEqual } from 'node:util';
@@ -29,7 +28,7 @@ import { cloneFailure, cloneInSandbox, cloneRequest, DEFAULT_GIT_SETTINGS, type 
 import { agentConversationId, agentServerStartRequest, readConversationSecrets } from './start-request.ts';
 import { interruption } from './execution-truth.ts';
 import type { SkillsResponse } from '../../api/agent-server/skills.ts';
-import { installGitHooks, listed, PRE_COMMIT_SCRIPT, runSetupScript, SETUP_SCRIPT, SETUP_SCRIPT_TIMEOUT_S } from './workspace-setup.ts';
+import { installGitHooks, PRE_COMMIT_SCRIPT, runSetupScript, SETUP_SCRIPT, SETUP_SCRIPT_TIMEOUT_S } from './workspace-setup.ts';
 import { projectSkillNames } from './org-config.ts';
 import { agentServerDialUrl } from '../../runtime/dial.ts';
 import type { SandboxRuntime } from '../../runtime/types.ts';
@@ -165,18 +164,15 @@ export class ConversationReconciler {
       case 'WAITING_FOR_SANDBOX':
         // A sandbox claimed from a warm pool gets its user's keys before anything runs on it.
         if (sb.metadata.labels?.[LABEL_CLAIMED_FROM] !== undefined) await handOver(this.#d.store, this.#d.runtime, sb);
-        // Nothing to clone: this pass also passes the repository step (one pass and write less per start, issue #16).
-        return { step: this.#clones(conv) ? 'PREPARING_REPOSITORY' : 'RUNNING_SETUP_SCRIPT' };
+        return { step: 'PREPARING_REPOSITORY' };
       case 'PREPARING_REPOSITORY':
         // A fork works in its source's workspace, where the repository already is.
-        if (this.#clones(conv)) await this.#cloneRepository(conv, sb);
+        if (conv.spec.selectedRepository && !conv.spec.forkOf) await this.#cloneRepository(conv, sb);
         return { step: 'RUNNING_SETUP_SCRIPT' };
       // A fork works in its source's workspace, set up already, and keeps its source's agent and skills.
-      case 'RUNNING_SETUP_SCRIPT': {
-        // No hook to install (the listing just read has no pre-commit script): this pass also passes the Git-hook step.
-        const hooks = !conv.spec.forkOf && (await this.#runSetupScript(conv, sb));
-        return { step: hooks ? 'SETTING_UP_GIT_HOOKS' : 'SETTING_UP_SKILLS' };
-      }
+      case 'RUNNING_SETUP_SCRIPT':
+        if (!conv.spec.forkOf) await this.#runSetupScript(conv, sb);
+        return { step: 'SETTING_UP_GIT_HOOKS' };
       case 'SETTING_UP_GIT_HOOKS':
         if (!conv.spec.forkOf) await this.#installGitHooks(conv, sb);
         return { step: 'SETTING_UP_SKILLS' };
@@ -201,25 +197,15 @@ export class ConversationReconciler {
     return new AgentServerClient(agentServerDialUrl(sb)!, sessionKey, timeoutMs ? { timeoutMs } : {});
   }
 
-  /** A fork works in its source's workspace, where the repository already is. */
-  #clones(conv: Conversation): boolean {
-    return !!conv.spec.selectedRepository && !conv.spec.forkOf;
-  }
-
-  /**
-   * `.openhands/setup.sh`: its output becomes an event on the conversation; a failure ends the start with it.
-   * Says whether the Git-hook step may have a hook to install (false: the `.openhands` listing read
-   * here, with nothing run since, has no pre-commit script).
-   */
-  async #runSetupScript(conv: Conversation, sb: Sandbox): Promise<boolean> {
+  /** `.openhands/setup.sh`: its output becomes an event on the conversation; a failure ends the start with it. */
+  async #runSetupScript(conv: Conversation, sb: Sandbox): Promise<void> {
     const secrets = await readConversationSecrets(this.#d.store, conv);
     const client = await this.#client(conv, sb, (SETUP_SCRIPT_TIMEOUT_S + 60) * 1000);
     const res = await this.#inSandbox('run the setup script', () => runSetupScript(client, conv, secrets));
     if (!res.ran) {
-      if (!listed(res.listing, PRE_COMMIT_SCRIPT)) return false;
       if (this.#listings.size >= MAX_HELD_LISTINGS) this.#listings.delete(this.#listings.keys().next().value!);
       this.#listings.set(conv.metadata.uid ?? conv.metadata.name, res.listing);
-      return true;
+      return;
     }
     const said = res.output ? `:\n${res.output}` : ' (no output)';
     if (res.exitCode !== 0) {
@@ -227,7 +213,6 @@ export class ConversationReconciler {
       throw new StartFailure(Reason.SetupScriptFailed, `${SETUP_SCRIPT} ${why}${said}`);
     }
     this.#d.recorder?.record(conv, 'Normal', Reason.SetupScriptRan, `${SETUP_SCRIPT} exited with 0${said}`);
-    return true;
   }
 
   /** `.openhands/pre-commit.sh` becomes the repository's pre-commit hook. */

@@ -74,8 +74,7 @@ describe('start task failures', () => {
 
     agent.answers.set(hex(4), [503, { detail: 'starting' }]);
     await env.createConversation(hex(4), { sandboxName: 'warm' });
-    // Placed, handed over (no repository), setup script (no pre-commit script), skills twice: 5 passes.
-    for (let i = 0; i < 5; i++) await env.conversations.reconcile(`${NS}/${hex(4)}`);
+    for (let i = 0; i < 7; i++) await env.conversations.reconcile(`${NS}/${hex(4)}`);
     expect((await task(env, hex(4)))?.status).toBe('STARTING_CONVERSATION');
     await expect(env.conversations.reconcile(`${NS}/${hex(4)}`)).rejects.toBeInstanceOf(Unavailable);
     agent.answers.delete(hex(4));

@@ -157,8 +157,7 @@ describe('the start task steps do their work', () => {
     const steps = await runStart(s, hex(3));
     // One `.openhands` listing for both steps: the Git-hook step reuses the setup-script step's (that script did not run).
     expect((await listings()) - listingsBefore).toBe(1);
-    // No pre-commit script listed: the Git-hook step has nothing to do and is passed with the setup-script step.
-    expect(steps.map((t) => t.status)).toEqual(['WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_SKILLS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY']);
+    expect(steps.map((t) => t.status)).toEqual(['WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_GIT_HOOKS', 'SETTING_UP_SKILLS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY']);
     expect(steps.find((t) => t.status === 'SETTING_UP_SKILLS' && t.detail)?.detail).toBe('Skills: house');
     expect(existsSync(join(server.dir, 'workspace', 'plain', '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(s.events.filter((e) => /SetupScript|GitHooks/.test(e))).toEqual([]);

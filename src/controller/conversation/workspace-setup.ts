@@ -53,7 +53,7 @@ export async function listOpenhands(client: AgentServerClient, cwd: string): Pro
   }
 }
 
-export const listed = (files: readonly string[], script: string) => files.includes(script.slice('.openhands/'.length));
+const listed = (files: readonly string[], script: string) => files.includes(script.slice('.openhands/'.length));
 
 /**
  * Runs `.openhands/setup.sh` in the working directory when it is there; stdout and stderr as one
