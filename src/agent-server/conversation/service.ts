@@ -13,7 +13,7 @@ import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChi
 import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
-import { repoRoot } from '../git/exec.ts';
+import { conversationWorktreeDir, createWorktree, planWorktree, removeWorktrees, type WorktreePlan } from '../git/worktree.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 import { resolveAcpCommand } from '../acp/providers.ts';
 import { acpAgentFromSettings } from '../../api/agent-server/parse.ts';
@@ -117,6 +117,30 @@ function secretValues(input: Record<string, SecretInput>, lookup: ServiceOptions
   return secrets;
 }
 
+/**
+ * The request of a conversation working in `plan`'s worktree: its working directory there, and the
+ * agent told where it is (OpenHands' worktree guidance, appended to the system message suffix).
+ */
+function withWorktree(req: StartConversationRequest, plan: WorktreePlan): StartConversationRequest {
+  const base = { default_branch: 'the main/master branch', head: "the original workspace's current HEAD", ref: `\`${plan.options.ref ?? ''}\`` }[plan.options.base ?? 'default_branch'];
+  const guidance = [
+    'This conversation uses a dedicated git worktree.',
+    `- Original workspace: ${plan.sourceDir}`,
+    `- Worktree root: ${plan.worktreeRoot}`,
+    `- Active workspace: ${plan.workspaceDir}`,
+    `- Branch: ${plan.branch}`,
+    `Do all file and git work inside this worktree. Do your work on a new, appropriately-named branch, based off ${base}, and do not switch back to the original workspace.`,
+  ].join('\n');
+  const agent = req.agent;
+  const ctx = agent?.agent_context;
+  const suffix = ctx?.system_message_suffix ? `${ctx.system_message_suffix}\n\n${guidance}` : guidance;
+  return {
+    ...req,
+    workspace: { ...req.workspace, working_dir: plan.workspaceDir },
+    ...(agent ? { agent: { ...agent, agent_context: { ...(ctx ?? {}), system_message_suffix: suffix } as NonNullable<typeof ctx> } } : {}),
+  };
+}
+
 export class ConversationService {
   readonly #o: ServiceOptions;
   readonly #loaded = new Map<string, ConversationRuntime>();
@@ -201,7 +225,9 @@ export class ConversationService {
     if (!req.agent) throw new NotImplemented('agent_settings is supported by this agent server for ACP agents only (agent_kind "acp"); send `agent` or `agent_profile_id`');
     if (req.agent.kind === 'ACPAgent') checkAcpAgent(req.agent, agentLoc);
     if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
-    if (req.worktree) throw new NotImplemented('worktree conversations are not supported yet');
+    if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {
+      throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
+    }
     if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {
       throw new NotImplemented("registered_marketplaces auto_load is not implemented by this agent server; name the plugins in `plugins`, or load them with POST /api/conversations/{id}/load_plugin");
     }
@@ -216,20 +242,25 @@ export class ConversationService {
 
     const secrets = secretValues(req.secrets ?? {}, this.#o.lookupSecret);
     const apiKey = req.agent.llm.api_key ?? undefined;
-    const workspaceDir = this.#workingDir(req);
+    let workspaceDir = this.#workingDir(req);
     try {
       mkdirSync(workspaceDir, { recursive: true });
     } catch {
       throw new Invalid([{ loc: ['body', 'workspace', 'working_dir'], msg: 'Cannot create the working directory', type: 'value_error' }]);
     }
+    // In a git repository, `worktree` gives the conversation its own checkout; elsewhere it works in place (as OpenHands).
+    const worktree = req.worktree ? await planWorktree(this.#o.workspaceDir, workspaceDir, id, req.worktree_options, ['body', 'workspace', 'working_dir']) : undefined;
+    if (worktree) workspaceDir = await createWorktree(worktree);
+    const agent = req.agent;
     // What is stored: the request without secret values and without the LLM key.
-    const stored: StartConversationRequest = {
+    const request: StartConversationRequest = {
       ...req,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
-      agent: { ...req.agent, llm: { ...req.agent.llm, api_key: null }, ...withoutCondenserKey(req.agent.condenser) },
+      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser) },
       initial_message: null,
     };
+    const stored = worktree ? withWorktree(request, worktree) : request;
     const now = new Date().toISOString();
     const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
     const row = {
@@ -307,17 +338,18 @@ export class ConversationService {
   /**
    * POST /children (OpenHands start_child_conversation): a new conversation with the parent's
    * configuration (agent, model, secrets, plugins, hooks, policies, tags), a fresh history, linked by
-   * parent_conversation_id, working on `task` (its first user message, run at once). It shares the
-   * parent's directory: with isolation 'worktree' on a git repository OpenHands carves a git worktree,
-   * which this agent server does not build yet (501, as a start request's `worktree`).
+   * parent_conversation_id, working on `task` (its first user message, run at once). With isolation
+   * 'worktree' (the default) and a parent in a git repository it works in a git worktree of its own;
+   * otherwise it shares the parent's directory.
    */
   async startChild(parentId: string, req: StartChildConversationRequest): Promise<StartChildConversationResponse> {
     const parent = this.find(parentId);
     if (!parent) throw new NotFound('Parent conversation not found');
-    if ((req.isolation ?? 'worktree') === 'worktree' && (await repoRoot(parent.workspaceDir)) !== undefined) {
-      throw new NotImplemented("isolation 'worktree' (a git worktree for the child) is not implemented by this agent server; send isolation 'shared' to run the child in the parent's directory");
-    }
     const id = randomUUID();
+    const isolated = (req.isolation ?? 'worktree') === 'worktree';
+    const worktree = isolated ? await planWorktree(this.#o.workspaceDir, parent.workspaceDir, id, null, ['body', 'isolation']) : undefined;
+    const workspaceDir = worktree ? await createWorktree(worktree) : parent.workspaceDir;
+    const request = { ...parent.row.request, conversation_id: id, parent_conversation_id: parent.conversationId, worktree: isolated };
     const now = new Date().toISOString();
     const opened = parent.row.sealedSecrets === null ? undefined : this.#o.sealer?.open(parent.row.sealedSecrets, parent.conversationId);
     const row: ConversationRow = {
@@ -327,7 +359,7 @@ export class ConversationService {
       updatedAt: now,
       executionStatus: 'idle',
       title: req.title ?? null,
-      request: { ...parent.row.request, conversation_id: id, parent_conversation_id: parent.conversationId },
+      request: worktree ? withWorktree(request, worktree) : request,
       stats: null,
       lastUserMessageId: null,
       sealedSecrets: opened && this.#o.sealer ? this.#o.sealer.seal(opened, id) : null,
@@ -337,7 +369,7 @@ export class ConversationService {
       headEventId: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: parent.workspaceDir, llm: parent.llm, secrets: { ...parent.secrets } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets } });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (row.request.plugins?.length) rt.prepareAgent();
@@ -348,8 +380,8 @@ export class ConversationService {
       status: rt.executionStatus(),
       title: row.title,
       url: null,
-      workspace: parent.workspaceDir,
-      isolation: 'shared',
+      workspace: workspaceDir,
+      isolation: worktree ? 'worktree' : 'shared',
     };
   }
 
@@ -461,6 +493,11 @@ export class ConversationService {
     }
     this.#loaded.delete(rt.conversationId);
     await rt.close({ deleted: true });
+    // Its worktree goes with it, unless a fork (which shares it) still lives; the branch stays (as OpenHands).
+    const worktreeDir = conversationWorktreeDir(this.#o.workspaceDir, rt.workspaceDir);
+    if (worktreeDir !== undefined && !this.all().some((o) => conversationWorktreeDir(this.#o.workspaceDir, o.workspaceDir) === worktreeDir)) {
+      await removeWorktrees(worktreeDir);
+    }
     await Promise.all(this.#onDeleted.map((fn) => fn(rt.conversationId)));
     this.#o.ctx.bus.end(rt.conversationId);
     this.#o.conversations.update(rt.conversationId, { deletedAt: new Date().toISOString() }, new Date().toISOString());

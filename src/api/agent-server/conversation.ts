@@ -77,10 +77,26 @@ export type SendMessageRequest = Static<typeof SendMessageRequest>;
  */
 export const OBSERVABILITY_HEADERS = ['X-OpenHands-Observability-Span-Name', 'X-OpenHands-Observability-Tags', 'X-OpenHands-Observability-Metadata', 'X-OpenHands-Observability-Parent-Span-Context'] as const;
 
+/** How a conversation's git worktree is made (`worktree: true`; OpenHands ConversationWorktreeOptions). */
+export const ConversationWorktreeOptions = Type.Object(
+  {
+    /** What the worktree branches from: the default branch (origin's when there is one), the checkout's HEAD, or `ref`. */
+    base: Type.Optional(Type.Union([Type.Literal('default_branch'), Type.Literal('head'), Type.Literal('ref')], { default: 'default_branch' })),
+    /** Never starts with `-`, so git cannot read it as an option. */
+    ref: Nullable(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._/-]*$' })),
+    /** The branch is `<branch_prefix><conversation id>`. */
+    branch_prefix: Type.Optional(Type.String({ pattern: '^([A-Za-z0-9][A-Za-z0-9._/-]*)?$', default: 'openhands/' })),
+  },
+  { additionalProperties: false },
+);
+export type ConversationWorktreeOptions = Static<typeof ConversationWorktreeOptions>;
+
 /** `POST /api/conversations`. Exactly one of `agent`, `agent_settings`, `agent_profile_id`. */
 export const StartConversationRequest = Type.Object({
   workspace: LocalWorkspace,
+  /** In a git repository: a worktree of its own at `<workspace root>/.conversation-worktrees/<id>/<repository name>`. */
   worktree: Type.Optional(Type.Boolean({ default: false })),
+  worktree_options: Nullable(ConversationWorktreeOptions),
   /** Idempotency: an existing id returns that conversation with 200 instead of 201. */
   conversation_id: Nullable(ConversationId),
   parent_conversation_id: Nullable(ConversationId),
