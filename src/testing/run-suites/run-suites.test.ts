@@ -53,11 +53,8 @@ describe('npm test runs its vitest runs side by side', () => {
     }
   });
 
-  it('runs the e2e project (every e2e suite, one after another) and the unit project side by side', () => {
-    expect(plan([])).toEqual([
-      { name: 'e2e', args: ['--project', 'e2e'], live: true },
-      { name: 'unit', args: ['--project', 'unit'], live: false },
-    ]);
+  it('runs every test file in one vitest run, one after another', () => {
+    expect(plan([])).toEqual([{ name: 'vitest', args: [], live: true }]);
   });
 
   it("the runs together list every test file of the repository once (vitest's own file lists)", async () => {

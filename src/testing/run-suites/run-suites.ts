@@ -1,13 +1,10 @@
-// `npm test` (hence `make test`): two vitest processes at the same time, each running its files one
-// at a time as before: the e2e project and the unit project. Why: vitest runs
-// availableParallelism() - 1 workers, which is ONE on the 2-core machines this project is tested on,
-// so every file of both projects ran one after another (21 min, CI at c3f2346). The e2e suites stay
-// in one run, file after file (fileParallelism off): they share the machine's network, cgroups and
-// users. The real-node suites (e2e/node) ran beside the others for a while, and that broke both
-// sides in one CI-like run: e2e/embedded/isolation found the host's own link-local addresses
-// unreachable while the node's network (kube-router's iptables and ipsets) was up, and the story's
-// kill -9 step failed. The unit files fill the spare CPU. Not under nice: on a machine busy with other work,
-// a niced run starved for 20 s and more, past the unit tests' timeout.
+// `npm test` (hence `make test`): every test file in one vitest run. On the 2-core machines this
+// project is tested on, vitest runs one worker, so the files run one after another (about 21 min).
+// Two or three vitest processes side by side were tried (about 18-20 min): the e2e suites that probe
+// the host's network (e2e/embedded/isolation) saw the other runs' servers come and go, and races
+// under load failed unit tests, in CI-like runs. The runner keeps the side-by-side mode (runSuites
+// takes several runs) for a split that is proven safe. Not under nice: on a busy machine a niced run
+// starved past the unit tests' 20 s timeout.
 //
 // With arguments (`npm test -- e2e/helm`), it is plain `vitest run <arguments>`.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -27,10 +24,10 @@ export interface SuiteRun {
 /** What `npm test [-- args]` runs. */
 export function plan(args: string[]): SuiteRun[] {
   if (args.length) return [{ name: 'vitest', args, live: true }];
-  return [
-    { name: 'e2e', args: ['--project', 'e2e'], live: true },
-    { name: 'unit', args: ['--project', 'unit'], live: false },
-  ];
+  // One run, every file after the other: with the unit run beside the e2e run, the e2e suites that
+  // probe the host's listeners (e2e/embedded/isolation) saw the unit tests' servers come and go, and
+  // races under load failed unit tests (two CI-like runs at 0b581c1's parent and before).
+  return [{ name: 'vitest', args: [], live: true }];
 }
 
 /** The exit code of the whole run: the first failure's, 0 when every run passed. */
