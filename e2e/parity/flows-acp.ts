@@ -5,12 +5,11 @@
 // (OPENCODE_CONFIG_CONTENT): both servers hand secrets to the ACP server as environment variables.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { until as untilFor } from '../../src/testing/until.ts';
 import { opencodeBinary, opencodeConfig } from '../../src/testing/acp/opencode.ts';
+import { codexAuth, startCredentialSource } from '../../src/testing/acp/credential-source.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import type { Flow, View } from './flows.ts';
 import { startBody } from './flows.ts';
@@ -239,25 +238,9 @@ export const ACP_FLOWS: Record<string, Flow> = bin
       /** Credential bindings (Codex auth.json from a versioned HTTP source) and prepare-for-sandbox-pause. */
       async acp_credential_binding(s) {
         return withTitles(async (titles) => {
-          const auth = (rt: string) => JSON.stringify({ auth_mode: 'chatgpt', tokens: { refresh_token: rt, access_token: `at-${rt}` } });
-          const source = { value: auth('refresh-rt-one'), version: 'v1', key: 'Bearer k1', seen: [] as { method: string; auth: string | undefined; body: any }[] };
-          const http = createServer((req, res) => {
-            let raw = '';
-            req.on('data', (d) => (raw += d));
-            req.on('end', () => {
-              const body = raw ? JSON.parse(raw) : null;
-              source.seen.push({ method: req.method!, auth: req.headers.authorization, body });
-              const reply = (status: number, json: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
-              if (req.headers.authorization !== source.key) return reply(401, {});
-              if (req.method === 'GET') return reply(200, { value: source.value, version: source.version });
-              if (body.expected_version !== source.version) return reply(409, {});
-              source.value = body.value;
-              source.version = `v${Number(source.version.slice(1)) + 1}`;
-              return reply(200, { version: source.version });
-            });
-          });
-          await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-          const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/creds/codex`;
+          const auth = codexAuth;
+          const source = await startCredentialSource(auth('refresh-rt-one'), 'Bearer k1');
+          const url = source.url;
           try {
             // An ACP server nobody recognises by name: every built-in credential file applies to it.
             const link = join(s.workDir, `acp-cli-${Date.now()}`);
@@ -305,7 +288,7 @@ export const ACP_FLOWS: Record<string, Flow> = bin
               tokens_in_events: ['refresh-rt-one', 'refresh-rt-two', 'Bearer k'].filter((t) => all.includes(t)),
             };
           } finally {
-            http.close();
+            source.close();
           }
         });
       },

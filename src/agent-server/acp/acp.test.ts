@@ -4,12 +4,11 @@
 // environment and secret masking, switch_acp_model, pause, and POST /api/acp/models.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAgent } from '../../agent/agent.ts';
 import { opencodeBinary, opencodeConfig } from '../../testing/acp/opencode.ts';
+import { codexAuth, startCredentialSource } from '../../testing/acp/credential-source.ts';
 import { STDIO_SERVER } from '../../testing/mcp/server.ts';
 import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
 import { eventually, FrameCollector, startTestServer, TEST_KEY, tempDir, userText, type TestServer } from '../test-support.ts';
@@ -320,25 +319,9 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
   });
 
   it('credential bindings: the Codex auth.json comes from its HTTP source into a private CODEX_HOME; a refresh the server writes goes back; rotated headers are taken live; prepare-for-sandbox-pause flushes and removes it', { timeout: SLOW * 2 }, async () => {
-    const auth = (rt: string) => JSON.stringify({ auth_mode: 'chatgpt', tokens: { refresh_token: rt, access_token: `at-${rt}` } });
-    const source = { value: auth('refresh-rt-one'), version: 'v1', key: 'Bearer k1', seen: [] as { method: string; auth: string | undefined; body: any }[] };
-    const http = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (d) => (raw += d));
-      req.on('end', () => {
-        const body = raw ? JSON.parse(raw) : null;
-        source.seen.push({ method: req.method!, auth: req.headers.authorization, body });
-        const reply = (status: number, json?: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(json === undefined ? '' : JSON.stringify(json));
-        if (req.headers.authorization !== source.key) return reply(401, {});
-        if (req.method === 'GET') return reply(200, { value: source.value, version: source.version });
-        if (body.expected_version !== source.version) return reply(409, {});
-        source.value = body.value;
-        source.version = `v${Number(source.version.slice(1)) + 1}`;
-        return reply(200, { version: source.version });
-      });
-    });
-    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/creds/codex`;
+    const auth = codexAuth;
+    const source = await startCredentialSource(auth('refresh-rt-one'), 'Bearer k1');
+    const url = source.url;
     try {
       // An ACP server nobody recognises by name: every built-in credential file applies to it (1.58).
       const link = join(dir.path, 'some-acp-cli');
@@ -379,7 +362,7 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
       const all = JSON.stringify([await events(id), await info(id)]);
       for (const secret of ['refresh-rt-one', 'refresh-rt-two', 'Bearer k1', 'Bearer k2']) expect(all).not.toContain(secret);
     } finally {
-      http.close();
+      source.close();
     }
   });
 
