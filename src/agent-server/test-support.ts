@@ -97,6 +97,9 @@ export async function startTestServer(
     dataDir: join(dir, 'data'),
     sessionKeys: [TEST_KEY],
     createAgent: agents.createAgent,
+    // Never the network from a test: the extensions repository is a local path that does not exist
+    // (no public skills, sync fails), unless the test gives its own.
+    extensions: { repoUrl: join(dir, 'no-extensions-repo'), ref: 'main', localPath: null, persistenceDir: join(dir, 'openhands-home'), registeredMarketplaces: [] },
     ...overrides,
   });
   const api: TestServer['api'] = async (path, init = {}) => {

@@ -7,14 +7,20 @@ import { parseBody } from '../../api/agent-server/parse.ts';
 import { SkillsRequest, type SkillsResponse } from '../../api/agent-server/skills.ts';
 import { loadAllSkills } from '../../agent/skills/sources.ts';
 import { skillInfo } from '../../agent/skills/types.ts';
+import type { ExtensionsConfig } from '../../agent/skills/extensions-repo.ts';
+import { checkRegistrations } from './extensions.ts';
 
-/** `workspaceDir`: the server's workspace root; a relative project_dir is taken inside it, as conversations' working dirs are. */
-export function skillRoutes(workspaceDir: string): Router {
+/**
+ * `workspaceDir`: the server's workspace root; a relative project_dir is taken inside it, as conversations' working dirs are.
+ * `extensions`: the public skills source and the server's marketplace registrations (extensions.ts).
+ */
+export function skillRoutes(workspaceDir: string, extensions?: ExtensionsConfig): Router {
   const r = new Router();
   r.post('/skills', async (ctx) => {
     const req = parseBody(SkillsRequest, ctx.request.body);
+    checkRegistrations(req.registered_marketplaces ?? [], ['body', 'registered_marketplaces']);
     if (req.project_dir) req.project_dir = inWorkspace(workspaceDir, req.project_dir);
-    const { skills, sources, conflicts } = await loadAllSkills(req);
+    const { skills, sources, conflicts } = await loadAllSkills(req, { ...(extensions ? { extensions } : {}), baseDir: workspaceDir });
     const body: SkillsResponse = { skills: skills.map(skillInfo), sources, ...(conflicts.length ? { conflicts } : {}) };
     ctx.body = body;
   });

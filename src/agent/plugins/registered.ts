@@ -1,0 +1,97 @@
+// Skills from registered marketplaces (OpenHands 1.58.2 skills_service
+// load_registered_marketplace_skills): for each registration that auto-loads (auto_load true, or a
+// list of names), its marketplace is fetched like a plugin (github:, git URL or local path, with
+// ref and repo_path), then its standalone skills and its plugins' skills that auto-load are read.
+// A marketplace without a manifest is read as a folder of skills (skills/, .skills/, or the folder
+// itself: `<name>/SKILL.md`). One bad marketplace or entry is logged and skipped, never fatal.
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { createLogger } from '../../util/log.ts';
+import { loadMarketplaceDir, resolvePluginSource, type Marketplace, type MarketplaceRegistration } from '../skills/extensions-repo.ts';
+import { agentSkill } from '../skills/parse.ts';
+import type { Skill } from '../skills/types.ts';
+import { loadPluginDir } from './load.ts';
+import { fetchPlugin, parseSource } from './source.ts';
+
+const log = createLogger('plugins');
+
+export const autoLoads = (r: MarketplaceRegistration, name: string) => (Array.isArray(r.auto_load) ? r.auto_load.includes(name) : r.auto_load === true);
+export const autoLoading = (r: MarketplaceRegistration) => (Array.isArray(r.auto_load) ? r.auto_load.length > 0 : r.auto_load === true);
+
+/** `<dir>/<name>/SKILL.md` folders, any depth, sorted. */
+function skillFolders(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name === 'SKILL.md')
+    .map((e) => e.parentPath)
+    .sort();
+}
+
+/** A folder of skills with no manifest, as OpenHands' Marketplace.from_skills_dir reads it; undefined when it has none. */
+function skillsFolderMarketplace(dir: string, name: string): Marketplace | undefined {
+  const roots = [join(dir, 'skills'), join(dir, '.skills')].filter((d) => existsSync(d) && statSync(d).isDirectory());
+  const skills = new Map<string, Marketplace['skills'][number]>();
+  for (const root of roots.length ? roots : [dir]) {
+    for (const folder of skillFolders(root)) {
+      try {
+        const s = agentSkill(join(folder, 'SKILL.md'), readFileSync(join(folder, 'SKILL.md'), 'utf8'), 'marketplace', false);
+        if (!skills.has(s.name)) skills.set(s.name, { name: s.name, source: `./${relative(dir, folder)}`, description: s.description });
+      } catch (err) {
+        log.warn({ folder, reason: (err as Error).message }, 'marketplace skill skipped');
+      }
+    }
+  }
+  return skills.size ? { name, path: dir, plugins: [], skills: [...skills.values()] } : undefined;
+}
+
+/**
+ * The skills the registrations auto-load: per marketplace, its standalone skills first, then its
+ * plugins' (a plugin's skill wins over a same-named standalone one). `baseDir` anchors relative
+ * local sources. Git sources are cloned into a directory removed before this returns (the skills
+ * are read into memory; their `root` is cleared).
+ */
+export async function registeredMarketplaceSkills(registrations: readonly MarketplaceRegistration[], o: { baseDir: string; signal?: AbortSignal }): Promise<Skill[]> {
+  const wanted = registrations.filter(autoLoading);
+  if (!wanted.length) return [];
+  const cacheDir = join(tmpdir(), `agentyard-marketplaces-${randomBytes(6).toString('hex')}`);
+  const fetchOpts = { cacheDir, baseDir: o.baseDir, ...(o.signal ? { signal: o.signal } : {}) };
+  const out: Skill[] = [];
+  try {
+    for (const reg of wanted) {
+      let m: Marketplace | undefined;
+      try {
+        const { dir } = await fetchPlugin({ source: reg.source, ref: reg.ref ?? null, repo_path: reg.repo_path ?? null }, fetchOpts);
+        m = loadMarketplaceDir(dir) ?? skillsFolderMarketplace(dir, reg.name);
+        if (!m) throw new Error('it has no .plugin/marketplace.json or .claude-plugin/marketplace.json, and no skill folders (<name>/SKILL.md)');
+      } catch (err) {
+        log.warn({ marketplace: reg.name, reason: (err as Error).message }, 'marketplace not loaded; continuing without it');
+        continue;
+      }
+      for (const e of m.skills) {
+        if (!autoLoads(reg, e.name)) continue;
+        try {
+          const src = e.source as string;
+          const parsed = parseSource(src, m.path);
+          const { dir } = parsed.kind === 'local' ? { dir: parsed.path } : await fetchPlugin({ source: src }, fetchOpts);
+          out.push(agentSkill(join(dir, 'SKILL.md'), readFileSync(join(dir, 'SKILL.md'), 'utf8'), `marketplace:${reg.name}`, false));
+        } catch (err) {
+          log.warn({ marketplace: reg.name, skill: e.name, reason: (err as Error).message }, 'marketplace skill skipped');
+        }
+      }
+      for (const e of m.plugins) {
+        if (!autoLoads(reg, e.name)) continue;
+        try {
+          const { dir } = await fetchPlugin(resolvePluginSource(m, e), fetchOpts);
+          out.push(...loadPluginDir(dir).skills);
+        } catch (err) {
+          log.warn({ marketplace: reg.name, plugin: e.name, reason: (err as Error).message }, 'marketplace plugin skipped');
+        }
+      }
+    }
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+  return out.map((s) => (s.root && s.root.startsWith(cacheDir) ? { ...s, root: null } : s));
+}
