@@ -183,7 +183,7 @@ describe('POST /api/skills', () => {
     expect(byName['release-notes']).toEqual({
       name: 'release-notes',
       type: 'agentskills',
-      content: '# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\nVersion: !`cat VERSION`\n',
+      content: '# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\nVersion: !`cat VERSION`',
       triggers: [],
       source: join(wd, '.agents/skills/release-notes/SKILL.md'),
       description: 'How to write release notes.',

@@ -130,5 +130,6 @@ export async function pluginsMarketplace(cfg: ExtensionsConfig, now = Date.now()
     if (entries.length) pluginsCatalogs.set(key, { at: now, entries });
   }
   const installed = installedNames(installedDir(cfg.persistenceDir, 'plugins'), 'plugins');
-  return entries.map((e) => ({ ...e, installed: installed.has(e.name) }));
+  // OpenHands' field order (clients that compare documents byte for byte see the same one).
+  return entries.map((e) => ({ name: e.name, description: e.description, source: e.source, ref: e.ref, repo_path: e.repo_path, installed: installed.has(e.name), path: e.path, skills: e.skills, files: e.files }));
 }
