@@ -13,7 +13,7 @@ import { loadMarketplaceDir, resolvePluginSource, type Marketplace, type Marketp
 import { agentSkill } from '../skills/parse.ts';
 import type { Skill } from '../skills/types.ts';
 import { loadPluginDir } from './load.ts';
-import { fetchPlugin, parseSource } from './source.ts';
+import { fetchPlugin, parseSource, type PluginSourceSpec } from './source.ts';
 
 const log = createLogger('plugins');
 
@@ -46,48 +46,72 @@ function skillsFolderMarketplace(dir: string, name: string): Marketplace | undef
   return skills.size ? { name, path: dir, plugins: [], skills: [...skills.values()] } : undefined;
 }
 
+export interface AutoLoads {
+  /** Standalone skills of the marketplaces (read into memory). */
+  skills: Skill[];
+  /** The plugins to load, as plugin sources, marketplace by marketplace. */
+  plugins: { marketplace: string; name: string; source: PluginSourceSpec }[];
+}
+
 /**
- * The skills the registrations auto-load: per marketplace, its standalone skills first, then its
- * plugins' (a plugin's skill wins over a same-named standalone one). `baseDir` anchors relative
- * local sources. Git sources are cloned into a directory removed before this returns (the skills
- * are read into memory; their `root` is cleared).
+ * What the registrations auto-load (OpenHands' registry.get_auto_load_registrations): each
+ * marketplace fetched (a failure logged and skipped), its standalone skills read, its plugins'
+ * sources resolved. `fetchOpts.cacheDir` holds the git clones; the caller removes it.
+ */
+export async function resolveAutoLoads(registrations: readonly MarketplaceRegistration[], fetchOpts: { cacheDir: string; baseDir: string; signal?: AbortSignal }): Promise<AutoLoads> {
+  const out: AutoLoads = { skills: [], plugins: [] };
+  for (const reg of registrations.filter(autoLoading)) {
+    let m: Marketplace | undefined;
+    try {
+      const { dir } = await fetchPlugin({ source: reg.source, ref: reg.ref ?? null, repo_path: reg.repo_path ?? null }, fetchOpts);
+      m = loadMarketplaceDir(dir) ?? skillsFolderMarketplace(dir, reg.name);
+      if (!m) throw new Error('it has no .plugin/marketplace.json or .claude-plugin/marketplace.json, and no skill folders (<name>/SKILL.md)');
+    } catch (err) {
+      log.warn({ marketplace: reg.name, reason: (err as Error).message }, 'marketplace not loaded; continuing without it');
+      continue;
+    }
+    for (const e of m.skills) {
+      if (!autoLoads(reg, e.name)) continue;
+      try {
+        const src = e.source as string;
+        const parsed = parseSource(src, m.path);
+        const { dir } = parsed.kind === 'local' ? { dir: parsed.path } : await fetchPlugin({ source: src }, fetchOpts);
+        out.skills.push(agentSkill(join(dir, 'SKILL.md'), readFileSync(join(dir, 'SKILL.md'), 'utf8'), `marketplace:${reg.name}`, false));
+      } catch (err) {
+        log.warn({ marketplace: reg.name, skill: e.name, reason: (err as Error).message }, 'marketplace skill skipped');
+      }
+    }
+    for (const e of m.plugins) {
+      if (!autoLoads(reg, e.name)) continue;
+      try {
+        out.plugins.push({ marketplace: reg.name, name: e.name, source: resolvePluginSource(m, e) });
+      } catch (err) {
+        log.warn({ marketplace: reg.name, plugin: e.name, reason: (err as Error).message }, 'marketplace plugin skipped');
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The skills the registrations auto-load (POST /api/skills): per marketplace, its standalone skills
+ * first, then its plugins' (a plugin's skill wins over a same-named standalone one). `baseDir`
+ * anchors relative local sources. Git sources are cloned into a directory removed before this
+ * returns (the skills are read into memory; a `root` inside it is cleared).
  */
 export async function registeredMarketplaceSkills(registrations: readonly MarketplaceRegistration[], o: { baseDir: string; signal?: AbortSignal }): Promise<Skill[]> {
-  const wanted = registrations.filter(autoLoading);
-  if (!wanted.length) return [];
+  if (!registrations.some(autoLoading)) return [];
   const cacheDir = join(tmpdir(), `agentyard-marketplaces-${randomBytes(6).toString('hex')}`);
   const fetchOpts = { cacheDir, baseDir: o.baseDir, ...(o.signal ? { signal: o.signal } : {}) };
   const out: Skill[] = [];
   try {
-    for (const reg of wanted) {
-      let m: Marketplace | undefined;
+    const auto = await resolveAutoLoads(registrations, fetchOpts);
+    out.push(...auto.skills);
+    for (const p of auto.plugins) {
       try {
-        const { dir } = await fetchPlugin({ source: reg.source, ref: reg.ref ?? null, repo_path: reg.repo_path ?? null }, fetchOpts);
-        m = loadMarketplaceDir(dir) ?? skillsFolderMarketplace(dir, reg.name);
-        if (!m) throw new Error('it has no .plugin/marketplace.json or .claude-plugin/marketplace.json, and no skill folders (<name>/SKILL.md)');
+        out.push(...loadPluginDir((await fetchPlugin(p.source, fetchOpts)).dir).skills);
       } catch (err) {
-        log.warn({ marketplace: reg.name, reason: (err as Error).message }, 'marketplace not loaded; continuing without it');
-        continue;
-      }
-      for (const e of m.skills) {
-        if (!autoLoads(reg, e.name)) continue;
-        try {
-          const src = e.source as string;
-          const parsed = parseSource(src, m.path);
-          const { dir } = parsed.kind === 'local' ? { dir: parsed.path } : await fetchPlugin({ source: src }, fetchOpts);
-          out.push(agentSkill(join(dir, 'SKILL.md'), readFileSync(join(dir, 'SKILL.md'), 'utf8'), `marketplace:${reg.name}`, false));
-        } catch (err) {
-          log.warn({ marketplace: reg.name, skill: e.name, reason: (err as Error).message }, 'marketplace skill skipped');
-        }
-      }
-      for (const e of m.plugins) {
-        if (!autoLoads(reg, e.name)) continue;
-        try {
-          const { dir } = await fetchPlugin(resolvePluginSource(m, e), fetchOpts);
-          out.push(...loadPluginDir(dir).skills);
-        } catch (err) {
-          log.warn({ marketplace: reg.name, plugin: e.name, reason: (err as Error).message }, 'marketplace plugin skipped');
-        }
+        log.warn({ marketplace: p.marketplace, plugin: p.name, reason: (err as Error).message }, 'marketplace plugin skipped');
       }
     }
   } finally {
