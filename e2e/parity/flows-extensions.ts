@@ -5,7 +5,8 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { extensionsRepo, marketplaceRepo, writeFiles } from '../../src/testing/extensions/repos.ts';
-import type { View } from './flows.ts';
+import { until } from '../../src/testing/until.ts';
+import { startBody, type View } from './flows.ts';
 import { PARITY_EXTENSIONS, type Side } from './servers.ts';
 
 /** Built once for both sides (they run the flow at the same time). */
@@ -63,5 +64,26 @@ export const EXTENSIONS_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       skills_marketplace: [skillsMarket.status, (skillsMarket.body.skills ?? []).map((x: any) => ({ ...x, source: rel(x.source) }))],
       plugins_marketplace: [pluginsMarket.status, (pluginsMarket.body.plugins ?? []).map((x: any) => ({ ...x, source: rel(x.source), path: rel(x.path) }))],
     };
+  },
+  /**
+   * A conversation with agent_context.load_public_skills and a registered marketplace that
+   * auto-loads one plugin and one standalone skill: which skill names the model's system prompt
+   * lists (the prompt's wording differs by server; the names must not).
+   */
+  extensions_conversation: async (s) => {
+    const { market } = repositories();
+    s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'ok' } }] });
+    const agentContext = { load_public_skills: true, registered_marketplaces: [{ name: 'team', source: market, auto_load: ['docs-kit', 'team-style'] }] };
+    const body = startBody(s, { initial_message: { role: 'user', content: [{ type: 'text', text: 'hello' }] } });
+    (body['agent'] as Record<string, unknown>)['agent_context'] = agentContext;
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const id = r.body.id;
+    const end = await until('the run to end', async () => {
+      const st = (await s.api(`/api/conversations/${id}`)).body.execution_status;
+      return ['finished', 'error', 'stuck'].includes(st) ? st : undefined;
+    });
+    const system = JSON.stringify(s.llm.requests[0]?.messages[0] ?? '');
+    const candidates = ['alpha', 'beta', 'skills/legacy', 'docs-style', 'lint-rules', 'team-style', 'kit-use'];
+    return { status: r.status, end, listed: candidates.filter((n) => system.includes(`<name>${n}</name>`)) };
   },
 };
