@@ -18,7 +18,7 @@ import { loadPluginDir, PluginLoadError, type LoadedPlugin } from './load.ts';
 import { fetchPlugin, PluginFetchError, redactUrl } from './source.ts';
 
 export { checkRepoPath, fetchPlugin, parseSource, PluginFetchError, redactUrl, type FetchedPlugin, type PluginSourceSpec } from './source.ts';
-export { availablePlugins, projectPlugins, userPlugins } from './discovery.ts';
+export { availablePlugins, installedPluginMeta, projectPlugins, userPlugins } from './discovery.ts';
 export { commandSkill, loadPluginDir, pluginAgent, PluginLoadError, type LoadedPlugin, type PluginAgent } from './load.ts';
 
 const log = createLogger('plugins');

@@ -54,7 +54,8 @@ function git(args: string[], cwd: string | undefined, signal: AbortSignal | unde
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      args,
+      // The repository is untrusted: no hook it could bring (or a hooksPath of the user's config) runs.
+      ['-c', 'core.hooksPath=/dev/null', ...args],
       {
         cwd,
         encoding: 'utf8',
