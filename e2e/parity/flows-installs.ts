@@ -6,8 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { until } from '../../src/testing/until.ts';
 import type { Side } from './servers.ts';
-import type { View } from './flows.ts';
+import { startBody, type View } from './flows.ts';
 
 const keys = (o: unknown) => (o && typeof o === 'object' ? Object.keys(o).sort() : o);
 /** A 422's locations, or the type of a bare-sentence detail. */
@@ -167,6 +168,47 @@ export const INSTALL_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       after_uninstall: [(await s.api('/api/plugins/installed')).body.plugins, await available()],
     };
     return view;
+  },
+
+  /**
+   * What installs change in a conversation: an installed skill is a user skill (listed to the model),
+   * an installed plugin an ambient plugin (its command triggers, its skill is listed); disabled,
+   * neither.
+   */
+  async installed_in_conversation(s) {
+    const base = scratch(s);
+    write(join(base, 'pdf-tools', 'SKILL.md'), skillMd('pdf-tools', 'Work with PDF files'));
+    write(join(base, 'city-weather', '.plugin', 'plugin.json'), JSON.stringify({ name: 'city-weather', description: 'Weather' }));
+    write(join(base, 'city-weather', 'commands', 'now.md'), '---\ndescription: Weather now\n---\nSay the weather in Lisbon is sunny.\n');
+    write(join(base, 'city-weather', 'skills', 'forecast', 'SKILL.md'), skillMd('forecast', 'Five-day forecasts'));
+    const installs = [
+      (await s.api('/api/skills/install', { method: 'POST', body: { source: join(base, 'pdf-tools') } })).status,
+      (await s.api('/api/plugins/install', { method: 'POST', body: { source: join(base, 'city-weather') } })).status,
+    ];
+    const converse = async () => {
+      const before = s.llm.requests.length;
+      s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+      const body = startBody(s, { initial_message: { role: 'user', content: [{ type: 'text', text: '/city-weather:now please' }], run: true } });
+      // User skills (the installed ones among them) load when the request asks: 1.58's AgentContext defaults load_user_skills to false.
+      (body['agent'] as Record<string, unknown>)['agent_context'] = { load_user_skills: true };
+      const r = await s.api('/api/conversations', { method: 'POST', body });
+      const id = r.body.id as string;
+      const end = await until('the run to end', async () => {
+        const st = (await s.api(`/api/conversations/${id}`)).body.execution_status;
+        return ['finished', 'error', 'stuck'].includes(st) ? st : undefined;
+      });
+      const evs = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+      const msg = evs.find((e) => e.kind === 'MessageEvent' && e.source === 'user');
+      const seen = JSON.stringify(s.llm.requests[before]?.messages ?? []);
+      return { end, activated: msg?.activated_skills ?? [], command_text: JSON.stringify(msg?.extended_content ?? []).includes('sunny'), listed: ['pdf-tools', 'Five-day forecasts'].map((t) => seen.includes(t)) };
+    };
+    const on = await converse();
+    await s.api('/api/skills/installed/pdf-tools', { method: 'PATCH', body: { enabled: false } });
+    await s.api('/api/plugins/installed/city-weather', { method: 'PATCH', body: { enabled: false } });
+    const off = await converse();
+    await s.api('/api/skills/installed/pdf-tools', { method: 'DELETE' });
+    await s.api('/api/plugins/installed/city-weather', { method: 'DELETE' });
+    return { installs, on, off };
   },
 
   /** A plugin source checked and pinned without installing; OpenHands' error codes. */
