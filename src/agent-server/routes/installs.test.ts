@@ -159,6 +159,15 @@ describe('installed skills', () => {
     mkdirSync(src2);
     symlinkSync(secret, join(src2, 'SKILL.md'));
     expect((await api('/skills/install', 'POST', { source: src2 })).status).toBe(422);
+    // A repo_path that leads out of the repository through a link in it: nothing is read from there.
+    const lr = join(dir.path, 'linky-repo');
+    mkdirSync(lr);
+    symlinkSync(join(dir.path, 'outer'), join(lr, 'escape'));
+    write(join(dir.path, 'outer', 'y', 'SKILL.md'), skillMd('y', 'outside'));
+    repo(lr, { 'README.md': 'x' });
+    const escaped = await api('/skills/install', 'POST', { source: `file://${lr}`, repo_path: 'escape/y' });
+    expect(escaped.status).toBe(400);
+    expect(escaped.body.detail).toContain('leads outside the repository');
     // A link inside the package is kept as a link.
     const ok = join(dir.path, 'linked');
     write(join(ok, 'SKILL.md'), skillMd('linked', 'ok'));

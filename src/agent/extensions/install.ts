@@ -158,7 +158,8 @@ export class ExtensionStore {
       const loadName = parsed.kind === 'git' ? (whole ? (rootName ?? repoName(parsed.url)) : basename(fetched.dir)) : basename(req.repo_path ? join(parsed.path, req.repo_path) : parsed.path);
       const staged = join(staging, loadName);
       try {
-        cpSync(fetched.dir, staged, { recursive: true, verbatimSymlinks: true, filter: (src) => basename(src) !== '.git' });
+        // The directory itself, not a link to it (a local source may be given by a link).
+        cpSync(realpathSync(fetched.dir), staged, { recursive: true, verbatimSymlinks: true, filter: (src) => basename(src) !== '.git' });
       } catch (err) {
         // A socket, FIFO or device, or an unreadable file.
         throw new ExtensionInvalidError(`The ${this.#what} cannot be copied: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
