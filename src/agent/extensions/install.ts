@@ -156,7 +156,7 @@ export class ExtensionStore {
       const whole = parsed.kind === 'git' && !req.repo_path && !parsed.subdir;
       // (A local repository with a ref is fetched as a clone: its directory name is the source's.)
       const loadName = parsed.kind === 'git' ? (whole ? (rootName ?? repoName(parsed.url)) : basename(fetched.dir)) : basename(req.repo_path ? join(parsed.path, req.repo_path) : parsed.path);
-      const staged = join(staging, loadName);
+      const staged = join(staging, loadName && loadName !== '.' ? loadName : 'source');
       try {
         // The directory itself, not a link to it (a local source may be given by a link).
         cpSync(realpathSync(fetched.dir), staged, { recursive: true, verbatimSymlinks: true, filter: (src) => basename(src) !== '.git' });
