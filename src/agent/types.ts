@@ -59,6 +59,8 @@ export interface AgentHost {
   readonly persistenceDir?: string;
   /** The extensions repository (agent_context.load_public_skills). Optional: default from the environment (extensionsConfigFromEnv). */
   readonly extensions?: ExtensionsConfig;
+  /** The user's home: user skills and plugins, the installed ones included (~/.openhands/skills/installed, ~/.openhands/plugins/installed). Default: the process's home. */
+  readonly userHome?: string;
   /** Per-conversation secrets: exported to commands that name them, masked in every output. */
   readonly secrets: Readonly<Record<string, string>>;
   /** OAuth for MCP servers with `auth.strategy: "oauth2"`: tokens the agent server stored (/api/mcp/oauth). Optional. */

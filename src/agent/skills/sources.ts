@@ -76,11 +76,12 @@ export async function loadOrgSkills(url: string, orgName: string, conflicts: Ski
 }
 
 /**
+ * `home`: the user's home (user skills and installed skills), for tests and isolated servers.
  * `extensions`: where public skills come from and the server's marketplace registrations (without
  * it, no public or marketplace skills). `sources` has OpenHands' keys (`sdk_base`: public and user
  * merged) and agentyard's split of it (`public`, `user`).
  */
-export async function loadAllSkills(req: SkillsRequest, opts: { extensions?: ExtensionsConfig; baseDir?: string } = {}): Promise<{ skills: Skill[]; sources: Record<string, number>; conflicts: SkillConflict[] }> {
+export async function loadAllSkills(req: SkillsRequest, opts: { home?: string; extensions?: ExtensionsConfig; baseDir?: string } = {}): Promise<{ skills: Skill[]; sources: Record<string, number>; conflicts: SkillConflict[] }> {
   const conflicts: SkillConflict[] = [];
   const ext = opts.extensions;
   const loadPublic = req.load_public !== false && !!ext;
@@ -89,7 +90,7 @@ export async function loadAllSkills(req: SkillsRequest, opts: { extensions?: Ext
   const marketplace = loadPublic ? await registeredMarketplaceSkills(registrations, { baseDir: opts.baseDir ?? process.cwd() }) : [];
   const marketplacePath = req.marketplace_path === undefined ? DEFAULT_MARKETPLACE_PATH : req.marketplace_path;
   const publicSkills = loadPublic ? await loadPublicSkills(ext, marketplacePath) : [];
-  const user = req.load_user !== false ? loadUserSkillsSync(ext?.home) : [];
+  const user = req.load_user !== false ? loadUserSkillsSync(opts.home ?? ext?.home) : [];
   const sdkBase = mergeByName(publicSkills, user);
   const orgs = req.org_configs ?? (req.org_config ? [req.org_config] : []);
   const org = req.load_org !== false ? mergeByName(...(await Promise.all(orgs.map((o) => loadOrgSkills(o.org_repo_url, o.org_name, conflicts))))) : [];
