@@ -10,9 +10,19 @@ import { createLogger } from '../../util/log.ts';
 import { pluginInfo } from '../plugins/index.ts';
 import { loadPluginDir } from '../plugins/load.ts';
 import { CATALOG_TTL_MS, DEFAULT_MARKETPLACE_PATH, loadMarketplaceDir, parseMarketplace, resolvePluginSource, updateExtensionsRepo, type ExtensionsConfig, type Marketplace } from '../skills/extensions-repo.ts';
-import { installedDir, installedNames } from './installed-dirs.ts';
+import { installedPluginMeta } from '../plugins/discovery.ts';
+import { installedSkillMeta } from '../skills/load.ts';
+import { listInstalled, type ExtensionKind } from './installed.ts';
 
 const log = createLogger('extensions');
+
+/**
+ * Names installed (enabled or not) under the configuration's persistence directory, as OpenHands'
+ * catalogs read them: list_installed, which also adopts a directory copied in by hand (installed.ts).
+ */
+function installedNames(cfg: ExtensionsConfig, kind: ExtensionKind): Set<string> {
+  return new Set(listInstalled(join(cfg.persistenceDir, kind, 'installed'), kind === 'skills' ? installedSkillMeta : installedPluginMeta).map((r) => r.name));
+}
 
 /** Per repository, ref and persistence directory (one process may serve several configurations: tests). */
 const skillsCatalogs = new Map<string, { at: number; entries: Omit<MarketplaceSkillInfo, 'installed'>[] }>();
@@ -81,7 +91,7 @@ export async function skillsMarketplace(cfg: ExtensionsConfig, now = Date.now(),
     entries = await skillEntries(cfg, marketplacePath);
     if (entries.length) skillsCatalogs.set(key, { at: now, entries });
   }
-  const installed = installedNames(installedDir(cfg.persistenceDir, 'skills'), 'skills');
+  const installed = installedNames(cfg, 'skills');
   return entries.map((e) => ({ ...e, installed: installed.has(e.name) }));
 }
 
@@ -129,7 +139,7 @@ export async function pluginsMarketplace(cfg: ExtensionsConfig, now = Date.now()
     entries = await pluginEntries(cfg, marketplacePath);
     if (entries.length) pluginsCatalogs.set(key, { at: now, entries });
   }
-  const installed = installedNames(installedDir(cfg.persistenceDir, 'plugins'), 'plugins');
+  const installed = installedNames(cfg, 'plugins');
   // OpenHands' field order (clients that compare documents byte for byte see the same one).
   return entries.map((e) => ({ name: e.name, description: e.description, source: e.source, ref: e.ref, repo_path: e.repo_path, installed: installed.has(e.name), path: e.path, skills: e.skills, files: e.files }));
 }
