@@ -19,8 +19,11 @@ function repositories(): { market: string } {
   return built;
 }
 
-/** A path inside the side's clone or the shared repository, shown from its root. */
-const rel = (p: unknown) => (typeof p === 'string' ? p.replace(/^.*\/cache\/skills\/public-skills/, '<clone>').replace(PARITY_EXTENSIONS, '<extensions>') : p);
+/** A path inside the side's clone, the shared repository or the side's home, shown from its root. */
+const rel = (p: unknown) =>
+  typeof p === 'string'
+    ? p.replace(/^.*\/cache\/skills\/public-skills/, '<clone>').replace(PARITY_EXTENSIONS, '<extensions>').replace(/^.*\/parity-(openhands|agentyard)-[^/]+/, '<home>')
+    : p;
 const only = { load_user: false, load_project: false, load_org: false };
 /** OpenHands' source keys (ours adds public and user, its split of sdk_base). */
 const sources = (b: any) => Object.fromEntries(['sandbox', 'registered_marketplaces', 'sdk_base', 'org', 'project'].map((k) => [k, b?.sources?.[k]]));
@@ -35,15 +38,14 @@ export const EXTENSIONS_FLOWS: Record<string, (s: Side) => Promise<View>> = {
     const reg = await s.api('/api/skills', { method: 'POST', body: { ...only, registered_marketplaces: [{ name: 'team', source: market, auto_load: true }] } });
     const some = await s.api('/api/skills', { method: 'POST', body: { ...only, registered_marketplaces: [{ name: 'team', source: market, auto_load: ['lint-kit', 'team-style'] }, { name: 'gone', source: `${market}-missing`, auto_load: true }] } });
     const badPath = await s.api('/api/skills', { method: 'POST', body: { ...only, registered_marketplaces: [{ name: 'team', source: market, repo_path: '../up' }] } });
-    const catalog = await s.api('/api/skills/catalog');
-    // Installed as OpenHands lays it out under the side's home (both: the parent of workDir). After
-    // the catalog: 1.58 also loads enabled installed skills as user skills, which the installs
-    // routes (not this flow) bring to ours.
+    // Installed as OpenHands lays it out under the side's home (both: the parent of workDir): the
+    // installed skill is a user skill of the catalog, and both marketplaces flag what is installed.
     const home = join(dirname(s.workDir), '.openhands');
     writeFiles(join(home, 'skills', 'installed'), { 'beta/SKILL.md': '---\nname: beta\ndescription: b\n---\nb\n' });
     mkdirSync(join(home, 'plugins', 'installed', 'tool-kit', '.plugin'), { recursive: true });
     writeFileSync(join(home, 'plugins', 'installed', 'tool-kit', '.plugin', 'plugin.json'), JSON.stringify({ name: 'tool-kit' }));
 
+    const catalog = await s.api('/api/skills/catalog');
     const sync = await s.api('/api/skills/sync', { method: 'POST' });
     const skillsMarket = await s.api('/api/skills/marketplace');
     const pluginsMarket = await s.api('/api/plugins/marketplace');
