@@ -98,7 +98,8 @@ export interface AgentServer {
 export async function startAgentServer(opts: AgentServerOptions): Promise<AgentServer> {
   const log = opts.log ?? createLogger('agent-server');
   // Read once at start (a bad OH_REGISTERED_MARKETPLACES stops the server here, as it stops OpenHands').
-  const extensions = opts.extensions ?? extensionsConfigFromEnv();
+  // A given home holds the clone and the installed directories too, as it does for the install routes.
+  const extensions = opts.extensions ?? (opts.home !== undefined ? { ...extensionsConfigFromEnv({ ...process.env, HOME: opts.home, OH_PERSISTENCE_DIR: '' }), home: opts.home } : extensionsConfigFromEnv());
   const workspaceDir = resolve(opts.workspaceDir);
   mkdirSync(workspaceDir, { recursive: true });
   const dataDir = resolve(opts.dataDir ?? join(workspaceDir, '.agentyard'));

@@ -24,7 +24,7 @@ afterEach(async () => {
   dir.remove();
 });
 
-const start = async (c: Partial<ExtensionsConfig> = {}) => (s = await startTestServer(join(dir.path, 'server'), { extensions: { ...cfg, ...c } }));
+const start = async (c: Partial<ExtensionsConfig> = {}) => (s = await startTestServer(join(dir.path, 'server'), { extensions: { ...cfg, ...c }, ...(c.home ? { home: c.home } : {}) }));
 const only = { load_user: false, load_project: false, load_org: false };
 const names = (body: { skills: { name: string }[] }) => body.skills.map((x) => x.name).sort();
 
@@ -117,6 +117,18 @@ describe('marketplace catalogs', () => {
       { name: 'remote-kit', description: 'Elsewhere.', source: 'github:acme/remote-kit@v1/plugins/remote-kit', installed: false },
       { name: 'delta', description: 'A standalone skill.', source: 'github:acme/delta', installed: true },
     ]);
+  });
+
+  it('flags what POST /api/skills/install installs, and what uninstall removes', async () => {
+    const home = join(dir.path, 'home');
+    await start({ persistenceDir: join(home, '.openhands'), home });
+    const flag = async () => Object.fromEntries((await s!.api('/api/skills/marketplace')).body.skills.map((x: any) => [x.name, x.installed]));
+    expect((await flag())['alpha']).toBe(false);
+    const installed = await s!.api('/api/skills/install', { method: 'POST', body: { source: join(origin, 'skills', 'alpha') } });
+    expect(installed.status).toBe(200);
+    expect((await flag())['alpha']).toBe(true);
+    expect((await s!.api('/api/skills/installed/alpha', { method: 'DELETE' })).status).toBe(200);
+    expect((await flag())['alpha']).toBe(false);
   });
 
   it('GET /api/plugins/marketplace: the true plugins, with contents when they lie in the clone', async () => {
