@@ -105,13 +105,16 @@ export async function registeredMarketplaceSkills(registrations: readonly Market
   const fetchOpts = { cacheDir, baseDir: o.baseDir, ...(o.signal ? { signal: o.signal } : {}) };
   const out: Skill[] = [];
   try {
-    const auto = await resolveAutoLoads(registrations, fetchOpts);
-    out.push(...auto.skills);
-    for (const p of auto.plugins) {
-      try {
-        out.push(...loadPluginDir((await fetchPlugin(p.source, fetchOpts)).dir).skills);
-      } catch (err) {
-        log.warn({ marketplace: p.marketplace, plugin: p.name, reason: (err as Error).message }, 'marketplace plugin skipped');
+    // Marketplace by marketplace, as OpenHands merges them (a later marketplace's skill wins by name).
+    for (const reg of registrations) {
+      const auto = await resolveAutoLoads([reg], fetchOpts);
+      out.push(...auto.skills);
+      for (const p of auto.plugins) {
+        try {
+          out.push(...loadPluginDir((await fetchPlugin(p.source, fetchOpts)).dir).skills);
+        } catch (err) {
+          log.warn({ marketplace: p.marketplace, plugin: p.name, reason: (err as Error).message }, 'marketplace plugin skipped');
+        }
       }
     }
   } finally {
