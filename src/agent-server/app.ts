@@ -50,6 +50,7 @@ import { skillRoutes } from './routes/skills.ts';
 import { initRoutes } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { settingsDocRoutes } from './routes/settings-doc.ts';
+import type { Fernet } from './fernet.ts';
 import { workspaceSessionRoutes } from './routes/workspace-session.ts';
 import { workspacesRoutes } from './routes/workspaces.ts';
 import type { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
@@ -97,7 +98,7 @@ export interface AppDeps {
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
   /** Canvas extensions and their app backends (default: kept under the workspace's .agentyard, no ingress). */
   canvas?: CanvasHolder;
-  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void; /** The secret key as OpenHands' cipher (X-Expose-Secrets: encrypted); undefined: none. */ fernet?: () => Fernet | undefined };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -143,7 +144,7 @@ export function createApp(d: AppDeps): Koa {
       activeAgentProfileId: () => d.agentProfiles.activeId(),
       activateAgentProfile: (id) => (d.agentProfiles.byId(id) ? (d.agentProfiles.activate(id), true) : false),
       metaProfileExists: (name) => readMetaProfile(d.db, name) !== undefined,
-    }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
+    }, d.settings.fernet ?? (() => undefined)), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
       store: d.profiles,
       agentProfiles: d.agentProfiles,
       service: d.service,

@@ -13,6 +13,8 @@ import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChi
 import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
+import type { Fernet } from '../fernet.ts';
+import { openStartRequest } from '../secret-tokens.ts';
 import { conversationWorktreeDir, createWorktree, planWorktree, removeWorktrees, type WorktreePlan } from '../git/worktree.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 import { resolveAcpCommand } from '../acp/providers.ts';
@@ -25,6 +27,8 @@ export interface ServiceOptions {
   llmDefaults: LlmConfig | undefined;
   /** Present when secrets may be persisted (sealed). */
   sealer: SecretSealer | undefined;
+  /** The secret key as OpenHands' cipher, for `secrets_encrypted` requests (undefined: none; a hand-over changes it). */
+  fernet?: () => Fernet | undefined;
   /** Runs `fn` in one database transaction. */
   transaction<T>(fn: () => T): T;
   /** How many conversations may run at once before the gateway answers 429 (OpenHands max_concurrent_runs). Default 10. */
@@ -216,6 +220,8 @@ export class ConversationService {
     const existing = this.#loaded.get(id);
     if (existing) return { info: existing.info(), created: false };
     if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
+    // Tokens of X-Expose-Secrets: encrypted opened before anything reads the request (a profile launch adds no tokens).
+    req = openStartRequest(req, this.#o.fernet?.());
     if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
     let agentLoc = ['body', 'agent'];
     if (!req.agent && req.agent_settings) {
@@ -224,7 +230,6 @@ export class ConversationService {
     }
     if (!req.agent) throw new NotImplemented('agent_settings is supported by this agent server for ACP agents only (agent_kind "acp"); send `agent` or `agent_profile_id`');
     if (req.agent.kind === 'ACPAgent') checkAcpAgent(req.agent, agentLoc);
-    if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
     if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {
       throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
     }

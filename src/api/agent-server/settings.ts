@@ -72,7 +72,7 @@ export const WORKSPACE_SESSION_COOKIE = 'oh_workspace_session_key';
 // misc_settings. Fields OpenHands keeps for features not built here (condenser, critic, ACP agents,
 // memory, Docker and worktree runtimes) are refused with 422, not stored unapplied.
 
-/** Request header choosing how secret fields are answered: absent = masked, `plaintext` = raw (`encrypted` is OpenHands' Fernet form, not built). */
+/** Request header choosing how secret fields are answered: absent = masked, `plaintext` = raw, `encrypted` (or `true`) = OpenHands Fernet tokens of the server's secret key (503 without one). */
 export const EXPOSE_SECRETS_HEADER = 'X-Expose-Secrets';
 
 const StringMap = Type.Record(Type.String(), Type.String());
@@ -174,7 +174,7 @@ export const SettingsUpdateRequest = Type.Object({
 });
 export type SettingsUpdateRequest = Static<typeof SettingsUpdateRequest>;
 
-/** GET/PATCH /api/settings and the MCP routes (OpenHands' SettingsResponse). Secret fields masked unless X-Expose-Secrets: plaintext. */
+/** GET/PATCH /api/settings and the MCP routes (OpenHands' SettingsResponse). Secret fields masked unless X-Expose-Secrets asks for plaintext or tokens (GET only). */
 export const SettingsResponse = Type.Object({
   agent_settings: Type.Object({
     schema_version: Type.Integer(),
