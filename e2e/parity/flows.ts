@@ -15,6 +15,7 @@ import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
 import { PROFILE_FLOWS } from './flows-profiles.ts';
 import { ACP_FLOWS } from './flows-acp.ts';
+import { SECRETS_FLOWS } from './flows-secrets.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -871,6 +872,7 @@ export const FLOWS: Record<string, Flow> = {
   },
   ...PROFILE_FLOWS,
   ...ACP_FLOWS,
+  ...SECRETS_FLOWS,
 };
 
 /**
