@@ -56,6 +56,15 @@ export const DELIBERATE: Record<string, string> = {
     "The conversation settings form has no `runtime` section (default_runtime, worktree_*, container_*): this agent server runs " +
     'every conversation in its own workspace (the sandbox is the runtime; no Docker or worktree runtimes), so these would be ' +
     'settings that change nothing, and PATCH refuses them (422) rather than store them unapplied.',
+  'mcp_config_forms.mcp_servers_wrapper':
+    "A regular agent's `mcp_config` in the `{\"mcpServers\": {...}}` form: ours takes it as well as 1.58's server map, because it is " +
+    "the form of OpenHands 1.44 and of the clients generated from it (the official TypeScript client, which must drive this " +
+    'server unmodified) and of Claude Code\'s .mcp.json. OpenHands 1.58 refuses it (422: it reads `mcpServers` as a server name). ' +
+    'Each form is checked with its own version\'s fields (unknown fields refused in both, as 1.58 refuses them).',
+  'mcp_config_forms.neither_command_nor_url':
+    'An MCP server with neither `command` nor `url` in a start request: refused here (422 at the server), as in the settings ' +
+    '(settings_document.mcp_without_command_or_url). OpenHands 1.58 starts the conversation and leaves the server out ' +
+    'silently, so the agent runs without tools its user configured.',
   'secrets_encrypted.info_api_key':
     "After a start with `secrets_encrypted: true` the conversation's `agent.llm.api_key` reads `**********` on ours, as after " +
     'every create on both servers (a key is set, not shown); OpenHands 1.58 shows null there, which reads as "no key" though ' +

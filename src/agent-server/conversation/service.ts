@@ -10,7 +10,9 @@ import { ModelCallError } from '../../agent/llm/errors.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import type { SubscriptionAccess } from '../../agent/llm/codex.ts';
 import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
-import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
+import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests, type ValidationIssue } from '../../api/errors.ts';
+import { AgentMcpServer, AgentMcpServerV144 } from '../../api/agent-server/settings.ts';
+import { parseValue } from '../../api/events/validate.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
 import type { Fernet } from '../fernet.ts';
@@ -68,6 +70,32 @@ export function effectiveLlm(req: StartConversationRequest, apiKey: string | und
 /** The model the agent server calls for the conversation: none for an ACP agent (its server calls its own). */
 function runtimeLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   return req.agent?.kind === 'ACPAgent' ? undefined : effectiveLlm(req, apiKey, defaults, subscription);
+}
+
+/**
+ * `agent.mcp_config` checked at start as 1.58 checks its Agent's (a map of MCPServer, extra fields
+ * refused, a command or a URL each), so a bad server is a 422 where it stands rather than an error
+ * at the first run. Both forms are taken (agentMcpServers), each with its own version's fields: 1.58's
+ * server map, and the `{"mcpServers": ...}` form of 1.44's clients (with `type`), which 1.58 refuses
+ * (a deliberate difference: the official TypeScript client is generated from 1.44).
+ */
+function checkMcpConfig(config: unknown, loc: string[]): void {
+  if (config == null) return;
+  const wrapped = typeof config === 'object' && !Array.isArray(config) && 'mcpServers' in config;
+  const at = wrapped ? [...loc, 'mcpServers'] : loc;
+  const servers = wrapped ? (config as Record<string, unknown>)['mcpServers'] : config;
+  if (servers === null || typeof servers !== 'object' || Array.isArray(servers)) throw new Invalid([{ loc: at, msg: 'Input should be a valid dictionary: MCP servers by name', type: 'dict_type' }]);
+  const issues: ValidationIssue[] = [];
+  for (const [name, server] of Object.entries(servers)) {
+    try {
+      const s = parseValue(wrapped ? AgentMcpServerV144 : AgentMcpServer, server, { prefix: [...at, name] });
+      if (s.command === undefined && s.url === undefined) issues.push({ loc: [...at, name], msg: "Value error, an MCP server needs 'command' (stdio) or 'url' (http, sse)", type: 'value_error' });
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      issues.push(...err.detail);
+    }
+  }
+  if (issues.length) throw new Invalid(issues);
 }
 
 /** What an ACP agent asks for that cannot be done: refused at start rather than at its first run. */
@@ -230,6 +258,7 @@ export class ConversationService {
     }
     if (!req.agent) throw new NotImplemented('agent_settings is supported by this agent server for ACP agents only (agent_kind "acp"); send `agent` or `agent_profile_id`');
     if (req.agent.kind === 'ACPAgent') checkAcpAgent(req.agent, agentLoc);
+    checkMcpConfig(req.agent.mcp_config, [...agentLoc, 'mcp_config']);
     if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {
       throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
     }

@@ -95,6 +95,29 @@ export const McpServerSettings = Type.Object(
 );
 export type McpServerSettings = Static<typeof McpServerSettings>;
 
+/**
+ * One server of a conversation's `agent.mcp_config` in 1.58's server-map form (its MCPServer, extra
+ * fields refused): the settings' fields, `transport` also `stdio`, and the fields 1.58 takes that
+ * the agent does not use (description, icon, timeouts, keep_alive), accepted as 1.58 accepts them.
+ */
+export const AgentMcpServer = Type.Object(
+  {
+    ...McpServerSettings.properties,
+    transport: Type.Optional(Type.Union([Type.Literal('stdio'), Type.Literal('http'), Type.Literal('streamable-http'), Type.Literal('sse')])),
+    description: Nullable(Type.String()),
+    icon: Nullable(Type.String()),
+    timeout: Nullable(Type.Number()),
+    sse_read_timeout: Nullable(Type.Number()),
+    keep_alive: Nullable(Type.Boolean()),
+    auth: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false },
+);
+export type AgentMcpServer = Static<typeof AgentMcpServer>;
+
+/** A server in 1.44's `{"mcpServers": {...}}` form (its clients, Claude Code's .mcp.json): also `type`, that form's name of `transport`. */
+export const AgentMcpServerV144 = Type.Object({ ...AgentMcpServer.properties, type: Type.Optional(Type.String()) }, { additionalProperties: false });
+
 /** PATCH /api/settings/mcp/{key} (OpenHands' MCPServerPatch): the fields given replace or merge; null in env/headers removes that entry. */
 export const McpServerPatch = Type.Object(
   {
