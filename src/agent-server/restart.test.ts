@@ -2,6 +2,8 @@
 // error with an explanation (and its dangling tool calls are answered), one stopped by a clean
 // shutdown is paused and resumable, sequence numbers continue, secrets come back only when a secret
 // key is configured.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -102,10 +104,31 @@ describe('restart recovery', () => {
     await on.stop(second);
 
     const noKey = new FakeAgents();
-    const third = await start(noKey);
+    let logText = '';
+    const third = await on.start({ agents: noKey, tuning: { runGraceMs: 50 }, log: pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logText += String(c)), cb()) })) });
     await third.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('y', true) });
     await eventually(() => noKey.hosts.length === 1);
     expect(noKey.hosts[0]!.secrets).toEqual({});
     expect(noKey.hosts[0]!.llm?.apiKey).toBeUndefined();
+    expect(logText).toContain('cannot open stored secrets');
+    await on.stop(third);
+  });
+
+  it('says so (log, names only) when secrets held in memory only (no key) are gone after a restart', async () => {
+    const first = await start(new FakeAgents());
+    const body = startRequest(join(on.dir.path, 'w'), { secrets: { OPENCODE_CONFIG_CONTENT: 'config-secret-value', MY_TOKEN: 'token-secret-value' } });
+    const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
+    await on.stop(first);
+    let logText = '';
+    const agents = new FakeAgents();
+    const second = await on.start({ agents, tuning: { runGraceMs: 50 }, log: pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logText += String(c)), cb()) })) });
+    const warning = logText.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.conversationId === id && /held in memory only/.test(l.msg));
+    expect(warning).toMatchObject({ secretNames: ['OPENCODE_CONFIG_CONTENT', 'MY_TOKEN'] });
+    expect(logText).not.toMatch(/config-secret-value|token-secret-value/);
+    // Sent again, the next run has them.
+    expect((await second.api(`/api/conversations/${id}/secrets`, { method: 'POST', body: { secrets: { MY_TOKEN: 'token-secret-value' } } })).status).toBe(200);
+    await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('z', true) });
+    await eventually(() => agents.hosts.length === 1);
+    expect(agents.hosts[0]!.secrets).toEqual({ MY_TOKEN: 'token-secret-value' });
   });
 });
