@@ -5,6 +5,7 @@
 // the stdio test server), and what ConversationInfo shows of the servers (no env value).
 import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { until } from '../../src/testing/until.ts';
+import { startScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { agent, startBody, type Flow } from './flows.ts';
 import type { Side } from './servers.ts';
 
@@ -42,5 +43,46 @@ export const MCP_FORM_FLOWS: Record<string, Flow> = {
       unknown_field: await startWith(s, { testmcp: { ...server, bogus: 1 } }),
       neither_command_nor_url: await startWith(s, { testmcp: { args: ['x'] } }),
     };
+  },
+};
+
+/**
+ * `agent_settings` of kind openhands with the routing fields (enable_classify_and_switch_llm_tool,
+ * active_meta_profile, or the inline meta_profile), started on both servers: the classifier runs,
+ * the next step goes to the routed LLM profile. Stored profiles carry a `parity-` prefix and are removed.
+ */
+export const AGENT_SETTINGS_FLOWS: Record<string, Flow> = {
+  async agent_settings_routing(s) {
+    const second = await startScriptedLlm();
+    const view: Record<string, unknown> = {};
+    try {
+      await s.api('/api/profiles/parity-as-planner', { method: 'POST', body: { llm: { model: 'openai/planner-model', base_url: s.llm.url, api_key: 'sk-parity-as' } } });
+      await s.api('/api/profiles/parity-as-coder', { method: 'POST', body: { llm: { model: 'openai/coder-model', base_url: second.url, api_key: 'sk-parity-as-2' } } });
+      const meta = { classifier_model: 'parity-as-planner', classes: [{ description: 'UI work', model: 'parity-as-planner' }, { description: 'Backend code', model: 'parity-as-coder' }] };
+      await s.api('/api/meta-profiles/parity-as-meta', { method: 'POST', body: meta });
+      const settings = { agent_kind: 'openhands', llm: { model: 'openai/planner-model', base_url: s.llm.url, api_key: 'sk-parity-as' }, tools: [{ name: 'terminal', params: {} }], enable_classify_and_switch_llm_tool: true, condenser: { enabled: false } };
+      for (const [name, routing] of [['named', { active_meta_profile: 'parity-as-meta' }], ['inline', { active_meta_profile: 'parity-as-missing', meta_profile: meta }]] as const) {
+        s.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] }, { content: '2' });
+        second.push({ toolCalls: [{ name: 'finish', arguments: { message: 'indexed' } }] });
+        const conv = await s.api('/api/conversations', { method: 'POST', body: { agent_settings: { ...settings, ...routing }, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir }, autotitle: false, initial_message: { role: 'user', content: [{ type: 'text', text: 'add an index' }] } } });
+        if (conv.status !== 201) {
+          view[name] = { status: conv.status, locs: locs(conv.body) };
+          continue;
+        }
+        const end = await until('the run to end', async () => {
+          const st = (await s.api(`/api/conversations/${conv.body.id}`)).body.execution_status;
+          return ['finished', 'error', 'stuck', 'paused'].includes(st) ? st : undefined;
+        });
+        const events = (await s.api(`/api/conversations/${conv.body.id}/events/search?limit=100`)).body.items as any[];
+        const obs = events.find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model')?.observation ?? {};
+        view[name] = { status: conv.status, end, tools: (conv.body.agent?.tools ?? []).map((t: any) => t.name), routed: { is_error: obs.is_error, model: obs.model, active_model: obs.active_model }, next_model: second.requests.at(-1)?.model };
+        await s.api(`/api/conversations/${conv.body.id}`, { method: 'DELETE' });
+      }
+      await s.api('/api/meta-profiles/parity-as-meta', { method: 'DELETE' });
+      for (const p of ['parity-as-planner', 'parity-as-coder']) await s.api(`/api/profiles/${p}`, { method: 'DELETE' });
+    } finally {
+      await second.close();
+    }
+    return view;
   },
 };

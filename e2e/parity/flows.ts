@@ -16,7 +16,7 @@ import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
 import { PROFILE_FLOWS } from './flows-profiles.ts';
 import { ACP_FLOWS } from './flows-acp.ts';
 import { SECRETS_FLOWS } from './flows-secrets.ts';
-import { MCP_FORM_FLOWS } from './flows-mcp-forms.ts';
+import { AGENT_SETTINGS_FLOWS, MCP_FORM_FLOWS } from './flows-mcp-forms.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -875,6 +875,7 @@ export const FLOWS: Record<string, Flow> = {
   ...ACP_FLOWS,
   ...SECRETS_FLOWS,
   ...MCP_FORM_FLOWS,
+  ...AGENT_SETTINGS_FLOWS,
 };
 
 /**

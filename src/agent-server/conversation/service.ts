@@ -17,6 +17,7 @@ import type { ConversationRow, ConversationSearch, ConversationStore } from '../
 import type { SecretSealer } from '../secrets.ts';
 import type { Fernet } from '../fernet.ts';
 import { openStartRequest } from '../secret-tokens.ts';
+import { agentFromSettings } from './agent-settings.ts';
 import { conversationWorktreeDir, createWorktree, planWorktree, removeWorktrees, type WorktreePlan } from '../git/worktree.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 import { resolveAcpCommand } from '../acp/providers.ts';
@@ -256,10 +257,11 @@ export class ConversationService {
     if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
     let agentLoc = ['body', 'agent'];
     if (!req.agent && req.agent_settings) {
-      const acp = acpAgentFromSettings(req.agent_settings);
-      if (acp) [req, agentLoc] = [{ ...req, agent: acp, agent_settings: null }, ['body', 'agent_settings']];
+      // As 1.58: the settings make the agent (kind acp: an ACPAgent; otherwise create_agent's Agent, routing fields included).
+      const agent = acpAgentFromSettings(req.agent_settings) ?? agentFromSettings(req.agent_settings);
+      [req, agentLoc] = [{ ...req, agent, agent_settings: null }, ['body', 'agent_settings']];
     }
-    if (!req.agent) throw new NotImplemented('agent_settings is supported by this agent server for ACP agents only (agent_kind "acp"); send `agent` or `agent_profile_id`');
+    if (!req.agent) throw new Invalid([{ loc: ['body'], msg: 'Value error, One of `agent`, `agent_settings`, or `agent_profile_id` must be provided', type: 'value_error' }]);
     if (req.agent.kind === 'ACPAgent') checkAcpAgent(req.agent, agentLoc);
     checkMcpConfig(req.agent.mcp_config, [...agentLoc, 'mcp_config']);
     if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {

@@ -3,7 +3,10 @@
 // cookie (`/api/auth/workspace-session`) and deferred initialization (`/api/init`). Field names,
 // aliases and limits are OpenHands' (its persistence models and settings API models).
 import Type, { type Static } from 'typebox';
-import { Nullable } from '../events/common.ts';
+import { JsonObject, Nullable } from '../events/common.ts';
+import { AgentContext, LLM, ToolSpec } from './agent.ts';
+import { ProfileCondenserSettings, ProfileVerificationSettings } from './agent-profiles.ts';
+import { MetaProfile } from './meta-profiles.ts';
 
 /** OpenHands' SECRET_NAME_PATTERN: a letter, then letters, digits and underscores, 1-64 in all. */
 export const SECRET_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
@@ -219,3 +222,33 @@ export const SettingsResponse = Type.Object({
   misc_settings: Type.Record(Type.String(), Type.Unknown()),
 });
 export type SettingsResponse = Static<typeof SettingsResponse>;
+
+/**
+ * A start request's `agent_settings` of kind `openhands` (1.58's OpenHandsAgentSettings, which its
+ * create_agent turns into the conversation's Agent): the LLM, tools, MCP servers, context, persona,
+ * condenser, critic, and the routing fields: `enable_classify_and_switch_llm_tool` adds
+ * route_task_to_model, routing with `active_meta_profile` (by name, from this server's store) or the
+ * inline `meta_profile`. `meta_profile_llms` (inline LLMs for runtimes without the profile store) is
+ * not taken: this server reads the routed-to LLM profiles from its store (a 501 says so).
+ */
+export const OpenHandsAgentSettings = Type.Object(
+  {
+    schema_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    agent_kind: Type.Optional(Type.Literal('openhands')),
+    agent: Type.Optional(Type.String()),
+    llm: LLM,
+    tools: Nullable(Type.Array(ToolSpec)),
+    enable_classify_and_switch_llm_tool: Type.Optional(Type.Boolean({ default: false })),
+    active_meta_profile: Nullable(Type.String()),
+    meta_profile: Nullable(MetaProfile),
+    meta_profile_llms: Type.Optional(Type.Record(Type.String(), JsonObject)),
+    tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+    mcp_config: Type.Optional(JsonObject),
+    persona: Nullable(Type.String({ minLength: 1, maxLength: 65536 })),
+    agent_context: Nullable(AgentContext),
+    condenser: Type.Optional(ProfileCondenserSettings),
+    verification: Type.Optional(Type.Object({ ...ProfileVerificationSettings.properties, critic_api_key: Nullable(Type.String()) })),
+  },
+  { additionalProperties: false },
+);
+export type OpenHandsAgentSettings = Static<typeof OpenHandsAgentSettings>;
