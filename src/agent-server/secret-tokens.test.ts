@@ -143,6 +143,36 @@ describe('secrets_encrypted: true', () => {
   });
 });
 
+describe('tokens where 1.58 opens an LLM key (profile save and validate, switch_llm)', () => {
+  it('opens them, so the model calls carry the value; another key\'s token is a 422', async () => {
+    const auths: unknown[] = [];
+    const seen = (req: { headers: Record<string, unknown> }) => void auths.push(req.headers['authorization']);
+    const llm = (key: string) => ({ model: 'openai/scripted', base_url: t.llm.url, api_key: key });
+    // validate: one short model call with the draft.
+    t.llm.push((req) => (seen(req), { content: 'ok' }));
+    const checked = await t.s.api('/api/profiles/tok/validate', { method: 'POST', body: { llm: llm(fernet.encrypt('sk-validate-31')) } });
+    expect(checked.body.valid).toBe(true);
+    // save, then a conversation switched to it; and switch_llm with a token.
+    expect((await t.s.api('/api/profiles/tok', { method: 'POST', body: { llm: llm(fernet.encrypt('sk-profile-32')) } })).status).toBe(201);
+    const id = (await t.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'p') }, agent: { llm: llm('sk-start-30') } } })).body.id;
+    expect((await t.s.api(`/api/conversations/${id}/switch_profile`, { method: 'POST', body: { profile_name: 'tok' } })).status).toBe(200);
+    t.llm.push((req) => (seen(req), { toolCalls: [{ name: 'finish', arguments: { message: 'one' } }] }));
+    await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('one', true) });
+    await eventually(async () => auths.length === 2 && (await t.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+    expect((await t.s.api(`/api/conversations/${id}/switch_llm`, { method: 'POST', body: { llm: llm(fernet.encrypt('sk-switched-33')) } })).status).toBe(200);
+    t.llm.push((req) => (seen(req), { toolCalls: [{ name: 'finish', arguments: { message: 'two' } }] }));
+    await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('two', true) });
+    await eventually(async () => auths.length === 3 && (await t.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+    expect(auths).toEqual(['Bearer sk-validate-31', 'Bearer sk-profile-32', 'Bearer sk-switched-33']);
+
+    const foreign = llm(stranger.encrypt('sk-elsewhere'));
+    for (const [path, body] of [['/api/profiles/tok', { llm: foreign }], ['/api/profiles/tok/validate', { llm: foreign }], [`/api/conversations/${id}/switch_llm`, { llm: foreign }]] as const) {
+      const r = await t.s.api(path, { method: 'POST', body });
+      expect([r.status, locs(r)]).toEqual([422, ['body.llm.api_key']]);
+    }
+  });
+});
+
 describe('without a secret key', () => {
   it('encrypts nothing and decrypts nothing: 503 with the reason, never a token taken as the value', async () => {
     const dir = tempDir();

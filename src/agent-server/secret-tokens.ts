@@ -2,8 +2,9 @@
 // - out: GET /api/settings with `X-Expose-Secrets: encrypted` answers each secret field as a token
 //   of the server's secret key, for a client (a browser) that must not hold the values but sends
 //   them back;
-// - in: a start request with `secrets_encrypted: true` and a PATCH of the settings carry such
-//   tokens where a secret goes, and the server opens them before anything else sees the request.
+// - in: a start request with `secrets_encrypted: true`, a PATCH of the settings, an LLM profile saved
+//   or validated, and switch_llm carry such tokens where a secret goes, and the server opens them
+//   before anything else sees the request.
 //
 // Where secrets go (1.58's SecretStr fields and secret maps, as far as this server has them): the
 // LLM's key fields (LLM_SECRET_FIELDS), a condenser's LLM, a critic's `api_key`
@@ -114,6 +115,20 @@ export function openAgentSettingsDiff(diff: unknown, fernet: Fernet | undefined,
   const open = new Opener(fernet);
   open.agent(diff, loc);
   open.done();
+}
+
+/**
+ * An LLM sent to POST /api/profiles/{name}, /api/profiles/{name}/validate or a conversation's
+ * switch_llm (1.58's decrypt_incoming_llm_secrets): a copy with its key fields' tokens opened.
+ * Without a key nothing is opened (as 1.58).
+ */
+export function openLlm<T extends object>(llm: T, fernet: Fernet | undefined, loc: Loc): T {
+  if (!fernet) return llm;
+  const copy = structuredClone(llm);
+  const open = new Opener(fernet);
+  open.llm(copy, loc);
+  open.done();
+  return copy;
 }
 
 /** A body of POST/PATCH /api/settings/mcp/{key} (raw, in place): its tokens opened. */

@@ -16,7 +16,7 @@ import { parseValue } from '../../api/events/validate.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
 import type { Fernet } from '../fernet.ts';
-import { openStartRequest } from '../secret-tokens.ts';
+import { openLlm, openStartRequest } from '../secret-tokens.ts';
 import { agentFromSettings } from './agent-settings.ts';
 import { conversationWorktreeDir, createWorktree, planWorktree, removeWorktrees, type WorktreePlan } from '../git/worktree.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
@@ -188,6 +188,11 @@ export class ConversationService {
   /** Secret values of a request's `secrets` (StaticSecret, or a LookupSecret of this server's own store). */
   secretValues(input: Record<string, SecretInput>): Record<string, string> {
     return secretValues(input, this.#o.lookupSecret);
+  }
+
+  /** `llm` with the Fernet tokens of X-Expose-Secrets: encrypted in its key fields opened (422 at `loc` for another key's token). */
+  openLlmTokens<T extends object>(llm: T, loc: (string | number)[]): T {
+    return openLlm(llm, this.#o.fernet?.(), loc);
   }
 
   /** Where conversations keep files outside their workspace (`<data dir>/conversations`). */
@@ -455,6 +460,8 @@ export class ConversationService {
    */
   switchLlm(id: string, req: SwitchLlmRequest): void {
     const rt = this.get(id);
+    // A key sent as GET /api/settings (encrypted) showed it: opened, as 1.58's switch_llm does.
+    req = { ...req, llm: this.openLlmTokens(req.llm, ['body', 'llm']) };
     const row = rt.row;
     const apiKey = req.llm.api_key ?? undefined;
     const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
