@@ -131,4 +131,43 @@ describe('restart recovery', () => {
     await eventually(() => agents.hosts.length === 1);
     expect(agents.hosts[0]!.secrets).toEqual({ MY_TOKEN: 'token-secret-value' });
   });
+
+  it("keeps the MCP servers' env and header values out of the database: sealed with the key, back after a restart; without a key gone, and said", async () => {
+    const mcp_config = { web: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer mcp-header-secret-1' } }, tool: { command: 'node', args: ['s.js'], env: { TOKEN: 'mcp-env-secret-2', PLAIN: '${NAMED}' } } };
+    const first = await start(new FakeAgents(), 'k1');
+    const body = startRequest(join(on.dir.path, 'w'), { agent: { llm: { model: 'm' }, mcp_config } });
+    const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
+    const noKeyBody = startRequest(join(on.dir.path, 'w2'), { agent: { llm: { model: 'm' }, mcp_config } });
+    await on.stop(first);
+    const data = join(on.dir.path, 'data');
+    const files = () => readdirSync(data).map((f) => readFileSync(join(data, f)).toString('latin1')).join('');
+    expect(files()).not.toMatch(/mcp-header-secret-1|mcp-env-secret-2/);
+
+    const withKey = new FakeAgents();
+    const second = await start(withKey, 'k1');
+    expect((await second.api(`/api/conversations/${id}`)).body.agent.mcp_config.tool.env).toEqual({ TOKEN: '**********', PLAIN: '**********' });
+    await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('x', true) });
+    await eventually(() => withKey.hosts.length === 1);
+    expect(withKey.hosts[0]!.request.agent?.mcp_config).toEqual(mcp_config);
+    // A later switch_llm or secrets update seals them again with the rest.
+    expect((await second.api(`/api/conversations/${id}/switch_llm`, { method: 'POST', body: { llm: { model: 'm2' } } })).status).toBe(200);
+    const noKeyId = (await second.api('/api/conversations', { method: 'POST', body: noKeyBody })).body.id;
+    await on.stop(second);
+    expect(files()).not.toMatch(/mcp-header-secret-1|mcp-env-secret-2/);
+    const third = new FakeAgents();
+    const again = await start(third, 'k1');
+    await again.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('y', true) });
+    await eventually(() => third.hosts.length === 1);
+    expect(third.hosts[0]!.request.agent?.mcp_config).toEqual(mcp_config);
+    await on.stop(again);
+
+    let logText = '';
+    const lost = new FakeAgents();
+    const fourth = await on.start({ agents: lost, tuning: { runGraceMs: 50 }, log: pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logText += String(c)), cb()) })) });
+    await fourth.api(`/api/conversations/${noKeyId}/events`, { method: 'POST', body: userText('z', true) });
+    await eventually(() => lost.hosts.length === 1);
+    expect((lost.hosts[0]!.request.agent?.mcp_config as any).tool.env).toEqual({ TOKEN: null, PLAIN: null });
+    expect(logText).toMatch(/cannot open stored secrets/);
+    expect(logText).not.toMatch(/mcp-header-secret-1|mcp-env-secret-2/);
+  });
 });

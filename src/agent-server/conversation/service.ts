@@ -18,6 +18,7 @@ import type { SecretSealer } from '../secrets.ts';
 import type { Fernet } from '../fernet.ts';
 import { openLlm, openStartRequest } from '../secret-tokens.ts';
 import { agentFromSettings } from './agent-settings.ts';
+import { lostMcpSecrets, splitMcpSecrets } from './mcp-secrets.ts';
 import { conversationWorktreeDir, createWorktree, planWorktree, removeWorktrees, type WorktreePlan } from '../git/worktree.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 import { resolveAcpCommand } from '../acp/providers.ts';
@@ -225,19 +226,22 @@ export class ConversationService {
     for (const row of this.#o.conversations.all()) {
       let secrets: Record<string, string> = {};
       let apiKey: string | undefined;
+      let mcpConfig: Record<string, unknown> | undefined;
+      const lostMcp = lostMcpSecrets(row.request.agent?.mcp_config);
       if (row.sealedSecrets !== null) {
         const opened = this.#o.sealer?.open(row.sealedSecrets, row.id);
-        if (opened) ({ secrets, llmApiKey: apiKey } = opened);
+        if (opened) ({ secrets, llmApiKey: apiKey, mcpConfig } = opened);
         else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed)');
-      } else if (Object.keys(row.request.secrets ?? {}).length > 0) {
+      } else if (Object.keys(row.request.secrets ?? {}).length > 0 || lostMcp.length > 0) {
         // #14: a relaunched ACP server without its config secret. Said, never silent: the names (not values) and the remedy.
-        this.#o.ctx.log.warn({ conversationId: row.id, secretNames: Object.keys(row.request.secrets ?? {}) }, 'the conversation\'s secrets were held in memory only (the server had no OH_SECRET_KEY) and are gone after this restart: its runs (and a relaunched ACP server) go without them until they are sent again (POST /api/conversations/{id}/secrets); set OH_SECRET_KEY to keep them');
+        this.#o.ctx.log.warn({ conversationId: row.id, secretNames: Object.keys(row.request.secrets ?? {}), ...(lostMcp.length ? { mcpSecrets: lostMcp } : {}) }, 'the conversation\'s secrets were held in memory only (the server had no OH_SECRET_KEY) and are gone after this restart: its runs (and a relaunched ACP server) go without them until they are sent again (POST /api/conversations/{id}/secrets); set OH_SECRET_KEY to keep them');
       }
       const rt = new ConversationRuntime(this.#o.ctx, {
         row,
         workspaceDir: this.#workingDir(row.request),
         llm: runtimeLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
         secrets,
+        mcpConfig,
       });
       this.#loaded.set(row.id, rt);
       rt.recoverFromRestart();
@@ -296,17 +300,18 @@ export class ConversationService {
     const worktree = req.worktree ? await planWorktree(this.#o.workspaceDir, workspaceDir, id, req.worktree_options, ['body', 'workspace', 'working_dir']) : undefined;
     if (worktree) workspaceDir = await createWorktree(worktree);
     const agent = req.agent;
-    // What is stored: the request without secret values and without the LLM key.
+    const mcp = splitMcpSecrets(agent.mcp_config);
+    // What is stored: the request without secret values (the MCP servers' env and header values too) and without the LLM key.
     const request: StartConversationRequest = {
       ...req,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
-      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser) },
+      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser), ...(mcp.stored ? { mcp_config: mcp.stored } : {}) },
       initial_message: null,
     };
     const stored = worktree ? withWorktree(request, worktree) : request;
     const now = new Date().toISOString();
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || mcp.sealed !== undefined;
     const row = {
       id,
       createdAt: now,
@@ -317,14 +322,14 @@ export class ConversationService {
       tags: req.tags ?? {},
       stats: null,
       lastUserMessageId: null,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(mcp.sealed ? { mcpConfig: mcp.sealed } : {}) }, id) : null,
       deletedAt: null,
       forkedFromConversationId: null,
       forkedFromEventId: null,
       pluginSkills: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets, mcpConfig: mcp.sealed });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();
@@ -370,7 +375,7 @@ export class ConversationService {
       this.#o.conversations.insert(row);
       events.copy(src.conversationId, id, uptoSeq);
     });
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets }, mcpConfig: src.mcpConfig });
     const lastUser = [...rt.events()].reverse().find((e) => e.kind === 'MessageEvent' && e.source === 'user');
     rt.update({ lastUserMessageId: lastUser?.id ?? null });
     this.#loaded.set(id, rt);
@@ -413,7 +418,7 @@ export class ConversationService {
       headEventId: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets }, mcpConfig: parent.mcpConfig });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (row.request.plugins?.length) rt.prepareAgent();
@@ -450,7 +455,7 @@ export class ConversationService {
     const llmApiKey = opened?.llmApiKey ?? row.request.agent?.llm.api_key ?? undefined;
     rt.setSecrets(secrets, {
       request: { ...row.request, secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])) },
-      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}) }, row.id) : null,
+      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}) }, row.id) : null,
     });
   }
 
@@ -466,10 +471,10 @@ export class ConversationService {
     const apiKey = req.llm.api_key ?? undefined;
     const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
     const secrets = { ...rt.secrets };
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || rt.mcpConfig !== undefined;
     rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults, this.#o.subscription), {
       request,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, row.id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}) }, row.id) : null,
     });
   }
 
