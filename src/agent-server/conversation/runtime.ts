@@ -68,6 +68,11 @@ export interface RuntimeInit {
   workspaceDir: string;
   llm: LlmConfig | undefined;
   secrets: Record<string, string>;
+  /**
+   * The agent's `mcp_config` with its env and header values, when it has any: the stored request
+   * carries them as null (secret values never reach the database unsealed; mcp-secrets.ts).
+   */
+  mcpConfig?: Record<string, unknown> | undefined;
 }
 
 interface ActiveRun {
@@ -112,9 +117,14 @@ export class ConversationRuntime implements AgentHost {
   /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
   #rateLimitedUntil: string | null = null;
 
+  /** See RuntimeInit.mcpConfig; `#withMcp` caches the request with it put back, per stored request. */
+  readonly #mcpConfig: Record<string, unknown> | undefined;
+  #withMcp: { from: ConversationRow['request']; value: ConversationRow['request'] } | undefined;
+
   constructor(ctx: RuntimeContext, init: RuntimeInit) {
     this.#ctx = ctx;
     this.#row = init.row;
+    this.#mcpConfig = init.mcpConfig;
     this.conversationId = init.row.id;
     this.workspaceDir = init.workspaceDir;
     this.#llm = init.llm;
@@ -138,8 +148,17 @@ export class ConversationRuntime implements AgentHost {
     this.#agent?.secretsChanged?.();
   }
 
+  /** The request as the agent uses it: the stored one, with the MCP servers' env and header values put back. */
   get request() {
-    return this.#row.request;
+    const stored = this.#row.request;
+    if (!this.#mcpConfig || !stored.agent) return stored;
+    if (this.#withMcp?.from !== stored) this.#withMcp = { from: stored, value: { ...stored, agent: { ...stored.agent, mcp_config: this.#mcpConfig } } };
+    return this.#withMcp.value;
+  }
+
+  /** The MCP configuration with its secret values (undefined: none), for sealing with the other secrets. */
+  get mcpConfig(): Record<string, unknown> | undefined {
+    return this.#mcpConfig;
   }
 
   get extensions(): ExtensionsConfig | undefined {
