@@ -69,7 +69,9 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
       const tolerated = { ...DELIBERATE, ...GAPS };
       const unlisted = [...found].filter(([id]) => !tolerated[id]).map(([id, v]) => ({ id, ...v }));
       if (process.env['APP_PARITY_DUMP']) appendFileSync(process.env['APP_PARITY_DUMP'], JSON.stringify({ flow, theirs, ours }) + '\n');
-      const stale = Object.keys(tolerated).filter((id) => id.startsWith(`${flow}.`) && !found.has(id));
+      // A flow that could not run on this machine (git_search without Gitea) leaves its entries unchecked.
+      const ran = !('skipped' in theirs && 'skipped' in ours);
+      const stale = Object.keys(tolerated).filter((id) => ran && id.startsWith(`${flow}.`) && !found.has(id));
       expect({ unlisted, stale }).toEqual({ unlisted: [], stale: [] });
     }, 240_000);
   }
