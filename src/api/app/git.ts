@@ -85,9 +85,9 @@ export const SuggestedTaskPage = GitPage(SuggestedTask);
 /** OpenHands' ProviderToken as POST /secrets/git-providers takes it. */
 export const ProviderTokenInput = Type.Object(
   {
-    token: Nullable(Type.String({ maxLength: 4096, description: 'Empty or absent: keep the stored token (a host-only update)' })),
-    user_id: Nullable(Type.String({ maxLength: 255, description: 'Accepted and not used' })),
-    host: Nullable(Type.String({ maxLength: 2048, description: "The provider's host or base URL (http:// kept, else https://); must be the installation's host for that provider" })),
+    token: Type.Optional(Nullable(Type.String({ maxLength: 4096, description: 'Empty or absent: keep the stored token (a host-only update)' }))),
+    user_id: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Accepted and not used' }))),
+    host: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: "The provider's host or base URL (http:// kept, else https://); must be the installation's host for that provider" }))),
   },
   STRICT,
 );

@@ -144,8 +144,10 @@ async function startOnce(bin: string): Promise<GiteaServer> {
   try {
     await cli('migrate');
     await cli('admin', 'user', 'create', '--username', user.login, '--password', user.password, '--email', user.email, '--admin', '--must-change-password=false');
-    const token = (await cli('admin', 'user', 'generate-access-token', '--username', user.login, '--token-name', 'agentyard-tests', '--scopes', 'all', '--raw')).stdout.trim();
-    if (!/^[0-9a-f]{40}$/.test(token)) throw new Error(`gitea admin user generate-access-token printed no token: ${token.slice(0, 200)}`);
+    // Its log (the warning about running as root, here) goes to stdout too: the token is the line of 40 hex digits.
+    const printed = (await cli('admin', 'user', 'generate-access-token', '--username', user.login, '--token-name', 'agentyard-tests', '--scopes', 'all', '--raw')).stdout;
+    const token = printed.split('\n').map((l) => l.trim()).find((l) => /^[0-9a-f]{40}$/.test(l));
+    if (!token) throw new Error('gitea admin user generate-access-token printed no token');
 
     child = spawn(bin, ['web', '--config', config, '--work-path', root, '--port', String(port)], { env, cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (d: Buffer) => {
