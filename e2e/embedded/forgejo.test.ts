@@ -47,8 +47,8 @@ describe.skipIf(!bin)('agentyard up with a forgejo host (a real Gitea): search, 
     const repo = join(svc.dataDir, 'sandboxes', task.sandbox_id!, 'workspace', 'gadgets');
     expect(readFileSync(join(repo, 'GADGETS.md'), 'utf8')).toBe('# gadgets on develop\n');
     expect(readFileSync(join(repo, '.git', 'HEAD'), 'utf8').trim()).toBe('ref: refs/heads/develop');
-    // The commit the branch search named is the one checked out.
-    expect(execFileSync('git', ['-C', repo, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim()).toBe(branches.body.items[0]!.commit_sha);
+    // The commit the branch search named is the one checked out (the sandbox's user owns the clone, hence safe.directory).
+    expect(execFileSync('git', ['-c', 'safe.directory=*', '-C', repo, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim()).toBe(branches.body.items[0]!.commit_sha);
     expect(readFileSync(join(repo, '.git', 'config'), 'utf8')).not.toContain(gitea.token);
     const { body: events } = await svc.api('GET', `/api/v1/conversation/${task.app_conversation_id}/events/search?limit=100`);
     for (const seen of [JSON.stringify(events), JSON.stringify(task), svc.output.join('')]) expect(seen).not.toContain(gitea.token);
