@@ -38,6 +38,10 @@ export interface GiteaReply {
 export interface GiteaServer {
   /** Base URL, e.g. http://127.0.0.1:12345 (API under /api/v1, repositories at /<owner>/<name>.git). */
   url: string;
+  /** Its work directory (configuration, SQLite database, repositories), removed by stop(). */
+  root: string;
+  /** The `gitea web` process. */
+  pid: number;
   /** The site admin: login and password (basic auth), and an access token with every scope. */
   user: { login: string; password: string; email: string };
   token: string;
@@ -181,6 +185,8 @@ async function startOnce(bin: string): Promise<GiteaServer> {
     }
     return {
       url,
+      root,
+      pid: child.pid!,
       user,
       token,
       api,
