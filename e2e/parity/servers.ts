@@ -184,6 +184,8 @@ export async function startAgentyard(): Promise<Side> {
     appBackends: { publicUrl: `http://127.0.0.1:${port}` },
     workspaceDir: workDir,
     dataDir: join(dir, 'data'),
+    // Its own home for user and installed skills and plugins, as OpenHands' side runs with HOME=its dir.
+    home: join(dir, 'home'),
     sessionKeys: [KEY],
     createAgent,
     llmDefaults,

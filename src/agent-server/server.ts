@@ -52,6 +52,8 @@ export interface AgentServerOptions {
   workspaceDir: string;
   /** Holds the SQLite event database. Default `<workspaceDir>/.agentyard`. */
   dataDir?: string;
+  /** The user's home for the skill and plugin routes (user and installed skills and plugins). Default: the process's. */
+  home?: string;
   /** Accepted X-Session-API-Key values; empty turns authentication off. */
   sessionKeys: string[];
   createAgent: CreateAgent;
@@ -179,6 +181,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       createAgent: opts.createAgent,
       log,
       persistenceDir: dataDir,
+      ...(opts.home !== undefined ? { userHome: opts.home } : {}),
       // Conversations only use and refresh stored tokens: consent is given through /api/mcp/oauth.
       mcpOAuth: (serverUrl, oauth) => new StoreOAuthProvider({ store: mcpOAuthStore, serverUrl, ...(oauth.authentication ? { authentication: oauth.authentication as McpOAuthAuthentication } : {}), ...(oauth.state ? { seed: oauth.state } : {}) }),
       onAppended: (id) => pusher?.notifyEvents(id),
@@ -225,6 +228,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
     canvas,
+    ...(opts.home !== undefined ? { home: opts.home } : {}),
     service,
     events,
     keys,

@@ -56,6 +56,8 @@ export interface AgentHost {
    * Optional: without it such files go to the system temp dir.
    */
   readonly persistenceDir?: string;
+  /** The user's home: user skills and plugins, the installed ones included (~/.openhands/skills/installed, ~/.openhands/plugins/installed). Default: the process's home. */
+  readonly userHome?: string;
   /** Per-conversation secrets: exported to commands that name them, masked in every output. */
   readonly secrets: Readonly<Record<string, string>>;
   /** OAuth for MCP servers with `auth.strategy: "oauth2"`: tokens the agent server stored (/api/mcp/oauth). Optional. */

@@ -41,6 +41,8 @@ export interface RuntimeContext {
   createAgent: CreateAgent;
   log: Logger;
   persistenceDir: string;
+  /** The user's home for user and installed skills and plugins (AgentServerOptions.home); default the process's. */
+  userHome?: string;
   /** OAuth clients for the conversations' oauth2 MCP servers (the agent server's token store). */
   mcpOAuth?: McpOAuthProviders;
   /** The meta-profiles and LLM profiles the model-routing tool routes with, and its switch (conversation/model-routing.ts). */
@@ -155,6 +157,10 @@ export class ConversationRuntime implements AgentHost {
   }
 
   /** `<data dir>/conversations/<id>`: files of this conversation kept outside the workspace (browser recordings); removed with it. */
+  get userHome(): string | undefined {
+    return this.#ctx.userHome;
+  }
+
   get persistenceDir(): string {
     return join(this.#ctx.persistenceDir, 'conversations', this.conversationId);
   }

@@ -16,9 +16,10 @@ import { mergeByName, type Skill } from '../skills/index.ts';
 import type { AgentHost } from '../types.ts';
 import { loadPluginDir, PluginLoadError, type LoadedPlugin } from './load.ts';
 import { fetchPlugin, PluginFetchError, redactUrl } from './source.ts';
+import { availablePlugins } from './discovery.ts';
 
 export { checkRepoPath, fetchPlugin, parseSource, PluginFetchError, redactUrl, type FetchedPlugin, type PluginSourceSpec } from './source.ts';
-export { availablePlugins, projectPlugins, userPlugins } from './discovery.ts';
+export { availablePlugins, installedPluginMeta, projectPlugins, userPlugins } from './discovery.ts';
 export { commandSkill, loadPluginDir, pluginAgent, PluginLoadError, type LoadedPlugin, type PluginAgent } from './load.ts';
 
 const log = createLogger('plugins');
@@ -53,18 +54,27 @@ export class ConversationPlugins {
   /** Why the plugins could not be loaded; the run reports it (ConversationErrorEvent PluginLoadError). */
   error: string | undefined;
   readonly #cacheDir: string;
-  readonly #host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId'>;
+  readonly #host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId' | 'userHome'>;
   readonly #abort = new AbortController();
   #loading: Promise<void> | undefined;
 
-  constructor(host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId'>, opts: { cacheDir?: string } = {}) {
+  /**
+   * The ambient plugins (OpenHands 1.58 LocalConversation): the user's (~/.agents/plugins,
+   * ~/.openhands/plugins, the enabled installed ones) and the workspace's, read from disk at the
+   * agent's creation; they join the start request's plugins after them, one of a name already
+   * attached skipped. A broken one is logged and skipped, never fails the conversation.
+   */
+  readonly #ambient: LoadedPlugin[];
+
+  constructor(host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId' | 'userHome'>, opts: { cacheDir?: string } = {}) {
     this.#host = host;
     this.#cacheDir = opts.cacheDir ?? join(tmpdir(), `agentyard-plugins-${randomBytes(6).toString('hex')}`);
+    this.#ambient = availablePlugins({ loadUser: true, loadProject: true, projectDir: host.workspaceDir, ...(host.userHome !== undefined ? { home: host.userHome } : {}) });
   }
 
-  /** Whether the start request names any plugin. */
+  /** Whether there is any plugin to load: named by the start request, or ambient. */
   get wanted(): boolean {
-    return (this.#host.request.plugins ?? []).length > 0;
+    return (this.#host.request.plugins ?? []).length > 0 || this.#ambient.length > 0;
   }
 
   /**
@@ -91,6 +101,9 @@ export class ConversationPlugins {
           throw new PluginFetchError(`plugins[${i}] (${redactUrl(src.source)}${src.ref ? `@${src.ref}` : ''}): ${why}`);
         }
       }
+      const attached = new Set(this.plugins.map((p) => p.name));
+      for (const p of this.#ambient) if (!attached.has(p.name)) this.plugins.push(p);
+      if (this.#ambient.length) log.info({ conversationId: host.conversationId, ambient: this.#ambient.map((p) => p.name) }, 'ambient plugins loaded');
     } catch (err) {
       if (!(err instanceof PluginFetchError)) throw err;
       this.error = err.message;

@@ -72,10 +72,11 @@ export async function loadOrgSkills(url: string, orgName: string, conflicts: Ski
   }
 }
 
-export async function loadAllSkills(req: SkillsRequest): Promise<{ skills: Skill[]; sources: Record<string, number>; conflicts: SkillConflict[] }> {
+/** `home`: the user's home (user skills and installed skills), for tests and isolated servers. */
+export async function loadAllSkills(req: SkillsRequest, opts: { home?: string } = {}): Promise<{ skills: Skill[]; sources: Record<string, number>; conflicts: SkillConflict[] }> {
   const conflicts: SkillConflict[] = [];
   const sandbox = [sandboxSkill(req.sandbox_config?.exposed_urls ?? [])].filter((s): s is Skill => !!s);
-  const user = req.load_user !== false ? loadUserSkillsSync() : [];
+  const user = req.load_user !== false ? loadUserSkillsSync(opts.home) : [];
   const orgs = req.org_configs ?? (req.org_config ? [req.org_config] : []);
   const org = req.load_org !== false ? mergeByName(...(await Promise.all(orgs.map((o) => loadOrgSkills(o.org_repo_url, o.org_name, conflicts))))) : [];
   const project = req.load_project !== false && req.project_dir ? loadProjectSkillsSync(req.project_dir) : [];

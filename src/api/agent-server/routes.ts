@@ -47,6 +47,7 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
+import { FetchPluginRequest, FetchPluginResponse, InstalledPlugin, InstalledPluginList, InstalledSkill, InstalledSkillList, InstallPluginRequest, InstallSkillRequest, RefreshPluginResponse, RefreshSkillResponse, UninstallResponse, UpdateInstalledStateRequest, UpdateInstalledStateResponse } from './installs.ts';
 import { AppBackendSessionResponse, BackendLogs, BackendLogsQuery, BackendRevisionRequest, BackendStatus, InstallCanvasExtensionRequest, InstalledCanvasExtension, InstalledCanvasExtensionList, UninstallCanvasExtensionResponse, UpdateCanvasExtensionStateRequest, UpdateCanvasExtensionStateResponse } from './canvas.ts';
 import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
 import { SubAgentsRequest, SubAgentsResponse } from './sub-agents.ts';
@@ -205,6 +206,19 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/app-backends/{extension_name}/session', tag: 'canvas', summary: "A short-lived HttpOnly cookie for one ready app backend (on the app ingress origin, with the Canvas page's Origin)", response: AppBackendSessionResponse },
   { method: 'delete', path: '/app-backends/{extension_name}/session', tag: 'canvas', summary: 'End the browser session of an app backend and clear its cookie', status: 204 },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
+  { method: 'post', path: '/api/plugins/fetch', tag: 'skills', summary: 'Check a plugin source and pin its commit, without installing it (422/502/504 with {code, message})', body: FetchPluginRequest, response: FetchPluginResponse },
+  { method: 'post', path: '/api/plugins/install', tag: 'skills', summary: 'Install a plugin from a local path, a git URL or github:owner/repo (409 installed, 400 not fetched, 422 invalid)', body: InstallPluginRequest, response: InstalledPlugin },
+  { method: 'get', path: '/api/plugins/installed', tag: 'skills', summary: 'Installed plugins (enabled and disabled)', response: InstalledPluginList },
+  { method: 'get', path: '/api/plugins/installed/{plugin_name}', tag: 'skills', summary: 'An installed plugin', response: InstalledPlugin },
+  { method: 'patch', path: '/api/plugins/installed/{plugin_name}', tag: 'skills', summary: 'Enable or disable an installed plugin', body: UpdateInstalledStateRequest, response: UpdateInstalledStateResponse },
+  { method: 'delete', path: '/api/plugins/installed/{plugin_name}', tag: 'skills', summary: 'Uninstall a plugin', response: UninstallResponse },
+  { method: 'post', path: '/api/plugins/installed/{plugin_name}/refresh', tag: 'skills', summary: 'Fetch an installed plugin again from its source (a failure keeps the installed copy)', response: RefreshPluginResponse },
+  { method: 'post', path: '/api/skills/install', tag: 'skills', summary: 'Install a skill from a local path, a git URL or github:owner/repo (409 installed, 400 not fetched, 422 invalid)', body: InstallSkillRequest, response: InstalledSkill },
+  { method: 'get', path: '/api/skills/installed', tag: 'skills', summary: 'Installed skills (enabled and disabled)', response: InstalledSkillList },
+  { method: 'get', path: '/api/skills/installed/{skill_name}', tag: 'skills', summary: 'An installed skill', response: InstalledSkill },
+  { method: 'patch', path: '/api/skills/installed/{skill_name}', tag: 'skills', summary: 'Enable or disable an installed skill', body: UpdateInstalledStateRequest, response: UpdateInstalledStateResponse },
+  { method: 'delete', path: '/api/skills/installed/{skill_name}', tag: 'skills', summary: 'Uninstall a skill', response: UninstallResponse },
+  { method: 'post', path: '/api/skills/installed/{skill_name}/refresh', tag: 'skills', summary: 'Fetch an installed skill again from its source (a failure keeps the installed copy)', response: RefreshSkillResponse },
   { method: 'post', path: '/api/sub-agents', tag: 'skills', summary: 'The agent definitions (sub-agents) a workspace has', body: SubAgentsRequest, response: SubAgentsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
   { method: 'get', path: '/api/tools/catalog', tag: 'tools', summary: 'The tools a client may offer for agent.tools, described', response: ToolCatalogResponse },
