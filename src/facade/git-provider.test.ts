@@ -188,6 +188,14 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', () => {
     expect(r).toMatchObject({ status: 403, body: { detail: 'Git provider token required (such as GitHub).' } });
   });
 
+  it('answers 403 naming the scope when the token may read the user but not repositories', async () => {
+    const token = await gitea.newToken('user-only', ['read:user']);
+    expect((await h.call('POST', `${V1}/secrets/git-providers`, { key: h.bob.key, body: { provider_tokens: { forgejo: { token } } } })).status).toBe(200);
+    const r = await h.call('GET', `${V1}/git/repositories/search?provider=forgejo`, { key: h.bob.key });
+    expect(r).toMatchObject({ status: 403, body: { detail: 'The forgejo host refused this token access to /user/repos (a scope it lacks?)' } });
+    expect((await h.call('DELETE', `${V1}/secrets/git-providers`, { key: h.bob.key })).status).toBe(200);
+  });
+
   it('answers 403 "Invalid forgejo token" once the host revokes the token, and forgets tokens on DELETE', async () => {
     const token = await gitea.newToken('revoked-soon', ['all']);
     expect((await h.call('POST', `${V1}/secrets/git-providers`, { key: h.bob.key, body: { provider_tokens: { forgejo: { token, host: gitea.url } } } })).status).toBe(200);

@@ -111,6 +111,8 @@ export class ForgejoClient {
       body = null;
     }
     if (res.status === 404) return { body: null, link: null, status: 404 };
+    // Gitea and Forgejo answer 403 to a token without the scope a route needs (read:repository...).
+    if (res.status === 403) throw new Forbidden(`The forgejo host refused this token access to ${path} (a scope it lacks?)`);
     if (!res.ok) {
       this.d.log?.warn({ host: this.base, path, status: res.status }, 'forgejo API error');
       throw new BadGateway(`The forgejo host ${this.base} answered ${res.status} to ${path}`);
@@ -139,10 +141,14 @@ async function window(read: (page: number, size: number) => Promise<HostPage>, o
     const got = await read(page, size);
     out.push(...got.items.slice(skip).map((item) => ({ item, link: got.link })));
     skip = 0;
-    if (out.length >= count || got.items.length < size) return out.slice(0, count);
+    // A page shorter than asked is the last; more than asked would be a host that ignores `limit`.
+    if (out.length >= count || got.items.length < size || got.items.length > size) return out.slice(0, count);
     page++;
   }
 }
+
+/** The most branches a branch search reads (OpenHands reads them all; a bound keeps one search bounded). */
+export const MAX_SEARCHED_BRANCHES = 10_000;
 
 /** Items of a page and the id of the next: `limit + 1` items read tell whether there is one. */
 function pageOf<T>(rows: T[], page: number, limit: number): GitPage<T> {
@@ -173,7 +179,7 @@ function branchOf(b: any): GitBranch {
 /** `owner/repo` of a repository name or URL, as OpenHands' _split_repo reads it. */
 function splitRepository(repository: string): [string, string] {
   let path = repository.trim();
-  if (/^https?:\/\//.test(path)) path = new URL(path).pathname;
+  if (/^https?:\/\//.test(path)) path = URL.parse(path)?.pathname ?? '';
   const parts = path.split('/').filter(Boolean);
   if (parts.length < 2 || !parts.slice(0, 2).every((p) => /^[A-Za-z0-9_.-]+$/.test(p))) {
     throw new Invalid([{ loc: ['query', 'repository'], msg: 'Expected a repository as owner/repo', type: 'value_error' }]);
@@ -253,7 +259,7 @@ export async function searchBranches(d: FacadeDeps, user: AppUser, q: BranchSear
   }
   // A search reads every branch (OpenHands does too) and pages the matches; OpenHands refuses
   // page 2 of a search with a 400 although its page 1 gives out a next_page_id.
-  const all = await window(read, 0, Number.MAX_SAFE_INTEGER, Math.min(100, cap));
+  const all = await window(read, 0, MAX_SEARCHED_BRANCHES, Math.min(100, cap));
   const wanted = q.query.toLowerCase();
   const matches = all.map((r) => branchOf(r.item)).filter((b) => b.name.toLowerCase().includes(wanted));
   return pageOf(matches.slice((page - 1) * limit, page * limit + 1), page, limit);
