@@ -10,8 +10,8 @@
 # at run time: the harness points Gitea's static/custom roots at src/ (the API needs no web assets, but
 # Gitea loads its locale and option files on start).
 # Idempotent and locked. Prints the binary's path on stdout (last line); progress goes to stderr.
-# The first build, measured in Nov 2026 with a warm Go build cache for the shared dependencies but
-# Gitea's own modules downloaded fresh: 31 minutes on 2 cores shared at load 15-19 (CPU: user 5m03s +
+# The first build, measured in Nov 2026 with the Go build cache the other hack/ builds share (some
+# dependencies already compiled) and Gitea's modules downloaded fresh: 31 minutes on 2 cores shared at load 15-19 (CPU: user 5m03s +
 # sys 47s); the binary is 105 MB, the source copy 51 MB. A cached run returns in 0.2 s.
 #
 # Not `go install pkg@version`: Gitea's go.mod carries replace directives, which go install refuses.
