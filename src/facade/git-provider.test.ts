@@ -28,7 +28,8 @@ describe('page ids and hosts', () => {
   });
 });
 
-describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', () => {
+// Each test makes tens of requests to Gitea: room for a loaded machine.
+describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout: 60_000 }, () => {
   let gitea: GiteaServer;
   let seed: GiteaSeed;
   let h: Harness;
