@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AgentHost, ConversationAgent, CreateAgent } from '../agent/types.ts';
@@ -86,6 +87,17 @@ export interface TestServer extends AgentServer {
 
 export const TEST_KEY = 'test-session-key';
 
+/**
+ * `api` opens a connection per call and never reuses a pooled one. The agent server under test
+ * runs in the test's own process: seconds of synchronous work chained by promises only (an 11 MB
+ * conversation through SQLite on a loaded machine) hold back the event loop's timers phase, so
+ * neither the client's idle timer nor the server's keep-alive timeout runs. fetch then writes the
+ * request on a pooled connection whose keep-alive ran out meanwhile, and the next timers phase has
+ * the server close it with the request unread: a TCP reset, "fetch failed ECONNRESET". Between
+ * two processes the client's own idle limit (2 s under the server's advertised 5 s) prevents it.
+ */
+const freshConnections = new Agent({ pipelining: 0 });
+
 export async function startTestServer(
   dir: string,
   overrides: Partial<AgentServerOptions> & { agents?: FakeAgents } = {},
@@ -119,7 +131,7 @@ export async function startTestServer(
     if (body !== undefined) headers['content-type'] = 'application/json';
     const method = init.method ?? 'GET';
     // fetch refuses a GET with a body; OpenHands' batch event read is exactly that.
-    const res = method === 'GET' && body !== undefined ? await getWithBody(server.url + path, headers, body) : await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const res = method === 'GET' && body !== undefined ? await getWithBody(server.url + path, headers, body) : await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}), dispatcher: freshConnections } as RequestInit);
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -134,7 +146,8 @@ export async function startTestServer(
 
 function getWithBody(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text(): Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+    // agent: false: a connection of its own, for the reason freshConnections gives.
+    const req = request(url, { method: 'GET', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: async () => Buffer.concat(chunks).toString('utf8') }));
