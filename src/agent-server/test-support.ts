@@ -4,11 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AgentHost, ConversationAgent, CreateAgent } from '../agent/types.ts';
 import { newEventBase, type Event } from '../api/events/index.ts';
+import { freshConnections } from '../testing/fresh-connections.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
 import { startAgentServer, type AgentServer, type AgentServerOptions } from './server.ts';
 
@@ -81,22 +81,12 @@ function aborted(signal: AbortSignal): Promise<void> {
 export interface TestServer extends AgentServer {
   dir: string;
   agents: FakeAgents;
-  /** fetch with JSON in and out; the session key is sent unless `key: null`. */
+  /** fetch with JSON in and out, on a connection of its own (testing/fresh-connections.ts); the session key is sent unless `key: null`. */
   api(path: string, init?: { method?: string; body?: unknown; key?: string | null; rawBody?: string }): Promise<{ status: number; body: any }>;
 }
 
 export const TEST_KEY = 'test-session-key';
 
-/**
- * `api` opens a connection per call and never reuses a pooled one. The agent server under test
- * runs in the test's own process: seconds of synchronous work chained by promises only (an 11 MB
- * conversation through SQLite on a loaded machine) hold back the event loop's timers phase, so
- * neither the client's idle timer nor the server's keep-alive timeout runs. fetch then writes the
- * request on a pooled connection whose keep-alive ran out meanwhile, and the next timers phase has
- * the server close it with the request unread: a TCP reset, "fetch failed ECONNRESET". Between
- * two processes the client's own idle limit (2 s under the server's advertised 5 s) prevents it.
- */
-const freshConnections = new Agent({ pipelining: 0 });
 
 export async function startTestServer(
   dir: string,
@@ -146,7 +136,7 @@ export async function startTestServer(
 
 function getWithBody(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text(): Promise<string> }> {
   return new Promise((resolve, reject) => {
-    // agent: false: a connection of its own, for the reason freshConnections gives.
+    // agent: false: a connection of its own (why: testing/fresh-connections.ts).
     const req = request(url, { method: 'GET', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
