@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '../../agent/plugins/index.ts';
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
-import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
+import { AcpConversationAgent, acpSupportsSwitch, recordedAgentState, recordedModels, type AcpInfo } from '../acp/agent.ts';
 import type { HttpCredentialBinding } from '../acp/credential-binding.ts';
 import { idleCollector } from '../idle-collect.ts';
 
@@ -194,7 +194,10 @@ export class ConversationRuntime implements AgentHost {
 
   #acpInfo(): AcpInfo {
     if (this.#agent instanceof AcpConversationAgent) return this.#agent.info();
-    return { agentState: {}, currentModelId: this.#row.request.agent?.acp_model ?? null, availableModels: [], supportsModelSwitch: acpSupportsSwitch(this.#row.request.agent!) };
+    // No agent in this process yet (after a restart): what the last one recorded, as 1.58 reads it back.
+    const recorded = recordedAgentState(this.#log());
+    const recordedModel = typeof recorded['acp_current_model_id'] === 'string' ? recorded['acp_current_model_id'] : null;
+    return { agentState: recorded, currentModelId: this.#row.request.agent?.acp_model ?? recordedModel, availableModels: recordedModels(recorded), supportsModelSwitch: acpSupportsSwitch(this.#row.request.agent!) };
   }
 
   #skillState(): SkillState {
@@ -748,7 +751,7 @@ export class ConversationRuntime implements AgentHost {
 
   #ensureAgent(): ConversationAgent {
     // An ACPAgent delegates to an ACP server (src/agent-server/acp); every other kind is the built-in loop.
-    return (this.#agent ??= this.isAcp ? new AcpConversationAgent(this) : this.#ctx.createAgent(this));
+    return (this.#agent ??= this.isAcp ? new AcpConversationAgent(this, this.#ctx.log.child({ part: 'acp' })) : this.#ctx.createAgent(this));
   }
 
   /** The agent is an ACP agent (kind ACPAgent). */
