@@ -45,6 +45,22 @@ export const DELIBERATE: Record<string, string> = {
     'A Canvas extension package whose manifest is invalid (here an entrypoint outside the package): both answer 422; ours names ' +
     'what is wrong as located issues (`loc: ["manifest", "entrypoint"]`), like every other 422 of both servers, where OpenHands ' +
     'answers one sentence ("Ensure the manifest is well-formed") for every fault, so the author cannot tell which field to fix.',
+  'skills_install.no_skill_md_detail':
+    'A skill source that holds no valid skill: both answer 422 with OpenHands\' sentence ("Invalid skill. Ensure the source contains ' +
+    'a valid SKILL.md."); ours as a located issue (`loc: ["body", "source"]`) that goes on to say what is wrong (no SKILL.md, a name ' +
+    'that does not match its directory, a link out of the package), like every other 422 of both servers, where OpenHands answers ' +
+    'the bare sentence for every fault (as canvas_extensions.bad_install_detail).',
+  'skills_git.refresh_invalid_detail':
+    'A refresh whose source no longer holds the skill: both answer 422 with the same sentence and keep the installed copy; ours ' +
+    'located at the skill named in the path (`loc: ["path", "skill_name"]`) with the reason, as skills_install.no_skill_md_detail.',
+  'plugins_install.bad_name_detail':
+    'A plugin whose name is not kebab-case: both answer 422 with OpenHands\' sentence; ours located (`loc: ["body", "source"]`) with ' +
+    'the name found, as skills_install.no_skill_md_detail.',
+  'plugins_fetch.unreachable_detail':
+    'A plugin source that cannot be reached: both answer 502. Ours answers the detail the route documents, `{code: ' +
+    '"source_unavailable", message}` (as its 422s are answered on both servers); OpenHands 1.58 routes every 5xx HTTPException ' +
+    'through its generic error handler, so the client gets `{"detail": "Internal Server Error", "exception": "502: {...}"}` with the ' +
+    'code only inside a Python repr string.',
   'settings_secrets.refusals':
     'A bad secret name (PUT, GET or DELETE) and a blank or redacted value: both answer 422 with the same sentence; ours as a located ' +
     'issue (`loc: ["body", "name"]`, `["path", "name"]`, `["body", "value"]`), like every other 422 of both servers, where OpenHands ' +
