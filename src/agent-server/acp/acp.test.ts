@@ -346,6 +346,9 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
       });
       expect((await info(id)).agent_state).toMatchObject({ acp_session_id: session, acp_suffix_installed: true });
       expect(logged.join('')).not.toContain('not resumed');
+      // As 1.58: the placeholder system prompt is recorded again when an ACP server starts for the conversation.
+      const kinds = (await events(id)).filter((e) => e.kind !== 'ConversationStateUpdateEvent').map((e) => e.kind);
+      expect(kinds).toEqual(['MessageEvent', 'SystemPromptEvent', 'ActionEvent', 'ObservationEvent', 'MessageEvent', 'SystemPromptEvent', 'ActionEvent', 'ObservationEvent']);
     });
 
     it('when the ACP server has forgotten the session (its storage gone), a new session starts without the context, with the suffix again, and the log says so', { timeout: SLOW * 3 }, async () => {

@@ -166,6 +166,8 @@ export class AcpConversationAgent implements ConversationAgent {
   readonly #tracked = new Set<string>();
   /** The first-turn suffix reached the current session (a turn completed on it, or on the session it resumed). */
   #suffixInstalled = false;
+  /** The server whose start the SystemPromptEvent was recorded for. */
+  #promptRecordedFor: AcpSession | undefined;
   readonly #log: Logger | undefined;
 
   constructor(host: AgentHost, log?: Logger) {
@@ -189,12 +191,14 @@ export class AcpConversationAgent implements ConversationAgent {
   }
 
   /**
-   * 1.58 records the (placeholder) system prompt once the ACP server has started, at the first run,
-   * so after the first user message; `dynamic_context` is what the first prompt carries besides the
-   * user's text (suffix()).
+   * 1.58 records the (placeholder) system prompt each time an ACP server has started for the
+   * conversation (init_state): at the first run, so after the first user message, and again at the
+   * turn after a restart or prepare-for-sandbox-pause, also when that server resumed the session;
+   * `dynamic_context` is what the first prompt carries besides the user's text (suffix()).
    */
-  #recordSystemPrompt(): void {
-    if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
+  #recordSystemPrompt(session: AcpSession): void {
+    if (this.#promptRecordedFor === session) return;
+    this.#promptRecordedFor = session;
     const suffix = this.#suffix();
     this.#host.emit({ ...newEventBase('agent'), system_prompt: { type: 'text', text: ACP_SYSTEM_PROMPT }, tools: [], dynamic_context: suffix ? { type: 'text', text: suffix } : null, kind: 'SystemPromptEvent' });
   }
@@ -251,7 +255,7 @@ export class AcpConversationAgent implements ConversationAgent {
       return;
     }
     this.#emitAgentState();
-    this.#recordSystemPrompt();
+    this.#recordSystemPrompt(session);
     if (signal.aborted) return;
     for (const m of pending) this.#sent.add(m.id);
     this.#lastPrompted = pending.at(-1)!.id;
