@@ -13,6 +13,7 @@ import { condenseOnce, configuredCondenser } from './condenser/condense.ts';
 import { AgentCritic } from './critic/agent-critic.ts';
 import { condensationNeed, DEFAULT_CONDENSER } from './condenser/summarizing.ts';
 import { buildView } from './condenser/view.ts';
+import { AnalyzerState } from './confirmation/analyzers/analyze.ts';
 import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
@@ -117,7 +118,7 @@ class Agent implements ConversationAgent {
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);
     this.#hooks = new RunHooks(host, emit, fail);
-    this.#gates = [this.#hooks.gate, confirmationGate(() => host.request.confirmation_policy), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
+    this.#gates = [this.#hooks.gate, confirmationGate({ policy: () => host.request.confirmation_policy, analyzer: () => host.request.security_analyzer, state: new AnalyzerState(), record: (e) => this.#emit(e) }), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
     this.#pluginsReady = this.#plugins.wanted ? this.#plugins.load().then(() => this.#pluginsLoaded(), (err: unknown) => this.#pluginsLoaded(err)) : Promise.resolve();
     this.#calls = new ModelCalls({ host, options: opts.model, emit, mask: (text) => this.#mask(text), fail });
   }

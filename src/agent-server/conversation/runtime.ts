@@ -11,7 +11,7 @@ import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig, ModelRouting
 import type { ServerRouting } from './model-routing.ts';
 import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
-import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
+import { checkAnalyzer, maskedAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
 import { BadRequest, Conflict, NotFound, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
@@ -357,13 +357,14 @@ export class ConversationRuntime implements AgentHost {
   }
 
   /**
-   * Persisted with the conversation; gives the risk of the actions recorded from now on (see
-   * src/agent/confirmation/policy.ts: without an analyzer every risk is UNKNOWN). 501 for a kind not built.
+   * Persisted with the conversation; judges the actions recorded from now on (see
+   * src/agent/confirmation/policy.ts: without an analyzer every risk is UNKNOWN).
    */
   setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): void {
-    requireBuiltAnalyzer(analyzer);
+    checkAnalyzer(analyzer, ['body', 'security_analyzer']);
     this.#update({ request: { ...this.#row.request, security_analyzer: analyzer } });
-    this.#settingChanged('security_analyzer', analyzer);
+    // Shown to clients with its keys masked: the event is persisted and streamed.
+    this.#settingChanged('security_analyzer', maskedAnalyzer(analyzer));
   }
 
   /**

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
+import { checkAnalyzer } from '../../agent/confirmation/policy.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import { ModelCallError } from '../../agent/llm/errors.ts';
@@ -231,7 +231,7 @@ export class ConversationService {
     if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {
       throw new NotImplemented("registered_marketplaces auto_load is not implemented by this agent server; name the plugins in `plugins`, or load them with POST /api/conversations/{id}/load_plugin");
     }
-    requireBuiltAnalyzer(req.security_analyzer);
+    checkAnalyzer(req.security_analyzer, ['body', 'security_analyzer']);
     // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
     try {
       criticConfig(req.agent.critic);

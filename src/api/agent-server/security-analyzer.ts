@@ -72,6 +72,9 @@ export const ToolShieldLLMSecurityAnalyzer = Type.Object(
 );
 export type ToolShieldLLMSecurityAnalyzer = Static<typeof ToolShieldLLMSecurityAnalyzer>;
 
+/** What an ensemble may combine: every kind but another ensemble. */
+export const EnsembleMember = Type.Union([LLMSecurityAnalyzer, PatternSecurityAnalyzer, PolicyRailSecurityAnalyzer, GraySwanAnalyzer, ToolShieldLLMSecurityAnalyzer]);
+
 /**
  * The worst concrete risk of its children. Decision: a child may be any kind but another ensemble
  * (1.58 allows nesting; max over max is the same max, and a bounded schema keeps 422s precise).
@@ -79,10 +82,7 @@ export type ToolShieldLLMSecurityAnalyzer = Static<typeof ToolShieldLLMSecurityA
 export const EnsembleSecurityAnalyzer = Type.Object(
   {
     kind: Type.Literal('EnsembleSecurityAnalyzer'),
-    analyzers: Type.Array(
-      Type.Union([LLMSecurityAnalyzer, PatternSecurityAnalyzer, PolicyRailSecurityAnalyzer, GraySwanAnalyzer, ToolShieldLLMSecurityAnalyzer]),
-      { minItems: 1 },
-    ),
+    analyzers: Type.Array(EnsembleMember, { minItems: 1 }),
     propagate_unknown: Type.Optional(Type.Boolean({ default: false })),
   },
   STRICT,
