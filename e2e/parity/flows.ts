@@ -15,6 +15,7 @@ import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
 import { PROFILE_FLOWS } from './flows-profiles.ts';
 import { ACP_FLOWS } from './flows-acp.ts';
+import { SECURITY_FLOWS } from './flows-security.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -870,6 +871,7 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
   ...PROFILE_FLOWS,
+  ...SECURITY_FLOWS,
   ...ACP_FLOWS,
 };
 

@@ -23,6 +23,7 @@ import { newEventBase } from '../../api/events/index.ts';
 import { Invalid } from '../../api/errors.ts';
 import type { ActionGate } from '../gate.ts';
 import { analyzeActions, type AnalyzerState } from './analyzers/analyze.ts';
+import { grayswanCredentials } from './analyzers/grayswan.ts';
 
 const LEVEL: Record<Exclude<SecurityRisk, 'UNKNOWN'>, number> = { LOW: 1, MEDIUM: 2, HIGH: 3 };
 
@@ -122,7 +123,8 @@ const MASK = '**********';
 export function maskedAnalyzer(analyzer: SecurityAnalyzer | null | undefined): SecurityAnalyzer | null {
   if (!analyzer) return null;
   const leaf = <T extends SecurityAnalyzer>(a: T): T => {
-    if (a.kind === 'GraySwanAnalyzer' && a.api_key) return { ...a, api_key: MASK };
+    // 1.58 copies GRAYSWAN_API_KEY onto the analyzer, so it shows a key (masked) whenever one is in effect.
+    if (a.kind === 'GraySwanAnalyzer' && grayswanCredentials(a).apiKey) return { ...a, api_key: MASK };
     if (a.kind === 'ToolShieldLLMSecurityAnalyzer' && a.llm.api_key) return { ...a, llm: { ...a.llm, api_key: MASK } };
     return a;
   };

@@ -24,7 +24,8 @@ export interface GraySwanStandIn {
   close(): Promise<void>;
 }
 
-export async function startGraySwanStandIn(opts: { apiKey: string }): Promise<GraySwanStandIn> {
+/** `score`: answers from the request when no pushed answer is left (side-by-side flows: the same verdict whatever the arrival order). */
+export async function startGraySwanStandIn(opts: { apiKey: string; score?: (req: MonitorRequest) => MonitorAnswer }): Promise<GraySwanStandIn> {
   const answers: MonitorAnswer[] = [];
   const requests: MonitorRequest[] = [];
   const server: Server = createServer((req, res) => {
@@ -40,7 +41,7 @@ export async function startGraySwanStandIn(opts: { apiKey: string }): Promise<Gr
       }
       if (!Array.isArray(body.messages) || typeof body.policy_id !== 'string') return json(res, 400, { detail: 'messages and policy_id are required' });
       requests.push({ messages: body.messages as MonitorRequest['messages'], policy_id: body.policy_id, authorization });
-      const answer = answers.shift();
+      const answer = answers.shift() ?? opts.score?.(requests.at(-1)!);
       if (!answer) return json(res, 500, { detail: 'The GraySwan stand-in has no more answers' });
       if ('status' in answer) return json(res, answer.status, { detail: 'scripted failure' });
       return json(res, 200, { violation: answer.violation, ipi: answer.ipi ?? false });
