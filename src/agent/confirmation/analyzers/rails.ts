@@ -14,8 +14,11 @@ import {
   commands,
   executedSource,
   hasRecursiveForce,
+  isRunner,
   MAX_DEPTH,
   parseShell,
+  pipedSource,
+  pipelineOutput,
   pipelines,
   resolve,
   staticPrefix,
@@ -179,10 +182,42 @@ function forwardsSubstitution(direct: [ShellCommand, Semantics] | undefined, nes
   return false;
 }
 
-function scanFetchPipelines(program: ShellProgram, cmds: [ShellCommand, Semantics][], s: Signals): void {
+const couldBeRunner = (c: Semantics): boolean => isRunner(c) || c.uncertain || c.basename === null;
+const directIn = (stage: Node, group: [ShellCommand, Semantics][]) => group.filter(([c]) => role(c.node, stage) === 'direct' && c.name !== null);
+
+/** A stage's static output piped into a runner that reads it as its script (`echo 'rm -rf /' | sh`): scanned as shell. */
+async function scanPipedSources(stages: Node[], groups: [ShellCommand, Semantics][][], depth: number, s: Signals): Promise<void> {
+  for (let i = 0; i < groups.length - 1; i++) {
+    const producers = directIn(stages[i]!, groups[i]!);
+    const consumers = directIn(stages[i + 1]!, groups[i + 1]!);
+    if (!consumers.length) continue;
+    if (producers.length !== 1) {
+      if (consumers.some(([, c]) => couldBeRunner(c))) s.uncertain = true;
+      continue;
+    }
+    const output = pipelineOutput(...producers[0]!);
+    if (!output[0]) continue;
+    if (consumers.length !== 1) {
+      if (consumers.some(([, c]) => couldBeRunner(c))) s.uncertain = true;
+      continue;
+    }
+    const [command, c] = consumers[0]!;
+    if (!isRunner(c) && couldBeRunner(c)) {
+      s.uncertain = true;
+      continue;
+    }
+    const [has, source, unsure] = pipedSource(command, c, output);
+    if (unsure) s.uncertain = true;
+    // Decision (narrower than 1.58): a runner with its own -c script and piped input is not followed further.
+    if (has) await scanNested(source, depth, s);
+  }
+}
+
+async function scanFetchPipelines(program: ShellProgram, cmds: [ShellCommand, Semantics][], depth: number, s: Signals): Promise<void> {
   for (const pipeline of pipelines(program)) {
     const stages = pipeline.node.namedChildren.filter((n): n is Node => n !== null);
     const groups = stages.map((stage) => cmds.filter(([c]) => c.node.startIndex >= stage.startIndex && c.node.endIndex <= stage.endIndex));
+    await scanPipedSources(stages, groups, depth, s);
     for (let i = 0; i < groups.length - 1; i++) {
       const stage = stages[i]!;
       const hasRhs = groups.slice(i + 1).some((g) => g.some(([c]) => c.name !== null && c.name.text !== ''));
@@ -205,7 +240,7 @@ function scanFetchPipelines(program: ShellProgram, cmds: [ShellCommand, Semantic
           }
           continue;
         }
-        const [has, , unsure] = executedSource(c);
+        const [has, , unsure] = executedSource(c, command);
         if (has || unsure) s.uncertain = true;
         if (isFetch(c)) {
           s.fetch = true;
@@ -298,11 +333,11 @@ async function scanProgram(program: ShellProgram, depth: number, s: Signals): Pr
     if (resolved.basename !== null && resolved.basename in WRAPPERS && effective.uncertain) s.uncertain = true;
     cmds.push([command, effective]);
   }
-  scanFetchPipelines(program, cmds, s);
-  for (const [, c] of cmds) {
+  await scanFetchPipelines(program, cmds, depth, s);
+  for (const [command, c] of cmds) {
     scanRawDisk(c, s);
     scanDelete(c, s);
-    const [has, script, unsure] = executedSource(c);
+    const [has, script, unsure] = executedSource(c, command);
     if (unsure) s.uncertain = true;
     if (!has) continue;
     await scanNested(script, depth, s);

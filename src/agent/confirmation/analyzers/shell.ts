@@ -394,9 +394,11 @@ function uncertainRecursiveForce(c: Semantics): boolean {
     const [pathname, brace] = expansionSyntax(word.text);
     const [braceStart, braceF] = leadingBraceFlags(lit);
     const canStart = lit.startsWith('-') || (pathname && pathnameCanStartOption(word.text)) || (brace && braceStart);
-    if (pathname && canStart) for (const f of pathnameFlags(lit)) flags.add(f);
-    else if (lit.startsWith('-')) for (const ch of lit) if ('rRf'.includes(ch)) flags.add(ch);
-    else if (brace) for (const f of braceF) flags.add(f);
+    let found: Iterable<string> = [];
+    if (pathname && canStart) found = pathnameFlags(lit);
+    else if (lit.startsWith('-')) found = [...lit].filter((ch) => 'rRf'.includes(ch));
+    else if (brace) found = braceF;
+    for (const f of found) flags.add(f);
   }
   return rf(flags);
 }
@@ -501,15 +503,18 @@ function evalCommand(c: Semantics): [Semantics | null, boolean] {
   return [null, true];
 }
 
-/** Shell source the command runs directly: a runner's `-c` script or `eval`'s joined arguments. */
-export function executedSource(c: Semantics): Source {
+/**
+ * Shell source the command runs directly: a runner's `-c` script, `eval`'s joined arguments, or
+ * what a runner reads as its script from a here-document or here-string (`command` given).
+ */
+export function executedSource(c: Semantics, command?: ShellCommand): Source {
   if (isRunner(c)) {
     const s = scriptOperand(c);
     if (s[0] || s[2]) return s;
   }
   const [ev, evUncertain] = evalCommand(c);
   if (evUncertain) return [true, null, true];
-  if (!ev) return NONE;
+  if (!ev) return stdinScript(c, command);
   let args = ev.args;
   let words = ev.words;
   if (args[0] === '--') {
@@ -519,6 +524,241 @@ export function executedSource(c: Semantics): Source {
   if (!args.length) return NONE;
   if (args.some((a, i) => a === null || arityUncertain(a, words[i]!))) return [true, null, true];
   return [true, args.join(' '), false];
+}
+
+function stdinScript(c: Semantics, command: ShellCommand | undefined): Source {
+  if (!isRunner(c) || !command) return NONE;
+  const [has, source, unsure] = stdinSource(command);
+  if (!has) return NONE;
+  const reads = runnerReadsStdin(c);
+  if (reads === null) return [true, null, true];
+  if (!reads) return NONE;
+  return [true, source, unsure];
+}
+
+// ---- standard input and pipelines (what a runner reads as its script) ---------------------------
+
+/** Whether a runner without `-c` reads its script from standard input (`sh`, `sh -s`, `bash -`), or null when unsure. */
+export function runnerReadsStdin(c: Semantics): boolean | null {
+  let stdinSelected = false;
+  let noexec = false;
+  let dump = false;
+  let ended = false;
+  let i = 0;
+  while (i < c.args.length) {
+    const lit = c.args[i]!;
+    const word = c.words[i]!;
+    if (lit === null || arityUncertain(lit, word)) {
+      if (ended) return noexec || dump ? false : stdinSelected ? true : null;
+      return null;
+    }
+    if (!ended) {
+      if (lit === '--' || lit === '-') {
+        ended = true;
+        i++;
+        continue;
+      }
+      if (isOptionWord(lit)) {
+        if (invalidOption(lit)) return false;
+        const count = runnerValueCount(lit, c.basename!);
+        if (count === null) return null;
+        if (isShortGroup(lit) && lit[0] === '-' && lit.slice(1).includes('s')) stdinSelected = true;
+        if (isShortGroup(lit) && lit.slice(1).includes('n')) noexec = lit.startsWith('-');
+        if (c.basename === 'bash' && isShortGroup(lit) && lit.slice(1).includes('D')) dump = true;
+        if (count && i + count >= c.args.length) return false;
+        i += count + 1;
+        continue;
+      }
+    }
+    return noexec || dump ? false : stdinSelected;
+  }
+  return !(noexec || dump);
+}
+
+/** The redirects that apply to a command: its own, its redirected statements', a last pipeline stage's. */
+function redirectsOf(command: ShellCommand): Node[] {
+  const out: Node[] = [];
+  let container: Node = command.node;
+  for (;;) {
+    for (const ch of named(container)) if (ch.type.includes('redirect') && ch.type !== 'redirected_statement') out.push(ch);
+    const parent: Node | null = container.parent;
+    if (parent?.type === 'redirected_statement') container = parent;
+    else if (parent?.type === 'pipeline' && named(parent).at(-1)?.equals(container)) container = parent;
+    else break;
+  }
+  return out.sort((a, b) => a.startIndex - b.startIndex);
+}
+
+const descriptorOf = (r: Node): string => {
+  const text = r.text.trimStart();
+  const digits = /^\d+/.exec(text)?.[0];
+  if (digits) return String(Number(digits));
+  return text.startsWith('<') ? '0' : '1';
+};
+
+function destination(r: Node): string | null {
+  const d = r.childForFieldName('destination');
+  return d ? literal(d) : null;
+}
+
+function fdAlias(path: string | null): string | null {
+  if (path === null) return null;
+  const named: Record<string, string> = { '/dev/stdin': '0', '/dev/stdout': '1', '/dev/stderr': '2' };
+  if (named[path]) return named[path];
+  for (const prefix of ['/dev/fd/', '/proc/self/fd/']) {
+    const rest = path.startsWith(prefix) ? path.slice(prefix.length) : null;
+    if (rest !== null && /^\d+$/.test(rest)) return String(Number(rest));
+  }
+  return null;
+}
+
+function herestring(r: Node): Source {
+  const values = named(r).filter((ch) => ch.type !== 'file_descriptor' && ch.type !== 'ERROR' && !ch.type.includes('redirect'));
+  if (!values.length) return [true, null, true];
+  const lit = literal(values[0]!);
+  return [true, lit, lit === null];
+}
+
+function heredoc(r: Node): Source {
+  const kids = named(r);
+  const start = kids.find((k) => k.type === 'heredoc_start');
+  const body = kids.find((k) => k.type === 'heredoc_body');
+  const end = kids.find((k) => k.type === 'heredoc_end');
+  if (!start || !body || !end) return [true, null, true];
+  // An unquoted delimiter expands the body: only a body without expansions or escapes is literal.
+  const quoted = start.text !== end.text;
+  if (!quoted && (named(body).length > 0 || body.text.includes('\\'))) return [true, null, true];
+  return [true, body.text, false];
+}
+
+/** What the command reads on standard input after its redirects (`initial`: a pipe's output). */
+export function stdinSource(command: ShellCommand, initial: Source = NONE): Source {
+  const sources = new Map<string, Source>(initial[0] ? [['0', initial]] : []);
+  for (const r of redirectsOf(command)) {
+    const fd = descriptorOf(r);
+    const text = r.text.replace(/^\d+/, '');
+    if (text.startsWith('<&') || text.startsWith('>&')) {
+      const dest = destination(r);
+      if (dest === '-') sources.delete(fd);
+      else if (dest !== null && /^\d+$/.test(dest)) {
+        const from = sources.get(String(Number(dest)));
+        if (from) sources.set(fd, from);
+        else sources.delete(fd);
+      } else if (fd === '0' || sources.size) sources.set(fd, [true, null, true]);
+      continue;
+    }
+    if (text.startsWith('&>')) {
+      sources.delete('1');
+      sources.delete('2');
+      continue;
+    }
+    if (r.type === 'herestring_redirect' || text.startsWith('<<<')) {
+      sources.set(fd, herestring(r));
+      continue;
+    }
+    if (r.type === 'heredoc_redirect') {
+      sources.set(fd, heredoc(r));
+      continue;
+    }
+    const dest = destination(r);
+    const alias = fdAlias(dest);
+    if (alias !== null && sources.has(alias)) sources.set(fd, sources.get(alias)!);
+    else if (dest === null && (fd === '0' || sources.size)) sources.set(fd, [true, null, true]);
+    else sources.delete(fd);
+  }
+  return sources.get('0') ?? NONE;
+}
+
+/** Whether the command's standard output still goes down its pipe (null: unsure). */
+function stdoutReachesPipe(command: ShellCommand): boolean | null {
+  const out = new Map<string, boolean | null>([['1', true], ['2', false]]);
+  for (const r of redirectsOf(command)) {
+    const fd = descriptorOf(r);
+    const text = r.text.replace(/^\d+/, '');
+    const dest = destination(r);
+    if (text.startsWith('&>')) {
+      const alias = fdAlias(dest);
+      const v = alias !== null ? (out.get(alias) ?? false) : dest === null ? null : false;
+      out.set('1', v);
+      out.set('2', v);
+    } else if (text.startsWith('>&') || text.startsWith('<&')) {
+      if (dest === '-') out.set(fd, false);
+      else if (dest !== null && /^\d+$/.test(dest)) out.set(fd, out.get(String(Number(dest))) ?? false);
+      else out.set(fd, null);
+    } else if (r.type === 'heredoc_redirect' || r.type === 'herestring_redirect') {
+      continue;
+    } else {
+      const alias = fdAlias(dest);
+      out.set(fd, alias !== null ? (out.get(alias) ?? false) : dest === null ? null : false);
+    }
+  }
+  return out.get('1') ?? false;
+}
+
+/** What a pipeline stage's command writes down the pipe, when it is static (echo, printf %s, cat of a here-doc). */
+export function pipelineOutput(command: ShellCommand, c: Semantics): Source {
+  const reaches = stdoutReachesPipe(command);
+  if (reaches === false) return NONE;
+  if (reaches === null || c.uncertain) return [true, null, true];
+  if (c.basename === 'echo') {
+    if (c.args.some((a, i) => a === null || arityUncertain(a, c.words[i]!) || a.includes('\\'))) return [true, null, true];
+    const args = c.args as string[];
+    if (args[0]?.startsWith('-')) return [true, null, true];
+    return [true, args.join(' ') + '\n', false];
+  }
+  if (c.basename === 'printf') return printfOutput(c);
+  if (c.basename === 'cat' && !c.args.length) {
+    const src = stdinSource(command);
+    if (src[0]) return src;
+  }
+  return [true, null, true];
+}
+
+function printfOutput(c: Semantics): Source {
+  if (!c.args.length) return [true, '', false];
+  const fi = c.args[0] === '--' ? 1 : 0;
+  if (fi >= c.args.length) return [true, '', false];
+  const fmt = c.args[fi]!;
+  if (fmt === null || arityUncertain(fmt, c.words[fi]!)) return [true, null, true];
+  if ((fi === 0 && fmt.startsWith('-')) || fmt.includes('\\')) return [true, null, true];
+  const values = c.args.slice(fi + 1).map((a, i) => (a !== null && !arityUncertain(a, c.words[fi + 1 + i]!) ? a : null));
+  let out = '';
+  let vi = 0;
+  let consumes = false;
+  for (let i = 0; i < fmt.length; i++) {
+    if (fmt[i] !== '%') {
+      out += fmt[i];
+      continue;
+    }
+    if (i + 1 >= fmt.length) return [true, null, true];
+    const conv = fmt[i + 1];
+    if (conv === '%') out += '%';
+    else if (conv === 's' && vi < values.length) {
+      const v = values[vi++];
+      if (v == null) return [true, null, true];
+      consumes = true;
+      out += v;
+    } else return [true, null, true];
+    i++;
+  }
+  if (consumes && vi !== values.length) return [true, null, true];
+  return [true, out, false];
+}
+
+/** The script a runner at the end of a pipe reads from it (`… | sh`), or nothing when it runs `-c`. */
+export function pipedSource(command: ShellCommand, c: Semantics, piped: Source): Source {
+  if (!piped[0]) return NONE;
+  if (isRunner(c)) {
+    const [hasScript, , scriptUnsure] = scriptOperand(c);
+    if (hasScript) return NONE;
+    if (scriptUnsure) return [true, null, true];
+  } else return NONE;
+  const reads = runnerReadsStdin(c);
+  if (reads === false) return NONE;
+  const [has, source, unsure] = stdinSource(command, piped);
+  if (!has) return NONE;
+  if (reads === null || unsure) return [true, null, true];
+  return [true, source, false];
 }
 
 // ---- the recursive force-delete scan (pattern analyzer) -----------------------------------------
@@ -546,7 +786,7 @@ async function programSignal(program: ShellProgram, depth: number): Promise<Sign
 
 async function nestedSignal(command: ShellCommand, c: Semantics, depth: number): Promise<Signal> {
   const sourceCommand = isRunner(c) || ['eval', 'builtin', 'command'].includes(c.basename ?? '');
-  const [has, inner, uncertain] = executedSource(c);
+  const [has, inner, uncertain] = executedSource(c, command);
   if (has && inner !== null) {
     if (depth >= MAX_DEPTH) return { matched: false, uncertain: true };
     const program = await parseShell(inner);
