@@ -3,12 +3,14 @@
 // the verdict recorded in a SecurityAnalysisEvent, the ActionEvent keeping the model's prediction,
 // and ConfirmRisky holding what its threshold says; analyzer keys never shown.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
 import { startGraySwanStandIn, type GraySwanStandIn } from '../testing/grayswan/server.ts';
-import { eventually, useOtherScriptedLlm, useRealAgentServer, userText } from './test-support.ts';
+import { eventually, TEST_KEY, useOtherScriptedLlm, useRealAgentServer, userText } from './test-support.ts';
 
-const t = useRealAgentServer({ createAgent });
+// A secret key (OH_SECRET_KEY): the analyzers' keys are sealed with the conversation's secrets and outlive a restart.
+const t = useRealAgentServer({ createAgent, overrides: () => ({ secretKey: 'analyzers-test-secret-key' }) });
 const guard = useOtherScriptedLlm();
 const GRAYSWAN_KEY = 'gs-secret-key-1234';
 let gs: GraySwanStandIn;
@@ -89,6 +91,22 @@ describe('security analyzers in a conversation', () => {
     const shown = JSON.stringify([await info(id), await events(id)]);
     expect(shown).not.toContain(GRAYSWAN_KEY);
     expect((await info(id)).security_analyzer).toMatchObject({ kind: 'GraySwanAnalyzer', api_key: '**********', api_url: gs.url });
+    await t.s.api(`/api/conversations/${id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: false } });
+    await until(id, 'idle');
+    // Stored sealed, never in plain text: not in the database file, nor in the trajectory download.
+    const db = readdirSync(join(t.dir.path, 'data'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    for (const f of db) expect(readFileSync(join(f.parentPath, f.name)).includes(GRAYSWAN_KEY), f.name).toBe(false);
+    const zip = await fetch(`${t.s.url}/api/file/download-trajectory/${id}`, { headers: { 'x-session-api-key': TEST_KEY } });
+    expect(zip.status).toBe(200);
+    expect(Buffer.from(await zip.arrayBuffer()).includes(GRAYSWAN_KEY)).toBe(false);
+    // …and still used after a restart (opened from the sealed secrets).
+    await t.restart();
+    gs.push({ violation: 0.9 });
+    t.llm.push(terminal('echo after-restart'));
+    await say(id, 'after the restart');
+    await until(id, 'waiting_for_confirmation');
+    expect(Object.values((await events(id)).filter((e) => e.kind === 'SecurityAnalysisEvent').at(-1).risks)).toEqual(['HIGH']);
+    expect(gs.requests.at(-1)!.authorization).toBe(`Bearer ${GRAYSWAN_KEY}`);
     await t.s.api(`/api/conversations/${id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: false } });
     await until(id, 'idle');
 

@@ -118,7 +118,7 @@ class Agent implements ConversationAgent {
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);
     this.#hooks = new RunHooks(host, emit, fail);
-    this.#gates = [this.#hooks.gate, confirmationGate({ policy: () => host.request.confirmation_policy, analyzer: () => host.request.security_analyzer, state: new AnalyzerState(), record: (e) => this.#emit(e) }), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
+    this.#gates = [this.#hooks.gate, confirmationGate({ policy: () => host.request.confirmation_policy, analyzer: () => (host.securityAnalyzer ? host.securityAnalyzer() : host.request.security_analyzer), state: new AnalyzerState(), record: (e) => this.#emit(e) }), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
     this.#pluginsReady = this.#plugins.wanted ? this.#plugins.load().then(() => this.#pluginsLoaded(), (err: unknown) => this.#pluginsLoaded(err)) : Promise.resolve();
     this.#calls = new ModelCalls({ host, options: opts.model, emit, mask: (text) => this.#mask(text), fail });
   }

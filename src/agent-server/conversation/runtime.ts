@@ -11,7 +11,7 @@ import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig, ModelRouting
 import type { ServerRouting } from './model-routing.ts';
 import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
-import { checkAnalyzer, maskedAnalyzer } from '../../agent/confirmation/policy.ts';
+import { joinAnalyzerKeys, maskedAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
 import { BadRequest, Conflict, NotFound, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
@@ -63,6 +63,8 @@ export interface RuntimeInit {
   workspaceDir: string;
   llm: LlmConfig | undefined;
   secrets: Record<string, string>;
+  /** The security analyzer's keys, kept out of the stored request (sealed with the secrets). */
+  analyzerKeys?: Record<string, string>;
 }
 
 interface ActiveRun {
@@ -81,6 +83,7 @@ export class ConversationRuntime implements AgentHost {
   readonly workspaceDir: string;
   #llm: LlmConfig | undefined;
   #secrets: Readonly<Record<string, string>>;
+  #analyzerKeys: Readonly<Record<string, string>>;
   readonly maxIterations: number;
   readonly #ctx: RuntimeContext;
   #row: ConversationRow;
@@ -114,6 +117,7 @@ export class ConversationRuntime implements AgentHost {
     this.workspaceDir = init.workspaceDir;
     this.#llm = init.llm;
     this.#secrets = Object.freeze({ ...init.secrets });
+    this.#analyzerKeys = Object.freeze({ ...init.analyzerKeys });
     this.maxIterations = init.row.request.max_iterations ?? 500;
   }
 
@@ -135,6 +139,15 @@ export class ConversationRuntime implements AgentHost {
 
   get request() {
     return this.#row.request;
+  }
+
+  get analyzerKeys(): Readonly<Record<string, string>> {
+    return this.#analyzerKeys;
+  }
+
+  /** The security analyzer with its keys (the stored request has it without them). */
+  securityAnalyzer(): SecurityAnalyzer | null {
+    return joinAnalyzerKeys(this.#row.request.security_analyzer, this.#analyzerKeys);
   }
 
   get mcpOAuth(): McpOAuthProviders | undefined {
@@ -179,7 +192,8 @@ export class ConversationRuntime implements AgentHost {
 
   info() {
     return conversationInfo({
-      row: this.#row,
+      // The analyzer with its keys, so that info shows a key is set (masked), as 1.58 does.
+      row: { ...this.#row, request: { ...this.#row.request, security_analyzer: this.securityAnalyzer() } },
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.persistenceDir,
@@ -360,11 +374,11 @@ export class ConversationRuntime implements AgentHost {
    * Persisted with the conversation; judges the actions recorded from now on (see
    * src/agent/confirmation/policy.ts: without an analyzer every risk is UNKNOWN).
    */
-  setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): void {
-    checkAnalyzer(analyzer, ['body', 'security_analyzer']);
-    this.#update({ request: { ...this.#row.request, security_analyzer: analyzer } });
+  setSecurityAnalyzer(analyzer: SecurityAnalyzer | null, keys: Record<string, string>, patch: ConversationPatch): void {
+    this.#analyzerKeys = Object.freeze({ ...keys });
+    this.#update(patch);
     // Shown to clients with its keys masked: the event is persisted and streamed.
-    this.#settingChanged('security_analyzer', maskedAnalyzer(analyzer));
+    this.#settingChanged('security_analyzer', maskedAnalyzer(joinAnalyzerKeys(analyzer, keys)));
   }
 
   /**

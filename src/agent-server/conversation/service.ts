@@ -3,13 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { checkAnalyzer } from '../../agent/confirmation/policy.ts';
+import { checkAnalyzer, splitAnalyzerKeys } from '../../agent/confirmation/policy.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import { ModelCallError } from '../../agent/llm/errors.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import type { SubscriptionAccess } from '../../agent/llm/codex.ts';
-import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
+import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest, type SecurityAnalyzer } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
@@ -51,6 +51,9 @@ export function normalizeConversationId(id: string): string | undefined {
 }
 
 /** The model config: the request's `agent.llm` over the server's defaults (rules in conversationLlm). */
+/** The analyzer keys as sealed with the secrets (nothing when there are none). */
+const sealedAnalyzerKeys = (keys: Readonly<Record<string, string>>) => (Object.keys(keys).length ? { analyzerKeys: { ...keys } } : {});
+
 export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   const llm = req.agent?.llm;
   const resolved = llm?.auth_type === 'subscription' || llm?.is_subscription === true ? subscriptionLlm(llm.model, subscription) : conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
@@ -187,9 +190,10 @@ export class ConversationService {
     for (const row of this.#o.conversations.all()) {
       let secrets: Record<string, string> = {};
       let apiKey: string | undefined;
+      let analyzerKeys: Record<string, string> | undefined;
       if (row.sealedSecrets !== null) {
         const opened = this.#o.sealer?.open(row.sealedSecrets, row.id);
-        if (opened) ({ secrets, llmApiKey: apiKey } = opened);
+        if (opened) ({ secrets, llmApiKey: apiKey, analyzerKeys } = opened);
         else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed)');
       }
       const rt = new ConversationRuntime(this.#o.ctx, {
@@ -197,6 +201,7 @@ export class ConversationService {
         workspaceDir: this.#workingDir(row.request),
         llm: runtimeLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
         secrets,
+        ...(analyzerKeys ? { analyzerKeys } : {}),
       });
       this.#loaded.set(row.id, rt);
       rt.recoverFromRestart();
@@ -252,9 +257,11 @@ export class ConversationService {
     const worktree = req.worktree ? await planWorktree(this.#o.workspaceDir, workspaceDir, id, req.worktree_options, ['body', 'workspace', 'working_dir']) : undefined;
     if (worktree) workspaceDir = await createWorktree(worktree);
     const agent = req.agent;
-    // What is stored: the request without secret values and without the LLM key.
+    // What is stored: the request without secret values, the LLM key and the analyzer's keys.
+    const { stored: security_analyzer, keys: analyzerKeys } = splitAnalyzerKeys(req.security_analyzer);
     const request: StartConversationRequest = {
       ...req,
+      security_analyzer,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
       agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser) },
@@ -262,7 +269,7 @@ export class ConversationService {
     };
     const stored = worktree ? withWorktree(request, worktree) : request;
     const now = new Date().toISOString();
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || Object.keys(analyzerKeys).length > 0;
     const row = {
       id,
       createdAt: now,
@@ -273,14 +280,14 @@ export class ConversationService {
       tags: req.tags ?? {},
       stats: null,
       lastUserMessageId: null,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...sealedAnalyzerKeys(analyzerKeys) }, id) : null,
       deletedAt: null,
       forkedFromConversationId: null,
       forkedFromEventId: null,
       pluginSkills: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets, analyzerKeys });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();
@@ -326,7 +333,7 @@ export class ConversationService {
       this.#o.conversations.insert(row);
       events.copy(src.conversationId, id, uptoSeq);
     });
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets }, analyzerKeys: { ...src.analyzerKeys } });
     const lastUser = [...rt.events()].reverse().find((e) => e.kind === 'MessageEvent' && e.source === 'user');
     rt.update({ lastUserMessageId: lastUser?.id ?? null });
     this.#loaded.set(id, rt);
@@ -369,7 +376,7 @@ export class ConversationService {
       headEventId: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets }, analyzerKeys: { ...parent.analyzerKeys } });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (row.request.plugins?.length) rt.prepareAgent();
@@ -406,7 +413,7 @@ export class ConversationService {
     const llmApiKey = opened?.llmApiKey ?? row.request.agent?.llm.api_key ?? undefined;
     rt.setSecrets(secrets, {
       request: { ...row.request, secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])) },
-      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}) }, row.id) : null,
+      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
     });
   }
 
@@ -420,10 +427,29 @@ export class ConversationService {
     const apiKey = req.llm.api_key ?? undefined;
     const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
     const secrets = { ...rt.secrets };
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || Object.keys(rt.analyzerKeys).length > 0;
     rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults, this.#o.subscription), {
       request,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, row.id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
+    });
+  }
+
+  /**
+   * POST /security_analyzer: the analyzer from the next batch of actions on, stored without its keys,
+   * which are sealed with the conversation's secrets (kept in memory only without a secret key).
+   */
+  setSecurityAnalyzer(id: string, analyzer: SecurityAnalyzer | null): void {
+    const rt = this.get(id);
+    checkAnalyzer(analyzer, ['body', 'security_analyzer']);
+    const row = rt.row;
+    const { stored, keys } = splitAnalyzerKeys(analyzer);
+    const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
+    const secrets = { ...rt.secrets };
+    const llmApiKey = opened?.llmApiKey;
+    const hasSecrets = Object.keys(secrets).length > 0 || llmApiKey !== undefined || Object.keys(keys).length > 0;
+    rt.setSecurityAnalyzer(stored, keys, {
+      request: { ...row.request, security_analyzer: stored },
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...sealedAnalyzerKeys(keys) }, row.id) : null,
     });
   }
 

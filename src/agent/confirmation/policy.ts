@@ -131,3 +131,37 @@ export function maskedAnalyzer(analyzer: SecurityAnalyzer | null | undefined): S
   if (analyzer.kind === 'EnsembleSecurityAnalyzer') return { ...analyzer, analyzers: analyzer.analyzers.map(leaf) };
   return leaf(analyzer);
 }
+
+/**
+ * The analyzer without its keys (what is stored with the request) and the keys by place
+ * (`api_key`, `llm.api_key`, `<child index>.api_key`…), which are sealed with the conversation's
+ * secrets: secret values never reach the database in plain text (src/agent-server/secrets.ts).
+ */
+export function splitAnalyzerKeys(analyzer: SecurityAnalyzer | null | undefined): { stored: SecurityAnalyzer | null; keys: Record<string, string> } {
+  if (!analyzer) return { stored: null, keys: {} };
+  const keys: Record<string, string> = {};
+  const leaf = <T extends SecurityAnalyzer>(a: T, at: string): T => {
+    if (a.kind === 'GraySwanAnalyzer' && a.api_key) {
+      keys[`${at}api_key`] = a.api_key;
+      return { ...a, api_key: null };
+    }
+    if (a.kind === 'ToolShieldLLMSecurityAnalyzer' && a.llm.api_key) {
+      keys[`${at}llm.api_key`] = a.llm.api_key;
+      return { ...a, llm: { ...a.llm, api_key: null } };
+    }
+    return a;
+  };
+  const stored = analyzer.kind === 'EnsembleSecurityAnalyzer' ? { ...analyzer, analyzers: analyzer.analyzers.map((a, i) => leaf(a, `${i}.`)) } : leaf(analyzer, '');
+  return { stored, keys };
+}
+
+/** The stored analyzer with its keys put back (what the agent uses). */
+export function joinAnalyzerKeys(stored: SecurityAnalyzer | null | undefined, keys: Readonly<Record<string, string>>): SecurityAnalyzer | null {
+  if (!stored) return null;
+  const leaf = <T extends SecurityAnalyzer>(a: T, at: string): T => {
+    if (a.kind === 'GraySwanAnalyzer' && keys[`${at}api_key`]) return { ...a, api_key: keys[`${at}api_key`] };
+    if (a.kind === 'ToolShieldLLMSecurityAnalyzer' && keys[`${at}llm.api_key`]) return { ...a, llm: { ...a.llm, api_key: keys[`${at}llm.api_key`] } };
+    return a;
+  };
+  return stored.kind === 'EnsembleSecurityAnalyzer' ? { ...stored, analyzers: stored.analyzers.map((a, i) => leaf(a, `${i}.`)) } : leaf(stored, '');
+}
