@@ -16,6 +16,8 @@ export interface ConversationSecrets {
   llmApiKey?: string;
   /** The security analyzer's keys by place (splitAnalyzerKeys in src/agent/confirmation/policy.ts). */
   analyzerKeys?: Record<string, string>;
+  /** The agent's `mcp_config` with its env and header values (the stored request has them null). */
+  mcpConfig?: Record<string, unknown>;
 }
 
 export class SecretSealer {
