@@ -4,7 +4,7 @@
 // catastrophic-delete (rm -rf of /, ~, /etc, /usr, /var, /home, /boot). A rail → HIGH; shell
 // structure that matters but cannot be resolved → UNKNOWN; otherwise LOW (no rail, not "safe").
 // Wrappers (sudo, env, timeout, nice, …) are looked through with 1.58's option tables.
-// Narrower than 1.58 (decision, see shell.ts): stdin-fed runners are not re-parsed.
+// Where this reads less than 1.58 is written in shell.ts.
 import { posix } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import type { ActionEvent, SecurityRisk } from '../../../api/events/index.ts';

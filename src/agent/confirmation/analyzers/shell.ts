@@ -4,10 +4,11 @@
 // arguments through quotes, escapes and path prefixes, finds recursive force-deletes, and descends
 // into source a command executes directly (`sh -c '…'`, `eval …`, `command eval …`).
 //
-// Decision (where this is narrower than 1.58, written down): standard input fed to a shell runner
-// (here-documents, here-strings, `echo … | sh`) is not re-parsed, and redirect words are not folded
-// into argv. The regex layer still sees that text; the side-by-side table (pattern.test.ts) pins
-// the cases that agree, so a difference shows up there rather than in the field.
+// Standard input a runner reads as its script is followed too (here-documents, here-strings, static
+// echo/printf/cat output piped into `sh`). Decision (where this is narrower than 1.58, written down):
+// a runner with its own `-c` script is not also given its piped input, a number word before a
+// redirect is not taken off argv, and a pipeline that starts inside a here-document is not
+// reassembled. The side-by-side table (side-by-side.test.ts, 69 actions) pins what agrees.
 import { createRequire } from 'node:module';
 import { posix } from 'node:path';
 import { Language, Parser, type Node } from 'web-tree-sitter';
