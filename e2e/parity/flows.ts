@@ -15,6 +15,9 @@ import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
 import { PROFILE_FLOWS } from './flows-profiles.ts';
 import { ACP_FLOWS } from './flows-acp.ts';
+import { SECURITY_FLOWS } from './flows-security.ts';
+import { SECRETS_FLOWS } from './flows-secrets.ts';
+import { AGENT_SETTINGS_FLOWS, MCP_FORM_FLOWS } from './flows-mcp-forms.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -928,7 +931,11 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
   ...PROFILE_FLOWS,
+  ...SECURITY_FLOWS,
   ...ACP_FLOWS,
+  ...SECRETS_FLOWS,
+  ...MCP_FORM_FLOWS,
+  ...AGENT_SETTINGS_FLOWS,
 };
 
 /**

@@ -19,6 +19,12 @@ export const OPENHANDS_VERSION = '1.58.2';
 export const KEY = 'parity-session-key';
 /** Both servers' OH_SECRET_KEY: stored secrets (LLM profile keys) sealed at rest; also the init key of /api/init. */
 export const SECRET_KEY = 'parity-secret-key';
+/**
+ * The GraySwan key both servers' deployments give (GRAYSWAN_API_KEY, which 1.58 prefers to the
+ * settings' field): 1.58 loses a key sent in the request (its round trip stores the mask), so the
+ * side-by-side GraySwan flow (flows-security.ts) goes through the environment.
+ */
+export const GRAYSWAN_PARITY_KEY = 'gs-parity-key';
 
 /**
  * The extensions repository both servers read (e2e/parity/flows-extensions.ts builds it): a local
@@ -138,6 +144,7 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
     OH_TELEMETRY__EXPORTER: 'none',
     LITELLM_LOCAL_MODEL_COST_MAP: 'True',
     PYTHONUNBUFFERED: '1',
+    GRAYSWAN_API_KEY: GRAYSWAN_PARITY_KEY,
   };
 }
 
