@@ -373,13 +373,17 @@ export class ConversationReconciler {
     const reclaimed = earlierClaim(sandboxes, conv.metadata.name, owner);
     if (reclaimed) return { name: reclaimed.metadata.name };
     const mine = sandboxes.filter((sb) => sameOwner(sb, owner) && !isUnclaimedMember(sb));
-    const { items: conversations } = await this.#d.store.list(ConversationKind, namespace);
+    const grouping = conv.spec.sandboxGrouping ?? 'NO_GROUPING';
+    // Only FEWEST_CONVERSATIONS weighs conversations: every other start read (and decoded) every
+    // Conversation of the namespace for nothing.
     const counts = new Map<string, number>();
-    for (const c of conversations) {
-      const placed = c.status?.sandboxName ?? c.metadata.labels?.[LABEL_SANDBOX];
-      if (placed) counts.set(placed, (counts.get(placed) ?? 0) + 1);
+    if (grouping === 'FEWEST_CONVERSATIONS' && mine.length > 0) {
+      for (const c of (await this.#d.store.list(ConversationKind, namespace)).items) {
+        const placed = c.status?.sandboxName ?? c.metadata.labels?.[LABEL_SANDBOX];
+        if (placed) counts.set(placed, (counts.get(placed) ?? 0) + 1);
+      }
     }
-    const chosen = chooseSandbox(conv.spec.sandboxGrouping ?? 'NO_GROUPING', mine, counts);
+    const chosen = chooseSandbox(grouping, mine, counts);
     if (chosen) return { name: chosen.metadata.name };
 
     // A ready warm-pool member takes no new slot: it held one while it waited.
