@@ -45,6 +45,22 @@ export const DELIBERATE: Record<string, string> = {
     'A Canvas extension package whose manifest is invalid (here an entrypoint outside the package): both answer 422; ours names ' +
     'what is wrong as located issues (`loc: ["manifest", "entrypoint"]`), like every other 422 of both servers, where OpenHands ' +
     'answers one sentence ("Ensure the manifest is well-formed") for every fault, so the author cannot tell which field to fix.',
+  'skills_install.no_skill_md_detail':
+    'A skill source that holds no valid skill: both answer 422 with OpenHands\' sentence ("Invalid skill. Ensure the source contains ' +
+    'a valid SKILL.md."); ours as a located issue (`loc: ["body", "source"]`) that goes on to say what is wrong (no SKILL.md, a name ' +
+    'that does not match its directory, a link out of the package), like every other 422 of both servers, where OpenHands answers ' +
+    'the bare sentence for every fault (as canvas_extensions.bad_install_detail).',
+  'skills_git.refresh_invalid_detail':
+    'A refresh whose source no longer holds the skill: both answer 422 with the same sentence and keep the installed copy; ours ' +
+    'located at the skill named in the path (`loc: ["path", "skill_name"]`) with the reason, as skills_install.no_skill_md_detail.',
+  'plugins_install.bad_name_detail':
+    'A plugin whose name is not kebab-case: both answer 422 with OpenHands\' sentence; ours located (`loc: ["body", "source"]`) with ' +
+    'the name found, as skills_install.no_skill_md_detail.',
+  'plugins_fetch.unreachable_detail':
+    'A plugin source that cannot be reached: both answer 502. Ours answers the detail the route documents, `{code: ' +
+    '"source_unavailable", message}` (as its 422s are answered on both servers); OpenHands 1.58 routes every 5xx HTTPException ' +
+    'through its generic error handler, so the client gets `{"detail": "Internal Server Error", "exception": "502: {...}"}` with the ' +
+    'code only inside a Python repr string.',
   'settings_secrets.refusals':
     'A bad secret name (PUT, GET or DELETE) and a blank or redacted value: both answer 422 with the same sentence; ours as a located ' +
     'issue (`loc: ["body", "name"]`, `["path", "name"]`, `["body", "value"]`), like every other 422 of both servers, where OpenHands ' +
@@ -56,10 +72,24 @@ export const DELIBERATE: Record<string, string> = {
     "The conversation settings form has no `runtime` section (default_runtime, worktree_*, container_*): this agent server runs " +
     'every conversation in its own workspace (the sandbox is the runtime; no Docker or worktree runtimes), so these would be ' +
     'settings that change nothing, and PATCH refuses them (422) rather than store them unapplied.',
-  'settings_document.encrypted':
-    "`X-Expose-Secrets: encrypted` answers OpenHands' Fernet tokens for a client to send back with `secrets_encrypted`, which " +
-    'this agent server does not take either (501 there too): a 501 says so, where answering tokens would invite a start request ' +
-    'that is then refused.',
+  'mcp_config_forms.mcp_servers_wrapper':
+    "A regular agent's `mcp_config` in the `{\"mcpServers\": {...}}` form: ours takes it as well as 1.58's server map, because it is " +
+    "the form of OpenHands 1.44 and of the clients generated from it (the official TypeScript client, which must drive this " +
+    'server unmodified) and of Claude Code\'s .mcp.json. OpenHands 1.58 refuses it (422: it reads `mcpServers` as a server name). ' +
+    'Each form is checked with its own version\'s fields (unknown fields refused in both, as 1.58 refuses them).',
+  'mcp_config_forms.neither_command_nor_url':
+    'An MCP server with neither `command` nor `url` in a start request: refused here (422 at the server), as in the settings ' +
+    '(settings_document.mcp_without_command_or_url). OpenHands 1.58 starts the conversation and leaves the server out ' +
+    'silently, so the agent runs without tools its user configured.',
+  'secrets_encrypted.info_api_key':
+    "After a start with `secrets_encrypted: true` the conversation's `agent.llm.api_key` reads `**********` on ours, as after " +
+    'every create on both servers (a key is set, not shown); OpenHands 1.58 shows null there, which reads as "no key" though ' +
+    'its model calls send the decrypted one (model_auth agrees on both).',
+  'secrets_encrypted.foreign_token_start':
+    'A start with `secrets_encrypted: true` carrying a token that another OH_SECRET_KEY made (or that was altered): ours refuses ' +
+    'it (422 at the field, the token not repeated); OpenHands 1.58 logs a warning and sets that secret to null (an LLM key: the ' +
+    'model is then called without one; an MCP header map keeps the ciphertext as the value), so the conversation starts with a ' +
+    'missing or garbled credential and fails later, far from the cause.',
   'settings_document.masked_key_saved_back':
     'A settings form that saves back what GET showed it sends the masked key (`**********`): ours keeps the stored key, OpenHands ' +
     'drops it (api_key null, llm_api_key_is_set false), so saving an unrelated field silently unsets the model key. A client ' +

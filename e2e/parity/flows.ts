@@ -15,6 +15,8 @@ import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
 import { PROFILE_FLOWS } from './flows-profiles.ts';
 import { ACP_FLOWS } from './flows-acp.ts';
+import { SECRETS_FLOWS } from './flows-secrets.ts';
+import { AGENT_SETTINGS_FLOWS, MCP_FORM_FLOWS } from './flows-mcp-forms.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -871,6 +873,9 @@ export const FLOWS: Record<string, Flow> = {
   },
   ...PROFILE_FLOWS,
   ...ACP_FLOWS,
+  ...SECRETS_FLOWS,
+  ...MCP_FORM_FLOWS,
+  ...AGENT_SETTINGS_FLOWS,
 };
 
 /**

@@ -47,9 +47,12 @@ import type { Db } from './store/db.ts';
 import type { AgentProfileStore } from './store/agent-profile-store.ts';
 import { subAgentRoutes } from './routes/sub-agents.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { extensionRoutes } from './routes/extensions.ts';
+import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/extensions-repo.ts';
 import { initRoutes } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { settingsDocRoutes } from './routes/settings-doc.ts';
+import type { Fernet } from './fernet.ts';
 import { workspaceSessionRoutes } from './routes/workspace-session.ts';
 import { workspacesRoutes } from './routes/workspaces.ts';
 import type { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
@@ -95,9 +98,13 @@ export interface AppDeps {
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
+  /** The user's home for user and installed skills and plugins (default: the process's); tests isolate it. */
+  home?: string;
   /** Canvas extensions and their app backends (default: kept under the workspace's .agentyard, no ingress). */
   canvas?: CanvasHolder;
-  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
+  /** The extensions repository (public skills, marketplace) and marketplace registrations. Default: from the environment (EXTENSIONS_PATH, EXTENSIONS_REF, OH_PERSISTENCE_DIR, OH_REGISTERED_MARKETPLACES). */
+  extensions?: ExtensionsConfig;
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void; /** The secret key as OpenHands' cipher (X-Expose-Secrets: encrypted); undefined: none. */ fernet?: () => Fernet | undefined };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -135,15 +142,16 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
+  const extensions = d.extensions ?? extensionsConfigFromEnv();
   const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name)), vscodeRoutes(), desktopRoutes()];
-  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
+  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), extensionRoutes(extensions), skillRoutes(d.service.workspaceDir, { ...(d.home !== undefined ? { home: d.home } : {}), extensions }), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir, d.home !== undefined ? { home: d.home } : {}), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
       activeProfile: () => d.profiles.activeProfile(),
       setActiveProfile: (name) => d.profiles.setActiveProfile(name),
       profileLlm: (name) => d.profiles.runnable(name),
       activeAgentProfileId: () => d.agentProfiles.activeId(),
       activateAgentProfile: (id) => (d.agentProfiles.byId(id) ? (d.agentProfiles.activate(id), true) : false),
       metaProfileExists: (name) => readMetaProfile(d.db, name) !== undefined,
-    }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
+    }, d.settings.fernet ?? (() => undefined)), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
       store: d.profiles,
       agentProfiles: d.agentProfiles,
       service: d.service,

@@ -12,6 +12,7 @@ import type { CreateAgent, LlmConfig } from '../agent/types.ts';
 import type { SinkConversationUpdate } from '../api/event-sink.ts';
 import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
+import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/extensions-repo.ts';
 import { CanvasHolder } from './routes/canvas-extensions.ts';
 import type { BridgeOptions } from './canvas/bridge.ts';
 import { BashService } from './bash/service.ts';
@@ -21,6 +22,7 @@ import { EventBus } from './conversation/bus.ts';
 import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
 import { SessionKeys } from './http/auth.ts';
+import { Fernet } from './fernet.ts';
 import { SecretSealer } from './secrets.ts';
 import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
@@ -52,6 +54,8 @@ export interface AgentServerOptions {
   workspaceDir: string;
   /** Holds the SQLite event database. Default `<workspaceDir>/.agentyard`. */
   dataDir?: string;
+  /** The user's home for the skill and plugin routes (user and installed skills and plugins). Default: the process's. */
+  home?: string;
   /** Accepted X-Session-API-Key values; empty turns authentication off. */
   sessionKeys: string[];
   createAgent: CreateAgent;
@@ -66,6 +70,8 @@ export interface AgentServerOptions {
   log?: Logger;
   /** Canvas App backends: the ingress origin browsers reach them on (OH_APP_BACKEND_PUBLIC_URL), and who may open sessions. */
   appBackends?: BridgeOptions;
+  /** The extensions repository and marketplace registrations (default: from the environment, extensionsConfigFromEnv). */
+  extensions?: ExtensionsConfig;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
@@ -92,6 +98,9 @@ export interface AgentServer {
 
 export async function startAgentServer(opts: AgentServerOptions): Promise<AgentServer> {
   const log = opts.log ?? createLogger('agent-server');
+  // Read once at start (a bad OH_REGISTERED_MARKETPLACES stops the server here, as it stops OpenHands').
+  // A given home holds the clone and the installed directories too, as it does for the install routes.
+  const extensions = opts.extensions ?? (opts.home !== undefined ? { ...extensionsConfigFromEnv({ ...process.env, HOME: opts.home, OH_PERSISTENCE_DIR: '' }), home: opts.home } : extensionsConfigFromEnv());
   const workspaceDir = resolve(opts.workspaceDir);
   mkdirSync(workspaceDir, { recursive: true });
   const dataDir = resolve(opts.dataDir ?? join(workspaceDir, '.agentyard'));
@@ -154,6 +163,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
 
   const keys = new SessionKeys(opts.sessionKeys);
   const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
+  // The same key as OpenHands' cipher: the wire form of exposed secrets (X-Expose-Secrets: encrypted, secrets_encrypted).
+  let fernet = opts.secretKey ? new Fernet(opts.secretKey) : undefined;
   const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
   const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
   const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
@@ -179,6 +190,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       createAgent: opts.createAgent,
       log,
       persistenceDir: dataDir,
+      extensions,
+      ...(opts.home !== undefined ? { userHome: opts.home } : {}),
       // Conversations only use and refresh stored tokens: consent is given through /api/mcp/oauth.
       mcpOAuth: (serverUrl, oauth) => new StoreOAuthProvider({ store: mcpOAuthStore, serverUrl, ...(oauth.authentication ? { authentication: oauth.authentication as McpOAuthAuthentication } : {}), ...(oauth.state ? { seed: oauth.state } : {}) }),
       onAppended: (id) => pusher?.notifyEvents(id),
@@ -196,6 +209,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     workspaceDir,
     llmDefaults: opts.llmDefaults,
     sealer,
+    fernet: () => fernet,
     transaction: (fn) => db.transaction(fn)(),
     launchProfile: (req) => launchFromProfile(req, serverLaunchStores({ agentProfiles, profiles, settings: settingsDoc, db })),
     ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
@@ -225,6 +239,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
     canvas,
+    extensions,
+    ...(opts.home !== undefined ? { home: opts.home } : {}),
     service,
     events,
     keys,
@@ -247,8 +263,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       providerConnections,
       document: settingsDoc,
       initKeys: () => initKeys,
+      fernet: () => fernet,
       onHandOver: (req) => {
         if (!req.secret_key) return;
+        fernet = new Fernet(req.secret_key);
         settingsSecrets.setSealer(new SecretSealer(req.secret_key));
         providerConnections.setSealer(new SecretSealer(req.secret_key));
         settingsDoc.setSealer(new SecretSealer(req.secret_key));

@@ -26,7 +26,7 @@ export async function conversationSkills(d: FacadeDeps, user: AppUser, id: strin
   if (!info) throw new NotFound(`Conversation ${id} is not known to its agent server`);
   const ctx = info.agent.agent_context;
   // A relative working dir is taken inside the agent server's workspace, there as here.
-  const res = await client.request('POST', '/api/skills', { body: { project_dir: info.workspace.working_dir, load_user: ctx?.load_user_skills !== false } });
+  const res = await client.request('POST', '/api/skills', { body: { project_dir: info.workspace.working_dir, load_user: ctx?.load_user_skills !== false, load_public: ctx?.load_public_skills === true } });
   if (!res.ok) throw new BadGateway(`The agent server answered ${res.status} to POST /api/skills`);
   const byName = new Map<string, ConversationSkill>();
   for (const s of ((await res.json()) as SkillsResponse).skills) byName.set(s.name, { name: s.name, type: s.type, content: s.content, triggers: s.triggers });

@@ -158,6 +158,40 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(notAcp).toMatchObject({ status: 400, body: { detail: 'switch_acp_model is only supported for ACP conversations.' } });
   });
 
+  // #14: after a real restart a relaunched ACP server had no secrets (opencode's config). The cause was
+  // the server having no OH_SECRET_KEY (secrets are then held in memory only, as this test file's
+  // servers run); with a key they are sealed with the conversation and the relaunched server gets them.
+  it('with OH_SECRET_KEY the secrets survive a restart: the relaunched ACP server gets its config and the token', { timeout: SLOW * 3 }, async () => {
+    await s.close();
+    const secretKey = 'acp-restart-secret-key-0123456789';
+    s = await startTestServer(dir.path, { createAgent, secretKey });
+    const id = await create();
+    llm.push((req) => {
+      agentCall(req);
+      return { content: 'first turn' };
+    });
+    await say(id, 'first');
+    await until(id, 'finished');
+
+    await s.close();
+    s = await startTestServer(dir.path, { createAgent, secretKey });
+    expect(Object.keys((await info(id)).secret_registry.secret_sources).sort()).toEqual(['MY_TOKEN', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_DISABLE_MODELS_FETCH']);
+    llm.push(
+      (req) => {
+        agentCall(req); // the model is reached at all: opencode got OPENCODE_CONFIG_CONTENT
+        return { toolCalls: [{ name: 'bash', arguments: { command: 'echo "token=$MY_TOKEN"', description: 'token' } }] };
+      },
+      (req) => {
+        agentCall(req);
+        expect(String(req.messages.find((m) => m.role === 'tool')?.content)).toContain(`token=${TOKEN}`);
+        return { content: 'second turn' };
+      },
+    );
+    await say(id, 'second');
+    await eventually(async () => (await events(id)).filter((e) => e.kind === 'ObservationEvent').length === 2, SLOW);
+    expect((await info(id)).execution_status).toBe('finished');
+  });
+
   it('pause stops the turn at once (the server is told to cancel); the next message runs again', { timeout: SLOW * 2 }, async () => {
     const id = await create();
     let asked!: () => void;

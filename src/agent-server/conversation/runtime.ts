@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '../../agent/plugins/index.ts';
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
+import type { ExtensionsConfig } from '../../agent/skills/extensions-repo.ts';
 import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
 import type { HttpCredentialBinding } from '../acp/credential-binding.ts';
 import { idleCollector } from '../idle-collect.ts';
@@ -41,8 +42,12 @@ export interface RuntimeContext {
   createAgent: CreateAgent;
   log: Logger;
   persistenceDir: string;
+  /** The user's home for user and installed skills and plugins (AgentServerOptions.home); default the process's. */
+  userHome?: string;
   /** OAuth clients for the conversations' oauth2 MCP servers (the agent server's token store). */
   mcpOAuth?: McpOAuthProviders;
+  /** The extensions repository public skills come from (agent_context.load_public_skills). */
+  extensions?: ExtensionsConfig;
   /** The meta-profiles and LLM profiles the model-routing tool routes with, and its switch (conversation/model-routing.ts). */
   routing?: ServerRouting;
   /** After every append: the sink pusher's wake-up. */
@@ -63,6 +68,11 @@ export interface RuntimeInit {
   workspaceDir: string;
   llm: LlmConfig | undefined;
   secrets: Record<string, string>;
+  /**
+   * The agent's `mcp_config` with its env and header values, when it has any: the stored request
+   * carries them as null (secret values never reach the database unsealed; mcp-secrets.ts).
+   */
+  mcpConfig?: Record<string, unknown> | undefined;
 }
 
 interface ActiveRun {
@@ -107,9 +117,14 @@ export class ConversationRuntime implements AgentHost {
   /** While a model call of the run waits for the provider's rate limit: until when (ISO). Memory only: no run survives a restart. */
   #rateLimitedUntil: string | null = null;
 
+  /** See RuntimeInit.mcpConfig; `#withMcp` caches the request with it put back, per stored request. */
+  readonly #mcpConfig: Record<string, unknown> | undefined;
+  #withMcp: { from: ConversationRow['request']; value: ConversationRow['request'] } | undefined;
+
   constructor(ctx: RuntimeContext, init: RuntimeInit) {
     this.#ctx = ctx;
     this.#row = init.row;
+    this.#mcpConfig = init.mcpConfig;
     this.conversationId = init.row.id;
     this.workspaceDir = init.workspaceDir;
     this.#llm = init.llm;
@@ -133,8 +148,21 @@ export class ConversationRuntime implements AgentHost {
     this.#agent?.secretsChanged?.();
   }
 
+  /** The request as the agent uses it: the stored one, with the MCP servers' env and header values put back. */
   get request() {
-    return this.#row.request;
+    const stored = this.#row.request;
+    if (!this.#mcpConfig || !stored.agent) return stored;
+    if (this.#withMcp?.from !== stored) this.#withMcp = { from: stored, value: { ...stored, agent: { ...stored.agent, mcp_config: this.#mcpConfig } } };
+    return this.#withMcp.value;
+  }
+
+  /** The MCP configuration with its secret values (undefined: none), for sealing with the other secrets. */
+  get mcpConfig(): Record<string, unknown> | undefined {
+    return this.#mcpConfig;
+  }
+
+  get extensions(): ExtensionsConfig | undefined {
+    return this.#ctx.extensions;
   }
 
   get mcpOAuth(): McpOAuthProviders | undefined {
@@ -155,6 +183,10 @@ export class ConversationRuntime implements AgentHost {
   }
 
   /** `<data dir>/conversations/<id>`: files of this conversation kept outside the workspace (browser recordings); removed with it. */
+  get userHome(): string | undefined {
+    return this.#ctx.userHome;
+  }
+
   get persistenceDir(): string {
     return join(this.#ctx.persistenceDir, 'conversations', this.conversationId);
   }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createLogger } from '../../util/log.ts';
 import { gitRoot } from '../skills/load.ts';
 import { loadPluginDir, type LoadedPlugin } from './load.ts';
+import { enabledInstalledDirs, installedDir, type ExtensionMeta } from '../extensions/installed.ts';
 
 const log = createLogger('plugins');
 
@@ -34,8 +35,29 @@ function firstByName(dirs: readonly string[]): LoadedPlugin[] {
   return [...seen.values()];
 }
 
+/**
+ * `~/.agents/plugins`, then `~/.openhands/plugins` (its `installed` store is not a plugin), then the
+ * enabled installed plugins (POST /api/plugins/install) below them on a name conflict, as OpenHands'
+ * load_user_plugins.
+ */
 export function userPlugins(home = homedir()): LoadedPlugin[] {
-  return firstByName([join(home, '.agents', 'plugins'), join(home, '.openhands', 'plugins')]);
+  const dirs = firstByName([join(home, '.agents', 'plugins'), join(home, '.openhands', 'plugins')]);
+  const names = new Set(dirs.map((p) => p.name));
+  for (const dir of enabledInstalledDirs(installedDir('plugins', home), installedPluginMeta)) {
+    try {
+      const p = loadPluginDir(dir);
+      if (!names.has(p.name)) (names.add(p.name), dirs.push(p));
+    } catch (err) {
+      log.warn({ dir, err: err instanceof Error ? err.message : String(err) }, 'installed plugin skipped');
+    }
+  }
+  return dirs;
+}
+
+/** What the install store records of a plugin (OpenHands PluginManifest: version 1.0.0 unless the manifest says). */
+export function installedPluginMeta(dir: string): ExtensionMeta {
+  const p = loadPluginDir(dir);
+  return { name: p.name, version: p.version ?? '1.0.0', description: p.description ?? '' };
 }
 
 export function projectPlugins(workDir: string): LoadedPlugin[] {

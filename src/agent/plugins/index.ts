@@ -16,9 +16,11 @@ import { mergeByName, type Skill } from '../skills/index.ts';
 import type { AgentHost } from '../types.ts';
 import { loadPluginDir, PluginLoadError, type LoadedPlugin } from './load.ts';
 import { fetchPlugin, PluginFetchError, redactUrl } from './source.ts';
+import { autoLoading, resolveAutoLoads } from './registered.ts';
+import { availablePlugins } from './discovery.ts';
 
 export { checkRepoPath, fetchPlugin, parseSource, PluginFetchError, redactUrl, type FetchedPlugin, type PluginSourceSpec } from './source.ts';
-export { availablePlugins, projectPlugins, userPlugins } from './discovery.ts';
+export { availablePlugins, installedPluginMeta, projectPlugins, userPlugins } from './discovery.ts';
 export { commandSkill, loadPluginDir, pluginAgent, PluginLoadError, type LoadedPlugin, type PluginAgent } from './load.ts';
 
 const log = createLogger('plugins');
@@ -53,18 +55,32 @@ export class ConversationPlugins {
   /** Why the plugins could not be loaded; the run reports it (ConversationErrorEvent PluginLoadError). */
   error: string | undefined;
   readonly #cacheDir: string;
-  readonly #host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId'>;
+  readonly #host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId' | 'userHome'>;
   readonly #abort = new AbortController();
   #loading: Promise<void> | undefined;
 
-  constructor(host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId'>, opts: { cacheDir?: string } = {}) {
+  /**
+   * The ambient plugins (OpenHands 1.58 LocalConversation): the user's (~/.agents/plugins,
+   * ~/.openhands/plugins, the enabled installed ones) and the workspace's, read from disk at the
+   * agent's creation; they join the start request's plugins after them, one of a name already
+   * attached skipped. A broken one is logged and skipped, never fails the conversation.
+   */
+  readonly #ambient: LoadedPlugin[];
+
+  constructor(host: Pick<AgentHost, 'request' | 'workspaceDir' | 'conversationId' | 'userHome'>, opts: { cacheDir?: string } = {}) {
     this.#host = host;
     this.#cacheDir = opts.cacheDir ?? join(tmpdir(), `agentyard-plugins-${randomBytes(6).toString('hex')}`);
+    this.#ambient = availablePlugins({ loadUser: true, loadProject: true, projectDir: host.workspaceDir, ...(host.userHome !== undefined ? { home: host.userHome } : {}) });
   }
 
-  /** Whether the start request names any plugin. */
+  /** Standalone skills of the auto-loaded marketplaces (lower precedence than every other source). */
+  marketplaceSkills: Skill[] = [];
+  /** How many of `plugins` (the first ones) the marketplaces auto-loaded, before the start request's. */
+  #autoCount = 0;
+
+  /** Whether there is any plugin to load: named by the start request, auto-loaded by a registered marketplace, or ambient. */
   get wanted(): boolean {
-    return (this.#host.request.plugins ?? []).length > 0;
+    return (this.#host.request.plugins ?? []).length > 0 || (this.#host.request.agent?.agent_context?.registered_marketplaces ?? []).some(autoLoading) || this.#ambient.length > 0;
   }
 
   /**
@@ -77,6 +93,7 @@ export class ConversationPlugins {
 
   async #load(): Promise<void> {
     const host = this.#host;
+    await this.#loadAutoLoads();
     const sources: readonly PluginSource[] = host.request.plugins ?? [];
     try {
       for (const [i, src] of sources.entries()) {
@@ -91,11 +108,40 @@ export class ConversationPlugins {
           throw new PluginFetchError(`plugins[${i}] (${redactUrl(src.source)}${src.ref ? `@${src.ref}` : ''}): ${why}`);
         }
       }
+      const attached = new Set(this.plugins.map((p) => p.name));
+      for (const p of this.#ambient) if (!attached.has(p.name)) this.plugins.push(p);
+      if (this.#ambient.length) log.info({ conversationId: host.conversationId, ambient: this.#ambient.map((p) => p.name) }, 'ambient plugins loaded');
     } catch (err) {
       if (!(err instanceof PluginFetchError)) throw err;
       this.error = err.message;
       this.plugins.length = 0;
+      this.#autoCount = 0;
       log.warn({ conversationId: host.conversationId, error: err.message }, 'plugins not loaded; the next run reports it');
+    }
+  }
+
+  /**
+   * The registered marketplaces' auto_load (OpenHands LocalConversation): their plugins load first
+   * (the start request's come after and win by name), their standalone skills go under every other
+   * source. A marketplace, plugin or skill that cannot be had is logged and left out, as OpenHands
+   * does: it is the operator's catalog, not a plugin the request named.
+   */
+  async #loadAutoLoads(): Promise<void> {
+    const host = this.#host;
+    const regs = (host.request.agent?.agent_context?.registered_marketplaces ?? []).filter(autoLoading);
+    if (!regs.length) return;
+    const fetchOpts = { cacheDir: this.#cacheDir, baseDir: host.workspaceDir, signal: this.#abort.signal };
+    const auto = await resolveAutoLoads(regs, fetchOpts);
+    this.marketplaceSkills = auto.skills;
+    for (const p of auto.plugins) {
+      try {
+        const plugin = loadPluginDir((await fetchPlugin(p.source, fetchOpts)).dir);
+        this.plugins.push(plugin);
+        this.#autoCount++;
+        log.info({ conversationId: host.conversationId, marketplace: p.marketplace, plugin: plugin.name }, 'marketplace plugin loaded');
+      } catch (err) {
+        log.warn({ conversationId: host.conversationId, marketplace: p.marketplace, plugin: p.name, reason: (err as Error).message }, 'marketplace plugin not loaded');
+      }
     }
   }
 
@@ -108,7 +154,8 @@ export class ConversationPlugins {
   mcpSources(request: Pick<AgentHost['request'], 'plugins'>): McpSource[] {
     return this.plugins.flatMap((p, i) => {
       if (!Object.keys(p.mcpServers).length) return [];
-      const params = Object.fromEntries(Object.entries(request.plugins?.[i]?.parameters ?? {}).map(([k, v]) => [k, String(v)]));
+      // Marketplace plugins come first and have no launch parameters.
+      const params = Object.fromEntries(Object.entries((i >= this.#autoCount ? request.plugins?.[i - this.#autoCount]?.parameters : undefined) ?? {}).map(([k, v]) => [k, String(v)]));
       return [{ origin: `plugin '${p.name}' .mcp.json`, servers: p.mcpServers, vars: { ...params, CLAUDE_PLUGIN_ROOT: p.dir, PLUGIN_ROOT: p.dir } }];
     });
   }

@@ -4,9 +4,9 @@
 // blocking the agent server: a conversation's plugins load in the background from its creation on.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 
 /** A plugin that cannot be fetched: unreachable repository, unknown ref, bad repo_path. Safe to show (no credentials). */
 export class PluginFetchError extends Error {}
@@ -54,7 +54,8 @@ function git(args: string[], cwd: string | undefined, signal: AbortSignal | unde
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      args,
+      // The repository is untrusted: no hook it could bring (or a hooksPath of the user's config) runs.
+      ['-c', 'core.hooksPath=/dev/null', ...args],
       {
         cwd,
         encoding: 'utf8',
@@ -139,5 +140,10 @@ export async function fetchPlugin(spec: PluginSourceSpec, opts: { cacheDir: stri
   }
   const dir = sub ? join(root, sub) : root;
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new PluginFetchError(`Plugin source '${spec.source}' has no directory '${sub || '.'}'`);
+  // repo_path has no '..', but a link in the repository could still lead it out (to the server's files).
+  if (sub) {
+    const r = relative(realpathSync(root), realpathSync(dir));
+    if (r === '..' || r.startsWith(`..${sep}`) || isAbsolute(r)) throw new PluginFetchError(`repo_path '${sub}' leads outside the repository (through a link)`);
+  }
   return { dir, commit };
 }

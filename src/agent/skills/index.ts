@@ -22,13 +22,13 @@ export async function loadSkillsFromDir(dir: string, source: string, opts: { str
 }
 
 /** The synchronous core of resolveSkills (the agent builds its tools and prompt from it). */
-export function resolveSkillsSync(host: Pick<AgentHost, 'workspaceDir' | 'request' | 'requestSkillsOnly'>, extra: readonly Skill[] = []): Skill[] {
+export function resolveSkillsSync(host: Pick<AgentHost, 'workspaceDir' | 'request' | 'requestSkillsOnly' | 'userHome'>, extra: readonly Skill[] = []): Skill[] {
   const ctx = host.request.agent?.agent_context;
   // The deny-list (OpenHands' AgentContext.disabled_skills) applies to every source but plugins, which load later.
   const disabled = new Set(ctx?.disabled_skills ?? []);
   const allowed = (skills: Skill[]) => (disabled.size ? skills.filter((s) => !disabled.has(s.name)) : skills);
   if (host.requestSkillsOnly) return mergeByName(allowed(requestSkills(ctx?.skills)), extra);
-  const user = ctx?.load_user_skills === false ? [] : loadUserSkillsSync();
+  const user = ctx?.load_user_skills === false ? [] : loadUserSkillsSync(host.userHome);
   return mergeByName(allowed(mergeByName(user, loadProjectSkillsSync(host.workspaceDir), requestSkills(ctx?.skills))), extra);
 }
 

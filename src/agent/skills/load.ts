@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createLogger } from '../../util/log.ts';
 import { agentSkill, legacySkill, SkillFileError, THIRD_PARTY_FILES, thirdPartySkill } from './parse.ts';
 import { nestedRuleSkills } from './path-rules.ts';
+import { enabledInstalledDirs, installedDir, type ExtensionMeta } from '../extensions/installed.ts';
 import type { Skill, SkillType } from './types.ts';
 
 const log = createLogger('skills');
@@ -32,13 +33,15 @@ function tryLoad(path: string, load: () => Skill): Skill | undefined {
 }
 
 /** `<dir>/<name>/SKILL.md` folders first, then every other `.md` below (README.md excluded); first of a name wins. */
-export function loadSkillsDirSync(dir: string, origin: string, opts: { strict?: boolean } = {}): Skill[] {
+/** `exclude`: directories below `dir` not read (the install store under ~/.openhands/skills is not a skill). */
+export function loadSkillsDirSync(dir: string, origin: string, opts: { strict?: boolean; exclude?: string[] } = {}): Skill[] {
   if (!isDir(dir)) return [];
   const skills: Skill[] = [];
-  const skillDirs = new Set<string>();
+  const skillDirs = new Set<string>(opts.exclude ?? []);
   for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     if (!entry.isDirectory()) continue;
     const sub = join(dir, entry.name);
+    if (skillDirs.has(sub)) continue;
     const md = readdirSync(sub).find((f) => f.toLowerCase() === 'skill.md');
     if (!md) continue;
     skillDirs.add(sub);
@@ -114,9 +117,37 @@ export function loadProjectSkillsSync(workDir: string, origin = 'project'): Skil
   return firstByName(found);
 }
 
-/** `~/.agents/skills`, then `~/.openhands/skills`, then `~/.openhands/microagents`; the first of a name wins. */
-export function loadUserSkillsSync(home = homedir()): Skill[] {
-  return firstByName(['.agents/skills', '.openhands/skills', '.openhands/microagents'].flatMap((sub) => loadSkillsDirSync(join(home, sub), 'user')));
+/**
+ * `~/.agents/skills`, then `~/.openhands/skills`, then `~/.openhands/microagents`; the first of a
+ * name wins. Then the enabled installed skills (`~/.openhands/skills/installed`, POST
+ * /api/skills/install), below those on a name conflict, as OpenHands' load_user_skills.
+ */
+export function loadUserSkillsSync(home?: string): Skill[] {
+  // `home` undefined: the installed store follows OH_PERSISTENCE_DIR (installedDir), the skill dirs the user's home.
+  const store = installedDir('skills', home);
+  const dirs = firstByName(['.agents/skills', '.openhands/skills', '.openhands/microagents'].flatMap((sub) => loadSkillsDirSync(join(home ?? homedir(), sub), 'user', { exclude: [store] })));
+  const installed: Skill[] = [];
+  for (const dir of enabledInstalledDirs(store, installedSkillMeta)) {
+    const s = tryLoad(dir, () => loadSkillDir(dir));
+    if (s) installed.push(s);
+  }
+  return firstByName([...dirs, ...installed]);
+}
+
+/** A skill's own directory (an installed skill): its SKILL.md (any case), AgentSkills name rules enforced (OpenHands strict load). */
+export function loadSkillDir(dir: string, origin = 'user'): Skill {
+  const md = readdirSync(dir)
+    .sort()
+    .find((f) => f.toLowerCase() === 'skill.md' && statSync(join(dir, f)).isFile());
+  if (!md) throw new SkillFileError(`Skill directory is missing SKILL.md: ${dir}`);
+  const path = join(dir, md);
+  return agentSkill(path, readFileSync(path, 'utf8'), origin, true);
+}
+
+/** What the install store records of a skill (OpenHands: a skill's version is always 1.0.0, the frontmatter's is not read). */
+export function installedSkillMeta(dir: string): ExtensionMeta {
+  const s = loadSkillDir(dir);
+  return { name: s.name, version: '1.0.0', description: s.description ?? '' };
 }
 
 /**

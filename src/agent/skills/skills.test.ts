@@ -89,6 +89,19 @@ describe('resolveSkills', () => {
       process.env['HOME'] = old;
     }
   });
+
+  it('loads installed skills from OH_PERSISTENCE_DIR when no home is given, as OpenHands keeps them there', async () => {
+    const store = tree({ 'skills/installed/kept/SKILL.md': '---\nname: kept\ndescription: installed skill\n---\nkept' });
+    const old = process.env['OH_PERSISTENCE_DIR'];
+    process.env['OH_PERSISTENCE_DIR'] = store;
+    try {
+      const skills = await resolveSkills({ workspaceDir: tree({}), request: request({ load_user_skills: true }) });
+      expect(skills.map((s) => s.name)).toContain('kept');
+    } finally {
+      if (old === undefined) delete process.env['OH_PERSISTENCE_DIR'];
+      else process.env['OH_PERSISTENCE_DIR'] = old;
+    }
+  });
 });
 
 describe('prompt and triggers', () => {
@@ -99,7 +112,7 @@ describe('prompt and triggers', () => {
     expect(prompt).toContain('<REPO_CONTEXT>');
     expect(prompt).toContain('[BEGIN context from [agents]]\nUse pnpm.\n[END Context]');
     expect(prompt).toContain('<name>nodesc</name>');
-    expect(prompt).toContain('<description>First line.... [19 characters truncated. Call invoke_skill(name="nodesc") to load the full skill]</description>');
+    expect(prompt).toContain('<description>First line.... [18 characters truncated. Call invoke_skill(name="nodesc") to load the full skill]</description>');
     expect(prompt).toContain('<name>k</name>');
     expect(availableSkillsPrompt([])).toContain('no available skills');
   });

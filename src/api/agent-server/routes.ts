@@ -47,6 +47,8 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
+import { MarketplaceCatalogResponse, PluginsMarketplaceCatalogResponse, SkillCatalogResponse, SyncResponse } from './extensions.ts';
+import { FetchPluginRequest, FetchPluginResponse, InstalledPlugin, InstalledPluginList, InstalledSkill, InstalledSkillList, InstallPluginRequest, InstallSkillRequest, RefreshPluginResponse, RefreshSkillResponse, UninstallResponse, UpdateInstalledStateRequest, UpdateInstalledStateResponse } from './installs.ts';
 import { AppBackendSessionResponse, BackendLogs, BackendLogsQuery, BackendRevisionRequest, BackendStatus, InstallCanvasExtensionRequest, InstalledCanvasExtension, InstalledCanvasExtensionList, UninstallCanvasExtensionResponse, UpdateCanvasExtensionStateRequest, UpdateCanvasExtensionStateResponse } from './canvas.ts';
 import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
 import { SubAgentsRequest, SubAgentsResponse } from './sub-agents.ts';
@@ -188,6 +190,10 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: `${C}/workspace`, tag: 'workspace', summary: "The workspace's index.html" },
   { method: 'get', path: `${C}/workspace/{file_path}`, tag: 'workspace', summary: 'A file of the workspace (a directory: its index.html), as a static file server' },
   { method: 'post', path: '/api/skills', tag: 'skills', summary: 'The skills a conversation would load', body: SkillsRequest, response: SkillsResponse },
+  { method: 'get', path: '/api/skills/catalog', tag: 'skills', summary: 'The skills an agent profile launch can load (public and user)', response: SkillCatalogResponse },
+  { method: 'post', path: '/api/skills/sync', tag: 'skills', summary: 'Fetch the extensions repository again (public skills, marketplace)', response: SyncResponse },
+  { method: 'get', path: '/api/skills/marketplace', tag: 'skills', summary: "The extensions repository's marketplace, with installed flags", response: MarketplaceCatalogResponse },
+  { method: 'get', path: '/api/plugins/marketplace', tag: 'skills', summary: "The extensions repository's plugins (entries under ./plugins/), with attach coordinates and installed flags", response: PluginsMarketplaceCatalogResponse },
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
   { method: 'post', path: '/api/canvas-extensions/install', tag: 'canvas', summary: 'Install a Canvas extension (local directory, git URL or github:owner/repo); a new install is disabled', body: InstallCanvasExtensionRequest, response: InstalledCanvasExtension },
   { method: 'get', path: '/api/canvas-extensions/installed', tag: 'canvas', summary: 'Installed Canvas extensions (enabled and disabled)', response: InstalledCanvasExtensionList },
@@ -205,6 +211,19 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'post', path: '/app-backends/{extension_name}/session', tag: 'canvas', summary: "A short-lived HttpOnly cookie for one ready app backend (on the app ingress origin, with the Canvas page's Origin)", response: AppBackendSessionResponse },
   { method: 'delete', path: '/app-backends/{extension_name}/session', tag: 'canvas', summary: 'End the browser session of an app backend and clear its cookie', status: 204 },
   { method: 'post', path: '/api/plugins', tag: 'skills', summary: 'Load plugins and list what they bring', body: PluginsRequest, response: PluginsResponse },
+  { method: 'post', path: '/api/plugins/fetch', tag: 'skills', summary: 'Check a plugin source and pin its commit, without installing it (422/502/504 with {code, message})', body: FetchPluginRequest, response: FetchPluginResponse },
+  { method: 'post', path: '/api/plugins/install', tag: 'skills', summary: 'Install a plugin from a local path, a git URL or github:owner/repo (409 installed, 400 not fetched, 422 invalid)', body: InstallPluginRequest, response: InstalledPlugin },
+  { method: 'get', path: '/api/plugins/installed', tag: 'skills', summary: 'Installed plugins (enabled and disabled)', response: InstalledPluginList },
+  { method: 'get', path: '/api/plugins/installed/{plugin_name}', tag: 'skills', summary: 'An installed plugin', response: InstalledPlugin },
+  { method: 'patch', path: '/api/plugins/installed/{plugin_name}', tag: 'skills', summary: 'Enable or disable an installed plugin', body: UpdateInstalledStateRequest, response: UpdateInstalledStateResponse },
+  { method: 'delete', path: '/api/plugins/installed/{plugin_name}', tag: 'skills', summary: 'Uninstall a plugin', response: UninstallResponse },
+  { method: 'post', path: '/api/plugins/installed/{plugin_name}/refresh', tag: 'skills', summary: 'Fetch an installed plugin again from its source (a failure keeps the installed copy)', response: RefreshPluginResponse },
+  { method: 'post', path: '/api/skills/install', tag: 'skills', summary: 'Install a skill from a local path, a git URL or github:owner/repo (409 installed, 400 not fetched, 422 invalid)', body: InstallSkillRequest, response: InstalledSkill },
+  { method: 'get', path: '/api/skills/installed', tag: 'skills', summary: 'Installed skills (enabled and disabled)', response: InstalledSkillList },
+  { method: 'get', path: '/api/skills/installed/{skill_name}', tag: 'skills', summary: 'An installed skill', response: InstalledSkill },
+  { method: 'patch', path: '/api/skills/installed/{skill_name}', tag: 'skills', summary: 'Enable or disable an installed skill', body: UpdateInstalledStateRequest, response: UpdateInstalledStateResponse },
+  { method: 'delete', path: '/api/skills/installed/{skill_name}', tag: 'skills', summary: 'Uninstall a skill', response: UninstallResponse },
+  { method: 'post', path: '/api/skills/installed/{skill_name}/refresh', tag: 'skills', summary: 'Fetch an installed skill again from its source (a failure keeps the installed copy)', response: RefreshSkillResponse },
   { method: 'post', path: '/api/sub-agents', tag: 'skills', summary: 'The agent definitions (sub-agents) a workspace has', body: SubAgentsRequest, response: SubAgentsResponse },
   { method: 'get', path: '/api/tools/', tag: 'tools', summary: 'Tools this server offers agents', response: Type.Array(S) },
   { method: 'get', path: '/api/tools/catalog', tag: 'tools', summary: 'The tools a client may offer for agent.tools, described', response: ToolCatalogResponse },
@@ -213,7 +232,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
   { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
 
-  { method: 'get', path: '/api/settings', tag: 'settings', summary: 'The stored agent settings (clients build new agents from them) and conversation settings (defaults of the gateway\'s conversations); secrets masked unless X-Expose-Secrets: plaintext', headers: [EXPOSE_SECRETS_HEADER], response: SettingsResponse },
+  { method: 'get', path: '/api/settings', tag: 'settings', summary: 'The stored agent settings (clients build new agents from them) and conversation settings (defaults of the gateway\'s conversations); secrets masked unless X-Expose-Secrets: plaintext, or as Fernet tokens of the secret key with X-Expose-Secrets: encrypted (sent back in a PATCH or a start with secrets_encrypted)', headers: [EXPOSE_SECRETS_HEADER], response: SettingsResponse },
   { method: 'patch', path: '/api/settings', tag: 'settings', summary: 'Deep-merge diffs into the stored settings (null inside a map removes the entry); answered masked', body: SettingsUpdateRequest, response: SettingsResponse },
   { method: 'get', path: '/api/settings/agent-schema', tag: 'settings', summary: 'The agent settings form (derived from the schemas PATCH validates with)', response: SettingsForm },
   { method: 'get', path: '/api/settings/conversation-schema', tag: 'settings', summary: 'The conversation settings form', response: SettingsForm },
