@@ -49,7 +49,9 @@ export async function warmUp(o: { dataDir: string; createAgent: CreateAgent; llm
     for (let round = 0; round < WARM_UP_ROUNDS; round++) {
       await call('GET', `/api/agentyard/files?${new URLSearchParams({ path: './.openhands', limit: '1000' })}`, undefined, 404);
       await call('POST', '/api/skills', { load_public: false, load_user: false, load_project: true, load_org: false, project_dir: '.' });
-      const body = { workspace: { kind: 'LocalWorkspace', working_dir: '.' }, agent: { kind: 'Agent', llm: { model: o.llmDefaults?.model ?? 'warm-up', stream: true } }, tags: { title: 'warm-up' } };
+      // The skill flags the controller sends (start-request.ts), so that the skill loading is warm too.
+      const agent = { kind: 'Agent', llm: { model: o.llmDefaults?.model ?? 'warm-up', stream: true }, agent_context: { load_user_skills: true, load_project_skills: true } };
+      const body = { workspace: { kind: 'LocalWorkspace', working_dir: '.' }, agent, tags: { title: 'warm-up' } };
       const created = JSON.parse(await call('POST', '/api/conversations', body)) as { id?: string };
       if (created.id) await call('GET', `/api/conversations/${created.id}`);
     }
