@@ -8,6 +8,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgent } from '../../src/agent/agent.ts';
 import { startAgentServer, type AgentServer } from '../../src/agent-server/server.ts';
+import { extensionsConfigFromEnv } from '../../src/agent/skills/extensions-repo.ts';
 import { stopGroup } from '../../src/runtime/process/processes.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import { requiredForTests } from '../../src/testing/required/required.ts';
@@ -18,6 +19,21 @@ export const OPENHANDS_VERSION = '1.58.2';
 export const KEY = 'parity-session-key';
 /** Both servers' OH_SECRET_KEY: stored secrets (LLM profile keys) sealed at rest; also the init key of /api/init. */
 export const SECRET_KEY = 'parity-secret-key';
+
+/**
+ * The extensions repository both servers read (e2e/parity/flows-extensions.ts builds it): a local
+ * git checkout named by EXTENSIONS_PATH (public skills), and the target of a git `insteadOf` for
+ * OpenHands' github.com/OpenHands/extensions URL (the clone that sync and the marketplace catalogs
+ * use), given to both servers' git alike. Until the flow builds it, it does not exist: no public
+ * skills, as without network.
+ */
+export const PARITY_EXTENSIONS = join(tmpdir(), `parity-extensions-${process.pid}`);
+export const EXTENSIONS_ENV = {
+  EXTENSIONS_PATH: PARITY_EXTENSIONS,
+  GIT_CONFIG_COUNT: '1',
+  GIT_CONFIG_KEY_0: `url.${PARITY_EXTENSIONS}.insteadOf`,
+  GIT_CONFIG_VALUE_0: 'https://github.com/OpenHands/extensions',
+};
 
 /** The installed OpenHands agent server, or undefined (the suite skips unless the cluster suites are required). */
 export function openhandsBinary(): string | undefined {
@@ -139,7 +155,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
   const port = await freePort();
   let out = '';
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), OH_APP_BACKEND_PUBLIC_URL: url } });
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url } });
   mkdirSync(join(dir, 'tmux'));
   child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
@@ -191,6 +207,8 @@ export async function startAgentyard(): Promise<Side> {
     llmDefaults,
     // As OpenHands' OH_SECRET_KEY: seals stored secrets (without one ours refuses to store a profile's key).
     secretKey: SECRET_KEY,
+    // As OpenHands here: its home is the side's directory (HOME=dir), the same extensions repository.
+    extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
     log: createLogger('agent-server', 'silent'),
   });
   return Object.assign(side, {
@@ -204,6 +222,7 @@ export async function startAgentyard(): Promise<Side> {
       await server.close();
       await side.llm.close();
       rmSync(dir, { recursive: true, force: true });
+      for (const d of [PARITY_EXTENSIONS, `${PARITY_EXTENSIONS}-market`]) rmSync(d, { recursive: true, force: true });
     },
   });
 }

@@ -47,6 +47,8 @@ import type { Db } from './store/db.ts';
 import type { AgentProfileStore } from './store/agent-profile-store.ts';
 import { subAgentRoutes } from './routes/sub-agents.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { extensionRoutes } from './routes/extensions.ts';
+import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/extensions-repo.ts';
 import { initRoutes } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { settingsDocRoutes } from './routes/settings-doc.ts';
@@ -99,6 +101,8 @@ export interface AppDeps {
   home?: string;
   /** Canvas extensions and their app backends (default: kept under the workspace's .agentyard, no ingress). */
   canvas?: CanvasHolder;
+  /** The extensions repository (public skills, marketplace) and marketplace registrations. Default: from the environment (EXTENSIONS_PATH, EXTENSIONS_REF, OH_PERSISTENCE_DIR, OH_REGISTERED_MARKETPLACES). */
+  extensions?: ExtensionsConfig;
   settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
 }
 
@@ -137,8 +141,9 @@ export function createApp(d: AppDeps): Koa {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') d.onActivity();
     await next();
   });
+  const extensions = d.extensions ?? extensionsConfigFromEnv();
   const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name)), vscodeRoutes(), desktopRoutes()];
-  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), skillRoutes(d.service.workspaceDir, d.home !== undefined ? { home: d.home } : {}), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir, d.home !== undefined ? { home: d.home } : {}), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
+  for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), extensionRoutes(extensions), skillRoutes(d.service.workspaceDir, { ...(d.home !== undefined ? { home: d.home } : {}), extensions }), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir, d.home !== undefined ? { home: d.home } : {}), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
       activeProfile: () => d.profiles.activeProfile(),
       setActiveProfile: (name) => d.profiles.setActiveProfile(name),
       profileLlm: (name) => d.profiles.runnable(name),

@@ -67,13 +67,4 @@ describe('load_plugin', () => {
     expect((await call({})).status).toBe(422);
     expect((await call({ plugin_ref: 'house-rules' }, '00000000-0000-4000-8000-000000000000')).status).toBe(404);
   }, 60_000);
-
-  it('refuses auto_load at start (not built) rather than ignore it', async () => {
-    const res = await ctx.s.api('/api/conversations', {
-      method: 'POST',
-      body: { workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'p2') }, agent: { llm: { model: 'openai/scripted' }, agent_context: { registered_marketplaces: [{ name: 'acme', source: '/nowhere', auto_load: true }] } } },
-    });
-    expect(res.status).toBe(501);
-    expect(res.body.detail).toContain('auto_load');
-  });
 });

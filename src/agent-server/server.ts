@@ -12,6 +12,7 @@ import type { CreateAgent, LlmConfig } from '../agent/types.ts';
 import type { SinkConversationUpdate } from '../api/event-sink.ts';
 import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
+import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/extensions-repo.ts';
 import { CanvasHolder } from './routes/canvas-extensions.ts';
 import type { BridgeOptions } from './canvas/bridge.ts';
 import { BashService } from './bash/service.ts';
@@ -68,6 +69,8 @@ export interface AgentServerOptions {
   log?: Logger;
   /** Canvas App backends: the ingress origin browsers reach them on (OH_APP_BACKEND_PUBLIC_URL), and who may open sessions. */
   appBackends?: BridgeOptions;
+  /** The extensions repository and marketplace registrations (default: from the environment, extensionsConfigFromEnv). */
+  extensions?: ExtensionsConfig;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
@@ -94,6 +97,9 @@ export interface AgentServer {
 
 export async function startAgentServer(opts: AgentServerOptions): Promise<AgentServer> {
   const log = opts.log ?? createLogger('agent-server');
+  // Read once at start (a bad OH_REGISTERED_MARKETPLACES stops the server here, as it stops OpenHands').
+  // A given home holds the clone and the installed directories too, as it does for the install routes.
+  const extensions = opts.extensions ?? (opts.home !== undefined ? { ...extensionsConfigFromEnv({ ...process.env, HOME: opts.home, OH_PERSISTENCE_DIR: '' }), home: opts.home } : extensionsConfigFromEnv());
   const workspaceDir = resolve(opts.workspaceDir);
   mkdirSync(workspaceDir, { recursive: true });
   const dataDir = resolve(opts.dataDir ?? join(workspaceDir, '.agentyard'));
@@ -181,6 +187,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       createAgent: opts.createAgent,
       log,
       persistenceDir: dataDir,
+      extensions,
       ...(opts.home !== undefined ? { userHome: opts.home } : {}),
       // Conversations only use and refresh stored tokens: consent is given through /api/mcp/oauth.
       mcpOAuth: (serverUrl, oauth) => new StoreOAuthProvider({ store: mcpOAuthStore, serverUrl, ...(oauth.authentication ? { authentication: oauth.authentication as McpOAuthAuthentication } : {}), ...(oauth.state ? { seed: oauth.state } : {}) }),
@@ -228,6 +235,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
     canvas,
+    extensions,
     ...(opts.home !== undefined ? { home: opts.home } : {}),
     service,
     events,

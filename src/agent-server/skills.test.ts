@@ -183,14 +183,14 @@ describe('POST /api/skills', () => {
     write(home, { '.openhands/microagents/kiwi.md': '---\ntriggers: [kiwi]\n---\nKiwi.' });
     const res = await s.api('/api/skills', { method: 'POST', body: { project_dir: wd, sandbox_config: { exposed_urls: [{ name: 'WORKER_1', url: 'http://127.0.0.1:12000', port: 12000 }, { name: 'VSCODE', url: 'http://x', port: 1 }] } } });
     expect(res.status).toBe(200);
-    expect(res.body.sources).toEqual({ sandbox: 1, registered_marketplaces: 0, public: 0, user: 1, org: 0, project: 4 });
+    expect(res.body.sources).toEqual({ sandbox: 1, registered_marketplaces: 0, sdk_base: 1, public: 0, user: 1, org: 0, project: 4 });
     const byName = Object.fromEntries(res.body.skills.map((x: any) => [x.name, x]));
     expect(Object.keys(byName).sort()).toEqual(['agents', 'agents:src', 'banana', 'kiwi', 'release-notes', 'work_hosts']);
     expect(byName['agents:src']).toMatchObject({ type: 'knowledge', triggers: [], disable_model_invocation: true, content: 'Source files use 2-space indent.' });
     expect(byName['release-notes']).toEqual({
       name: 'release-notes',
       type: 'agentskills',
-      content: '# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\nVersion: !`cat VERSION`\n',
+      content: '# Release notes\nUse the template in ${SKILL_ROOT}/references/template.md.\nVersion: !`cat VERSION`',
       triggers: [],
       source: join(wd, '.agents/skills/release-notes/SKILL.md'),
       description: 'How to write release notes.',
@@ -207,7 +207,7 @@ describe('POST /api/skills', () => {
     expect(rel.body.skills.map((x: any) => x.name)).toEqual(['claude']);
 
     const none = await s.api('/api/skills', { method: 'POST', body: { load_user: false, load_project: false, project_dir: wd } });
-    expect(none.body).toEqual({ skills: [], sources: { sandbox: 0, registered_marketplaces: 0, public: 0, user: 0, org: 0, project: 0 } });
+    expect(none.body).toEqual({ skills: [], sources: { sandbox: 0, registered_marketplaces: 0, sdk_base: 0, public: 0, user: 0, org: 0, project: 0 } });
   });
 
   it('loads organization skills from a cloned configuration repository', async () => {
@@ -224,7 +224,7 @@ describe('POST /api/skills', () => {
     expect(res.body.skills.map((x: any) => x.name).sort()).toEqual(['old', 'org-style']);
   });
 
-  it('answers 422 with field paths for a bad request, 501 for the install routes', async () => {
+  it('answers 422 with field paths for a bad request', async () => {
     const bad = await s.api('/api/skills', { method: 'POST', body: { load_user: 'maybe' } });
     expect(bad.status).toBe(422);
     expect(JSON.stringify(bad.body)).toContain('load_user');
@@ -232,6 +232,9 @@ describe('POST /api/skills', () => {
     expect(typed.status).toBe(422);
     expect(JSON.stringify(typed.body)).toContain('"project_dir"');
     expect(JSON.stringify(typed.body)).toContain('"org_repo_url"');
-    expect((await s.api('/api/skills/sync', { method: 'POST' })).status).toBe(501);
+    // A registration's repo_path stays inside its repository (OpenHands' validator).
+    const up = await s.api('/api/skills', { method: 'POST', body: { registered_marketplaces: [{ name: 'm', source: '/tmp/m', repo_path: 'a/../../b' }] } });
+    expect(up.status).toBe(422);
+    expect(up.body.detail[0].loc).toEqual(['body', 'registered_marketplaces', 0, 'repo_path']);
   });
 });

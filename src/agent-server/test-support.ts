@@ -97,6 +97,17 @@ export async function startTestServer(
     dataDir: join(dir, 'data'),
     sessionKeys: [TEST_KEY],
     createAgent: agents.createAgent,
+    // Never the network from a test: the extensions repository is a local path that does not exist
+    // (no public skills, sync fails), unless the test gives its own.
+    extensions: {
+      repoUrl: join(dir, 'no-extensions-repo'),
+      ref: 'main',
+      localPath: null,
+      // Beside the install routes' directories when the test gives the server a home.
+      persistenceDir: overrides.home !== undefined ? join(overrides.home, '.openhands') : join(dir, 'openhands-home'),
+      ...(overrides.home !== undefined ? { home: overrides.home } : {}),
+      registeredMarketplaces: [],
+    },
     ...overrides,
   });
   const api: TestServer['api'] = async (path, init = {}) => {

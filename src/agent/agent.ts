@@ -5,6 +5,7 @@
 // step (Condensations applied), so the agent holds no conversation state of its own beyond usage
 // totals and the shell. Its parts: model-calls.ts (the model, usage, ask_agent), toolbox.ts (tools
 // and their sessions, MCP), hooks/run-hooks.ts (hooks across runs), condenser/condense.ts.
+import { DEFAULT_MARKETPLACE_PATH, extensionsConfigFromEnv, loadPublicSkills } from './skills/extensions-repo.ts';
 import type { Action, ActionEvent, ErrorClassification, Event, ObservationEvent } from '../api/events/index.ts';
 import { newEventBase } from '../api/events/index.ts';
 import { execute, plan, type ExecuteOutcome } from './act.ts';
@@ -25,6 +26,7 @@ import { ModelView } from './model-view.ts';
 import { ModelCalls } from './model-calls.ts';
 import { ConversationPlugins } from './plugins/index.ts';
 import { ConversationSkills } from './skills/conversation.ts';
+import { mergeByName, type Skill } from './skills/types.ts';
 import { skillInfo } from './skills/types.ts';
 import { detectStuck } from './stuck/detector.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
@@ -118,7 +120,14 @@ class Agent implements ConversationAgent {
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);
     this.#hooks = new RunHooks(host, emit, fail);
     this.#gates = [this.#hooks.gate, confirmationGate(() => host.request.confirmation_policy), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
-    this.#pluginsReady = this.#plugins.wanted ? this.#plugins.load().then(() => this.#pluginsLoaded(), (err: unknown) => this.#pluginsLoaded(err)) : Promise.resolve();
+    // Public skills (agent_context.load_public_skills, OpenHands' extensions repository) load in the
+    // background beside the plugins: both are in before the system prompt lists the skills.
+    const ctx = host.request.agent?.agent_context;
+    const publicSkills = ctx?.load_public_skills === true && !host.requestSkillsOnly ? loadPublicSkills(host.extensions ?? extensionsConfigFromEnv(), ctx.marketplace_path === undefined ? DEFAULT_MARKETPLACE_PATH : ctx.marketplace_path) : undefined;
+    this.#pluginsReady =
+      this.#plugins.wanted || publicSkills
+        ? Promise.all([this.#plugins.wanted ? this.#plugins.load() : undefined, publicSkills]).then(([, pub]) => this.#pluginsLoaded(undefined, pub ?? []), (err: unknown) => this.#pluginsLoaded(err))
+        : Promise.resolve();
     this.#calls = new ModelCalls({ host, options: opts.model, emit, mask: (text) => this.#mask(text), fail });
   }
 
@@ -331,9 +340,11 @@ class Agent implements ConversationAgent {
   }
 
   /** Plugin skills join the conversation's (before the system prompt lists them), with invoke_skill if they bring the first AgentSkills. */
-  #pluginsLoaded(err?: unknown): void {
+  #pluginsLoaded(err?: unknown, publicSkills: readonly Skill[] = []): void {
     if (err !== undefined) this.#plugins.error ??= `unexpected failure: ${err instanceof Error ? err.message : String(err)}`;
     if (this.#closed) return;
+    // Marketplace standalone skills < public skills < everything the conversation already has.
+    this.#skills.addBase(mergeByName(this.#plugins.marketplaceSkills, publicSkills));
     const skills = this.#plugins.skills();
     this.#skills.addExtra(skills);
     this.#toolbox.tools.push(...this.#skills.toolsMissingFrom(this.#toolbox.tools));

@@ -1,6 +1,7 @@
 // The contract between the agent (src/agent) and the process hosting it (src/agent-server).
 // The agent server owns persistence, sequence numbers, broadcasting and status bookkeeping; the
 // agent owns the loop, the model client and the tools. Neither holds the other's state.
+import type { ExtensionsConfig } from './skills/extensions-repo.ts';
 import type { Event } from '../api/events/index.ts';
 import type { ExecutionStatus } from '../api/conversation.ts';
 import type { ConversationStats, StartConversationRequest } from '../api/agent-server/index.ts';
@@ -56,6 +57,8 @@ export interface AgentHost {
    * Optional: without it such files go to the system temp dir.
    */
   readonly persistenceDir?: string;
+  /** The extensions repository (agent_context.load_public_skills). Optional: default from the environment (extensionsConfigFromEnv). */
+  readonly extensions?: ExtensionsConfig;
   /** The user's home: user skills and plugins, the installed ones included (~/.openhands/skills/installed, ~/.openhands/plugins/installed). Default: the process's home. */
   readonly userHome?: string;
   /** Per-conversation secrets: exported to commands that name them, masked in every output. */

@@ -1,6 +1,6 @@
 // The skills of a conversation, read live from its agent server under the same paused / read-only
-// rules as workspace files, merged as the agent merges them (OpenHands 1.58): the user's skills
-// (if the start asked, load_user_skills), under the skills its start request carried
+// rules as workspace files, merged as the agent merges them (OpenHands 1.58): the user's and the
+// public skills (if the start asked, load_user_skills / load_public_skills), under the skills its start request carried
 // (agent.agent_context.skills), under the working directory's (if the start asked,
 // load_project_skills), both read with POST /api/skills. The agent server adds the skills of the
 // conversation's plugins to agent_context.skills once its agent has loaded them (from its first
@@ -34,11 +34,14 @@ export async function conversationSkills(d: FacadeDeps, user: AppUser, id: strin
     if (!res.ok) throw new BadGateway(`The agent server answered ${res.status} to POST /api/skills`);
     for (const s of ((await res.json()) as SkillsResponse).skills) byName.set(s.name, { name: s.name, type: s.type, content: s.content, triggers: s.triggers });
   };
-  if (ctx?.load_user_skills === true) await read({ load_user: true, load_project: false });
+  // Public skills (load_public_skills) yield to the request's as user skills do.
+  const own = ctx?.load_user_skills === true;
+  const pub = ctx?.load_public_skills === true;
+  if (own || pub) await read({ load_user: own, load_public: pub, load_project: false });
   for (const raw of ctx?.skills ?? []) {
     const s = requestSkill(raw);
     if (s) byName.set(s.name, s);
   }
-  if (ctx?.load_project_skills === true) await read({ load_user: false, load_project: true });
+  if (ctx?.load_project_skills === true) await read({ load_user: false, load_public: false, load_project: true });
   return { skills: [...byName.values()] };
 }

@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '../../agent/plugins/index.ts';
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
+import type { ExtensionsConfig } from '../../agent/skills/extensions-repo.ts';
 import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
 import type { HttpCredentialBinding } from '../acp/credential-binding.ts';
 import { idleCollector } from '../idle-collect.ts';
@@ -45,6 +46,8 @@ export interface RuntimeContext {
   userHome?: string;
   /** OAuth clients for the conversations' oauth2 MCP servers (the agent server's token store). */
   mcpOAuth?: McpOAuthProviders;
+  /** The extensions repository public skills come from (agent_context.load_public_skills). */
+  extensions?: ExtensionsConfig;
   /** The meta-profiles and LLM profiles the model-routing tool routes with, and its switch (conversation/model-routing.ts). */
   routing?: ServerRouting;
   /** After every append: the sink pusher's wake-up. */
@@ -137,6 +140,10 @@ export class ConversationRuntime implements AgentHost {
 
   get request() {
     return this.#row.request;
+  }
+
+  get extensions(): ExtensionsConfig | undefined {
+    return this.#ctx.extensions;
   }
 
   get mcpOAuth(): McpOAuthProviders | undefined {

@@ -228,9 +228,6 @@ export class ConversationService {
     if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {
       throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
     }
-    if (req.agent.agent_context?.registered_marketplaces?.some((m) => m.auto_load === true || (Array.isArray(m.auto_load) && m.auto_load.length > 0))) {
-      throw new NotImplemented("registered_marketplaces auto_load is not implemented by this agent server; name the plugins in `plugins`, or load them with POST /api/conversations/{id}/load_plugin");
-    }
     requireBuiltAnalyzer(req.security_analyzer);
     // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
     try {

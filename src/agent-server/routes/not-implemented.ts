@@ -8,11 +8,6 @@ import { withConversationIdParam } from '../http/validate.ts';
 type Method = 'get' | 'post' | 'put' | 'all';
 
 export const NOT_BUILT: [method: Method, path: string, what: string][] = [
-  // The extensions repository's routes (another router builds them; mounted before this one, it wins).
-  ['get', '/skills/catalog', 'The skills catalog of the extensions repository'],
-  ['post', '/skills/sync', 'Syncing the extensions repository'],
-  ['get', '/skills/marketplace', 'The skills marketplace of the extensions repository'],
-  ['get', '/plugins/marketplace', 'The plugins marketplace of the extensions repository'],
 ];
 
 /** OpenHands 1.58 routes outside `/api` that are not built (none today; kept for the next one). */

@@ -11,6 +11,8 @@ import { InstallSkillRequest, SkillName, type InstalledSkill } from '../../api/a
 import { loadAllSkills } from '../../agent/skills/sources.ts';
 import { installedSkillMeta } from '../../agent/skills/load.ts';
 import { skillInfo } from '../../agent/skills/types.ts';
+import type { ExtensionsConfig } from '../../agent/skills/extensions-repo.ts';
+import { checkRegistrations } from './extensions.ts';
 import { ExtensionStore } from '../../agent/extensions/install.ts';
 import { installedDir, type InstalledRecord } from '../../agent/extensions/installed.ts';
 import { installedRoutes } from './installed.ts';
@@ -23,13 +25,15 @@ export function installedSkillView(r: InstalledRecord): InstalledSkill {
 /**
  * `workspaceDir`: the server's workspace root; a relative project_dir (or local install source) is
  * taken inside it. `home`: the user's home (user and installed skills), for tests and isolated servers.
+ * `extensions`: the public skills source and the server's marketplace registrations (extensions.ts).
  */
-export function skillRoutes(workspaceDir: string, opts: { home?: string } = {}): Router {
+export function skillRoutes(workspaceDir: string, opts: { home?: string; extensions?: ExtensionsConfig } = {}): Router {
   const r = new Router();
   r.post('/skills', async (ctx) => {
     const req = parseBody(SkillsRequest, ctx.request.body);
+    checkRegistrations(req.registered_marketplaces ?? [], ['body', 'registered_marketplaces']);
     if (req.project_dir) req.project_dir = inWorkspace(workspaceDir, req.project_dir);
-    const { skills, sources, conflicts } = await loadAllSkills(req, opts.home !== undefined ? { home: opts.home } : {});
+    const { skills, sources, conflicts } = await loadAllSkills(req, { ...(opts.home !== undefined ? { home: opts.home } : {}), ...(opts.extensions ? { extensions: opts.extensions } : {}), baseDir: workspaceDir });
     const body: SkillsResponse = { skills: skills.map(skillInfo), sources, ...(conflicts.length ? { conflicts } : {}) };
     ctx.body = body;
   });

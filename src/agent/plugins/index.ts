@@ -16,6 +16,7 @@ import { mergeByName, type Skill } from '../skills/index.ts';
 import type { AgentHost } from '../types.ts';
 import { loadPluginDir, PluginLoadError, type LoadedPlugin } from './load.ts';
 import { fetchPlugin, PluginFetchError, redactUrl } from './source.ts';
+import { autoLoading, resolveAutoLoads } from './registered.ts';
 import { availablePlugins } from './discovery.ts';
 
 export { checkRepoPath, fetchPlugin, parseSource, PluginFetchError, redactUrl, type FetchedPlugin, type PluginSourceSpec } from './source.ts';
@@ -72,9 +73,14 @@ export class ConversationPlugins {
     this.#ambient = availablePlugins({ loadUser: true, loadProject: true, projectDir: host.workspaceDir, ...(host.userHome !== undefined ? { home: host.userHome } : {}) });
   }
 
-  /** Whether there is any plugin to load: named by the start request, or ambient. */
+  /** Standalone skills of the auto-loaded marketplaces (lower precedence than every other source). */
+  marketplaceSkills: Skill[] = [];
+  /** How many of `plugins` (the first ones) the marketplaces auto-loaded, before the start request's. */
+  #autoCount = 0;
+
+  /** Whether there is any plugin to load: named by the start request, auto-loaded by a registered marketplace, or ambient. */
   get wanted(): boolean {
-    return (this.#host.request.plugins ?? []).length > 0 || this.#ambient.length > 0;
+    return (this.#host.request.plugins ?? []).length > 0 || (this.#host.request.agent?.agent_context?.registered_marketplaces ?? []).some(autoLoading) || this.#ambient.length > 0;
   }
 
   /**
@@ -87,6 +93,7 @@ export class ConversationPlugins {
 
   async #load(): Promise<void> {
     const host = this.#host;
+    await this.#loadAutoLoads();
     const sources: readonly PluginSource[] = host.request.plugins ?? [];
     try {
       for (const [i, src] of sources.entries()) {
@@ -108,7 +115,33 @@ export class ConversationPlugins {
       if (!(err instanceof PluginFetchError)) throw err;
       this.error = err.message;
       this.plugins.length = 0;
+      this.#autoCount = 0;
       log.warn({ conversationId: host.conversationId, error: err.message }, 'plugins not loaded; the next run reports it');
+    }
+  }
+
+  /**
+   * The registered marketplaces' auto_load (OpenHands LocalConversation): their plugins load first
+   * (the start request's come after and win by name), their standalone skills go under every other
+   * source. A marketplace, plugin or skill that cannot be had is logged and left out, as OpenHands
+   * does: it is the operator's catalog, not a plugin the request named.
+   */
+  async #loadAutoLoads(): Promise<void> {
+    const host = this.#host;
+    const regs = (host.request.agent?.agent_context?.registered_marketplaces ?? []).filter(autoLoading);
+    if (!regs.length) return;
+    const fetchOpts = { cacheDir: this.#cacheDir, baseDir: host.workspaceDir, signal: this.#abort.signal };
+    const auto = await resolveAutoLoads(regs, fetchOpts);
+    this.marketplaceSkills = auto.skills;
+    for (const p of auto.plugins) {
+      try {
+        const plugin = loadPluginDir((await fetchPlugin(p.source, fetchOpts)).dir);
+        this.plugins.push(plugin);
+        this.#autoCount++;
+        log.info({ conversationId: host.conversationId, marketplace: p.marketplace, plugin: plugin.name }, 'marketplace plugin loaded');
+      } catch (err) {
+        log.warn({ conversationId: host.conversationId, marketplace: p.marketplace, plugin: p.name, reason: (err as Error).message }, 'marketplace plugin not loaded');
+      }
     }
   }
 
@@ -121,7 +154,8 @@ export class ConversationPlugins {
   mcpSources(request: Pick<AgentHost['request'], 'plugins'>): McpSource[] {
     return this.plugins.flatMap((p, i) => {
       if (!Object.keys(p.mcpServers).length) return [];
-      const params = Object.fromEntries(Object.entries(request.plugins?.[i]?.parameters ?? {}).map(([k, v]) => [k, String(v)]));
+      // Marketplace plugins come first and have no launch parameters.
+      const params = Object.fromEntries(Object.entries((i >= this.#autoCount ? request.plugins?.[i - this.#autoCount]?.parameters : undefined) ?? {}).map(([k, v]) => [k, String(v)]));
       return [{ origin: `plugin '${p.name}' .mcp.json`, servers: p.mcpServers, vars: { ...params, CLAUDE_PLUGIN_ROOT: p.dir, PLUGIN_ROOT: p.dir } }];
     });
   }

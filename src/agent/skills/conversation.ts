@@ -18,6 +18,7 @@ export class ConversationSkills {
   readonly #userSuffix: string | undefined;
 
   readonly #workspaceDir: string;
+  readonly #disabled: readonly string[];
 
   constructor(host: Pick<AgentHost, 'workspaceDir' | 'request' | 'requestSkillsOnly'>) {
     this.#workspaceDir = host.workspaceDir;
@@ -27,6 +28,7 @@ export class ConversationSkills {
     const ctx = host.request.agent?.agent_context;
     this.#systemSuffix = ctx?.system_message_suffix?.trim() || undefined;
     this.#userSuffix = ctx?.user_message_suffix?.trim() || undefined;
+    this.#disabled = ctx?.disabled_skills ?? [];
   }
 
   get all(): readonly Skill[] {
@@ -39,6 +41,15 @@ export class ConversationSkills {
    */
   addExtra(extra: readonly Skill[]): void {
     this.#skills = mergeByName(this.#skills, extra, this.#project);
+  }
+
+  /**
+   * Skills under every source this conversation has (public skills, marketplace standalone skills):
+   * they fill only names nothing else defines, minus agent_context.disabled_skills.
+   */
+  addBase(base: readonly Skill[]): void {
+    const disabled = new Set(this.#disabled);
+    this.#skills = mergeByName(base.filter((s) => !disabled.has(s.name)), this.#skills);
   }
 
   toolsMissingFrom(tools: readonly AgentTool[]): AgentTool[] {

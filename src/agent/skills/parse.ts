@@ -91,7 +91,8 @@ function fromMeta(name: string, content: string, path: string, meta: Record<stri
   return {
     name,
     type: agentskills ? 'agentskills' : triggers.length || paths != null ? 'knowledge' : 'repo',
-    content,
+    // Stripped, as OpenHands' frontmatter reader gives it (its SkillInfo.content has no surrounding blank lines).
+    content: content.trim(),
     triggers,
     source: path,
     description,

@@ -136,7 +136,7 @@ describe('prompt and triggers', () => {
     expect(prompt).toContain('<REPO_CONTEXT>');
     expect(prompt).toContain('[BEGIN context from [agents]]\nUse pnpm.\n[END Context]');
     expect(prompt).toContain('<name>nodesc</name>');
-    expect(prompt).toContain('<description>First line.... [19 characters truncated. Call invoke_skill(name="nodesc") to load the full skill]</description>');
+    expect(prompt).toContain('<description>First line.... [18 characters truncated. Call invoke_skill(name="nodesc") to load the full skill]</description>');
     expect(prompt).toContain('<name>k</name>');
     expect(availableSkillsPrompt([])).toContain('no available skills');
   });

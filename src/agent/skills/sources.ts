@@ -1,7 +1,8 @@
 // Every skill a workspace would load, by source, for POST /api/skills (OpenHands
 // skills_service.load_all_skills): sandbox < registered marketplaces < public < user < org < project,
-// later overriding earlier by name. Public skills live on github.com (OpenHands/extensions), which
-// a sandbox without internet cannot reach, and marketplaces belong to the app: both count 0 here.
+// later overriding earlier by name. Public skills come from the extensions repository
+// (extensions-repo.ts: a clone of OpenHands/extensions, or EXTENSIONS_PATH); a sandbox that cannot
+// reach it gets none (logged), as OpenHands does.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,8 @@ import { promisify } from 'node:util';
 import type { SkillsRequest } from '../../api/agent-server/skills.ts';
 import { gitEnv, splitUrlCredentials } from '../../util/git-credentials.ts';
 import { createLogger } from '../../util/log.ts';
+import { registeredMarketplaceSkills } from '../plugins/registered.ts';
+import { DEFAULT_MARKETPLACE_PATH, loadPublicSkills, mergeRegistrations, type ExtensionsConfig } from './extensions-repo.ts';
 import { loadProjectSkillsSync, loadSkillsDirSync, loadUserSkillsSync } from './load.ts';
 import { mergeByName, type Skill } from './types.ts';
 
@@ -72,14 +75,30 @@ export async function loadOrgSkills(url: string, orgName: string, conflicts: Ski
   }
 }
 
-/** `home`: the user's home (user skills and installed skills), for tests and isolated servers. */
-export async function loadAllSkills(req: SkillsRequest, opts: { home?: string } = {}): Promise<{ skills: Skill[]; sources: Record<string, number>; conflicts: SkillConflict[] }> {
+/**
+ * `home`: the user's home (user skills and installed skills), for tests and isolated servers.
+ * `extensions`: where public skills come from and the server's marketplace registrations (without
+ * it, no public or marketplace skills). `sources` has OpenHands' keys (`sdk_base`: public and user
+ * merged) and agentyard's split of it (`public`, `user`).
+ */
+export async function loadAllSkills(req: SkillsRequest, opts: { home?: string; extensions?: ExtensionsConfig; baseDir?: string } = {}): Promise<{ skills: Skill[]; sources: Record<string, number>; conflicts: SkillConflict[] }> {
   const conflicts: SkillConflict[] = [];
+  const ext = opts.extensions;
+  const loadPublic = req.load_public !== false && !!ext;
   const sandbox = [sandboxSkill(req.sandbox_config?.exposed_urls ?? [])].filter((s): s is Skill => !!s);
-  const user = req.load_user !== false ? loadUserSkillsSync(opts.home) : [];
+  const registrations = ext ? mergeRegistrations(ext.registeredMarketplaces, req.registered_marketplaces ?? []) : [];
+  const marketplace = loadPublic ? await registeredMarketplaceSkills(registrations, { baseDir: opts.baseDir ?? process.cwd() }) : [];
+  const marketplacePath = req.marketplace_path === undefined ? DEFAULT_MARKETPLACE_PATH : req.marketplace_path;
+  const publicSkills = loadPublic ? await loadPublicSkills(ext, marketplacePath) : [];
+  const user = req.load_user !== false ? loadUserSkillsSync(opts.home ?? ext?.home) : [];
+  const sdkBase = mergeByName(publicSkills, user);
   const orgs = req.org_configs ?? (req.org_config ? [req.org_config] : []);
   const org = req.load_org !== false ? mergeByName(...(await Promise.all(orgs.map((o) => loadOrgSkills(o.org_repo_url, o.org_name, conflicts))))) : [];
   const project = req.load_project !== false && req.project_dir ? loadProjectSkillsSync(req.project_dir) : [];
-  const skills = mergeByName(sandbox, user, org, project);
-  return { skills, sources: { sandbox: sandbox.length, registered_marketplaces: 0, public: 0, user: user.length, org: org.length, project: project.length }, conflicts };
+  const skills = mergeByName(sandbox, marketplace, sdkBase, org, project);
+  return {
+    skills,
+    sources: { sandbox: sandbox.length, registered_marketplaces: marketplace.length, sdk_base: sdkBase.length, public: publicSkills.length, user: user.length, org: org.length, project: project.length },
+    conflicts,
+  };
 }

@@ -75,6 +75,8 @@ export const AgentContext = Type.Object({
   load_public_skills: Type.Optional(Type.Boolean()),
   /** The skills of the conversation's workspace (and its git root): only when true (1.58's default is false); they override same-named ones. */
   load_project_skills: Type.Optional(Type.Boolean()),
+  /** The marketplace file of the extensions repository public skills are chosen by (default marketplaces/default.json); null: every public skill. */
+  marketplace_path: Nullable(Type.String()),
   /** Skills left out whatever source loads them (user, project, the list above): an agent profile's deny-list (OpenHands 1.58). */
   disabled_skills: Type.Optional(Type.Array(Type.String())),
   secrets: Nullable(JsonObject),
@@ -87,7 +89,7 @@ export const AgentContext = Type.Object({
         source: Type.String(),
         ref: Nullable(Type.String()),
         repo_path: Nullable(Type.String()),
-        /** Loading a marketplace's plugins at start is not built: only false or [] are taken. */
+        /** true: its plugins (loaded with the conversation, before the request's) and standalone skills; a list: those names. */
         auto_load: Type.Optional(Type.Union([Type.Boolean(), Type.Array(Type.String())])),
       }),
     ),

@@ -47,6 +47,7 @@ import { OBSERVABILITY_HEADERS } from './conversation.ts';
 import { HooksRequest, HooksResponse } from './hooks.ts';
 import { ChatCompletion, ChatCompletionRequest, ModelList, OpenAIResponse, ResponseRequest } from './openai.ts';
 import { PluginsRequest, PluginsResponse } from './plugins.ts';
+import { MarketplaceCatalogResponse, PluginsMarketplaceCatalogResponse, SkillCatalogResponse, SyncResponse } from './extensions.ts';
 import { FetchPluginRequest, FetchPluginResponse, InstalledPlugin, InstalledPluginList, InstalledSkill, InstalledSkillList, InstallPluginRequest, InstallSkillRequest, RefreshPluginResponse, RefreshSkillResponse, UninstallResponse, UpdateInstalledStateRequest, UpdateInstalledStateResponse } from './installs.ts';
 import { AppBackendSessionResponse, BackendLogs, BackendLogsQuery, BackendRevisionRequest, BackendStatus, InstallCanvasExtensionRequest, InstalledCanvasExtension, InstalledCanvasExtensionList, UninstallCanvasExtensionResponse, UpdateCanvasExtensionStateRequest, UpdateCanvasExtensionStateResponse } from './canvas.ts';
 import { ArchiveQuery, ConversationRuntimeInfo, GitProviderRepositoryPage, GitRepositorySearchQuery, ToolCatalogResponse, VSCodeStatus, VSCodeUrlResponse } from './runtime.ts';
@@ -189,6 +190,10 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: `${C}/workspace`, tag: 'workspace', summary: "The workspace's index.html" },
   { method: 'get', path: `${C}/workspace/{file_path}`, tag: 'workspace', summary: 'A file of the workspace (a directory: its index.html), as a static file server' },
   { method: 'post', path: '/api/skills', tag: 'skills', summary: 'The skills a conversation would load', body: SkillsRequest, response: SkillsResponse },
+  { method: 'get', path: '/api/skills/catalog', tag: 'skills', summary: 'The skills an agent profile launch can load (public and user)', response: SkillCatalogResponse },
+  { method: 'post', path: '/api/skills/sync', tag: 'skills', summary: 'Fetch the extensions repository again (public skills, marketplace)', response: SyncResponse },
+  { method: 'get', path: '/api/skills/marketplace', tag: 'skills', summary: "The extensions repository's marketplace, with installed flags", response: MarketplaceCatalogResponse },
+  { method: 'get', path: '/api/plugins/marketplace', tag: 'skills', summary: "The extensions repository's plugins (entries under ./plugins/), with attach coordinates and installed flags", response: PluginsMarketplaceCatalogResponse },
   { method: 'post', path: '/api/hooks', tag: 'skills', summary: 'The hooks a workspace configures', body: HooksRequest, response: HooksResponse },
   { method: 'post', path: '/api/canvas-extensions/install', tag: 'canvas', summary: 'Install a Canvas extension (local directory, git URL or github:owner/repo); a new install is disabled', body: InstallCanvasExtensionRequest, response: InstalledCanvasExtension },
   { method: 'get', path: '/api/canvas-extensions/installed', tag: 'canvas', summary: 'Installed Canvas extensions (enabled and disabled)', response: InstalledCanvasExtensionList },

@@ -17,14 +17,27 @@ export const OrgConfig = Type.Object({
 });
 export type OrgConfig = Static<typeof OrgConfig>;
 
+/** A marketplace registration (OpenHands MarketplaceRegistration): where plugins and skills are listed. */
+export const MarketplaceRegistration = Type.Object({
+  name: Type.String(),
+  /** `github:owner/repo`, a git URL, or a local path. */
+  source: Type.String(),
+  ref: Nullable(Type.String()),
+  /** A subdirectory of the repository: relative, `/` separators, no `..` (checked: 422). */
+  repo_path: Nullable(Type.String()),
+  /** true: every plugin and standalone skill; a list: those names; false or []: none. */
+  auto_load: Type.Optional(Type.Union([Type.Boolean(), Type.Array(Type.String())], { default: false })),
+});
+export type MarketplaceRegistration = Static<typeof MarketplaceRegistration>;
+
 export const SkillsRequest = Type.Object({
   load_public: Type.Optional(Type.Boolean({ default: true })),
   load_user: Type.Optional(Type.Boolean({ default: true })),
   load_project: Type.Optional(Type.Boolean({ default: true })),
   load_org: Type.Optional(Type.Boolean({ default: true })),
   marketplace_path: Nullable(Type.String()),
-  /** Marketplace registrations (OpenHands MarketplaceRegistration); accepted, not loaded by this server. */
-  registered_marketplaces: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { default: [] })),
+  /** Marketplaces whose auto_load plugins and standalone skills join the public skills (with load_public); the server's (OH_REGISTERED_MARKETPLACES) are merged under these by name. */
+  registered_marketplaces: Type.Optional(Type.Array(MarketplaceRegistration, { default: [] })),
   /** Workspace directory whose project skills load (absolute). */
   project_dir: Nullable(Type.String()),
   org_configs: Nullable(Type.Array(OrgConfig)),
