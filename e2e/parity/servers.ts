@@ -50,6 +50,8 @@ export interface Side {
   renewLlm(): Promise<void>;
   /** A directory the server may use as a conversation's working directory. */
   workDir: string;
+  /** The server's user home (HOME on OpenHands' side): user skills under it. */
+  home: string;
   /** The Canvas App backend ingress (OH_APP_BACKEND_PUBLIC_URL): the server's own address, under the name 127.0.0.1. */
   ingress: string;
   /**
@@ -146,7 +148,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
     const workDir = mkdtempSync(join(tmpdir(), 'parity-openhands-work-'));
     const side = await scripted();
     const api = apiOf(running);
-    return Object.assign(side, { name: 'openhands' as const, url: running, ingress: running, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
+    return Object.assign(side, { name: 'openhands' as const, url: running, ingress: running, workDir, home: homedir(), api, gatewayModel: () => saveProfile(api, side.llm.url), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
   }
   const dir = mkdtempSync(join(tmpdir(), 'parity-openhands-'));
   const workDir = join(dir, 'work');
@@ -171,7 +173,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
     throw err;
   }
   const api = apiOf(url);
-  return Object.assign(side, { name: 'openhands' as const, url, ingress: url, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
+  return Object.assign(side, { name: 'openhands' as const, url, ingress: url, workDir, home: dir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
 }
 
 /** OpenHands' LLM profile `default` (the gateway's `openhands_default`) on the scripted model at `llmUrl`. */
@@ -216,6 +218,7 @@ export async function startAgentyard(): Promise<Side> {
     url: server.url,
     ingress: server.url,
     workDir,
+    home: join(dir, 'home'),
     api: apiOf(server.url),
     gatewayModel: async () => {},
     close: async () => {
