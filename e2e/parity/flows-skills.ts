@@ -18,6 +18,7 @@ function write(path: string, text: string): void {
 
 const skillMd = (name: string, marker: string) => `---\nname: ${name}\ndescription: ${marker}\n---\nUse ${name}.\n`;
 
+const NAMES = ['user-notes', 'shared-name', 'project-notes', 'agents'];
 const MARKERS = ['user-notes-marker', 'shared-from-user', 'project-notes-marker', 'shared-from-project', 'shared-from-request', 'agents-md-marker'];
 
 export const SKILL_FLOWS: Record<string, (s: Side) => Promise<View>> = {
@@ -47,7 +48,8 @@ export const SKILL_FLOWS: Record<string, (s: Side) => Promise<View>> = {
         status: r.status,
         end,
         prompt: MARKERS.filter((m) => system.includes(m)),
-        record: ((info?.agent?.agent_context?.skills ?? []) as { name: string }[]).map((k) => k.name).sort(),
+        // The names this flow plants (other flows leave installed skills in the home).
+        record: ((info?.agent?.agent_context?.skills ?? []) as { name: string }[]).map((k) => k.name).filter((n) => NAMES.includes(n)).sort(),
       };
     };
 

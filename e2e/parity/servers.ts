@@ -202,8 +202,9 @@ export async function startAgentyard(): Promise<Side> {
     appBackends: { publicUrl: `http://127.0.0.1:${port}` },
     workspaceDir: workDir,
     dataDir: join(dir, 'data'),
-    // Its own home for user and installed skills and plugins, as OpenHands' side runs with HOME=its dir.
-    home: join(dir, 'home'),
+    // Its own home for user and installed skills and plugins: the side's directory, as OpenHands' side
+    // runs with HOME=its dir (and as the extensions repository's home below).
+    home: dir,
     sessionKeys: [KEY],
     createAgent,
     llmDefaults,
@@ -218,7 +219,7 @@ export async function startAgentyard(): Promise<Side> {
     url: server.url,
     ingress: server.url,
     workDir,
-    home: join(dir, 'home'),
+    home: dir,
     api: apiOf(server.url),
     gatewayModel: async () => {},
     close: async () => {
