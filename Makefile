@@ -28,13 +28,13 @@ HAVE_GO := $(shell command -v go 2>/dev/null)
 REQUIRE_CLUSTER_TESTS := $(or $(AGENTYARD_REQUIRE_CLUSTER_TESTS),$(if $(HAVE_GO),1,0))
 test test-e2e test-kube test-node: export AGENTYARD_REQUIRE_CLUSTER_TESTS := $(REQUIRE_CLUSTER_TESTS)
 
-test: deps k8s-bin kube-score oci-registry keycloak seaweedfs openhands-app-server test-deps k8s-node
+test: deps k8s-bin kube-score oci-registry keycloak seaweedfs gitea openhands-app-server test-deps k8s-node
 	npm test
 
 test-unit: deps
 	npm run test:unit
 
-test-e2e: deps k8s-bin kube-score oci-registry keycloak seaweedfs openhands-app-server test-deps k8s-node
+test-e2e: deps k8s-bin kube-score oci-registry keycloak seaweedfs gitea openhands-app-server test-deps k8s-node
 	npm run test:e2e
 
 typecheck: deps
@@ -139,6 +139,18 @@ ifeq ($(REQUIRE_CLUSTER_TESTS),1)
 	@nice hack/seaweedfs.sh >/dev/null
 else
 	@nice hack/seaweedfs.sh >/dev/null || echo "WARNING: no SeaweedFS (hack/seaweedfs.sh failed, see above): the S3 object-store tests are SKIPPED." >&2
+endif
+
+# Gitea (Go module proxy, cgo SQLite), the real forgejo-API git host behind the app API's git searches
+# (src/testing/gitea, src/facade/git-provider.test.ts, e2e/app-parity), cached in
+# $${AGENTYARD_CACHE:-~/.cache/agentyard}/gitea/<version> with its source (templates, locales) beside it.
+# The first build costs ~6 minutes of CPU (31 minutes on 2 cores shared at load 15-19). Runs under nice. Strict like k8s-bin when the cluster suites are required.
+.PHONY: gitea
+gitea:
+ifeq ($(REQUIRE_CLUSTER_TESTS),1)
+	@nice hack/gitea.sh >/dev/null
+else
+	@nice hack/gitea.sh >/dev/null || echo "WARNING: no Gitea (hack/gitea.sh failed, see above): the forgejo git-search tests are SKIPPED." >&2
 endif
 
 # Chart distribution. The CNCF Distribution registry (Go module proxy) for the licensed-pull tests

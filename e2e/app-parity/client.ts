@@ -11,6 +11,8 @@ export interface Ctx {
   conversation?: string;
   task?: string;
   sandbox?: string;
+  /** The Gitea both servers are given as their forgejo host (servers.ts), when it is built. */
+  gitea?: { url: string; token: string };
 }
 export type Flow = (s: AppSide, ctx: Ctx) => Promise<View>;
 

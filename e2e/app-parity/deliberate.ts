@@ -56,6 +56,24 @@ export const DELIBERATE: Record<string, string> = {
   'delete.malformed':
     'An id that is no UUID names no conversation: 404, the answer every conversation route here gives an id it does not know; ' +
     'OpenHands answers this route (only) with a 400 and a prose detail.',
+  'git_search.bad_token':
+    'A forgejo token the host refuses is a 422 naming body.provider_tokens.forgejo.token: the request is what is wrong, and the ' +
+    'caller\'s own credentials are fine. OpenHands answers 401, which its own web app and any client read as "your session ended" ' +
+    '(OpenHands\' git routes answer 403 for a missing token for that very reason).',
+  'git_search.repos_page2':
+    'Pages are exact windows of the host\'s list: page 2 at limit 2 is items 3 and 4. OpenHands asks the host for limit+1 items per ' +
+    'page but numbers pages by that size, so page 2 starts at item 4 and item 3 is never shown to the client (a repository that ' +
+    'cannot be picked). Page 1 is the same request and answer on both.',
+  'git_search.query_page2':
+    'A repository search pages too: next_page_id leads to the next matches. OpenHands gives out a next_page_id but never passes the ' +
+    'page to the host, so following it answers the first page again, forever.',
+  'git_search.branches_page2': 'As git_search.repos_page2, for branches: OpenHands never shows every (limit+1)th branch.',
+  'git_search.branch_query_page2':
+    'The next_page_id a branch search gives out works: page 2 of the matches. OpenHands gives one out and then refuses it (400 ' +
+    '"Pagination not yet supported for branch search queries").',
+  'git_search.github':
+    'A provider that is not searched here answers 501 with why (its hosted API is not called) and what still works (the clone with ' +
+    'its <PROVIDER>_TOKEN secret). OpenHands answers 500 (an uncaught KeyError) for a provider the caller has no token for.',
 };
 
 /** Differences not built yet: tolerated so that `make test` stays green, listed so that none goes unnoticed. */

@@ -433,6 +433,69 @@ export const FLOWS: [string, Flow][] = [
     },
   ],
 
+  /**
+   * The git searches against one real Gitea, given to both servers as their forgejo host with the
+   * same token (POST /secrets/git-providers, as OpenHands' web app saves it): what a client sees to
+   * pick a repository and a branch, page by page, and the errors. Items are compared whole; each
+   * server reads the same host, so repositories and branches must agree to the commit.
+   */
+  [
+    'git_search',
+    async (s, ctx) => {
+      const g = ctx.gitea;
+      if (!g) return { skipped: 'no Gitea (hack/gitea.sh)' };
+      const get = (q: string) => s.api('GET', `${V1}/git/${q}`);
+      const page = (r: Reply) => [r.status, r.body?.items?.map?.((x: any) => x.full_name ?? x.name), r.body?.next_page_id ?? null];
+      const next = async (path: string, first: Reply) => (first.body?.next_page_id ? page(await get(`${path}&page_id=${first.body.next_page_id}`)) : null);
+      const noToken = await get('repositories/search?provider=forgejo');
+      const badToken = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { forgejo: { token: '0'.repeat(40), host: g.url } } });
+      const store = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { forgejo: { token: g.token, host: g.url } } });
+      const settings = await s.api('GET', `${V1}/settings`);
+      const installations = await get('installations/search?provider=forgejo');
+      const repos = await get('repositories/search?provider=forgejo');
+      const repos2 = await get('repositories/search?provider=forgejo&limit=2');
+      const query = await get('repositories/search?provider=forgejo&query=widg');
+      const queried1 = await get('repositories/search?provider=forgejo&query=a&limit=1');
+      const branches = await get('branches/search?provider=forgejo&repository=acme/widgets&query=');
+      const branches2 = await get('branches/search?provider=forgejo&repository=acme/widgets&query=&limit=2');
+      const featured = await get('branches/search?provider=forgejo&repository=acme/widgets&query=feature');
+      const featured2 = await get('branches/search?provider=forgejo&repository=acme/widgets&query=feature&limit=2');
+      const missing = await get('branches/search?provider=forgejo&repository=acme/nothing-here&query=');
+      const suggested = await get('suggested-tasks/search');
+      const sortListing = await get('repositories/search?provider=forgejo&sort_order=stars-desc');
+      const badLimit = await get('repositories/search?provider=forgejo&limit=0');
+      const badProvider = await get('repositories/search?provider=sourcehut');
+      const noRepository = await get('branches/search?provider=forgejo&query=');
+      const github = await get('repositories/search?provider=github');
+      return {
+        no_token: [noToken.status, noToken.body?.detail],
+        bad_token: badToken.status,
+        store: [store.status, store.body],
+        provider_tokens_set: Object.keys(settings.body?.provider_tokens_set ?? {}),
+        installations: installations.status,
+        repos: [repos.status, repos.body],
+        repos_page1: page(repos2),
+        repos_page2: await next('repositories/search?provider=forgejo&limit=2', repos2),
+        query: [query.status, query.body],
+        query_page1: page(queried1),
+        query_page2: await next('repositories/search?provider=forgejo&query=a&limit=1', queried1),
+        branches: [branches.status, branches.body],
+        branches_page1: page(branches2),
+        branches_page2: await next('branches/search?provider=forgejo&repository=acme/widgets&query=&limit=2', branches2),
+        branch_query: [featured.status, featured.body],
+        branch_query_page1: page(featured2),
+        branch_query_page2: await next('branches/search?provider=forgejo&repository=acme/widgets&query=feature&limit=2', featured2),
+        branches_missing: [missing.status, missing.body],
+        suggested: [suggested.status, suggested.body],
+        sort_listing: [sortListing.status, sortListing.body?.detail],
+        bad_limit: [badLimit.status, locs(badLimit)],
+        bad_provider: [badProvider.status, locs(badProvider)],
+        no_repository: [noRepository.status, locs(noRepository)],
+        github: github.status,
+      };
+    },
+  ],
+
   /** Delete the conversation, then read it, delete it again, and read its events. */
   [
     'delete',

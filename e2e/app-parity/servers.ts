@@ -12,8 +12,31 @@ import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../../sr
 import { requiredForTests } from '../../src/testing/required/required.ts';
 import { removeDataDir, scriptedModelEnv, startService } from '../embedded/harness.ts';
 import { freePort } from '../../src/testing/ports.ts';
+import { giteaBinary, seedGitea, startGitea, type GiteaServer } from '../../src/testing/gitea/server.ts';
 
 export const OPENHANDS_AI_VERSION = '1.11.0';
+
+/**
+ * The Gitea both servers search as their forgejo host, seeded (src/testing/gitea), or undefined when
+ * it is not built (the git flow then compares nothing and says so; a failure when required).
+ * OpenHands takes the host from the token (ProviderToken.host) and keeps an http:// scheme, so plain
+ * HTTP on loopback serves both: no TLS is needed. agentyard takes it from AGENTYARD_GIT_HOSTS.
+ */
+export async function startParityGitea(): Promise<{ gitea: GiteaServer; env: Record<string, string> } | undefined> {
+  const bin = giteaBinary();
+  if (!bin) {
+    console.warn('app-parity: the git_search flow compares nothing: no Gitea binary (run hack/gitea.sh; make test does)');
+    return undefined;
+  }
+  const gitea = await startGitea(bin);
+  try {
+    await seedGitea(gitea);
+  } catch (err) {
+    await gitea.stop();
+    throw err;
+  }
+  return { gitea, env: { AGENTYARD_GIT_HOSTS: JSON.stringify({ forgejo: gitea.url }) } };
+}
 export const MODEL = 'openai/scripted';
 const KEY = 'app-parity-session-key';
 
@@ -168,11 +191,11 @@ export async function startOpenHandsApp(python: string): Promise<AppSide> {
   return { name: 'openhands', url, ...model, authHeaders, key: KEY, api, close };
 }
 
-/** `agentyard up` as a child process, its model the scripted one. */
-export async function startAgentyardUp(): Promise<AppSide> {
+/** `agentyard up` as a child process, its model the scripted one; `env` adds to its environment. */
+export async function startAgentyardUp(env: Record<string, string> = {}): Promise<AppSide> {
   const model = await dispatchingLlm();
   const llm = model.llm;
-  const svc = await startService({ env: scriptedModelEnv(llm) }).catch(async (err: unknown) => {
+  const svc = await startService({ env: { ...scriptedModelEnv(llm), ...env } }).catch(async (err: unknown) => {
     await llm.close();
     throw err;
   });

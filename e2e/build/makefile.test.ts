@@ -1,7 +1,7 @@
 // `make test` must not pass with the cluster suites silently skipped: with Go on the PATH it builds
 // the Kubernetes binaries strictly and runs the suites with AGENTYARD_REQUIRE_CLUSTER_TESTS=1.
 // make runs here with a stand-in npm that reports what it was given, and its prerequisites
-// (npm ci, k8s-bin, kube-score, oci-registry, keycloak, seaweedfs, openhands-app-server, test-deps, k8s-node) marked done with -o, so nothing is built or installed.
+// (npm ci, k8s-bin, kube-score, oci-registry, keycloak, seaweedfs, gitea, openhands-app-server, test-deps, k8s-node) marked done with -o, so nothing is built or installed.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +38,7 @@ describe('make test', () => {
     });
 
   it('requires the cluster suites when Go is installed, and says so to vitest', async () => {
-    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=1\n');
+    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'gitea', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=1\n');
     // A failed build fails the run: k8s-bin is the bare script, no fallback.
     expect(await make(withGo, ['-n', 'k8s-bin'])).toBe('hack/k8s-bin.sh\n');
     expect(await make(withGo, ['-n', 'kube-score'])).toBe('hack/kube-score.sh >/dev/null\n');
@@ -50,7 +50,7 @@ describe('make test', () => {
   });
 
   it('without Go skips them with a warning instead', async () => {
-    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=0\n');
+    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'gitea', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'])).toBe('npm test require=0\n');
     expect(await make(noGo, ['-n', 'k8s-bin'])).toMatch(/^hack\/k8s-bin\.sh \|\| \{[^]*WARNING: no Kubernetes binaries[^]*SKIPPED/);
     expect(await make(noGo, ['-n', 'kube-score'])).toMatch(/^hack\/kube-score\.sh >\/dev\/null \|\| echo "WARNING: no kube-score[^]*SKIPPED/);
     expect(await make(noGo, ['-n', 'oci-registry'])).toMatch(/^hack\/oci-registry\.sh >\/dev\/null \|\| echo "WARNING: no OCI registry[^]*SKIPPED/);
@@ -60,9 +60,9 @@ describe('make test', () => {
   });
 
   it('lets CI require them (or a developer waive them) explicitly', async () => {
-    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '1' })).toBe('npm test require=1\n');
+    expect(await make(noGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'gitea', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '1' })).toBe('npm test require=1\n');
     expect(await make(noGo, ['-n', 'k8s-bin'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '1' })).toBe('hack/k8s-bin.sh\n');
-    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '0' })).toBe('npm test require=0\n');
+    expect(await make(withGo, ['-o', 'deps', '-o', 'k8s-bin', '-o', 'kube-score', '-o', 'oci-registry', '-o', 'keycloak', '-o', 'seaweedfs', '-o', 'gitea', '-o', 'openhands-app-server', '-o', 'test-deps', '-o', 'k8s-node', 'test'], { AGENTYARD_REQUIRE_CLUSTER_TESTS: '0' })).toBe('npm test require=0\n');
   });
 
   it('installs quietly: one progress line, then npm errors only (no EBADENGINE screen from an older system Node)', async () => {

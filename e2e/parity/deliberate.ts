@@ -3,6 +3,10 @@
 
 /** Differences that are deliberate: each says why ours is right for agentyard. */
 export const DELIBERATE: Record<string, string> = {
+  'security_toolshield_table.analyzer_shown':
+    "The ToolShield guardrail's `llm.api_key` shows masked (`**********`), as the agent's own LLM key does: a key is set and kept. " +
+    'OpenHands 1.58 shows null because it has lost the key: its request round trip stores the mask, which its LLM then drops, so ' +
+    'its guardrail calls go out without a key (a real provider would refuse them; the scripted one does not check).',
   'acp_pause.statuses':
     'Pause stops an ACP turn at once: ours sends the ACP server session/cancel (its model call is cancelled, a tool call left ' +
     'open is closed as failed), records no answer for the paused turn, and the next message runs a new turn. OpenHands 1.58 ' +
@@ -72,10 +76,24 @@ export const DELIBERATE: Record<string, string> = {
     "The conversation settings form has no `runtime` section (default_runtime, worktree_*, container_*): this agent server runs " +
     'every conversation in its own workspace (the sandbox is the runtime; no Docker or worktree runtimes), so these would be ' +
     'settings that change nothing, and PATCH refuses them (422) rather than store them unapplied.',
-  'settings_document.encrypted':
-    "`X-Expose-Secrets: encrypted` answers OpenHands' Fernet tokens for a client to send back with `secrets_encrypted`, which " +
-    'this agent server does not take either (501 there too): a 501 says so, where answering tokens would invite a start request ' +
-    'that is then refused.',
+  'mcp_config_forms.mcp_servers_wrapper':
+    "A regular agent's `mcp_config` in the `{\"mcpServers\": {...}}` form: ours takes it as well as 1.58's server map, because it is " +
+    "the form of OpenHands 1.44 and of the clients generated from it (the official TypeScript client, which must drive this " +
+    'server unmodified) and of Claude Code\'s .mcp.json. OpenHands 1.58 refuses it (422: it reads `mcpServers` as a server name). ' +
+    'Each form is checked with its own version\'s fields (unknown fields refused in both, as 1.58 refuses them).',
+  'mcp_config_forms.neither_command_nor_url':
+    'An MCP server with neither `command` nor `url` in a start request: refused here (422 at the server), as in the settings ' +
+    '(settings_document.mcp_without_command_or_url). OpenHands 1.58 starts the conversation and leaves the server out ' +
+    'silently, so the agent runs without tools its user configured.',
+  'secrets_encrypted.info_api_key':
+    "After a start with `secrets_encrypted: true` the conversation's `agent.llm.api_key` reads `**********` on ours, as after " +
+    'every create on both servers (a key is set, not shown); OpenHands 1.58 shows null there, which reads as "no key" though ' +
+    'its model calls send the decrypted one (model_auth agrees on both).',
+  'secrets_encrypted.foreign_token_start':
+    'A start with `secrets_encrypted: true` carrying a token that another OH_SECRET_KEY made (or that was altered): ours refuses ' +
+    'it (422 at the field, the token not repeated); OpenHands 1.58 logs a warning and sets that secret to null (an LLM key: the ' +
+    'model is then called without one; an MCP header map keeps the ciphertext as the value), so the conversation starts with a ' +
+    'missing or garbled credential and fails later, far from the cause.',
   'settings_document.masked_key_saved_back':
     'A settings form that saves back what GET showed it sends the masked key (`**********`): ours keeps the stored key, OpenHands ' +
     'drops it (api_key null, llm_api_key_is_set false), so saving an unrelated field silently unsets the model key. A client ' +

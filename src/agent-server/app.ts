@@ -52,6 +52,7 @@ import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/
 import { initRoutes } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { settingsDocRoutes } from './routes/settings-doc.ts';
+import type { Fernet } from './fernet.ts';
 import { workspaceSessionRoutes } from './routes/workspace-session.ts';
 import { workspacesRoutes } from './routes/workspaces.ts';
 import type { SettingsDocStore, SettingsSecretStore, WorkspacesStore } from './store/settings-store.ts';
@@ -103,7 +104,7 @@ export interface AppDeps {
   canvas?: CanvasHolder;
   /** The extensions repository (public skills, marketplace) and marketplace registrations. Default: from the environment (EXTENSIONS_PATH, EXTENSIONS_REF, OH_PERSISTENCE_DIR, OH_REGISTERED_MARKETPLACES). */
   extensions?: ExtensionsConfig;
-  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void };
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void; /** The secret key as OpenHands' cipher (X-Expose-Secrets: encrypted); undefined: none. */ fernet?: () => Fernet | undefined };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -150,7 +151,7 @@ export function createApp(d: AppDeps): Koa {
       activeAgentProfileId: () => d.agentProfiles.activeId(),
       activateAgentProfile: (id) => (d.agentProfiles.byId(id) ? (d.agentProfiles.activate(id), true) : false),
       metaProfileExists: (name) => readMetaProfile(d.db, name) !== undefined,
-    }), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
+    }, d.settings.fernet ?? (() => undefined)), providerConnectionRoutes(d.settings.providerConnections, d.log, (id) => d.profiles.linkedTo(id)), workspacesRoutes(d.settings.workspaces), workspaceSessionRoutes(), profileRoutes({
       store: d.profiles,
       agentProfiles: d.agentProfiles,
       service: d.service,

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { llmDefaultsFromEnv, modelRetriesFromEnv, sessionKeysFromEnv } from './main.ts';
+import { llmDefaultsFromEnv, modelRetriesFromEnv, secretKeyFromEnv, sessionKeysFromEnv } from './main.ts';
 import { eventually, tempDir } from './test-support.ts';
 
 const CLI = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
@@ -79,6 +79,14 @@ describe('environment parsing', () => {
   it('collects OH_SESSION_API_KEYS_<n> until the first gap, skipping empty ones', () => {
     expect(sessionKeysFromEnv({ OH_SESSION_API_KEYS_0: 'a', OH_SESSION_API_KEYS_1: '', OH_SESSION_API_KEYS_2: 'c', OH_SESSION_API_KEYS_4: 'e' })).toEqual(['a', 'c']);
     expect(sessionKeysFromEnv({})).toEqual([]);
+  });
+
+  it('takes the secret key as OpenHands 1.58 does: OH_SECRET_KEY unless blank, else the first session key, else none', () => {
+    expect(secretKeyFromEnv({ OH_SECRET_KEY: 'k', OH_SESSION_API_KEYS_0: 's' })).toEqual({ key: 'k', from: 'OH_SECRET_KEY' });
+    expect(secretKeyFromEnv({ OH_SECRET_KEY: '  ', OH_SESSION_API_KEYS_0: 's' })).toEqual({ key: 's', from: 'OH_SESSION_API_KEYS_0' });
+    expect(secretKeyFromEnv({ SESSION_API_KEY: 'v0', OH_SESSION_API_KEYS_0: 's' })).toEqual({ key: 'v0', from: 'SESSION_API_KEY' });
+    expect(secretKeyFromEnv({ OH_SESSION_API_KEYS_0: '' })).toBeUndefined();
+    expect(secretKeyFromEnv({})).toBeUndefined();
   });
 
   it('builds LLM defaults only when LLM_MODEL is set', () => {

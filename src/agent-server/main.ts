@@ -1,7 +1,8 @@
 // `agentyard agent-server --port <n> --workspace <dir> [--data-dir <dir>] [--host <addr>]`.
 // Configuration from the environment, as OpenHands names it where it has a name:
 //   OH_SESSION_API_KEYS_0, _1, ...   accepted session keys (none: authentication off, with a warning)
-//   OH_SECRET_KEY                    seals persisted conversation secrets (none: memory only)
+//   OH_SECRET_KEY                    seals persisted secrets; OpenHands' Fernet key of X-Expose-Secrets: encrypted
+//                                    (unset or blank: the first session key, as OpenHands; none at all: memory only)
 //   OH_APP_BACKEND_PUBLIC_URL        the separate browser origin Canvas App backends are proxied on (none: /app-backends answers 503)
 //   OH_MAX_CONCURRENT_RUNS           conversations running at once before the /v1 gateway answers 429 (default 10)
 //   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
@@ -27,6 +28,20 @@ export function sessionKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
     if (k !== '') keys.push(k);
   }
   return keys;
+}
+
+/**
+ * The secret key as OpenHands 1.58 reads it (config.py _default_secret_key): OH_SECRET_KEY unless
+ * blank, else the first session key (SESSION_API_KEY, then OH_SESSION_API_KEYS_0), so a server
+ * started with only a session key still seals what it persists (secrets survive a restart) and
+ * can answer X-Expose-Secrets: encrypted. Undefined: no key at all (secrets held in memory only).
+ */
+export function secretKeyFromEnv(env: NodeJS.ProcessEnv): { key: string; from: string } | undefined {
+  for (const name of ['OH_SECRET_KEY', 'SESSION_API_KEY', 'OH_SESSION_API_KEYS_0']) {
+    const v = env[name];
+    if (v !== undefined && v.trim() !== '') return { key: v, from: name };
+  }
+  return undefined;
 }
 
 export function llmDefaultsFromEnv(env: NodeJS.ProcessEnv): LlmConfig | undefined {
@@ -95,6 +110,8 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     await warmUp({ dataDir: resolve(values['data-dir'] ?? join(values.workspace, '.agentyard')), createAgent, ...(llm ? { llmDefaults: llm } : {}), log }).catch((err: unknown) => log.warn({ err }, 'warm-up failed'));
   }
   const retries = modelRetriesFromEnv(env);
+  const secret = secretKeyFromEnv(env);
+  if (secret && secret.from !== 'OH_SECRET_KEY') log.warn({ secretKeyFrom: secret.from }, 'OH_SECRET_KEY not set: secrets are sealed with the first session API key, as OpenHands does (rotating that key makes them unreadable; set OH_SECRET_KEY)');
   const sinkUrl = env[SINK_ENV.url];
   const server = await startAgentServer({
     port,
@@ -105,7 +122,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     createAgent: retries === undefined ? createAgent : createAgentWith({ model: { maxRetries: retries } }),
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
-    ...(env['OH_SECRET_KEY'] ? { secretKey: env['OH_SECRET_KEY'] } : {}),
+    ...(secret ? { secretKey: secret.key } : {}),
     subscription: subscriptionSettingsFromEnv(env),
     ...maxConcurrentRunsFromEnv(env),
     appBackends: appBackendsFromEnv(env),

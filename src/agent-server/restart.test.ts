@@ -2,6 +2,8 @@
 // error with an explanation (and its dangling tool calls are answered), one stopped by a clean
 // shutdown is paused and resumable, sequence numbers continue, secrets come back only when a secret
 // key is configured.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -102,10 +104,70 @@ describe('restart recovery', () => {
     await on.stop(second);
 
     const noKey = new FakeAgents();
-    const third = await start(noKey);
+    let logText = '';
+    const third = await on.start({ agents: noKey, tuning: { runGraceMs: 50 }, log: pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logText += String(c)), cb()) })) });
     await third.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('y', true) });
     await eventually(() => noKey.hosts.length === 1);
     expect(noKey.hosts[0]!.secrets).toEqual({});
     expect(noKey.hosts[0]!.llm?.apiKey).toBeUndefined();
+    expect(logText).toContain('cannot open stored secrets');
+    await on.stop(third);
+  });
+
+  it('says so (log, names only) when secrets held in memory only (no key) are gone after a restart', async () => {
+    const first = await start(new FakeAgents());
+    const body = startRequest(join(on.dir.path, 'w'), { secrets: { OPENCODE_CONFIG_CONTENT: 'config-secret-value', MY_TOKEN: 'token-secret-value' } });
+    const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
+    await on.stop(first);
+    let logText = '';
+    const agents = new FakeAgents();
+    const second = await on.start({ agents, tuning: { runGraceMs: 50 }, log: pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logText += String(c)), cb()) })) });
+    const warning = logText.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.conversationId === id && /held in memory only/.test(l.msg));
+    expect(warning).toMatchObject({ secretNames: ['OPENCODE_CONFIG_CONTENT', 'MY_TOKEN'] });
+    expect(logText).not.toMatch(/config-secret-value|token-secret-value/);
+    // Sent again, the next run has them.
+    expect((await second.api(`/api/conversations/${id}/secrets`, { method: 'POST', body: { secrets: { MY_TOKEN: 'token-secret-value' } } })).status).toBe(200);
+    await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('z', true) });
+    await eventually(() => agents.hosts.length === 1);
+    expect(agents.hosts[0]!.secrets).toEqual({ MY_TOKEN: 'token-secret-value' });
+  });
+
+  it("keeps the MCP servers' env and header values out of the database: sealed with the key, back after a restart; without a key gone, and said", async () => {
+    const mcp_config = { web: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer mcp-header-secret-1' } }, tool: { command: 'node', args: ['s.js'], env: { TOKEN: 'mcp-env-secret-2', PLAIN: '${NAMED}' } } };
+    const first = await start(new FakeAgents(), 'k1');
+    const body = startRequest(join(on.dir.path, 'w'), { agent: { llm: { model: 'm' }, mcp_config } });
+    const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
+    const noKeyBody = startRequest(join(on.dir.path, 'w2'), { agent: { llm: { model: 'm' }, mcp_config } });
+    await on.stop(first);
+    const data = join(on.dir.path, 'data');
+    const files = () => readdirSync(data).map((f) => readFileSync(join(data, f)).toString('latin1')).join('');
+    expect(files()).not.toMatch(/mcp-header-secret-1|mcp-env-secret-2/);
+
+    const withKey = new FakeAgents();
+    const second = await start(withKey, 'k1');
+    expect((await second.api(`/api/conversations/${id}`)).body.agent.mcp_config.tool.env).toEqual({ TOKEN: '**********', PLAIN: '**********' });
+    await second.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('x', true) });
+    await eventually(() => withKey.hosts.length === 1);
+    expect(withKey.hosts[0]!.request.agent?.mcp_config).toEqual(mcp_config);
+    // A later switch_llm or secrets update seals them again with the rest.
+    expect((await second.api(`/api/conversations/${id}/switch_llm`, { method: 'POST', body: { llm: { model: 'm2' } } })).status).toBe(200);
+    const noKeyId = (await second.api('/api/conversations', { method: 'POST', body: noKeyBody })).body.id;
+    await on.stop(second);
+    expect(files()).not.toMatch(/mcp-header-secret-1|mcp-env-secret-2/);
+    const third = new FakeAgents();
+    const again = await start(third, 'k1');
+    await again.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('y', true) });
+    await eventually(() => third.hosts.length === 1);
+    expect(third.hosts[0]!.request.agent?.mcp_config).toEqual(mcp_config);
+    await on.stop(again);
+
+    let logText = '';
+    const lost = new FakeAgents();
+    const fourth = await on.start({ agents: lost, tuning: { runGraceMs: 50 }, log: pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => ((logText += String(c)), cb()) })) });
+    await fourth.api(`/api/conversations/${noKeyId}/events`, { method: 'POST', body: userText('z', true) });
+    await eventually(() => lost.hosts.length === 1);
+    expect((lost.hosts[0]!.request.agent?.mcp_config as any).tool.env).toEqual({ TOKEN: null, PLAIN: null });
+    expect(logText).toMatch(/cannot open stored secrets/);
+    expect(logText).not.toMatch(/mcp-header-secret-1|mcp-env-secret-2/);
   });
 });

@@ -188,4 +188,32 @@ describe('the model-routing tool (route_task_to_model)', () => {
     const obs = (await events(r.body.id)).find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model').observation;
     expect(obs).toMatchObject({ is_error: false, chosen_class: 'model: coder', model: 'coder', active_model: 'openai/coder-model' });
   });
+
+  it("agent_settings (1.58's start form) with the routing fields: the tool routes with the named meta-profile, or the inline one; meta_profile_llms is refused (501)", async () => {
+    await routedProfile([{ description: 'Backend code: services, databases', model: 'coder' }]);
+    const settings = { agent_kind: 'openhands', llm: { model: 'openai/planner-model', base_url: t.llm.url, api_key: PLANNER_KEY }, tools: [{ name: 'terminal' }], enable_classify_and_switch_llm_tool: true, condenser: { enabled: false } };
+    for (const routing of [{ active_meta_profile: 'router' }, { active_meta_profile: 'gone', meta_profile: { classifier_model: 'planner', classes: [{ description: 'Backend code: services, databases', model: 'coder' }] } }]) {
+      t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] }, { content: '1' });
+      other.llm.push((req) => {
+        expect([req.model, req.headers['authorization']]).toEqual(['coder-model', `Bearer ${CODER_KEY}`]);
+        return { toolCalls: [{ name: 'finish', arguments: { message: 'routed' } }] };
+      });
+      const r = await start({ agent_settings: { ...settings, ...routing } });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      expect(r.body.agent.tools).toEqual([{ name: 'terminal', params: {} }, { name: 'ClassifyAndSwitchLLMTool', params: expect.objectContaining({ active_meta_profile: routing.active_meta_profile }) }]);
+      expect(r.body.agent.llm.api_key).toBe('**********');
+      await t.s.api(`/api/conversations/${r.body.id}/events`, { method: 'POST', body: { ...text('add an index'), run: true } });
+      await finished(r.body.id);
+      const obs = (await events(r.body.id)).find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model');
+      expect(obs.observation).toMatchObject({ is_error: false, model: 'coder', active_model: 'openai/coder-model' });
+    }
+    // Without the switch no routing tool; the default tools when none are named.
+    const plain = await start({ agent_settings: { llm: { model: 'openai/planner-model' }, active_meta_profile: 'router' } });
+    expect(plain.body.agent.tools.map((x: any) => x.name)).toEqual(['terminal', 'file_editor', 'task_tracker']);
+    const inline = await start({ agent_settings: { ...settings, meta_profile_llms: { coder: { model: 'openai/x', api_key: 'sk-inline' } } } });
+    expect(inline.status).toBe(501);
+    const bad = await start({ agent_settings: { ...settings, enable_classify_and_switch_llm_tool: 'yes', unknown_field: 1 } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: any) => d.loc.join('.')).sort()).toEqual(['body.agent_settings.enable_classify_and_switch_llm_tool', 'body.agent_settings.unknown_field']);
+  });
 });

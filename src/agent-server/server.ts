@@ -22,6 +22,7 @@ import { EventBus } from './conversation/bus.ts';
 import { usageSummary } from './conversation/info.ts';
 import { ConversationService } from './conversation/service.ts';
 import { SessionKeys } from './http/auth.ts';
+import { Fernet } from './fernet.ts';
 import { SecretSealer } from './secrets.ts';
 import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
@@ -162,6 +163,8 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
 
   const keys = new SessionKeys(opts.sessionKeys);
   const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
+  // The same key as OpenHands' cipher: the wire form of exposed secrets (X-Expose-Secrets: encrypted, secrets_encrypted).
+  let fernet = opts.secretKey ? new Fernet(opts.secretKey) : undefined;
   const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
   const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
   const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
@@ -206,6 +209,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     workspaceDir,
     llmDefaults: opts.llmDefaults,
     sealer,
+    fernet: () => fernet,
     transaction: (fn) => db.transaction(fn)(),
     launchProfile: (req) => launchFromProfile(req, serverLaunchStores({ agentProfiles, profiles, settings: settingsDoc, db })),
     ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
@@ -259,8 +263,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       providerConnections,
       document: settingsDoc,
       initKeys: () => initKeys,
+      fernet: () => fernet,
       onHandOver: (req) => {
         if (!req.secret_key) return;
+        fernet = new Fernet(req.secret_key);
         settingsSecrets.setSealer(new SecretSealer(req.secret_key));
         providerConnections.setSealer(new SecretSealer(req.secret_key));
         settingsDoc.setSealer(new SecretSealer(req.secret_key));

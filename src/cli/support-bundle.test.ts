@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { EVENTS_KEPT, eventTime, recentEvents, REDACTED, redact, redactText } from './support-bundle.ts';
+import { REDACTED, redact, redactText } from './bundle-writer.ts';
+import { EVENTS_KEPT, eventTime, recentEvents } from './support-bundle.ts';
 
 describe('support bundle redaction', () => {
   it('removes Secret data and sensitive env values, keeps the rest', () => {

@@ -22,6 +22,7 @@ import { sandboxRoutes } from './routes/sandboxes.ts';
 import { marketplaceRoutes } from './routes/marketplaces.ts';
 import { openHandsRoutes } from './routes/openhands.ts';
 import { secretRoutes } from './routes/secrets.ts';
+import { gitRoutes } from './routes/git.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { llmSettingsRoutes } from './routes/llm-settings.ts';
 import { skillRoutes } from './routes/skills.ts';
@@ -89,7 +90,7 @@ export function createFacade(deps: FacadeDeps): Facade {
  */
 export function apiRouters(facade: Facade): { openApi: Router; api: Router } {
   const api = new Router({ prefix: API_PREFIX });
-  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, llmSettingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, warmPoolRoutes, openHandsRoutes, adminRoutes]) {
+  for (const routes of [webhookRoutes, appConversationRoutes, hookRoutes, skillRoutes, eventRoutes, sandboxRoutes, settingsRoutes, llmSettingsRoutes, userRoutes, secretRoutes, marketplaceRoutes, usageRoutes, warmPoolRoutes, openHandsRoutes, gitRoutes, adminRoutes]) {
     api.use(routes(facade).routes());
   }
   return { openApi: openApiRoutes(), api };

@@ -12,7 +12,7 @@ import type { Registry } from '../util/metrics.ts';
 import type { ObjectStore } from '../objstore/types.ts';
 import type { InstalledLicense } from '../license/license.ts';
 import type { SupportUploadSettings } from './support-bundle.ts';
-import type { BundleWriter } from '../cli/support-bundle.ts';
+import type { BundleWriter } from '../cli/bundle-writer.ts';
 
 export interface AgentMessage {
   role: 'user';

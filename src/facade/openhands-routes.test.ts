@@ -168,7 +168,8 @@ describe('routes not built', () => {
   let h: Harness;
   afterEach(() => h.close());
 
-  it('answer 501 with the reason, never 404', async () => {
+  // None at the moment (the git searches were the last); kept for the next route listed.
+  it.skipIf(NOT_BUILT_ROUTES.length === 0)('answer 501 with the reason, never 404', async () => {
     h = await startHarness();
     for (const route of NOT_BUILT_ROUTES) {
       const path = route.path.replace('{name}', 'fast').replace('{conversation_id}', '0123456789abcdef0123456789abcdef');

@@ -17,7 +17,7 @@ import type { SupportBundleUpload } from '../api/app/admin.ts';
 import { BadGateway, Conflict } from '../api/errors.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import { SandboxKind } from '../api/sandbox.ts';
-import { bundleWriter } from '../cli/support-bundle.ts';
+import { bundleWriter } from '../cli/bundle-writer.ts';
 import { UPLOAD_SECRET, UPLOAD_SECRET_KEY, UPLOAD_TOKEN_ENV, UploadError, uploadBundle, uploadUrl } from '../cli/support-upload.ts';
 import { licenseStatus } from '../license/license.ts';
 import type { FacadeDeps } from './deps.ts';

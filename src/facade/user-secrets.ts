@@ -121,3 +121,23 @@ export async function deleteStoredSecret(d: FacadeDeps, user: AppUser, name: str
     delete descriptions[name];
   });
 }
+
+/** Creates or replaces one secret (a provider token saved through POST /secrets/git-providers). */
+export async function putStoredSecret(d: FacadeDeps, user: AppUser, name: string, value: string, description: string): Promise<void> {
+  checkName(name);
+  await mutate(d, user, (data, descriptions) => {
+    data[name] = Buffer.from(value, 'utf8').toString('base64');
+    descriptions[name] = description;
+  });
+}
+
+/** Deletes the secrets of these names that exist (DELETE /secrets/git-providers); idempotent. */
+export async function deleteStoredSecretsNamed(d: FacadeDeps, user: AppUser, names: string[]): Promise<void> {
+  if (!(await read(d, user))) return;
+  await mutate(d, user, (data, descriptions) => {
+    for (const name of names) {
+      delete data[name];
+      delete descriptions[name];
+    }
+  });
+}

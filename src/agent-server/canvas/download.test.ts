@@ -2,12 +2,14 @@
 // throwaway CA given to the downloader) and a real plain-HTTP one: the checksum, the size limits
 // (announced and streamed), redirects and where they may lead, and prepare()/start() of an installed
 // Canvas App whose manifest names its artifact by URL.
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki } from '../../../e2e/kube/certs.ts';
 import { tempDir } from '../test-support.ts';
@@ -15,6 +17,8 @@ import { CanvasBackends, currentPlatform } from './backends.ts';
 import { downloadArtifact } from './download.ts';
 import { CanvasExtensions } from './extensions.ts';
 import { writeTestExtension } from './test-extension.ts';
+
+const execFileAsync = promisify(execFile);
 
 describe('backend artifacts downloaded from a URL', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -101,6 +105,29 @@ describe('backend artifacts downloaded from a URL', () => {
     expect(await failure(downloadArtifact(`${base}/chunked.tar.gz`, sha, d, { ca, maxBytes: max }))).toBe('Conflict backend artifact exceeds maximum size');
     expect(readdirSync(d)).toEqual([]);
     expect(await downloadArtifact(`${base}/chunked.tar.gz`, sha, d, { ca, maxBytes: archive.length })).toBe(join(d, `${sha}.tar.gz`));
+  });
+
+  it('a body refused before the file was opened on the thread pool still leaves nothing behind', async () => {
+    // A busy machine, made certain: a child process with a thread pool of one thread, held in
+    // open(2) on a FIFO until the download has failed. A temporary file the download left to the pool
+    // to create would appear after its cleanup; the directory is read through the pool, after it.
+    const d = fresh();
+    const fifo = join(dir.path, `held-${Math.random().toString(36).slice(2)}`);
+    execFileSync('mkfifo', [fifo]);
+    const child = `
+      import { constants, openSync, closeSync } from 'node:fs';
+      import { open, readdir } from 'node:fs/promises';
+      import { downloadArtifact } from ${JSON.stringify(new URL('./download.ts', import.meta.url).href)};
+      const [url, sha, dir, fifo] = process.argv.slice(1);
+      const held = open(fifo, 'w'); // the pool's only thread waits for a reader
+      const outcome = await downloadArtifact(url, sha, dir, { allowHttp: true, maxBytes: 50 }).then(() => 'resolved', (e) => e.message);
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      await (await held).close();
+      closeSync(reader);
+      console.log(JSON.stringify({ outcome, left: await readdir(dir) }));
+    `;
+    const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', child, `${plain}/chunked.tar.gz`, sha, d, fifo], { env: { ...process.env, UV_THREADPOOL_SIZE: '1' }, timeout: 15_000 });
+    expect(JSON.parse(stdout)).toEqual({ outcome: 'backend artifact exceeds maximum size', left: [] });
   });
 
   it('follows at most 5 redirects, each checked: never to http or to a URL with credentials', async () => {

@@ -5,8 +5,8 @@
 // with credentials), 120 s without progress ends it, at most 1 GiB (the announced length and the
 // bytes received), and the SHA-256 must be the manifest's. The archive is kept under its checksum,
 // so an approved revision is downloaded once; a failed download leaves nothing behind.
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -70,7 +70,7 @@ export async function downloadArtifact(url: string, sha256: string, dir: string,
   const dest = join(dir, `${sha256}.tar.gz`);
   if (existsSync(dest) && (await sha256File(dest)) === sha256) return dest;
   rmSync(dest, { force: true });
-  const tmp = join(dir, `.${sha256}.tar.gz.${process.pid}.${Date.now()}.tmp`);
+  const tmp = join(dir, `.${sha256}.tar.gz.${randomUUID()}.tmp`);
   let current = allowedUrl(url, !!o.allowHttp);
   try {
     for (let redirects = 0; ; redirects++) {
@@ -99,6 +99,10 @@ export async function downloadArtifact(url: string, sha256: string, dir: string,
       }
       const h = createHash('sha256');
       let received = 0;
+      // The temporary file is created here, before any byte arrives, and not by createWriteStream:
+      // that opens its file later, on libuv's thread pool, so a body refused before the pool got to
+      // it (a busy machine) created the file after the cleanup below had run, and it stayed.
+      const out = createWriteStream(tmp, { fd: openSync(tmp, 'wx') });
       try {
         await pipeline(
           res,
@@ -110,7 +114,7 @@ export async function downloadArtifact(url: string, sha256: string, dir: string,
               yield chunk;
             }
           },
-          createWriteStream(tmp),
+          out,
         );
       } catch (e) {
         throw e instanceof Conflict ? e : new Conflict('backend artifact download failed');

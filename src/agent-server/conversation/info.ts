@@ -4,6 +4,7 @@ import type { LlmConfig } from '../../agent/types.ts';
 import type { UsageMetrics } from '../../api/conversation.ts';
 import type { ConversationRow } from '../store/conversation-store.ts';
 import { MASK } from '../secrets.ts';
+import { maskedAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { AcpInfo } from '../acp/agent.ts';
 
 export interface InfoInputs {
@@ -38,6 +39,25 @@ function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']
   return { ...agent, agent_context: { ...agent.agent_context, skills: [...own, ...plugin] } };
 }
 
+/**
+ * `mcp_config` with its secrets masked: each server's `env` and `headers` values (as /api/settings
+ * masks them; 1.58 redacts them too), in whichever form the request gave (server map or `mcpServers`).
+ */
+function maskedMcpConfig(config: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!config) return config;
+  const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const maskServers = (servers: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(servers).map(([name, server]) => {
+        if (!isMap(server)) return [name, server];
+        const out = { ...server };
+        for (const f of ['env', 'headers']) if (isMap(out[f])) out[f] = Object.fromEntries(Object.keys(out[f] as object).map((k) => [k, MASK]));
+        return [name, out];
+      }),
+    );
+  return isMap(config['mcpServers']) ? { ...config, mcpServers: maskServers(config['mcpServers']) } : maskServers(config);
+}
+
 /** The placeholder model (and usage id) of an ACP agent's LLM, as 1.58 names it. */
 const ACP_MANAGED = 'acp-managed';
 
@@ -57,7 +77,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
   }
   return {
     id: row.id,
-    agent: { ...agent, kind: agent.kind ?? 'Agent', llm: maskedLlm },
+    agent: { ...agent, kind: agent.kind ?? 'Agent', llm: maskedLlm, ...(agent.mcp_config ? { mcp_config: maskedMcpConfig(agent.mcp_config) } : {}) },
     workspace: { kind: 'LocalWorkspace', working_dir: req.workspace.working_dir },
     persistence_dir: persistenceDir,
     execution_status: row.executionStatus,
@@ -65,7 +85,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     activated_knowledge_skills: [...(skills?.activated ?? [])],
     max_iterations: req.max_iterations ?? 500,
     stuck_detection: req.stuck_detection ?? true,
-    security_analyzer: req.security_analyzer ?? null,
+    security_analyzer: maskedAnalyzer(req.security_analyzer),
     invoked_skills: [...(skills?.invoked ?? [])],
     blocked_actions: {},
     blocked_messages: {},

@@ -41,7 +41,7 @@ import type { Db } from '../store/db.ts';
 import type { ProfileStore, RunnableProfile } from '../store/profile-store.ts';
 
 /** The tools of OpenHands' default agent settings (finish and think are built in). */
-const DEFAULT_TOOLS = ['terminal', 'file_editor', 'task_tracker'];
+export const DEFAULT_TOOLS = ['terminal', 'file_editor', 'task_tracker'];
 
 export interface LaunchedAgentProfile {
   agent_profile_id: string;
@@ -137,7 +137,7 @@ function selectSkills(catalog: readonly Skill[], profile: AgentProfile, publicNa
 }
 
 /** The profile's condenser settings (OpenHands' CondenserSettingsConfig) as the agent's `condenser`; null: none. */
-function agentCondenser(c: Record<string, unknown>): Record<string, unknown> | null {
+export function agentCondenser(c: Record<string, unknown>): Record<string, unknown> | null {
   if (c['enabled'] === false) return null;
   if (c['condenser_kind'] === 'no_op') return { kind: 'NoOpCondenser' };
   const pick = ['max_size', 'keep_first', 'minimum_progress', 'max_tokens', 'hard_context_reset_max_retries', 'hard_context_reset_context_scaling'];
@@ -145,7 +145,7 @@ function agentCondenser(c: Record<string, unknown>): Record<string, unknown> | n
 }
 
 /** The profile's verification settings as the agent's critic (OpenHands' build_critic); undefined when it is off. Keyless: the agent uses its LLM's key. */
-function agentCritic(profile: AgentProfile): Record<string, unknown> | undefined {
+export function agentCritic(profile: Pick<AgentProfile, 'verification'>): Record<string, unknown> | undefined {
   const v = profile.verification;
   if (v.critic_enabled !== true) return undefined;
   return {

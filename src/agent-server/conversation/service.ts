@@ -3,16 +3,22 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
+import { checkAnalyzer, splitAnalyzerKeys } from '../../agent/confirmation/policy.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import { ModelCallError } from '../../agent/llm/errors.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import type { SubscriptionAccess } from '../../agent/llm/codex.ts';
-import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
-import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests } from '../../api/errors.ts';
+import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest, type SecurityAnalyzer } from '../../api/agent-server/index.ts';
+import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests, type ValidationIssue } from '../../api/errors.ts';
+import { AgentMcpServer, AgentMcpServerV144 } from '../../api/agent-server/settings.ts';
+import { parseValue } from '../../api/events/validate.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
+import type { Fernet } from '../fernet.ts';
+import { openLlm, openStartRequest } from '../secret-tokens.ts';
+import { agentFromSettings } from './agent-settings.ts';
+import { lostMcpSecrets, splitMcpSecrets } from './mcp-secrets.ts';
 import { conversationWorktreeDir, createWorktree, planWorktree, removeWorktrees, type WorktreePlan } from '../git/worktree.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
 import { resolveAcpCommand } from '../acp/providers.ts';
@@ -25,6 +31,8 @@ export interface ServiceOptions {
   llmDefaults: LlmConfig | undefined;
   /** Present when secrets may be persisted (sealed). */
   sealer: SecretSealer | undefined;
+  /** The secret key as OpenHands' cipher, for `secrets_encrypted` requests (undefined: none; a hand-over changes it). */
+  fernet?: () => Fernet | undefined;
   /** Runs `fn` in one database transaction. */
   transaction<T>(fn: () => T): T;
   /** How many conversations may run at once before the gateway answers 429 (OpenHands max_concurrent_runs). Default 10. */
@@ -51,6 +59,9 @@ export function normalizeConversationId(id: string): string | undefined {
 }
 
 /** The model config: the request's `agent.llm` over the server's defaults (rules in conversationLlm). */
+/** The analyzer keys as sealed with the secrets (nothing when there are none). */
+const sealedAnalyzerKeys = (keys: Readonly<Record<string, string>>) => (Object.keys(keys).length ? { analyzerKeys: { ...keys } } : {});
+
 export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   const llm = req.agent?.llm;
   const resolved = llm?.auth_type === 'subscription' || llm?.is_subscription === true ? subscriptionLlm(llm.model, subscription) : conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
@@ -64,6 +75,32 @@ export function effectiveLlm(req: StartConversationRequest, apiKey: string | und
 /** The model the agent server calls for the conversation: none for an ACP agent (its server calls its own). */
 function runtimeLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   return req.agent?.kind === 'ACPAgent' ? undefined : effectiveLlm(req, apiKey, defaults, subscription);
+}
+
+/**
+ * `agent.mcp_config` checked at start as 1.58 checks its Agent's (a map of MCPServer, extra fields
+ * refused, a command or a URL each), so a bad server is a 422 where it stands rather than an error
+ * at the first run. Both forms are taken (agentMcpServers), each with its own version's fields: 1.58's
+ * server map, and the `{"mcpServers": ...}` form of 1.44's clients (with `type`), which 1.58 refuses
+ * (a deliberate difference: the official TypeScript client is generated from 1.44).
+ */
+function checkMcpConfig(config: unknown, loc: string[]): void {
+  if (config == null) return;
+  const wrapped = typeof config === 'object' && !Array.isArray(config) && 'mcpServers' in config;
+  const at = wrapped ? [...loc, 'mcpServers'] : loc;
+  const servers = wrapped ? (config as Record<string, unknown>)['mcpServers'] : config;
+  if (servers === null || typeof servers !== 'object' || Array.isArray(servers)) throw new Invalid([{ loc: at, msg: 'Input should be a valid dictionary: MCP servers by name', type: 'dict_type' }]);
+  const issues: ValidationIssue[] = [];
+  for (const [name, server] of Object.entries(servers)) {
+    try {
+      const s = parseValue(wrapped ? AgentMcpServerV144 : AgentMcpServer, server, { prefix: [...at, name] });
+      if (s.command === undefined && s.url === undefined) issues.push({ loc: [...at, name], msg: "Value error, an MCP server needs 'command' (stdio) or 'url' (http, sse)", type: 'value_error' });
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      issues.push(...err.detail);
+    }
+  }
+  if (issues.length) throw new Invalid(issues);
 }
 
 /** What an ACP agent asks for that cannot be done: refused at start rather than at its first run. */
@@ -157,6 +194,11 @@ export class ConversationService {
     return secretValues(input, this.#o.lookupSecret);
   }
 
+  /** `llm` with the Fernet tokens of X-Expose-Secrets: encrypted in its key fields opened (422 at `loc` for another key's token). */
+  openLlmTokens<T extends object>(llm: T, loc: (string | number)[]): T {
+    return openLlm(llm, this.#o.fernet?.(), loc);
+  }
+
   /** Where conversations keep files outside their workspace (`<data dir>/conversations`). */
   get conversationsDir(): string {
     return join(this.#o.ctx.persistenceDir, 'conversations');
@@ -187,16 +229,24 @@ export class ConversationService {
     for (const row of this.#o.conversations.all()) {
       let secrets: Record<string, string> = {};
       let apiKey: string | undefined;
+      let analyzerKeys: Record<string, string> | undefined;
+      let mcpConfig: Record<string, unknown> | undefined;
+      const lostMcp = lostMcpSecrets(row.request.agent?.mcp_config);
       if (row.sealedSecrets !== null) {
         const opened = this.#o.sealer?.open(row.sealedSecrets, row.id);
-        if (opened) ({ secrets, llmApiKey: apiKey } = opened);
+        if (opened) ({ secrets, llmApiKey: apiKey, analyzerKeys, mcpConfig } = opened);
         else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed)');
+      } else if (Object.keys(row.request.secrets ?? {}).length > 0 || lostMcp.length > 0) {
+        // #14: a relaunched ACP server without its config secret. Said, never silent: the names (not values) and the remedy.
+        this.#o.ctx.log.warn({ conversationId: row.id, secretNames: Object.keys(row.request.secrets ?? {}), ...(lostMcp.length ? { mcpSecrets: lostMcp } : {}) }, 'the conversation\'s secrets were held in memory only (the server had no OH_SECRET_KEY) and are gone after this restart: its runs (and a relaunched ACP server) go without them until they are sent again (POST /api/conversations/{id}/secrets); set OH_SECRET_KEY to keep them');
       }
       const rt = new ConversationRuntime(this.#o.ctx, {
         row,
         workspaceDir: this.#workingDir(row.request),
         llm: runtimeLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
         secrets,
+        ...(analyzerKeys ? { analyzerKeys } : {}),
+        mcpConfig,
       });
       this.#loaded.set(row.id, rt);
       rt.recoverFromRestart();
@@ -216,19 +266,22 @@ export class ConversationService {
     const existing = this.#loaded.get(id);
     if (existing) return { info: existing.info(), created: false };
     if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
+    // Tokens of X-Expose-Secrets: encrypted opened before anything reads the request (a profile launch adds no tokens).
+    req = openStartRequest(req, this.#o.fernet?.());
     if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
     let agentLoc = ['body', 'agent'];
     if (!req.agent && req.agent_settings) {
-      const acp = acpAgentFromSettings(req.agent_settings);
-      if (acp) [req, agentLoc] = [{ ...req, agent: acp, agent_settings: null }, ['body', 'agent_settings']];
+      // As 1.58: the settings make the agent (kind acp: an ACPAgent; otherwise create_agent's Agent, routing fields included).
+      const agent = acpAgentFromSettings(req.agent_settings) ?? agentFromSettings(req.agent_settings);
+      [req, agentLoc] = [{ ...req, agent, agent_settings: null }, ['body', 'agent_settings']];
     }
-    if (!req.agent) throw new NotImplemented('agent_settings is supported by this agent server for ACP agents only (agent_kind "acp"); send `agent` or `agent_profile_id`');
+    if (!req.agent) throw new Invalid([{ loc: ['body'], msg: 'Value error, One of `agent`, `agent_settings`, or `agent_profile_id` must be provided', type: 'value_error' }]);
     if (req.agent.kind === 'ACPAgent') checkAcpAgent(req.agent, agentLoc);
-    if (req.secrets_encrypted) throw new NotImplemented('secrets_encrypted is not supported; send secret values over TLS instead');
+    checkMcpConfig(req.agent.mcp_config, [...agentLoc, 'mcp_config']);
     if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {
       throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
     }
-    requireBuiltAnalyzer(req.security_analyzer);
+    checkAnalyzer(req.security_analyzer, ['body', 'security_analyzer']);
     // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
     try {
       criticConfig(req.agent.critic);
@@ -249,17 +302,21 @@ export class ConversationService {
     const worktree = req.worktree ? await planWorktree(this.#o.workspaceDir, workspaceDir, id, req.worktree_options, ['body', 'workspace', 'working_dir']) : undefined;
     if (worktree) workspaceDir = await createWorktree(worktree);
     const agent = req.agent;
-    // What is stored: the request without secret values and without the LLM key.
+    const mcp = splitMcpSecrets(agent.mcp_config);
+    // What is stored: the request without secret values (the MCP servers' env and header values too),
+    // without the LLM key and without the analyzer's keys.
+    const { stored: security_analyzer, keys: analyzerKeys } = splitAnalyzerKeys(req.security_analyzer);
     const request: StartConversationRequest = {
       ...req,
+      security_analyzer,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
-      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser) },
+      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser), ...(mcp.stored ? { mcp_config: mcp.stored } : {}) },
       initial_message: null,
     };
     const stored = worktree ? withWorktree(request, worktree) : request;
     const now = new Date().toISOString();
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || mcp.sealed !== undefined || Object.keys(analyzerKeys).length > 0;
     const row = {
       id,
       createdAt: now,
@@ -270,14 +327,14 @@ export class ConversationService {
       tags: req.tags ?? {},
       stats: null,
       lastUserMessageId: null,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(mcp.sealed ? { mcpConfig: mcp.sealed } : {}), ...sealedAnalyzerKeys(analyzerKeys) }, id) : null,
       deletedAt: null,
       forkedFromConversationId: null,
       forkedFromEventId: null,
       pluginSkills: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets, mcpConfig: mcp.sealed, analyzerKeys });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();
@@ -323,7 +380,7 @@ export class ConversationService {
       this.#o.conversations.insert(row);
       events.copy(src.conversationId, id, uptoSeq);
     });
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets }, mcpConfig: src.mcpConfig, analyzerKeys: { ...src.analyzerKeys } });
     const lastUser = [...rt.events()].reverse().find((e) => e.kind === 'MessageEvent' && e.source === 'user');
     rt.update({ lastUserMessageId: lastUser?.id ?? null });
     this.#loaded.set(id, rt);
@@ -366,7 +423,7 @@ export class ConversationService {
       headEventId: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets }, mcpConfig: parent.mcpConfig, analyzerKeys: { ...parent.analyzerKeys } });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (row.request.plugins?.length) rt.prepareAgent();
@@ -403,7 +460,7 @@ export class ConversationService {
     const llmApiKey = opened?.llmApiKey ?? row.request.agent?.llm.api_key ?? undefined;
     rt.setSecrets(secrets, {
       request: { ...row.request, secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])) },
-      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}) }, row.id) : null,
+      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
     });
   }
 
@@ -413,14 +470,35 @@ export class ConversationService {
    */
   switchLlm(id: string, req: SwitchLlmRequest): void {
     const rt = this.get(id);
+    // A key sent as GET /api/settings (encrypted) showed it: opened, as 1.58's switch_llm does.
+    req = { ...req, llm: this.openLlmTokens(req.llm, ['body', 'llm']) };
     const row = rt.row;
     const apiKey = req.llm.api_key ?? undefined;
     const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
     const secrets = { ...rt.secrets };
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(rt.analyzerKeys).length > 0;
     rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults, this.#o.subscription), {
       request,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}) }, row.id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
+    });
+  }
+
+  /**
+   * POST /security_analyzer: the analyzer from the next batch of actions on, stored without its keys,
+   * which are sealed with the conversation's secrets (kept in memory only without a secret key).
+   */
+  setSecurityAnalyzer(id: string, analyzer: SecurityAnalyzer | null): void {
+    const rt = this.get(id);
+    checkAnalyzer(analyzer, ['body', 'security_analyzer']);
+    const row = rt.row;
+    const { stored, keys } = splitAnalyzerKeys(analyzer);
+    const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
+    const secrets = { ...rt.secrets };
+    const llmApiKey = opened?.llmApiKey;
+    const hasSecrets = Object.keys(secrets).length > 0 || llmApiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(keys).length > 0;
+    rt.setSecurityAnalyzer(stored, keys, {
+      request: { ...row.request, security_analyzer: stored },
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(keys) }, row.id) : null,
     });
   }
 

@@ -96,7 +96,9 @@ export function profileRoutes(o: {
 
   router.post('/profiles/:name', validate({ body: SaveProfileRequest }), async (ctx) => {
     const name = nameOf(ctx);
-    const req = ctx.state['body'] as SaveProfileRequest;
+    const given = ctx.state['body'] as SaveProfileRequest;
+    // 1.58's decrypt_incoming_llm_secrets: a key sent as X-Expose-Secrets: encrypted showed it is opened first.
+    const req = { ...given, llm: service.openLlmTokens(given.llm, ['body', 'llm']) };
     checkBaseUrl(req.llm, ['body', 'llm']);
     const include = req.include_secrets !== false;
     store.save(name, req.llm, include ? keyOf(req.llm) : undefined, MAX_PROFILES);
@@ -109,7 +111,7 @@ export function profileRoutes(o: {
   // A draft tried before it is saved: the answer says whether the model took one short call.
   router.post('/profiles/:name/validate', validate({ body: ValidateProfileRequest }), async (ctx) => {
     nameOf(ctx);
-    const { llm } = ctx.state['body'] as ValidateProfileRequest;
+    const llm = service.openLlmTokens((ctx.state['body'] as ValidateProfileRequest).llm, ['body', 'llm']);
     checkBaseUrl(llm, ['body', 'llm']);
     ctx.body = await preflight(llm, service.llmDefaults, service.subscription);
   });

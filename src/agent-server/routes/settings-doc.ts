@@ -1,31 +1,38 @@
 // GET/PATCH /api/settings, the per-server MCP routes (/api/settings/mcp/{key}) and the two settings
 // forms, as OpenHands 1.58's settings_router.py serves them. What the document means and who
 // applies it: ../settings-doc.ts. Secret values never reach a log line; mutation answers are always
-// masked (as OpenHands': only GET honours X-Expose-Secrets).
+// masked (as OpenHands': only GET honours X-Expose-Secrets). Tokens of X-Expose-Secrets: encrypted
+// sent back in a PATCH are opened first (secret-tokens.ts).
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { parseBody } from '../../api/agent-server/parse.ts';
 import { EXPOSE_SECRETS_HEADER, McpServerPatch, McpServerSettings, SettingsUpdateRequest } from '../../api/agent-server/settings.ts';
-import { BadRequest, Conflict, Invalid, NotFound, NotImplemented } from '../../api/errors.ts';
+import { BadRequest, Conflict, Invalid, NotFound } from '../../api/errors.ts';
 import type { Logger } from '../../util/log.ts';
 import { agentSettingsForm, checkSettings, conversationSettingsForm, deepMerge, settingsView, type SettingsDoc } from '../settings-doc.ts';
 import type { SettingsDocStore } from '../store/settings-store.ts';
+import type { Fernet } from '../fernet.ts';
+import { openAgentSettingsDiff, openMcpServer, withSecretsEncrypted } from '../secret-tokens.ts';
 
 /** OpenHands' answer to a PATCH that changes nothing. */
 const EMPTY_UPDATE =
   'At least one of agent_settings_diff, conversation_settings_diff, misc_settings_diff, active_profile, active_agent_profile_id, or active_meta_profile must be provided';
 
-/** True for `plaintext`; `encrypted` (OpenHands' Fernet form, for clients that send it back with secrets_encrypted, not built here) is 501. */
-function exposePlaintext(ctx: Context): boolean {
+/**
+ * The X-Expose-Secrets mode, as 1.58's parse_expose_secrets_header: absent = masked; `true` is its
+ * legacy alias of `encrypted` (never plaintext); anything else 400.
+ */
+function exposeMode(ctx: Context): 'plaintext' | 'encrypted' | undefined {
   const raw = ctx.get(EXPOSE_SECRETS_HEADER).trim().toLowerCase();
-  if (raw === '') return false;
-  if (raw === 'plaintext') return true;
-  if (raw === 'encrypted') throw new NotImplemented('X-Expose-Secrets: encrypted is not implemented by this agent server (nor secrets_encrypted); use plaintext over TLS, or no header');
-  throw new BadRequest(`Invalid X-Expose-Secrets header value: '${ctx.get(EXPOSE_SECRETS_HEADER)}'. Valid values are: 'encrypted', 'plaintext'.`);
+  if (raw === '') return undefined;
+  if (raw === 'plaintext') return 'plaintext';
+  if (raw === 'encrypted' || raw === 'true') return 'encrypted';
+  throw new BadRequest(`Invalid X-Expose-Secrets header value: '${raw}'. Valid values are: 'encrypted', 'plaintext'.`);
 }
 
 type Json = Record<string, unknown>;
 const json = (v: unknown) => v as Json;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The profile pointers, kept by the profile stores (/api/profiles, /api/agent-profiles) and shown here. */
 export interface SettingsPointers {
@@ -40,7 +47,8 @@ export interface SettingsPointers {
   metaProfileExists(name: string): boolean;
 }
 
-export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers: SettingsPointers): Router {
+/** `fernet`: the server's secret key as OpenHands' cipher (undefined: none), read at each request (a hand-over changes it). */
+export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers: SettingsPointers, fernet: () => Fernet | undefined): Router {
   const router = new Router();
   const view = (doc: SettingsDoc, plaintext: boolean) => ({ ...settingsView(doc, plaintext), active_profile: pointers.activeProfile(), active_agent_profile_id: pointers.activeAgentProfileId() });
   const answer = (doc: SettingsDoc) => view(doc, false);
@@ -53,14 +61,19 @@ export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers
   });
 
   router.get('/settings', (ctx) => {
-    const plaintext = exposePlaintext(ctx);
+    const mode = exposeMode(ctx);
     // As OpenHands: every read is logged, a plaintext one as a warning (never a value).
-    if (plaintext) log.warn({ exposeMode: 'plaintext' }, 'settings read with plaintext secrets');
-    ctx.body = view(store.load(), plaintext);
+    if (mode === 'plaintext') log.warn({ exposeMode: mode }, 'settings read with plaintext secrets');
+    else log.debug({ exposeMode: mode ?? 'redacted' }, 'settings read');
+    const doc = store.load();
+    // Encrypted: every secret field as a token of the secret key (503 without one, as 1.58).
+    ctx.body = mode === 'encrypted' ? view(withSecretsEncrypted(doc, fernet()), true) : view(doc, mode === 'plaintext');
   });
 
   router.patch('/settings', (ctx) => {
     const raw = json(ctx.request.body ?? {});
+    // Secrets sent back as GET (encrypted) showed them: opened first, so the merge and the checks see values.
+    if (isObject(raw['agent_settings_diff'])) openAgentSettingsDiff(raw['agent_settings_diff'], fernet(), ['body', 'agent_settings_diff']);
     const req = parseBody(SettingsUpdateRequest, raw);
     const given = ['agent_settings_diff', 'conversation_settings_diff', 'misc_settings_diff', 'active_profile', 'active_agent_profile_id', 'active_meta_profile'].filter((k) => raw[k] !== undefined);
     if (!given.some((k) => raw[k] !== null || k.startsWith('active_'))) throw new BadRequest(EMPTY_UPDATE);
@@ -92,6 +105,7 @@ export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers
 
   router.post('/settings/mcp/:settings_key', (ctx) => {
     const key = ctx.params['settings_key']!;
+    openMcpServer(ctx.request.body, fernet(), ['body']);
     const body = parseBody(McpServerSettings, ctx.request.body);
     const doc = store.update((doc) => {
       if (server(doc, key)) throw new Conflict(`MCP server '${key}' already exists`);
@@ -105,6 +119,7 @@ export function settingsDocRoutes(store: SettingsDocStore, log: Logger, pointers
 
   router.patch('/settings/mcp/:settings_key', (ctx) => {
     const key = ctx.params['settings_key']!;
+    openMcpServer(ctx.request.body, fernet(), ['body']);
     parseBody(McpServerPatch, ctx.request.body);
     const doc = store.update((doc) => {
       const current = server(doc, key);

@@ -199,4 +199,38 @@ describe('MCP servers of a conversation', () => {
     expect(existsSync(record)).toBe(false);
     expect(llm.requests.length).toBe(before);
   });
+
+  it("takes 1.58's server map as well as the mcpServers form: a disabled server is left out, env values are masked in ConversationInfo, a bad server is a 422", async () => {
+    const record = join(dir.path, 'record-map.jsonl');
+    const server = { command: process.execPath, args: [STDIO_SERVER, record], env: { API_TOKEN: '${API_TOKEN}' } };
+    llm.push(
+      (req) => {
+        expect((req.tools ?? []).map((t) => t.function.name).filter((n) => n.includes('echo'))).toEqual(['echo']);
+        return { toolCalls: [{ name: 'whoami', arguments: {} }] };
+      },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+    );
+    const wd = { kind: 'LocalWorkspace', working_dir: join(dir.path, 'map') };
+    const { id, items, status } = await runToEnd({ workspace: wd, agent: { llm: { model: 'openai/scripted' }, mcp_config: { only: server, off: { ...server, args: [STDIO_SERVER, join(dir.path, 'off.jsonl')], enabled: false }, plain: { url: remote.url, headers: { 'X-Literal': 'literal-header-value-5' }, enabled: false } } }, secrets: { API_TOKEN: TOKEN } }, 'which tools?');
+    expect(status).toBe('finished');
+    expect(items.filter((e) => e.kind === 'ObservationEvent' && e.observation.kind === 'MCPToolObservation').map((e) => e.observation.content.at(-1).text)).toEqual(['token=<secret-hidden>']);
+    expect(readFileSync(record, 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(dir.path, 'off.jsonl'))).toBe(false);
+    const info = (await s.api(`/api/conversations/${id}`)).body;
+    expect(info.agent.mcp_config.only.env).toEqual({ API_TOKEN: '**********' });
+    expect(info.agent.mcp_config.plain.headers).toEqual({ 'X-Literal': '**********' });
+    expect(JSON.stringify(info)).not.toMatch(/tok-7f3a9c|literal-header-value/);
+
+    const refused = async (mcp_config: unknown) => {
+      const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: wd, agent: { llm: { model: 'openai/scripted' }, mcp_config } } });
+      expect(r.status).toBe(422);
+      return r.body.detail.map((d: any) => d.loc.join('.'));
+    };
+    expect(await refused({ only: { ...server, bogus: 1 } })).toEqual(['body.agent.mcp_config.only.bogus']);
+    expect(await refused({ only: { ...server, type: 'stdio' } })).toEqual(['body.agent.mcp_config.only.type']); // 1.58's map has no `type`
+    expect(await refused({ only: { args: [] } })).toEqual(['body.agent.mcp_config.only']);
+    expect(await refused({ mcpServers: { only: { url: 'http://127.0.0.1:9/mcp', bogus: 1 } } })).toEqual(['body.agent.mcp_config.mcpServers.only.bogus']);
+    expect(await refused({ mcpServers: 'x' })).toEqual(['body.agent.mcp_config.mcpServers']);
+    expect(logText).not.toContain(TOKEN);
+  });
 });

@@ -48,6 +48,20 @@ export function serversOf(config: unknown, where: string): McpServers {
   return out;
 }
 
+/**
+ * The servers of a conversation's `agent.mcp_config`, in either form a client sends: OpenHands 1.58's
+ * server map itself (`{name: server}`, what its Agent takes) or the `{"mcpServers": {...}}` form of
+ * 1.44 and its clients (the TypeScript client is generated from 1.44). A server with `enabled: false`
+ * is left out (1.58's enabled_mcp_servers). Throws McpConfigError for a wrong shape.
+ */
+export function agentMcpServers(config: unknown): McpServers {
+  if (config == null) return {};
+  if (typeof config !== 'object' || Array.isArray(config)) throw new McpConfigError('agent.mcp_config must be an object of servers by name');
+  const wrapped = 'mcpServers' in config;
+  const servers = serversOf(wrapped ? config : { mcpServers: config }, 'agent.mcp_config');
+  return Object.fromEntries(Object.entries(servers).filter(([, spec]) => spec['enabled'] !== false));
+}
+
 /** Later sources override earlier ones by server name (OpenHands merges plugin MCP servers by key). */
 export function mergeServers(...sources: McpServers[]): McpServers {
   return Object.assign({}, ...sources) as McpServers;

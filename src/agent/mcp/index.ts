@@ -7,11 +7,11 @@
 import { createLogger } from '../../util/log.ts';
 import type { AgentTool } from '../tools/tool.ts';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { McpConfigError, mergeServers, resolveServer, serversOf, type McpOAuthConfig, type McpServerConfig, type McpServers } from './config.ts';
+import { agentMcpServers, McpConfigError, mergeServers, resolveServer, serversOf, type McpOAuthConfig, type McpServerConfig, type McpServers } from './config.ts';
 import { McpConnectError, McpConnection } from './connection.ts';
 import { mcpTool } from './tool.ts';
 
-export { authHeaders, McpConfigError, mergeServers, resolveServer, serversOf, fillPlaceholders, type McpOAuthConfig, type McpServerConfig, type McpServers } from './config.ts';
+export { agentMcpServers, authHeaders, McpConfigError, mergeServers, resolveServer, serversOf, fillPlaceholders, type McpOAuthConfig, type McpServerConfig, type McpServers } from './config.ts';
 export { McpConnectError, McpConnection } from './connection.ts';
 export { expandSecrets, mcpTool } from './tool.ts';
 
@@ -27,7 +27,7 @@ export interface McpSource {
 
 /** `agent.mcp_config` of a start request as a source (none when absent); throws McpConfigError for a wrong shape. */
 export function requestMcpSource(mcpConfig: unknown): McpSource[] {
-  const servers = serversOf(mcpConfig, 'agent.mcp_config');
+  const servers = agentMcpServers(mcpConfig);
   return Object.keys(servers).length ? [{ origin: 'agent.mcp_config', servers }] : [];
 }
 

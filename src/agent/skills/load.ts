@@ -110,7 +110,7 @@ export function loadProjectSkillsSync(workDir: string, origin = 'project'): Skil
   const found: Skill[] = [];
   for (const root of roots) found.push(...thirdPartyFiles(root, origin));
   // sub/dir/AGENTS.md and friends: rules for files under their directory (relative to the working directory).
-  found.push(...nestedRuleSkills(roots[0]!, origin));
+  found.push(...nestedRuleSkills(roots[0]!, origin, git !== undefined));
   for (const root of roots) {
     for (const sub of ['.agents/skills', '.openhands/skills', '.openhands/microagents']) found.push(...loadSkillsDirSync(join(root, sub), origin));
   }
@@ -122,9 +122,10 @@ export function loadProjectSkillsSync(workDir: string, origin = 'project'): Skil
  * name wins. Then the enabled installed skills (`~/.openhands/skills/installed`, POST
  * /api/skills/install), below those on a name conflict, as OpenHands' load_user_skills.
  */
-export function loadUserSkillsSync(home = homedir()): Skill[] {
+export function loadUserSkillsSync(home?: string): Skill[] {
+  // `home` undefined: the installed store follows OH_PERSISTENCE_DIR (installedDir), the skill dirs the user's home.
   const store = installedDir('skills', home);
-  const dirs = firstByName(['.agents/skills', '.openhands/skills', '.openhands/microagents'].flatMap((sub) => loadSkillsDirSync(join(home, sub), 'user', { exclude: [store] })));
+  const dirs = firstByName(['.agents/skills', '.openhands/skills', '.openhands/microagents'].flatMap((sub) => loadSkillsDirSync(join(home ?? homedir(), sub), 'user', { exclude: [store] })));
   const installed: Skill[] = [];
   for (const dir of enabledInstalledDirs(store, installedSkillMeta)) {
     const s = tryLoad(dir, () => loadSkillDir(dir));

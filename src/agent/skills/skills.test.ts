@@ -126,6 +126,19 @@ describe('resolveSkills', () => {
       ['p-only', 'plugin only'],
     ]);
   });
+
+  it('loads installed skills from OH_PERSISTENCE_DIR when no home is given, as OpenHands keeps them there', async () => {
+    const store = tree({ 'skills/installed/kept/SKILL.md': '---\nname: kept\ndescription: installed skill\n---\nkept' });
+    const old = process.env['OH_PERSISTENCE_DIR'];
+    process.env['OH_PERSISTENCE_DIR'] = store;
+    try {
+      const skills = await resolveSkills({ workspaceDir: tree({}), request: request({ load_user_skills: true }) });
+      expect(skills.map((s) => s.name)).toContain('kept');
+    } finally {
+      if (old === undefined) delete process.env['OH_PERSISTENCE_DIR'];
+      else process.env['OH_PERSISTENCE_DIR'] = old;
+    }
+  });
 });
 
 describe('prompt and triggers', () => {

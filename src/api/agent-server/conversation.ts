@@ -7,7 +7,8 @@ import { ImageContent, TextContent } from '../events/content.ts';
 import { SPAN_NAME } from '../conversation.ts';
 import { Agent, AgentInfo, LLM } from './agent.ts';
 import { AcpModelInfo } from './acp.ts';
-import { ConfirmationPolicy, SecretInput, SecretSource, SecurityAnalyzer } from './policy.ts';
+import { ConfirmationPolicy, SecretInput, SecretSource } from './policy.ts';
+import { SecurityAnalyzer } from './security-analyzer.ts';
 
 /** Lowercase on the wire. `deleting` appears only in webhooks. */
 export const EXECUTION_STATUSES = [
@@ -111,6 +112,11 @@ export const StartConversationRequest = Type.Object({
   max_budget_per_run: Nullable(Type.Number({ exclusiveMinimum: 0 })),
   stuck_detection: Type.Optional(Type.Boolean({ default: true })),
   secrets: Type.Optional(Type.Record(Type.String(), SecretInput, { default: {} })),
+  /**
+   * True: secret values in `agent`, `agent_settings` and `secrets` may be OpenHands Fernet tokens of
+   * this server's secret key (as GET /api/settings with X-Expose-Secrets: encrypted answers them);
+   * they are decrypted before use. A token another key made is refused (422); no secret key: 503.
+   */
   secrets_encrypted: Type.Optional(Type.Boolean({ default: false })),
   tool_module_qualnames: Type.Optional(Type.Record(Type.String(), Type.String(), { default: {} })),
   client_tools: Type.Optional(Type.Array(JsonObject, { default: [] })),

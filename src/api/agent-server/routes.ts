@@ -232,7 +232,7 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'get', path: '/api/mcp/oauth/status/{job_id}', tag: 'mcp', summary: 'An MCP OAuth job', response: McpOAuthStatusResponse },
   { method: 'post', path: '/api/mcp/oauth/callback/{job_id}', tag: 'mcp', summary: 'Hand in the URL the browser was redirected to after consent', body: McpOAuthCallbackRequest, response: McpOAuthStatusResponse },
 
-  { method: 'get', path: '/api/settings', tag: 'settings', summary: 'The stored agent settings (clients build new agents from them) and conversation settings (defaults of the gateway\'s conversations); secrets masked unless X-Expose-Secrets: plaintext', headers: [EXPOSE_SECRETS_HEADER], response: SettingsResponse },
+  { method: 'get', path: '/api/settings', tag: 'settings', summary: 'The stored agent settings (clients build new agents from them) and conversation settings (defaults of the gateway\'s conversations); secrets masked unless X-Expose-Secrets: plaintext, or as Fernet tokens of the secret key with X-Expose-Secrets: encrypted (sent back in a PATCH or a start with secrets_encrypted)', headers: [EXPOSE_SECRETS_HEADER], response: SettingsResponse },
   { method: 'patch', path: '/api/settings', tag: 'settings', summary: 'Deep-merge diffs into the stored settings (null inside a map removes the entry); answered masked', body: SettingsUpdateRequest, response: SettingsResponse },
   { method: 'get', path: '/api/settings/agent-schema', tag: 'settings', summary: 'The agent settings form (derived from the schemas PATCH validates with)', response: SettingsForm },
   { method: 'get', path: '/api/settings/conversation-schema', tag: 'settings', summary: 'The conversation settings form', response: SettingsForm },

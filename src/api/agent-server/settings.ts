@@ -3,7 +3,10 @@
 // cookie (`/api/auth/workspace-session`) and deferred initialization (`/api/init`). Field names,
 // aliases and limits are OpenHands' (its persistence models and settings API models).
 import Type, { type Static } from 'typebox';
-import { Nullable } from '../events/common.ts';
+import { JsonObject, Nullable } from '../events/common.ts';
+import { AgentContext, LLM, ToolSpec } from './agent.ts';
+import { ProfileCondenserSettings, ProfileVerificationSettings } from './agent-profiles.ts';
+import { MetaProfile } from './meta-profiles.ts';
 
 /** OpenHands' SECRET_NAME_PATTERN: a letter, then letters, digits and underscores, 1-64 in all. */
 export const SECRET_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
@@ -72,7 +75,7 @@ export const WORKSPACE_SESSION_COOKIE = 'oh_workspace_session_key';
 // misc_settings. Fields OpenHands keeps for features not built here (condenser, critic, ACP agents,
 // memory, Docker and worktree runtimes) are refused with 422, not stored unapplied.
 
-/** Request header choosing how secret fields are answered: absent = masked, `plaintext` = raw (`encrypted` is OpenHands' Fernet form, not built). */
+/** Request header choosing how secret fields are answered: absent = masked, `plaintext` = raw, `encrypted` (or `true`) = OpenHands Fernet tokens of the server's secret key (503 without one). */
 export const EXPOSE_SECRETS_HEADER = 'X-Expose-Secrets';
 
 const StringMap = Type.Record(Type.String(), Type.String());
@@ -94,6 +97,29 @@ export const McpServerSettings = Type.Object(
   { additionalProperties: false },
 );
 export type McpServerSettings = Static<typeof McpServerSettings>;
+
+/**
+ * One server of a conversation's `agent.mcp_config` in 1.58's server-map form (its MCPServer, extra
+ * fields refused): the settings' fields, `transport` also `stdio`, and the fields 1.58 takes that
+ * the agent does not use (description, icon, timeouts, keep_alive), accepted as 1.58 accepts them.
+ */
+export const AgentMcpServer = Type.Object(
+  {
+    ...McpServerSettings.properties,
+    transport: Type.Optional(Type.Union([Type.Literal('stdio'), Type.Literal('http'), Type.Literal('streamable-http'), Type.Literal('sse')])),
+    description: Nullable(Type.String()),
+    icon: Nullable(Type.String()),
+    timeout: Nullable(Type.Number()),
+    sse_read_timeout: Nullable(Type.Number()),
+    keep_alive: Nullable(Type.Boolean()),
+    auth: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false },
+);
+export type AgentMcpServer = Static<typeof AgentMcpServer>;
+
+/** A server in 1.44's `{"mcpServers": {...}}` form (its clients, Claude Code's .mcp.json): also `type`, that form's name of `transport`. */
+export const AgentMcpServerV144 = Type.Object({ ...AgentMcpServer.properties, type: Type.Optional(Type.String()) }, { additionalProperties: false });
 
 /** PATCH /api/settings/mcp/{key} (OpenHands' MCPServerPatch): the fields given replace or merge; null in env/headers removes that entry. */
 export const McpServerPatch = Type.Object(
@@ -174,7 +200,7 @@ export const SettingsUpdateRequest = Type.Object({
 });
 export type SettingsUpdateRequest = Static<typeof SettingsUpdateRequest>;
 
-/** GET/PATCH /api/settings and the MCP routes (OpenHands' SettingsResponse). Secret fields masked unless X-Expose-Secrets: plaintext. */
+/** GET/PATCH /api/settings and the MCP routes (OpenHands' SettingsResponse). Secret fields masked unless X-Expose-Secrets asks for plaintext or tokens (GET only). */
 export const SettingsResponse = Type.Object({
   agent_settings: Type.Object({
     schema_version: Type.Integer(),
@@ -196,3 +222,33 @@ export const SettingsResponse = Type.Object({
   misc_settings: Type.Record(Type.String(), Type.Unknown()),
 });
 export type SettingsResponse = Static<typeof SettingsResponse>;
+
+/**
+ * A start request's `agent_settings` of kind `openhands` (1.58's OpenHandsAgentSettings, which its
+ * create_agent turns into the conversation's Agent): the LLM, tools, MCP servers, context, persona,
+ * condenser, critic, and the routing fields: `enable_classify_and_switch_llm_tool` adds
+ * route_task_to_model, routing with `active_meta_profile` (by name, from this server's store) or the
+ * inline `meta_profile`. `meta_profile_llms` (inline LLMs for runtimes without the profile store) is
+ * not taken: this server reads the routed-to LLM profiles from its store (a 501 says so).
+ */
+export const OpenHandsAgentSettings = Type.Object(
+  {
+    schema_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    agent_kind: Type.Optional(Type.Literal('openhands')),
+    agent: Type.Optional(Type.String()),
+    llm: LLM,
+    tools: Nullable(Type.Array(ToolSpec)),
+    enable_classify_and_switch_llm_tool: Type.Optional(Type.Boolean({ default: false })),
+    active_meta_profile: Nullable(Type.String()),
+    meta_profile: Nullable(MetaProfile),
+    meta_profile_llms: Type.Optional(Type.Record(Type.String(), JsonObject)),
+    tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+    mcp_config: Type.Optional(JsonObject),
+    persona: Nullable(Type.String({ minLength: 1, maxLength: 65536 })),
+    agent_context: Nullable(AgentContext),
+    condenser: Type.Optional(ProfileCondenserSettings),
+    verification: Type.Optional(Type.Object({ ...ProfileVerificationSettings.properties, critic_api_key: Nullable(Type.String()) })),
+  },
+  { additionalProperties: false },
+);
+export type OpenHandsAgentSettings = Static<typeof OpenHandsAgentSettings>;

@@ -36,6 +36,7 @@ import {
 } from './requests.ts';
 import { ConversationHooksResponse } from './hooks.ts';
 import { MarketplacePluginsResponse } from '../agent-server/git.ts';
+import { BranchPage, BranchSearchQuery, EditResponse, GitProvidersRequest, InstallationPage, InstallationSearchQuery, ProviderType, RepositoryPage, RepositorySearchQuery, SuggestedTaskPage, SuggestedTaskSearchQuery } from './git.ts';
 import { ListQuery, ModelInfo, NOT_BUILT_ROUTES, PendingMessageRequest, PendingMessageResponse, ProviderInfo, SandboxSpecInfo } from './compat.ts';
 import { AppConversation, AppConversationStartTask, AppSendMessageResponse, MarketplaceRegistration, Page, SandboxInfo, Success } from './responses.ts';
 import { ConversationSkillsResponse } from './skills.ts';
@@ -64,7 +65,14 @@ export interface AppRoute {
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
-const Settings = Type.Object({ sandbox_grouping_strategy: SandboxGrouping, git_login: Nullable(GitLogin), git_login_provider: GitProvider, agent_settings: AgentSettingsView, conversation_settings: ConversationSettingsView });
+const Settings = Type.Object({
+  sandbox_grouping_strategy: SandboxGrouping,
+  git_login: Nullable(GitLogin),
+  git_login_provider: GitProvider,
+  agent_settings: AgentSettingsView,
+  conversation_settings: ConversationSettingsView,
+  provider_tokens_set: Type.Record(ProviderType, Nullable(Type.String()), { description: "OpenHands': provider → host, for each provider whose <PROVIDER>_TOKEN secret the caller has" }),
+});
 
 const StoredSecretInfo = Type.Object({ name: Type.String(), description: Nullable(Type.String()) });
 
@@ -120,6 +128,12 @@ export const APP_ROUTES: AppRoute[] = [
   { method: 'post', path: '/api/v1/settings/profiles/{name}/rename', tag: 'settings', summary: 'Rename a profile, keeping its key and whether it is active (409 when the new name is taken)', body: RenameProfileRequest, response: ProfileMutationResponse },
   { method: 'post', path: '/api/v1/app-conversations/{conversation_id}/switch_profile', tag: 'conversations', summary: "Switch a conversation's agent to a profile's model from its next model call on (a paused sandbox is resumed); the record's llm_model follows. 404 for an unknown profile", body: SwitchProfileRequest, response: Success },
   { method: 'get', path: '/api/v1/skills/search', tag: 'settings', summary: "Skills the caller's new conversations get from outside their repository: the user configuration repository of their Git login, and the plugins of their registered marketplaces (read afresh)", query: SkillSearchQuery, response: Page(SkillInfo) },
+  { method: 'get', path: '/api/v1/git/installations/search', tag: 'users', summary: "GitHub App installations or their like (OpenHands). forgejo has none: 400, as OpenHands answers; 403 without a FORGEJO_TOKEN secret; other providers 501 (their hosted APIs are not called)", query: InstallationSearchQuery, response: InstallationPage },
+  { method: 'get', path: '/api/v1/git/repositories/search', tag: 'users', summary: "Repositories on the installation's forgejo host (AGENTYARD_GIT_HOSTS) seen with the caller's FORGEJO_TOKEN secret: matching `query` (by stars unless sort_order says), else the caller's own. 403 without the token, 403 when the host refuses it, 502 when the host fails; other providers 501", query: RepositorySearchQuery, response: RepositoryPage },
+  { method: 'get', path: '/api/v1/git/branches/search', tag: 'users', summary: "Branches of a forgejo repository (every branch in the host's order for an empty query, else those whose name contains it); none for a repository the token cannot see. 403 without the token; other providers 501", query: BranchSearchQuery, response: BranchPage },
+  { method: 'get', path: '/api/v1/git/suggested-tasks/search', tag: 'users', summary: "Suggested tasks from the caller's provider tokens: none for forgejo (as OpenHands 1.11); 403 without any token; 501 when a hosted provider's token is held", query: SuggestedTaskSearchQuery, response: SuggestedTaskPage },
+  { method: 'post', path: '/api/v1/secrets/git-providers', tag: 'settings', summary: "Save Git provider tokens (OpenHands): a forgejo token is checked against the installation's forgejo host (422 when it refuses it, or when `host` names another host) and stored as the FORGEJO_TOKEN secret, the one clones and git searches use; an empty token keeps the stored one. Other providers' tokens 501 (store them as <PROVIDER>_TOKEN secrets)", body: GitProvidersRequest, response: EditResponse },
+  { method: 'delete', path: '/api/v1/secrets/git-providers', tag: 'settings', summary: "Delete the caller's provider tokens (the GITHUB_TOKEN, GITLAB_TOKEN, BITBUCKET_TOKEN and FORGEJO_TOKEN secrets); idempotent", response: EditResponse },
   ...NOT_BUILT_ROUTES.map((r): AppRoute => ({ method: r.method, path: r.path, tag: r.path.includes('/git/') ? 'users' : 'settings', summary: `Not built: answers 501. ${r.reason}`, notBuilt: true })),
   { method: 'get', path: '/api/v1/settings', tag: 'settings', summary: "The caller's settings", response: Settings },
   { method: 'post', path: '/api/v1/settings', tag: 'settings', summary: 'Save settings (Sandbox Grouping Strategy, Git login; agent_settings_diff and conversation_settings_diff as OpenHands takes them); the fields given only', body: SettingsUpdate, response: Settings },

@@ -2,6 +2,8 @@
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { PageQuery, StoredSecretCreate, StoredSecretParams, StoredSecretUpdate } from '../../api/app/requests.ts';
+import { GitProvidersRequest } from '../../api/app/git.ts';
+import { storeProviderTokens, unsetProviderTokens } from '../git-provider-tokens.ts';
 import { createStoredSecret, deleteStoredSecret, getStoredSecret, listStoredSecrets, updateStoredSecret } from '../user-secrets.ts';
 import { pageOf } from '../paging.ts';
 import { validate } from '../validate.ts';
@@ -19,6 +21,14 @@ export function secretRoutes({ d }: Facade): Router {
   r.post('/', validate({ body: StoredSecretCreate }), async (ctx) => {
     ctx.body = await createStoredSecret(d, userOf(ctx), input<unknown, StoredSecretCreate>(ctx).body);
     ctx.status = 201;
+  });
+
+  // OpenHands' provider-token routes, before /:name (a secret cannot be deleted under that name here).
+  r.post('/git-providers', validate({ body: GitProvidersRequest }), async (ctx) => {
+    ctx.body = await storeProviderTokens(d, userOf(ctx), input<unknown, GitProvidersRequest>(ctx).body);
+  });
+  r.delete('/git-providers', async (ctx) => {
+    ctx.body = await unsetProviderTokens(d, userOf(ctx));
   });
 
   r.get('/:name', validate({ params: StoredSecretParams }), async (ctx) => {

@@ -6,10 +6,11 @@ import { SettingsUpdate } from '../../api/app/requests.ts';
 import type { AppUser } from '../db/types.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { applySettingsDiff, llmSettingsView } from '../llm-settings.ts';
+import { providerTokensSet } from '../git-provider-tokens.ts';
 import { validate } from '../validate.ts';
 
 async function settingsOf(d: FacadeDeps, user: AppUser) {
-  return { ...(await d.db.getSettings(user.id)), ...(await llmSettingsView(d, user)) };
+  return { ...(await d.db.getSettings(user.id)), ...(await llmSettingsView(d, user)), provider_tokens_set: await providerTokensSet(d, user) };
 }
 
 export function settingsRoutes({ d }: Facade): Router {

@@ -1,0 +1,101 @@
+// Differential flow for OpenHands' encrypted wire form of secrets (X-Expose-Secrets: encrypted,
+// secrets_encrypted: true), with interoperability checked both ways on each side: the tokens a
+// server answers are opened by OpenHands 1.58.2's own Cipher (its venv's Python) and by ours
+// (src/agent-server/fernet.ts) with the shared OH_SECRET_KEY, and each server takes back a token
+// made by 1.58.2's Cipher and one made by ours. Since both sides run the same flow, the real 1.58.2
+// opens our tokens and ours opens its tokens; the views agree only if all four ways work.
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { until } from '../../src/testing/until.ts';
+import { Fernet } from '../../src/agent-server/fernet.ts';
+import { agent, startBody, type Flow } from './flows.ts';
+import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
+
+const execFileAsync = promisify(execFile);
+
+/** 1.58.2's Cipher(SECRET_KEY): each of `tokens` decrypted (null when it cannot), and a new token of `plain`. */
+async function pythonCipher(tokens: string[], plain: string): Promise<{ opened: (string | null)[]; token: string }> {
+  const python = join(dirname(openhandsBinary()!), 'python');
+  // 1.58.2's own cipher module, loaded by path: the openhands.sdk package would import LiteLLM and more (seconds, with retries).
+  const script = [
+    'import json, sys, importlib.util, openhands',
+    'from pydantic import SecretStr',
+    'spec = importlib.util.spec_from_file_location("oh_cipher", openhands.__path__[0] + "/sdk/utils/cipher.py")',
+    'mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); Cipher = mod.Cipher',
+    'c = Cipher(sys.argv[1])',
+    'print(json.dumps({"opened": [c.try_decrypt_str(t) for t in json.loads(sys.argv[2])], "token": c.encrypt(SecretStr(sys.argv[3]))}))',
+  ].join('\n');
+  const { stdout } = await execFileAsync(python, ['-c', script, SECRET_KEY, JSON.stringify(tokens), plain], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', OPENHANDS_SUPPRESS_BANNER: '1', HOME: dirname(openhandsBinary()!) }, timeout: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}
+
+async function settings(s: Side, expose?: string): Promise<{ status: number; body: any }> {
+  const r = await fetch(`${s.url}/api/settings`, { headers: { 'x-session-api-key': KEY, ...(expose ? { 'x-expose-secrets': expose } : {}) } });
+  return { status: r.status, body: await r.json() };
+}
+
+const tokenShape = (v: unknown) => typeof v === 'string' && /^gAAAAA[A-Za-z0-9_-]+=*$/.test(v);
+const text = (t: string) => ({ role: 'user', content: [{ type: 'text', text: t }], run: true });
+
+export const SECRETS_FLOWS: Record<string, Flow> = {
+  async secrets_encrypted(s) {
+    const view: Record<string, unknown> = {};
+    const patch = (diff: unknown) => s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: diff } });
+    await patch({ llm: { api_key: 'sk-parity-enc-stored' }, mcp_config: { 'parity-enc': { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer parity-enc-header' } } } });
+
+    const enc = await settings(s, 'encrypted');
+    const exposed = [enc.body.agent_settings?.llm?.api_key, enc.body.agent_settings?.mcp_config?.['parity-enc']?.headers?.Authorization];
+    const mine = new Fernet(SECRET_KEY);
+    const python = await pythonCipher(exposed, 'sk-parity-from-python');
+    view['get_encrypted'] = { status: enc.status, token_shaped: exposed.map(tokenShape), python_opens: python.opened, agentyard_opens: exposed.map((t) => (typeof t === 'string' ? (mine.decrypt(t) ?? null) : null)) };
+    view['legacy_true_header'] = (await settings(s, 'true')).body.agent_settings?.llm?.api_key?.startsWith('gAAAAA') ?? false;
+
+    // Sent back (the settings form's round trip): a 1.58.2-made and an agentyard-made token.
+    const back = await patch({ llm: { api_key: python.token }, mcp_config: { 'parity-enc': { headers: { Authorization: mine.encrypt('Bearer from-agentyard') } } } });
+    const plain = (await settings(s, 'plaintext')).body.agent_settings;
+    view['patch_tokens_back'] = { status: back.status, llm_key: plain.llm.api_key, header: plain.mcp_config['parity-enc']?.headers?.Authorization };
+
+    // A start with secrets_encrypted: the model call carries the opened key, the terminal gets the opened secret.
+    const start = async (apiKey: string, secret: string) => {
+      let auth: unknown;
+      s.llm.push(
+        (req) => {
+          auth = req.headers['authorization'];
+          return { toolCalls: [{ name: 'terminal', arguments: { command: 'test "$PARITY_TOKEN" = parity-terminal-secret && echo same || echo different' } }] };
+        },
+        { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+      );
+      const body = startBody(s, { agent: { ...agent(s, ['terminal']), llm: { ...(agent(s).llm as object), api_key: apiKey } }, secrets: { PARITY_TOKEN: { kind: 'StaticSecret', value: secret } }, secrets_encrypted: true });
+      const r = await s.api('/api/conversations', { method: 'POST', body });
+      if (r.status !== 201) return { status: r.status };
+      const id = r.body.id;
+      await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Check the token.') });
+      const end = await until('the run to end', async () => {
+        const st = (await s.api(`/api/conversations/${id}`)).body.execution_status;
+        return ['finished', 'error', 'stuck'].includes(st) ? st : undefined;
+      });
+      const evs = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+      const out = evs.find((e) => e.kind === 'ObservationEvent')?.observation?.content?.[0]?.text?.trim().split('\n')[0];
+      const shownKey = (await s.api(`/api/conversations/${id}`)).body.agent?.llm?.api_key;
+      await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+      shown.add(shownKey ?? null);
+      return { status: r.status, end, model_auth: auth, terminal: out };
+    };
+    const shown = new Set<unknown>();
+    const fromPython = await pythonCipher([], 'parity-terminal-secret');
+    view['start_python_tokens'] = await start(python.token, fromPython.token);
+    view['start_agentyard_tokens'] = await start(mine.encrypt('sk-parity-from-agentyard'), mine.encrypt('parity-terminal-secret'));
+    view['start_plain_values'] = await start('sk-parity-plain', 'parity-terminal-secret');
+    view['info_api_key'] = [...shown];
+
+    // A token another key made: 1.58.2 drops it (the key becomes null), ours refuses (deliberate).
+    const foreign = new Fernet('another-servers-key').encrypt('sk-parity-foreign');
+    const refused = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { agent: { ...agent(s), llm: { ...(agent(s).llm as object), api_key: foreign } }, secrets_encrypted: true }) });
+    view['foreign_token_start'] = refused.status;
+    if (refused.status === 201) await s.api(`/api/conversations/${refused.body.id}`, { method: 'DELETE' });
+
+    await patch({ llm: { api_key: null }, mcp_config: { 'parity-enc': null } });
+    return view;
+  },
+};
