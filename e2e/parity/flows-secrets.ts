@@ -98,4 +98,25 @@ export const SECRETS_FLOWS: Record<string, Flow> = {
     await patch({ llm: { api_key: null }, mcp_config: { 'parity-enc': null } });
     return view;
   },
+
+  /** The forms a start request's `secrets` entry may take (a /secrets update takes more: it coerces a plain string). */
+  async secrets_start_forms(s) {
+    const view: Record<string, unknown> = {};
+    const forms: Record<string, unknown> = {
+      plain_string: 'parity-plain',
+      value_only: { value: 'parity-value-only' },
+      static: { kind: 'StaticSecret', value: 'parity-static' },
+    };
+    for (const [form, secret] of Object.entries(forms)) {
+      const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { secrets: { PARITY_FORM: secret } }) });
+      // Where the 422 points (the issue types are each validator's own words).
+      view[form] = [r.status, Array.isArray(r.body?.detail) ? r.body.detail.map((d: any) => d.loc) : undefined];
+      if (r.status === 201) {
+        // The update route's plain string, on the conversation just made.
+        if (form === 'static') view['update_plain_string'] = (await s.api(`/api/conversations/${r.body.id}/secrets`, { method: 'POST', body: { secrets: { PARITY_LATER: 'parity-later' } } })).status;
+        await s.api(`/api/conversations/${r.body.id}`, { method: 'DELETE' });
+      }
+    }
+    return view;
+  },
 };
