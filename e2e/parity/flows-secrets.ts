@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { until } from '../../src/testing/until.ts';
 import { Fernet } from '../../src/agent-server/fernet.ts';
 import { agent, startBody, type Flow } from './flows.ts';
-import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
+import { KEY, openhandsBinary, restartable, SECRET_KEY, type Side } from './servers.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -119,4 +119,55 @@ export const SECRETS_FLOWS: Record<string, Flow> = {
     }
     return view;
   },
+
+  /**
+   * OH_SECRET_KEY rotated over restarts of a server of the side's kind (its own data, kept between
+   * starts): A, then B with A in OH_PREVIOUS_SECRET_KEYS, then B alone (what A sealed was sealed
+   * again with B at the previous start), then C alone (no key opens it), then C with B given back.
+   */
+  async secret_key_rotation(s) {
+    const server = restartable(s.name);
+    const view: Record<string, unknown> = {};
+    const values = async (api: Awaited<ReturnType<typeof server.start>>['api']) => {
+      const plain = await settingsOf(api);
+      const secret = await api('/api/settings/secrets/PARITY_ROTATED');
+      return { llm_key: plain?.llm?.api_key ?? null, header: plain?.mcp_config?.['parity-rot']?.headers?.Authorization ?? null, secret: [secret.status, secret.status === 200 ? secret.body : null] };
+    };
+    try {
+      let on = await server.start({ secret: 'rotation-key-a' });
+      await on.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { llm: { api_key: 'sk-rotated' }, mcp_config: { 'parity-rot': { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer rotated' } } } } } });
+      await on.api('/api/settings/secrets', { method: 'PUT', body: { name: 'PARITY_ROTATED', value: 'rotated-secret' } });
+      view['key_a'] = await values(on.api);
+      const tokenA = (await settingsOf(on.api, 'encrypted'))?.llm?.api_key;
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-b', previous: ['rotation-key-a'] });
+      view['key_b_previous_a'] = await values(on.api);
+      // A token of key A (as a browser holds it) sent back: opened with the previous key.
+      const back = await on.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { llm: { api_key: tokenA } } } });
+      view['token_a_back'] = [back.status, (await settingsOf(on.api))?.llm?.api_key ?? null];
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-b' });
+      view['key_b_alone'] = await values(on.api);
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-c' });
+      view['key_c_alone'] = await values(on.api);
+      view['key_c_patch'] = (await on.api('/api/settings', { method: 'PATCH', body: { conversation_settings_diff: { max_iterations: 7 } } })).status;
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-c', previous: ['rotation-key-b'] });
+      view['key_c_previous_b'] = await values(on.api);
+      await on.close();
+    } finally {
+      server.remove();
+    }
+    return view;
+  },
 };
+
+/** GET /api/settings' agent settings as `X-Expose-Secrets` shows them. */
+async function settingsOf(api: Side['api'], expose = 'plaintext'): Promise<any> {
+  return (await api('/api/settings', { headers: { 'x-expose-secrets': expose } })).body?.agent_settings;
+}
