@@ -165,9 +165,34 @@ export const SECRETS_FLOWS: Record<string, Flow> = {
     }
     return view;
   },
+
+  /** The stored settings' routing, condenser and critic fields (PATCH /api/settings), the critic's key a secret like the LLM's. */
+  async settings_stored_agent_fields(s) {
+    const view: Record<string, unknown> = {};
+    const pick = (a: any) => ({ condenser: a?.condenser, verification: a?.verification, routing: a?.enable_classify_and_switch_llm_tool, meta_profile: a?.meta_profile });
+    view['before'] = pick(await settingsOf(s.api, ''));
+    const diff = {
+      condenser: { max_size: 120, keep_first: 4 },
+      verification: { critic_enabled: true, critic_threshold: 0.7, critic_server_url: 'http://127.0.0.1:9/critic', critic_api_key: 'sk-critic-stored' },
+      enable_classify_and_switch_llm_tool: true,
+    };
+    const r = await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: diff } });
+    view['patch'] = r.status;
+    view['masked'] = pick(await settingsOf(s.api, ''));
+    view['plaintext_critic_key'] = (await settingsOf(s.api))?.verification?.critic_api_key ?? null;
+    const enc = (await settingsOf(s.api, 'encrypted'))?.verification?.critic_api_key;
+    view['encrypted_critic_key'] = typeof enc === 'string' && enc.startsWith('gAAAAA');
+    const bad = await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { condenser: { max_size: 'many' }, verification: { critic_threshold: 2 } } } });
+    // Both refuse; ours locates the fields (OpenHands answers "Settings validation failed"), as for every other 422.
+    view['bad'] = bad.status;
+    // Back to the defaults, for the flows after this one.
+    const reset = await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { condenser: { max_size: 240, keep_first: 2 }, verification: { critic_enabled: false, critic_threshold: 0.6, critic_server_url: null, critic_api_key: null }, enable_classify_and_switch_llm_tool: false } } });
+    view['reset'] = [reset.status, pick(reset.body?.agent_settings)];
+    return view;
+  },
 };
 
 /** GET /api/settings' agent settings as `X-Expose-Secrets` shows them. */
 async function settingsOf(api: Side['api'], expose = 'plaintext'): Promise<any> {
-  return (await api('/api/settings', { headers: { 'x-expose-secrets': expose } })).body?.agent_settings;
+  return (await api('/api/settings', { headers: expose ? { 'x-expose-secrets': expose } : {} })).body?.agent_settings;
 }

@@ -15,6 +15,7 @@ const SECRET_VALUE = 'ghp_restart_survivor_7f3a';
 const CONNECTION_KEY = 'sk-connection-survivor-91c2';
 const LLM_KEY = 'sk-settings-llm-survivor-5d0e';
 const MCP_HEADER = 'Bearer mcp-survivor-77aa';
+const CRITIC_KEY = 'sk-critic-survivor-3b1f';
 
 let dir: ReturnType<typeof tempDir> | undefined;
 const children: ChildProcess[] = [];
@@ -61,7 +62,7 @@ describe('stored settings over a real process restart', () => {
     expect((await call(first.url, '/api/workspaces', 'POST', { workspaces: [{ id: '/src/app', name: 'app', path: '/src/app' }] })).status).toBe(200);
     expect((await call(first.url, '/api/settings/secrets/GITHUB_TOKEN')).text).toBe(SECRET_VALUE);
     expect((await call(first.url, '/api/llm/provider-connections', 'POST', { display_name: 'Models', api_key: CONNECTION_KEY })).status).toBe(201);
-    const settingsDiff = { agent_settings_diff: { llm: { model: 'openai/kept', api_key: LLM_KEY }, mcp_config: { web: { url: 'http://127.0.0.1:1/mcp', headers: { Authorization: MCP_HEADER } } } }, conversation_settings_diff: { max_iterations: 42 } };
+    const settingsDiff = { agent_settings_diff: { llm: { model: 'openai/kept', api_key: LLM_KEY }, mcp_config: { web: { url: 'http://127.0.0.1:1/mcp', headers: { Authorization: MCP_HEADER } } }, verification: { critic_enabled: true, critic_api_key: CRITIC_KEY } }, conversation_settings_diff: { max_iterations: 42 } };
     expect((await call(first.url, '/api/settings', 'PATCH', settingsDiff)).status).toBe(200);
     const killed = new Promise((r) => first.child.once('exit', r));
     first.child.kill('SIGKILL');
@@ -75,6 +76,7 @@ describe('stored settings over a real process restart', () => {
     const settings = JSON.parse((await call(second.url, '/api/settings', 'GET', undefined, { 'X-Expose-Secrets': 'plaintext' })).text);
     expect(settings.agent_settings.llm).toMatchObject({ model: 'openai/kept', api_key: LLM_KEY });
     expect(settings.agent_settings.mcp_config.web.headers).toEqual({ Authorization: MCP_HEADER });
+    expect(settings.agent_settings.verification).toMatchObject({ critic_enabled: true, critic_api_key: CRITIC_KEY });
     expect(settings.conversation_settings.max_iterations).toBe(42);
     expect((await call(second.url, '/api/settings/secrets/GITHUB_TOKEN', 'DELETE')).status).toBe(200);
 
@@ -87,11 +89,13 @@ describe('stored settings over a real process restart', () => {
     expect(logs).not.toContain(CONNECTION_KEY);
     expect(logs).not.toContain(LLM_KEY);
     expect(logs).not.toContain(MCP_HEADER);
+    expect(logs).not.toContain(CRITIC_KEY);
     // On disk only sealed: the database file (and its WAL) never holds the settings' secret values.
     for (const f of ['agent-server.db', 'agent-server.db-wal']) {
       const bytes = existsSync(join(dataDir, f)) ? readFileSync(join(dataDir, f)).toString('latin1') : '';
       expect(bytes).not.toContain(LLM_KEY);
       expect(bytes).not.toContain(MCP_HEADER);
+      expect(bytes).not.toContain(CRITIC_KEY);
     }
   }, 60_000);
 

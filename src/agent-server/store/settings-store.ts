@@ -10,7 +10,7 @@ import type { WorkspaceItem, WorkspaceParentItem, WorkspacesListResponse } from 
 import type { Logger } from '../../util/log.ts';
 import { Conflict } from '../../api/errors.ts';
 import { UNOPENABLE_HINT, type SecretSealer } from '../secrets.ts';
-import { LLM_SECRET_FIELDS, secretPaths, withSecretsReplaced, type SettingsDoc } from '../settings-doc.ts';
+import { LLM_SECRET_FIELDS, secretPaths, withAgentDefaults, withSecretsReplaced, type SettingsDoc } from '../settings-doc.ts';
 import type { Db } from './db.ts';
 
 export interface StoredSecret {
@@ -222,7 +222,7 @@ export class SettingsDocStore {
       for (const map of [s.env, s.headers]) for (const [k, v] of Object.entries(map ?? {})) if (v === null) delete map![k];
     }
     for (const [k, v] of Object.entries(doc.agent_settings.llm)) if (v === null && SECRET_LLM_FIELDS.has(k)) delete doc.agent_settings.llm[k];
-    return { doc, unopenable };
+    return { doc: withAgentDefaults(doc), unopenable };
   }
 
   /** The active meta-profile's name, read without opening the secrets (a seeded agent profile's routing). */
