@@ -3,6 +3,10 @@
 
 /** Differences that are deliberate: each says why ours is right for agentyard. */
 export const DELIBERATE: Record<string, string> = {
+  'security_toolshield_table.analyzer_shown':
+    "The ToolShield guardrail's `llm.api_key` shows masked (`**********`), as the agent's own LLM key does: a key is set and kept. " +
+    'OpenHands 1.58 shows null because it has lost the key: its request round trip stores the mask, which its LLM then drops, so ' +
+    'its guardrail calls go out without a key (a real provider would refuse them; the scripted one does not check).',
   'acp_pause.statuses':
     'Pause stops an ACP turn at once: ours sends the ACP server session/cancel (its model call is cancelled, a tool call left ' +
     'open is closed as failed), records no answer for the paused turn, and the next message runs a new turn. OpenHands 1.58 ' +

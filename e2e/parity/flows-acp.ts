@@ -294,6 +294,43 @@ export const ACP_FLOWS: Record<string, Flow> = bin
       },
 
       /** POST /api/acp/models: a working server, one that cannot start, and `custom` without a command. */
+      /**
+       * The ACP session outlives the ACP server: after prepare-for-sandbox-pause stops it, the next turn's
+       * server loads the session (session/load) and the model sees the first turn; agent_state names the
+       * same session; the first-turn suffix (the secrets' names) is not sent again.
+       */
+      async acp_resume(s) {
+        return withTitles(async (titles) => {
+          s.llm.push({ content: 'Noted: PAPAYA.' }, { content: 'PAPAYA' });
+          const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles)) });
+          const id = created.body.id;
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('the word is PAPAYA') });
+          await until('the first turn', async () => (await info(s, id)).execution_status === 'finished');
+          const first = (await info(s, id)).agent_state;
+          const prepared = await s.api('/api/conversations/prepare-for-sandbox-pause', { method: 'POST' });
+          const between = await info(s, id);
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('what is the word?') });
+          await until('the second turn', async () => (await events(s, id)).filter((e) => e.kind === 'ObservationEvent').length === 2 || ((await info(s, id)).execution_status === 'error' && 'error'));
+          await settled(s, id);
+          const all = await events(s, id);
+          const after = await info(s, id);
+          const second = JSON.stringify(s.llm.requests[1]?.messages ?? null);
+          return {
+            prepared: prepared.status,
+            // What a client reads while no ACP server runs: the recorded state.
+            between_same_session: between.agent_state?.acp_session_id === first.acp_session_id,
+            end: after.execution_status,
+            kinds: kinds(all),
+            statuses: statuses(all),
+            same_session: after.agent_state?.acp_session_id === first.acp_session_id,
+            model_saw: ['the word is PAPAYA', 'Noted: PAPAYA.', 'what is the word?'].map((t) => second.includes(t)),
+            suffix_sent: second.split('<CUSTOM_SECRETS>').length - 1,
+            model_calls: s.llm.requests.length,
+            suffix_installed: after.agent_state?.acp_suffix_installed ?? null,
+          };
+        });
+      },
+
       async acp_models(s) {
         return withTitles(async (titles) => {
           const { secrets } = acp(s, titles);

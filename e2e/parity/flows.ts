@@ -15,6 +15,7 @@ import { startOAuthMcpServer } from '../../src/testing/mcp/oauth-server.ts';
 import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
 import { PROFILE_FLOWS } from './flows-profiles.ts';
 import { ACP_FLOWS } from './flows-acp.ts';
+import { SECURITY_FLOWS } from './flows-security.ts';
 import { SECRETS_FLOWS } from './flows-secrets.ts';
 import { AGENT_SETTINGS_FLOWS, MCP_FORM_FLOWS } from './flows-mcp-forms.ts';
 
@@ -96,7 +97,10 @@ async function pythonSdkSettings(url: string): Promise<unknown> {
     'mcp = w.get_mcp_config()',
     'print(json.dumps({"model": llm.model, "api_key": llm.api_key.get_secret_value() if llm.api_key else None, "mcp": {k: {"url": v.url, "headers": sorted(v.headers or {}), "enabled": v.enabled} for k, v in mcp.items()}}))',
   ].join('\n');
-  const { stdout } = await execFileAsync(python, ['-c', script, url, KEY], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', OPENHANDS_SUPPRESS_BANNER: '1', HOME: dirname(openhandsBinary()!) }, timeout: 120_000 });
+  // LiteLLM's bundled cost map, as the server runs with (openhandsEnv): without it the import fetches the
+  // map from the network, three slow failed attempts where there is none, which ran into the timeout.
+  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', OPENHANDS_SUPPRESS_BANNER: '1', LITELLM_LOCAL_MODEL_COST_MAP: 'True', HOME: dirname(openhandsBinary()!) };
+  const { stdout } = await execFileAsync(python, ['-c', script, url, KEY], { env, timeout: 120_000 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
 
@@ -503,6 +507,61 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
+  /**
+   * Git worktrees: a start request's `worktree` and a child's isolation 'worktree' in a repository
+   * (the checkout, its branch, the working directory reported, removal at deletion with the branch
+   * kept), and `worktree` outside a repository (works in place). Where the worktrees root is differs
+   * (OpenHands: OH_CONVERSATION_WORKTREE_ROOT; ours: the workspace root), so only the path below it is compared.
+   */
+  async git_worktrees(s) {
+    const g = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-C', cwd, ...args], { encoding: 'utf8' }).trim();
+    const repo = mkdtempSync(join(s.workDir, 'wt-repo-'));
+    mkdirSync(join(repo, 'sub'));
+    g(repo, 'init', '-q', '-b', 'main');
+    writeFileSync(join(repo, 'sub', 'a.txt'), 'v1\n');
+    g(repo, 'add', '.');
+    g(repo, 'commit', '-q', '-m', 'v1');
+    g(repo, 'checkout', '-q', '-b', 'other');
+    const tail = (p: string, id: string) => p.slice(p.indexOf(`/${id}/`) + 1).replace(id, '<id>').replace(/wt-repo-[^/]+/, '<repo>');
+    const conv = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { workspace: { kind: 'LocalWorkspace', working_dir: join(repo, 'sub') }, worktree: true }) });
+    const id = conv.body.id as string;
+    const wd = conv.body.workspace.working_dir as string;
+    const started = {
+      status: conv.status,
+      working_dir: tail(wd, id),
+      file: readFileSync(join(wd, 'a.txt'), 'utf8'),
+      branch: g(wd, 'rev-parse', '--abbrev-ref', 'HEAD') === `openhands/${id}`,
+      listed: g(repo, 'worktree', 'list').includes(id),
+    };
+    const deleted = (await s.api(`/api/conversations/${id}`, { method: 'DELETE' })).status;
+    const after = { deleted, checkout_gone: !existsSync(wd), listed: g(repo, 'worktree', 'list').includes(id), branch_kept: g(repo, 'branch', '--list', `openhands/${id}`) !== '' };
+
+    s.llm.push(finish('child done'));
+    const parent = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, { workspace: { kind: 'LocalWorkspace', working_dir: repo } }) })).body.id as string;
+    const r = await s.api(`/api/conversations/${parent}/children`, { method: 'POST', body: { task: 'look around' } });
+    const child = r.body.conversation_id as string;
+    await until('the child to finish', async () => (await status(s, child)) === 'finished');
+    const childInfo = (await s.api(`/api/conversations/${child}`)).body;
+    const childRun = {
+      created: r.status,
+      isolation: r.body.isolation,
+      workspace: tail(r.body.workspace, child),
+      info_working_dir: childInfo.workspace.working_dir === r.body.workspace,
+      branch: g(r.body.workspace, 'rev-parse', '--abbrev-ref', 'HEAD') === `openhands/${child}`,
+      told: JSON.stringify(s.llm.requests.at(-1)?.messages).includes(`openhands/${child}`),
+    };
+
+    // Beside the side's working directory, not in it: OpenHands 1.58 runs `git init` in the working
+    // directory of every conversation it starts (EventService._ensure_workspace_is_git_repo), so once an
+    // earlier flow has started one there, s.workDir is a repository without commits; a directory below
+    // it would be inside that repository, and 1.58's `git worktree add ... HEAD` of an unborn HEAD fails
+    // with an unhandled 500 (after which its server drops the connection, failing the next flow's first
+    // request too). Alone the flow passed only because no conversation had run in s.workDir yet.
+    const plain = mkdtempSync(join(dirname(s.workDir), 'wt-plain-'));
+    const inPlace = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { workspace: { kind: 'LocalWorkspace', working_dir: plain }, worktree: true }) });
+    return { started, after, child: childRun, not_a_repository: [inPlace.status, inPlace.body.workspace.working_dir === plain] };
+  },
+
   /** /goal loops: objective, judge, followup, complete; stop and resume; the busy and bad requests. */
   async goal_loop(s) {
     const verdict = (v: object): ScriptStep => ({ content: JSON.stringify(v) });
@@ -872,6 +931,7 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
   ...PROFILE_FLOWS,
+  ...SECURITY_FLOWS,
   ...ACP_FLOWS,
   ...SECRETS_FLOWS,
   ...MCP_FORM_FLOWS,

@@ -2,8 +2,8 @@
 // pushed to both): the real OpenHands agent server (Python, installed by hack/openhands-server.sh
 // into a cached virtualenv) and ours, both on loopback with the same session key.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgent } from '../../src/agent/agent.ts';
@@ -19,6 +19,12 @@ export const OPENHANDS_VERSION = '1.58.2';
 export const KEY = 'parity-session-key';
 /** Both servers' OH_SECRET_KEY: stored secrets (LLM profile keys) sealed at rest; also the init key of /api/init. */
 export const SECRET_KEY = 'parity-secret-key';
+/**
+ * The GraySwan key both servers' deployments give (GRAYSWAN_API_KEY, which 1.58 prefers to the
+ * settings' field): 1.58 loses a key sent in the request (its round trip stores the mask), so the
+ * side-by-side GraySwan flow (flows-security.ts) goes through the environment.
+ */
+export const GRAYSWAN_PARITY_KEY = 'gs-parity-key';
 
 /**
  * The extensions repository both servers read (e2e/parity/flows-extensions.ts builds it): a local
@@ -73,6 +79,13 @@ async function scripted(): Promise<Pick<Side, 'llm' | 'renewLlm'>> {
 }
 
 
+/**
+ * No kept-alive connections between requests: a connection a server dropped (uvicorn closes it after an
+ * unhandled exception) must not be reused by the next request, which may belong to the next flow and
+ * would fail with ECONNRESET. Flows stay independent of how the previous one ended.
+ */
+const noKeepAlive = new Agent({ keepAlive: false });
+
 function apiOf(url: string): Side['api'] {
   return async (path, init = {}) => {
     const headers: Record<string, string> = { ...init.headers };
@@ -81,7 +94,7 @@ function apiOf(url: string): Side['api'] {
     const body = init.body !== undefined ? JSON.stringify(init.body) : init.rawBody;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(url + path, { method: init.method ?? 'GET', headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+      const req = request(url + path, { agent: noKeepAlive, method: init.method ?? 'GET', headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
@@ -131,6 +144,7 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
     OH_TELEMETRY__EXPORTER: 'none',
     LITELLM_LOCAL_MODEL_COST_MAP: 'True',
     PYTHONUNBUFFERED: '1',
+    GRAYSWAN_API_KEY: GRAYSWAN_PARITY_KEY,
   };
 }
 
@@ -157,8 +171,14 @@ export async function startOpenHands(bin: string): Promise<Side> {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url } });
   mkdirSync(join(dir, 'tmux'));
-  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  // While working on the suite: the whole log of the real server (what it did between flows) to a file.
+  const logFile = process.env['PARITY_OPENHANDS_LOG'];
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+    if (logFile) appendFileSync(logFile, d);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const close = async () => {
     if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
     await side.llm.close();

@@ -15,6 +15,8 @@ const PREFIX = 'aes-256-gcm:v1:';
 export interface ConversationSecrets {
   secrets: Record<string, string>;
   llmApiKey?: string;
+  /** The security analyzer's keys by place (splitAnalyzerKeys in src/agent/confirmation/policy.ts). */
+  analyzerKeys?: Record<string, string>;
   /** The agent's `mcp_config` with its env and header values (the stored request has them null). */
   mcpConfig?: Record<string, unknown>;
 }

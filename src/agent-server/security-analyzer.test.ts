@@ -67,7 +67,7 @@ describe('the security analyzer of a conversation', () => {
     await t.s.api(`/api/conversations/${id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: false } });
   });
 
-  it('is taken from the start request too; an unknown kind is a 422, a kind not built a 501, an unknown conversation a 404', async () => {
+  it('is taken from the start request too; an unknown kind or bad settings are a 422, an unknown conversation a 404', async () => {
     const created = await create({ security_analyzer: LLM_ANALYZER });
     expect(created.status).toBe(201);
     expect(created.body.security_analyzer).toEqual(LLM_ANALYZER);
@@ -81,11 +81,11 @@ describe('the security analyzer of a conversation', () => {
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0]).toMatchObject({ loc: ['body', 'security_analyzer'], type: 'missing' });
 
-    const pattern = await setAnalyzer(id, { kind: 'PatternSecurityAnalyzer' });
-    expect(pattern.status).toBe(501);
-    expect(pattern.body.detail).toContain('PatternSecurityAnalyzer');
+    // The other 1.58 kinds are built (security-analyzers.test.ts); settings they refuse are a 422.
+    const bad = await setAnalyzer(id, { kind: 'GraySwanAnalyzer', low_threshold: 0.9 });
+    expect(bad.status).toBe(422);
     expect((await info(id)).security_analyzer).toEqual(LLM_ANALYZER);
-    expect((await create({ security_analyzer: { kind: 'GraySwanAnalyzer' }, conversation_id: '5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d' })).status).toBe(501);
+    expect((await create({ security_analyzer: { kind: 'GraySwanAnalyzer', low_threshold: 0.9 }, conversation_id: '5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d' })).status).toBe(422);
     expect((await info('5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d')).detail).toBeDefined();
 
     expect((await t.s.api('/api/conversations/00000000-0000-0000-0000-000000000000/security_analyzer', { method: 'POST', body: { security_analyzer: null } })).status).toBe(404);

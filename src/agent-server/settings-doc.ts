@@ -10,7 +10,8 @@
 // (OpenHands' ConversationSettings.create_request: max_iterations, confirmation policy, analyzer).
 import type { TSchema } from 'typebox';
 import { LLM } from '../api/agent-server/agent.ts';
-import type { ConfirmationPolicy, SecurityAnalyzer } from '../api/agent-server/policy.ts';
+import type { ConfirmationPolicy } from '../api/agent-server/policy.ts';
+import type { SecurityAnalyzer } from '../api/agent-server/security-analyzer.ts';
 import { AgentSettingsDiff, ConversationSettingsDiff, FORM, McpServerSettings, type SettingFormMeta, type SettingsResponse } from '../api/agent-server/settings.ts';
 import type { SettingsForm, SettingsField } from '../api/app/llm-settings.ts';
 import { Invalid, type ValidationIssue } from '../api/errors.ts';

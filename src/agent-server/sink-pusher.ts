@@ -119,7 +119,13 @@ export class SinkPusher {
     const st = this.#state(id);
     // While working, the loop re-reads the cursor and the flags; while backing off, the timer will.
     if (this.#closed || st.working || st.timer) return;
-    st.working = this.#work(id, st).finally(() => (st.working = undefined));
+    // The push starts once this turn of the event loop is over: what caused the kick (a start's
+    // POST /api/conversations, an event appended during a request) answers its caller first, and
+    // kicks meanwhile join this push. A warm-pool start waited on the create's answer while its
+    // first push was set up in front of it (issue #16).
+    st.working = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.#work(id, st))
+      .finally(() => (st.working = undefined));
   }
 
   async #work(id: string, st: State): Promise<void> {

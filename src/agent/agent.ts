@@ -14,6 +14,7 @@ import { condenseOnce, configuredCondenser } from './condenser/condense.ts';
 import { AgentCritic } from './critic/agent-critic.ts';
 import { condensationNeed, DEFAULT_CONDENSER } from './condenser/summarizing.ts';
 import { buildView } from './condenser/view.ts';
+import { AnalyzerState } from './confirmation/analyzers/analyze.ts';
 import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
 import { runGates, type ActionGate } from './gate.ts';
@@ -119,7 +120,7 @@ class Agent implements ConversationAgent {
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);
     this.#hooks = new RunHooks(host, emit, fail);
-    this.#gates = [this.#hooks.gate, confirmationGate(() => host.request.confirmation_policy), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
+    this.#gates = [this.#hooks.gate, confirmationGate({ policy: () => host.request.confirmation_policy, analyzer: () => (host.securityAnalyzer ? host.securityAnalyzer() : host.request.security_analyzer), state: new AnalyzerState(), record: (e) => this.#emit(e) }), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
     // Public skills (agent_context.load_public_skills, OpenHands' extensions repository) load in the
     // background beside the plugins: both are in before the system prompt lists the skills.
     const ctx = host.request.agent?.agent_context;

@@ -72,6 +72,8 @@ export interface AgentHost {
    * The stored start request (secret values and the model key removed): agent context (skills),
    * MCP configuration, hook_config, plugins, confirmation policy, condenser and the like.
    */
+  /** The security analyzer with its keys, when the stored request holds it without them (the agent server). */
+  securityAnalyzer?(): StartConversationRequest['security_analyzer'];
   readonly request: StartConversationRequest;
   /**
    * Only the skills of request.agent.agent_context.skills, none of the user's or project's: a

@@ -15,6 +15,7 @@ import { CachedStore } from './cache.ts';
 import { objectKey } from './keys.ts';
 import { Controller, ConversationCounts, PlacementIndex, type Source } from './manager.ts';
 import { sandboxKeysOnPlacementChange } from './placement-changes.ts';
+import { changedBeyondStatus } from './predicates.ts';
 import { SandboxReconciler } from './sandbox/reconciler.ts';
 import { LiveLifecycleSettings, sandboxConfigurationSource } from './sandbox-configuration.ts';
 import { SandboxWarmPoolKind } from '../api/warm-pool.ts';
@@ -71,6 +72,11 @@ export function createController(deps: ControllerDeps): Controller {
         const ms = nextDeadline(obj as Sandbox, deps.clock.now(), settings);
         if (ms !== undefined) controller.queue('sandbox')?.addAfter(objectKey(obj.metadata.namespace, obj.metadata.name), ms);
       },
+      // A Sandbox's status is written by this reconciler only: a change of the status alone is a pass's
+      // own write, which that pass has acted on (its result holds the next deadline or poll). Queuing
+      // the key again cost a pass and a /ready probe of the agent server per status write — a
+      // warm-pool claim wrote two, on the same event loop and agent server as the claim (issue #16).
+      updatePredicate: changedBeyondStatus,
       watches: [{ kind: ConversationKind as ResourceKind, map: sandboxKeysOnPlacementChange() }],
       sources: [...liveness, configuration],
     })

@@ -7,6 +7,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { ResourceStore, WatchOptions } from '../store/types.ts';
 import { ManualClock } from './clock.ts';
 import { Controller, ConversationCounts, PlacementIndex, sandboxKeysOfConversation } from './manager.ts';
+import { changedBeyondStatus } from './predicates.ts';
 import { interceptStore } from './testing/env.ts';
 
 const NS = 'default';
@@ -127,6 +128,38 @@ describe('Controller', () => {
     const c1Again = conversations.next('default/c1');
     await store.updateStatus(SandboxKind, { ...sb, status: { phase: 'RUNNING' } });
     await c1Again; // the waiting start proceeds when its sandbox changes
+  });
+
+  it('queues no pass for a change its update predicate drops, while the cache and observe still see it', async () => {
+    const store = newStore();
+    const rec = new Recorder();
+    const observed: string[] = [];
+    const ctrl = await started(
+      new Controller({ store }).register({
+        name: 'sandbox',
+        kind: SandboxKind,
+        reconcile: rec.reconcile,
+        workers: 1,
+        observe: (obj: Sandbox) => observed.push(`${obj.metadata.name}@${obj.metadata.resourceVersion}`),
+        updatePredicate: changedBeyondStatus,
+      }),
+    );
+    const created = rec.next('default/a');
+    const a = await store.create(SandboxKind, sandbox('a'));
+    await created;
+    const withStatus = await store.updateStatus(SandboxKind, { ...a, status: { phase: 'RUNNING' } });
+    // One worker takes keys in order: had the status change queued `a`, it would come before `barrier`.
+    const barrier = rec.next('default/barrier');
+    await store.create(SandboxKind, sandbox('barrier'));
+    await barrier;
+    expect(rec.seen).toEqual(['default/a', 'default/barrier']);
+    expect(observed).toContain(`a@${withStatus.metadata.resourceVersion}`);
+    expect(ctrl.cache(SandboxKind)?.peek(NS, 'a')?.metadata.resourceVersion).toBe(withStatus.metadata.resourceVersion);
+
+    const annotated = rec.next('default/a');
+    await store.update(SandboxKind, { ...withStatus, metadata: { ...withStatus.metadata, annotations: { note: 'x' } } });
+    await annotated; // a change beyond the status is queued
+    expect(rec.seen).toEqual(['default/a', 'default/barrier', 'default/a']);
   });
 
   it('relists after Gone and misses nothing written meanwhile', async () => {

@@ -20,6 +20,12 @@ export interface ControllerSpec<T extends KubeObject> {
   reconcile: Reconcile;
   /** Sees every change of the primary kind before it is queued (for indexes). */
   observe?: (obj: T, deleted: boolean) => void;
+  /**
+   * controller-runtime's update predicate on the primary kind: a watched change from `old` to `obj`
+   * for which it returns false queues nothing (the cache and `observe` still see it). Lists,
+   * additions and deletions always queue.
+   */
+  updatePredicate?: (old: T, obj: T) => boolean;
   /** Other kinds whose changes enqueue keys of this controller. */
   watches?: { kind: ResourceKind; map: (obj: KubeObject, deleted: boolean) => string[] }[];
   /** Events from outside the store (controller-runtime's source.Channel): e.g. the runtime's liveness watch. */
@@ -66,8 +72,11 @@ export class Controller {
   }
 
   async start(): Promise<void> {
-    /** `listed`: the object came from a (re)list, not a watch event: its key waits in the low-priority lane. */
-    type Handler = (obj: KubeObject, deleted: boolean, listed: boolean) => void;
+    /**
+     * `listed`: the object came from a (re)list, not a watch event: its key waits in the low-priority
+     * lane. `old`: for a watched modification, the object as the cache held it before.
+     */
+    type Handler = (obj: KubeObject, deleted: boolean, listed: boolean, old?: KubeObject) => void;
     const feeds = new Map<ResourceKind, Handler[]>();
     const feed = (kind: ResourceKind, fn: Handler) => feeds.set(kind, [...(feeds.get(kind) ?? []), fn]);
     for (const spec of this.#specs) {
@@ -77,8 +86,9 @@ export class Controller {
         onError: (key, err, terminal) => this.#log?.warn({ controller: spec.name, key, err, terminal }, 'reconcile failed'),
       });
       this.#queues.set(spec.name, queue);
-      feed(spec.kind, (obj, deleted, listed) => {
+      feed(spec.kind, (obj, deleted, listed, old) => {
         spec.observe?.(obj, deleted);
+        if (old && !deleted && spec.updatePredicate && !spec.updatePredicate(old, obj)) return;
         queue.add(objectKey(obj.metadata.namespace, obj.metadata.name), { lowPriority: listed });
       });
       for (const w of spec.watches ?? []) feed(w.kind, (obj, deleted, listed) => w.map(obj, deleted).forEach((k) => queue.add(k, { lowPriority: listed })));
@@ -97,7 +107,7 @@ export class Controller {
     for (const [kind, handlers] of feeds) {
       let markSynced!: () => void;
       synced.push(new Promise<void>((r) => (markSynced = r)));
-      this.#running.push(this.#informer(kind, (obj, deleted, listed) => handlers.forEach((h) => h(obj, deleted, listed)), markSynced));
+      this.#running.push(this.#informer(kind, (obj, deleted, listed, old) => handlers.forEach((h) => h(obj, deleted, listed, old)), markSynced));
     }
     await Promise.all(synced);
     // Workers start once every informer has listed (controller-runtime's WaitForCacheSync): a pass
@@ -120,7 +130,7 @@ export class Controller {
    * state in the cache), or indexes fed by them would keep it for good. The cache (cache(kind)) is
    * filled before handlers run, so a pass they queue reads at least what they saw.
    */
-  async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean, listed: boolean) => void, synced: () => void): Promise<void> {
+  async #informer(kind: ResourceKind, onChange: (obj: KubeObject, deleted: boolean, listed: boolean, old?: KubeObject) => void, synced: () => void): Promise<void> {
     const signal = this.#abort.signal;
     const cache = new InformerCache(this.#namespace);
     this.#caches.set(cacheKey(kind), cache);
@@ -134,8 +144,9 @@ export class Controller {
         for (const item of list.items) onChange(item, false, true);
         synced();
         for await (const event of this.#store.watch(kind, this.#namespace, { resourceVersion: list.resourceVersion, signal })) {
+          const old = event.type === 'MODIFIED' ? cache.peek(event.object.metadata.namespace, event.object.metadata.name) : undefined;
           cache.apply(event);
-          onChange(event.object, event.type === 'DELETED', false);
+          onChange(event.object, event.type === 'DELETED', false, old);
         }
       } catch (err) {
         if (signal.aborted) return;

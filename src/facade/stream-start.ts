@@ -4,7 +4,7 @@
 // a snapshot goes out per step (status), not per write: fields filled within a step (its sandbox id)
 // arrive with the next one.
 import { PassThrough, type Readable } from 'node:stream';
-import { ConversationKind } from '../api/conversation.ts';
+import { ConversationKind, type Conversation } from '../api/conversation.ts';
 import { LABEL_START_TASK } from '../api/meta.ts';
 import { SandboxKind } from '../api/sandbox.ts';
 import type { AppUser } from './db/types.ts';
@@ -36,10 +36,8 @@ export function streamStartTask(d: FacadeDeps, user: AppUser, first: Rec): Reada
     abort.abort();
   });
 
-  const check = async () => {
+  const check = async (conv: Conversation | undefined) => {
     if (abort.signal.aborted) return;
-    const convs = (await d.store.list(ConversationKind, d.namespace, { labelSelector: `${LABEL_START_TASK}=${taskId}` })).items.filter((c) => isOwnedBy(c, user.id));
-    const conv = convs[0];
     if (!conv) return finish(); // deleted meanwhile: the last snapshot stands
     const sbName = sandboxNameOf(conv);
     const sb = sbName ? await d.store.get(SandboxKind, d.namespace, sbName) : undefined;
@@ -52,10 +50,17 @@ export function streamStartTask(d: FacadeDeps, user: AppUser, first: Rec): Reada
   };
   // Serialised: snapshots go out in the order the store changed.
   let chain = Promise.resolve();
-  const wake = () => {
-    chain = chain.then(check).catch((err: unknown) => d.log?.warn({ err, startTask: taskId }, 'stream-start: reading the start task failed'));
+  const wake = (conv: Conversation | undefined) => {
+    chain = chain.then(() => check(conv)).catch((err: unknown) => d.log?.warn({ err, startTask: taskId }, 'stream-start: reading the start task failed'));
     return chain;
   };
-  void watchLoop(d, ConversationKind, { signal: abort.signal, onList: wake, onEvent: wake });
+  // The conversation comes with the list and with each of its watch events: other conversations'
+  // changes wake nothing (each used to cost a list by label, per stream, on every start's writes).
+  const ours = (c: Conversation) => c.metadata.labels?.[LABEL_START_TASK] === taskId && isOwnedBy(c, user.id);
+  void watchLoop(d, ConversationKind, {
+    signal: abort.signal,
+    onList: (items) => wake(items.find(ours)),
+    onEvent: (ev) => (ours(ev.object) ? wake(ev.type === 'DELETED' ? undefined : ev.object) : undefined),
+  });
   return out;
 }

@@ -3,7 +3,9 @@
 // a conversation's turn (message -> model -> tool call -> reply) and its events, the sandbox
 // environment and secret masking, switch_acp_model, pause, and POST /api/acp/models.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAgent } from '../../agent/agent.ts';
@@ -321,8 +323,86 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     );
     await say(id, 'read again');
     await eventually(async () => (await events(id)).filter((e) => e.kind === 'ObservationEvent').length === 2, SLOW);
-    // A new ACP server process and session (the old one was stopped).
-    expect((await info(id)).agent_state.acp_session_id).not.toBe(session);
+    // A new ACP server process that loaded the session the stopped one had (1.58 resumes it too).
+    expect((await info(id)).agent_state.acp_session_id).toBe(session);
+  });
+
+  describe('after an agent-server restart', () => {
+    /** A first turn whose model call answers `reply`; the ACP session it ran in. */
+    const firstTurn = async (id: string, reply: string) => {
+      llm.push((req) => {
+        agentCall(req);
+        return { content: reply };
+      });
+      await say(id, 'the word is PAPAYA');
+      await until(id, 'finished');
+      return (await info(id)).agent_state.acp_session_id as string;
+    };
+    const secondTurn = async (id: string, check: (req: RecordedRequest) => void) => {
+      llm.push((req) => {
+        agentCall(req);
+        check(req);
+        return { content: 'answered' };
+      });
+      await say(id, 'what is the word?');
+      await eventually(async () => (await events(id)).filter((e) => e.kind === 'ObservationEvent').length === 2, SLOW);
+    };
+    const logged: string[] = [];
+    /** Stops the server (its ACP servers end with it), runs `between`, starts a new one on the same data dir. */
+    const restart = async (between = () => {}) => {
+      await s.close();
+      between();
+      const sink = new Writable({ write: (chunk, _enc, cb) => (logged.push(String(chunk)), cb()) });
+      s = await startTestServer(dir.path, { createAgent, secretKey: SECRET_KEY, log: pino({ level: 'warn' }, sink) });
+    };
+    // The conversation's secrets (here opencode's configuration) outlive a restart only sealed with
+    // the server's secret key (OH_SECRET_KEY, which the runtimes always set); without one they are
+    // forgotten, and the restarted opencode would not know the scripted provider.
+    const SECRET_KEY = 'acp-resume-secret-key';
+    beforeEach(async () => {
+      logged.length = 0;
+      await s.close();
+      s = await startTestServer(dir.path, { createAgent, secretKey: SECRET_KEY });
+    });
+    const texts = (req: RecordedRequest) => JSON.stringify(req.messages);
+
+    it('the next turn continues the ACP session (session/load): the model call carries the first turn, the suffix is not sent again', { timeout: SLOW * 3 }, async () => {
+      const id = await create();
+      const session = await firstTurn(id, 'Noted: PAPAYA.');
+      await restart();
+      // Read back before any server runs, as 1.58 shows it from its stored state.
+      expect((await info(id)).agent_state).toMatchObject({ acp_session_id: session, acp_session_cwd: join(dir.path, 'wd'), acp_suffix_installed: true });
+      await secondTurn(id, (req) => {
+        expect(texts(req)).toContain('the word is PAPAYA');
+        expect(texts(req)).toContain('Noted: PAPAYA.');
+        // The secrets' names went with the first turn only: the resumed history has them once.
+        expect(texts(req).split('<CUSTOM_SECRETS>').length - 1).toBe(1);
+      });
+      expect((await info(id)).agent_state).toMatchObject({ acp_session_id: session, acp_suffix_installed: true });
+      expect(logged.join('')).not.toContain('not resumed');
+      // As 1.58: the placeholder system prompt is recorded again when an ACP server starts for the conversation.
+      const kinds = (await events(id)).filter((e) => e.kind !== 'ConversationStateUpdateEvent').map((e) => e.kind);
+      expect(kinds).toEqual(['MessageEvent', 'SystemPromptEvent', 'ActionEvent', 'ObservationEvent', 'MessageEvent', 'SystemPromptEvent', 'ActionEvent', 'ObservationEvent']);
+    });
+
+    it('when the ACP server has forgotten the session (its storage gone), a new session starts without the context, with the suffix again, and the log says so', { timeout: SLOW * 3 }, async () => {
+      const id = await create();
+      const session = await firstTurn(id, 'Noted: PAPAYA.');
+      // opencode keeps its sessions under the isolated HOME (acp_isolate_data_dir) of the conversation.
+      const store = join(dir.path, 'data', 'conversations', id, 'acp', 'opencode', '.local', 'share', 'opencode');
+      expect(existsSync(store)).toBe(true);
+      await restart(() => rmSync(store, { recursive: true }));
+      await secondTurn(id, (req) => {
+        expect(texts(req)).not.toContain('PAPAYA');
+        expect(texts(req)).toContain('<CUSTOM_SECRETS>');
+      });
+      const now = (await info(id)).agent_state;
+      expect(now.acp_session_id).toEqual(expect.any(String));
+      expect(now.acp_session_id).not.toBe(session);
+      const warning = logged.map((l) => JSON.parse(l)).find((l) => l.msg.includes('not resumed'));
+      expect(warning).toMatchObject({ conversationId: id, previousSession: `...${session.slice(-8)}`, reason: expect.stringContaining('session/load failed') });
+      expect(logged.join('')).not.toContain(session);
+    });
   });
 
   it('forwards the conversation\'s MCP servers to the ACP session: opencode calls a tool of one', { timeout: SLOW * 2 }, async () => {

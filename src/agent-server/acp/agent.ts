@@ -17,6 +17,7 @@ import { sandboxBaseEnv } from '../../agent/sandbox-env.ts';
 import type { AcpModelInfo, Agent } from '../../api/agent-server/index.ts';
 import { BadRequest } from '../../api/errors.ts';
 import { newEventBase, type ActionEvent, type Event } from '../../api/events/index.ts';
+import type { Logger } from '../../util/log.ts';
 import { maskSecrets } from '../secrets.ts';
 import { CodexAuthLifecycle, CredentialBindingError, type HttpCredentialBinding } from './credential-binding.ts';
 import { activeFileSecrets, fileSecretNames, materializeFileSecrets } from './file-secrets.ts';
@@ -104,6 +105,23 @@ export function acpMcpServers(mcpConfig: unknown, secrets: Readonly<Record<strin
   return out;
 }
 
+/**
+ * The conversation's ACP state as last recorded (its last `agent_state` update): what 1.58 keeps in
+ * base_state.json across restarts, ours in the event log. {} before a server ever started.
+ */
+export function recordedAgentState(events: readonly Event[]): Record<string, unknown> {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.kind === 'ConversationStateUpdateEvent' && e.key === 'agent_state' && e.value !== null && typeof e.value === 'object') return { ...(e.value as Record<string, unknown>) };
+  }
+  return {};
+}
+
+/** The recorded model list (agent_state's acp_available_models), [] when there is none. */
+export function recordedModels(state: Record<string, unknown>): AcpModelInfo[] {
+  return Array.isArray(state['acp_available_models']) ? (state['acp_available_models'] as AcpModelInfo[]) : [];
+}
+
 /** Whether the agent's ACP server can switch models live, as far as its name or command tells before it runs. */
 export function acpSupportsSwitch(agent: Agent): boolean {
   return detectProvider(agent.acp_server, agent.acp_command ?? [])?.supportsModelSwitch ?? false;
@@ -146,30 +164,41 @@ export class AcpConversationAgent implements ConversationAgent {
   readonly #lifecycles = new Map<string, CodexAuthLifecycle>();
   /** Values of bound credentials seen (loaded or refreshed): masked like secrets. */
   readonly #tracked = new Set<string>();
+  /** The first-turn suffix reached the current session (a turn completed on it, or on the session it resumed). */
+  #suffixInstalled = false;
+  /** The server whose start the SystemPromptEvent was recorded for. */
+  #promptRecordedFor: AcpSession | undefined;
+  readonly #log: Logger | undefined;
 
-  constructor(host: AgentHost) {
+  constructor(host: AgentHost, log?: Logger) {
     this.#host = host;
     this.#agent = host.request.agent!;
     this.#model = this.#agent.acp_model ?? null;
+    this.#log = log;
+    const recorded = recordedAgentState(host.events());
+    if (typeof recorded['acp_last_prompt_user_message_id'] === 'string') this.#lastPrompted = recorded['acp_last_prompt_user_message_id'];
   }
 
   info(): AcpInfo {
     const s = this.#session;
+    const recorded = s ? {} : recordedAgentState(this.#host.events());
     return {
       agentState: this.agentState(),
-      currentModelId: s?.models.currentModelId ?? this.#model,
-      availableModels: s?.models.availableModels ?? [],
+      currentModelId: s?.models.currentModelId ?? this.#model ?? (typeof recorded['acp_current_model_id'] === 'string' ? recorded['acp_current_model_id'] : null),
+      availableModels: s?.models.availableModels ?? recordedModels(recorded),
       supportsModelSwitch: s ? s.supportsModelSwitch : acpSupportsSwitch(this.#agent),
     };
   }
 
   /**
-   * 1.58 records the (placeholder) system prompt once the ACP server has started, at the first run,
-   * so after the first user message; `dynamic_context` is what the first prompt carries besides the
-   * user's text (suffix()).
+   * 1.58 records the (placeholder) system prompt each time an ACP server has started for the
+   * conversation (init_state): at the first run, so after the first user message, and again at the
+   * turn after a restart or prepare-for-sandbox-pause, also when that server resumed the session;
+   * `dynamic_context` is what the first prompt carries besides the user's text (suffix()).
    */
-  #recordSystemPrompt(): void {
-    if (this.#host.events().some((e) => e.kind === 'SystemPromptEvent')) return;
+  #recordSystemPrompt(session: AcpSession): void {
+    if (this.#promptRecordedFor === session) return;
+    this.#promptRecordedFor = session;
     const suffix = this.#suffix();
     this.#host.emit({ ...newEventBase('agent'), system_prompt: { type: 'text', text: ACP_SYSTEM_PROMPT }, tools: [], dynamic_context: suffix ? { type: 'text', text: suffix } : null, kind: 'SystemPromptEvent' });
   }
@@ -190,10 +219,10 @@ export class AcpConversationAgent implements ConversationAgent {
     return parts.length ? parts.join('\n\n') : null;
   }
 
-  /** 1.58's `agent_state` of an ACP conversation: which server, session and models. */
+  /** 1.58's `agent_state` of an ACP conversation: which server, session and models (as last recorded while no server runs). */
   agentState(): Record<string, unknown> {
     const s = this.#session;
-    if (!s) return {};
+    if (!s) return recordedAgentState(this.#host.events());
     return {
       acp_agent_name: s.agentName,
       acp_agent_version: s.agentVersion,
@@ -204,13 +233,8 @@ export class AcpConversationAgent implements ConversationAgent {
       acp_current_model_id: s.models.currentModelId,
       ...(s.models.availableModels ? { acp_available_models: s.models.availableModels } : {}),
       ...(this.#lastPrompted ? { acp_last_prompt_user_message_id: this.#lastPrompted } : {}),
-      ...(this.#suffixInstalled() ? { acp_suffix_installed: true } : {}),
+      ...(this.#suffixInstalled && this.#suffix() !== null ? { acp_suffix_installed: true } : {}),
     };
-  }
-
-  /** The first-turn suffix has reached the server: a turn has completed since it was sent. */
-  #suffixInstalled(): boolean {
-    return this.#suffix() !== null && this.#host.events().some((e) => e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction');
   }
 
   #emitAgentState(): void {
@@ -231,14 +255,14 @@ export class AcpConversationAgent implements ConversationAgent {
       return;
     }
     this.#emitAgentState();
-    this.#recordSystemPrompt();
+    this.#recordSystemPrompt(session);
     if (signal.aborted) return;
     for (const m of pending) this.#sent.add(m.id);
     this.#lastPrompted = pending.at(-1)!.id;
     const blocks: ContentBlock[] = pending.flatMap((m) => messageBlocks(m));
     // The suffix goes with the first turn until one has completed (the server then has it in its history).
     const suffix = this.#suffix();
-    if (suffix && !this.#suffixInstalled()) blocks.push({ type: 'text', text: suffix });
+    if (suffix && !this.#suffixInstalled) blocks.push({ type: 'text', text: suffix });
     const turn = { text: [] as string[], thoughts: [] as string[], calls: [] as ToolCallState[], activity: { last: Date.now() } };
     this.#turn = turn;
     const onAbort = () => void session.cancel();
@@ -252,6 +276,7 @@ export class AcpConversationAgent implements ConversationAgent {
         return;
       }
       this.#closeInflight('completed');
+      this.#suffixInstalled = true;
       this.#finish(turn);
       // usage is an unstable part of the protocol: read when the server sends it.
       this.#recordUsage((response as { usage?: TurnUsage }).usage);
@@ -354,7 +379,14 @@ export class AcpConversationAgent implements ConversationAgent {
         const launch = acpLaunch(this.#agent, this.#host.workspaceDir, secrets, this.#acpRoot());
         Object.assign(launch.env, bound);
         launch.secrets = [...launch.secrets, ...this.#tracked];
-        const s = await AcpSession.start({ ...launch, model: this.#model }, (u) => this.#onUpdate(u));
+        const recorded = recordedAgentState(this.#host.events());
+        const s = await AcpSession.start({ ...launch, model: this.#model, resume: this.#resumable(recorded) }, (u) => this.#onUpdate(u));
+        // A resumed session has what the one it continues had; a fresh one gets the suffix again (1.58).
+        this.#suffixInstalled = s.resumed && recorded['acp_suffix_installed'] === true;
+        if (s.resumeFailure) {
+          // 1.58 falls back the same way and only logs it; the new acp_session_id in agent_state tells a client.
+          this.#log?.warn({ conversationId: this.#host.conversationId, previousSession: fingerprint(s.resumeFailure.sessionId), session: fingerprint(s.sessionId), reason: s.resumeFailure.reason }, 'ACP session not resumed: a new session starts without the earlier context');
+        }
         this.#session = s;
         return s;
       } finally {
@@ -362,6 +394,22 @@ export class AcpConversationAgent implements ConversationAgent {
       }
     })();
     return this.#starting;
+  }
+
+  /**
+   * The session to load instead of starting one (1.58): the last recorded acp_session_id, unless it
+   * was created in another working directory (ACP servers key their sessions by cwd: loading it
+   * elsewhere would at best miss it, at worst load another).
+   */
+  #resumable(recorded: Record<string, unknown>): AcpLaunch['resume'] {
+    const id = recorded['acp_session_id'];
+    if (typeof id !== 'string' || !id) return null;
+    const cwd = recorded['acp_session_cwd'];
+    if (typeof cwd === 'string' && cwd !== this.#host.workspaceDir) {
+      this.#log?.warn({ conversationId: this.#host.conversationId, previousSession: fingerprint(id) }, 'ACP session not resumed: it was created in another working directory');
+      return null;
+    }
+    return { sessionId: id, viaConfigOption: recorded['acp_model_via_config_option'] === true };
   }
 
   /** User messages after the last finished turn that this process has not sent yet. */
@@ -501,6 +549,11 @@ export class AcpConversationAgent implements ConversationAgent {
     this.#host.emit(action);
     this.#host.emit(observationEvent(action, { kind: 'FinishObservation', content: [{ type: 'text', text }], is_error: false }));
   }
+}
+
+/** A session id as logs show it (its tail, as 1.58's _fingerprint_session_id): possessing the id is enough to resume the session. */
+function fingerprint(id: string): string {
+  return id.length <= 8 ? '<short>' : `...${id.slice(-8)}`;
 }
 
 function messageBlocks(m: Extract<Event, { kind: 'MessageEvent' }>): ContentBlock[] {

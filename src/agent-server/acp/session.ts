@@ -46,6 +46,19 @@ export interface AcpLaunch {
   mcpServers: McpServer[];
   /** Values masked out of any text that leaves this module (error details from the server's stderr). */
   secrets: readonly string[];
+  /**
+   * A session this conversation had on an earlier server process (1.58: agent_state's acp_session_id,
+   * kept across agent-server restarts): loaded with session/load instead of a new one, so the server
+   * keeps its context. `viaConfigOption`: how that session switched models, for a load response
+   * without a model block.
+   */
+  resume?: { sessionId: string; viaConfigOption: boolean } | null;
+}
+
+/** Why a session to resume was not resumed (a fresh session was started instead). */
+export interface AcpResumeFailure {
+  sessionId: string;
+  reason: string;
 }
 
 export interface AcpModels {
@@ -71,7 +84,7 @@ function indicatesAuth(e: unknown): boolean {
 }
 
 /** The models a session/new (or session/load) response reports, and which call switches them. */
-function sessionModels(res: NewSessionResponse): AcpModels & { viaConfigOption: boolean } {
+function sessionModels(res: NewSessionResponse, defaultViaConfigOption = false): AcpModels & { viaConfigOption: boolean } {
   const option = (res.configOptions ?? []).find((o) => o.type === 'select' && (o.category === 'model' || o.id === 'model'));
   if (option && option.type === 'select') {
     const flat = (option.options as unknown[]).flatMap((o) => ((o as { options?: unknown[] }).options ?? [o]) as { value?: unknown; name?: unknown; description?: unknown }[]);
@@ -90,7 +103,7 @@ function sessionModels(res: NewSessionResponse): AcpModels & { viaConfigOption: 
       viaConfigOption: false,
     };
   }
-  return { currentModelId: null, availableModels: null, viaConfigOption: false };
+  return { currentModelId: null, availableModels: null, viaConfigOption: defaultViaConfigOption };
 }
 
 function modelInfo(id: unknown, name: unknown, description: unknown): AcpModelInfo {
@@ -108,10 +121,14 @@ export class AcpSession {
   #models: AcpModels;
   /** The model is switched with session/set_config_option (else session/set_model). */
   readonly viaConfigOption: boolean;
+  /** The session is `launch.resume`'s, loaded (the server kept its context). */
+  readonly resumed: boolean;
+  /** `launch.resume` was asked for and could not be loaded: why (a fresh session serves instead). */
+  readonly resumeFailure: AcpResumeFailure | null;
   #stderr: { text: string };
   #closed = false;
 
-  private constructor(init: { child: ChildProcess; conn: ClientConnection; launch: AcpLaunch; sessionId: string; agentName: string; agentVersion: string; models: AcpModels; viaConfigOption: boolean; stderr: { text: string } }) {
+  private constructor(init: { child: ChildProcess; conn: ClientConnection; launch: AcpLaunch; sessionId: string; agentName: string; agentVersion: string; models: AcpModels; viaConfigOption: boolean; resumed: boolean; resumeFailure: AcpResumeFailure | null; stderr: { text: string } }) {
     this.#child = init.child;
     this.#conn = init.conn;
     this.#launch = init.launch;
@@ -121,6 +138,8 @@ export class AcpSession {
     this.provider = detectProvider(init.launch.server, init.launch.command, init.agentName);
     this.#models = init.models;
     this.viaConfigOption = init.viaConfigOption;
+    this.resumed = init.resumed;
+    this.resumeFailure = init.resumeFailure;
     this.#stderr = init.stderr;
   }
 
@@ -193,18 +212,52 @@ export class AcpSession {
           // 1.58 forwards stdio servers always, http/sse ones only when the server says it speaks them.
           const caps = init.agentCapabilities?.mcpCapabilities;
           const mcpServers = launch.mcpServers.filter((m) => !('type' in m) || (m.type === 'sse' ? caps?.sse : caps?.http) === true);
-          const res = await conn.agent.request('session/new', { cwd: launch.cwd, mcpServers });
-          session = res.sessionId;
-          const models = sessionModels(res);
           const provider = detectProvider(launch.server, launch.command, agentName);
+          // Resume (1.58 _start_acp_server): session/load of the earlier session, with the same cwd and
+          // MCP servers (a loaded session does not keep them). The server answering with an error
+          // (it forgot the session: storage wiped, another host) falls back to a new session; a broken
+          // connection does not (nothing to fall back on). Unlike 1.58, a server that does not
+          // advertise loadSession is not asked (the protocol makes the capability the condition).
+          let loaded: NewSessionResponse | undefined;
+          let resumeFailure: AcpResumeFailure | null = null;
+          if (launch.resume) {
+            const { sessionId, viaConfigOption } = launch.resume;
+            if (init.agentCapabilities?.loadSession !== true) {
+              resumeFailure = { sessionId, reason: `${agentName || 'the ACP server'} does not advertise loadSession` };
+            } else {
+              session = sessionId;
+              try {
+                const res = await conn.agent.request('session/load', { sessionId, cwd: launch.cwd, mcpServers });
+                loaded = { ...res, sessionId };
+              } catch (e) {
+                if (!(e instanceof acp.RequestError)) throw e;
+                session = undefined;
+                resumeFailure = { sessionId, reason: mask(`session/load failed: ${acpErrorText(e)}`) };
+              }
+            }
+          }
+          const res = loaded ?? (await conn.agent.request('session/new', { cwd: launch.cwd, mcpServers }));
+          session = res.sessionId;
+          // A load response often omits the model block: the recorded mechanism then says how the session switches.
+          const models = sessionModels(res, loaded ? launch.resume!.viaConfigOption : false);
           let current = models.currentModelId;
-          if (launch.model) {
+          if (launch.model && !loaded) {
             await setModel(conn, res.sessionId, launch.model, models.viaConfigOption);
             current = launch.model;
+          } else if (launch.model && (provider?.supportsModelSwitch ?? true)) {
+            // A loaded session runs the server's default model: the conversation's is applied again; a
+            // refusal keeps the resumed session (1.58 _reapply_session_model_on_resume).
+            current = await setModel(conn, res.sessionId, launch.model, models.viaConfigOption).then(
+              () => launch.model,
+              (e: unknown) => {
+                if (!(e instanceof acp.RequestError)) throw e;
+                return current;
+              },
+            );
           }
           const mode = launch.mode ?? provider?.defaultMode ?? null;
           if (mode !== null) await conn.agent.request('session/set_mode', { sessionId: res.sessionId, modeId: mode });
-          return { agentName, agentVersion, sessionId: res.sessionId, models: { currentModelId: current, availableModels: models.availableModels }, viaConfigOption: models.viaConfigOption };
+          return { agentName, agentVersion, sessionId: res.sessionId, models: { currentModelId: current, availableModels: models.availableModels }, viaConfigOption: models.viaConfigOption, resumed: loaded !== undefined, resumeFailure };
         })(),
         exited,
         deadline,

@@ -4,6 +4,7 @@ import type { LlmConfig } from '../../agent/types.ts';
 import type { UsageMetrics } from '../../api/conversation.ts';
 import type { ConversationRow } from '../store/conversation-store.ts';
 import { MASK } from '../secrets.ts';
+import { maskedAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { AcpInfo } from '../acp/agent.ts';
 
 export interface InfoInputs {
@@ -84,7 +85,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     activated_knowledge_skills: [...(skills?.activated ?? [])],
     max_iterations: req.max_iterations ?? 500,
     stuck_detection: req.stuck_detection ?? true,
-    security_analyzer: req.security_analyzer ?? null,
+    security_analyzer: maskedAnalyzer(req.security_analyzer),
     invoked_skills: [...(skills?.invoked ?? [])],
     blocked_actions: {},
     blocked_messages: {},

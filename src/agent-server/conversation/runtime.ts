@@ -11,7 +11,7 @@ import type { AgentHost, ConversationAgent, CreateAgent, LlmConfig, ModelRouting
 import type { ServerRouting } from './model-routing.ts';
 import { pendingActions } from '../../agent/messages.ts';
 import type { ConfirmationPolicy, SecurityAnalyzer, SendMessageRequest } from '../../api/agent-server/index.ts';
-import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
+import { joinAnalyzerKeys, maskedAnalyzer } from '../../agent/confirmation/policy.ts';
 import type { ExecutionStatus } from '../../api/conversation.ts';
 import { BadRequest, Conflict, NotFound, NotImplemented } from '../../api/errors.ts';
 import { newEventBase, parseEvent, type Event } from '../../api/events/index.ts';
@@ -31,7 +31,7 @@ import { fetchPlugin, loadPluginDir, PluginFetchError, PluginLoadError } from '.
 import { PluginRefError, resolvePluginRef } from '../../agent/plugins/marketplace-ref.ts';
 import type { McpOAuthProviders } from '../../agent/mcp/index.ts';
 import type { ExtensionsConfig } from '../../agent/skills/extensions-repo.ts';
-import { AcpConversationAgent, acpSupportsSwitch, type AcpInfo } from '../acp/agent.ts';
+import { AcpConversationAgent, acpSupportsSwitch, recordedAgentState, recordedModels, type AcpInfo } from '../acp/agent.ts';
 import type { HttpCredentialBinding } from '../acp/credential-binding.ts';
 import { idleCollector } from '../idle-collect.ts';
 
@@ -68,6 +68,8 @@ export interface RuntimeInit {
   workspaceDir: string;
   llm: LlmConfig | undefined;
   secrets: Record<string, string>;
+  /** The security analyzer's keys, kept out of the stored request (sealed with the secrets). */
+  analyzerKeys?: Record<string, string>;
   /**
    * The agent's `mcp_config` with its env and header values, when it has any: the stored request
    * carries them as null (secret values never reach the database unsealed; mcp-secrets.ts).
@@ -91,6 +93,7 @@ export class ConversationRuntime implements AgentHost {
   readonly workspaceDir: string;
   #llm: LlmConfig | undefined;
   #secrets: Readonly<Record<string, string>>;
+  #analyzerKeys: Readonly<Record<string, string>>;
   readonly maxIterations: number;
   readonly #ctx: RuntimeContext;
   #row: ConversationRow;
@@ -129,6 +132,7 @@ export class ConversationRuntime implements AgentHost {
     this.workspaceDir = init.workspaceDir;
     this.#llm = init.llm;
     this.#secrets = Object.freeze({ ...init.secrets });
+    this.#analyzerKeys = Object.freeze({ ...init.analyzerKeys });
     this.maxIterations = init.row.request.max_iterations ?? 500;
   }
 
@@ -163,6 +167,15 @@ export class ConversationRuntime implements AgentHost {
 
   get extensions(): ExtensionsConfig | undefined {
     return this.#ctx.extensions;
+  }
+
+  get analyzerKeys(): Readonly<Record<string, string>> {
+    return this.#analyzerKeys;
+  }
+
+  /** The security analyzer with its keys (the stored request has it without them). */
+  securityAnalyzer(): SecurityAnalyzer | null {
+    return joinAnalyzerKeys(this.#row.request.security_analyzer, this.#analyzerKeys);
   }
 
   get mcpOAuth(): McpOAuthProviders | undefined {
@@ -211,7 +224,8 @@ export class ConversationRuntime implements AgentHost {
 
   info() {
     return conversationInfo({
-      row: this.#row,
+      // The analyzer with its keys, so that info shows a key is set (masked), as 1.58 does.
+      row: { ...this.#row, request: { ...this.#row.request, security_analyzer: this.securityAnalyzer() } },
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.persistenceDir,
@@ -226,7 +240,10 @@ export class ConversationRuntime implements AgentHost {
 
   #acpInfo(): AcpInfo {
     if (this.#agent instanceof AcpConversationAgent) return this.#agent.info();
-    return { agentState: {}, currentModelId: this.#row.request.agent?.acp_model ?? null, availableModels: [], supportsModelSwitch: acpSupportsSwitch(this.#row.request.agent!) };
+    // No agent in this process yet (after a restart): what the last one recorded, as 1.58 reads it back.
+    const recorded = recordedAgentState(this.#log());
+    const recordedModel = typeof recorded['acp_current_model_id'] === 'string' ? recorded['acp_current_model_id'] : null;
+    return { agentState: recorded, currentModelId: this.#row.request.agent?.acp_model ?? recordedModel, availableModels: recordedModels(recorded), supportsModelSwitch: acpSupportsSwitch(this.#row.request.agent!) };
   }
 
   #skillState(): SkillState {
@@ -389,13 +406,14 @@ export class ConversationRuntime implements AgentHost {
   }
 
   /**
-   * Persisted with the conversation; gives the risk of the actions recorded from now on (see
-   * src/agent/confirmation/policy.ts: without an analyzer every risk is UNKNOWN). 501 for a kind not built.
+   * Persisted with the conversation; judges the actions recorded from now on (see
+   * src/agent/confirmation/policy.ts: without an analyzer every risk is UNKNOWN).
    */
-  setSecurityAnalyzer(analyzer: SecurityAnalyzer | null): void {
-    requireBuiltAnalyzer(analyzer);
-    this.#update({ request: { ...this.#row.request, security_analyzer: analyzer } });
-    this.#settingChanged('security_analyzer', analyzer);
+  setSecurityAnalyzer(analyzer: SecurityAnalyzer | null, keys: Record<string, string>, patch: ConversationPatch): void {
+    this.#analyzerKeys = Object.freeze({ ...keys });
+    this.#update(patch);
+    // Shown to clients with its keys masked: the event is persisted and streamed.
+    this.#settingChanged('security_analyzer', maskedAnalyzer(joinAnalyzerKeys(analyzer, keys)));
   }
 
   /**
@@ -780,7 +798,7 @@ export class ConversationRuntime implements AgentHost {
 
   #ensureAgent(): ConversationAgent {
     // An ACPAgent delegates to an ACP server (src/agent-server/acp); every other kind is the built-in loop.
-    return (this.#agent ??= this.isAcp ? new AcpConversationAgent(this) : this.#ctx.createAgent(this));
+    return (this.#agent ??= this.isAcp ? new AcpConversationAgent(this, this.#ctx.log.child({ part: 'acp' })) : this.#ctx.createAgent(this));
   }
 
   /** The agent is an ACP agent (kind ACPAgent). */

@@ -3,13 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { requireBuiltAnalyzer } from '../../agent/confirmation/policy.ts';
+import { checkAnalyzer, splitAnalyzerKeys } from '../../agent/confirmation/policy.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { conversationLlm } from '../../agent/llm/model-name.ts';
 import { ModelCallError } from '../../agent/llm/errors.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import type { SubscriptionAccess } from '../../agent/llm/codex.ts';
-import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest } from '../../api/agent-server/index.ts';
+import { toSecretSource, type ConversationInfo, type LookupSecret, type StartChildConversationRequest, type StartChildConversationResponse, type SecretInput, type UpdateSecretsRequest, type ForkConversationRequest, type StartConversationRequest, type SwitchLlmRequest, type SecurityAnalyzer } from '../../api/agent-server/index.ts';
 import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests, type ValidationIssue } from '../../api/errors.ts';
 import { AgentMcpServer, AgentMcpServerV144 } from '../../api/agent-server/settings.ts';
 import { parseValue } from '../../api/events/validate.ts';
@@ -59,6 +59,9 @@ export function normalizeConversationId(id: string): string | undefined {
 }
 
 /** The model config: the request's `agent.llm` over the server's defaults (rules in conversationLlm). */
+/** The analyzer keys as sealed with the secrets (nothing when there are none). */
+const sealedAnalyzerKeys = (keys: Readonly<Record<string, string>>) => (Object.keys(keys).length ? { analyzerKeys: { ...keys } } : {});
+
 export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   const llm = req.agent?.llm;
   const resolved = llm?.auth_type === 'subscription' || llm?.is_subscription === true ? subscriptionLlm(llm.model, subscription) : conversationLlm({ model: llm?.model ?? null, base_url: llm?.base_url ?? null, api_key: apiKey ?? null }, defaults);
@@ -226,11 +229,12 @@ export class ConversationService {
     for (const row of this.#o.conversations.all()) {
       let secrets: Record<string, string> = {};
       let apiKey: string | undefined;
+      let analyzerKeys: Record<string, string> | undefined;
       let mcpConfig: Record<string, unknown> | undefined;
       const lostMcp = lostMcpSecrets(row.request.agent?.mcp_config);
       if (row.sealedSecrets !== null) {
         const opened = this.#o.sealer?.open(row.sealedSecrets, row.id);
-        if (opened) ({ secrets, llmApiKey: apiKey, mcpConfig } = opened);
+        if (opened) ({ secrets, llmApiKey: apiKey, analyzerKeys, mcpConfig } = opened);
         else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed? add the old key to OH_PREVIOUS_SECRET_KEYS)');
       } else if (Object.keys(row.request.secrets ?? {}).length > 0 || lostMcp.length > 0) {
         // #14: a relaunched ACP server without its config secret. Said, never silent: the names (not values) and the remedy.
@@ -241,6 +245,7 @@ export class ConversationService {
         workspaceDir: this.#workingDir(row.request),
         llm: runtimeLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
         secrets,
+        ...(analyzerKeys ? { analyzerKeys } : {}),
         mcpConfig,
       });
       this.#loaded.set(row.id, rt);
@@ -276,7 +281,7 @@ export class ConversationService {
     if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {
       throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
     }
-    requireBuiltAnalyzer(req.security_analyzer);
+    checkAnalyzer(req.security_analyzer, ['body', 'security_analyzer']);
     // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
     try {
       criticConfig(req.agent.critic);
@@ -298,9 +303,12 @@ export class ConversationService {
     if (worktree) workspaceDir = await createWorktree(worktree);
     const agent = req.agent;
     const mcp = splitMcpSecrets(agent.mcp_config);
-    // What is stored: the request without secret values (the MCP servers' env and header values too) and without the LLM key.
+    // What is stored: the request without secret values (the MCP servers' env and header values too),
+    // without the LLM key and without the analyzer's keys.
+    const { stored: security_analyzer, keys: analyzerKeys } = splitAnalyzerKeys(req.security_analyzer);
     const request: StartConversationRequest = {
       ...req,
+      security_analyzer,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
       agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser), ...(mcp.stored ? { mcp_config: mcp.stored } : {}) },
@@ -308,7 +316,7 @@ export class ConversationService {
     };
     const stored = worktree ? withWorktree(request, worktree) : request;
     const now = new Date().toISOString();
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || mcp.sealed !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || mcp.sealed !== undefined || Object.keys(analyzerKeys).length > 0;
     const row = {
       id,
       createdAt: now,
@@ -319,14 +327,14 @@ export class ConversationService {
       tags: req.tags ?? {},
       stats: null,
       lastUserMessageId: null,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(mcp.sealed ? { mcpConfig: mcp.sealed } : {}) }, id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(mcp.sealed ? { mcpConfig: mcp.sealed } : {}), ...sealedAnalyzerKeys(analyzerKeys) }, id) : null,
       deletedAt: null,
       forkedFromConversationId: null,
       forkedFromEventId: null,
       pluginSkills: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets, mcpConfig: mcp.sealed });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets, mcpConfig: mcp.sealed, analyzerKeys });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();
@@ -372,7 +380,7 @@ export class ConversationService {
       this.#o.conversations.insert(row);
       events.copy(src.conversationId, id, uptoSeq);
     });
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets }, mcpConfig: src.mcpConfig });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets }, mcpConfig: src.mcpConfig, analyzerKeys: { ...src.analyzerKeys } });
     const lastUser = [...rt.events()].reverse().find((e) => e.kind === 'MessageEvent' && e.source === 'user');
     rt.update({ lastUserMessageId: lastUser?.id ?? null });
     this.#loaded.set(id, rt);
@@ -415,7 +423,7 @@ export class ConversationService {
       headEventId: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets }, mcpConfig: parent.mcpConfig });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets }, mcpConfig: parent.mcpConfig, analyzerKeys: { ...parent.analyzerKeys } });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (row.request.plugins?.length) rt.prepareAgent();
@@ -452,7 +460,7 @@ export class ConversationService {
     const llmApiKey = opened?.llmApiKey ?? row.request.agent?.llm.api_key ?? undefined;
     rt.setSecrets(secrets, {
       request: { ...row.request, secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])) },
-      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}) }, row.id) : null,
+      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
     });
   }
 
@@ -468,10 +476,29 @@ export class ConversationService {
     const apiKey = req.llm.api_key ?? undefined;
     const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
     const secrets = { ...rt.secrets };
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || rt.mcpConfig !== undefined;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(rt.analyzerKeys).length > 0;
     rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults, this.#o.subscription), {
       request,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}) }, row.id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
+    });
+  }
+
+  /**
+   * POST /security_analyzer: the analyzer from the next batch of actions on, stored without its keys,
+   * which are sealed with the conversation's secrets (kept in memory only without a secret key).
+   */
+  setSecurityAnalyzer(id: string, analyzer: SecurityAnalyzer | null): void {
+    const rt = this.get(id);
+    checkAnalyzer(analyzer, ['body', 'security_analyzer']);
+    const row = rt.row;
+    const { stored, keys } = splitAnalyzerKeys(analyzer);
+    const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
+    const secrets = { ...rt.secrets };
+    const llmApiKey = opened?.llmApiKey;
+    const hasSecrets = Object.keys(secrets).length > 0 || llmApiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(keys).length > 0;
+    rt.setSecurityAnalyzer(stored, keys, {
+      request: { ...row.request, security_analyzer: stored },
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(keys) }, row.id) : null,
     });
   }
 

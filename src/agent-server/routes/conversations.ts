@@ -185,7 +185,7 @@ export function conversationRoutes(service: ConversationService): Router {
   });
 
   router.post('/:conversation_id/security_analyzer', validate({ body: SetSecurityAnalyzerRequest }), async (ctx) => {
-    service.get(ctx.params['conversation_id']!).setSecurityAnalyzer((ctx.state['body'] as SetSecurityAnalyzerRequest).security_analyzer);
+    service.setSecurityAnalyzer(ctx.params['conversation_id']!, (ctx.state['body'] as SetSecurityAnalyzerRequest).security_analyzer);
     ctx.body = { success: true };
   });
 

@@ -110,7 +110,7 @@ export function loadProjectSkillsSync(workDir: string, origin = 'project'): Skil
   const found: Skill[] = [];
   for (const root of roots) found.push(...thirdPartyFiles(root, origin));
   // sub/dir/AGENTS.md and friends: rules for files under their directory (relative to the working directory).
-  found.push(...nestedRuleSkills(roots[0]!, origin));
+  found.push(...nestedRuleSkills(roots[0]!, origin, git !== undefined));
   for (const root of roots) {
     for (const sub of ['.agents/skills', '.openhands/skills', '.openhands/microagents']) found.push(...loadSkillsDirSync(join(root, sub), origin));
   }

@@ -23,37 +23,48 @@ export function matchPathRule(skill: Skill, relPath: string): string | undefined
   return skill.paths?.find((p) => pathGlobRegex(p).test(relPath));
 }
 
-/** Files under `dir` relative to it: git's view (tracked and not ignored) when it is a repository, else a walk. */
-function relativeFiles(dir: string): string[] {
-  try {
-    const out = execFileSync('git', ['-C', dir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], { timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 * 1024 * 1024 });
-    return out.toString('utf8').split('\0').filter(Boolean);
-  } catch {
-    const found: string[] = [];
-    const walk = (d: string) => {
-      let entries;
-      try {
-        entries = readdirSync(join(dir, d), { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const e of entries) {
-        if (found.length >= MAX_WALK) return;
-        const rel = d ? `${d}/${e.name}` : e.name;
-        if (e.isDirectory()) {
-          if (!e.name.startsWith('.') && e.name !== 'node_modules') walk(rel);
-        } else found.push(rel);
-      }
-    };
-    walk('');
-    return found;
+/**
+ * Files under `dir` relative to it: git's view (tracked and not ignored) when it is in a repository,
+ * else a walk. `inGit` false (no `.git` at or above `dir`, the caller looked): git would only fail,
+ * so it is not run — a synchronous spawn of git blocks the agent server's one thread for 5-20 ms,
+ * and a warm-pool start without a repository paid it while its conversation waited (issue #16).
+ */
+function relativeFiles(dir: string, inGit: boolean): string[] {
+  if (inGit || process.env['GIT_DIR']) {
+    try {
+      const out = execFileSync('git', ['-C', dir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], { timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 * 1024 * 1024 });
+      return out.toString('utf8').split('\0').filter(Boolean);
+    } catch {
+      // not a repository git accepts after all (or no git): walk
+    }
   }
+  const found: string[] = [];
+  const walk = (d: string) => {
+    let entries;
+    try {
+      entries = readdirSync(join(dir, d), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (found.length >= MAX_WALK) return;
+      const rel = d ? `${d}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!e.name.startsWith('.') && e.name !== 'node_modules') walk(rel);
+      } else found.push(rel);
+    }
+  };
+  walk('');
+  return found;
 }
 
-/** Nested instruction files below the working directory (the top level ones are repo skills). */
-export function nestedRuleSkills(workDir: string, origin: string): Skill[] {
+/**
+ * Nested instruction files below the working directory (the top level ones are repo skills).
+ * `inGit`: whether the working directory is in a git repository (gitRoot found one).
+ */
+export function nestedRuleSkills(workDir: string, origin: string, inGit = true): Skill[] {
   const rules: Skill[] = [];
-  for (const rel of relativeFiles(workDir).sort()) {
+  for (const rel of relativeFiles(workDir, inGit).sort()) {
     const base = THIRD_PARTY_FILES[rel.slice(rel.lastIndexOf('/') + 1).toLowerCase()];
     const relDir = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
     if (!base || !relDir) continue;

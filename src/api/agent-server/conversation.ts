@@ -7,7 +7,8 @@ import { ImageContent, TextContent } from '../events/content.ts';
 import { SPAN_NAME } from '../conversation.ts';
 import { Agent, AgentInfo, LLM } from './agent.ts';
 import { AcpModelInfo } from './acp.ts';
-import { ConfirmationPolicy, SecretInput, SecretSource, SecurityAnalyzer } from './policy.ts';
+import { ConfirmationPolicy, SecretInput, SecretSource } from './policy.ts';
+import { SecurityAnalyzer } from './security-analyzer.ts';
 
 /** Lowercase on the wire. `deleting` appears only in webhooks. */
 export const EXECUTION_STATUSES = [

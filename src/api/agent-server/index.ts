@@ -2,6 +2,7 @@
 export * from './agent.ts';
 export * from './acp.ts';
 export * from './policy.ts';
+export * from './security-analyzer.ts';
 export * from './conversation.ts';
 export * from './tree.ts';
 export * from './server.ts';

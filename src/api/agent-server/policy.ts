@@ -1,6 +1,6 @@
 // Confirmation policies and secret sources (OpenHands `security/confirmation_policy.py`, `secret/`).
 import Type, { type Static } from 'typebox';
-import { LiteralUnion, Nullable, STRICT } from '../events/common.ts';
+import { Nullable, STRICT } from '../events/common.ts';
 
 export const NeverConfirm = Type.Object({ kind: Type.Literal('NeverConfirm') }, STRICT);
 export type NeverConfirm = Static<typeof NeverConfirm>;
@@ -69,24 +69,3 @@ export function toSecretSource(input: SecretInput): SecretSource {
   }
   return input;
 }
-
-/**
- * The security analyzers of OpenHands (`security/`), by kind: what gives each action the risk a
- * ConfirmRisky policy compares. agentyard builds `LLMSecurityAnalyzer` (the `security_risk` the model
- * predicts with each call); the other kinds are recognized and answered 501. Their own settings are
- * not kept, since nothing here would use them.
- */
-export const SECURITY_ANALYZER_KINDS = [
-  'LLMSecurityAnalyzer',
-  'PatternSecurityAnalyzer',
-  'PolicyRailSecurityAnalyzer',
-  'EnsembleSecurityAnalyzer',
-  'GraySwanAnalyzer',
-  'ToolShieldLLMSecurityAnalyzer',
-] as const;
-export const SecurityAnalyzer = Type.Object({ kind: LiteralUnion(SECURITY_ANALYZER_KINDS) });
-export type SecurityAnalyzer = Static<typeof SecurityAnalyzer>;
-
-/** `POST /api/conversations/{id}/security_analyzer`; null removes the analyzer. */
-export const SetSecurityAnalyzerRequest = Type.Object({ security_analyzer: Type.Union([SecurityAnalyzer, Type.Null()]) });
-export type SetSecurityAnalyzerRequest = Static<typeof SetSecurityAnalyzerRequest>;

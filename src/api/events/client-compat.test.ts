@@ -59,6 +59,18 @@ type ClientActionEvent = Omit<OH.ActionEvent, 'action'> & { action?: ClientActio
 type ClientObservationEvent = Omit<OH.ObservationEvent, 'observation'> & { observation: ClientObservation };
 type ClientSystemPromptEvent = Omit<OH.SystemPromptEvent, 'tools'> & { tools: ClientTool[] };
 
+/** The TypeScript client's schema predates 1.58's SecurityAnalysisEvent; this is its shape in 1.58.2 (`event/security.py`). */
+interface ClientSecurityAnalysisEvent {
+  kind: 'SecurityAnalysisEvent';
+  id?: string;
+  timestamp?: string;
+  source?: 'agent' | 'user' | 'environment' | 'hook';
+  analyzer: string;
+  policy: string;
+  risks: { [action_id: string]: 'UNKNOWN' | 'LOW' | 'MEDIUM' | 'HIGH' };
+  details?: { [action_id: string]: { [key: string]: unknown } };
+}
+
 interface ClientEventByKind {
   Condensation: OH.Condensation;
   CondensationRequest: OH.CondensationRequest;
@@ -73,6 +85,7 @@ interface ClientEventByKind {
   UserRejectObservation: OH.UserRejectObservation;
   SystemPromptEvent: ClientSystemPromptEvent;
   TokenEvent: OH.TokenEvent;
+  SecurityAnalysisEvent: ClientSecurityAnalysisEvent;
   PauseEvent: OH.PauseEvent;
   InterruptEvent: OH.InterruptEvent;
   HookExecutionEvent: OH.HookExecutionEvent;
@@ -103,6 +116,7 @@ export type _EventChecks = [
   Assert<Both<'UserRejectObservation'>>,
   Assert<Both<'SystemPromptEvent'>>,
   Assert<Both<'TokenEvent'>>,
+  Assert<Both<'SecurityAnalysisEvent'>>,
   Assert<Both<'PauseEvent'>>,
   Assert<Both<'InterruptEvent'>>,
   Assert<Both<'HookExecutionEvent'>>,
@@ -368,6 +382,7 @@ const CLIENT_EVENTS: { [K in EventKind]: ClientEventByKind[K] & { id: string; ti
   UserRejectObservation: { id: 'c11', timestamp: T, kind: 'UserRejectObservation', tool_name: 't', tool_call_id: 'x', action_id: 'c7', rejection_source: 'hook' },
   SystemPromptEvent: { id: 'c12', timestamp: T, kind: 'SystemPromptEvent', system_prompt: text, tools: CLIENT_TOOLS, dynamic_context: null },
   TokenEvent: { id: 'c13', timestamp: T, kind: 'TokenEvent', source: 'agent', prompt_token_ids: [1], response_token_ids: [2] },
+  SecurityAnalysisEvent: { id: 'c-sec', timestamp: T, kind: 'SecurityAnalysisEvent', source: 'environment', analyzer: 'PatternSecurityAnalyzer', policy: 'ConfirmRisky', risks: { a: 'HIGH' } },
   PauseEvent: { id: 'c14', timestamp: T, kind: 'PauseEvent' },
   InterruptEvent: { id: 'c15', timestamp: T, kind: 'InterruptEvent', source: 'user' },
   HookExecutionEvent: {

@@ -168,6 +168,23 @@ export const TokenEvent = event('TokenEvent', EventSource, {
 });
 export type TokenEvent = Static<typeof TokenEvent>;
 
+/**
+ * The risks the conversation's security analyzer gave one batch of pending actions (OpenHands 1.58
+ * `event/security.py`): recorded whenever an analyzer is set, whatever the confirmation policy then
+ * decides. Not sent to the model.
+ */
+export const SecurityAnalysisEvent = event('SecurityAnalysisEvent', sourceDefault('environment'), {
+  /** The analyzer's kind, e.g. `PatternSecurityAnalyzer`. */
+  analyzer: Type.String(),
+  /** The confirmation policy's kind in force when the actions were analyzed. */
+  policy: Type.String(),
+  /** Risk per analyzed ActionEvent id. */
+  risks: Type.Record(Type.String(), Type.Union(SecurityRisk.anyOf)),
+  /** Analyzer-specific detail per ActionEvent id (an analyzer error's message). */
+  details: Type.Optional(Type.Record(Type.String(), JsonObject, { default: {} })),
+});
+export type SecurityAnalysisEvent = Static<typeof SecurityAnalysisEvent>;
+
 /** A user paused agent execution. */
 export const PauseEvent = event('PauseEvent', sourceDefault('user'), {});
 export type PauseEvent = Static<typeof PauseEvent>;
@@ -236,6 +253,7 @@ export const EVENT_SCHEMAS = {
   UserRejectObservation,
   SystemPromptEvent,
   TokenEvent,
+  SecurityAnalysisEvent,
   PauseEvent,
   InterruptEvent,
   HookExecutionEvent,
@@ -256,6 +274,7 @@ export const Event = Type.Union([
   UserRejectObservation,
   SystemPromptEvent,
   TokenEvent,
+  SecurityAnalysisEvent,
   PauseEvent,
   InterruptEvent,
   HookExecutionEvent,

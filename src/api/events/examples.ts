@@ -176,6 +176,7 @@ export const EXAMPLE_EVENTS = {
     response_token_ids: [4, 5],
     kind: 'TokenEvent',
   },
+  SecurityAnalysisEvent: { id: 'e-sec', timestamp: T, source: 'environment', analyzer: 'PatternSecurityAnalyzer', policy: 'ConfirmRisky', risks: { 'e-act': 'HIGH' }, details: {}, kind: 'SecurityAnalysisEvent' },
   PauseEvent: { id: 'e-pause', timestamp: T, source: 'user', kind: 'PauseEvent' },
   InterruptEvent: { id: 'e-int', timestamp: T, source: 'user', kind: 'InterruptEvent' },
   HookExecutionEvent: {

@@ -18,6 +18,7 @@ describe('event kinds', () => {
       'UserRejectObservation',
       'SystemPromptEvent',
       'TokenEvent',
+      'SecurityAnalysisEvent',
       'PauseEvent',
       'InterruptEvent',
       'HookExecutionEvent',

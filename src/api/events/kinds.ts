@@ -19,6 +19,7 @@ export const EVENT_KIND_FQCN = {
   UserRejectObservation: 'openhands.sdk.event.llm_convertible.observation.UserRejectObservation',
   SystemPromptEvent: 'openhands.sdk.event.llm_convertible.system.SystemPromptEvent',
   TokenEvent: 'openhands.sdk.event.token.TokenEvent',
+  SecurityAnalysisEvent: 'openhands.sdk.event.security.SecurityAnalysisEvent',
   PauseEvent: 'openhands.sdk.event.user_action.PauseEvent',
   InterruptEvent: 'openhands.sdk.event.user_action.InterruptEvent',
   HookExecutionEvent: 'openhands.sdk.event.hook_execution.HookExecutionEvent',

@@ -5,13 +5,14 @@
 // the Python module each kind lives in, so a new kind cannot be published without a mapping entry.
 import type { TSchema } from 'typebox';
 import { ConfirmationPolicy, SecretSource } from '../agent-server/policy.ts';
+import { EnsembleMember, SecurityAnalyzer } from '../agent-server/security-analyzer.ts';
 import { BashEvent } from '../agent-server/server.ts';
 import { Action, Event, EVENT_KIND_FQCN, isEventKind, namespacedClass, Observation, ToolDefinition } from '../events/index.ts';
 
 export { KIND_SCHEMA_VERSION } from '../events/index.ts';
 
 /** The unions discriminated by `kind` that the OpenAPI documents publish, by component name. */
-export const KIND_UNIONS: Record<string, TSchema> = { Event, Action, Observation, ToolDefinition, ConfirmationPolicy, SecretSource, BashEvent };
+export const KIND_UNIONS: Record<string, TSchema> = { Event, Action, Observation, ToolDefinition, ConfirmationPolicy, SecretSource, BashEvent, SecurityAnalyzer, EnsembleMember };
 
 // Action, observation and tool kinds of one tool share a module; these tools are the SDK built-ins.
 const SDK_BUILTINS = new Set(['Finish', 'InvokeSkill', 'SwitchLLM', 'Think', 'VisionInspect', 'ClassifyAndSwitchLLM']);
@@ -22,6 +23,12 @@ const MODULE_OF: Record<string, string> = {
   NeverConfirm: 'openhands.sdk.security.confirmation_policy',
   AlwaysConfirm: 'openhands.sdk.security.confirmation_policy',
   ConfirmRisky: 'openhands.sdk.security.confirmation_policy',
+  LLMSecurityAnalyzer: 'openhands.sdk.security.llm_analyzer',
+  PatternSecurityAnalyzer: 'openhands.sdk.security.defense_in_depth.pattern',
+  PolicyRailSecurityAnalyzer: 'openhands.sdk.security.defense_in_depth.policy_rails',
+  EnsembleSecurityAnalyzer: 'openhands.sdk.security.ensemble',
+  GraySwanAnalyzer: 'openhands.sdk.security.grayswan.analyzer',
+  ToolShieldLLMSecurityAnalyzer: 'openhands.sdk.security.toolshield_llm_analyzer',
   StaticSecret: 'openhands.sdk.secret.secrets',
   LookupSecret: 'openhands.sdk.secret.secrets',
   BashCommand: 'openhands.agent_server.models',

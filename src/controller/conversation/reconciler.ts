@@ -98,9 +98,12 @@ export class ConversationReconciler {
 
     const status: ConversationStatus = structuredClone(conv.status ?? {});
     let result: Result = {};
+    // The object the status goes onto: the placement's label write makes a new resourceVersion.
+    let current = conv;
     try {
       const next = await this.#advance(conv, step, status);
-      if (next.requeueAfterMs !== undefined) result = next;
+      if (next.latest) current = next.latest;
+      if (next.requeueAfterMs !== undefined) result = { requeueAfterMs: next.requeueAfterMs };
       if (next.step) this.#setStep(status, next.step, conv, next.detail);
     } catch (err) {
       if (!(err instanceof StartFailure)) throw err; // transient: retried with backoff
@@ -108,7 +111,7 @@ export class ConversationReconciler {
     }
     if (!status.startTask) this.#setStep(status, 'WORKING', conv);
     if (!isDeepStrictEqual(status, conv.status)) {
-      await this.#writeStatus(conv, status);
+      await this.#writeStatus(current, status);
       const now = status.startTask?.status;
       if (now !== step || !conv.status?.startTask) this.#recordStep(conv, status);
     }
@@ -146,10 +149,12 @@ export class ConversationReconciler {
     else if (task.status === 'READY') this.#d.recorder.record(conv, 'Normal', Reason.Ready, 'The conversation runs on its agent server');
   }
 
-  async #advance(conv: Conversation, step: StartTaskStatus, status: ConversationStatus): Promise<{ step?: StartTaskStatus; detail?: string; requeueAfterMs?: number }> {
+  /** `latest`: the conversation as this pass last wrote it (its status is written onto that, not a Conflict). */
+  async #advance(conv: Conversation, step: StartTaskStatus, status: ConversationStatus): Promise<{ step?: StartTaskStatus; detail?: string; requeueAfterMs?: number; latest?: Conversation }> {
     if (!status.sandboxName) {
-      status.sandboxName = await this.#serialised(() => this.#place(conv));
-      return { step: 'WAITING_FOR_SANDBOX' };
+      const placed = await this.#serialised(() => this.#place(conv));
+      status.sandboxName = placed.name;
+      return { step: 'WAITING_FOR_SANDBOX', latest: placed.latest };
     }
     const sb = await this.#d.store.get(SandboxKind, conv.metadata.namespace ?? 'default', status.sandboxName);
     if (!sb || sb.metadata.deletionTimestamp) throw new StartFailure(Reason.SandboxNotFound, `Sandbox ${status.sandboxName} no longer exists`);
@@ -330,7 +335,7 @@ export class ConversationReconciler {
    * new sandbox if one is needed: a pass that dies in between finds its choice again, and a new
    * sandbox is named after its conversation, so a repeated create is a harmless Conflict.
    */
-  async #place(conv: Conversation): Promise<string> {
+  async #place(conv: Conversation): Promise<{ name: string; latest: Conversation }> {
     const namespace = conv.metadata.namespace ?? 'default';
     const owner = conv.spec.owner;
     const explicit = conv.spec.sandboxName;
@@ -347,8 +352,9 @@ export class ConversationReconciler {
     }
     const agentId = agentConversationId(conv);
     const labels = { ...conv.metadata.labels, [LABEL_SANDBOX]: placement.name, ...(agentId !== conv.metadata.name ? { [LABEL_AGENT_CONVERSATION]: agentId } : {}) };
+    let latest = conv;
     if (!isDeepStrictEqual(labels, conv.metadata.labels)) {
-      await this.#d.store.update(ConversationKind, { ...conv, metadata: { ...conv.metadata, labels } });
+      latest = await this.#d.store.update(ConversationKind, { ...conv, metadata: { ...conv.metadata, labels } });
     }
     if (placement.create) {
       try {
@@ -357,7 +363,7 @@ export class ConversationReconciler {
         if (!(err instanceof Conflict)) throw err;
       }
     }
-    return placement.name;
+    return { name: placement.name, latest };
   }
 
   /** A pass that labelled the conversation and died before its status write: keep that choice. */
@@ -373,13 +379,17 @@ export class ConversationReconciler {
     const reclaimed = earlierClaim(sandboxes, conv.metadata.name, owner);
     if (reclaimed) return { name: reclaimed.metadata.name };
     const mine = sandboxes.filter((sb) => sameOwner(sb, owner) && !isUnclaimedMember(sb));
-    const { items: conversations } = await this.#d.store.list(ConversationKind, namespace);
+    const grouping = conv.spec.sandboxGrouping ?? 'NO_GROUPING';
+    // Only FEWEST_CONVERSATIONS weighs conversations: every other start read (and decoded) every
+    // Conversation of the namespace for nothing.
     const counts = new Map<string, number>();
-    for (const c of conversations) {
-      const placed = c.status?.sandboxName ?? c.metadata.labels?.[LABEL_SANDBOX];
-      if (placed) counts.set(placed, (counts.get(placed) ?? 0) + 1);
+    if (grouping === 'FEWEST_CONVERSATIONS' && mine.length > 0) {
+      for (const c of (await this.#d.store.list(ConversationKind, namespace)).items) {
+        const placed = c.status?.sandboxName ?? c.metadata.labels?.[LABEL_SANDBOX];
+        if (placed) counts.set(placed, (counts.get(placed) ?? 0) + 1);
+      }
     }
-    const chosen = chooseSandbox(conv.spec.sandboxGrouping ?? 'NO_GROUPING', mine, counts);
+    const chosen = chooseSandbox(grouping, mine, counts);
     if (chosen) return { name: chosen.metadata.name };
 
     // A ready warm-pool member takes no new slot: it held one while it waited.

@@ -97,7 +97,10 @@ export class SandboxReconciler {
       if (status.phase === 'STARTING') requeueAfterMs = converged.requeueAfterMs ?? STARTING_POLL_MS;
     }
 
-    status.conversationCount = conversations.count;
+    // Counted again after the runtime was observed (an index read): a conversation placed on this
+    // sandbox while the pass waited on the agent server's /ready is in this write, not in another
+    // pass's — a warm claim's placement lands exactly then (issue #16).
+    status.conversationCount = (await this.#conversations(sb)).count;
     const activity = lastActivity({ ...sb, status });
     if (activity) status.lastActivityTime = activity.toISO()!;
     status.observedGeneration = sb.metadata.generation;

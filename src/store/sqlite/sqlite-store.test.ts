@@ -126,6 +126,43 @@ describe('SqliteStore', () => {
     }
   });
 
+  it('reads the change log once per commit for the watches that stand at one position', async () => {
+    const executed: string[] = [];
+    const db = new Database(path, { verbose: (sql) => executed.push(String(sql)) });
+    const store = new SqliteStore(db);
+    try {
+      const start = store.resourceVersion;
+      const watches = [0, 1, 2].map(() => watching<Sandbox>(store, SandboxKind, 'ns', { resourceVersion: start }));
+      try {
+        await store.create(SandboxKind, sandbox('a', { namespace: 'ns' }));
+        executed.length = 0;
+        for (const w of watches) expect(summary(await collect(w.it, 1))).toEqual(['ADDED a']);
+        expect(executed.filter((sql) => sql.includes('FROM changes')).length).toBe(1);
+      } finally {
+        for (const w of watches) w.stop();
+      }
+    } finally {
+      store.close();
+      db.close();
+    }
+  });
+
+  it('gives Gone to a watch behind a compaction made after another watch read the same position', async () => {
+    const store = make();
+    const start = store.resourceVersion;
+    await store.create(SandboxKind, sandbox('a', { namespace: 'ns' }));
+    const first = watching<Sandbox>(store, SandboxKind, 'ns', { resourceVersion: start });
+    const second = watching<Sandbox>(store, SandboxKind, 'ns', { resourceVersion: start });
+    try {
+      expect(summary(await collect(first.it, 1))).toEqual(['ADDED a']);
+      store.compact(0);
+      await rejection(second.it.next(), Gone); // not the rows read before the compaction
+    } finally {
+      first.stop();
+      second.stop();
+    }
+  });
+
   it('does not expire a watch on a quiet kind because other kinds were compacted', async () => {
     const store = make({ eventRetention: 5 });
     const start = store.resourceVersion;

@@ -74,6 +74,16 @@ export class SqliteStore implements ResourceStore {
    */
   readonly #lists = new Map<string, { generation: number; rv: string; items: readonly KubeObject[] }>();
   #generation = 0;
+  /**
+   * The change-log reads of the current write generation, by kind, namespace, position and page:
+   * a commit wakes every watch of its kind, and those that stood at the same position (all of them,
+   * usually: the controller's informer and the API's streams) read the same rows. Each such read
+   * was three queries per watch per commit, the largest part of `up`'s CPU in a warm-pool start
+   * after the writes themselves (issue #16). Rows are shared, never changed; each watch decodes its own objects.
+   */
+  readonly #feedReads = new Map<string, ReturnType<ChangeFeed['read']>>();
+  /** The write generation #feedReads belong to; any write empties it. */
+  #feedGeneration = 0;
   #committed = false;
   #closed = false;
 
@@ -201,15 +211,8 @@ export class SqliteStore implements ResourceStore {
     } catch (err) {
       matches = err as Error;
     }
-    const st = this.#st;
     const feed: ChangeFeed = {
-      read: (from, limit) => ({
-        rows: namespace
-          ? st.changesNamespace.all(kind.apiVersion, kind.kind, from, namespace, limit)
-          : st.changesAll.all(kind.apiVersion, kind.kind, from, limit),
-        head: st.counter.get('rv')!,
-        compacted: st.compactedFor.get(kind.apiVersion, kind.kind) ?? 0,
-      }),
+      read: (from, limit) => this.#changes(kind, namespace, from, limit),
       decode: (body) => this.#codec.decode(body),
       subscribe: (wake) => {
         const key = kindKey(kind);
@@ -228,6 +231,24 @@ export class SqliteStore implements ResourceStore {
     this.#closed = true;
     this.#notify();
     if (this.#ownsDb) this.#db.close();
+  }
+
+  #changes(kind: ResourceKind, namespace: string | undefined, from: number, limit: number): ReturnType<ChangeFeed['read']> {
+    const key = `${kindKey(kind)}\0${namespace ?? ''}\0${from}\0${limit}`;
+    if (this.#feedGeneration !== this.#generation) {
+      this.#feedReads.clear();
+      this.#feedGeneration = this.#generation;
+    }
+    const cached = this.#feedReads.get(key);
+    if (cached) return cached;
+    const st = this.#st;
+    const result = {
+      rows: namespace ? st.changesNamespace.all(kind.apiVersion, kind.kind, from, namespace, limit) : st.changesAll.all(kind.apiVersion, kind.kind, from, limit),
+      head: st.counter.get('rv')!,
+      compacted: st.compactedFor.get(kind.apiVersion, kind.kind) ?? 0,
+    };
+    this.#feedReads.set(key, result);
+    return result;
   }
 
   /** A selector parsed once: the facade lists by the same few (one per user) on every request. */
@@ -342,6 +363,7 @@ export class SqliteStore implements ResourceStore {
   #compactTo(target: number): number {
     const compacted = this.#st.counter.get('compacted_rv')!;
     if (target <= compacted) return compacted;
+    this.#generation++; // compact() runs outside #write: what watches read moves here too
     this.#st.markCompacted.run(target);
     this.#st.compact.run(target);
     this.#st.setCompacted.run(target);
