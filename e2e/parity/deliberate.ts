@@ -34,6 +34,11 @@ export const DELIBERATE: Record<string, string> = {
     'RUNNING → PAUSED "due to rate limits". OpenHands 1.58 waits silently (its retry listener is wired to nothing), so a client ' +
     'cannot tell a throttled agent from a hung one. The execution status stays `running` on both; clients that do not know the key ' +
     'keep it in their state dict (the Python SDK\'s RemoteState) or ignore it.',
+  'secrets_start_forms.value_only':
+    'A start request whose secret is a bare `{"value": ...}` (no `kind`): both refuse it (422, as 1.58 and the 1.44 contract take ' +
+    'only SecretSource objects there; the /secrets update alone coerces it). Ours locates each fault of the object, the missing ' +
+    '`kind` (and `url` of a LookupSecret) and the `value` a SecretSource does not have, like every other 422 of ours; OpenHands ' +
+    'answers one value_error at the secret.',
   'validation.bad_llm_locs': 'The same request as validation.bad_llm: accepted (201), so there are no 422 locations to compare.',
   'openai_gateway.bad_metadata_detail':
     'An X-OpenHands-Observability-Metadata header that is not JSON: both answer 422; ours names the header in a located issue ' +

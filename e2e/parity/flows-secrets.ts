@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { until } from '../../src/testing/until.ts';
 import { Fernet } from '../../src/agent-server/fernet.ts';
 import { agent, startBody, type Flow } from './flows.ts';
-import { KEY, openhandsBinary, SECRET_KEY, type Side } from './servers.ts';
+import { KEY, openhandsBinary, restartable, SECRET_KEY, type Side } from './servers.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -98,4 +98,101 @@ export const SECRETS_FLOWS: Record<string, Flow> = {
     await patch({ llm: { api_key: null }, mcp_config: { 'parity-enc': null } });
     return view;
   },
+
+  /** The forms a start request's `secrets` entry may take (a /secrets update takes more: it coerces a plain string). */
+  async secrets_start_forms(s) {
+    const view: Record<string, unknown> = {};
+    const forms: Record<string, unknown> = {
+      plain_string: 'parity-plain',
+      value_only: { value: 'parity-value-only' },
+      static: { kind: 'StaticSecret', value: 'parity-static' },
+    };
+    for (const [form, secret] of Object.entries(forms)) {
+      const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { secrets: { PARITY_FORM: secret } }) });
+      // Where the 422 points (the issue types are each validator's own words).
+      view[form] = [r.status, Array.isArray(r.body?.detail) ? r.body.detail.map((d: any) => d.loc) : undefined];
+      if (r.status === 201) {
+        // The update route's plain string, on the conversation just made.
+        if (form === 'static') view['update_plain_string'] = (await s.api(`/api/conversations/${r.body.id}/secrets`, { method: 'POST', body: { secrets: { PARITY_LATER: 'parity-later' } } })).status;
+        await s.api(`/api/conversations/${r.body.id}`, { method: 'DELETE' });
+      }
+    }
+    return view;
+  },
+
+  /**
+   * OH_SECRET_KEY rotated over restarts of a server of the side's kind (its own data, kept between
+   * starts): A, then B with A in OH_PREVIOUS_SECRET_KEYS, then B alone (what A sealed was sealed
+   * again with B at the previous start), then C alone (no key opens it), then C with B given back.
+   */
+  async secret_key_rotation(s) {
+    const server = restartable(s.name);
+    const view: Record<string, unknown> = {};
+    const values = async (api: Awaited<ReturnType<typeof server.start>>['api']) => {
+      const plain = await settingsOf(api);
+      const secret = await api('/api/settings/secrets/PARITY_ROTATED');
+      return { llm_key: plain?.llm?.api_key ?? null, header: plain?.mcp_config?.['parity-rot']?.headers?.Authorization ?? null, secret: [secret.status, secret.status === 200 ? secret.body : null] };
+    };
+    try {
+      let on = await server.start({ secret: 'rotation-key-a' });
+      await on.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { llm: { api_key: 'sk-rotated' }, mcp_config: { 'parity-rot': { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer rotated' } } } } } });
+      await on.api('/api/settings/secrets', { method: 'PUT', body: { name: 'PARITY_ROTATED', value: 'rotated-secret' } });
+      view['key_a'] = await values(on.api);
+      const tokenA = (await settingsOf(on.api, 'encrypted'))?.llm?.api_key;
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-b', previous: ['rotation-key-a'] });
+      view['key_b_previous_a'] = await values(on.api);
+      // A token of key A (as a browser holds it) sent back: opened with the previous key.
+      const back = await on.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { llm: { api_key: tokenA } } } });
+      view['token_a_back'] = [back.status, (await settingsOf(on.api))?.llm?.api_key ?? null];
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-b' });
+      view['key_b_alone'] = await values(on.api);
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-c' });
+      view['key_c_alone'] = await values(on.api);
+      view['key_c_patch'] = (await on.api('/api/settings', { method: 'PATCH', body: { conversation_settings_diff: { max_iterations: 7 } } })).status;
+      await on.close();
+
+      on = await server.start({ secret: 'rotation-key-c', previous: ['rotation-key-b'] });
+      view['key_c_previous_b'] = await values(on.api);
+      await on.close();
+    } finally {
+      server.remove();
+    }
+    return view;
+  },
+
+  /** The stored settings' routing, condenser and critic fields (PATCH /api/settings), the critic's key a secret like the LLM's. */
+  async settings_stored_agent_fields(s) {
+    const view: Record<string, unknown> = {};
+    const pick = (a: any) => ({ condenser: a?.condenser, verification: a?.verification, routing: a?.enable_classify_and_switch_llm_tool, meta_profile: a?.meta_profile });
+    view['before'] = pick(await settingsOf(s.api, ''));
+    const diff = {
+      condenser: { max_size: 120, keep_first: 4 },
+      verification: { critic_enabled: true, critic_threshold: 0.7, critic_server_url: 'http://127.0.0.1:9/critic', critic_api_key: 'sk-critic-stored' },
+      enable_classify_and_switch_llm_tool: true,
+    };
+    const r = await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: diff } });
+    view['patch'] = r.status;
+    view['masked'] = pick(await settingsOf(s.api, ''));
+    view['plaintext_critic_key'] = (await settingsOf(s.api))?.verification?.critic_api_key ?? null;
+    const enc = (await settingsOf(s.api, 'encrypted'))?.verification?.critic_api_key;
+    view['encrypted_critic_key'] = typeof enc === 'string' && enc.startsWith('gAAAAA');
+    const bad = await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { condenser: { max_size: 'many' }, verification: { critic_threshold: 2 } } } });
+    // Both refuse; ours locates the fields (OpenHands answers "Settings validation failed"), as for every other 422.
+    view['bad'] = bad.status;
+    // Back to the defaults, for the flows after this one.
+    const reset = await s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: { condenser: { max_size: 240, keep_first: 2 }, verification: { critic_enabled: false, critic_threshold: 0.6, critic_server_url: null, critic_api_key: null }, enable_classify_and_switch_llm_tool: false } } });
+    view['reset'] = [reset.status, pick(reset.body?.agent_settings)];
+    return view;
+  },
 };
+
+/** GET /api/settings' agent settings as `X-Expose-Secrets` shows them. */
+async function settingsOf(api: Side['api'], expose = 'plaintext'): Promise<any> {
+  return (await api('/api/settings', { headers: expose ? { 'x-expose-secrets': expose } : {} })).body?.agent_settings;
+}

@@ -66,7 +66,7 @@ export interface Side {
    * model (LLM_MODEL, ...), which follows the scripted model already.
    */
   gatewayModel(): Promise<void>;
-  api(path: string, init?: { method?: string; body?: unknown; key?: string | null; rawBody?: string }): Promise<{ status: number; body: any }>;
+  api(path: string, init?: { method?: string; body?: unknown; key?: string | null; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -90,7 +90,7 @@ const noKeepAlive = new Agent({ keepAlive: false });
 
 function apiOf(url: string): Side['api'] {
   return async (path, init = {}) => {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...init.headers };
     const key = init.key === undefined ? KEY : init.key;
     if (key !== null) headers['x-session-api-key'] = key;
     const body = init.body !== undefined ? JSON.stringify(init.body) : init.rawBody;
@@ -249,4 +249,55 @@ export async function startAgentyard(): Promise<Side> {
       for (const d of [PARITY_EXTENSIONS, `${PARITY_EXTENSIONS}-market`]) rmSync(d, { recursive: true, force: true });
     },
   });
+}
+
+/** A server started, stopped and started again on the same data (key rotation: each start with other keys). */
+export interface Restartable {
+  start(keys: { secret: string; previous?: string[] }): Promise<{ api: Side['api']; close(): Promise<void> }>;
+  remove(): void;
+}
+
+/**
+ * A server of `name`'s kind whose data outlives each start: OpenHands keeps its settings and secrets
+ * files under its working directory, ours its SQLite file under the data dir. OH_PREVIOUS_SECRET_KEYS
+ * goes to OpenHands as the JSON list, to ours as its server option (src/agent-server/main.ts reads
+ * the same variable; settings-restart.test.ts starts our process with it).
+ */
+export function restartable(name: Side['name']): Restartable {
+  const dir = mkdtempSync(join(tmpdir(), `parity-rotation-${name}-`));
+  const workDir = join(dir, 'work');
+  mkdirSync(workDir);
+  mkdirSync(join(dir, 'tmux'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  if (name === 'agentyard') {
+    return {
+      remove,
+      async start(keys) {
+        const server = await startAgentServer({ port: 0, workspaceDir: workDir, dataDir: join(dir, 'data'), home: join(dir, 'home'), sessionKeys: [KEY], createAgent, secretKey: keys.secret, previousSecretKeys: keys.previous ?? [], log: createLogger('agent-server', 'silent') });
+        return { api: apiOf(server.url), close: () => server.close() };
+      },
+    };
+  }
+  return {
+    remove,
+    async start(keys) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      let out = '';
+      const env = { ...openhandsEnv(dir, workDir), OH_SECRET_KEY: keys.secret, ...(keys.previous ? { OH_PREVIOUS_SECRET_KEYS: JSON.stringify(keys.previous) } : {}) };
+      const child = spawn(openhandsBinary()!, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+      child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      const close = async () => {
+        if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
+      };
+      try {
+        await waitReady(url, child, () => out, 240_000);
+      } catch (err) {
+        await close();
+        throw err;
+      }
+      return { api: apiOf(url), close };
+    },
+  };
 }

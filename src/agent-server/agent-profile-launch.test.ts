@@ -51,7 +51,7 @@ describe('starting a conversation from an agent profile', () => {
       expect(system).toContain('Answer tersely.');
       return { toolCalls: [{ name: 'finish', arguments: { message: 'reviewed' } }] };
     });
-    const r = await start({ agent_profile_id: profile.id, secrets: { ALLOWED: 'a-value', OTHER: 'b-value' }, initial_message: { role: 'user', content: [{ type: 'text', text: 'review this' }] } });
+    const r = await start({ agent_profile_id: profile.id, secrets: { ALLOWED: { kind: 'StaticSecret', value: 'a-value' }, OTHER: { kind: 'StaticSecret', value: 'b-value' } }, initial_message: { role: 'user', content: [{ type: 'text', text: 'review this' }] } });
     expect(r.status).toBe(201);
     expect(r.body.launched_agent_profile).toEqual({ agent_profile_id: profile.id, revision: 1, secret_refs: ['ALLOWED'], llm_profile_ref: null });
     expect(r.body.agent.llm).toMatchObject({ model: 'openai/review-model', base_url: other.llm.url, api_key: '**********', usage_id: 'default' });

@@ -60,7 +60,7 @@ describe('ask_agent', () => {
   });
 
   it('answers while a run goes on without touching it, and before any run without recording a system prompt', async () => {
-    const fresh = await create({ secrets: { API_TOKEN: 'tok-very-secret-value' } });
+    const fresh = await create({ secrets: { API_TOKEN: { kind: 'StaticSecret', value: 'tok-very-secret-value' } } });
     t.llm.push((req) => {
       expect(req.messages.map((m) => m.role)).toEqual(['system', 'user']);
       return { content: 'Nothing happened yet; the token is tok-very-secret-value.' };

@@ -54,7 +54,7 @@ describe('/api/bash', () => {
   });
 
   it("masks the secrets of the loaded conversations in every output, and exports none of them, even named", async () => {
-    const created = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: 'c' }, agent: { llm: { model: 'm' } }, secrets: { DEPLOY_TOKEN: 'tok-4f9a-very-secret' } } });
+    const created = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: 'c' }, agent: { llm: { model: 'm' } }, secrets: { DEPLOY_TOKEN: { kind: 'StaticSecret', value: 'tok-4f9a-very-secret' } } } });
     expect(created.status).toBe(201);
     const out = (await exec({ command: 'echo "token tok-4f9a-very-secret"; echo tok-4f9a-very-secret >&2' })).body;
     expect(out).toMatchObject({ stdout: 'token <secret-hidden>\n', stderr: '<secret-hidden>\n' });

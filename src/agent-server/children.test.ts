@@ -32,7 +32,7 @@ const startParent = async (wd: string) =>
       body: {
         workspace: { kind: 'LocalWorkspace', working_dir: wd },
         agent: { llm: { model: 'openai/parent-model', base_url: llm.url, api_key: 'sk-parent-key' }, tools: [] },
-        secrets: { DEPLOY_TOKEN: 'tok-123456' },
+        secrets: { DEPLOY_TOKEN: { kind: 'StaticSecret', value: 'tok-123456' } },
         tags: { team: 'core' },
       },
     })

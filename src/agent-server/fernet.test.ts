@@ -43,4 +43,14 @@ describe('Fernet (OpenHands 1.58 Cipher)', () => {
     expect(f.decrypt('sk-plain-value')).toBeUndefined();
     expect(looksEncrypted('sk-plain-value')).toBe(false);
   });
+
+  it('opens a token of a previous key (OH_PREVIOUS_SECRET_KEYS) and makes new ones with the current key only', () => {
+    const rotated = new Fernet('key-b', ['key-a']);
+    const old = new Fernet('key-a').encrypt('sk-old');
+    expect(rotated.decrypt(old)).toBe('sk-old');
+    const fresh = rotated.encrypt('sk-new');
+    expect(new Fernet('key-b').decrypt(fresh)).toBe('sk-new');
+    expect(new Fernet('key-a').decrypt(fresh)).toBeUndefined();
+    expect(new Fernet('key-c', ['key-b']).decrypt(old)).toBeUndefined();
+  });
 });

@@ -20,12 +20,18 @@ const MAC = 32;
 export class Fernet {
   readonly #signing: Buffer;
   readonly #encryption: Buffer;
+  /** Keys that only decrypt (OH_PREVIOUS_SECRET_KEYS), as 1.58's MultiFernet tries them after the current one. */
+  readonly #previous: Fernet[];
 
-  /** `secretKey` as OH_SECRET_KEY holds it (any string), derived as 1.58's Cipher._derive_fernet does. */
-  constructor(secretKey: string) {
+  /**
+   * `secretKey` as OH_SECRET_KEY holds it (any string), derived as 1.58's Cipher._derive_fernet does;
+   * `previous` as 1.58's Cipher takes them (blank ones and repeats of the current key dropped).
+   */
+  constructor(secretKey: string, previous: readonly string[] = []) {
     const key = createHash('sha256').update(secretKey, 'utf8').digest();
     this.#signing = key.subarray(0, 16);
     this.#encryption = key.subarray(16, 32);
+    this.#previous = [...new Set(previous.filter((k) => k.trim() !== '' && k !== secretKey))].map((k) => new Fernet(k));
   }
 
   /** A token for `plaintext`; `now` (ms) and `iv` only to reproduce a known token in a test. */
@@ -39,8 +45,18 @@ export class Fernet {
     return Buffer.concat([body, this.#mac(body)]).toString('base64url') + padding(body.length + MAC);
   }
 
-  /** The plaintext, or undefined for anything that is not a token of this key (wrong key, tampered, not Fernet). */
+  /** The plaintext, or undefined for anything that is not a token of this key nor a previous one (wrong key, tampered, not Fernet). */
   decrypt(token: string): string | undefined {
+    const opened = this.#decrypt(token);
+    if (opened !== undefined) return opened;
+    for (const p of this.#previous) {
+      const old = p.decrypt(token);
+      if (old !== undefined) return old;
+    }
+    return undefined;
+  }
+
+  #decrypt(token: string): string | undefined {
     // Python's urlsafe_b64decode: padding required, the urlsafe alphabet (a token never has anything else).
     if (!/^[A-Za-z0-9_-]+={0,2}$/.test(token) || token.length % 4 !== 0) return undefined;
     const data = Buffer.from(token, 'base64url');

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
-import { llmDefaultsFromEnv, modelRetriesFromEnv, secretKeyFromEnv, sessionKeysFromEnv } from './main.ts';
+import { llmDefaultsFromEnv, modelRetriesFromEnv, previousSecretKeysFromEnv, secretKeyFromEnv, sessionKeysFromEnv } from './main.ts';
 import { eventually, tempDir } from './test-support.ts';
 
 const CLI = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
@@ -87,6 +87,14 @@ describe('environment parsing', () => {
     expect(secretKeyFromEnv({ SESSION_API_KEY: 'v0', OH_SESSION_API_KEYS_0: 's' })).toEqual({ key: 'v0', from: 'SESSION_API_KEY' });
     expect(secretKeyFromEnv({ OH_SESSION_API_KEYS_0: '' })).toBeUndefined();
     expect(secretKeyFromEnv({})).toBeUndefined();
+  });
+
+  it('takes the previous secret keys as 1.58 does: OH_PREVIOUS_SECRET_KEYS as a JSON list, else _0, _1, ...; anything else stops the start', () => {
+    expect(previousSecretKeysFromEnv({ OH_PREVIOUS_SECRET_KEYS: '["a", " ", "b"]', OH_PREVIOUS_SECRET_KEYS_0: 'ignored' })).toEqual(['a', 'b']);
+    expect(previousSecretKeysFromEnv({ OH_PREVIOUS_SECRET_KEYS_0: 'a', OH_PREVIOUS_SECRET_KEYS_1: '', OH_PREVIOUS_SECRET_KEYS_2: 'c' })).toEqual(['a', 'c']);
+    expect(previousSecretKeysFromEnv({})).toEqual([]);
+    expect(() => previousSecretKeysFromEnv({ OH_PREVIOUS_SECRET_KEYS: 'old-key' })).toThrow(/JSON list of strings/);
+    expect(() => previousSecretKeysFromEnv({ OH_PREVIOUS_SECRET_KEYS: '[1]' })).toThrow(/JSON list of strings/);
   });
 
   it('builds LLM defaults only when LLM_MODEL is set', () => {

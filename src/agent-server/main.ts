@@ -3,6 +3,8 @@
 //   OH_SESSION_API_KEYS_0, _1, ...   accepted session keys (none: authentication off, with a warning)
 //   OH_SECRET_KEY                    seals persisted secrets; OpenHands' Fernet key of X-Expose-Secrets: encrypted
 //                                    (unset or blank: the first session key, as OpenHands; none at all: memory only)
+//   OH_PREVIOUS_SECRET_KEYS          earlier secret keys, a JSON list (or OH_PREVIOUS_SECRET_KEYS_0, _1, ...): they only
+//                                    open what they sealed, which is sealed again with OH_SECRET_KEY at start
 //   OH_APP_BACKEND_PUBLIC_URL        the separate browser origin Canvas App backends are proxied on (none: /app-backends answers 503)
 //   OH_MAX_CONCURRENT_RUNS           conversations running at once before the /v1 gateway answers 429 (default 10)
 //   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
@@ -42,6 +44,31 @@ export function secretKeyFromEnv(env: NodeJS.ProcessEnv): { key: string; from: s
     if (v !== undefined && v.trim() !== '') return { key: v, from: name };
   }
   return undefined;
+}
+
+/**
+ * Earlier secret keys, as 1.58 reads `previous_secret_keys`: OH_PREVIOUS_SECRET_KEYS as a JSON list of
+ * strings, or OH_PREVIOUS_SECRET_KEYS_0, _1, ... A value that is not such a list stops the start (a
+ * key silently ignored would leave everything it sealed unreadable).
+ */
+export function previousSecretKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
+  const list = env['OH_PREVIOUS_SECRET_KEYS'];
+  if (list !== undefined && list.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(list);
+    } catch {
+      parsed = undefined;
+    }
+    if (!Array.isArray(parsed) || !parsed.every((k) => typeof k === 'string')) throw new Error('OH_PREVIOUS_SECRET_KEYS must be a JSON list of strings (e.g. ["old-key"]), or use OH_PREVIOUS_SECRET_KEYS_0, _1, ...');
+    return parsed.filter((k) => k.trim() !== '');
+  }
+  const keys: string[] = [];
+  for (let i = 0; env[`OH_PREVIOUS_SECRET_KEYS_${i}`] !== undefined; i++) {
+    const k = env[`OH_PREVIOUS_SECRET_KEYS_${i}`]!;
+    if (k.trim() !== '') keys.push(k);
+  }
+  return keys;
 }
 
 export function llmDefaultsFromEnv(env: NodeJS.ProcessEnv): LlmConfig | undefined {
@@ -122,7 +149,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     createAgent: retries === undefined ? createAgent : createAgentWith({ model: { maxRetries: retries } }),
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
-    ...(secret ? { secretKey: secret.key } : {}),
+    ...(secret ? { secretKey: secret.key, previousSecretKeys: previousSecretKeysFromEnv(env) } : {}),
     subscription: subscriptionSettingsFromEnv(env),
     ...maxConcurrentRunsFromEnv(env),
     appBackends: appBackendsFromEnv(env),

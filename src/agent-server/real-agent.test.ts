@@ -41,7 +41,7 @@ describe('agent server with the real agent', () => {
       { toolCalls: [{ name: 'finish', arguments: { message: 'quiet' } }] },
     );
     const run = async (log: boolean, text: string) => {
-      const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'p') }, agent: { llm: { model: 'openai/scripted', log_completions: log, num_retries: 2, retry_min_wait: 0, retry_max_wait: 0 }, tools: [{ name: 'terminal' }] }, secrets: { TOKEN_X: 'tok-value-9876' } };
+      const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'p') }, agent: { llm: { model: 'openai/scripted', log_completions: log, num_retries: 2, retry_min_wait: 0, retry_max_wait: 0 }, tools: [{ name: 'terminal' }] }, secrets: { TOKEN_X: { kind: 'StaticSecret', value: 'tok-value-9876' } } };
       const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id;
       const ws = new FrameCollector(`${ctx.s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
       await ws.until(1);
@@ -94,7 +94,7 @@ describe('agent server with the real agent', () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: wd },
       agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] },
-      secrets: { GREETING_NAME: 'secret-name-42' },
+      secrets: { GREETING_NAME: { kind: 'StaticSecret', value: 'secret-name-42' } },
     };
     const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id;
     const ws = new FrameCollector(`${ctx.s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });

@@ -87,7 +87,7 @@ describe('restart recovery', () => {
   it('persists secrets only sealed, and gets them back only with the same secret key', async () => {
     const agents = new FakeAgents();
     const first = await start(agents, 'k1');
-    const body = startRequest(join(on.dir.path, 'w'), { secrets: { API_TOKEN: 'tok_very_secret' }, agent: { llm: { model: 'm', api_key: 'sk-llm-secret' } } });
+    const body = startRequest(join(on.dir.path, 'w'), { secrets: { API_TOKEN: { kind: 'StaticSecret', value: 'tok_very_secret' } }, agent: { llm: { model: 'm', api_key: 'sk-llm-secret' } } });
     const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
     await on.stop(first);
     const data = join(on.dir.path, 'data');
@@ -116,7 +116,7 @@ describe('restart recovery', () => {
 
   it('says so (log, names only) when secrets held in memory only (no key) are gone after a restart', async () => {
     const first = await start(new FakeAgents());
-    const body = startRequest(join(on.dir.path, 'w'), { secrets: { OPENCODE_CONFIG_CONTENT: 'config-secret-value', MY_TOKEN: 'token-secret-value' } });
+    const body = startRequest(join(on.dir.path, 'w'), { secrets: { OPENCODE_CONFIG_CONTENT: { kind: 'StaticSecret', value: 'config-secret-value' }, MY_TOKEN: { kind: 'StaticSecret', value: 'token-secret-value' } } });
     const id = (await first.api('/api/conversations', { method: 'POST', body })).body.id;
     await on.stop(first);
     let logText = '';

@@ -87,7 +87,7 @@ describe('secrets_encrypted: true', () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'enc') },
       agent: { llm: { model: 'openai/scripted', base_url: t.llm.url, api_key: fernet.encrypt(API_KEY) }, tools: [{ name: 'terminal' }] },
-      secrets: { DEPLOY_TOKEN: fernet.encrypt(TERMINAL_SECRET), PLAIN_ONE: { kind: 'StaticSecret', value: 'plain-stays-plain' } },
+      secrets: { DEPLOY_TOKEN: { kind: 'StaticSecret', value: fernet.encrypt(TERMINAL_SECRET) }, PLAIN_ONE: { kind: 'StaticSecret', value: 'plain-stays-plain' } },
       secrets_encrypted: true,
     };
     const created = await t.s.api('/api/conversations', { method: 'POST', body });
@@ -131,10 +131,10 @@ describe('secrets_encrypted: true', () => {
     const foreign = stranger.encrypt('sk-from-elsewhere-99');
     const r = await t.s.api('/api/conversations', {
       method: 'POST',
-      body: { workspace: wd, agent: { llm: { model: 'openai/scripted', api_key: foreign }, mcp_config: { web: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: foreign } } } }, secrets: { A: foreign, B: { kind: 'LookupSecret', url: 'http://127.0.0.1:9/s', headers: { Authorization: foreign } } }, secrets_encrypted: true },
+      body: { workspace: wd, agent: { llm: { model: 'openai/scripted', api_key: foreign }, mcp_config: { web: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: foreign } } } }, secrets: { A: { kind: 'StaticSecret', value: foreign }, B: { kind: 'LookupSecret', url: 'http://127.0.0.1:9/s', headers: { Authorization: foreign } } }, secrets_encrypted: true },
     });
     expect(r.status).toBe(422);
-    expect(locs(r).sort()).toEqual(['body.agent.llm.api_key', 'body.agent.mcp_config.web.headers.Authorization', 'body.secrets.A', 'body.secrets.B.headers.Authorization']);
+    expect(locs(r).sort()).toEqual(['body.agent.llm.api_key', 'body.agent.mcp_config.web.headers.Authorization', 'body.secrets.A.value', 'body.secrets.B.headers.Authorization']);
     expect(JSON.stringify(r.body)).not.toContain(foreign);
     expect((await t.s.api('/api/conversations/search')).body.items).toEqual([]);
     // The agent_settings form and the {"mcpServers": ...} form are opened too.

@@ -99,8 +99,7 @@ export function openStartRequest(req: StartConversationRequest, fernet: Fernet |
   open.agent(copy.agent_settings, ['body', 'agent_settings']);
   for (const [name, secret] of Object.entries((copy.secrets ?? {}) as Json)) {
     const loc = ['body', 'secrets', name];
-    if (typeof secret === 'string') open.field(copy.secrets as Json, name, ['body', 'secrets']);
-    else if (isObject(secret)) {
+    if (isObject(secret)) {
       open.field(secret, 'value', loc);
       open.map(secret['headers'], [...loc, 'headers']);
     }

@@ -17,7 +17,7 @@ describe('secrets in terminal commands', () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'named') },
       agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] },
-      secrets: { GITHUB_TOKEN: 'ghp_named0123456789', NPM_TOKEN: 'npm_other4567' },
+      secrets: { GITHUB_TOKEN: { kind: 'StaticSecret', value: 'ghp_named0123456789' }, NPM_TOKEN: { kind: 'StaticSecret', value: 'npm_other4567' } },
     };
     const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id;
     ctx.llm.push(
@@ -45,7 +45,7 @@ describe('POST /api/conversations/{id}/secrets', () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: join(ctx.dir.path, 'project') },
       agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] },
-      secrets: { FIRST: 'first-value-1' },
+      secrets: { FIRST: { kind: 'StaticSecret', value: 'first-value-1' } },
     };
     const id = (await ctx.s.api('/api/conversations', { method: 'POST', body })).body.id;
 

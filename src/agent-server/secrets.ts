@@ -2,8 +2,9 @@
 // plain text. They live in memory; when the process has a secret key (OH_SECRET_KEY, as OpenHands
 // names it) they are also persisted AES-256-GCM sealed, so a restarted server gets them back.
 // Without a key a restart forgets them (the LLM falls back to the server's defaults) and says so
-// in the log. The key is never written to disk by us: the data dir may sit inside the workspace,
-// where the agent can read files.
+// in the log. A rotated key (OH_PREVIOUS_SECRET_KEYS holds the old one) still opens what the old one
+// sealed; reseal.ts seals it again with the new one at start. The key is never written to disk by
+// us: the data dir may sit inside the workspace, where the agent can read files.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { createMasker } from '../agent/mask.ts';
 
@@ -22,10 +23,21 @@ export interface ConversationSecrets {
 
 export class SecretSealer {
   readonly #key: Buffer;
+  /** Earlier keys (OH_PREVIOUS_SECRET_KEYS): they only open, the most recently retired first. */
+  readonly #previous: Buffer[];
 
-  /** Any string; it is stretched to 256 bits with SHA-256 (a random key is expected, not a password). */
-  constructor(secretKey: string) {
-    this.#key = createHash('sha256').update(secretKey).digest();
+  /**
+   * Any string; it is stretched to 256 bits with SHA-256 (a random key is expected, not a password).
+   * `previous`: keys this one replaced, as 1.58's Cipher takes them (blank ones and repeats of the
+   * current key dropped, order kept).
+   */
+  constructor(secretKey: string, previous: readonly string[] = []) {
+    this.#key = derive(secretKey);
+    this.#previous = [...new Set(previous.filter((k) => k.trim() !== '' && k !== secretKey))].map(derive);
+  }
+
+  get hasPrevious(): boolean {
+    return this.#previous.length > 0;
   }
 
   /** `context` (the conversation id) is bound as associated data: a row copied elsewhere won't open. */
@@ -37,19 +49,42 @@ export class SecretSealer {
     return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), ct]).toString('base64');
   }
 
-  /** Undefined when the text cannot be opened with this key (a changed key, a foreign row). */
+  /** Undefined when the text cannot be opened with this key nor a previous one (a changed key, a foreign row). */
   open(sealed: string, context: string): ConversationSecrets | undefined {
-    if (!sealed.startsWith(PREFIX)) return undefined;
-    const raw = Buffer.from(sealed.slice(PREFIX.length), 'base64');
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, IV_BYTES));
-      decipher.setAAD(Buffer.from(context));
-      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-      const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-      return JSON.parse(text) as ConversationSecrets;
-    } catch {
-      return undefined;
+    for (const key of [this.#key, ...this.#previous]) {
+      const opened = openWith(key, sealed, context);
+      if (opened) return opened;
     }
+    return undefined;
+  }
+
+  /**
+   * `sealed` under the current key (1.58's Cipher.rotate): the same text when the current key seals
+   * it already, sealed again when only a previous key opens it, undefined when no key does.
+   */
+  reseal(sealed: string, context: string): string | undefined {
+    if (openWith(this.#key, sealed, context)) return sealed;
+    const opened = this.open(sealed, context);
+    return opened && this.seal(opened, context);
+  }
+}
+
+/** What a log says when a stored value opens with no configured key (1.58's UNDECRYPTABLE_SECRET_HINT). */
+export const UNOPENABLE_HINT = 'it was sealed with a key that is neither OH_SECRET_KEY nor in OH_PREVIOUS_SECRET_KEYS: restore that key as OH_SECRET_KEY, or add it to OH_PREVIOUS_SECRET_KEYS';
+
+const derive = (secretKey: string) => createHash('sha256').update(secretKey).digest();
+
+function openWith(key: Buffer, sealed: string, context: string): ConversationSecrets | undefined {
+  if (!sealed.startsWith(PREFIX)) return undefined;
+  const raw = Buffer.from(sealed.slice(PREFIX.length), 'base64');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(context));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    return JSON.parse(text) as ConversationSecrets;
+  } catch {
+    return undefined;
   }
 }
 

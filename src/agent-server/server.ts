@@ -24,6 +24,7 @@ import { ConversationService } from './conversation/service.ts';
 import { SessionKeys } from './http/auth.ts';
 import { Fernet } from './fernet.ts';
 import { SecretSealer } from './secrets.ts';
+import { resealStores } from './reseal.ts';
 import { localSecretLookup } from './secret-lookup.ts';
 import { SinkPusher } from './sink-pusher.ts';
 import { ConversationStore, SinkCursorStore } from './store/conversation-store.ts';
@@ -63,6 +64,8 @@ export interface AgentServerOptions {
   llmDefaults?: LlmConfig;
   /** Seals persisted secrets (OH_SECRET_KEY). Without it secrets live only in memory. */
   secretKey?: string;
+  /** Earlier secret keys (OH_PREVIOUS_SECRET_KEYS): they open what they sealed; that is sealed again with `secretKey` at start. */
+  previousSecretKeys?: readonly string[];
   /** Where a ChatGPT subscription signs in and calls its models (default OpenAI's; OH_OPENAI_AUTH_ISSUER, OH_OPENAI_CODEX_BASE_URL), and the clock its token expiry is read with. */
   subscription?: Partial<SubscriptionSettings> & { now?: () => number };
   /** Conversations running at once before the OpenAI-compatible gateway answers 429 (OH_MAX_CONCURRENT_RUNS). Default 10. */
@@ -162,9 +165,10 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   if (!opts.secretKey) log.info('no OH_SECRET_KEY: conversation secrets and settings secrets are kept in memory only and are forgotten on restart');
 
   const keys = new SessionKeys(opts.sessionKeys);
-  const sealer = opts.secretKey ? new SecretSealer(opts.secretKey) : undefined;
+  const previousKeys = opts.previousSecretKeys ?? [];
+  const sealer = opts.secretKey ? new SecretSealer(opts.secretKey, previousKeys) : undefined;
   // The same key as OpenHands' cipher: the wire form of exposed secrets (X-Expose-Secrets: encrypted, secrets_encrypted).
-  let fernet = opts.secretKey ? new Fernet(opts.secretKey) : undefined;
+  let fernet = opts.secretKey ? new Fernet(opts.secretKey, previousKeys) : undefined;
   const mcpOAuthStore = new McpOAuthStore({ dataDir, ...(sealer ? { sealer } : {}), log: log.child({ part: 'mcp' }) });
   const settingsSecrets = new SettingsSecretStore(db, sealer, log.child({ part: 'settings' }));
   const providerConnections = new ProviderConnectionStore(db, sealer, log.child({ part: 'settings' }));
@@ -174,6 +178,9 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const profiles = new ProfileStore(db, sealer, { connections: providerConnections });
   const agentProfiles = new AgentProfileStore(db, () => profiles.activeProfile(), () => settingsDoc.activeMetaProfile());
   const subscriptionStore = new SubscriptionStore(db, sealer, log.child({ part: 'subscription' }));
+  // As 1.58 at start (reencrypt_stale_stores): what an earlier key sealed is sealed with the current
+  // one, so that key can be dropped later; what no key opens is named in the log, and left as it is.
+  if (sealer) resealStores({ db, dataDir, sealer, log: log.child({ part: 'secrets' }) });
   const subscription = new SubscriptionService({
     store: subscriptionStore,
     settings: { issuer: opts.subscription?.issuer ?? OPENAI_ISSUER, codexBaseUrl: opts.subscription?.codexBaseUrl ?? OPENAI_CODEX_BASE_URL },

@@ -17,6 +17,7 @@ import type { SettingsForm, SettingsField } from '../api/app/llm-settings.ts';
 import { Invalid, type ValidationIssue } from '../api/errors.ts';
 import { parseValue } from '../api/events/validate.ts';
 import { MASK } from './secrets.ts';
+import { DEFAULT_CONDENSER, DEFAULT_VERIFICATION } from '../api/agent-server/agent-profiles.ts';
 
 /** What is stored: the response without its derived field. */
 export type SettingsDoc = Omit<SettingsResponse, 'llm_api_key_is_set'>;
@@ -29,7 +30,7 @@ export const LLM_SECRET_FIELDS = ['api_key', 'aws_access_key_id', 'aws_secret_ac
 /** The document before any write. The LLM's model is the server's configured one (its only model until a client stores another). */
 export function defaultSettings(model: string | undefined): SettingsDoc {
   return {
-    agent_settings: { schema_version: AGENT_SCHEMA_VERSION, agent_kind: 'openhands', llm: model ? { model } : {}, tools: null, mcp_config: {} },
+    agent_settings: { schema_version: AGENT_SCHEMA_VERSION, agent_kind: 'openhands', llm: model ? { model } : {}, tools: null, mcp_config: {}, ...agentDefaults() },
     conversation_settings: { schema_version: 1, max_iterations: 500, confirmation_mode: false, security_analyzer: 'llm' },
     active_profile: null,
     active_agent_profile_id: null,
@@ -38,11 +39,29 @@ export function defaultSettings(model: string | undefined): SettingsDoc {
   };
 }
 
+/** 1.58's defaults of the routing, condenser and critic fields (also what a field removed by a diff's null comes back as). */
+function agentDefaults() {
+  return { enable_classify_and_switch_llm_tool: false, meta_profile: null, condenser: { ...DEFAULT_CONDENSER }, verification: { ...DEFAULT_VERIFICATION, critic_api_key: null } };
+}
+
+/** The document with the routing, condenser and critic fields complete (a document stored before them, or a field a diff removed). */
+export function withAgentDefaults(doc: SettingsDoc): SettingsDoc {
+  const d = agentDefaults();
+  const a = doc.agent_settings as Partial<SettingsDoc['agent_settings']> & SettingsDoc['agent_settings'];
+  a.enable_classify_and_switch_llm_tool ??= d.enable_classify_and_switch_llm_tool;
+  if (a.meta_profile === undefined) a.meta_profile = null;
+  a.condenser = { ...d.condenser, ...a.condenser };
+  a.verification = { ...d.verification, ...a.verification };
+  return doc;
+}
+
 /** Every secret field set in the document: its path and value. */
 export function secretPaths(doc: SettingsDoc): { path: string[]; value: string }[] {
   const out: { path: string[]; value: string }[] = [];
   const llm = doc.agent_settings.llm;
   for (const f of LLM_SECRET_FIELDS) if (typeof llm[f] === 'string') out.push({ path: ['agent_settings', 'llm', f], value: llm[f] as string });
+  const critic = doc.agent_settings.verification?.critic_api_key;
+  if (typeof critic === 'string') out.push({ path: ['agent_settings', 'verification', 'critic_api_key'], value: critic });
   for (const [key, server] of Object.entries(doc.agent_settings.mcp_config)) {
     for (const map of ['env', 'headers'] as const) {
       for (const [name, value] of Object.entries(server[map] ?? {})) out.push({ path: ['agent_settings', 'mcp_config', key, map, name], value });
@@ -102,6 +121,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
  * the one-server routes).
  */
 export function checkSettings(doc: SettingsDoc, where: (string | number)[], serverLoc = (key: string): (string | number)[] => [...where, 'mcp_config', key]): void {
+  withAgentDefaults(doc);
   parseValue(LLM, doc.agent_settings.llm, { prefix: [...where, 'llm'] });
   const issues: ValidationIssue[] = [];
   for (const [key, server] of Object.entries(doc.agent_settings.mcp_config)) {

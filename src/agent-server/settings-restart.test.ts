@@ -15,6 +15,7 @@ const SECRET_VALUE = 'ghp_restart_survivor_7f3a';
 const CONNECTION_KEY = 'sk-connection-survivor-91c2';
 const LLM_KEY = 'sk-settings-llm-survivor-5d0e';
 const MCP_HEADER = 'Bearer mcp-survivor-77aa';
+const CRITIC_KEY = 'sk-critic-survivor-3b1f';
 
 let dir: ReturnType<typeof tempDir> | undefined;
 const children: ChildProcess[] = [];
@@ -24,9 +25,9 @@ afterEach(() => {
 });
 
 /** Starts the server; resolves its URL and a getter of everything it wrote. */
-async function launch(dataDir: string): Promise<{ url: string; output: () => string; child: ChildProcess }> {
+async function launch(dataDir: string, keys: Record<string, string> = { OH_SECRET_KEY: 'restart-secret-key-0123456789' }): Promise<{ url: string; output: () => string; child: ChildProcess }> {
   const child = spawn(process.execPath, [CLI, 'agent-server', '--port', '0', '--workspace', join(dataDir, '..', 'ws'), '--data-dir', dataDir], {
-    env: { PATH: process.env['PATH'] ?? '', HOME: dataDir, AGENTYARD_LOG_LEVEL: 'debug', OH_SESSION_API_KEYS_0: KEY, OH_SECRET_KEY: 'restart-secret-key-0123456789' },
+    env: { PATH: process.env['PATH'] ?? '', HOME: dataDir, AGENTYARD_LOG_LEVEL: 'debug', OH_SESSION_API_KEYS_0: KEY, ...keys },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -61,7 +62,7 @@ describe('stored settings over a real process restart', () => {
     expect((await call(first.url, '/api/workspaces', 'POST', { workspaces: [{ id: '/src/app', name: 'app', path: '/src/app' }] })).status).toBe(200);
     expect((await call(first.url, '/api/settings/secrets/GITHUB_TOKEN')).text).toBe(SECRET_VALUE);
     expect((await call(first.url, '/api/llm/provider-connections', 'POST', { display_name: 'Models', api_key: CONNECTION_KEY })).status).toBe(201);
-    const settingsDiff = { agent_settings_diff: { llm: { model: 'openai/kept', api_key: LLM_KEY }, mcp_config: { web: { url: 'http://127.0.0.1:1/mcp', headers: { Authorization: MCP_HEADER } } } }, conversation_settings_diff: { max_iterations: 42 } };
+    const settingsDiff = { agent_settings_diff: { llm: { model: 'openai/kept', api_key: LLM_KEY }, mcp_config: { web: { url: 'http://127.0.0.1:1/mcp', headers: { Authorization: MCP_HEADER } } }, verification: { critic_enabled: true, critic_api_key: CRITIC_KEY } }, conversation_settings_diff: { max_iterations: 42 } };
     expect((await call(first.url, '/api/settings', 'PATCH', settingsDiff)).status).toBe(200);
     const killed = new Promise((r) => first.child.once('exit', r));
     first.child.kill('SIGKILL');
@@ -75,6 +76,7 @@ describe('stored settings over a real process restart', () => {
     const settings = JSON.parse((await call(second.url, '/api/settings', 'GET', undefined, { 'X-Expose-Secrets': 'plaintext' })).text);
     expect(settings.agent_settings.llm).toMatchObject({ model: 'openai/kept', api_key: LLM_KEY });
     expect(settings.agent_settings.mcp_config.web.headers).toEqual({ Authorization: MCP_HEADER });
+    expect(settings.agent_settings.verification).toMatchObject({ critic_enabled: true, critic_api_key: CRITIC_KEY });
     expect(settings.conversation_settings.max_iterations).toBe(42);
     expect((await call(second.url, '/api/settings/secrets/GITHUB_TOKEN', 'DELETE')).status).toBe(200);
 
@@ -87,11 +89,79 @@ describe('stored settings over a real process restart', () => {
     expect(logs).not.toContain(CONNECTION_KEY);
     expect(logs).not.toContain(LLM_KEY);
     expect(logs).not.toContain(MCP_HEADER);
+    expect(logs).not.toContain(CRITIC_KEY);
     // On disk only sealed: the database file (and its WAL) never holds the settings' secret values.
     for (const f of ['agent-server.db', 'agent-server.db-wal']) {
       const bytes = existsSync(join(dataDir, f)) ? readFileSync(join(dataDir, f)).toString('latin1') : '';
       expect(bytes).not.toContain(LLM_KEY);
       expect(bytes).not.toContain(MCP_HEADER);
+      expect(bytes).not.toContain(CRITIC_KEY);
     }
+  }, 60_000);
+
+  it('rotates the secret key over restarts: OH_PREVIOUS_SECRET_KEYS opens and re-seals what the old key sealed (and opens its tokens); without it the values are missing, named in the log, refused to be overwritten, and come back with the key', async () => {
+    dir = tempDir();
+    const dataDir = join(dir.path, 'data');
+    const stop = async (c: ChildProcess) => {
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill('SIGKILL');
+      await exited;
+    };
+    const plainSettings = async (url: string) => JSON.parse((await call(url, '/api/settings', 'GET', undefined, { 'X-Expose-Secrets': 'plaintext' })).text).agent_settings;
+    const stored = async (url: string) => ({
+      secret: (await call(url, '/api/settings/secrets/GITHUB_TOKEN')).text,
+      llmKey: (await plainSettings(url)).llm.api_key ?? null,
+      header: (await plainSettings(url)).mcp_config.web?.headers?.Authorization ?? null,
+    });
+    const all = { secret: SECRET_VALUE, llmKey: LLM_KEY, header: MCP_HEADER };
+
+    const a = await launch(dataDir, { OH_SECRET_KEY: 'key-a' });
+    expect((await call(a.url, '/api/settings/secrets', 'PUT', { name: 'GITHUB_TOKEN', value: SECRET_VALUE, description: 'GitHub' })).status).toBe(200);
+    expect((await call(a.url, '/api/settings', 'PATCH', { agent_settings_diff: { llm: { model: 'openai/kept', api_key: LLM_KEY }, mcp_config: { web: { url: 'http://127.0.0.1:1/mcp', headers: { Authorization: MCP_HEADER } } } } })).status).toBe(200);
+    expect(await stored(a.url)).toEqual(all);
+    // A token of key A, as a browser holds it from X-Expose-Secrets: encrypted.
+    const tokenA = JSON.parse((await call(a.url, '/api/settings', 'GET', undefined, { 'X-Expose-Secrets': 'encrypted' })).text).agent_settings.llm.api_key as string;
+    expect(tokenA).toMatch(/^gAAAAA/);
+    await stop(a.child);
+
+    // Rotated: B is the key, A only opens (as a JSON list, 1.58's form).
+    const b = await launch(dataDir, { OH_SECRET_KEY: 'key-b', OH_PREVIOUS_SECRET_KEYS: '["key-a"]' });
+    expect(await stored(b.url)).toEqual(all);
+    expect(b.output()).toContain('sealed again with the current OH_SECRET_KEY');
+    // The browser's token of key A still opens: sent back in a PATCH, it is stored as its value.
+    expect((await call(b.url, '/api/settings', 'PATCH', { agent_settings_diff: { llm: { api_key: tokenA } } })).status).toBe(200);
+    expect((await plainSettings(b.url)).llm.api_key).toBe(LLM_KEY);
+    await stop(b.child);
+
+    // A dropped: everything was sealed again with B at the last start.
+    const b2 = await launch(dataDir, { OH_SECRET_KEY: 'key-b' });
+    expect(await stored(b2.url)).toEqual(all);
+    await stop(b2.child);
+
+    // A wrong key (C, B forgotten): the values are missing, never the sealed text, and the log says what to do.
+    const c = await launch(dataDir, { OH_SECRET_KEY: 'key-c' });
+    const lost = await stored(c.url);
+    expect(lost.llmKey).toBeNull();
+    expect(lost.header).toBeNull();
+    expect(lost.secret).not.toContain(SECRET_VALUE);
+    expect(lost.secret).not.toContain('aes-256-gcm');
+    expect(c.output()).toContain('OH_PREVIOUS_SECRET_KEYS');
+    expect(c.output()).toMatch(/"store":"settings secrets","keys":\["GITHUB_TOKEN"\]/);
+    // A settings PATCH would write over the sealed secrets with none: refused as 1.58 refuses (409).
+    const refused = await call(c.url, '/api/settings', 'PATCH', { conversation_settings_diff: { max_iterations: 7 } });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('OH_PREVIOUS_SECRET_KEYS');
+    await stop(c.child);
+
+    // B given back as a previous key (the _0 form): nothing was lost.
+    const c2 = await launch(dataDir, { OH_SECRET_KEY: 'key-c', OH_PREVIOUS_SECRET_KEYS_0: 'key-b' });
+    expect(await stored(c2.url)).toEqual(all);
+    await stop(c2.child);
+    for (const out of [a, b, b2, c, c2].map((x) => x.output())) for (const v of Object.values(all)) expect(out).not.toContain(v);
+  }, 120_000);
+
+  it('refuses to start with an OH_PREVIOUS_SECRET_KEYS that is not a JSON list of strings', async () => {
+    dir = tempDir();
+    await expect(launch(join(dir.path, 'data'), { OH_SECRET_KEY: 'key-b', OH_PREVIOUS_SECRET_KEYS: 'key-a' })).rejects.toThrow(/OH_PREVIOUS_SECRET_KEYS must be a JSON list/);
   }, 60_000);
 });

@@ -107,7 +107,7 @@ describe('what the agent is given', () => {
       host.emit(agentMessage(`token is ${host.secrets['GITHUB_TOKEN']}`));
       host.setExecutionStatus('finished');
     };
-    const id = await create({ agent: { llm: { model: 'req/model', api_key: 'sk-req-key' } }, secrets: { GITHUB_TOKEN: 'ghp_secret_value' }, initial_message: userText('x') });
+    const id = await create({ agent: { llm: { model: 'req/model', api_key: 'sk-req-key' } }, secrets: { GITHUB_TOKEN: { kind: 'StaticSecret', value: 'ghp_secret_value' } }, initial_message: userText('x') });
     await eventually(async () => (await status(id)) === 'finished');
     const host = agents.hosts[0]!;
     expect(host.secrets).toEqual({ GITHUB_TOKEN: 'ghp_secret_value' });

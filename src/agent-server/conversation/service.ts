@@ -235,7 +235,7 @@ export class ConversationService {
       if (row.sealedSecrets !== null) {
         const opened = this.#o.sealer?.open(row.sealedSecrets, row.id);
         if (opened) ({ secrets, llmApiKey: apiKey, analyzerKeys, mcpConfig } = opened);
-        else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed)');
+        else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed? add the old key to OH_PREVIOUS_SECRET_KEYS)');
       } else if (Object.keys(row.request.secrets ?? {}).length > 0 || lostMcp.length > 0) {
         // #14: a relaunched ACP server without its config secret. Said, never silent: the names (not values) and the remedy.
         this.#o.ctx.log.warn({ conversationId: row.id, secretNames: Object.keys(row.request.secrets ?? {}), ...(lostMcp.length ? { mcpSecrets: lostMcp } : {}) }, 'the conversation\'s secrets were held in memory only (the server had no OH_SECRET_KEY) and are gone after this restart: its runs (and a relaunched ACP server) go without them until they are sent again (POST /api/conversations/{id}/secrets); set OH_SECRET_KEY to keep them');

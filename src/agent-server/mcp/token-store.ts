@@ -22,7 +22,9 @@ export interface McpOAuthEntry {
   redirect_url?: string;
 }
 
-const FILE = 'mcp-oauth.json';
+/** The sealed tokens' file in the data dir, and each server's sealing context. */
+export const MCP_OAUTH_FILE = 'mcp-oauth.json';
+export const mcpSealContext = (url: string): string => `mcp-oauth:${url}`;
 
 /** FastMCP keys by the server URL without a trailing slash. */
 export const serverKey = (url: string) => url.replace(/\/+$/, '');
@@ -34,15 +36,15 @@ export class McpOAuthStore {
 
   constructor(opts: { dataDir?: string; sealer?: SecretSealer; log?: Logger } = {}) {
     this.#sealer = opts.sealer;
-    this.#path = opts.dataDir && opts.sealer ? join(opts.dataDir, FILE) : undefined;
+    this.#path = opts.dataDir && opts.sealer ? join(opts.dataDir, MCP_OAUTH_FILE) : undefined;
     if (!this.#path || !existsSync(this.#path)) return;
     try {
       const stored = JSON.parse(readFileSync(this.#path, 'utf8')) as { servers?: Record<string, string> };
       for (const [url, sealed] of Object.entries(stored.servers ?? {})) {
-        const opened = this.#sealer!.open(sealed, `mcp-oauth:${url}`);
+        const opened = this.#sealer!.open(sealed, mcpSealContext(url));
         // A changed key (or a foreign file) cannot be opened: that server must be authorized again.
         if (opened?.secrets['state']) this.#entries.set(url, JSON.parse(opened.secrets['state']) as McpOAuthEntry);
-        else opts.log?.warn({ server: url }, 'stored MCP OAuth state cannot be opened with this OH_SECRET_KEY; the server must be authorized again');
+        else opts.log?.warn({ server: url }, 'stored MCP OAuth state cannot be opened with this OH_SECRET_KEY (add the old key to OH_PREVIOUS_SECRET_KEYS); the server must be authorized again');
       }
     } catch (err) {
       opts.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'stored MCP OAuth state unreadable; MCP servers must be authorized again');
@@ -66,7 +68,7 @@ export class McpOAuthStore {
   #write(): void {
     if (!this.#path || !this.#sealer) return;
     const servers: Record<string, string> = {};
-    for (const [url, entry] of this.#entries) servers[url] = this.#sealer.seal({ secrets: { state: JSON.stringify(entry) } }, `mcp-oauth:${url}`);
+    for (const [url, entry] of this.#entries) servers[url] = this.#sealer.seal({ secrets: { state: JSON.stringify(entry) } }, mcpSealContext(url));
     const tmp = `${this.#path}.tmp`;
     writeFileSync(tmp, JSON.stringify({ version: 1, servers }), { mode: 0o600 });
     renameSync(tmp, this.#path);

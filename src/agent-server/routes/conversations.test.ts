@@ -52,7 +52,7 @@ describe('conversations', () => {
   it('masks the LLM key and secrets in every response', async () => {
     const res = await t.s.api('/api/conversations', {
       method: 'POST',
-      body: startRequest(join(t.dir.path, 'w'), { agent: { llm: { model: 'm', api_key: 'sk-live-123' } }, secrets: { GITHUB_TOKEN: 'ghp_abcdef' } }),
+      body: startRequest(join(t.dir.path, 'w'), { agent: { llm: { model: 'm', api_key: 'sk-live-123' } }, secrets: { GITHUB_TOKEN: { kind: 'StaticSecret', value: 'ghp_abcdef' } } }),
     });
     expect(res.status).toBe(201);
     const text = JSON.stringify(res.body) + JSON.stringify((await t.s.api(`/api/conversations/${res.body.id}`)).body);

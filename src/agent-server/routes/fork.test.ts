@@ -11,7 +11,7 @@ describe('fork', () => {
   beforeEach(async () => {
     dir = tempDir();
     s = await startTestServer(dir.path);
-    const body = startRequest(join(dir.path, 'w'), { initial_message: userText('first'), tags: { team: 'a' }, secrets: { TOKEN: 'tok_secret' } });
+    const body = startRequest(join(dir.path, 'w'), { initial_message: userText('first'), tags: { team: 'a' }, secrets: { TOKEN: { kind: 'StaticSecret', value: 'tok_secret' } } });
     src = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
     await eventually(async () => (await s.api(`/api/conversations/${src}`)).body.execution_status === 'finished');
   });

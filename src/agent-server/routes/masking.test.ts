@@ -29,7 +29,7 @@ describe('secret masking in events', () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'wd') },
       agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }] },
-      secrets: { DEPLOY_TOKEN: SECRET },
+      secrets: { DEPLOY_TOKEN: { kind: 'StaticSecret', value: SECRET } },
     };
     const id: string = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;
     const command = [

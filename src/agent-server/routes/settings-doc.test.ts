@@ -45,7 +45,17 @@ describe('stored settings', () => {
     const r = await get();
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      agent_settings: { schema_version: 9, agent_kind: 'openhands', llm: { model: 'openai/scripted' }, tools: null, mcp_config: {} },
+      agent_settings: {
+        schema_version: 9,
+        agent_kind: 'openhands',
+        llm: { model: 'openai/scripted' },
+        tools: null,
+        mcp_config: {},
+        enable_classify_and_switch_llm_tool: false,
+        meta_profile: null,
+        condenser: { condenser_kind: 'llm_summarizing', enabled: true, max_size: 240, max_tokens: null, keep_first: 2, minimum_progress: 0.1, hard_context_reset_max_retries: 5, hard_context_reset_context_scaling: 0.8 },
+        verification: { critic_enabled: false, critic_mode: 'finish_and_message', enable_iterative_refinement: false, critic_threshold: 0.6, max_refinement_iterations: 3, critic_server_url: null, critic_model_name: null, critic_api_key: null },
+      },
       conversation_settings: { schema_version: 1, max_iterations: 500, confirmation_mode: false, security_analyzer: 'llm' },
       llm_api_key_is_set: false,
       active_profile: null,
@@ -80,11 +90,25 @@ describe('stored settings', () => {
     expect((await patch({ agent_settings_diff: { llm: { api_key: null } } })).body.llm_api_key_is_set).toBe(false);
   });
 
+  it('keeps the routing, condenser and critic fields as 1.58 does, the critic key a secret; a null key is removed', async () => {
+    const w = await patch({ agent_settings_diff: { enable_classify_and_switch_llm_tool: true, condenser: { max_size: 120 }, verification: { critic_enabled: true, critic_api_key: 'sk-critic-kept' } } });
+    expect(w.status).toBe(200);
+    expect(JSON.stringify(w.body)).not.toContain('sk-critic-kept');
+    expect(w.body.agent_settings).toMatchObject({ enable_classify_and_switch_llm_tool: true, condenser: { max_size: 120, keep_first: 2 }, verification: { critic_enabled: true, critic_threshold: 0.6, critic_api_key: '**********' } });
+    expect((await get({ 'X-Expose-Secrets': 'plaintext' })).body.agent_settings.verification.critic_api_key).toBe('sk-critic-kept');
+    // Sent back masked, the key stays; null removes it.
+    expect((await patch({ agent_settings_diff: { verification: { critic_api_key: '**********', critic_threshold: 0.8 } } })).status).toBe(200);
+    expect((await get({ 'X-Expose-Secrets': 'plaintext' })).body.agent_settings.verification).toMatchObject({ critic_api_key: 'sk-critic-kept', critic_threshold: 0.8 });
+    const reset = await patch({ agent_settings_diff: { enable_classify_and_switch_llm_tool: false, condenser: { max_size: 240 }, verification: { critic_enabled: false, critic_api_key: null } } });
+    expect(reset.status).toBe(200);
+    expect(reset.body.agent_settings).toMatchObject({ enable_classify_and_switch_llm_tool: false, condenser: { max_size: 240 }, verification: { critic_enabled: false, critic_api_key: null, critic_threshold: 0.8 } });
+  });
+
   it('refuses what it cannot store or apply, changing nothing', async () => {
     expect(await patch({})).toMatchObject({ status: 400, body: { detail: expect.stringContaining('At least one of agent_settings_diff') } });
-    const bad = await patch({ conversation_settings_diff: { max_iterations: 0, default_runtime: 'docker' }, agent_settings_diff: { condenser: {} } });
+    const bad = await patch({ conversation_settings_diff: { max_iterations: 0, default_runtime: 'docker' }, agent_settings_diff: { acp_server: 'codex', condenser: { max_size: 5 } } });
     expect(bad.status).toBe(422);
-    expect(locs(bad)).toEqual(expect.arrayContaining(['body.conversation_settings_diff.max_iterations', 'body.agent_settings_diff.condenser']));
+    expect(locs(bad)).toEqual(expect.arrayContaining(['body.conversation_settings_diff.max_iterations', 'body.agent_settings_diff.acp_server', 'body.agent_settings_diff.condenser.max_size']));
     const llm = await patch({ agent_settings_diff: { llm: { temperature: 'hot' } } });
     expect(llm.status).toBe(422);
     expect(locs(llm)).toEqual(['body.agent_settings_diff.llm.temperature']);

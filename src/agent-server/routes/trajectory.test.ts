@@ -19,7 +19,7 @@ describe('download-trajectory', () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: join(t.dir.path, 'wd') },
       agent: { llm: { model: 'openai/scripted', api_key: 'sk-model-secret' }, tools: [{ name: 'terminal' }] },
-      secrets: { DEPLOY_TOKEN: 'tok-trajectory-secret' },
+      secrets: { DEPLOY_TOKEN: { kind: 'StaticSecret', value: 'tok-trajectory-secret' } },
       tags: { team: 'core' },
     };
     const id: string = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;

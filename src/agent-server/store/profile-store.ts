@@ -49,7 +49,8 @@ export function canonicalProfileName(name: string): string {
   return name.endsWith('.json') ? name.slice(0, -'.json'.length) : name;
 }
 
-const context = (name: string) => `llm-profile:${name}`;
+export const profileSealContext = (name: string) => `llm-profile:${name}`;
+const context = profileSealContext;
 /** The column's value for a key held in memory (no secret key to seal it with). */
 const MEMORY_HELD = '';
 
@@ -122,7 +123,7 @@ export class ProfileStore {
       return held;
     }
     const opened = this.#sealer?.open(r.sealed_api_key, context(r.name));
-    if (opened?.llmApiKey === undefined) throw new Conflict(`The API key of profile '${name}' cannot be opened with this agent server's secret key (OH_SECRET_KEY changed?): save the profile again`);
+    if (opened?.llmApiKey === undefined) throw new Conflict(`The API key of profile '${name}' cannot be opened with this agent server's secret key (OH_SECRET_KEY changed?): save the profile again, or add the old key to OH_PREVIOUS_SECRET_KEYS`);
     return opened.llmApiKey;
   }
 

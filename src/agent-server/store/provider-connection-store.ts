@@ -23,7 +23,7 @@ export interface ConnectionFields {
   base_url: string | null;
 }
 
-const sealContext = (id: string) => `provider-connection:${id}`;
+export const sealContext = (id: string) => `provider-connection:${id}`;
 
 export class ProviderConnectionStore {
   readonly #db: Db;
@@ -87,7 +87,7 @@ export class ProviderConnectionStore {
     if (!row) return undefined;
     if (!this.#sealer || row.sealed_api_key === null) return this.#memory.get(id);
     const opened = this.#sealer.open(row.sealed_api_key, sealContext(id))?.secrets['api_key'];
-    if (opened === undefined) this.#log.warn({ connectionId: id }, 'cannot open a stored provider connection key (OH_SECRET_KEY changed?)');
+    if (opened === undefined) this.#log.warn({ connectionId: id }, 'cannot open a stored provider connection key (OH_SECRET_KEY changed? add the old key to OH_PREVIOUS_SECRET_KEYS)');
     return opened;
   }
 

@@ -8,8 +8,9 @@
 // plain text: OpenHands would write them in plain text, and the data dir may sit in the workspace.
 import type { WorkspaceItem, WorkspaceParentItem, WorkspacesListResponse } from '../../api/agent-server/settings.ts';
 import type { Logger } from '../../util/log.ts';
-import type { SecretSealer } from '../secrets.ts';
-import { LLM_SECRET_FIELDS, secretPaths, withSecretsReplaced, type SettingsDoc } from '../settings-doc.ts';
+import { Conflict } from '../../api/errors.ts';
+import { UNOPENABLE_HINT, type SecretSealer } from '../secrets.ts';
+import { LLM_SECRET_FIELDS, secretPaths, withAgentDefaults, withSecretsReplaced, type SettingsDoc } from '../settings-doc.ts';
 import type { Db } from './db.ts';
 
 export interface StoredSecret {
@@ -18,7 +19,7 @@ export interface StoredSecret {
 }
 
 /** The sealing context binds a sealed value to its name: a row renamed or copied elsewhere won't open. */
-const sealContext = (name: string) => `settings-secret:${name}`;
+export const sealContext = (name: string) => `settings-secret:${name}`;
 
 export class SettingsSecretStore {
   readonly #db: Db;
@@ -45,7 +46,7 @@ export class SettingsSecretStore {
     const row = this.#db.prepare('SELECT sealed FROM settings_secrets WHERE name = ?').get(name) as { sealed: string } | undefined;
     if (!row) return undefined;
     const opened = this.#sealer.open(row.sealed, sealContext(name))?.secrets[name];
-    if (opened === undefined) this.#log.warn({ secretName: name }, 'cannot open a stored secret (OH_SECRET_KEY changed?)');
+    if (opened === undefined) this.#log.warn({ secretName: name }, `cannot open a stored secret: ${UNOPENABLE_HINT}`);
     return opened;
   }
 
@@ -165,7 +166,9 @@ export class WorkspacesStore {
 }
 
 /** The sealing context of the settings document's secrets: they open nowhere else. */
-const SETTINGS_SEAL_CONTEXT = 'settings-document';
+export const SETTINGS_SEAL_CONTEXT = 'settings-document';
+/** 1.58's 409 detail when the stored settings hold secrets no configured key opens. */
+export const SETTINGS_UNOPENABLE = 'Settings file is corrupted or encrypted with a different key: restore that key as OH_SECRET_KEY or add it to OH_PREVIOUS_SECRET_KEYS';
 const SECRET_LLM_FIELDS = new Set(LLM_SECRET_FIELDS);
 
 /**
@@ -190,13 +193,20 @@ export class SettingsDocStore {
   }
 
   load(): SettingsDoc {
+    return this.#load().doc;
+  }
+
+  /** `unopenable`: the stored secrets are there but no configured key opens them (they are left out of `doc`). */
+  #load(): { doc: SettingsDoc; unopenable: boolean } {
     const row = this.#db.prepare("SELECT json FROM settings_documents WHERE name = 'settings'").get() as { json: string } | undefined;
-    if (!row) return this.#defaults();
+    if (!row) return { doc: this.#defaults(), unopenable: false };
     const stored = JSON.parse(row.json) as { doc: SettingsDoc; sealed: string | null };
     let secrets = this.#memory;
+    let unopenable = false;
     if (this.#sealer && stored.sealed) {
       const opened = this.#sealer.open(stored.sealed, SETTINGS_SEAL_CONTEXT);
-      if (!opened) this.#log.warn('cannot open the stored settings secrets (OH_SECRET_KEY changed?): they are left out');
+      if (!opened) this.#log.warn(`cannot open the stored settings secrets, they are left out: ${UNOPENABLE_HINT}`);
+      unopenable = !opened;
       secrets = opened?.secrets ?? {};
     }
     const doc = stored.doc;
@@ -212,7 +222,7 @@ export class SettingsDocStore {
       for (const map of [s.env, s.headers]) for (const [k, v] of Object.entries(map ?? {})) if (v === null) delete map![k];
     }
     for (const [k, v] of Object.entries(doc.agent_settings.llm)) if (v === null && SECRET_LLM_FIELDS.has(k)) delete doc.agent_settings.llm[k];
-    return doc;
+    return { doc: withAgentDefaults(doc), unopenable };
   }
 
   /** The active meta-profile's name, read without opening the secrets (a seeded agent profile's routing). */
@@ -224,7 +234,9 @@ export class SettingsDocStore {
   /** Read, change (it may throw to refuse: nothing is written) and write in one transaction. */
   update(change: (doc: SettingsDoc) => void): SettingsDoc {
     return this.#db.transaction(() => {
-      const doc = this.load();
+      const { doc, unopenable } = this.#load();
+      // Writing now would replace the sealed secrets with none (1.58 refuses the same way, 409).
+      if (unopenable) throw new Conflict(SETTINGS_UNOPENABLE);
       change(doc);
       this.#write(doc);
       return doc;
@@ -233,7 +245,12 @@ export class SettingsDocStore {
 
   /** A hand-over's new key: the secrets are sealed again with it (or written, held in memory until now). */
   setSealer(next: SecretSealer): void {
-    const doc = this.load();
+    const { doc, unopenable } = this.#load();
+    // What the old key cannot open stays as stored (and unreadable, as it was): never replaced by nothing.
+    if (unopenable) {
+      this.#sealer = next;
+      return;
+    }
     this.#sealer = next;
     this.#write(doc);
     this.#memory = {};

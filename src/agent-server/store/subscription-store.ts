@@ -24,7 +24,7 @@ export interface OAuthCredentials {
   expiresAt: number;
 }
 
-const sealContext = (vendor: string) => `subscription:${vendor}`;
+export const sealContext = (vendor: string) => `subscription:${vendor}`;
 
 export class SubscriptionStore {
   readonly #db: Db;
@@ -47,7 +47,7 @@ export class SubscriptionStore {
     if (!row) return undefined;
     const opened = this.#sealer.open(row.sealed, sealContext(vendor))?.secrets;
     if (!opened?.['access_token'] || !opened['refresh_token']) {
-      this.#log.warn({ vendor }, 'cannot open the stored subscription credentials (OH_SECRET_KEY changed?): sign in again');
+      this.#log.warn({ vendor }, 'cannot open the stored subscription credentials (OH_SECRET_KEY changed? add the old key to OH_PREVIOUS_SECRET_KEYS): sign in again');
       return undefined;
     }
     return { accessToken: opened['access_token'], refreshToken: opened['refresh_token'], expiresAt: row.expires_at };

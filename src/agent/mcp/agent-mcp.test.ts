@@ -97,7 +97,7 @@ describe('MCP servers of a conversation', () => {
           },
         },
       },
-      secrets: { API_TOKEN: TOKEN },
+      secrets: { API_TOKEN: { kind: 'StaticSecret', value: TOKEN } },
     };
     const { id, items, status } = await runToEnd(body, 'use the MCP tools');
     expect(status).toBe('finished');
@@ -188,7 +188,7 @@ describe('MCP servers of a conversation', () => {
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'p') },
       agent: { llm: { model: 'openai/scripted' }, mcp_config: { mcpServers: { local: { command: process.execPath, args: [STDIO_SERVER, record], env: { API_TOKEN: '${MISSING_TOKEN}' } } } } },
-      secrets: { API_TOKEN: TOKEN },
+      secrets: { API_TOKEN: { kind: 'StaticSecret', value: TOKEN } },
     };
     const before = llm.requests.length;
     const { items, status } = await runToEnd(body, 'hello');
@@ -211,7 +211,7 @@ describe('MCP servers of a conversation', () => {
       { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
     );
     const wd = { kind: 'LocalWorkspace', working_dir: join(dir.path, 'map') };
-    const { id, items, status } = await runToEnd({ workspace: wd, agent: { llm: { model: 'openai/scripted' }, mcp_config: { only: server, off: { ...server, args: [STDIO_SERVER, join(dir.path, 'off.jsonl')], enabled: false }, plain: { url: remote.url, headers: { 'X-Literal': 'literal-header-value-5' }, enabled: false } } }, secrets: { API_TOKEN: TOKEN } }, 'which tools?');
+    const { id, items, status } = await runToEnd({ workspace: wd, agent: { llm: { model: 'openai/scripted' }, mcp_config: { only: server, off: { ...server, args: [STDIO_SERVER, join(dir.path, 'off.jsonl')], enabled: false }, plain: { url: remote.url, headers: { 'X-Literal': 'literal-header-value-5' }, enabled: false } } }, secrets: { API_TOKEN: { kind: 'StaticSecret', value: TOKEN } } }, 'which tools?');
     expect(status).toBe('finished');
     expect(items.filter((e) => e.kind === 'ObservationEvent' && e.observation.kind === 'MCPToolObservation').map((e) => e.observation.content.at(-1).text)).toEqual(['token=<secret-hidden>']);
     expect(readFileSync(record, 'utf8').trim().split('\n')).toHaveLength(1);

@@ -90,7 +90,7 @@ describe.skipIf(!hasGit)('plugins of a conversation', () => {
       workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') },
       agent: { llm: { model: 'openai/scripted' } },
       plugins: [{ source: repo, ref: 'v1', repo_path: 'plugins/acme' }],
-      secrets: { API_TOKEN: TOKEN },
+      secrets: { API_TOKEN: { kind: 'StaticSecret', value: TOKEN } },
     };
     const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
     await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('/acme-tools:greet Ada', true) });

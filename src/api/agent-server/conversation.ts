@@ -111,7 +111,8 @@ export const StartConversationRequest = Type.Object({
   /** Model spend (USD, as the endpoint reports in usage.cost) allowed per run; then error MaxBudgetReached. */
   max_budget_per_run: Nullable(Type.Number({ exclusiveMinimum: 0 })),
   stuck_detection: Type.Optional(Type.Boolean({ default: true })),
-  secrets: Type.Optional(Type.Record(Type.String(), SecretInput, { default: {} })),
+  /** As 1.58 (and 1.44): SecretSource objects only; a plain string or a bare `{value}` is a 422 (only the /secrets update coerces them). */
+  secrets: Type.Optional(Type.Record(Type.String(), SecretSource, { default: {} })),
   /**
    * True: secret values in `agent`, `agent_settings` and `secrets` may be OpenHands Fernet tokens of
    * this server's secret key (as GET /api/settings with X-Expose-Secrets: encrypted answers them);

@@ -109,10 +109,13 @@ describe('StartConversationRequest', () => {
       ...minimal,
       observability_metadata: { a: 'x', b: 1, c: [true, false] },
       plugins: [{ source: 'github:acme/plugin', ref: 'v1' }],
-      secrets: { GITHUB_TOKEN: 'ghp_x', OTHER: { kind: 'StaticSecret', value: 'v' } },
+      secrets: { OTHER: { kind: 'StaticSecret', value: 'v' } },
     });
     expect(ok.plugins).toEqual([{ source: 'github:acme/plugin', ref: 'v1' }]);
-    expect(ok.secrets).toEqual({ GITHUB_TOKEN: 'ghp_x', OTHER: { kind: 'StaticSecret', value: 'v' } });
+    expect(ok.secrets).toEqual({ OTHER: { kind: 'StaticSecret', value: 'v' } });
+    // As 1.58 and 1.44: SecretSource objects only (a plain string or a bare {value} is what the /secrets update alone coerces).
+    expect(issues(() => parseStartConversationRequest({ ...minimal, secrets: { GITHUB_TOKEN: 'ghp_x' } })).map((i) => i.loc)).toEqual([['body', 'secrets', 'GITHUB_TOKEN']]);
+    expect(issues(() => parseStartConversationRequest({ ...minimal, secrets: { GITHUB_TOKEN: { value: 'ghp_x' } } })).map((i) => i.loc.slice(0, 3))).toContainEqual(['body', 'secrets', 'GITHUB_TOKEN']);
   });
 
   it('accepts hex and dashed conversation ids, rejects others', () => {

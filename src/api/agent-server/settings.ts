@@ -72,8 +72,11 @@ export const WORKSPACE_SESSION_COOKIE = 'oh_workspace_session_key';
 // and MCP servers (its clients build every new conversation's agent from them, as the Python SDK's
 // RemoteWorkspace.get_llm()/get_mcp_config() do), the conversation defaults (applied by this server
 // to the conversations it starts itself: the OpenAI-compatible gateway's), and the frontend's opaque
-// misc_settings. Fields OpenHands keeps for features not built here (condenser, critic, ACP agents,
-// memory, Docker and worktree runtimes) are refused with 422, not stored unapplied.
+// misc_settings. The condenser, critic (verification) and routing fields are kept as 1.58 keeps
+// them, for the same readers: clients put them in a start request's `agent_settings`, which this
+// server applies (1.58 applies no stored agent setting to a start by itself, nor does this server).
+// Fields OpenHands keeps for features not built here (ACP agents, memory, Docker and worktree
+// runtimes) are refused with 422, not stored unapplied.
 
 /** Request header choosing how secret fields are answered: absent = masked, `plaintext` = raw, `encrypted` (or `true`) = OpenHands Fernet tokens of the server's secret key (503 without one). */
 export const EXPOSE_SECRETS_HEADER = 'X-Expose-Secrets';
@@ -137,6 +140,9 @@ export const McpServerPatch = Type.Object(
 );
 export type McpServerPatch = Static<typeof McpServerPatch>;
 
+/** The stored critic settings: 1.58's VerificationSettings (the profile's, and the key). */
+const StoredVerification = Type.Object({ ...ProfileVerificationSettings.properties, critic_api_key: Nullable(Type.String()) }, { additionalProperties: false });
+
 /** `agent_settings_diff`: deep-merged into the stored agent settings (null inside a map removes the entry). */
 export const AgentSettingsDiff = Type.Object(
   {
@@ -146,6 +152,12 @@ export const AgentSettingsDiff = Type.Object(
     llm: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     tools: Nullable(Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), params: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }))),
     mcp_config: Type.Optional(Type.Record(Type.String(), Type.Union([McpServerPatch, Type.Null()]))),
+    /** As a start request's `agent_settings`: route_task_to_model offered, routing with the active or the inline meta-profile. */
+    enable_classify_and_switch_llm_tool: Type.Optional(Type.Boolean()),
+    meta_profile: Nullable(MetaProfile),
+    condenser: Type.Optional(ProfileCondenserSettings),
+    /** The critic; `critic_api_key` is a secret (sealed, masked) like the LLM's key. */
+    verification: Type.Optional(StoredVerification),
   },
   { additionalProperties: false },
 );
@@ -208,6 +220,10 @@ export const SettingsResponse = Type.Object({
     llm: Type.Record(Type.String(), Type.Unknown()),
     tools: Type.Union([Type.Array(Type.Object({ name: Type.String(), params: Type.Optional(Type.Record(Type.String(), Type.Unknown())) })), Type.Null()]),
     mcp_config: Type.Record(Type.String(), McpServerSettings),
+    enable_classify_and_switch_llm_tool: Type.Boolean(),
+    meta_profile: Type.Union([MetaProfile, Type.Null()]),
+    condenser: ProfileCondenserSettings,
+    verification: StoredVerification,
   }),
   conversation_settings: Type.Object({
     schema_version: Type.Literal(1),

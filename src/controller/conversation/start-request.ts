@@ -100,7 +100,8 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
     ...(spec.confirmationMode === 'always' ? { confirmation_policy: { kind: 'AlwaysConfirm' } } : {}),
     ...(spec.confirmationMode === 'risky' ? { confirmation_policy: { kind: 'ConfirmRisky' }, security_analyzer: { kind: 'LLMSecurityAnalyzer' } } : {}),
     ...(spec.initialMessage ? { initial_message: { ...spec.initialMessage, run: spec.initialMessage.run ?? true } } : {}),
-    ...(Object.keys(secrets).length ? { secrets } : {}),
+    // StaticSecret objects: a start request's `secrets` takes no plain string (1.58, 1.44).
+    ...(Object.keys(secrets).length ? { secrets: Object.fromEntries(Object.entries(secrets).map(([name, value]) => [name, { kind: 'StaticSecret', value }])) } : {}),
     ...(plugins.length ? { plugins } : {}),
     ...(spec.title ? { tags: { title: spec.title } } : {}),
     ...(spec.observability?.spanName ? { observability_span_name: spec.observability.spanName } : {}),

@@ -125,7 +125,7 @@ describe('what the agent server is given', () => {
     expect(conv.status?.startTask?.status).toBe('READY');
     const request = agent.started.find((r) => String(r.conversation_id).replaceAll('-', '') === hex(5))!;
     expect(request.conversation_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    expect(request.secrets).toEqual({ GITHUB_TOKEN: 'ghp_very_secret' });
+    expect(request.secrets).toEqual({ GITHUB_TOKEN: { kind: 'StaticSecret', value: 'ghp_very_secret' } });
     // The user's and the working directory's skills asked for: 1.58 loads neither by default.
     expect(request.agent).toEqual({
       kind: 'Agent',
