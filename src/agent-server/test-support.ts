@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AgentHost, ConversationAgent, CreateAgent } from '../agent/types.ts';
 import { newEventBase, type Event } from '../api/events/index.ts';
+import { freshConnections } from '../testing/fresh-connections.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server.ts';
 import { startAgentServer, type AgentServer, type AgentServerOptions } from './server.ts';
 
@@ -80,11 +81,12 @@ function aborted(signal: AbortSignal): Promise<void> {
 export interface TestServer extends AgentServer {
   dir: string;
   agents: FakeAgents;
-  /** fetch with JSON in and out; the session key is sent unless `key: null`. */
+  /** fetch with JSON in and out, on a connection of its own (testing/fresh-connections.ts); the session key is sent unless `key: null`. */
   api(path: string, init?: { method?: string; body?: unknown; key?: string | null; rawBody?: string }): Promise<{ status: number; body: any }>;
 }
 
 export const TEST_KEY = 'test-session-key';
+
 
 export async function startTestServer(
   dir: string,
@@ -119,7 +121,7 @@ export async function startTestServer(
     if (body !== undefined) headers['content-type'] = 'application/json';
     const method = init.method ?? 'GET';
     // fetch refuses a GET with a body; OpenHands' batch event read is exactly that.
-    const res = method === 'GET' && body !== undefined ? await getWithBody(server.url + path, headers, body) : await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const res = method === 'GET' && body !== undefined ? await getWithBody(server.url + path, headers, body) : await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}), dispatcher: freshConnections } as RequestInit);
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -134,7 +136,8 @@ export async function startTestServer(
 
 function getWithBody(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text(): Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+    // agent: false: a connection of its own (why: testing/fresh-connections.ts).
+    const req = request(url, { method: 'GET', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: async () => Buffer.concat(chunks).toString('utf8') }));

@@ -4,6 +4,7 @@
 // past MAX_JSON_DEPTH is a 422, not a stack overflow. Real servers over real sockets.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REQUEST_BODY_LIMIT_BYTES } from '../api/agent-server/server.ts';
 import { MAX_MESSAGE_BYTES } from '../api/app/requests.ts';
 import { startTestServer, tempDir, TEST_KEY, type TestServer } from '../agent-server/test-support.ts';
 import { MAX_JSON_DEPTH } from './body.ts';
@@ -55,6 +56,23 @@ function slowUpload(baseUrl: string, path: string, headers: Record<string, strin
   });
 }
 
+/**
+ * POSTs `body` with fetch as a well-behaved client sends it: the whole body at once with its
+ * Content-Length (announced), or as a chunked stream of 64 KiB pieces (streamed). A server that
+ * closed the socket on the unread rest could make fetch throw ECONNRESET instead of answering.
+ */
+async function post(url: string, headers: Record<string, string>, body: string, how: 'announced' | 'streamed'): Promise<{ status: number; text: string }> {
+  const bytes = Buffer.from(body);
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let o = 0; o < bytes.length; o += 64 * 1024) c.enqueue(bytes.subarray(o, o + 64 * 1024));
+      c.close();
+    },
+  });
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: how === 'announced' ? body : stream, duplex: 'half' } as RequestInit);
+  return { status: res.status, text: await res.text() };
+}
+
 const nested = (depth: number): unknown => {
   let v: unknown = 'x';
   for (let i = 0; i < depth; i++) v = { a: v };
@@ -99,6 +117,16 @@ describe('application API bodies', () => {
     const big = 'x'.repeat(2 * 1024 * 1024);
     expect((await h.call('POST', '/api/v1/settings', { body: { git_login: big } })).status).toBe(413);
     expect((await h.call('POST', '/api/v1/app-conversations', { body: { initial_message: { role: 'user', content: [{ type: 'text', text: big }] } } })).status).toBe(422);
+  });
+
+  it('a client sending a whole oversized body at once, announced or streamed, is given the 413 (or 401), not a reset', async () => {
+    const big = JSON.stringify({ git_login: 'x'.repeat(12 * 1024 * 1024) });
+    for (const how of ['announced', 'streamed'] as const) {
+      const r = await post(`${h.server.url}/api/v1/settings`, { authorization: `Bearer ${h.alice.key}` }, big, how);
+      expect(r.status, how).toBe(413);
+      expect(r.text, how).toMatch(/larger than this route takes/);
+    }
+    expect((await post(`${h.server.url}/api/v1/settings`, {}, big, 'announced')).status).toBe(401);
   });
 
   it('refuses a message over MAX_MESSAGE_BYTES with a 422 naming the field, and starts nothing', async () => {
@@ -149,5 +177,13 @@ describe('agent server bodies', () => {
     const deep = await s.api('/api/conversations', { method: 'POST', rawBody: deepJson(50_000, (d) => `{"tags":${d}}`) });
     expect(deep).toMatchObject({ status: 422, body: { detail: [{ loc: ['body'], type: 'json_too_deep' }] } });
     expect(TEST_KEY).toBeTruthy();
+  });
+
+  it('gives a client sending a body over REQUEST_BODY_LIMIT_BYTES, announced or streamed, the 413, not a reset', async () => {
+    const big = JSON.stringify({ tags: { x: 'x'.repeat(REQUEST_BODY_LIMIT_BYTES) } });
+    for (const how of ['announced', 'streamed'] as const) {
+      expect((await post(`${s.url}/api/conversations`, { 'x-session-api-key': TEST_KEY }, big, how)).status, how).toBe(413);
+    }
+    expect((await s.api('/api/conversations/search')).body.items).toEqual([]);
   });
 });

@@ -16,6 +16,7 @@ import { SecretKind } from '../api/secret.ts';
 import { ConversationKind } from '../api/conversation.ts';
 import { ManualClock } from '../controller/clock.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { freshConnections } from '../testing/fresh-connections.ts';
 import { createLogger } from '../util/log.ts';
 import { SqliteAppStore } from './db/app-db.ts';
 import type { AppStore, AppUser } from './db/types.ts';
@@ -81,7 +82,8 @@ export async function startHarness(
     let body: string | undefined = o.rawBody;
     if (o.body !== undefined) body = JSON.stringify(o.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const res = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    // A connection of its own: the facade runs in this process (why: testing/fresh-connections.ts).
+    const res = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}), dispatcher: freshConnections } as RequestInit);
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -149,5 +149,5 @@ export type ValidationError = Static<typeof ValidationError>;
 export const HTTPValidationError = Type.Object({ detail: Type.Array(ValidationError) });
 export type HTTPValidationError = Static<typeof HTTPValidationError>;
 
-/** The largest request body the agent server reads (JSON). Clients check it before sending: a server refusing a body it has not read resets the upload, so a sender could see a reset instead of the 413. */
+/** The largest request body the agent server reads (JSON). Clients check it before sending, so a body that would be refused is not uploaded; the server answers one it is sent with 413 (announced or streamed, see facade/body.test.ts). */
 export const REQUEST_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
