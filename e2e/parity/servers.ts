@@ -56,6 +56,8 @@ export interface Side {
   renewLlm(): Promise<void>;
   /** A directory the server may use as a conversation's working directory. */
   workDir: string;
+  /** The server's user home (HOME on OpenHands' side): user skills under it. */
+  home: string;
   /** The Canvas App backend ingress (OH_APP_BACKEND_PUBLIC_URL): the server's own address, under the name 127.0.0.1. */
   ingress: string;
   /**
@@ -160,7 +162,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
     const workDir = mkdtempSync(join(tmpdir(), 'parity-openhands-work-'));
     const side = await scripted();
     const api = apiOf(running);
-    return Object.assign(side, { name: 'openhands' as const, url: running, ingress: running, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
+    return Object.assign(side, { name: 'openhands' as const, url: running, ingress: running, workDir, home: homedir(), api, gatewayModel: () => saveProfile(api, side.llm.url), close: async () => (await side.llm.close(), rmSync(workDir, { recursive: true, force: true })) });
   }
   const dir = mkdtempSync(join(tmpdir(), 'parity-openhands-'));
   const workDir = join(dir, 'work');
@@ -191,7 +193,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
     throw err;
   }
   const api = apiOf(url);
-  return Object.assign(side, { name: 'openhands' as const, url, ingress: url, workDir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
+  return Object.assign(side, { name: 'openhands' as const, url, ingress: url, workDir, home: dir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
 }
 
 /** OpenHands' LLM profile `default` (the gateway's `openhands_default`) on the scripted model at `llmUrl`. */
@@ -220,8 +222,9 @@ export async function startAgentyard(): Promise<Side> {
     appBackends: { publicUrl: `http://127.0.0.1:${port}` },
     workspaceDir: workDir,
     dataDir: join(dir, 'data'),
-    // Its own home for user and installed skills and plugins, as OpenHands' side runs with HOME=its dir.
-    home: join(dir, 'home'),
+    // Its own home for user and installed skills and plugins: the side's directory, as OpenHands' side
+    // runs with HOME=its dir (and as the extensions repository's home below).
+    home: dir,
     sessionKeys: [KEY],
     createAgent,
     llmDefaults,
@@ -236,6 +239,7 @@ export async function startAgentyard(): Promise<Side> {
     url: server.url,
     ingress: server.url,
     workDir,
+    home: dir,
     api: apiOf(server.url),
     gatewayModel: async () => {},
     close: async () => {

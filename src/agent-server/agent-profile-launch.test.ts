@@ -110,10 +110,11 @@ describe('starting a conversation from an agent profile', () => {
     });
     const r = await start({ agent_profile_id: profile.id, initial_message: { role: 'user', content: [{ type: 'text', text: 'look around' }] } });
     expect(r.status).toBe(201);
-    expect(r.body.agent.agent_context).toMatchObject({ load_user_skills: false, disabled_skills: ['dropped-skill', 'proj-off'] });
-    // The start names the skills it loaded (records carry them with include_skills=true, as OpenHands 1.58).
+    // Project skills asked for (1.58's resolver sets load_project_skills: the workspace is not known at launch).
+    expect(r.body.agent.agent_context).toMatchObject({ load_user_skills: false, load_project_skills: true, disabled_skills: ['dropped-skill', 'proj-off'] });
+    // The start names the skills it loaded, the workspace's included (records carry them with include_skills=true, as OpenHands 1.58).
     const full = (await t.s.api(`/api/conversations/${r.body.id}?include_skills=true`)).body;
-    expect(full.agent.agent_context.skills.map((k: any) => k.name)).toEqual(['kept-skill']);
+    expect(full.agent.agent_context.skills.map((k: any) => k.name)).toEqual(['kept-skill', 'proj-on']);
     expect(r.body.agent.condenser).toMatchObject({ kind: 'LLMSummarizingCondenser', max_size: 100, max_tokens: 1000 });
     await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
     const events = (await t.s.api(`/api/conversations/${r.body.id}/events/search?limit=100`)).body.items;

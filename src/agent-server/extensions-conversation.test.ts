@@ -30,7 +30,7 @@ async function converse(agentContext: Record<string, unknown>, check: (system: s
 
 describe('extensions in a conversation', () => {
   it('load_public_skills lists the public skills; a project skill of the same name wins; disabled_skills leaves one out', async () => {
-    await converse({ load_public_skills: true, marketplace_path: null, disabled_skills: ['skills/legacy'] }, (system) => {
+    await converse({ load_public_skills: true, load_project_skills: true, marketplace_path: null, disabled_skills: ['skills/legacy'] }, (system) => {
       expect(system).toContain('<name>alpha</name>');
       expect(system).toContain('The project beta.');
       expect(system).not.toContain('Beta skill.');

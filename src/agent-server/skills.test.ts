@@ -77,7 +77,12 @@ describe('skills in a conversation', () => {
     );
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: wd },
-      agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'terminal' }, { name: 'file_editor' }, { name: 'task_tracker' }, { name: 'glob' }, { name: 'grep' }] },
+      agent: {
+        llm: { model: 'openai/scripted' },
+        tools: [{ name: 'terminal' }, { name: 'file_editor' }, { name: 'task_tracker' }, { name: 'glob' }, { name: 'grep' }],
+        // Both off by default (1.58's AgentContext): asked for here.
+        agent_context: { load_user_skills: true, load_project_skills: true },
+      },
     };
     const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
     await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('Write release notes, and mind the Banana case', true) });
@@ -140,16 +145,16 @@ describe('skills in a conversation', () => {
     expect([restarted.activated_knowledge_skills, restarted.invoked_skills]).toEqual([['banana'], ['release-notes']]);
   });
 
-  it('attaches no invoke_skill without AgentSkills, and takes skills from the start request', async () => {
+  it('attaches no invoke_skill without AgentSkills, and takes skills from the start request only (no flags: no user or project skills)', async () => {
     const wd = join(dir.path, 'plain');
-    mkdirSync(wd, { recursive: true });
+    write(wd, { 'AGENTS.md': 'Project rules.' });
+    write(home, { '.openhands/skills/kiwi.md': '---\ntriggers: [deploy]\n---\nKiwi.' });
     llm.push({ content: 'hi' });
     const body = {
       workspace: { kind: 'LocalWorkspace', working_dir: wd },
       agent: {
         llm: { model: 'openai/scripted' },
         agent_context: {
-          load_user_skills: false,
           skills: [{ name: 'deploy', content: 'Deploy with make ship.', trigger: { type: 'keyword', keywords: ['/deploy'] } }],
           system_message_suffix: 'Answer in French.',
           user_message_suffix: 'Be brief.',
@@ -163,6 +168,8 @@ describe('skills in a conversation', () => {
     expect(req.tools!.map((t) => t.function.name)).toEqual(['terminal', 'file_editor', 'think', 'finish']);
     expect(systemText(req)).toContain('<name>deploy</name>');
     expect(systemText(req)).toMatch(/Answer in French\.$/);
+    expect(systemText(req)).not.toContain('Project rules.');
+    expect(systemText(req)).not.toContain('kiwi');
     expect(String(req.messages.find((m) => m.role === 'user')?.content)).toMatch(/please \/deploy now\n<EXTRA_INFO>[\s\S]*Deploy with make ship\.[\s\S]*<\/EXTRA_INFO>\n\nBe brief\.$/);
     const message = (await events(id)).find((e) => e.kind === 'MessageEvent' && e.source === 'user');
     expect(message.activated_skills).toEqual(['deploy']);

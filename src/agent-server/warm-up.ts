@@ -39,7 +39,7 @@ export async function warmUp(o: { dataDir: string; createAgent: CreateAgent; llm
     };
     // The calls a claim makes, in its order (controller/conversation/reconciler.ts), so that no
     // route's first request is the user's: the hand-over, the `.openhands` listing of the
-    // setup-script and Git-hook steps, the project skills, the start and a read of it. The hand-over
+    // setup-script and Git-hook steps, the user's and project skills, the start and a read of it. The hand-over
     // once (an agent server with conversations refuses it), the others in rounds: with Maglev off
     // (memory-env.ts) V8 optimises a route's code only after repeats — on a fresh agent server the
     // second start took ~19 ms, the fifth ~7 (bench/RESULTS.md).
@@ -48,8 +48,10 @@ export async function warmUp(o: { dataDir: string; createAgent: CreateAgent; llm
     headers = { ...headers, 'x-session-api-key': handedTo };
     for (let round = 0; round < WARM_UP_ROUNDS; round++) {
       await call('GET', `/api/agentyard/files?${new URLSearchParams({ path: './.openhands', limit: '1000' })}`, undefined, 404);
-      await call('POST', '/api/skills', { load_public: false, load_user: false, load_project: true, load_org: false, project_dir: '.' });
-      const body = { workspace: { kind: 'LocalWorkspace', working_dir: '.' }, agent: { kind: 'Agent', llm: { model: o.llmDefaults?.model ?? 'warm-up', stream: true } }, tags: { title: 'warm-up' } };
+      await call('POST', '/api/skills', { load_public: false, load_user: true, load_project: true, load_org: false, project_dir: '.' });
+      // The skill flags the controller sends (start-request.ts), so that the skill loading is warm too.
+      const agent = { kind: 'Agent', llm: { model: o.llmDefaults?.model ?? 'warm-up', stream: true }, agent_context: { load_user_skills: true, load_project_skills: true } };
+      const body = { workspace: { kind: 'LocalWorkspace', working_dir: '.' }, agent, tags: { title: 'warm-up' } };
       const created = JSON.parse(await call('POST', '/api/conversations', body)) as { id?: string };
       if (created.id) await call('GET', `/api/conversations/${created.id}`);
     }

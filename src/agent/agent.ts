@@ -129,6 +129,8 @@ class Agent implements ConversationAgent {
       this.#plugins.wanted || publicSkills
         ? Promise.all([this.#plugins.wanted ? this.#plugins.load() : undefined, publicSkills]).then(([, pub]) => this.#pluginsLoaded(undefined, pub ?? []), (err: unknown) => this.#pluginsLoaded(err))
         : Promise.resolve();
+    // Nothing to wait for: the loaded skills are known now (with plugins, once they are in).
+    if (!this.#plugins.wanted && !publicSkills) this.#recordSkills();
     this.#calls = new ModelCalls({ host, options: opts.model, emit, mask: (text) => this.#mask(text), fail });
   }
 
@@ -349,7 +351,17 @@ class Agent implements ConversationAgent {
     const skills = this.#plugins.skills();
     this.#skills.addExtra(skills);
     this.#toolbox.tools.push(...this.#skills.toolsMissingFrom(this.#toolbox.tools));
-    this.#host.recordPluginSkills?.(skills.map(skillInfo));
+    this.#recordSkills();
+  }
+
+  /**
+   * Every skill the conversation loaded besides the request's own (user, project, public, plugin
+   * skills), as OpenHands 1.58 has them in agent.agent_context.skills (its AgentContext resolves
+   * load_user_skills / load_public_skills into `skills`, LocalConversation adds the project's and
+   * the plugins'): kept with the conversation so that ConversationInfo lists them.
+   */
+  #recordSkills(): void {
+    this.#host.recordPluginSkills?.(this.#skills.all.filter((s) => s.origin !== 'request').map(skillInfo));
   }
 
   secretsChanged(): void {

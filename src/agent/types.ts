@@ -109,9 +109,9 @@ export interface AgentHost {
    */
   recordStats?(stats: ConversationStats): void;
   /**
-   * The skills the conversation's plugins brought (SkillInfo objects), each time the agent has
-   * loaded them (empty when they failed): kept with the conversation so that ConversationInfo lists
-   * them from then on, across restarts. Optional.
+   * The skills the conversation loaded besides its request's (SkillInfo objects: user, project,
+   * public skills, and its plugins' each time the agent has loaded them): kept with the
+   * conversation so that ConversationInfo lists them from then on, across restarts. Optional.
    */
   recordPluginSkills?(skills: Record<string, unknown>[]): void;
 }

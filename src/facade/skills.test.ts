@@ -1,6 +1,6 @@
-// GET /api/v1/app-conversations/{id}/skills against a real agent server: the skills of the
-// conversation's workspace, read live, plus the skills of its start request, under the workspace
-// read rules (workspace.test.ts).
+// GET /api/v1/app-conversations/{id}/skills against a real agent server: the skills of its start
+// request, with the user's and the workspace's (read live) when the start asked for them, under the
+// workspace read rules (workspace.test.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from 'typebox/value';
@@ -21,22 +21,38 @@ describe('conversation skills', () => {
     await h.close();
   });
 
-  it('lists the skills of the workspace, 404 for another user', async () => {
+  it('lists the skills the conversation was started with, as its agent merges them; 404 for another user', async () => {
     const wd = join(h.workspace, 'project');
     mkdirSync(join(wd, '.agents/skills/lint'), { recursive: true });
     writeFileSync(join(wd, 'AGENTS.md'), 'Use tabs.');
     writeFileSync(join(wd, '.agents/skills/lint/SKILL.md'), '---\nname: lint\ndescription: Linting.\ntriggers: [lint]\n---\nRun the linter.');
-    const id = await h.conversation('project', {
-      agent: { llm: { model: 'test/model' }, agent_context: { skills: [{ name: 'deploy', content: 'Ship it.', trigger: { type: 'keyword', keywords: ['/deploy'] } }] } },
-    });
+    mkdirSync(join(h.dir, 'home/.openhands/skills'), { recursive: true });
+    writeFileSync(join(h.dir, 'home/.openhands/skills/kiwi.md'), '---\ntriggers: [kiwi]\n---\nKiwis.');
+    writeFileSync(join(h.dir, 'home/.openhands/skills/deploy.md'), 'The user deploys by hand.');
+    const explicit = [
+      { name: 'deploy', content: 'Ship it.', trigger: { type: 'keyword', keywords: ['/deploy'] } },
+      { name: 'lint', content: 'Lint by hand.' },
+    ];
+    const listed = async (agentContext: Record<string, unknown>) => {
+      const id = await h.conversation('project', { agent: { llm: { model: 'test/model' }, agent_context: { skills: explicit, ...agentContext } } });
+      const res = await h.call('GET', `/api/v1/app-conversations/${id}/skills`);
+      expect(res.status).toBe(200);
+      expect(Value.Check(ConversationSkillsResponse, res.body)).toBe(true);
+      return { id, skills: res.body.skills };
+    };
 
-    const res = await h.call('GET', `/api/v1/app-conversations/${id}/skills`);
-    expect(res.status).toBe(200);
-    expect(Value.Check(ConversationSkillsResponse, res.body)).toBe(true);
-    expect(res.body.skills).toEqual([
-      { name: 'agents', type: 'repo', content: 'Use tabs.', triggers: [] },
-      { name: 'lint', type: 'agentskills', content: 'Run the linter.', triggers: ['lint'] },
+    // No flags (1.58's defaults): only the start request's skills.
+    expect((await listed({})).skills).toEqual([
       { name: 'deploy', type: 'knowledge', content: 'Ship it.', triggers: ['/deploy'] },
+      { name: 'lint', type: 'repo', content: 'Lint by hand.', triggers: [] },
+    ]);
+    // The user's skills yield to the request's; the workspace's override them.
+    const { id, skills } = await listed({ load_user_skills: true, load_project_skills: true });
+    expect(skills).toEqual([
+      { name: 'deploy', type: 'knowledge', content: 'Ship it.', triggers: ['/deploy'] },
+      { name: 'kiwi', type: 'knowledge', content: 'Kiwis.', triggers: ['kiwi'] },
+      { name: 'lint', type: 'agentskills', content: 'Run the linter.', triggers: ['lint'] },
+      { name: 'agents', type: 'repo', content: 'Use tabs.', triggers: [] },
     ]);
 
     expect((await h.call('GET', `/api/v1/app-conversations/${id}/skills`, { key: h.bob.key })).status).toBe(404);

@@ -14,10 +14,10 @@ export interface InfoInputs {
   persistenceDir: string;
   skills?: { activated: readonly string[]; invoked: readonly string[]; pathRules?: readonly string[] };
   /**
-   * Skills of the conversation's plugins, as its agent last loaded them (in the background from
-   * the conversation's creation on; stored, so they are listed across restarts): merged into
-   * agent.agent_context.skills as OpenHands does after loading plugins, over request skills of the
-   * same name, so clients (the app's skills route) list them.
+   * Skills the conversation loaded besides its request's (user, project, public skills, and its
+   * plugins', in the background from the conversation's creation on; stored, so they are listed
+   * across restarts): merged into agent.agent_context.skills as OpenHands does after loading them,
+   * over request skills of the same name, so clients (the app's skills route) list them.
    */
   pluginSkills?: readonly Record<string, unknown>[];
   /** Until when the run waits for the model provider's rate limit (ISO), null when it does not. */

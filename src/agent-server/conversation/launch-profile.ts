@@ -232,11 +232,13 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
     llm: { ...llm.llm, usage_id: DEFAULT_USAGE_ID, ...(llm.apiKey !== undefined ? { api_key: llm.apiKey } : {}) },
     tools: [...(profile.tools ?? DEFAULT_TOOLS.map((name) => ({ name, params: {} }))).filter((t) => !(profile.enable_classify_and_switch_llm_tool && t.name === ROUTE_TOOL_KIND)).map((t) => ({ name: t.name, params: t.params ?? {} })), ...routeTool(profile, stores)],
     // The catalog is resolved here (user skills included), so the agent does not load user skills
-    // again; project skills it loads from the workspace, less the deny-list.
+    // again; project skills it loads from the workspace, less the deny-list (1.58's resolver sets
+    // load_project_skills for that: the workspace is not known here).
     agent_context: {
       skills: skills.map(skillInfo),
       load_user_skills: false,
       load_public_skills: false,
+      load_project_skills: true,
       disabled_skills: profile.disabled_skills,
       ...(suffix ? { system_message_suffix: suffix } : {}),
     },

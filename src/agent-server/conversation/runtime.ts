@@ -373,7 +373,8 @@ export class ConversationRuntime implements AgentHost {
   }
 
   recordPluginSkills(skills: Record<string, unknown>[]): void {
-    if (this.#deleted || JSON.stringify(skills) === JSON.stringify(this.#row.pluginSkills)) return;
+    // None loaded and none recorded: no write (most conversations).
+    if (this.#deleted || (skills.length === 0 && this.#row.pluginSkills === null) || JSON.stringify(skills) === JSON.stringify(this.#row.pluginSkills)) return;
     this.#update({ pluginSkills: skills });
   }
 

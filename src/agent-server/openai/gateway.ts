@@ -142,7 +142,9 @@ function startRequest(g: GatewayOptions, o: { llm: LLM; systemText: string; cont
       kind: 'Agent',
       llm: o.llm,
       tools: GATEWAY_TOOLS.map((name) => ({ name, params: {} })),
-      ...(o.systemText ? { agent_context: { system_message_suffix: o.systemText } } : {}),
+      // 1.58 launches the active agent profile here, whose context has the user's skills (its
+      // catalog) and load_project_skills: the same two sources, asked for with the flags.
+      agent_context: { load_user_skills: true, load_project_skills: true, ...(o.systemText ? { system_message_suffix: o.systemText } : {}) },
     },
     workspace: { kind: 'LocalWorkspace', working_dir: g.service.workspaceDir },
     ...(g.settings ? conversationDefaults(g.settings.load()) : {}),

@@ -135,9 +135,11 @@ describe('errors', () => {
     expect(await t.s.api('/api/nothing-here')).toEqual({ status: 404, body: { detail: 'Not Found' } });
   });
 
-  it('refuses what it cannot honour instead of pretending', async () => {
+  it('agent_settings (1.58) is validated like 1.58: without its llm, a 422 located at the field', async () => {
+    // agent_settings is built (conversation/agent-settings.ts); what stays not built, meta_profile_llms, is a 501 tested in route-task.test.ts.
     const settings = await t.s.api('/api/conversations', { method: 'POST', body: { workspace: { working_dir: join(t.dir.path, 'x') }, agent_settings: {} } });
-    expect(settings.status).toBe(501);
+    expect(settings.status).toBe(422);
+    expect(settings.body.detail[0].loc).toEqual(['body', 'agent_settings', 'llm']);
   });
 });
 

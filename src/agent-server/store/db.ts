@@ -89,7 +89,33 @@ export function openDatabase(dataDir: string): Db {
   db.pragma('busy_timeout = 5000');
   db.exec(DDL);
   migrate(db);
+  migrateData(db);
   return db;
+}
+
+/**
+ * Data changes, versioned with PRAGMA user_version. 1: agent_context.load_user_skills and
+ * load_project_skills default to false since the agent server follows OpenHands 1.58; requests
+ * stored before were started when user skills loaded unless load_user_skills was false and project
+ * skills always, so they get the flags that keep their skills across the upgrade.
+ */
+function migrateData(db: Db): void {
+  if ((db.pragma('user_version', { simple: true }) as number) >= 1) return;
+  db.transaction(() => {
+    const rows = db.prepare('SELECT id, request FROM conversations').all() as { id: string; request: string }[];
+    const update = db.prepare('UPDATE conversations SET request = ? WHERE id = ?');
+    for (const row of rows) {
+      type StoredAgent = { kind?: string; llm?: unknown; agent_context?: Record<string, unknown> | null };
+      const req = JSON.parse(row.request) as { agent?: StoredAgent };
+      // An ACP agent's skills are its ACP server's business.
+      if (req.agent?.kind === 'ACPAgent') continue;
+      const agent: StoredAgent = req.agent ?? { llm: {} };
+      const ctx = agent.agent_context ?? {};
+      agent.agent_context = { ...ctx, load_user_skills: ctx['load_user_skills'] !== false, load_project_skills: ctx['load_project_skills'] ?? true };
+      update.run(JSON.stringify({ ...req, agent }), row.id);
+    }
+    db.pragma('user_version = 1');
+  })();
 }
 
 /** Columns added after the first release, for files created before them. */

@@ -32,7 +32,7 @@ function write(path: string, text: string): void {
 async function converse(text: string): Promise<{ items: any[]; prompt: string }> {
   let prompt = '';
   llm.push((req) => ((prompt = JSON.stringify(req.messages)), { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] }));
-  const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') }, agent: { llm: { model: 'openai/scripted' } } };
+  const body = { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'project') }, agent: { llm: { model: 'openai/scripted' }, agent_context: { load_user_skills: true } } };
   const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id as string;
   await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText(text, true) });
   await eventually(async () => ['finished', 'error'].includes((await s.api(`/api/conversations/${id}`)).body.execution_status), 20_000);

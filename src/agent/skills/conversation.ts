@@ -5,13 +5,15 @@ import type { Event, ObservationEvent } from '../../api/events/index.ts';
 import { invokeSkillTool, wantsInvokeSkill } from '../tools/invoke-skill.ts';
 import type { AgentTool } from '../tools/tool.ts';
 import type { AgentHost, UserMessageSkills } from '../types.ts';
-import { resolveSkillsSync } from './index.ts';
+import { conversationSkillSources } from './index.ts';
 import { firedPathRules, matchPathRule, pathRulesText, touchedPath } from './path-rules.ts';
 import { matchTriggers, skillsPromptSection, triggeredSkillsText } from './prompt.ts';
 import { mergeByName, type Skill } from './types.ts';
 
 export class ConversationSkills {
   #skills: Skill[];
+  /** Project skills (load_project_skills): they stay on top of plugin skills added later, as in 1.58. */
+  readonly #project: readonly Skill[];
   readonly #systemSuffix: string | undefined;
   readonly #userSuffix: string | undefined;
 
@@ -20,7 +22,9 @@ export class ConversationSkills {
 
   constructor(host: Pick<AgentHost, 'workspaceDir' | 'request' | 'requestSkillsOnly'>) {
     this.#workspaceDir = host.workspaceDir;
-    this.#skills = resolveSkillsSync(host);
+    const { base, project } = conversationSkillSources(host);
+    this.#project = project;
+    this.#skills = mergeByName(base, project);
     const ctx = host.request.agent?.agent_context;
     this.#systemSuffix = ctx?.system_message_suffix?.trim() || undefined;
     this.#userSuffix = ctx?.user_message_suffix?.trim() || undefined;
@@ -32,11 +36,11 @@ export class ConversationSkills {
   }
 
   /**
-   * Plugin skills (override by name). Call before the system prompt is recorded to have them listed,
+   * Plugin skills (override by name all but project skills). Call before the system prompt is recorded to have them listed,
    * then add `toolsMissingFrom(tools)` to the agent's tools (invoke_skill, if plugins brought the first AgentSkills).
    */
   addExtra(extra: readonly Skill[]): void {
-    this.#skills = mergeByName(this.#skills, extra);
+    this.#skills = mergeByName(this.#skills, extra, this.#project);
   }
 
   /**

@@ -23,7 +23,8 @@ function tree(files: Record<string, string>): string {
   return root;
 }
 
-const request = (ctx: Record<string, unknown> = {}) => ({ agent: { llm: { model: 'x' }, agent_context: { load_user_skills: false, ...ctx } } }) as unknown as StartConversationRequest;
+// Project skills asked for, user skills not (the HOME of the machine running the tests is not theirs).
+const request = (ctx: Record<string, unknown> = {}) => ({ agent: { llm: { model: 'x' }, agent_context: { load_project_skills: true, ...ctx } } }) as unknown as StartConversationRequest;
 
 describe('loadSkillsFromDir', () => {
   it('loads AgentSkills folders and legacy files, skipping invalid names and READMEs', async () => {
@@ -50,7 +51,7 @@ describe('loadSkillsFromDir', () => {
 });
 
 describe('resolveSkills', () => {
-  it('reads third-party files at the workspace and the git root, project skill dirs, request skills; later sources win', async () => {
+  it('reads third-party files at the workspace and the git root, project skill dirs, request skills; project skills win', async () => {
     const repo = tree({
       'AGENTS.md': 'Root agents file',
       'Claude.md': 'claude rules',
@@ -71,23 +72,59 @@ describe('resolveSkills', () => {
     expect(byName['claude']!.type).toBe('repo');
     expect(byName['cursorrules']!.content).toBe('cursor rules');
     expect(byName['x']!.content).toBe('X body');
-    expect(byName['legacy']).toMatchObject({ content: 'from request', triggers: ['apple'], origin: 'request', type: 'knowledge' });
-    const extra = await resolveSkills({ workspaceDir: repo, request: request() }, [{ ...byName['x']!, content: 'plugin x', origin: 'plugin:p' }]);
-    expect(extra.find((s) => s.name === 'x')!.content).toBe('plugin x');
+    // Project skills are authoritative over the request's and the plugins' (1.58's LocalConversation).
+    expect(byName['legacy']).toMatchObject({ content: 'Banana facts', triggers: ['banana'], origin: 'project', type: 'knowledge' });
+    const extra = await resolveSkills({ workspaceDir: repo, request: request() }, [
+      { ...byName['x']!, content: 'plugin x', origin: 'plugin:p' },
+      { ...byName['x']!, name: 'p-only', content: 'plugin only', origin: 'plugin:p' },
+    ]);
+    expect(extra.find((s) => s.name === 'x')!.content).toBe('X body');
+    expect(extra.find((s) => s.name === 'p-only')!.content).toBe('plugin only');
   });
 
-  it('loads user skills from HOME unless load_user_skills is false', async () => {
-    const home = tree({ '.agents/skills/mine/SKILL.md': '---\nname: mine\ndescription: user skill\n---\nmine' });
-    const ws = tree({});
-    const old = process.env['HOME'];
-    process.env['HOME'] = home;
-    try {
-      const on = await resolveSkills({ workspaceDir: ws, request: { agent: { llm: { model: 'x' } } } as unknown as StartConversationRequest });
-      expect(on.map((s) => [s.name, s.origin])).toEqual([['mine', 'user']]);
-      expect(await resolveSkills({ workspaceDir: ws, request: request() })).toEqual([]);
-    } finally {
-      process.env['HOME'] = old;
-    }
+  it("loads user and project skills only when asked (1.58's defaults: neither), user yielding to the request's, project overriding it", async () => {
+    const home = tree({
+      '.agents/skills/mine/SKILL.md': '---\nname: mine\ndescription: user skill\n---\nmine',
+      '.openhands/skills/shared.md': 'shared from the user',
+    });
+    const ws = tree({ 'AGENTS.md': 'project rules', '.agents/skills/shared/SKILL.md': '---\nname: shared\ndescription: project skill\n---\nshared from the project' });
+    const explicit = [{ name: 'shared', content: 'shared from the request' }, { name: 'mine', content: 'mine from the request' }];
+    const ctx = (c: Record<string, unknown>) => ({ agent: { llm: { model: 'x' }, agent_context: c } }) as unknown as StartConversationRequest;
+    const names = (skills: { name: string; origin?: string | undefined; content: string }[]) => skills.map((s) => [s.name, s.origin, s.content]).sort();
+    const host = { workspaceDir: ws, userHome: home };
+    expect(await resolveSkills({ ...host, request: { agent: { llm: { model: 'x' } } } as unknown as StartConversationRequest })).toEqual([]);
+    expect(await resolveSkills({ ...host, request: ctx({}) })).toEqual([]);
+    expect(names(await resolveSkills({ ...host, request: ctx({ load_user_skills: true }) }))).toEqual([
+      ['mine', 'user', 'mine'],
+      ['shared', 'user', 'shared from the user'],
+    ]);
+    expect(names(await resolveSkills({ ...host, request: ctx({ load_project_skills: true }) }))).toEqual([
+      ['agents', 'project', 'project rules'],
+      ['shared', 'project', 'shared from the project'],
+    ]);
+    // User skills yield to the request's; project skills override them.
+    expect(names(await resolveSkills({ ...host, request: ctx({ skills: explicit, load_user_skills: true }) }))).toEqual([
+      ['mine', 'request', 'mine from the request'],
+      ['shared', 'request', 'shared from the request'],
+    ]);
+    expect(names(await resolveSkills({ ...host, request: ctx({ skills: explicit, load_user_skills: true, load_project_skills: true }) }))).toEqual([
+      ['agents', 'project', 'project rules'],
+      ['mine', 'request', 'mine from the request'],
+      ['shared', 'project', 'shared from the project'],
+    ]);
+    // The deny-list holds for project skills too.
+    expect(names(await resolveSkills({ ...host, request: ctx({ load_project_skills: true, disabled_skills: ['shared'] }) }))).toEqual([['agents', 'project', 'project rules']]);
+  });
+
+  it('keeps project skills over plugin skills added later to a conversation', () => {
+    const ws = tree({ '.agents/skills/shared/SKILL.md': '---\nname: shared\ndescription: project skill\n---\nfrom the project' });
+    const conv = new ConversationSkills({ workspaceDir: ws, request: request() });
+    const plugin = { ...conv.all[0]!, origin: 'plugin:p' };
+    conv.addExtra([{ ...plugin, content: 'from the plugin' }, { ...plugin, name: 'p-only', content: 'plugin only' }]);
+    expect(conv.all.map((s) => [s.name, s.content])).toEqual([
+      ['shared', 'from the project'],
+      ['p-only', 'plugin only'],
+    ]);
   });
 
   it('loads installed skills from OH_PERSISTENCE_DIR when no home is given, as OpenHands keeps them there', async () => {

@@ -70,8 +70,11 @@ export const AgentContext = Type.Object({
   skills: Type.Optional(Type.Array(JsonObject)),
   system_message_suffix: Nullable(Type.String()),
   user_message_suffix: Nullable(Type.String()),
+  /** The user's skills (~/.agents/skills, ~/.openhands/skills, installed ones): only when true (1.58's default is false); they yield to `skills` on a name. */
   load_user_skills: Type.Optional(Type.Boolean()),
   load_public_skills: Type.Optional(Type.Boolean()),
+  /** The skills of the conversation's workspace (and its git root): only when true (1.58's default is false); they override same-named ones. */
+  load_project_skills: Type.Optional(Type.Boolean()),
   /** The marketplace file of the extensions repository public skills are chosen by (default marketplaces/default.json); null: every public skill. */
   marketplace_path: Nullable(Type.String()),
   /** Skills left out whatever source loads them (user, project, the list above): an agent profile's deny-list (OpenHands 1.58). */

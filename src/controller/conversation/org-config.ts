@@ -60,15 +60,19 @@ export async function orgConfigSkills(
   }
 }
 
-/** The names of the skills the conversation's working directory defines (the agent loads them itself at start). */
-export async function projectSkillNames(client: AgentServerClient, conv: Conversation, log?: Logger): Promise<string[]> {
-  const only = { load_public: false, load_user: false, load_project: true, load_org: false };
+/**
+ * The names of the skills the agent server loads for the conversation itself: the user's (its
+ * HOME, installed skills among them) and the working directory's, the two sources the start request
+ * asks for (load_user_skills, load_project_skills).
+ */
+export async function sandboxSkillNames(client: AgentServerClient, conv: Conversation, log?: Logger): Promise<string[]> {
+  const only = { load_public: false, load_user: true, load_project: true, load_org: false };
   try {
     const { skills } = (await client.postJson('/api/skills', { ...only, project_dir: conversationWorkingDir(conv) })) as SkillsResponse;
     return skills.map((s) => s.name);
   } catch (err) {
     if (isAgentyardError(err) && err.code === 'Unavailable') throw err; // retried with the start step
-    log?.warn({ conversation: conv.metadata.name, code: isAgentyardError(err) ? err.code : 'error' }, "the working directory's skills could not be listed");
+    log?.warn({ conversation: conv.metadata.name, code: isAgentyardError(err) ? err.code : 'error' }, "the user's and the working directory's skills could not be listed");
     return [];
   }
 }

@@ -29,7 +29,7 @@ import { agentConversationId, agentServerStartRequest, readConversationSecrets }
 import { interruption } from './execution-truth.ts';
 import type { SkillsResponse } from '../../api/agent-server/skills.ts';
 import { installGitHooks, PRE_COMMIT_SCRIPT, runSetupScript, SETUP_SCRIPT, SETUP_SCRIPT_TIMEOUT_S } from './workspace-setup.ts';
-import { projectSkillNames } from './org-config.ts';
+import { sandboxSkillNames } from './org-config.ts';
 import { agentServerDialUrl } from '../../runtime/dial.ts';
 import type { SandboxRuntime } from '../../runtime/types.ts';
 import { LABEL_CLAIMED_FROM } from '../../api/warm-pool.ts';
@@ -256,7 +256,7 @@ export class ConversationReconciler {
       this.#d.recorder?.record(conv, 'Warning', Reason.SkillNameConflict, `Skill ${c.name} is defined in both microagents/ (old style) and skills/ (new style) of ${c.org}'s configuration repository; the skills/ one is used — remove the other`);
     }
     const plugins = await autoLoadPlugins(client, conv, secrets, git, { ...(this.#d.log ? { log: this.#d.log } : {}), ...(this.#d.recorder ? { recorder: this.#d.recorder } : {}) });
-    const project = await projectSkillNames(client, conv, this.#d.log);
+    const project = await sandboxSkillNames(client, conv, this.#d.log);
     const names = [...new Set([...skills.map((k) => String(k['name'])), ...project])].sort();
     const loaded = { names, skills, plugins };
     if (JSON.stringify(loaded).length > MAX_START_SKILLS_BYTES) {

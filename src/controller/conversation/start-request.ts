@@ -75,7 +75,17 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
   // llm_model changes the model only: the endpoint and key stay the deployment's (its gateway).
   const model = spec.llmModel ?? llm?.model;
   const suffix = systemMessageSuffixOf(conv);
-  const context = { ...(extras.skills?.length ? { skills: extras.skills } : {}), ...(suffix ? { system_message_suffix: suffix } : {}) };
+  // The skills OpenHands' app server gives a conversation (it reads every source with the sandbox's
+  // POST /api/skills and sends them all in `skills`): here the configuration repositories' skills
+  // are sent, and the user's and the working directory's are asked for with 1.58's flags (both
+  // default to false). The agent server loads those with their directories (a skill's scripts and
+  // references stay reachable) and with the same precedence: user < configuration repositories < project.
+  const context = {
+    ...(extras.skills?.length ? { skills: extras.skills } : {}),
+    load_user_skills: true,
+    load_project_skills: true,
+    ...(suffix ? { system_message_suffix: suffix } : {}),
+  };
   return {
     conversation_id: dashedUuid(agentConversationId(conv)),
     workspace: { kind: 'LocalWorkspace', working_dir: conversationWorkingDir(conv) },
@@ -84,7 +94,7 @@ export function agentServerStartRequest(conv: Conversation, secrets: Record<stri
       // Streamed, as OpenHands' app asks for its agents: clients of the conversation socket see the
       // answer as it is written (StreamingDeltaEvent), not only when it is whole.
       llm: { ...(model ? { model } : {}), ...(llm?.baseUrl ? { base_url: llm.baseUrl } : {}), ...(llm?.apiKey ? { api_key: llm.apiKey } : {}), stream: true },
-      ...(Object.keys(context).length > 0 ? { agent_context: context } : {}),
+      agent_context: context,
     },
     ...(spec.maxIterations ? { max_iterations: spec.maxIterations } : {}),
     ...(spec.confirmationMode === 'always' ? { confirmation_policy: { kind: 'AlwaysConfirm' } } : {}),

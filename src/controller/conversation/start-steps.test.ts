@@ -126,7 +126,12 @@ describe('what the agent server is given', () => {
     const request = agent.started.find((r) => String(r.conversation_id).replaceAll('-', '') === hex(5))!;
     expect(request.conversation_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(request.secrets).toEqual({ GITHUB_TOKEN: 'ghp_very_secret' });
-    expect(request.agent).toEqual({ kind: 'Agent', llm: { model: 'openai/gpt-x', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-model', stream: true } });
+    // The user's and the working directory's skills asked for: 1.58 loads neither by default.
+    expect(request.agent).toEqual({
+      kind: 'Agent',
+      llm: { model: 'openai/gpt-x', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-model', stream: true },
+      agent_context: { load_user_skills: true, load_project_skills: true },
+    });
     expect(request.workspace).toEqual({ kind: 'LocalWorkspace', working_dir: '.' });
     expect(request.key).toBe(Buffer.from((await env.store.get(SecretKind, NS, 'warm-session'))!.data!.key!, 'base64').toString());
     expect(JSON.stringify(conv)).not.toContain('ghp_very_secret');

@@ -3,7 +3,7 @@
 // and real `git commit` against the installed hook.
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationKind, type StartTaskStatus } from '../../api/conversation.ts';
@@ -26,7 +26,10 @@ let git: GitHttpServer;
 
 beforeAll(async () => {
   dir = tempDir();
-  server = await startTestServer(dir.path, { agents: new FakeAgents(async () => undefined), sessionKeys: [] });
+  // A user skill in the agent server's home: the start asks for the user's skills too (load_user_skills).
+  mkdirSync(join(dir.path, 'home', '.agents', 'skills', 'mine'), { recursive: true });
+  writeFileSync(join(dir.path, 'home', '.agents', 'skills', 'mine', 'SKILL.md'), '---\nname: mine\ndescription: a user skill\n---\nMine.\n');
+  server = await startTestServer(dir.path, { agents: new FakeAgents(async () => undefined), sessionKeys: [], home: join(dir.path, 'home') });
   git = await startGitHttpServer();
   git.createRepo('acme/good', {
     main: {
@@ -120,11 +123,11 @@ describe('the start task steps do their work', () => {
     execFileSync('git', ['reset', '-q', 'HEAD', 'FORBIDDEN.txt'], { cwd: repo });
     expect(commit(repo, 'ok.txt').status).toBe(0);
 
-    // SETTING_UP_SKILLS named the repository's and the organization's skills before the conversation started.
+    // SETTING_UP_SKILLS named the repository's, the organization's and the user's skills before the conversation started.
     const skillsStep = steps.find((t) => t.status === 'SETTING_UP_SKILLS' && t.detail);
-    expect(skillsStep?.detail).toBe('Skills: deploy, house');
+    expect(skillsStep?.detail).toBe('Skills: deploy, house, mine');
     expect(steps.findIndex((t) => t === skillsStep)).toBeLessThan(steps.findIndex((t) => t.status === 'STARTING_CONVERSATION'));
-    expect(s.events).toContainEqual('Normal SkillsLoaded: Skills: deploy, house');
+    expect(s.events).toContainEqual('Normal SkillsLoaded: Skills: deploy, house, mine');
     // The duplicate name: the new-style skill is used, and the start carries a Warning naming both places.
     expect(s.events).toContainEqual(expect.stringMatching(/^Warning SkillNameConflict: Skill house is defined in both microagents\/ \(old style\) and skills\/ \(new style\) of acme's configuration repository/));
     const conv = (await s.env.store.get(ConversationKind, NS, hex(1)))!;
@@ -158,7 +161,7 @@ describe('the start task steps do their work', () => {
     // One `.openhands` listing for both steps: the Git-hook step reuses the setup-script step's (that script did not run).
     expect((await listings()) - listingsBefore).toBe(1);
     expect(steps.map((t) => t.status)).toEqual(['WAITING_FOR_SANDBOX', 'PREPARING_REPOSITORY', 'RUNNING_SETUP_SCRIPT', 'SETTING_UP_GIT_HOOKS', 'SETTING_UP_SKILLS', 'SETTING_UP_SKILLS', 'STARTING_CONVERSATION', 'READY']);
-    expect(steps.find((t) => t.status === 'SETTING_UP_SKILLS' && t.detail)?.detail).toBe('Skills: house');
+    expect(steps.find((t) => t.status === 'SETTING_UP_SKILLS' && t.detail)?.detail).toBe('Skills: house, mine');
     expect(existsSync(join(server.dir, 'workspace', 'plain', '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(s.events.filter((e) => /SetupScript|GitHooks/.test(e))).toEqual([]);
     // Without .openhands no shell was spawned to look for the scripts (a directory listing said so).
