@@ -95,6 +95,32 @@ describe('SqliteAppStore', () => {
     }
   });
 
+  it('keeps newest event timestamps only while they hold: ingests and purges here show at once, another connection from the next turn', async () => {
+    const ev = (id: string, timestamp: string) => ({ id, timestamp, source: 'agent', kind: 'PauseEvent' }) as never;
+    const newest = async (...ids: string[]) => Object.fromEntries(await db.events.lastTimestamps(ids));
+    expect(await newest('a', 'b')).toEqual({}); // absences kept too
+    await db.events.ingest('a', [{ seq: 1, event: ev('e1', '2026-01-01T00:00:01.000Z') }]);
+    expect(await newest('a', 'b')).toEqual({ a: '2026-01-01T00:00:01.000Z' });
+    // An older event arriving late does not move the newest; a newer one does.
+    await db.events.ingest('a', [{ seq: 2, event: ev('e0', '2026-01-01T00:00:00.000Z') }]);
+    expect(await db.events.lastTimestamp('a')).toBe('2026-01-01T00:00:01.000Z');
+    await db.events.ingest('a', [{ seq: 3, event: ev('e3', '2026-01-01T00:00:03.000Z') }]);
+    expect(await newest('b', 'a')).toEqual({ a: '2026-01-01T00:00:03.000Z' });
+    await db.purgeConversation('a');
+    expect(await newest('a')).toEqual({});
+    const other = new SqliteAppStore(join(dir, 'app.db'));
+    try {
+      await other.events.ingest('b', [{ seq: 1, event: ev('e1', '2026-01-02T00:00:00.000Z') }]);
+      await nextTurn();
+      expect(await newest('a', 'b')).toEqual({ b: '2026-01-02T00:00:00.000Z' });
+      await other.purgeConversation('b');
+      await nextTurn();
+      expect(await db.events.lastTimestamp('b')).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('migrates once and records the schema version', async () => {
     await db.close();
     db = new SqliteAppStore(join(dir, 'app.db'));

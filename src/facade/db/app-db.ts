@@ -55,7 +55,7 @@ export class SqliteAppStore implements AppStore {
       this.db.close();
       throw err;
     }
-    this.events = new EventLog(this.db);
+    this.events = new EventLog(this.db, () => this.#dropKeptIfChangedElsewhere());
     this.pending = new PendingMessages(this.db, this.#clock);
     this.usage = new SqliteModelUsage(this.db);
     // Statements prepared once, as everywhere in this store: preparing costs more than a point query.
@@ -175,6 +175,7 @@ export class SqliteAppStore implements AppStore {
     if (version === this.#dataVersion) return;
     this.#keyUsers.clear();
     this.#metas.clear();
+    this.events.dropKept();
     this.#dataVersion = version;
   }
 

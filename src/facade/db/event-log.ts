@@ -9,15 +9,34 @@ import type { EventFilter, EventPage, EventQuery, EventStore, IngestItem, Ingest
 
 export type { EventFilter, EventPage, EventQuery, IngestItem, IngestResult } from './types.ts';
 
+/** Newest timestamps kept at most (a map entry each); past it the map starts again. */
+const NEWEST_KEPT = 10_000;
+
 export class EventLog implements EventStore {
   readonly #db: Database.Database;
   readonly #stmts = new Map<string, Statement>();
+  /**
+   * Each conversation's newest event timestamp (or null: none), as lastTimestamps read it: every
+   * search page asks for its twenty, and those reads were the biggest cost of the facade's search
+   * left (issue #16). This connection's ingests and purges drop a conversation's entry; `#fresh`
+   * (SqliteAppStore's data_version check) drops them all when another connection has committed.
+   */
+  readonly #newest = new Map<string, string | null>();
+  readonly #fresh: () => void;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, fresh: () => void = () => this.#newest.clear()) {
     this.#db = db;
+    this.#fresh = fresh;
+  }
+
+  /** Forget every kept timestamp (another connection may have written events). */
+  dropKept(): void {
+    this.#newest.clear();
   }
 
   async ingest(conversationId: string, items: readonly IngestItem[]): Promise<IngestResult> {
+    // Dropped, not updated: the next read asks SQLite, whose MAX(ts) order is the one that counts.
+    this.#newest.delete(conversationId);
     return this.#db
       .transaction((): IngestResult => {
         const mismatched: number[] = [];
@@ -94,16 +113,26 @@ export class EventLog implements EventStore {
   }
 
   async lastTimestamp(conversationId: string): Promise<string | undefined> {
-    const row = this.#st('SELECT MAX(ts) AS ts FROM events WHERE conversation_id = ?').get(conversationId) as { ts: string | null };
-    return row.ts ?? undefined;
+    return (await this.lastTimestamps([conversationId])).get(conversationId);
   }
 
   async lastTimestamps(conversationIds: readonly string[]): Promise<Map<string, string>> {
-    // One subquery per id, so each is the index's min/max lookup (a GROUP BY would scan every event).
-    const rows = this.#st('SELECT j.value AS id, (SELECT MAX(ts) FROM events WHERE conversation_id = j.value) AS ts FROM json_each(?) j').all(
-      JSON.stringify(conversationIds),
-    ) as { id: string; ts: string | null }[];
-    return new Map(rows.filter((r) => r.ts !== null).map((r) => [r.id, r.ts!]));
+    this.#fresh();
+    const missing = conversationIds.filter((id) => !this.#newest.has(id));
+    if (missing.length > 0) {
+      // One subquery per id, so each is the index's min/max lookup (a GROUP BY would scan every event).
+      const rows = this.#st('SELECT j.value AS id, (SELECT MAX(ts) FROM events WHERE conversation_id = j.value) AS ts FROM json_each(?) j').all(
+        JSON.stringify(missing),
+      ) as { id: string; ts: string | null }[];
+      if (this.#newest.size + rows.length > NEWEST_KEPT) this.#newest.clear();
+      for (const r of rows) this.#newest.set(r.id, r.ts);
+    }
+    const out = new Map<string, string>();
+    for (const id of conversationIds) {
+      const ts = this.#newest.get(id);
+      if (ts !== undefined && ts !== null) out.set(id, ts);
+    }
+    return out;
   }
 
   async conversationIds(): Promise<string[]> {
@@ -119,6 +148,7 @@ export class EventLog implements EventStore {
 
   /** For SqliteAppStore.purgeConversation's transaction. */
   purgeSync(conversationId: string): void {
+    this.#newest.delete(conversationId);
     this.#db.transaction(() => {
       this.#st('DELETE FROM events WHERE conversation_id = ?').run(conversationId);
       this.#st('DELETE FROM event_counts WHERE conversation_id = ?').run(conversationId);
