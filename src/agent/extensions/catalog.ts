@@ -82,15 +82,18 @@ async function skillEntries(cfg: ExtensionsConfig, marketplacePath: string): Pro
   return [...entries.values()];
 }
 
+/** A catalog's entries, kept for CATALOG_TTL_MS; an empty read is not kept (as OpenHands: a failed fetch is tried again). */
+async function cached<T>(cache: Map<string, { at: number; entries: T[] }>, key: string, now: number, load: () => Promise<T[]>): Promise<T[]> {
+  const hit = cache.get(key);
+  if (hit && now - hit.at < CATALOG_TTL_MS) return hit.entries;
+  const entries = await load();
+  if (entries.length) cache.set(key, { at: now, entries });
+  return entries;
+}
+
 /** GET /api/skills/marketplace. */
 export async function skillsMarketplace(cfg: ExtensionsConfig, now = Date.now(), marketplacePath = DEFAULT_MARKETPLACE_PATH): Promise<MarketplaceSkillInfo[]> {
-  const key = cacheKey(cfg, marketplacePath);
-  const hit = skillsCatalogs.get(key);
-  let entries = hit && now - hit.at < CATALOG_TTL_MS ? hit.entries : undefined;
-  if (!entries) {
-    entries = await skillEntries(cfg, marketplacePath);
-    if (entries.length) skillsCatalogs.set(key, { at: now, entries });
-  }
+  const entries = await cached(skillsCatalogs, cacheKey(cfg, marketplacePath), now, () => skillEntries(cfg, marketplacePath));
   const installed = installedNames(cfg, 'skills');
   return entries.map((e) => ({ ...e, installed: installed.has(e.name) }));
 }
@@ -132,13 +135,7 @@ async function pluginEntries(cfg: ExtensionsConfig, marketplacePath: string): Pr
 
 /** GET /api/plugins/marketplace. */
 export async function pluginsMarketplace(cfg: ExtensionsConfig, now = Date.now(), marketplacePath = DEFAULT_MARKETPLACE_PATH): Promise<MarketplacePluginInfo[]> {
-  const key = cacheKey(cfg, marketplacePath);
-  const hit = pluginsCatalogs.get(key);
-  let entries = hit && now - hit.at < CATALOG_TTL_MS ? hit.entries : undefined;
-  if (!entries) {
-    entries = await pluginEntries(cfg, marketplacePath);
-    if (entries.length) pluginsCatalogs.set(key, { at: now, entries });
-  }
+  const entries = await cached(pluginsCatalogs, cacheKey(cfg, marketplacePath), now, () => pluginEntries(cfg, marketplacePath));
   const installed = installedNames(cfg, 'plugins');
   // OpenHands' field order (clients that compare documents byte for byte see the same one).
   return entries.map((e) => ({ name: e.name, description: e.description, source: e.source, ref: e.ref, repo_path: e.repo_path, installed: installed.has(e.name), path: e.path, skills: e.skills, files: e.files }));
