@@ -9,20 +9,12 @@ import { BadRequest, Conflict, Invalid, type ValidationIssue as Issue } from '..
 import { parseValue } from '../../api/events/validate.ts';
 import { CANVAS_MANIFEST_FILE, CanvasExtensionManifest, type InstallCanvasExtensionRequest, type InstalledCanvasExtension } from '../../api/agent-server/canvas.ts';
 import { git, scrub } from '../git/clone.ts';
+import { METADATA_FILE, type InstalledRecord } from '../../agent/extensions/installed.ts';
 
-interface Record_ {
-  name: string;
-  version: string;
-  description: string;
-  enabled: boolean;
-  source: string;
-  requested_ref: string | null;
-  resolved_ref: string | null;
-  repo_path: string | null;
-  installed_at: string;
-}
+/** Canvas extensions keep OpenHands' installed-extension record, without the install path. */
+type Record_ = Omit<InstalledRecord, 'install_path'>;
 
-const METADATA = '.installed.json';
+const METADATA = METADATA_FILE;
 
 /** `rel` inside `root`, links resolved; undefined when it escapes or is not a regular file. */
 export function containedFile(root: string, rel: string): string | undefined {
