@@ -50,15 +50,7 @@ export function extensionsRepo(root: string): string {
       { name: 'delta', source: 'github:acme/delta', description: 'A standalone skill.' },
     ],
   };
-  const defaults = {
-    name: 'default',
-    owner: { name: 'OpenHands' },
-    plugins: [
-      { name: 'alpha', source: './skills/alpha' },
-      { name: 'legacy', source: './skills/legacy.md' },
-      { name: 'missing', source: './skills/missing' },
-    ],
-  };
+  const defaults = defaultMarketplace();
   commitFiles(root, {
     'skills/alpha/SKILL.md': skill('alpha', 'Alpha skill.'),
     'skills/beta/SKILL.md': skill('beta', 'Beta skill.'),
@@ -73,18 +65,18 @@ export function extensionsRepo(root: string): string {
   return root;
 }
 
-/** A new public skill, listed in the default marketplace (what a sync must bring). */
-export function addPublicSkill(root: string, name: string): string {
-  const defaults = {
+/** marketplaces/default.json: two skills that load, one that is missing, and `more`. */
+function defaultMarketplace(more: { name: string; source: string }[] = []) {
+  return {
     name: 'default',
     owner: { name: 'OpenHands' },
-    plugins: [
-      { name: 'alpha', source: './skills/alpha' },
-      { name: 'legacy', source: './skills/legacy.md' },
-      { name: 'missing', source: './skills/missing' },
-      { name, source: `./skills/${name}` },
-    ],
+    plugins: [{ name: 'alpha', source: './skills/alpha' }, { name: 'legacy', source: './skills/legacy.md' }, { name: 'missing', source: './skills/missing' }, ...more],
   };
+}
+
+/** A new public skill, listed in the default marketplace (what a sync must bring). */
+export function addPublicSkill(root: string, name: string): string {
+  const defaults = defaultMarketplace([{ name, source: `./skills/${name}` }]);
   return commitFiles(root, { [`skills/${name}/SKILL.md`]: skill(name, `${name} skill.`), 'marketplaces/default.json': JSON.stringify(defaults, null, 2) }, `add ${name}`);
 }
 
