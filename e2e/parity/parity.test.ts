@@ -107,7 +107,7 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
     const known = new Set<string>();
     for (const schema of Object.values<any>(theirs.components.schemas)) for (const key of Object.keys(schema.discriminator?.mapping ?? {})) known.add(key);
     const published = Object.entries<any>(ours.components.schemas).filter(([, s]) => s.discriminator?.propertyName === 'kind');
-    expect(published.map(([name]) => name).sort()).toEqual(['Action', 'BashEvent', 'ConfirmationPolicy', 'Event', 'Observation', 'SecretSource', 'ToolDefinition']);
+    expect(published.map(([name]) => name).sort()).toEqual(['Action', 'BashEvent', 'ConfirmationPolicy', 'EnsembleMember', 'Event', 'Observation', 'SecretSource', 'SecurityAnalyzer', 'ToolDefinition']);
     const unknown: string[] = [];
     for (const [, s] of published) {
       for (const [key, ref] of Object.entries<string>(s.discriminator.mapping)) {
