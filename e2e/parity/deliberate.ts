@@ -94,6 +94,18 @@ export const DELIBERATE: Record<string, string> = {
     "After a start with `secrets_encrypted: true` the conversation's `agent.llm.api_key` reads `**********` on ours, as after " +
     'every create on both servers (a key is set, not shown); OpenHands 1.58 shows null there, which reads as "no key" though ' +
     'its model calls send the decrypted one (model_auth agrees on both).',
+  'secret_lookup_remote.fetched_before_use':
+    "A LookupSecret of another server's URL is fetched once, when it is given (start request, /secrets update), and then kept " +
+    'like a sent value (masked, sealed with OH_SECRET_KEY), as ours already did for lookups of its own store; OpenHands 1.58 ' +
+    'fetches it at each command that names it. Resolved at once, a URL that does not answer is reported to the client that ' +
+    'gave it (secret_lookup_remote.refused_lookup_start) instead of surfacing as a missing variable inside a later run; the ' +
+    'price is that a value rotated at the source reaches a conversation when the lookup is given again.',
+  'secret_lookup_remote.refused_lookup_start':
+    'A lookup whose URL answers non-2xx (or does not answer within 30 s, or redirects): ours refuses the request, 422 at ' +
+    '`["body", "secrets", name]` with the status or the network error (never the value, the headers or the URL\'s query); ' +
+    'OpenHands 1.58 accepts it, and each command naming the secret runs without the variable, the failure only in its log. ' +
+    'Ours resolves once (secret_lookup_remote.fetched_before_use), so a silent failure would lose the secret for the ' +
+    "conversation's life; the client learns it at once and can fix the URL or the credential.",
   'secrets_encrypted.foreign_token_start':
     'A start with `secrets_encrypted: true` carrying a token that another OH_SECRET_KEY made (or that was altered): ours refuses ' +
     'it (422 at the field, the token not repeated); OpenHands 1.58 logs a warning and sets that secret to null (an LLM key: the ' +

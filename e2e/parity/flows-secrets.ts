@@ -5,6 +5,9 @@
 // made by 1.58.2's Cipher and one made by ours. Since both sides run the same flow, the real 1.58.2
 // opens our tokens and ours opens its tokens; the views agree only if all four ways work.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { until } from '../../src/testing/until.ts';
@@ -38,7 +41,65 @@ async function settings(s: Side, expose?: string): Promise<{ status: number; bod
 const tokenShape = (v: unknown) => typeof v === 'string' && /^gAAAAA[A-Za-z0-9_-]+=*$/.test(v);
 const text = (t: string) => ({ role: 'user', content: [{ type: 'text', text: t }], run: true });
 
+/** A secret store of someone else's over real HTTP: /vault/{name} answered with the value for the right bearer token. */
+async function startVault(values: Record<string, string>, token: string) {
+  const hits: { path: string; auth: string | undefined }[] = [];
+  const server = createServer((req, res) => {
+    hits.push({ path: req.url ?? '', auth: req.headers.authorization });
+    if (req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(403).end('forbidden');
+    const value = values[(req.url ?? '').replace(/^\/vault\//, '')];
+    if (value === undefined) return void res.writeHead(404).end('no such secret');
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(value);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
 export const SECRETS_FLOWS: Record<string, Flow> = {
+  /**
+   * A LookupSecret of another server's URL (not the agent server's own store): GET with the
+   * lookup's headers, the answer the value the terminal sees (masked in the output); and one whose
+   * URL answers 403.
+   */
+  async secret_lookup_remote(s) {
+    const value = 'dk_remote_parity_0123456789';
+    const token = 'vault-parity-bearer';
+    const vault = await startVault({ DEPLOY_KEY: value }, token);
+    const view: Record<string, unknown> = {};
+    try {
+      const lookup = (name: string, auth: string) => ({ kind: 'LookupSecret', url: `${vault.url}/vault/${name}`, headers: { Authorization: `Bearer ${auth}` } });
+      s.llm.push(
+        { toolCalls: [{ name: 'terminal', arguments: { command: 'printf %s "$DEPLOY_KEY" | sha256sum | cut -c1-16; echo "key=$DEPLOY_KEY"' } }] },
+        { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+      );
+      const r = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { agent: agent(s, ['terminal']), secrets: { DEPLOY_KEY: lookup('DEPLOY_KEY', token) } }) });
+      view['start'] = r.status;
+      view['fetched_before_use'] = vault.hits.length > 0;
+      const id = r.body.id;
+      await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('Deploy.') });
+      view['end'] = await until('the run to end', async () => {
+        const st = (await s.api(`/api/conversations/${id}`)).body.execution_status;
+        return ['finished', 'error', 'stuck'].includes(st) ? st : undefined;
+      });
+      const evs = (await s.api(`/api/conversations/${id}/events/search?limit=100`)).body.items as any[];
+      view['terminal'] = evs.find((e) => e.kind === 'ObservationEvent')?.observation?.content?.[0]?.text?.trim().split('\n');
+      view['value_sha'] = createHash('sha256').update(value).digest('hex').slice(0, 16);
+      view['headers_sent'] = [...new Set(vault.hits.map((h) => h.auth === `Bearer ${token}`))];
+      const info = JSON.stringify((await s.api(`/api/conversations/${id}`)).body);
+      view['value_or_header_in_events_or_info'] = [JSON.stringify(evs), info].some((t) => t.includes(value) || t.includes(token));
+      await s.api(`/api/conversations/${id}`, { method: 'DELETE' });
+
+      // A lookup its URL refuses (403).
+      const refused = await s.api('/api/conversations', { method: 'POST', body: startBody(s, { agent: agent(s, ['terminal']), secrets: { DEPLOY_KEY: lookup('DEPLOY_KEY', 'wrong-parity-token') } }) });
+      view['refused_lookup_start'] = refused.status;
+      view['refused_lookup_detail_leaks'] = JSON.stringify(refused.body).includes('wrong-parity-token');
+      if (refused.status === 201) await s.api(`/api/conversations/${refused.body.id}`, { method: 'DELETE' });
+    } finally {
+      await vault.close();
+    }
+    return view;
+  },
+
   async secrets_encrypted(s) {
     const view: Record<string, unknown> = {};
     const patch = (diff: unknown) => s.api('/api/settings', { method: 'PATCH', body: { agent_settings_diff: diff } });

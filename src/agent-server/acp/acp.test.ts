@@ -1,9 +1,12 @@
 // ACP agents through the agent server's real HTTP and WebSocket API, with a real ACP server
 // (opencode, hack/acp-agent.sh) whose model calls go to scripted model servers over real HTTP:
 // a conversation's turn (message -> model -> tool call -> reply) and its events, the sandbox
-// environment and secret masking, switch_acp_model, pause, and POST /api/acp/models.
+// environment and secret masking (a LookupSecret as the model key too), switch_acp_model, pause,
+// and POST /api/acp/models.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { join } from 'node:path';
@@ -119,6 +122,43 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(i.available_models).toContainEqual({ model_id: 'scripted/m2', name: expect.any(String), description: null });
     expect(JSON.stringify([i, all, ws.frames])).not.toContain(TOKEN);
     await ws.close();
+  });
+
+  it('a LookupSecret of another server as the model key: fetched over HTTP with its headers, it reaches the model request as Authorization', { timeout: SLOW * 2 }, async () => {
+    const key = 'sk-looked-up-acp-9a8b7c';
+    const bearer = 'vault-acp-bearer';
+    const asked: (string | undefined)[] = [];
+    const vault = createServer((req, res) => {
+      asked.push(req.headers.authorization);
+      if (req.headers.authorization !== `Bearer ${bearer}` || req.url !== '/keys/scripted') return void res.writeHead(403).end();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(key);
+    });
+    await new Promise<void>((r) => vault.listen(0, '127.0.0.1', r));
+    try {
+      const vaultUrl = `http://127.0.0.1:${(vault.address() as AddressInfo).port}`;
+      // opencode reads the provider key from the environment ({env:...}), where the secret is.
+      const r = await s.api('/api/conversations', {
+        method: 'POST',
+        body: {
+          workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') },
+          agent: acpAgent(),
+          secrets: { ...Object.fromEntries(Object.entries({ ...secrets(), OPENCODE_CONFIG_CONTENT: opencodeConfig(llm.url, titles.url, '{env:SCRIPTED_KEY}') }).map(([k, v]) => [k, { kind: 'StaticSecret', value: v }])), SCRIPTED_KEY: { kind: 'LookupSecret', url: `${vaultUrl}/keys/scripted`, headers: { Authorization: `Bearer ${bearer}` } } },
+        },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      const id = r.body.id as string;
+      expect(asked).toEqual([`Bearer ${bearer}`]);
+      llm.push((req) => {
+        agentCall(req);
+        expect(req.headers.authorization).toBe(`Bearer ${key}`);
+        return { content: 'Keyed.' };
+      });
+      await say(id, 'hello');
+      await until(id, 'finished');
+      expect(JSON.stringify([await info(id), await events(id)])).not.toMatch(new RegExp(`${key}|${bearer}`));
+    } finally {
+      await new Promise<void>((r) => vault.close(() => r()));
+    }
   });
 
   it('switch_acp_model: before the first run it is kept, live it switches the session; a non-ACP conversation answers 400', { timeout: SLOW * 2 }, async () => {

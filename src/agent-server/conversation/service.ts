@@ -15,6 +15,7 @@ import { AgentMcpServer, AgentMcpServerV144 } from '../../api/agent-server/setti
 import { parseValue } from '../../api/events/validate.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
 import type { SecretSealer } from '../secrets.ts';
+import { fetchLookupSecret, LookupFailed } from '../secret-lookup.ts';
 import type { Fernet } from '../fernet.ts';
 import { openLlm, openStartRequest } from '../secret-tokens.ts';
 import { agentFromSettings } from './agent-settings.ts';
@@ -135,18 +136,29 @@ function withoutCondenserKey(condenser: Record<string, unknown> | null | undefin
 }
 
 /**
- * The values of StaticSecrets, and of LookupSecrets this server answers itself (`lookup`: a stored
- * secret, null when that names none); other secret sources are refused rather than silently dropped.
+ * The values of StaticSecrets, of LookupSecrets this server answers itself (`lookup`: a stored
+ * secret, null when that names none), and of LookupSecrets of any other URL, fetched now
+ * (secret-lookup.ts; a failed fetch is a 422 at the secret, an empty answer gives no variable, as in 1.58).
  */
-function secretValues(input: Record<string, SecretInput>, lookup: ServiceOptions['lookupSecret']): Record<string, string> {
+async function secretValues(input: Record<string, SecretInput>, lookup: ServiceOptions['lookupSecret']): Promise<Record<string, string>> {
   const secrets: Record<string, string> = {};
   for (const [name, value] of Object.entries(input)) {
     const src = toSecretSource(value);
     if (src.kind === 'LookupSecret') {
       const found = lookup?.(src);
-      if (found === undefined) throw new NotImplemented(`secret ${name}: a LookupSecret is resolved only from this server's own /api/settings/secrets; send the value`);
       if (found === null) throw new Invalid([{ loc: ['body', 'secrets', name], msg: 'Secret not found', type: 'value_error' }]);
-      secrets[name] = found;
+      if (found !== undefined) {
+        secrets[name] = found;
+        continue;
+      }
+      let fetched: string;
+      try {
+        fetched = await fetchLookupSecret(src);
+      } catch (err) {
+        if (!(err instanceof LookupFailed)) throw err;
+        throw new Invalid([{ loc: ['body', 'secrets', name], msg: `Secret lookup failed: ${err.message}`, type: 'value_error' }]);
+      }
+      if (fetched) secrets[name] = fetched;
       continue;
     }
     if (src.value != null) secrets[name] = src.value;
@@ -189,8 +201,8 @@ export class ConversationService {
     this.#o = o;
   }
 
-  /** Secret values of a request's `secrets` (StaticSecret, or a LookupSecret of this server's own store). */
-  secretValues(input: Record<string, SecretInput>): Record<string, string> {
+  /** Secret values of a request's `secrets` (StaticSecret, or a LookupSecret, fetched now). */
+  secretValues(input: Record<string, SecretInput>): Promise<Record<string, string>> {
     return secretValues(input, this.#o.lookupSecret);
   }
 
@@ -290,7 +302,7 @@ export class ConversationService {
       throw new Invalid([{ loc: ['body', 'agent', 'critic'], msg: err.message, type: 'value_error' }]);
     }
 
-    const secrets = secretValues(req.secrets ?? {}, this.#o.lookupSecret);
+    const secrets = await secretValues(req.secrets ?? {}, this.#o.lookupSecret);
     const apiKey = req.agent.llm.api_key ?? undefined;
     let workspaceDir = this.#workingDir(req);
     try {
@@ -451,9 +463,9 @@ export class ConversationService {
    * Adds or replaces secrets of a live conversation: masked from now on and exported to the later
    * commands that name them. Persisted sealed like the start request's (and forgotten at a restart without a key).
    */
-  updateSecrets(id: string, req: UpdateSecretsRequest): void {
+  async updateSecrets(id: string, req: UpdateSecretsRequest): Promise<void> {
     const rt = this.get(id);
-    const added = secretValues(req.secrets, this.#o.lookupSecret);
+    const added = await secretValues(req.secrets, this.#o.lookupSecret);
     const secrets = { ...rt.secrets, ...added };
     const row = rt.row;
     const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);

@@ -16,7 +16,7 @@ export function acpRoutes(service: ConversationService, discovery = new AcpModel
     const body = ctx.state['body'] as AcpModelDiscoveryRequest;
     const agent = acpAgentFromSettings({ ...body.agent_settings, agent_kind: 'acp' })!;
     resolveAcpCommand(agent.acp_server, agent.acp_command, ['body', 'agent_settings']);
-    ctx.body = await discovery.discover(agent, service.secretValues(body.secrets ?? {}), body.refresh ?? false);
+    ctx.body = await discovery.discover(agent, await service.secretValues(body.secrets ?? {}), body.refresh ?? false);
   });
 
   router.post('/conversations/:conversation_id/switch_acp_model', validate({ body: SwitchAcpModelRequest }), async (ctx) => {

@@ -196,7 +196,7 @@ export function conversationRoutes(service: ConversationService): Router {
   });
 
   router.post('/:conversation_id/secrets', validate({ body: UpdateSecretsRequest }), async (ctx) => {
-    service.updateSecrets(ctx.params['conversation_id']!, ctx.state['body'] as UpdateSecretsRequest);
+    await service.updateSecrets(ctx.params['conversation_id']!, ctx.state['body'] as UpdateSecretsRequest);
     ctx.body = { success: true };
   });
 
