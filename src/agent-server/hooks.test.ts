@@ -45,6 +45,31 @@ describe('hooks through the agent server', () => {
     expect(events.filter((e) => e.kind === 'ObservationEvent').map((e) => e.observation.kind)).toEqual(['FinishObservation']);
   });
 
+  it('with a security analyzer, 1.58 order: each PreToolUse HookExecutionEvent before its ActionEvent, then one SecurityAnalysisEvent over the batch (the blocked action too)', async () => {
+    const wd = project('p-order', { PreToolUse: [{ matcher: 'terminal', hooks: [{ command: '.openhands/hooks/guard.sh' }] }] }, {
+      'guard.sh': 'if grep -q "git push"; then echo "{\\"decision\\":\\"deny\\",\\"reason\\":\\"no push\\"}"; fi',
+    });
+    ctx.llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'git push origin main', security_risk: 'LOW' } }, { name: 'terminal', arguments: { command: 'echo order-ok', security_risk: 'LOW' } }] },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+    );
+    const { events } = await converse(wd, 'push and echo', { confirmation_policy: { kind: 'ConfirmRisky', threshold: 'HIGH' }, security_analyzer: { kind: 'PatternSecurityAnalyzer' } });
+    const batch = events.filter((e) => ['HookExecutionEvent', 'ActionEvent', 'SecurityAnalysisEvent', 'UserRejectObservation', 'ObservationEvent'].includes(e.kind) && e.tool_name !== 'finish' && e.observation?.kind !== 'FinishObservation');
+    const [push, echo] = events.filter((e) => e.kind === 'ActionEvent');
+    expect(batch.map((e) => [e.kind, e.action_id ?? e.id])).toEqual([
+      ['HookExecutionEvent', push.id],
+      ['ActionEvent', push.id],
+      ['HookExecutionEvent', echo.id],
+      ['ActionEvent', echo.id],
+      ['SecurityAnalysisEvent', batch[4].id],
+      ['UserRejectObservation', push.id],
+      ['ObservationEvent', echo.id],
+    ]);
+    expect(batch[0]).toMatchObject({ blocked: true, reason: 'no push' });
+    expect(batch[2]).toMatchObject({ blocked: false });
+    expect(Object.keys(batch[4].risks).sort()).toEqual([push.id, echo.id].sort());
+  });
+
   it('a Stop hook denial keeps the agent working; its feedback reaches the model as an environment message', async () => {
     const wd = project('p2', { stop: [{ matcher: '*', hooks: [{ command: '.openhands/hooks/on_stop.sh', timeout: 600 }] }] }, {
       'on_stop.sh': 'test -f .checked && exit 0; touch .checked; echo "run the checks before stopping" >&2; exit 2',
