@@ -102,7 +102,39 @@ function grayswanScore(req: MonitorRequest): { violation: number; ipi?: boolean 
 }
 
 
+/**
+ * A PreToolUse hook blocking one action of a batch under an analyzer: the order of the hook events,
+ * the ActionEvents, the SecurityAnalysisEvent and the results (1.58 runs a hook as its ActionEvent is
+ * recorded, and analyzes the whole batch, the blocked action too).
+ */
+async function hookOrderFlow(s: Side): Promise<View> {
+  const view: View = {};
+  const guard = `grep -q 'git push' && echo '{"decision":"deny","reason":"no push"}' || true`;
+  const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s, {
+    agent: { ...(startBody(s).agent as object), tools: [{ name: 'terminal', params: {} }] },
+    confirmation_policy: { kind: 'ConfirmRisky', threshold: 'HIGH' },
+    security_analyzer: { kind: 'PatternSecurityAnalyzer' },
+    hook_config: { pre_tool_use: [{ matcher: 'terminal', hooks: [{ command: guard }] }] },
+  }) });
+  view['create'] = created.status;
+  const id = created.body.id;
+  s.llm.push({ toolCalls: [terminal('git push origin main'), terminal('echo parity-hook-order')] }, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+  await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('push and echo') });
+  view['status_end'] = await reached(s, id, ['finished', 'waiting_for_confirmation']);
+  const all = await events(s, id);
+  const byId = new Map(all.filter((e) => e.kind === 'ActionEvent').map((a) => [a.id, JSON.parse(a.tool_call.arguments).command as string]));
+  const name = (aid: string | undefined) => (aid ? byId.get(aid) ?? 'unknown action' : null);
+  view['order'] = all
+    .filter((e) => ['HookExecutionEvent', 'ActionEvent', 'SecurityAnalysisEvent', 'UserRejectObservation', 'ObservationEvent'].includes(e.kind) && e.tool_name !== 'finish')
+    .map((e) => e.kind === 'SecurityAnalysisEvent' ? [e.kind, Object.keys(e.risks).map(name)] : [e.kind, e.kind === 'HookExecutionEvent' ? `${e.hook_event_type} ${name(e.action_id)} blocked=${e.blocked}` : name(e.kind === 'ActionEvent' ? e.id : e.action_id)]);
+  return view;
+}
+
 export const SECURITY_FLOWS: Record<string, Flow> = {
+  async security_hook_order(s) {
+    return hookOrderFlow(s);
+  },
+
   async security_pattern_table(s) {
     return tableFlow(s, { kind: 'PatternSecurityAnalyzer' });
   },
