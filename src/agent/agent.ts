@@ -71,6 +71,12 @@ class Agent implements ConversationAgent {
    * hooks are not a gate: they run as each action is recorded (see #record).
    */
   readonly #gates: ActionGate[];
+  /**
+   * Actions a PreToolUse hook blocked in a batch that then waited for confirmation: answered with
+   * their rejection when the batch is confirmed (1.58's state.blocked_actions). After a restart the
+   * blocks are read back from the HookExecutionEvents (blockedByHook).
+   */
+  readonly #blocked = new Map<string, Rejection>();
   /** The start request's plugins, fetched in the background from the agent's creation on (their commands trigger on the first message). */
   readonly #plugins: ConversationPlugins;
   /** Settles once the plugins are loaded (or failed to): their skills and tools are added then. */
@@ -165,7 +171,14 @@ class Agent implements ConversationAgent {
 
     // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
     // left unfinished) run first: running again confirms them.
-    const pending = pendingActions(host.events());
+    // A hook's block recorded with a held batch is its answer now.
+    const pending: ActionEvent[] = [];
+    for (const a of pendingActions(host.events())) {
+      const r = this.#blocked.get(a.id) ?? blockedByHook(host.events(), a.id);
+      this.#blocked.delete(a.id);
+      if (r) this.#emit(userReject(a, r.reason, r.source));
+      else pending.push(a);
+    }
     if (pending.length && (await this.#finishIf(await this.#execute(pending, ctx)))) return;
 
     for (let iteration = 0; ; iteration++) {
@@ -277,14 +290,17 @@ class Agent implements ConversationAgent {
     const executable = planned.filter((p) => !p.error).map((p) => p.event);
     if (executable.length === 0) return [];
     const verdict = await runGates(this.#gates, executable, signal);
-    // A hook's block wins over what the gates said about that action.
-    for (const [id, r] of blocked) verdict.rejected.set(id, r);
+    // As 1.58, a batch the policy holds waits whole, hook-blocked actions too: their rejections are
+    // recorded when it is confirmed (a rejection by the user answers them like the others).
+    const held = verdict.wait && executable.some((a) => !verdict.rejected.has(a.id));
+    if (!held) for (const [id, r] of blocked) verdict.rejected.set(id, r);
+    else for (const [id, r] of blocked) this.#blocked.set(id, r);
     for (const a of executable) {
       const r = verdict.rejected.get(a.id);
       if (r) this.#emit(userReject(a, r.reason, r.source));
     }
-    const runnable = executable.filter((a) => !verdict.rejected.has(a.id));
-    return verdict.wait && runnable.length ? 'wait' : runnable;
+    if (held) return 'wait';
+    return executable.filter((a) => !verdict.rejected.has(a.id));
   }
 
   /** Max iterations and max budget per run; true once the run ended with a ConversationErrorEvent. */
@@ -460,4 +476,10 @@ class Agent implements ConversationAgent {
     this.#emit(conversationError(code, detail, classification));
     this.#host.setExecutionStatus('error');
   }
+}
+
+/** A PreToolUse block recorded for an action (its HookExecutionEvent), as a rejection; undefined when none blocked it. */
+function blockedByHook(events: readonly Event[], actionId: string): Rejection | undefined {
+  const e = events.find((x) => x.kind === 'HookExecutionEvent' && x.hook_event_type === 'PreToolUse' && x.action_id === actionId && x.blocked === true);
+  return e && e.kind === 'HookExecutionEvent' ? { reason: e.reason ?? 'Blocked by hook', source: 'hook' } : undefined;
 }
