@@ -11,7 +11,7 @@ import { PARITY_EXTENSIONS, type Side } from './servers.ts';
 
 /** Built once for both sides (they run the flow at the same time). */
 let built: { market: string } | undefined;
-function repositories(): { market: string } {
+export function repositories(): { market: string } {
   if (!built) {
     if (!existsSync(join(PARITY_EXTENSIONS, '.git'))) extensionsRepo(PARITY_EXTENSIONS);
     built = { market: marketplaceRepo(`${PARITY_EXTENSIONS}-market`) };

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { until } from '../../src/testing/until.ts';
 import type { Flow } from './flows.ts';
 import { startBody } from './flows.ts';
+import { repositories } from './flows-extensions.ts';
 import type { Side } from './servers.ts';
 import { startScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 
@@ -363,6 +364,38 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
     } finally {
       if (s.name === 'agentyard') process.env['HOME'] = oldHome;
       rmSync(join(home, '.agents'), { recursive: true, force: true });
+    }
+  },
+
+  /**
+   * The public tier of a profile's skill catalog (the extensions repository both servers read, its
+   * default marketplace): `public_skills` keeps the named ones, null keeps all less `disabled_skills`;
+   * the preview's resolved_skills and the launched conversation's skills.
+   */
+  async agent_profile_public_skills(s) {
+    const A = '/api/agent-profiles';
+    repositories();
+    const oldHome = process.env['HOME'];
+    if (s.name === 'agentyard') process.env['HOME'] = dirname(s.workDir);
+    try {
+      await s.api('/api/profiles/parity-pub-llm', { method: 'POST', body: { llm: { model: 'openai/pub-model', base_url: s.llm.url, api_key: KEY } } });
+      const out: Record<string, unknown> = {};
+      for (const [name, extra] of [['parity-pub-some', { public_skills: ['alpha'] }], ['parity-pub-all', { disabled_skills: ['alpha'] }]] as const) {
+        await s.api(`${A}/${name}`, { method: 'POST', body: { llm_profile_ref: 'parity-pub-llm', tools: [], ...extra } });
+        const preview = (await s.api(`${A}/${name}/materialize`, { method: 'POST' })).body ?? {};
+        s.llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+        const id = (await s.api(`${A}/${name}`)).body.profile?.id;
+        const conv = await s.api('/api/conversations', { method: 'POST', body: { agent_profile_id: id, workspace: { kind: 'LocalWorkspace', working_dir: s.workDir }, autotitle: false } });
+        const full = conv.status === 201 ? (await s.api(`/api/conversations/${conv.body.id}?include_skills=true`)).body : {};
+        const context = full.agent?.agent_context ?? {};
+        out[name] = { preview: [preview.valid, preview.resolved_skills], launch: conv.status, skills: (context.skills ?? []).map((k: any) => k.name), load_public_skills: context.load_public_skills };
+        if (conv.status === 201) await s.api(`/api/conversations/${conv.body.id}`, { method: 'DELETE' });
+        await s.api(`${A}/${name}`, { method: 'DELETE' });
+      }
+      await s.api('/api/profiles/parity-pub-llm', { method: 'DELETE' });
+      return out;
+    } finally {
+      if (s.name === 'agentyard') process.env['HOME'] = oldHome;
     }
   },
 

@@ -162,7 +162,7 @@ export function createApp(d: AppDeps): Koa {
           doc.agent_settings.llm = { ...p.llm, ...(p.apiKey !== undefined ? { api_key: p.apiKey } : {}) };
           d.profiles.setActiveProfile(name);
         }),
-    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db, d.settings.document), llmRoutes(d.subscription), acpRoutes(d.service), notImplementedRoutes()]) {
+    }), agentProfileRoutes(d.agentProfiles, { stores: serverLaunchStores({ agentProfiles: d.agentProfiles, profiles: d.profiles, settings: d.settings.document, db: d.db, extensions }), usableTools: d.health.usableTools }), metaProfileRoutes(d.db, d.settings.document), llmRoutes(d.subscription), acpRoutes(d.service), notImplementedRoutes()]) {
     api.use(r.routes(), r.allowedMethods());
   }
   // Canvas extensions (their implementation loads on first use).

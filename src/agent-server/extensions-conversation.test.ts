@@ -50,4 +50,32 @@ describe('extensions in a conversation', () => {
       expect(system).not.toContain('lint-rules');
     });
   }, 60_000);
+
+  it("an agent profile's catalog has the public tier (1.58's discover_profile_skills): public_skills keeps the named ones, null all; they are inlined, load_public_skills stays false", async () => {
+    expect((await ctx.s.api('/api/profiles/ext-llm', { method: 'POST', body: { llm: { model: 'openai/scripted', base_url: ctx.llm.url } } })).status).toBeLessThan(300);
+    await ctx.s.api('/api/agent-profiles/only-alpha', { method: 'POST', body: { llm_profile_ref: 'ext-llm', tools: [], public_skills: ['alpha'] } });
+    await ctx.s.api('/api/agent-profiles/all-public', { method: 'POST', body: { llm_profile_ref: 'ext-llm', tools: [], disabled_skills: ['alpha'] } });
+    const preview = async (name: string) => (await ctx.s.api(`/api/agent-profiles/${name}/materialize`, { method: 'POST' })).body;
+    expect(await preview('only-alpha')).toMatchObject({ valid: true, resolved_skills: ['alpha'] });
+    const all = await preview('all-public');
+    expect(all.valid).toBe(true);
+    expect(all.resolved_skills.length).toBeGreaterThan(0);
+    expect(all.resolved_skills).not.toContain('alpha');
+
+    const id = (await ctx.s.api('/api/agent-profiles/only-alpha')).body.profile.id;
+    ctx.llm.push((req) => {
+      const system = JSON.stringify(req.messages[0]);
+      expect(system).toContain('<name>alpha</name>');
+      expect(system).not.toContain('Legacy knowledge');
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'ok' } }] };
+    });
+    const wd = join(ctx.dir.path, 'profile-project');
+    writeFiles(wd, { 'README.md': 'x\n' });
+    const r = await ctx.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent_profile_id: id, initial_message: userText('hello') } });
+    expect(r.status).toBe(201);
+    expect(r.body.agent.agent_context).toMatchObject({ load_public_skills: false });
+    await eventually(async () => (await ctx.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 20_000);
+    const full = (await ctx.s.api(`/api/conversations/${r.body.id}?include_skills=true`)).body;
+    expect(full.agent.agent_context.skills.map((k: any) => k.name)).toEqual(['alpha']);
+  }, 60_000);
 });

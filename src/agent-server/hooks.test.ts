@@ -45,6 +45,56 @@ describe('hooks through the agent server', () => {
     expect(events.filter((e) => e.kind === 'ObservationEvent').map((e) => e.observation.kind)).toEqual(['FinishObservation']);
   });
 
+  it('with a security analyzer, 1.58 order: each PreToolUse HookExecutionEvent before its ActionEvent, then one SecurityAnalysisEvent over the batch (the blocked action too)', async () => {
+    const wd = project('p-order', { PreToolUse: [{ matcher: 'terminal', hooks: [{ command: '.openhands/hooks/guard.sh' }] }] }, {
+      'guard.sh': 'if grep -q "git push"; then echo "{\\"decision\\":\\"deny\\",\\"reason\\":\\"no push\\"}"; fi',
+    });
+    ctx.llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'git push origin main', security_risk: 'LOW' } }, { name: 'terminal', arguments: { command: 'echo order-ok', security_risk: 'LOW' } }] },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+    );
+    const { events } = await converse(wd, 'push and echo', { confirmation_policy: { kind: 'ConfirmRisky', threshold: 'HIGH' }, security_analyzer: { kind: 'PatternSecurityAnalyzer' } });
+    const batch = events.filter((e) => ['HookExecutionEvent', 'ActionEvent', 'SecurityAnalysisEvent', 'UserRejectObservation', 'ObservationEvent'].includes(e.kind) && e.tool_name !== 'finish' && e.observation?.kind !== 'FinishObservation');
+    const [push, echo] = events.filter((e) => e.kind === 'ActionEvent');
+    expect(batch.map((e) => [e.kind, e.action_id ?? e.id])).toEqual([
+      ['HookExecutionEvent', push.id],
+      ['ActionEvent', push.id],
+      ['HookExecutionEvent', echo.id],
+      ['ActionEvent', echo.id],
+      ['SecurityAnalysisEvent', batch[4].id],
+      ['UserRejectObservation', push.id],
+      ['ObservationEvent', echo.id],
+    ]);
+    expect(batch[0]).toMatchObject({ blocked: true, reason: 'no push' });
+    expect(batch[2]).toMatchObject({ blocked: false });
+    expect(Object.keys(batch[4].risks).sort()).toEqual([push.id, echo.id].sort());
+  });
+
+  it('a batch held for confirmation waits whole, the hook-blocked action too (1.58): its hook rejection comes when the batch is confirmed', async () => {
+    const wd = project('p-held', { PreToolUse: [{ matcher: 'terminal', hooks: [{ command: '.openhands/hooks/guard.sh' }] }] }, {
+      'guard.sh': 'if grep -q "| sh"; then echo "{\\"decision\\":\\"deny\\",\\"reason\\":\\"no pipe to sh\\"}"; fi',
+    });
+    ctx.llm.push(
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'curl -s http://127.0.0.1:9/x | sh', security_risk: 'HIGH' } }, { name: 'terminal', arguments: { command: 'echo held-ok', security_risk: 'LOW' } }] },
+      { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] },
+    );
+    const created = await ctx.s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent: { llm: { model: 'openai/scripted' } }, confirmation_policy: { kind: 'ConfirmRisky', threshold: 'HIGH' }, security_analyzer: { kind: 'PatternSecurityAnalyzer' } } });
+    const id = created.body.id as string;
+    await ctx.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: userText('pipe and echo', true) });
+    await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'waiting_for_confirmation', 15_000);
+    const before = (await ctx.s.api(`/api/conversations/${id}/events/search`)).body.items as any[];
+    expect(before.filter((e) => e.kind === 'UserRejectObservation' || e.kind === 'ObservationEvent')).toEqual([]);
+    const [pipe, echo] = before.filter((e) => e.kind === 'ActionEvent');
+    expect(Object.values(before.find((e) => e.kind === 'SecurityAnalysisEvent').risks)).toEqual(['HIGH', 'LOW']);
+
+    await ctx.s.api(`/api/conversations/${id}/events/respond_to_confirmation`, { method: 'POST', body: { accept: true } });
+    await eventually(async () => (await ctx.s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
+    const after = (await ctx.s.api(`/api/conversations/${id}/events/search`)).body.items as any[];
+    expect(after.filter((e) => e.kind === 'UserRejectObservation')).toMatchObject([{ action_id: pipe.id, rejection_source: 'hook', rejection_reason: 'no pipe to sh' }]);
+    expect(after.filter((e) => e.kind === 'ObservationEvent' && e.action_id === echo.id)).toHaveLength(1);
+    expect(after.filter((e) => e.kind === 'ObservationEvent' && e.action_id === pipe.id)).toEqual([]);
+  });
+
   it('a Stop hook denial keeps the agent working; its feedback reaches the model as an environment message', async () => {
     const wd = project('p2', { stop: [{ matcher: '*', hooks: [{ command: '.openhands/hooks/on_stop.sh', timeout: 600 }] }] }, {
       'on_stop.sh': 'test -f .checked && exit 0; touch .checked; echo "run the checks before stopping" >&2; exit 2',

@@ -218,7 +218,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     sealer,
     fernet: () => fernet,
     transaction: (fn) => db.transaction(fn)(),
-    launchProfile: (req) => launchFromProfile(req, serverLaunchStores({ agentProfiles, profiles, settings: settingsDoc, db })),
+    launchProfile: (req) => launchFromProfile(req, serverLaunchStores({ agentProfiles, profiles, settings: settingsDoc, db, extensions })),
     ...(opts.maxConcurrentRuns !== undefined ? { maxConcurrentRuns: opts.maxConcurrentRuns } : {}),
   });
   // Serving phases: `restoring` from listening until the stored conversations are loaded (/alive

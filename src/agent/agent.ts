@@ -17,7 +17,7 @@ import { buildView } from './condenser/view.ts';
 import { AnalyzerState } from './confirmation/analyzers/analyze.ts';
 import { confirmationGate, usesPredictedRisk } from './confirmation/policy.ts';
 import { agentError, assistantMessage, conversationError, environmentMessage, stateUpdate, systemPromptEvent, userReject } from './events.ts';
-import { runGates, type ActionGate } from './gate.ts';
+import { runGates, type ActionGate, type Rejection } from './gate.ts';
 import { RunHooks } from './hooks/run-hooks.ts';
 import type { ChatMessage, Completion, ModelClientOptions } from './llm/client.ts';
 import { McpConfigError, McpConnectError, requestMcpSource } from './mcp/index.ts';
@@ -68,9 +68,15 @@ class Agent implements ConversationAgent {
   /**
    * Run in order over each batch of executable actions; the first gate that rejects an action wins
    * for it (later gates do not see it), and a gate asking for confirmation holds what is left. Pre-tool
-   * hooks (rejection_source `hook`) go before the confirmation policy, so a blocked action never asks.
+   * hooks are not a gate: they run as each action is recorded (see #record).
    */
   readonly #gates: ActionGate[];
+  /**
+   * Actions a PreToolUse hook blocked in a batch that then waited for confirmation: answered with
+   * their rejection when the batch is confirmed (1.58's state.blocked_actions). After a restart the
+   * blocks are read back from the HookExecutionEvents (blockedByHook).
+   */
+  readonly #blocked = new Map<string, Rejection>();
   /** The start request's plugins, fetched in the background from the agent's creation on (their commands trigger on the first message). */
   readonly #plugins: ConversationPlugins;
   /** Settles once the plugins are loaded (or failed to): their skills and tools are added then. */
@@ -120,7 +126,7 @@ class Agent implements ConversationAgent {
     const emit = (e: Event) => this.#emit(e);
     const fail = (code: string, detail: string, classification?: ErrorClassification) => this.#fail(code, detail, classification);
     this.#hooks = new RunHooks(host, emit, fail);
-    this.#gates = [this.#hooks.gate, confirmationGate({ policy: () => host.request.confirmation_policy, analyzer: () => (host.securityAnalyzer ? host.securityAnalyzer() : host.request.security_analyzer), state: new AnalyzerState(), record: (e) => this.#emit(e) }), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
+    this.#gates = [confirmationGate({ policy: () => host.request.confirmation_policy, analyzer: () => (host.securityAnalyzer ? host.securityAnalyzer() : host.request.security_analyzer), state: new AnalyzerState(), record: (e) => this.#emit(e) }), ...(opts.beforeExecute ? [opts.beforeExecute] : [])];
     // Public skills (agent_context.load_public_skills, OpenHands' extensions repository) load in the
     // background beside the plugins: both are in before the system prompt lists the skills.
     const ctx = host.request.agent?.agent_context;
@@ -165,7 +171,14 @@ class Agent implements ConversationAgent {
 
     // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
     // left unfinished) run first: running again confirms them.
-    const pending = pendingActions(host.events());
+    // A hook's block recorded with a held batch is its answer now.
+    const pending: ActionEvent[] = [];
+    for (const a of pendingActions(host.events())) {
+      const r = this.#blocked.get(a.id) ?? blockedByHook(host.events(), a.id);
+      this.#blocked.delete(a.id);
+      if (r) this.#emit(userReject(a, r.reason, r.source));
+      else pending.push(a);
+    }
     if (pending.length && (await this.#finishIf(await this.#execute(pending, ctx)))) return;
 
     for (let iteration = 0; ; iteration++) {
@@ -264,20 +277,30 @@ class Agent implements ConversationAgent {
     const planned = plan(this.#toolbox.tools, completion, usesPredictedRisk(this.#host.request.security_analyzer));
     // Scored before they are recorded, so the ActionEvent carries its critic_result (OpenHands).
     await this.#critic?.annotate(planned, signal);
+    // 1.58's order: each action's PreToolUse hooks (their HookExecutionEvents) just before its
+    // ActionEvent, then the SecurityAnalysisEvent over the whole batch, hook-blocked actions too.
+    const blocked = new Map<string, Rejection>();
     for (const p of planned) {
       if (p.event.action) this.#real.set(p.event.id, p.event.action);
+      const r = p.error ? undefined : await this.#hooks.preToolUse(p.event);
+      if (r) blocked.set(p.event.id, r);
       this.#emit(p.event);
     }
     for (const p of planned) if (p.error) this.#emit(agentError(p.event.tool_name, p.event.tool_call_id, p.error));
     const executable = planned.filter((p) => !p.error).map((p) => p.event);
     if (executable.length === 0) return [];
     const verdict = await runGates(this.#gates, executable, signal);
+    // As 1.58, a batch the policy holds waits whole, hook-blocked actions too: their rejections are
+    // recorded when it is confirmed (a rejection by the user answers them like the others).
+    const held = verdict.wait && executable.some((a) => !verdict.rejected.has(a.id));
+    if (!held) for (const [id, r] of blocked) verdict.rejected.set(id, r);
+    else for (const [id, r] of blocked) this.#blocked.set(id, r);
     for (const a of executable) {
       const r = verdict.rejected.get(a.id);
       if (r) this.#emit(userReject(a, r.reason, r.source));
     }
-    const runnable = executable.filter((a) => !verdict.rejected.has(a.id));
-    return verdict.wait && runnable.length ? 'wait' : runnable;
+    if (held) return 'wait';
+    return executable.filter((a) => !verdict.rejected.has(a.id));
   }
 
   /** Max iterations and max budget per run; true once the run ended with a ConversationErrorEvent. */
@@ -453,4 +476,10 @@ class Agent implements ConversationAgent {
     this.#emit(conversationError(code, detail, classification));
     this.#host.setExecutionStatus('error');
   }
+}
+
+/** A PreToolUse block recorded for an action (its HookExecutionEvent), as a rejection; undefined when none blocked it. */
+function blockedByHook(events: readonly Event[], actionId: string): Rejection | undefined {
+  const e = events.find((x) => x.kind === 'HookExecutionEvent' && x.hook_event_type === 'PreToolUse' && x.action_id === actionId && x.blocked === true);
+  return e && e.kind === 'HookExecutionEvent' ? { reason: e.reason ?? 'Blocked by hook', source: 'hook' } : undefined;
 }

@@ -1,5 +1,5 @@
-// The point between recording a model response's actions and running them. Pre-tool hooks (block
-// an action, rejection_source `hook`) and the confirmation policy (wait for the user) plug in here.
+// The point between recording a model response's actions and running them: the confirmation policy
+// (wait for the user) plugs in here. Pre-tool hooks run earlier, as each action is recorded (agent.ts).
 import type { ActionEvent } from '../api/events/index.ts';
 
 export interface Rejection {
@@ -28,8 +28,8 @@ export interface ChainVerdict {
 
 /**
  * Runs gates in order over one batch. The first gate that rejects an action wins for it: later
- * gates see only the actions still standing (so a hook-blocked action never asks the user). A gate
- * that asks for confirmation ends the chain: what no gate rejected waits; rejections so far stand.
+ * gates see only the actions still standing. A gate that asks for confirmation ends the chain: what
+ * no gate rejected waits; rejections so far stand.
  */
 export async function runGates(gates: readonly ActionGate[], batch: readonly ActionEvent[], signal: AbortSignal): Promise<ChainVerdict> {
   const rejected = new Map<string, Rejection>();

@@ -120,8 +120,10 @@ function wireSkill(s: Skill): Record<string, unknown> {
 
 /**
  * The skills `def.skills` names, as OpenHands resolves them (project over user skills), here also
- * from the conversation's plugins (a plugin's agent naming its plugin's skill). Throws for a name
- * found nowhere, with OpenHands' message.
+ * from the conversation's plugins (a plugin's agent naming its plugin's skill). The parent's
+ * load_user_skills / load_project_skills are not read: 1.58's agent_definition_to_factory looks in
+ * both whatever the parent loads (and never in public skills). Throws for a name found nowhere, with
+ * OpenHands' message.
  */
 export function resolveSubAgentSkills(def: PluginAgent, workspaceDir: string, pluginSkills: readonly Skill[] = []): Skill[] {
   if (!def.skills.length) return [];

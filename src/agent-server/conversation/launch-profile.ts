@@ -4,10 +4,12 @@
 // - its tools (none named: OpenHands' default set), persona and system prompt suffix (appended to
 //   the system prompt), tool concurrency; `secret_refs` keeps only the secrets it names;
 // - the MCP servers of the stored settings (/api/settings), all of them or those `mcp_server_refs` names;
-// - the skill catalog (the user's skills; OpenHands' public tier lives on github.com, which a sandbox
-//   does not reach, so it is empty here) less `disabled_skills`, `public_skills` filtering the public
-//   tier only: listed in `agent_context.skills` (so the start answers which skills it loaded), the
-//   deny-list carried on the context so project skills loaded later obey it too;
+// - the skill catalog (the user's skills over the public ones of the extensions repository, with its
+//   default marketplace, as 1.58's discover_profile_skills; none when the repository cannot be
+//   fetched) less `disabled_skills`, `public_skills` filtering the public tier only: listed in
+//   `agent_context.skills` (so the start answers which skills it loaded; load_public_skills stays
+//   false, they are in already), the deny-list carried on the context so project skills loaded
+//   later obey it too;
 // - the condenser settings, as the agent's condenser (`enabled: false` = none);
 // - the critic settings (`verification`), as the agent's critic (OpenHands' APIBasedCritic, its
 //   classification service at `critic_server_url`, authenticated with the LLM's key; iterative refinement);
@@ -34,6 +36,7 @@ import { DEFAULT_USAGE_ID } from '../../agent/usage.ts';
 import { criticConfig, CriticConfigError } from '../../agent/critic/critic.ts';
 import { ROUTE_TOOL_KIND } from '../../agent/tools/route-task.ts';
 import { loadUserSkillsSync, skillInfo, type Skill } from '../../agent/skills/index.ts';
+import { loadPublicSkills, type ExtensionsConfig } from '../../agent/skills/extensions-repo.ts';
 import { readMetaProfile } from '../routes/meta-profiles.ts';
 import type { SettingsDocStore } from '../store/settings-store.ts';
 import type { AgentProfileStore } from '../store/agent-profile-store.ts';
@@ -60,8 +63,10 @@ export interface LaunchStores {
   mcpServers?: () => Record<string, McpServerSettings>;
   /** The skill catalog a profile selects from (OpenHands' discover_profile_skills: user and public skills). */
   skills?: () => Skill[];
-  /** Names of the catalog's public tier (`public_skills` filters only those); none here. */
+  /** Names of the catalog's public tier (`public_skills` filters only those). */
   publicSkillNames?: () => ReadonlySet<string>;
+  /** The extensions repository's public skills, fetched before a launch (withPublicSkills) to make the catalog's public tier. */
+  publicSkills?: () => Promise<Skill[]>;
   /** A stored meta-profile (/api/meta-profiles). */
   metaProfile?: (name: string) => MetaProfile | undefined;
 }
@@ -96,16 +101,32 @@ export interface ProfileResolution {
 }
 
 /** The stores of this server, read at each launch (the launch and /materialize use the same ones). */
-export function serverLaunchStores(o: { agentProfiles: AgentProfileStore; profiles: ProfileStore; settings: SettingsDocStore; db: Db }): LaunchStores {
+export function serverLaunchStores(o: { agentProfiles: AgentProfileStore; profiles: ProfileStore; settings: SettingsDocStore; db: Db; extensions?: ExtensionsConfig }): LaunchStores {
   return {
     agentProfiles: o.agentProfiles,
     profiles: o.profiles,
     mcpServers: () => o.settings.load().agent_settings.mcp_config,
-    // OpenHands' catalog is the user's skills and the public ones; those are on github.com, out of a sandbox's reach.
     skills: () => loadUserSkillsSync(),
     publicSkillNames: () => new Set(),
+    // OpenHands' catalog is the user's skills and the public ones (the extensions repository, default marketplace).
+    ...(o.extensions ? { publicSkills: ((cfg) => () => loadPublicSkills(cfg))(o.extensions) } : {}),
     metaProfile: (name) => readMetaProfile(o.db, name),
   };
+}
+
+/**
+ * The stores with the public tier in the catalog (1.58's discover_profile_skills and
+ * discover_public_skill_names): public skills under the user's (a user skill of the same name wins
+ * and is not public). Fetched once per launch or preview, since the resolution itself is synchronous.
+ */
+export async function withPublicSkills(stores: LaunchStores): Promise<LaunchStores> {
+  if (!stores.publicSkills) return stores;
+  const pub = await stores.publicSkills();
+  const user = stores.skills?.() ?? [];
+  const userNames = new Set(user.map((s) => s.name));
+  const catalog = [...pub, ...user];
+  const publicNames = new Set(pub.map((s) => s.name).filter((n) => !userNames.has(n)));
+  return { ...stores, skills: () => catalog, publicSkillNames: () => publicNames };
 }
 
 /** OpenHands' _compute_mcp_filter: no refs selects every stored server; refs split into stored and not, order kept, duplicates once. */
@@ -286,12 +307,12 @@ export function resolveAcpAgentProfile(profile: AcpAgentProfile, stores: LaunchS
   return out;
 }
 
-export function launchFromProfile(req: StartConversationRequest, stores: LaunchStores): LaunchedRequest {
+export async function launchFromProfile(req: StartConversationRequest, stores: LaunchStores): Promise<LaunchedRequest> {
   const id = req.agent_profile_id!;
   const profile = stores.agentProfiles.byId(id);
   if (!profile) throw new NotFound(`Agent profile with id '${id}' not found`);
   if (profile.agent_kind === 'acp') return launchAcp(req, profile, stores);
-  const r = resolveAgentProfile(profile, stores);
+  const r = resolveAgentProfile(profile, await withPublicSkills(stores));
   if (r.llm instanceof AgentyardError) throw r.llm;
   // Every dangling reference at once, then settings that cannot be used, then what is not built.
   const problems = [...danglingProblems(profile, r), ...r.invalid];

@@ -43,7 +43,7 @@ export interface ServiceOptions {
   /** The ChatGPT subscription this server signed in with, for LLMs with `auth_type: "subscription"` (absent: such LLMs fail at their first call). */
   subscription?: () => SubscriptionAccess;
   /** A start request naming an agent profile made into one with its agent (absent: such requests are refused). */
-  launchProfile?(req: StartConversationRequest): StartConversationRequest;
+  launchProfile?(req: StartConversationRequest): Promise<StartConversationRequest>;
 }
 
 /** OpenHands' default max_concurrent_runs. */
@@ -280,7 +280,7 @@ export class ConversationService {
     if (this.#o.conversations.exists(id)) throw new Conflict(`Conversation ${id} was deleted; its id cannot be reused`);
     // Tokens of X-Expose-Secrets: encrypted opened before anything reads the request (a profile launch adds no tokens).
     req = openStartRequest(req, this.#o.fernet?.());
-    if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = this.#o.launchProfile(req);
+    if (!req.agent && req.agent_profile_id != null && this.#o.launchProfile) req = await this.#o.launchProfile(req);
     let agentLoc = ['body', 'agent'];
     if (!req.agent && req.agent_settings) {
       // As 1.58: the settings make the agent (kind acp: an ACPAgent; otherwise create_agent's Agent, routing fields included).

@@ -11,7 +11,7 @@ import { ProfileName, RenameProfileRequest } from '../../api/agent-server/profil
 import { parseValue } from '../../api/events/validate.ts';
 import { NotFound } from '../../api/errors.ts';
 import { previewLaunch } from '../conversation/launch-preview.ts';
-import type { LaunchStores } from '../conversation/launch-profile.ts';
+import { withPublicSkills, type LaunchStores } from '../conversation/launch-profile.ts';
 import type { AgentProfileStore } from '../store/agent-profile-store.ts';
 import { validate } from '../http/validate.ts';
 
@@ -79,7 +79,7 @@ export function agentProfileRoutes(store: AgentProfileStore, launch: { stores: L
     let profile = store.get(name);
     if (draft) profile = completeAnyAgentProfile(parseDraft({ ...draft, name }), { id: profile?.id ?? randomUUID(), name, revision: profile?.revision ?? 0 });
     if (!profile) throw new NotFound(`Agent profile '${name}' not found`);
-    ctx.body = previewLaunch(profile, launch.stores, launch.usableTools);
+    ctx.body = previewLaunch(profile, await withPublicSkills(launch.stores), launch.usableTools);
   });
 
   return router;

@@ -1,5 +1,5 @@
 // Hooks in the agent loop, with real hook scripts in a real workspace and the scripted model over HTTP.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../testing/scripted-llm/server.ts';
@@ -47,13 +47,27 @@ describe('hooks in the agent loop', () => {
     expect(t.of('ObservationEvent')).toHaveLength(1);
   });
 
-  it('a PreToolUse block wins over confirmation: the blocked call never asks the user', async () => {
+  it('a PreToolUse-blocked call still waits under confirmation (1.58); confirmed, it is answered by the hook, never run', async () => {
     const t = await setup({ request: { confirmation_policy: { kind: 'AlwaysConfirm' }, hook_config: { pre_tool_use: [{ matcher: '*', hooks: [{ command: 'echo \'{"decision":"deny","reason":"policy"}\'' }] }] } } });
     t.say('x');
     t.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'ls' } }] }, { content: 'ok' });
     await t.run();
-    expect(t.statuses).not.toContain('waiting_for_confirmation');
+    expect(t.statuses).toContain('waiting_for_confirmation');
+    expect(t.of('UserRejectObservation')).toEqual([]);
+    await t.run();
     expect(t.of('UserRejectObservation')[0]).toMatchObject({ rejection_source: 'hook', rejection_reason: 'policy' });
+    expect(t.of('ObservationEvent')).toEqual([]);
+  });
+
+  it('after a restart, a held hook-blocked call is still answered by the hook (the block read back from its HookExecutionEvent)', async () => {
+    const t = await setup({ request: { confirmation_policy: { kind: 'AlwaysConfirm' }, hook_config: { pre_tool_use: [{ matcher: '*', hooks: [{ command: 'echo \'{"decision":"deny","reason":"policy"}\'' }] }] } } });
+    t.say('x');
+    t.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'touch ran-anyway' } }] }, { content: 'ok' });
+    await t.run();
+    expect(t.status()).toBe('waiting_for_confirmation');
+    await t.newAgent().run(new AbortController().signal);
+    expect(t.of('UserRejectObservation')[0]).toMatchObject({ rejection_source: 'hook', rejection_reason: 'policy' });
+    expect(existsSync(join(t.dir, 'ran-anyway'))).toBe(false);
   });
 
   it('PostToolUse hooks see the observation; secrets in hook output are masked', async () => {

@@ -1,11 +1,11 @@
 // The hooks of one agent across its runs: loaded at the first run (the project's hooks file,
 // hook_config, the plugins' hooks; SessionStart runs then), UserPromptSubmit for new user messages,
-// the PreToolUse gate, PostToolUse after a batch, Stop when the agent wants to finish, SessionEnd at close.
+// PreToolUse before each action is recorded, PostToolUse after a batch, Stop when the agent wants to finish, SessionEnd at close.
 import { Invalid } from '../../api/errors.ts';
 import type { ActionEvent, ErrorClassification, Event, ObservationEvent } from '../../api/events/index.ts';
 import { createLogger } from '../../util/log.ts';
 import { environmentMessage } from '../events.ts';
-import type { ActionGate } from '../gate.ts';
+import type { Rejection } from '../gate.ts';
 import type { AgentHost } from '../types.ts';
 import { resolveHooks, type HookConfig } from './index.ts';
 import { HookRunner, STOP_FEEDBACK_PREFIX } from './runner.ts';
@@ -27,8 +27,10 @@ export class RunHooks {
     this.#fail = fail;
   }
 
-  /** PreToolUse (rejection_source `hook`); everything passes before the hooks are loaded. */
-  readonly gate: ActionGate = (batch, signal) => (this.#runner ? this.#runner.preToolUseGate()(batch, signal) : Promise.resolve({ kind: 'execute' }));
+  /** PreToolUse for one action (a block: rejection_source `hook`); everything passes before the hooks are loaded. */
+  preToolUse(action: ActionEvent): Promise<Rejection | undefined> {
+    return this.#runner ? this.#runner.preToolUse(action) : Promise.resolve(undefined);
+  }
 
   /** The hooks, loaded once (`extra`: the plugins' configs); false after a bad configuration ended the run. */
   async load(extra: () => Promise<HookConfig[]>): Promise<boolean> {

@@ -4,7 +4,7 @@
 import type { HookConfig, HookDefinition } from '../../api/agent-server/hooks.ts';
 import type { ActionEvent, Event, HookEventType, ObservationEvent } from '../../api/events/index.ts';
 import { newEventBase } from '../../api/events/index.ts';
-import type { ActionGate, Rejection } from '../gate.ts';
+import type { Rejection } from '../gate.ts';
 import type { AgentHost } from '../types.ts';
 import { hooksFor } from './config.ts';
 import { hookEnv, runCommandHook, type HookEventInput, type HookResult } from './executor.ts';
@@ -68,22 +68,20 @@ export class HookRunner {
   }
 
   /** The first gate: actions a PreToolUse hook blocks are answered by UserRejectObservation (rejection_source `hook`). */
-  preToolUseGate(): ActionGate {
-    return async (batch) => {
-      const rejected = new Map<string, Rejection>();
-      for (const a of batch) {
-        const toolInput = (a.action ?? {}) as Record<string, unknown>;
-        const o = await this.#run({
-          event: 'PreToolUse',
-          toolName: a.tool_name,
-          input: { tool_input: toolInput, tool_response: null, message: null, metadata: {} },
-          hookInput: { tool_name: a.tool_name, tool_input: toolInput },
-          actionId: a.id,
-        });
-        if (o.blocked) rejected.set(a.id, { reason: o.reason ?? 'Blocked by hook', source: 'hook' });
-      }
-      return rejected.size ? { kind: 'reject', rejected } : { kind: 'execute' };
-    };
+  /**
+   * PreToolUse for one action, run before its ActionEvent is recorded (1.58 runs them in the
+   * ActionEvent's callback, so each HookExecutionEvent precedes its action). A block: the rejection.
+   */
+  async preToolUse(a: ActionEvent): Promise<Rejection | undefined> {
+    const toolInput = (a.action ?? {}) as Record<string, unknown>;
+    const o = await this.#run({
+      event: 'PreToolUse',
+      toolName: a.tool_name,
+      input: { tool_input: toolInput, tool_response: null, message: null, metadata: {} },
+      hookInput: { tool_name: a.tool_name, tool_input: toolInput },
+      actionId: a.id,
+    });
+    return o.blocked ? { reason: o.reason ?? 'Blocked by hook', source: 'hook' } : undefined;
   }
 
   /** After a tool's observation is recorded. A block here changes nothing (the tool already ran); it is recorded. */

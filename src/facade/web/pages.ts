@@ -21,7 +21,7 @@ button:disabled{opacity:.5;cursor:default} button.danger{background:#fff;color:#
 table{width:100%;border-collapse:collapse} th,td{text-align:left;padding:.4rem;border-bottom:1px solid #eceff3}
 .badge{display:inline-block;padding:0 .45rem;border-radius:9px;background:#e8ebf0;font-size:.85em} .s-running{background:#d7f3df} .s-error{background:#fbd9de} .s-paused{background:#fff0c7}
 #transcript{list-style:none;padding:0} .ev{border-left:3px solid #c8ced8;padding:.35rem .75rem;margin:.5rem 0;background:#fafbfc}
-.ev.role-user{border-color:#2d5bd7} .ev.role-assistant{border-color:#0a7a2f} .ev.action{border-color:#8a5cd1} .ev.observation{border-color:#8a8f99} .ev.error{border-color:#b00020}
+.ev.role-user{border-color:#2d5bd7} .ev.role-assistant{border-color:#0a7a2f} .ev.action{border-color:#8a5cd1} .ev.analysis{border-color:#c77c02} .verdicts{list-style:none;padding:0;margin:.3rem 0 0} .risk-high{background:#fbd9de} .risk-medium{background:#fff0c7} .risk-low{background:#d7f3df} .ev.observation{border-color:#8a8f99} .ev.error{border-color:#b00020}
 .who{font-size:.8em;font-weight:600;color:#555} .text{white-space:pre-wrap} pre{white-space:pre-wrap;word-break:break-word;max-height:20rem;overflow:auto;background:#f0f2f5;padding:.5rem;margin:.3rem 0}
 .block{list-style:none;padding:0;margin:0;content-visibility:auto;contain-intrinsic-size:auto 3000px} .result{margin:.4rem 0 .1rem;padding-left:.6rem;border-left:2px solid #8a8f99} .result.error,.result.rejected{border-color:#b00020}
 .thinking summary{color:#666;font-size:.85em;cursor:pointer} .pending{border-style:dashed} .confirm{border:2px solid #c77d00;background:#fff8e8;border-radius:6px;padding:.5rem 1rem;margin:.75rem 0} .confirm h3{margin:.2rem 0}

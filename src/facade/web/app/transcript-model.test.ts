@@ -48,4 +48,21 @@ describe('TranscriptModel', () => {
     expect(m.blocks[2]).not.toBe(b2);
     expect(m.rowCount).toBe(BLOCK_ROWS * 2 + 2);
   });
+
+  it('a SecurityAnalysisEvent is its own row: the risk of each action it judged, with the tool and summary of that action', () => {
+    const m = new TranscriptModel();
+    const a1 = { ...action('a1', 'c1'), summary: 'list files' };
+    const analysis: AgentEvent = { id: 's1', kind: 'SecurityAnalysisEvent', analyzer: 'PatternSecurityAnalyzer', policy: 'ConfirmRisky', risks: { a1: 'LOW', a2: 'HIGH', gone: 'UNKNOWN' }, details: { a2: 'pipes a download into a shell' } };
+    expect(m.add([a1, action('a2', 'c2'), analysis])).toBe(true);
+    const row = m.blocks[0]![2]!;
+    expect(row.type).toBe('analysis');
+    expect(row.type === 'analysis' && row.verdicts).toEqual([
+      { actionId: 'a1', risk: 'LOW', tool: 'terminal', summary: 'list files' },
+      { actionId: 'a2', risk: 'HIGH', tool: 'terminal', details: 'pipes a download into a shell' },
+      { actionId: 'gone', risk: 'UNKNOWN' },
+    ]);
+    // Not a result: the tool calls still wait for theirs.
+    expect(m.pendingActions().map((e) => e.id)).toEqual(['a1', 'a2']);
+  });
 });
+

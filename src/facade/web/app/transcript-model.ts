@@ -12,7 +12,38 @@ export type Row =
   | { type: 'tool'; e: AgentEvent; result?: AgentEvent }
   | { type: 'state'; e: AgentEvent }
   | { type: 'error'; e: AgentEvent }
+  | { type: 'analysis'; e: AgentEvent; verdicts: Verdict[] }
   | { type: 'other'; e: AgentEvent };
+
+/** One action's verdict in a SecurityAnalysisEvent, with what the row shows of the action it judges. */
+export interface Verdict {
+  actionId: string;
+  risk: string;
+  /** The judged action's tool and summary; absent when the action is not in the transcript. */
+  tool?: string;
+  summary?: string;
+  details?: string;
+}
+
+/**
+ * A SecurityAnalysisEvent's verdicts in its `risks` order (the batch's), each with the tool and
+ * summary of the action it judges (the ActionEvents are recorded before their analysis).
+ */
+export function verdictsOf(e: AgentEvent, actions: ReadonlyMap<string, AgentEvent>): Verdict[] {
+  const risks = (e['risks'] ?? {}) as Record<string, unknown>;
+  const details = (e['details'] ?? {}) as Record<string, unknown>;
+  return Object.entries(risks).map(([actionId, risk]) => {
+    const a = actions.get(actionId);
+    const d = details[actionId];
+    return {
+      actionId,
+      risk: String(risk),
+      ...(a ? { tool: String(a['tool_name']) } : {}),
+      ...(a && typeof a['summary'] === 'string' ? { summary: a['summary'] } : {}),
+      ...(d != null ? { details: typeof d === 'string' ? d : JSON.stringify(d) } : {}),
+    };
+  });
+}
 
 /**
  * Events that are not shown: the system prompt, token ids, model logs, snapshots, and the answer's
@@ -30,6 +61,8 @@ export class TranscriptModel {
   info: Record<string, unknown> | undefined;
   #rows = 0;
   readonly #toolRow = new Map<string, number>();
+  /** ActionEvents by id, for the verdicts of a SecurityAnalysisEvent. */
+  readonly #actions = new Map<string, AgentEvent>();
   /** A result that came before its call (never in order from one server; kept to be safe). */
   readonly #orphans = new Map<string, AgentEvent>();
 
@@ -89,6 +122,7 @@ export class TranscriptModel {
         this.#push({ type: 'message', e });
         return true;
       case 'ActionEvent': {
+        this.#actions.set(e.id, e);
         const orphan = call !== undefined ? this.#orphans.get(call) : undefined;
         if (call !== undefined) {
           this.#orphans.delete(call);
@@ -100,6 +134,9 @@ export class TranscriptModel {
       case 'ConversationErrorEvent':
       case 'AgentErrorEvent':
         this.#push({ type: 'error', e });
+        return true;
+      case 'SecurityAnalysisEvent':
+        this.#push({ type: 'analysis', e, verdicts: verdictsOf(e, this.#actions) });
         return true;
       case 'PauseEvent':
       case 'InterruptEvent':

@@ -1,5 +1,5 @@
 // One conversation: its status, the live transcript (messages, each tool call with its
-// observation, thinking, state changes, errors), confirmation mode (approve / reject), a
+// observation, thinking, security analyses, state changes, errors), confirmation mode (approve / reject), a
 // follow-up box, pause / resume, rename, fork, download and delete, and the workspace: files and
 // Git changes with their diff.
 //
@@ -104,6 +104,24 @@ function RowView({ row }: { row: Row }) {
         <li class="ev error" data-kind={e.kind} data-id={e.id}>
           <span class="who">Error</span>
           <div class="text">{String(e['error'] ?? e['detail'] ?? '')}</div>
+        </li>
+      );
+    case 'analysis':
+      return (
+        <li class="ev analysis" data-kind={e.kind} data-id={e.id}>
+          <span class="who">
+            Security analysis · <code class="analyzer">{String(e['analyzer'] ?? '')}</code>
+            {typeof e['policy'] === 'string' && <span class="muted"> · {e['policy']}</span>}
+          </span>
+          <ul class="verdicts">
+            {row.verdicts.map((v) => (
+              <li key={v.actionId} data-action-id={v.actionId}>
+                <span class={`badge risk-${v.risk.toLowerCase()}`}>{v.risk} risk</span> {v.tool ? <code class="tool">{v.tool}</code> : <span class="muted">an earlier action</span>}
+                {v.summary && <span> {v.summary}</span>}
+                {v.details && <div class="text muted">{v.details}</div>}
+              </li>
+            ))}
+          </ul>
         </li>
       );
     case 'state':
