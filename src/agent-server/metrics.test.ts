@@ -68,6 +68,6 @@ describe('agent server /metrics and lean start', () => {
     const packages = readFileSync(loaded, 'utf8').split('\n');
     expect(packages).toContain('koa'); // the hook saw the server's own packages
     // (@opentelemetry/api, the small no-op API, is loaded: prom-client's process CPU metric requires it.)
-    for (const lazy of ['playwright-core', 'jose', '@modelcontextprotocol/sdk', 'turndown', 'zod', 'ajv', 'tar-stream', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http']) expect(packages).not.toContain(lazy);
+    for (const lazy of ['playwright-core', 'jose', '@modelcontextprotocol/sdk', 'turndown', 'zod', 'ajv', 'tar-stream', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', 'web-tree-sitter']) expect(packages).not.toContain(lazy);
   });
 });

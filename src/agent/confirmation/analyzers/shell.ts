@@ -11,16 +11,20 @@
 // reassembled. The side-by-side table (side-by-side.test.ts, 69 actions) pins what agrees.
 import { createRequire } from 'node:module';
 import { posix } from 'node:path';
-import { Language, Parser, type Node } from 'web-tree-sitter';
+import type { Language, Node, Parser } from 'web-tree-sitter';
 
-let language: Promise<Language> | undefined;
+let language: Promise<{ Parser: typeof Parser; lang: Language }> | undefined;
 
-/** The grammar, loaded once per process (WASM; no native build). */
-function bash(): Promise<Language> {
+/**
+ * The grammar, loaded once per process (WASM; no native build). The module too is loaded only here:
+ * most agent servers never run a local analyzer, and every module at start-up costs cold start and RSS.
+ */
+function bash(): Promise<{ Parser: typeof Parser; lang: Language }> {
   language ??= (async () => {
-    await Parser.init();
+    const ts = await import('web-tree-sitter');
+    await ts.Parser.init();
     const wasm = createRequire(import.meta.url).resolve('tree-sitter-bash/tree-sitter-bash.wasm');
-    return Language.load(wasm);
+    return { Parser: ts.Parser, lang: await ts.Language.load(wasm) };
   })();
   return language;
 }
@@ -45,7 +49,7 @@ export interface ShellProgram {
 
 /** A parser per call (as 1.58): parsers keep state; the language is shared. */
 export async function parseShell(source: string): Promise<ShellProgram | null> {
-  const lang = await bash();
+  const { Parser, lang } = await bash();
   const parser = new Parser();
   try {
     parser.setLanguage(lang);
