@@ -9,12 +9,15 @@
 //   OH_MAX_CONCURRENT_RUNS           conversations running at once before the /v1 gateway answers 429 (default 10)
 //   LLM_MODEL, LLM_BASE_URL, LLM_API_KEY   defaults for conversations that do not name a model
 //   LLM_NUM_RETRIES                  attempts of a model call in all, for conversations that set no num_retries (default 3)
+//   OH_LLM_API_KEY_REFRESH_URL, OH_LLM_API_KEY_REFRESH_BASE_URLS, OH_LLM_API_KEY_REFRESH_HEADERS
+//                                    managed LLM key refresh on a 401 (src/agent/llm/key-refresh.ts)
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
 // Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAgent, createAgentWith } from '../agent/agent.ts';
 import type { LlmConfig } from '../agent/types.ts';
+import { keyRefreshFromEnv } from '../agent/llm/key-refresh.ts';
 import { SINK_ENV } from '../api/event-sink.ts';
 import { createLogger } from '../util/log.ts';
 import { applyAgentServerV8Flags } from './memory-env.ts';
@@ -137,6 +140,8 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     await warmUp({ dataDir: resolve(values['data-dir'] ?? join(values.workspace, '.agentyard')), createAgent, ...(llm ? { llmDefaults: llm } : {}), log }).catch((err: unknown) => log.warn({ err }, 'warm-up failed'));
   }
   const retries = modelRetriesFromEnv(env);
+  const keyRefresh = keyRefreshFromEnv(env, log);
+  const modelOptions = { ...(retries !== undefined ? { maxRetries: retries } : {}), ...(keyRefresh ? { keyRefresh } : {}) };
   const secret = secretKeyFromEnv(env);
   if (secret && secret.from !== 'OH_SECRET_KEY') log.warn({ secretKeyFrom: secret.from }, 'OH_SECRET_KEY not set: secrets are sealed with the first session API key, as OpenHands does (rotating that key makes them unreadable; set OH_SECRET_KEY)');
   const sinkUrl = env[SINK_ENV.url];
@@ -146,7 +151,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     workspaceDir: values.workspace,
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     sessionKeys: sessionKeysFromEnv(env),
-    createAgent: retries === undefined ? createAgent : createAgentWith({ model: { maxRetries: retries } }),
+    createAgent: Object.keys(modelOptions).length === 0 ? createAgent : createAgentWith({ model: modelOptions }),
     ...(sinkUrl ? { sink: { url: sinkUrl, key: env[SINK_ENV.key] ?? '' } } : {}),
     ...(llmDefaultsFromEnv(env) ? { llmDefaults: llmDefaultsFromEnv(env)! } : {}),
     ...(secret ? { secretKey: secret.key, previousSecretKeys: previousSecretKeysFromEnv(env) } : {}),

@@ -4,6 +4,7 @@
 import type OpenAI from 'openai';
 import type { LlmConfig } from '../types.ts';
 import { codexHeaders, codexRequest, collectCodexStream, type SubscriptionAccess } from './codex.ts';
+import type { KeyRefresh } from './key-refresh.ts';
 import { ModelCallError, toModelCallError } from './errors.ts';
 import { resolveEndpoint } from './model-name.ts';
 import { DEFAULT_RETRY, isRateLimit, retrySettings, withRetries, type RetrySettings } from './retry.ts';
@@ -46,12 +47,16 @@ export interface ModelClientOptions {
   timeoutMs?: number;
   /** Sent with every call (the conversation's id, which the model gateway records usage under). */
   headers?: Record<string, string>;
+  /** Managed key refresh (key-refresh.ts): used when it applies to this LLM. */
+  keyRefresh?: KeyRefresh;
 }
 
 export class ModelClient {
   /** The SDK's client, made with the first call (the SDK is loaded then: sdk.ts). */
   #client: OpenAI | undefined;
-  readonly #clientOptions: ConstructorParameters<typeof OpenAI>[0];
+  /** Replaced (with the client) when a refreshed key comes. */
+  #clientOptions: ConstructorParameters<typeof OpenAI>[0];
+  readonly #keyRefresh: KeyRefresh | undefined;
   /** The configured (litellm-style) name, as it appears in stats. */
   readonly model: string;
   /** The name sent to the endpoint. */
@@ -84,6 +89,7 @@ export class ModelClient {
       timeout: this.retry.timeoutSeconds * 1000,
       ...(opts.headers ? { defaultHeaders: opts.headers } : {}),
     };
+    this.#keyRefresh = opts.keyRefresh?.appliesTo(config) ? opts.keyRefresh : undefined;
   }
 
   async #sdkClient(): Promise<OpenAI> {
@@ -110,8 +116,8 @@ export class ModelClient {
       if (limited) opts.onRateLimit?.(null);
       limited = false;
     };
-    try {
-      raw = await withRetries(this.retry, signal, () => this.#attempt(body, reqOpts, opts.stream === true, onDelta, signal), {
+    const call = () =>
+      withRetries(this.retry, signal, () => this.#attempt(body, reqOpts, opts.stream === true, onDelta, signal), {
         canRetry: () => !shown,
         waiting: (w) => {
           if (!isRateLimit(w.error) || !opts.onRateLimit) return;
@@ -120,6 +126,14 @@ export class ModelClient {
         },
         resumed: () => endLimit(),
       });
+    try {
+      try {
+        raw = await call();
+      } catch (err) {
+        // A managed key rotated since these settings were taken: fetch the current one and call once more.
+        if (shown || !(await this.#refreshedKey(err, signal))) throw err;
+        raw = await call();
+      }
     } catch (err) {
       if (isUserAbort(err)) throw err;
       throw toModelCallError(err);
@@ -127,6 +141,22 @@ export class ModelClient {
       endLimit();
     }
     return completionOf(raw);
+  }
+
+  /**
+   * On the endpoint's refusal of the key (401/403) and a managed key refresh that applies: fetches the
+   * key, and when it differs from the one refused, uses it for this call's retry and every later call
+   * (OpenHands 1.58 retries with a copy and keeps the stale key, so each later call is refused first).
+   */
+  async #refreshedKey(err: unknown, signal: AbortSignal | undefined): Promise<boolean> {
+    if (!this.#keyRefresh || this.#subscription) return false;
+    // withRetries gives up with a ModelCallError; LLMAuthenticationError is a 401 or 403, OpenHands' trigger too.
+    if (!(err instanceof ModelCallError && err.code === 'LLMAuthenticationError')) return false;
+    const key = await this.#keyRefresh.fetchKey(signal);
+    if (!key || key === this.#clientOptions?.apiKey) return false;
+    this.#clientOptions = { ...this.#clientOptions, apiKey: key };
+    this.#client = undefined;
+    return true;
   }
 
   async #attempt(body: { model: string; messages: ChatMessage[]; tools?: ChatTool[]; max_tokens?: number }, reqOpts: { signal?: AbortSignal }, stream: boolean, onDelta: CompleteOptions['onDelta'], signal: AbortSignal | undefined): Promise<RawAnswer> {

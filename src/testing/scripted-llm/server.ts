@@ -85,6 +85,8 @@ export interface ScriptedLlm {
   pushClassification(...answers: (number[] | { status: number })[]): void;
   /** Every chat-completions request, in arrival order (retries included). */
   requests: RecordedRequest[];
+  /** With `apiKey`: the Authorization header of each request refused with 401, in arrival order (unset: ''). */
+  refusedAuthorizations: string[];
   /** Errors thrown by function steps (e.g. failed expectations); they are answered with a non-retried 500. */
   failures: Error[];
   push(...steps: ScriptStep[]): void;
@@ -109,10 +111,12 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
   const inFlight = new Set<AbortController>();
   const classifications: RecordedClassification[] = [];
   const classifyAnswers: (number[] | { status: number })[] = [];
+  const refusedAuthorizations: string[] = [];
 
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      refusedAuthorizations.push(req.headers.authorization ?? '');
       return json(res, 401, error('Incorrect API key provided', 'invalid_request_error', 'invalid_api_key'), { 'x-should-retry': 'false' });
     }
     if (req.method === 'GET' && path === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'agentyard-tests' }] });
@@ -177,6 +181,7 @@ export async function startScriptedLlm(script: ScriptStep[] = [], opts: Scripted
   return {
     url: `http://${host}:${port}/v1`,
     requests,
+    refusedAuthorizations,
     failures,
     classifications,
     pushClassification: (...more) => classifyAnswers.push(...more),
