@@ -69,17 +69,18 @@ function launch(env: Record<string, string>) {
 }
 
 const headers = { 'x-session-api-key': 'k0', 'content-type': 'application/json' };
-async function converse(url: string, text: string, id?: string): Promise<{ id: string; status: string; events: string }> {
+async function converse(url: string, text: string, id?: string, agentLlm: Record<string, string> = {}): Promise<{ id: string; status: string; events: string }> {
   const message = { role: 'user', content: [{ type: 'text', text }] };
   if (!id) {
-    const body = { workspace: { working_dir: join(dir.path, 'ws') }, agent: { llm: {} }, initial_message: message };
+    const body = { workspace: { working_dir: join(dir.path, 'ws') }, agent: { llm: agentLlm }, initial_message: message };
     id = ((await (await fetch(`${url}/api/conversations`, { method: 'POST', headers, body: JSON.stringify(body) })).json()) as { id: string }).id;
   } else {
     await fetch(`${url}/api/conversations/${id}/events`, { method: 'POST', headers, body: JSON.stringify({ ...message, run: true }) });
   }
   let status = '';
   await eventually(async () => ['finished', 'error'].includes((status = ((await (await fetch(`${url}/api/conversations/${id}`, { headers })).json()) as { execution_status: string }).execution_status)));
-  const events = await (await fetch(`${url}/api/conversations/${id}/events/search?limit=100`, { headers })).text();
+  // What a client reads back: the events and the conversation (its agent settings included).
+  const events = (await (await fetch(`${url}/api/conversations/${id}/events/search?limit=100`, { headers })).text()) + (await (await fetch(`${url}/api/conversations/${id}`, { headers })).text());
   return { id, status, events };
 }
 
@@ -133,6 +134,17 @@ describe('managed LLM key refresh', () => {
     expect(r.events).toContain('LLMAuthenticationError');
     expect(llm.refusedAuthorizations).toEqual([`Bearer ${OLD}`]);
     expect(refreshCalls).toHaveLength(0);
+  });
+
+  it('refreshes the key a start request carries when its base_url is on the allow-list', async () => {
+    const p = launch({ LLM_MODEL: '', LLM_API_KEY: '', OH_LLM_API_KEY_REFRESH_URL: controlUrl, OH_LLM_API_KEY_REFRESH_BASE_URLS: llm.url });
+    llm.push({ content: 'answer via the request settings' });
+    const r = await converse(await p.url, 'hi', undefined, { model: 'litellm_proxy/scripted', base_url: `${llm.url}/`, api_key: OLD });
+    expect(r.status).toBe('finished');
+    expect(llm.refusedAuthorizations).toEqual([`Bearer ${OLD}`]);
+    expect(bearer()).toEqual([`Bearer ${NEW}`]);
+    expect(refreshCalls).toHaveLength(1);
+    expect(r.events).not.toContain(NEW);
   });
 
   it('refreshes once per refusal: a fetched key that is refused too leaves the authentication error', async () => {
