@@ -193,4 +193,23 @@ describe('starting a conversation from an agent profile', () => {
     expect(finishes[0].critic_result.metadata.categorized_features.agent_behavioral_issues).toEqual([{ name: 'incomplete_implementation', display_name: 'Incomplete Implementation', probability: 0.9 }]);
     expect(events.filter((e: any) => e.kind === 'MessageEvent' && e.source === 'user')).toHaveLength(2);
   });
+
+  it('an ACP profile launches with the whole skill catalog (1.58: user and public skills, no selection), project skills left to the ACP server', async () => {
+    write(home, { '.agents/skills/acp-catalog-skill/SKILL.md': '---\nname: acp-catalog-skill\ndescription: ACP-CATALOG-DESCRIPTION\n---\nBody.\n' });
+    write(join(t.dir.path, 'wd'), { '.agents/skills/acp-proj-skill/SKILL.md': '---\nname: acp-proj-skill\ndescription: x\n---\nx\n' });
+    await t.s.api('/api/agent-profiles/acp-skilled', { method: 'POST', body: { agent_kind: 'acp', acp_server: 'custom', acp_command: 'no-such-acp-server acp' } });
+    const profile = (await t.s.api('/api/agent-profiles/acp-skilled')).body.profile;
+    const preview = (await t.s.api('/api/agent-profiles/acp-skilled/materialize', { method: 'POST' })).body;
+    expect(preview).toMatchObject({ agent_kind: 'acp', valid: true, disabled_skills: [], public_skills: null });
+    expect(preview.resolved_skills).toContain('acp-catalog-skill');
+    expect(preview.resolved_skills).not.toContain('acp-proj-skill');
+    expect(preview.resolved_settings.agent_context).toMatchObject({ load_project_skills: false, skills: expect.arrayContaining([expect.objectContaining({ name: 'acp-catalog-skill', description: 'ACP-CATALOG-DESCRIPTION' })]) });
+
+    const r = await start({ agent_profile_id: profile.id });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.agent.kind).toBe('ACPAgent');
+    expect(r.body.agent.agent_context.load_project_skills).toBe(false);
+    const agent = (await t.s.api(`/api/conversations/${r.body.id}?include_skills=true`)).body.agent;
+    expect(agent.agent_context.skills.map((x: any) => x.name)).toEqual(preview.resolved_skills);
+  });
 });

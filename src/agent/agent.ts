@@ -32,9 +32,9 @@ import { skillInfo } from './skills/types.ts';
 import { detectStuck } from './stuck/detector.ts';
 import { dynamicContext, systemPrompt } from './system-prompt.ts';
 import { Toolbox, type ToolboxOptions } from './toolbox.ts';
-import { runSubAgent } from './subagent.ts';
+import { runSubAgent, usableSubAgents } from './subagent.ts';
 import { BUILTIN_AGENTS, projectAgents, userAgents } from './subagent-definitions.ts';
-import { pluginAgent } from './plugins/index.ts';
+import { pluginAgent, type PluginAgent } from './plugins/index.ts';
 import { routeTaskTool, routeToolSpec } from './tools/route-task.ts';
 import { taskTool, wantsTaskTool } from './tools/task.ts';
 import { toChatTool, type AgentTool, type ToolContext } from './tools/tool.ts';
@@ -102,10 +102,18 @@ class Agent implements ConversationAgent {
     if (wantsTaskTool(host.request.agent?.tools)) {
       const plugins = this.#plugins;
       // OpenHands' precedence: plugin agents, then the project's, the user's definitions, the built-ins; first wins by name.
+      // A definition naming a skill found nowhere is skipped (1.58's _register_definition), logged once.
+      const warned = new Set<PluginAgent>();
+      const warn = (def: PluginAgent, reason: string) => {
+        if (warned.has(def)) return;
+        warned.add(def);
+        log.warn({ conversationId: host.conversationId, agent: def.name, source: def.source }, `Skipping agent '${def.name}' from ${def.source}: ${reason}`);
+      };
       const fileAgents = [...projectAgents(host.workspaceDir), ...userAgents(), ...BUILTIN_AGENTS].map(pluginAgent);
       const agents = () => {
         const seen = new Set<string>();
-        return [...plugins.plugins.flatMap((p) => p.agents), ...fileAgents].filter((a) => !seen.has(a.name) && (seen.add(a.name), true));
+        const all = [...plugins.plugins.flatMap((p) => p.agents), ...fileAgents];
+        return usableSubAgents(all, host.workspaceDir, plugins.skills(), warn).filter((a) => !seen.has(a.name) && (seen.add(a.name), true));
       };
       this.#toolbox.tools.push(taskTool({ agents, run: async (def, prompt, signal, taskId) => {
           const result = await runSubAgent(host, (h) => new Agent(h, opts), def, prompt, signal, plugins.skills());

@@ -136,6 +136,23 @@ export function resolveSubAgentSkills(def: PluginAgent, workspaceDir: string, pl
 }
 
 /**
+ * The definitions whose named skills all resolve, in order: as 1.58's _register_definition, one
+ * naming a skill found nowhere is skipped with a warning (once per definition) so the model is never
+ * offered an agent whose task could only fail, and the other agents are unaffected.
+ */
+export function usableSubAgents(defs: readonly PluginAgent[], workspaceDir: string, pluginSkills: readonly Skill[], warn: (def: PluginAgent, reason: string) => void): PluginAgent[] {
+  return defs.filter((def) => {
+    try {
+      resolveSubAgentSkills(def, workspaceDir, pluginSkills);
+      return true;
+    } catch (err) {
+      warn(def, (err as Error).message);
+      return false;
+    }
+  });
+}
+
+/**
  * A `model:` goes to the parent's endpoint with the parent's key; one whose provider prefix would
  * send it (and that key) elsewhere is refused.
  */

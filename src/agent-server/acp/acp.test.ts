@@ -68,7 +68,8 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
   const agentCall = (req: RecordedRequest) => expect(req.tools?.map((t) => t.function.name)).toContain('bash');
 
   it('runs a turn: the message goes to the ACP server, its tool call and reply come back as 1.58 records them, over the socket too', { timeout: SLOW * 2 }, async () => {
-    const id = await create();
+    // agent_context.skills (what an ACP profile launches with) go with the first turn as prompt text.
+    const id = await create({ agent: acpAgent({ agent_context: { skills: [{ name: 'acp-style', content: 'ACP-STYLE-CONTENT: indent with tabs.', trigger: null }] } }), secrets: Object.fromEntries(Object.entries(secrets()).map(([k, v]) => [k, { kind: 'StaticSecret', value: v }])) });
     const ws = new FrameCollector(`${s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
     await ws.opened;
     llm.push(
@@ -107,6 +108,8 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     // The secrets' names (never values) go with the first turn, and are shown as the dynamic context.
     expect(prompt.dynamic_context.text).toContain('MY_TOKEN');
     expect(JSON.stringify(llm.requests[0]!.messages)).toContain('MY_TOKEN');
+    expect(prompt.dynamic_context.text).toContain('ACP-STYLE-CONTENT');
+    expect(JSON.stringify(llm.requests[0]!.messages)).toContain('ACP-STYLE-CONTENT');
     expect(all.filter((e) => e.kind === 'ConversationStateUpdateEvent').map((e) => e.key)).toEqual(expect.arrayContaining(['agent_state', 'stats']));
 
     const statuses = all.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'execution_status').map((e) => e.value);

@@ -14,6 +14,7 @@ import { McpConfigError, resolveServer, serversOf } from '../../agent/mcp/config
 import type { AgentHost, ConversationAgent } from '../../agent/types.ts';
 import { conversationError, observationEvent, stateUpdate } from '../../agent/events.ts';
 import { sandboxBaseEnv } from '../../agent/sandbox-env.ts';
+import { requestSkills, skillsPromptSection } from '../../agent/skills/index.ts';
 import type { AcpModelInfo, Agent } from '../../api/agent-server/index.ts';
 import { BadRequest } from '../../api/errors.ts';
 import { newEventBase, type ActionEvent, type Event } from '../../api/events/index.ts';
@@ -205,14 +206,19 @@ export class AcpConversationAgent implements ConversationAgent {
 
   /**
    * What the ACP server is told besides the user's text, once, with the conversation's first turn:
-   * the names of the secrets it has as environment variables (never their values), and the
-   * agent context's system_message_suffix. Null when there is neither.
+   * the agent context's skills, the names of the secrets it has as environment variables (never
+   * their values), and the agent context's system_message_suffix. Null when there is none of them.
    */
   #suffix(): string | null {
     // Credential files are not announced: their values are file blobs, not variables to use.
     const files = fileSecretNames(activeFileSecrets(this.#agent.acp_file_secrets, detectProvider(this.#agent.acp_server, this.#agent.acp_command ?? [])), this.#host.secrets);
     const names = Object.keys(this.#host.secrets).filter((n) => !files.has(n));
     const parts: string[] = [];
+    // agent_context.skills (an ACP profile's skill catalog): rendered as the regular agent's prompt
+    // renders them (1.58's to_acp_prompt_context reuses get_system_message_suffix). The ACP server
+    // has no invoke_skill; it reads the listed skills' names and descriptions as prompt text.
+    const skills = skillsPromptSection(requestSkills(this.#agent.agent_context?.skills));
+    if (skills) parts.push(skills);
     if (names.length) parts.push(`<CUSTOM_SECRETS>\nThese secrets are set as environment variables of your process (use them by name, e.g. "$${names[0]}"; never print their values): ${names.join(', ')}.\n</CUSTOM_SECRETS>`);
     const custom = this.#agent.agent_context?.system_message_suffix;
     if (custom) parts.push(custom);

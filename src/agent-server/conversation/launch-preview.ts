@@ -36,7 +36,7 @@ function previewAcpLaunch(profile: AcpAgentProfile, stores: LaunchStores): Agent
     dangling_mcp_server_refs: r.mcpDangling,
     disabled_skills: [],
     public_skills: null,
-    resolved_skills: [],
+    resolved_skills: r.skills,
     secret_refs: profile.secret_refs,
     acp_api_key_secret_name: provider?.apiKeyEnv ?? null,
     acp_base_url_secret_name: provider?.baseUrlEnv ?? null,

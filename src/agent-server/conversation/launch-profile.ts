@@ -74,6 +74,8 @@ export interface LaunchStores {
 export interface AcpProfileResolution {
   mcpResolved: string[];
   mcpDangling: string[];
+  /** The skill catalog the agent gets, by name (an ACP profile has no skill selection: all of it). */
+  skills: string[];
   /** Why the profile cannot build an agent (an unbalanced quote in acp_command, custom without a command). */
   error?: string;
   agent?: LaunchedAgent;
@@ -150,7 +152,7 @@ function mcpConfig(stored: Record<string, McpServerSettings>, names: string[]): 
  * `public_skills` list keeps only the named ones of the public tier. Names absent from the catalog
  * do nothing, so neither list can dangle.
  */
-function selectSkills(catalog: readonly Skill[], profile: AgentProfile, publicNames: ReadonlySet<string>): Skill[] {
+function selectSkills(catalog: readonly Skill[], profile: Pick<AgentProfile, 'disabled_skills' | 'public_skills'>, publicNames: ReadonlySet<string>): Skill[] {
   const byName = new Map(catalog.map((s) => [s.name, s]));
   const denied = new Set(profile.disabled_skills);
   const allowed = profile.public_skills === null ? null : new Set(profile.public_skills);
@@ -273,12 +275,19 @@ export function resolveAgentProfile(profile: AgentProfile, stores: LaunchStores)
 
 /**
  * What launching an ACP profile builds (1.58's _build_acp_settings): the ACPAgent with the profile's
- * server, model, mode, timeouts, and its command split as a shell splits it; the selected MCP servers.
+ * server, model, mode, timeouts, and its command split as a shell splits it; the selected MCP servers;
+ * the whole skill catalog (1.58's _select_skills(available_skills, [])) in agent_context.skills, which
+ * the ACP agent renders into the prompt context of its first turn. 1.58 drops them again under its
+ * `native` acp_skill_sourcing (an agent server on the user's own machine, where the CLI reads the
+ * user's configuration); agentyard's agent server runs in a sandbox without that configuration, as
+ * 1.58's container image (`openhands_managed`), so they stay. Project skills stay off: the ACP server
+ * reads the repository itself (1.58, #4019).
  */
 export function resolveAcpAgentProfile(profile: AcpAgentProfile, stores: LaunchStores): AcpProfileResolution {
   const stored = stores.mcpServers?.() ?? {};
   const { resolved, dangling } = mcpSelection(stored, profile.mcp_server_refs ?? null);
-  const out: AcpProfileResolution = { mcpResolved: resolved, mcpDangling: dangling };
+  const skills = selectSkills(stores.skills?.() ?? [], { disabled_skills: [], public_skills: null }, new Set());
+  const out: AcpProfileResolution = { mcpResolved: resolved, mcpDangling: dangling, skills: skills.map((s) => s.name) };
   if (dangling.length) return out;
   let command: string[] = [];
   try {
@@ -302,6 +311,7 @@ export function resolveAcpAgentProfile(profile: AcpAgentProfile, stores: LaunchS
     acp_session_mode: profile.acp_session_mode,
     acp_prompt_timeout: profile.acp_prompt_timeout,
     acp_startup_timeout: profile.acp_startup_timeout,
+    agent_context: { skills: skills.map(skillInfo), load_user_skills: false, load_public_skills: false, load_project_skills: false },
     ...(mcp ? { mcp_config: mcp } : {}),
   };
   return out;
@@ -311,7 +321,7 @@ export async function launchFromProfile(req: StartConversationRequest, stores: L
   const id = req.agent_profile_id!;
   const profile = stores.agentProfiles.byId(id);
   if (!profile) throw new NotFound(`Agent profile with id '${id}' not found`);
-  if (profile.agent_kind === 'acp') return launchAcp(req, profile, stores);
+  if (profile.agent_kind === 'acp') return launchAcp(req, profile, await withPublicSkills(stores));
   const r = resolveAgentProfile(profile, await withPublicSkills(stores));
   if (r.llm instanceof AgentyardError) throw r.llm;
   // Every dangling reference at once, then settings that cannot be used, then what is not built.
