@@ -53,7 +53,10 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(llm.remaining()).toBe(0);
   });
 
-  const secrets = () => ({ OPENCODE_CONFIG_CONTENT: opencodeConfig(llm.url, titles.url), OPENCODE_DISABLE_MODELS_FETCH: '1', MY_TOKEN: TOKEN });
+  // Start requests take secrets as SecretSource objects (1.58 refuses plain strings with a 422).
+  const staticSecrets = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { kind: 'StaticSecret', value: v }]));
+  const plainSecrets = () => ({ OPENCODE_CONFIG_CONTENT: opencodeConfig(llm.url, titles.url), OPENCODE_DISABLE_MODELS_FETCH: '1', MY_TOKEN: TOKEN });
+  const secrets = (extra: Record<string, string> = {}) => staticSecrets({ ...plainSecrets(), ...extra });
   const acpAgent = (extra: Record<string, unknown> = {}) => ({ kind: 'ACPAgent', acp_server: 'opencode', acp_command: [bin, 'acp'], acp_isolate_data_dir: true, ...extra });
   const create = async (extra: Record<string, unknown> = {}) => {
     const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent(), secrets: secrets(), ...extra } });
@@ -69,7 +72,7 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
 
   it('runs a turn: the message goes to the ACP server, its tool call and reply come back as 1.58 records them, over the socket too', { timeout: SLOW * 2 }, async () => {
     // agent_context.skills (what an ACP profile launches with) go with the first turn as prompt text.
-    const id = await create({ agent: acpAgent({ agent_context: { skills: [{ name: 'acp-style', content: 'ACP-STYLE-CONTENT: indent with tabs.', trigger: null }] } }), secrets: Object.fromEntries(Object.entries(secrets()).map(([k, v]) => [k, { kind: 'StaticSecret', value: v }])) });
+    const id = await create({ agent: acpAgent({ agent_context: { skills: [{ name: 'acp-style', content: 'ACP-STYLE-CONTENT: indent with tabs.', trigger: null }] } }), secrets: secrets() });
     const ws = new FrameCollector(`${s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
     await ws.opened;
     llm.push(
@@ -145,7 +148,7 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
         body: {
           workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') },
           agent: acpAgent(),
-          secrets: { ...Object.fromEntries(Object.entries({ ...secrets(), OPENCODE_CONFIG_CONTENT: opencodeConfig(llm.url, titles.url, '{env:SCRIPTED_KEY}') }).map(([k, v]) => [k, { kind: 'StaticSecret', value: v }])), SCRIPTED_KEY: { kind: 'LookupSecret', url: `${vaultUrl}/keys/scripted`, headers: { Authorization: `Bearer ${bearer}` } } },
+          secrets: { ...secrets({ OPENCODE_CONFIG_CONTENT: opencodeConfig(llm.url, titles.url, '{env:SCRIPTED_KEY}') }), SCRIPTED_KEY: { kind: 'LookupSecret', url: `${vaultUrl}/keys/scripted`, headers: { Authorization: `Bearer ${bearer}` } } },
         },
       });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
@@ -281,7 +284,7 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
     expect(saved.status).toBe(201);
     const profile = (await s.api('/api/agent-profiles/opencode')).body.profile;
     // No per-conversation data dir in a profile (1.58 has none): HOME comes as a secret, so opencode writes nothing of the machine's.
-    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent_profile_id: profile.id, secrets: { ...secrets(), HOME: join(dir.path, 'home') } } });
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent_profile_id: profile.id, secrets: secrets({ HOME: join(dir.path, 'home') }) } });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body.agent).toMatchObject({ kind: 'ACPAgent', acp_server: 'opencode', acp_model: 'scripted/m2', acp_command: [bin, 'acp'] });
     expect(r.body.launched_agent_profile).toMatchObject({ agent_profile_id: profile.id, revision: 0 });
@@ -310,7 +313,7 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
   it('acp_file_secrets: the secret becomes a 0600 file in the conversation\'s acp folder, the env var points at it, and it goes with the conversation', { timeout: SLOW * 2 }, async () => {
     const CRED = '{"token":"file-cred-20931"}';
     const spec = { secret_name: 'MY_CRED_FILE', filename: 'cred.json', env_var: 'MY_CRED_PATH', subdir: 'my-cli' };
-    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ acp_file_secrets: [spec] }), secrets: { ...secrets(), MY_CRED_FILE: CRED } } });
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ acp_file_secrets: [spec] }), secrets: secrets({ MY_CRED_FILE: CRED }) } });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const id = r.body.id as string;
     llm.push(
@@ -343,7 +346,7 @@ describe.skipIf(!bin)('ACP agents (opencode)', () => {
 
   it('prepare-for-sandbox-pause stops the ACP server (204); the next turn starts it again, and a credential file it rewrote (a refreshed token) is kept over the seed', { timeout: SLOW * 3 }, async () => {
     const spec = { secret_name: 'MY_CRED_FILE', filename: 'cred.json', env_var: 'MY_CRED_PATH', subdir: 'my-cli', env_points_to: 'dir' };
-    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ acp_file_secrets: [spec] }), secrets: { ...secrets(), MY_CRED_FILE: 'seed-1' } } });
+    const r = await s.api('/api/conversations', { method: 'POST', body: { workspace: { kind: 'LocalWorkspace', working_dir: join(dir.path, 'wd') }, agent: acpAgent({ acp_file_secrets: [spec] }), secrets: secrets({ MY_CRED_FILE: 'seed-1' }) } });
     const id = r.body.id as string;
     llm.push(
       () => ({ toolCalls: [{ name: 'bash', arguments: { command: 'cat "$MY_CRED_PATH/cred.json"; echo; printf refreshed-2 > "$MY_CRED_PATH/cred.json"', description: 'refresh' } }] }),
