@@ -340,8 +340,13 @@ describe.skipIf(!tools)('agentyard on a real node', { timeout: 10 * 60_000 }, ()
     expect(before).toContain(conversationId);
     const upgraded = await timed('helm upgrade', () => kube(['upgrade', 'agentyard', CHART, '-n', NS, '-f', values(), '--set', `image.tag=${newTag}`, '--wait', '--timeout', '5m']));
     expect(upgraded.ok, upgraded.out).toBe(true);
-    const images = await node.kubectl('get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/component in (api,controller)', '-o', 'jsonpath={.items[*].spec.containers[0].image}');
-    expect(images.split(' ').every((i) => i.endsWith(`:${newTag}`))).toBe(true);
+    // `--wait` returns once the new Pods are ready; the old ones may still be terminating, so the
+    // listing is asked again until only the new tag is left.
+    const images = await eventually(async () => {
+      const listed = (await node.kubectl('get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/component in (api,controller)', '-o', 'jsonpath={.items[*].spec.containers[0].image}')).split(' ');
+      return listed.every((i) => i.endsWith(`:${newTag}`)) ? listed : undefined;
+    }, 'only upgraded api and controller Pods', 60_000);
+    expect(images.length).toBeGreaterThan(0);
     const after = await eventually(async () => {
       const r = await api<{ items: { id: string }[] }>('GET', '/api/v1/app-conversations/search?limit=100');
       return r.status === 200 ? r.body.items.map((c) => c.id).sort() : undefined;

@@ -30,7 +30,7 @@ describe('the event tree of a conversation', () => {
       { toolCalls: [{ name: 'file_editor', arguments: { command: 'view', path: join(wd, 'server', 'app.txt') } }] },
       { toolCalls: [{ name: 'finish', arguments: { message: 'viewed' } }] },
     );
-    const body = { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'file_editor' }] } };
+    const body = { workspace: { kind: 'LocalWorkspace', working_dir: wd }, agent: { llm: { model: 'openai/scripted' }, tools: [{ name: 'file_editor' }], agent_context: { load_project_skills: true } } };
     const id = (await t.s.api('/api/conversations', { method: 'POST', body })).body.id;
     const ws = new FrameCollector(`${t.s.url.replace('http', 'ws')}/sockets/events/${id}`, { 'x-session-api-key': TEST_KEY });
     await ws.until(1);

@@ -70,7 +70,8 @@ describe('OpenHands start request fields', () => {
     const conv = await h.store.get(ConversationKind, NS, id);
     const req = agentServerStartRequest(conv!, {}, { model: 'default-model' }) as any;
     expect(req.agent.llm).toEqual({ model: 'default-model', stream: true });
-    expect(req.agent.agent_context).toBeUndefined();
+    // No prompt fields of the request's own; only the skill-loading flags every start sends (1.58 loads neither by default).
+    expect(req.agent.agent_context).toEqual({ load_user_skills: true, load_project_skills: true });
     expect((await record(id)).agent_type).toBe('default');
     expect((await record(id)).unapplied_fields).toEqual({});
   });
