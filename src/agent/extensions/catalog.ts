@@ -69,13 +69,8 @@ async function skillEntries(cfg: ExtensionsConfig, marketplacePath: string): Pro
   // takes (`github:owner/repo@ref/path`).
   const entries = new Map<string, Omit<MarketplaceSkillInfo, 'installed'>>();
   for (const p of m.plugins) {
-    let r;
-    try {
-      r = resolvePluginSource(m, p);
-    } catch (err) {
-      log.warn({ name: p.name, reason: (err as Error).message }, 'marketplace entry skipped');
-      continue;
-    }
+    const r = resolvedOrSkipped(m, p);
+    if (!r) continue;
     entries.set(p.name, { name: p.name, description: p.description, source: `${r.source}${r.ref ? `@${r.ref}` : ''}${r.repo_path ? `/${r.repo_path}` : ''}` });
   }
   for (const s of m.skills) if (!entries.has(s.name)) entries.set(s.name, { name: s.name, description: s.description, source: s.source as string });
@@ -103,6 +98,16 @@ function truePlugin(source: Marketplace['plugins'][number]['source']): boolean {
   return typeof source === 'string' ? source.startsWith('./plugins/') : (source.path ?? '').startsWith('plugins/');
 }
 
+/** A marketplace entry's source resolved; undefined (logged) for an entry that cannot be, which the catalog leaves out. */
+function resolvedOrSkipped(m: Marketplace, p: Marketplace['plugins'][number]): ReturnType<typeof resolvePluginSource> | undefined {
+  try {
+    return resolvePluginSource(m, p);
+  } catch (err) {
+    log.warn({ name: p.name, reason: (err as Error).message }, 'marketplace entry skipped');
+    return undefined;
+  }
+}
+
 async function pluginEntries(cfg: ExtensionsConfig, marketplacePath: string): Promise<Omit<MarketplacePluginInfo, 'installed'>[]> {
   const repo = await updateExtensionsRepo(cfg);
   if (!repo) return [];
@@ -111,13 +116,8 @@ async function pluginEntries(cfg: ExtensionsConfig, marketplacePath: string): Pr
   const out: Omit<MarketplacePluginInfo, 'installed'>[] = [];
   for (const p of m.plugins) {
     if (!truePlugin(p.source)) continue;
-    let r;
-    try {
-      r = resolvePluginSource(m, p);
-    } catch (err) {
-      log.warn({ name: p.name, reason: (err as Error).message }, 'marketplace entry skipped');
-      continue;
-    }
+    const r = resolvedOrSkipped(m, p);
+    if (!r) continue;
     const entry: Omit<MarketplacePluginInfo, 'installed'> = { name: p.name, description: p.description, source: r.source, ref: r.ref, repo_path: r.repo_path, path: null, skills: null, files: null };
     // A plugin inside the clone: its contents are on disk to show; one in another repository's are not.
     if (r.ref === null && r.repo_path === null && existsSync(r.source)) {
