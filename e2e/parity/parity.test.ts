@@ -11,6 +11,7 @@ import { CANVAS_FLOWS } from './flows-canvas.ts';
 import { EXTENSIONS_FLOWS } from './flows-extensions.ts';
 import { INSTALL_FLOWS } from './flows-installs.ts';
 import { SKILL_FLOWS } from './flows-skills.ts';
+import { CRITIC_FLOWS } from './flows-critic.ts';
 import { openhandsBinary, startAgentyard, startOpenHands, type Side } from './servers.ts';
 
 const bin = openhandsBinary();
@@ -50,7 +51,7 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
     await Promise.all([oh?.close(), ay?.close()]);
   });
 
-  for (const [flow, run] of Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS })) {
+  for (const [flow, run] of Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS, ...CRITIC_FLOWS })) {
     it(flow, async () => {
       // A fresh scripted model for each flow and side (the same script is pushed to both), so that
       // what one flow left unconsumed cannot leak into the next.

@@ -221,7 +221,10 @@ class Agent implements ConversationAgent {
       if (!completion) return;
       // A response that arrived is recorded even if the run was stopped meanwhile: its actions stay pending.
       if (completion.toolCalls.length === 0) {
-        this.#emit(assistantMessage(completion));
+        const message = maskDeep(assistantMessage(completion), this.#mask);
+        // Scored (masked, as the critic service is told nothing the events do not say) before it is
+        // recorded, so the MessageEvent carries its critic_result (OpenHands).
+        this.#emit(this.#critic ? await this.#critic.annotateMessage(message, signal) : message);
         this.#emitTokens(completion);
         if (await this.#finish()) return;
         continue;

@@ -19,7 +19,7 @@ import type { Logger } from '../../util/log.ts';
 import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
 import type { EventStore } from '../store/event-store.ts';
 import type { StorageFaultState } from '../store/storage-health.ts';
-import { maskSecrets } from '../secrets.ts';
+import { CRITIC_KEY_PLACE, maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo, fullStateValue } from './info.ts';
 import { SkillState } from './skill-state.ts';
@@ -176,6 +176,11 @@ export class ConversationRuntime implements AgentHost {
   /** The security analyzer with its keys (the stored request has it without them). */
   securityAnalyzer(): SecurityAnalyzer | null {
     return joinAnalyzerKeys(this.#row.request.security_analyzer, this.#analyzerKeys);
+  }
+
+  /** The critic's key, sealed with the analyzer's (the stored request has it null). */
+  criticApiKey(): string | undefined {
+    return this.#analyzerKeys[CRITIC_KEY_PLACE];
   }
 
   get mcpOAuth(): McpOAuthProviders | undefined {

@@ -14,7 +14,7 @@ import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests, type Vali
 import { AgentMcpServer, AgentMcpServerV144 } from '../../api/agent-server/settings.ts';
 import { parseValue } from '../../api/events/validate.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
-import type { SecretSealer } from '../secrets.ts';
+import { CRITIC_KEY_PLACE, type SecretSealer } from '../secrets.ts';
 import { fetchLookupSecret, LookupFailed } from '../secret-lookup.ts';
 import type { Fernet } from '../fernet.ts';
 import { openLlm, openStartRequest } from '../secret-tokens.ts';
@@ -123,6 +123,21 @@ function subscriptionLlm(model: string | undefined, subscription: (() => Subscri
     credentials: () => Promise.reject(new ModelCallError('LLMConfigError', 'This agent server has no ChatGPT subscription sign-in')),
   };
   return { model: model || 'openai/gpt-5.5', subscription: access };
+}
+
+/**
+ * The critic's key (`agent.critic.api_key`) is sealed with the security analyzer's keys, at its own
+ * place, and the stored request has it null (1.58 shows it null too). The runtime reads it from there.
+ */
+function splitCriticKey(critic: Record<string, unknown> | null | undefined): { stored?: Record<string, unknown>; keys: Record<string, string> } {
+  const key = critic?.['api_key'];
+  if (!critic || typeof key !== 'string' || key === '') return { keys: {} };
+  return { stored: { ...critic, api_key: null }, keys: { [CRITIC_KEY_PLACE]: key } };
+}
+
+function criticKeys(keys: Readonly<Record<string, string>>): Record<string, string> {
+  const key = keys[CRITIC_KEY_PLACE];
+  return key ? { [CRITIC_KEY_PLACE]: key } : {};
 }
 
 /**
@@ -299,7 +314,7 @@ export class ConversationService {
       criticConfig(req.agent.critic);
     } catch (err) {
       if (!(err instanceof CriticConfigError)) throw err;
-      throw new Invalid([{ loc: ['body', 'agent', 'critic'], msg: err.message, type: 'value_error' }]);
+      throw new Invalid([{ loc: agentLoc[1] === 'agent' ? [...agentLoc, 'critic', ...err.loc] : [...agentLoc, 'verification'], msg: err.message, type: 'value_error' }]);
     }
 
     const secrets = await secretValues(req.secrets ?? {}, this.#o.lookupSecret);
@@ -317,13 +332,15 @@ export class ConversationService {
     const mcp = splitMcpSecrets(agent.mcp_config);
     // What is stored: the request without secret values (the MCP servers' env and header values too),
     // without the LLM key and without the analyzer's keys.
-    const { stored: security_analyzer, keys: analyzerKeys } = splitAnalyzerKeys(req.security_analyzer);
+    const { stored: security_analyzer, keys: onlyAnalyzerKeys } = splitAnalyzerKeys(req.security_analyzer);
+    const critic = splitCriticKey(agent.critic);
+    const analyzerKeys = { ...onlyAnalyzerKeys, ...critic.keys };
     const request: StartConversationRequest = {
       ...req,
       security_analyzer,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
-      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser), ...(mcp.stored ? { mcp_config: mcp.stored } : {}) },
+      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser), ...(critic.stored ? { critic: critic.stored } : {}), ...(mcp.stored ? { mcp_config: mcp.stored } : {}) },
       initial_message: null,
     };
     const stored = worktree ? withWorktree(request, worktree) : request;
@@ -503,7 +520,9 @@ export class ConversationService {
     const rt = this.get(id);
     checkAnalyzer(analyzer, ['body', 'security_analyzer']);
     const row = rt.row;
-    const { stored, keys } = splitAnalyzerKeys(analyzer);
+    const { stored, keys: onlyAnalyzerKeys } = splitAnalyzerKeys(analyzer);
+    // The critic's key rides with the analyzer's (see CRITIC_KEY_PLACE): a new analyzer keeps it.
+    const keys = { ...onlyAnalyzerKeys, ...criticKeys(rt.analyzerKeys) };
     const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
     const secrets = { ...rt.secrets };
     const llmApiKey = opened?.llmApiKey;
