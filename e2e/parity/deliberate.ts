@@ -153,6 +153,12 @@ export const DELIBERATE: Record<string, string> = {
     '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +
     'server) expects and its integration tests accept. No remote desktop runs in an agentyard sandbox, so ours answers that 503 ' +
     'with a message saying so: the truth, in the shape its clients handle, where a 404 would read as a client bug.',
+  'critic_settings.no_key':
+    'A start whose `agent.critic` has no `api_key`: OpenHands 1.58 refuses it (422 at agent.critic.api_key); ours starts, the ' +
+    "critic authenticating with the agent LLM's key. That is what 1.58 itself does when it builds the critic from settings " +
+    "(build_critic: `critic_api_key`, else the LLM's key), and what an agent-profile launch here gives, so the critic of a plain " +
+    'start works as the launched one. A key that is sent is used as 1.58 uses it (the same Bearer, critic_refinement.classify), ' +
+    'sealed apart and shown null; a client that sends none is not refused for a key the server already holds.',
 };
 
 /**

@@ -112,9 +112,11 @@ export function turns(input: string): { tools: string[]; system: boolean; turns:
       if (tools) out.tools = tools.split('\n').map((l) => (JSON.parse(l) as { function: { name: string } }).function.name);
       continue;
     }
+    // A tool result's own lines: the bracketed notes the terminal adds (exit code, working
+    // directory, interpreter) differ between the servers' terminals, not in what the critic reads.
     if (role === 'assistant') content = content.replace(/^<think>\n[\s\S]*?\n<\/think>\n\n/, '');
     if (role === 'user' && content.startsWith('\n<tool_response>') || content.startsWith('<tool_response>')) {
-      for (const m of content.matchAll(/<tool_response>\n([\s\S]*?)\n<\/tool_response>/g)) out.turns.push(['tool', m[1]!]);
+      for (const m of content.matchAll(/<tool_response>\n([\s\S]*?)\n<\/tool_response>/g)) out.turns.push(['tool', m[1]!.split('\n').filter((l) => !/^\[.*\]$/.test(l)).join('\n')]);
       continue;
     }
     out.turns.push([role, content]);
@@ -122,7 +124,7 @@ export function turns(input: string): { tools: string[]; system: boolean; turns:
   return out;
 }
 
-/** What the critic service received: each call's path, credential, model and rendered turns. */
+/** What the critic service received: each call's credential, model and rendered turns (PARITY_CRITIC_RAW=1: the rendered text too, while working on the suite). */
 function calls(s: Side, from = 0): unknown[] {
   return s.llm.classifications.slice(from).map((c) => ({ authorization: c.headers['authorization'], model: c.model, ...turns(c.input), raw: process.env['PARITY_CRITIC_RAW'] ? c.input : undefined }));
 }
@@ -150,7 +152,10 @@ export const CRITIC_FLOWS: Record<string, (s: Side) => Promise<View>> = {
     const info = (await s.api(`/api/conversations/${r.id}`)).body;
     return {
       create: r.status,
-      critic_shown: info.agent?.critic ?? null,
+      // The service's URL is each side's own.
+      critic_shown: info.agent?.critic ? { ...info.agent.critic, server_url: info.agent.critic.server_url === criticUrl(s) } : null,
+      // State updates other than status and usage: agent_state's iteration count, the last user message (which kind it names).
+      updates: evs2.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key !== 'execution_status' && e.key !== 'stats').map((e) => [e.key, e.key === 'last_user_message_id' ? scored(evs2.filter((m) => m.id === e.value))[0] : e.value]),
       end,
       events: scored(evs),
       followups: userTexts(evs).slice(1),

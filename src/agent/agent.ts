@@ -427,7 +427,7 @@ class Agent implements ConversationAgent {
     // Iterative refinement: a finish the critic scored too low goes on with its follow-up message.
     const followup = this.#critic?.followup(this.#host.events());
     if (followup) {
-      this.#emit(followup);
+      for (const e of followup) this.#emit(e);
       return false;
     }
     return this.#finish();

@@ -239,7 +239,7 @@ export class ConversationRuntime implements AgentHost {
       rateLimitedUntil: this.#rateLimitedUntil,
       leafEventId: this.leafEventId(),
       subConversationIds: this.#ctx.childrenOf?.(this.conversationId) ?? [],
-      ...(this.isAcp ? { acp: this.#acpInfo() } : {}),
+      ...(this.isAcp ? { acp: this.#acpInfo() } : { agentState: (this.#agentState ??= recordedAgentState(this.#log())) }),
     });
   }
 
@@ -286,6 +286,9 @@ export class ConversationRuntime implements AgentHost {
     return this.#row.headEventId === '';
   }
 
+  /** agent_state as last recorded (an agent's, not an ACP one's: the critic's refinement count); read from the log at first use. */
+  #agentState: Record<string, unknown> | undefined;
+
   emit(event: Event): void {
     if (this.#deleted) {
       this.#ctx.log.debug({ conversationId: this.conversationId, kind: event.kind }, 'event after delete dropped');
@@ -308,12 +311,21 @@ export class ConversationRuntime implements AgentHost {
     if (this.#branch && this.#branch !== this.#cache) this.#branch.push(parsed);
     this.#skills?.add(parsed);
     this.#ctx.onActivity();
+    if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'agent_state' && this.#agentState !== undefined) {
+      this.#agentState = { ...(parsed.value as Record<string, unknown>) };
+    }
     if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'stats') {
       this.#update({ stats: parsed.value as ConversationRow['stats'] });
     }
     this.#ctx.bus.publish(this.conversationId, new Published(stored.seq, parsed, stored.json));
     this.#ctx.onAppended(this.conversationId);
     if (!stored.saved) this.#stopForStorage();
+    // As OpenHands 1.58, every user message (the client's, a refinement follow-up, a sub-agent's task)
+    // is the state's last_user_message_id, and a client replaying events learns it after the message.
+    if (parsed.kind === 'MessageEvent' && parsed.source === 'user') {
+      this.#update({ lastUserMessageId: parsed.id });
+      this.emit({ ...newEventBase('environment'), key: 'last_user_message_id', value: parsed.id, kind: 'ConversationStateUpdateEvent' });
+    }
   }
 
   /**
@@ -515,9 +527,6 @@ export class ConversationRuntime implements AgentHost {
       kind: 'MessageEvent',
     };
     this.emit(event);
-    this.#update({ lastUserMessageId: event.id });
-    // As OpenHands 1.58: a client replaying events learns the state's last_user_message_id too.
-    this.emit({ ...newEventBase('environment'), key: 'last_user_message_id', value: event.id, kind: 'ConversationStateUpdateEvent' });
     const s = this.#row.executionStatus;
     if (s === 'finished' || s === 'stuck') this.setExecutionStatus('idle');
     if (run) {

@@ -12,6 +12,7 @@ type MessageEvent = Extract<Event, { kind: 'MessageEvent' }>;
 import { newEventBase } from '../../api/events/index.ts';
 import { createLogger } from '../../util/log.ts';
 import { buildView } from '../condenser/view.ts';
+import { stateUpdate } from '../events.ts';
 import type { ChatTool } from '../llm/client.ts';
 import { buildMessages } from '../messages.ts';
 import type { AgentHost } from '../types.ts';
@@ -78,8 +79,11 @@ export class AgentCritic {
     }
   }
 
-  /** After a finish ran: the follow-up message when its score asks for another iteration and one remains. */
-  followup(events: readonly Event[]): Event | undefined {
+  /**
+   * After a finish ran: when its score asks for another iteration and one remains, the events to
+   * record, as 1.58 records them: agent_state's iteration count, then the follow-up user message.
+   */
+  followup(events: readonly Event[]): Event[] | undefined {
     if (!this.#cfg.refinement) return undefined;
     const finish = events.findLast((e): e is ActionEvent => e.kind === 'ActionEvent' && e.tool_name === 'finish');
     if (!finish?.critic_result || !shouldRefine(this.#cfg, finish.critic_result)) return undefined;
@@ -87,9 +91,17 @@ export class AgentCritic {
     const done = refinementsSoFar(texts);
     if (done >= this.#cfg.refinement.maxIterations) return undefined;
     const text = followupPrompt(finish.critic_result, done + 1);
-    return { ...newEventBase('user'), llm_message: { role: 'user', content: [{ type: 'text', text }] }, activated_skills: [], extended_content: [], kind: 'MessageEvent' };
+    const state = events.findLast((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'agent_state');
+    const agentState = state?.kind === 'ConversationStateUpdateEvent' && state.value && typeof state.value === 'object' ? (state.value as Record<string, unknown>) : {};
+    return [
+      stateUpdate('agent_state', { ...agentState, [ITERATION_KEY]: done + 1 }),
+      { ...newEventBase('user'), llm_message: { role: 'user', content: [{ type: 'text', text }] }, activated_skills: [], extended_content: [], kind: 'MessageEvent' },
+    ];
   }
 }
+
+/** agent_state's key of the refinement iterations done (1.58's ITERATIVE_REFINEMENT_ITERATION_KEY). */
+const ITERATION_KEY = 'iterative_refinement_iteration';
 
 /** The view without tool calls that have no answer yet, nor answers without their call (1.58's View drops both). */
 function answeredOnly(events: readonly Event[]): Event[] {

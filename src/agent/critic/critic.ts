@@ -70,6 +70,37 @@ export function criticConfig(raw: Record<string, unknown> | null | undefined): C
   };
 }
 
+/**
+ * `agent.critic` as 1.58 shows it in ConversationInfo: the APIBasedCritic with every field, defaults
+ * filled in, in its order; the key always null (1.58 shows null; here it is sealed apart).
+ */
+export function criticShown(raw: Record<string, unknown>): Record<string, unknown> {
+  const { kind: _kind, api_key: _key, ...given } = raw;
+  const shown: Record<string, unknown> = {
+    server_url: null,
+    api_key: null,
+    model_name: 'critic',
+    tokenizer_name: 'Qwen/Qwen3-4B-Instruct-2507',
+    pass_tools_definitions: true,
+    timeout_seconds: 300,
+    has_success_label: true,
+    sentiment_labels: SENTIMENT,
+    agent_issue_labels: AGENT_ISSUES,
+    infra_labels: INFRA,
+    user_followup_labels: USER_FOLLOWUP,
+    sentiment_map: { Positive: 'sentiment_positive', Neutral: 'sentiment_neutral', Negative: 'sentiment_negative' },
+    mode: 'finish_and_message',
+    iterative_refinement: null,
+    issue_threshold: 0.75,
+    ...given,
+    ...(given['iterative_refinement'] ? { iterative_refinement: { success_threshold: 0.6, max_iterations: 3, ...(given['iterative_refinement'] as object) } } : {}),
+    kind: 'APIBasedCritic',
+  };
+  // Never the key, whatever the stored request holds (assigned: the field keeps its place).
+  shown['api_key'] = null;
+  return shown;
+}
+
 /** JSON as Python's json.dumps writes it (", " and ": "), which is what the template's tojson gives. */
 function pyJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(pyJson).join(', ')}]`;
