@@ -154,8 +154,10 @@ export const CRITIC_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       create: r.status,
       // The service's URL is each side's own.
       critic_shown: info.agent?.critic ? { ...info.agent.critic, server_url: info.agent.critic.server_url === criticUrl(s) } : null,
-      // State updates other than status and usage: agent_state's iteration count, the last user message (which kind it names).
-      updates: evs2.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key !== 'execution_status' && e.key !== 'stats').map((e) => [e.key, e.key === 'last_user_message_id' ? scored(evs2.filter((m) => m.id === e.value))[0] : e.value]),
+      // The state updates refinement makes: agent_state's iteration count, the last user message (which
+      // kind it names). Others are left out: 1.58 updates `agent` at a start when earlier flows left it
+      // LLM profiles, which is no concern of the critic.
+      updates: evs2.filter((e) => e.kind === 'ConversationStateUpdateEvent' && (e.key === 'agent_state' || e.key === 'last_user_message_id')).map((e) => [e.key, e.key === 'last_user_message_id' ? scored(evs2.filter((m) => m.id === e.value))[0] : e.value]),
       end,
       events: scored(evs),
       followups: userTexts(evs).slice(1),
