@@ -49,7 +49,7 @@ import { subAgentRoutes } from './routes/sub-agents.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { extensionRoutes } from './routes/extensions.ts';
 import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/extensions-repo.ts';
-import { initRoutes } from './routes/init.ts';
+import { initRoutes, type InitService } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { settingsDocRoutes } from './routes/settings-doc.ts';
 import type { Fernet } from './fernet.ts';
@@ -104,7 +104,7 @@ export interface AppDeps {
   canvas?: CanvasHolder;
   /** The extensions repository (public skills, marketplace) and marketplace registrations. Default: from the environment (EXTENSIONS_PATH, EXTENSIONS_REF, OH_PERSISTENCE_DIR, OH_REGISTERED_MARKETPLACES). */
   extensions?: ExtensionsConfig;
-  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void; /** The secret key as OpenHands' cipher (X-Expose-Secrets: encrypted); undefined: none. */ fernet?: () => Fernet | undefined };
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; /** A deferred start's /api/init (absent: not started deferred, 404). */ init?: InitService; onHandOver?(req: HandOverRequest): void; /** The secret key as OpenHands' cipher (X-Expose-Secrets: encrypted); undefined: none. */ fernet?: () => Fernet | undefined };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -121,7 +121,7 @@ export function createApp(d: AppDeps): Koa {
   app.use(docsRoutes().routes());
 
   // /api/init is outside the session-key check, as in OpenHands (it has a key of its own).
-  const init = initRoutes(d.settings.initKeys);
+  const init = initRoutes(d.settings.initKeys, d.settings.init);
   app.use(init.routes());
   app.use(init.allowedMethods());
 
