@@ -192,6 +192,13 @@ export const SECURITY_FLOWS: Record<string, Flow> = {
     // No confirmation: the batch runs at once, and its blocked call is neither first nor last.
     return { unheld: await laterBlockedFlow(s) };
   },
+
+  async security_odd_shapes_table(s) {
+    return {
+      pattern: await tableFlow(s, { kind: 'PatternSecurityAnalyzer' }, 'HIGH', ODD_SHAPES),
+      rail: await tableFlow(s, { kind: 'PolicyRailSecurityAnalyzer' }, 'HIGH', ODD_SHAPES),
+    };
+  },
 };
 
 /**
@@ -214,3 +221,19 @@ async function laterBlockedFlow(s: Side): Promise<View> {
   const answers = all.filter((e) => ['ObservationEvent', 'UserRejectObservation'].includes(e.kind) && e.tool_name !== 'finish').map((e) => `${e.kind} ${byId.get(e.action_id) ?? 'unknown action'}`);
   return { create: created.status, status, answers };
 }
+
+/**
+ * Shell shapes tree-sitter-bash parses oddly (side-by-side.test.ts has them too), harmless if they
+ * ran: a runner's own -c script reading the pipe, a number glued to a here-string (its descriptor),
+ * a pipeline that starts inside a here-document, words the grammar hangs on a redirect, a compound
+ * command given a here-string, a here-string the grammar splits.
+ */
+const ODD_SHAPES = [
+  "echo 'rm -rf /etc/parity-nonexistent' | sh -c sh",
+  "echo \"'r'm -rf /etc/parity-nonexistent\" | sh -c sh",
+  "sh 0<<<\"'r'm -rf /usr/parity-nonexistent\"",
+  "cat <<'EOF' | bash\nrm -rf /home/parity-nonexistent\nEOF",
+  'rm 2>/dev/null -rf /etc/parity-nonexistent',
+  "{ sh; } <<< 'rm -rf /etc/parity-nonexistent'",
+  "sh 0< /dev/stdin <<< 'rm -rf /etc/parity-nonexistent'",
+];
