@@ -1,7 +1,7 @@
 // The app API's git searches for the forgejo provider against a real Gitea (hack/gitea.sh; SQLite,
 // loopback HTTP) over real HTTP: the provider token saved through /secrets/git-providers (checked
 // against the host, kept as the FORGEJO_TOKEN secret, never answered back), repositories and
-// branches paged without losing or repeating one, OpenHands' errors, and 501 for hosted providers.
+// branches paged without losing or repeating one, OpenHands' errors, and 501 for providers not searched here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretKind } from '../../api/secret.ts';
 import { giteaBinary, seedGitea, startGitea, type GiteaSeed, type GiteaServer } from '../../testing/gitea/server.ts';
@@ -75,9 +75,9 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
     const bad = await save({ provider_tokens: { forgejo: { token: '0'.repeat(40), host: gitea.url } } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'provider_tokens', 'forgejo', 'token'], msg: 'Invalid token. Please make sure it is a valid forgejo token.' });
-    const github = await save({ provider_tokens: { github: { token: 'ghp_x' } } });
-    expect(github.status).toBe(501);
-    expect(github.body.detail).toContain('GITHUB_TOKEN');
+    const gitlab = await save({ provider_tokens: { gitlab: { token: 'glpat_x' } } });
+    expect(gitlab.status).toBe(501);
+    expect(gitlab.body.detail).toContain('GITLAB_TOKEN');
     const unknown = await save({ provider_tokens: { sourcehut: { token: 'x' } } });
     expect(unknown.status).toBe(422);
     expect(await h.store.get(SecretKind, NS, storedSecretsName(h.alice.user.id))).toBeUndefined();
@@ -173,15 +173,15 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
     expect(await h.call('GET', `${V1}/git/suggested-tasks/search`)).toMatchObject({ status: 200, body: { items: [], next_page_id: null } });
   });
 
-  it('answers 501 for the hosted providers, naming what still works', async () => {
-    for (const provider of ['github', 'gitlab', 'bitbucket', 'bitbucket_data_center', 'azure_devops', 'enterprise_sso']) {
+  it('answers 501 for the providers not searched here, naming what still works', async () => {
+    for (const provider of ['gitlab', 'bitbucket', 'bitbucket_data_center', 'azure_devops', 'enterprise_sso']) {
       for (const path of [`installations/search?provider=${provider}`, `repositories/search?provider=${provider}`, `branches/search?provider=${provider}&repository=a/b&query=`]) {
         const r = await h.call('GET', `${V1}/git/${path}`);
         expect(r.status, path).toBe(501);
-        expect(r.body.detail).toContain('searches forgejo hosts only');
+        expect(r.body.detail).toContain('searches GitHub and Forgejo hosts only');
       }
     }
-    expect((await h.call('GET', `${V1}/git/repositories/search?provider=github`)).body.detail).toContain('cloned into conversations with the GITHUB_TOKEN secret');
+    expect((await h.call('GET', `${V1}/git/repositories/search?provider=gitlab`)).body.detail).toContain('cloned into conversations with the GITLAB_TOKEN secret');
   });
 
   it("keeps each user's token to themselves", async () => {
