@@ -234,10 +234,12 @@ function githubSearch(client: GitHubClient): ProviderSearch {
       const path = installation ? `/user/installations/${installation}/repositories` : '/user/repos';
       const rows = await window(
         async (p, n) => {
-          const a = await client.get(path, installation ? { per_page: n, page: p } : { per_page: n, page: p, sort: 'pushed' });
+          // In 1.11's order (page, per_page, sort): the Link header GitHub echoes back is then the same.
+          const a = await client.get(path, installation ? { page: p, per_page: n } : { page: p, per_page: n, sort: 'pushed' });
           if (a.status === 404) throw new NotFound(`No GitHub App installation ${installation} is reachable with this token`);
           if (a.status !== 200) throw new BadGateway(`GitHub answered ${a.status} to ${path}`);
-          return { items: installation ? (Array.isArray(a.body?.repositories) ? a.body.repositories : []) : Array.isArray(a.body) ? a.body : [], link: a.link };
+          // No Link header (a single page) is passed on as 1.11 passes it: an empty string.
+          return { items: installation ? (Array.isArray(a.body?.repositories) ? a.body.repositories : []) : Array.isArray(a.body) ? a.body : [], link: a.link ?? '' };
         },
         (page - 1) * limit,
         limit + 1,

@@ -8,10 +8,14 @@
 // and GraphQL's {data, errors} (NOT_FOUND, RATE_LIMITED) with HTTP 200. It serves both layouts: the
 // github.com one (REST at /, GraphQL at /graphql) and GitHub Enterprise Server's (/api/v3,
 // /api/graphql). What it holds is scripted per test: users and their tokens, repositories,
-// branches, organizations, App installations, pull requests and issues.
+// branches, organizations, App installations, pull requests and issues. For a client that can only
+// call api.github.com (OpenHands 1.58's agent server), it is also an HTTPS proxy (`connectTls`):
+// a CONNECT is answered, and the tunnel's TLS ended here with the given certificate (trusted by
+// that client through SSL_CERT_FILE), so the client talks to this stand-in as api.github.com.
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { json, readBody } from '../scripted-llm/server.ts';
 
 export interface StandInUser {
@@ -157,7 +161,7 @@ function linkHeader(requestUrl: URL, page: number, perPage: number, total: numbe
   return parts.length ? parts.join(', ') : undefined;
 }
 
-export async function startGitHubStandIn(opts: { tls?: { key: string; cert: string } } = {}): Promise<GitHubStandIn> {
+export async function startGitHubStandIn(opts: { tls?: { key: string; cert: string }; connectTls?: { key: string; cert: string } } = {}): Promise<GitHubStandIn> {
   const requests: GitHubRequest[] = [];
   const users: StandInUser[] = [];
   const repos: StandInRepo[] = [];
@@ -298,7 +302,9 @@ export async function startGitHubStandIn(opts: { tls?: { key: string; cert: stri
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', base);
+    // Links name the host the client asked for (api.github.com through the proxy, else this server).
+    const origin = req.headers.host ? `${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}://${req.headers.host}` : base;
+    const url = new URL(req.url ?? '/', origin);
     let path = url.pathname.replace(/\/+$/, '') || '/';
     if (path.startsWith('/api/v3')) path = path.slice('/api/v3'.length) || '/';
     if (path === '/api/graphql') path = '/graphql';
@@ -389,6 +395,16 @@ export async function startGitHubStandIn(opts: { tls?: { key: string; cert: stri
     });
   };
   const server: Server = opts.tls ? createHttpsServer(opts.tls, listener) : createHttpServer(listener);
+  const tunnel = opts.connectTls;
+  if (tunnel) {
+    server.on('connect', (_req: IncomingMessage, socket: Socket, head: Buffer) => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) socket.unshift(head);
+      const tls = new TLSSocket(socket, { isServer: true, key: tunnel.key, cert: tunnel.cert });
+      tls.on('error', () => socket.destroy());
+      server.emit('connection', tls);
+    });
+  }
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const { port } = server.address() as AddressInfo;
   base = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
