@@ -157,7 +157,8 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
  * relative to its working directory, so it runs in a throwaway one; VS Code, tool preloading and the
  * browser are off (nothing a flow here uses). Starting takes 20-60 s: its imports are heavy.
  */
-export async function startOpenHands(bin: string): Promise<Side> {
+/** `extraEnv`: added to its environment (the GitHub side-by-side test's proxy and CA). */
+export async function startOpenHands(bin: string, extraEnv: Record<string, string> = {}): Promise<Side> {
   // While working on the suite: reuse a server already running (started with OH_SESSION_API_KEYS_0=KEY).
   const running = process.env['PARITY_OPENHANDS_URL'];
   if (running) {
@@ -173,7 +174,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
   const port = await freePort();
   let out = '';
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url } });
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url, ...extraEnv } });
   mkdirSync(join(dir, 'tmux'));
   // While working on the suite: the whole log of the real server (what it did between flows) to a file.
   const logFile = process.env['PARITY_OPENHANDS_LOG'];
@@ -204,8 +205,8 @@ async function saveProfile(api: Side['api'], llmUrl: string): Promise<void> {
   if (r.status !== 201) throw new Error(`saving the LLM profile: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
-/** Ours, in this process, with the real agent. */
-export async function startAgentyard(): Promise<Side> {
+/** Ours, in this process, with the real agent. `githubHost`: where its GitHub repository search asks (default github.com). */
+export async function startAgentyard(opts: { githubHost?: string } = {}): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'parity-agentyard-'));
   const workDir = join(dir, 'work');
   mkdirSync(workDir);
@@ -235,6 +236,7 @@ export async function startAgentyard(): Promise<Side> {
     // As OpenHands here: its home is the side's directory (HOME=dir), the same extensions repository.
     extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
     log: createLogger('agent-server', 'silent'),
+    ...(opts.githubHost ? { githubHost: opts.githubHost } : {}),
   });
   return Object.assign(side, {
     name: 'agentyard' as const,

@@ -95,6 +95,8 @@ export interface AppDeps {
   restoring?(): boolean;
   /** /api/mcp: the OAuth token store (and knobs for tests); the workspace is where stdio servers start. */
   mcp?: Omit<McpRouteDeps, 'cwd'>;
+  /** The github host whose API GET /api/git/repositories/search asks with a stored GitHub token (default https://github.com). */
+  githubHost?: string;
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
@@ -143,7 +145,7 @@ export function createApp(d: AppDeps): Koa {
     await next();
   });
   const extensions = d.extensions ?? extensionsConfigFromEnv();
-  const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name)), vscodeRoutes(), desktopRoutes()];
+  const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name), d.githubHost ?? 'https://github.com'), vscodeRoutes(), desktopRoutes()];
   for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), extensionRoutes(extensions), skillRoutes(d.service.workspaceDir, { ...(d.home !== undefined ? { home: d.home } : {}), extensions }), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir, d.home !== undefined ? { home: d.home } : {}), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
       activeProfile: () => d.profiles.activeProfile(),
       setActiveProfile: (name) => d.profiles.setActiveProfile(name),

@@ -14,6 +14,10 @@
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
 //   OH_DEFERRED_INIT                 true: start dormant, configured by POST /api/init (deferred.ts; X-Init-API-Key is
 //                                    OH_SECRET_KEY, else the first session key)
+//   AGENTYARD_GIT_HOSTS (github), AGENTYARD_GIT_BASE_URL   the GitHub host whose API /api/git/repositories/search
+//                                    asks with a stored GitHub token (default https://github.com, so api.github.com;
+//                                    another host is a GitHub Enterprise Server, its /api/v3); OpenHands 1.58 has no
+//                                    setting for it (always api.github.com)
 // Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,6 +30,7 @@ import { applyAgentServerV8Flags } from './memory-env.ts';
 import { enableIdleCollection } from './idle-collect.ts';
 import { startAgentServer } from './server.ts';
 import { startDeferredAgentServer } from './deferred.ts';
+import { DEFAULT_GIT_HOSTS, gitHostsFromEnv } from '../controller/conversation/repository.ts';
 import { warmUp } from './warm-up.ts';
 import { subscriptionSettingsFromEnv } from './subscription/service.ts';
 
@@ -171,6 +176,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     subscription: subscriptionSettingsFromEnv(env),
     ...maxConcurrentRunsFromEnv(env),
     appBackends: appBackendsFromEnv(env),
+    githubHost: gitHostsFromEnv(env).github ?? DEFAULT_GIT_HOSTS.github!,
     log,
   });
   // Signal handlers first, then the announcement: a parent may signal as soon as it reads the line.

@@ -82,6 +82,8 @@ export interface AgentServerOptions {
   appBackends?: BridgeOptions;
   /** The extensions repository and marketplace registrations (default: from the environment, extensionsConfigFromEnv). */
   extensions?: ExtensionsConfig;
+  /** The github host whose API lists repositories with a stored GitHub token (AGENTYARD_GIT_HOSTS' github; default https://github.com). */
+  githubHost?: string;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
@@ -252,6 +254,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const canvas = new CanvasHolder(join(dataDir, 'canvas-extensions'), opts.appBackends);
   await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
+    ...(opts.githubHost ? { githubHost: opts.githubHost } : {}),
     canvas,
     extensions,
     ...(opts.home !== undefined ? { home: opts.home } : {}),

@@ -131,7 +131,7 @@ function runtimeRoutes(prefix: string, scope: string, server: boolean): AgentSer
           { method: 'get', path: '/api/file/home', tag: 'files', summary: 'The home (workspace) directory', query: q(['include_hidden']), response: Type.Object({ home: S }) },
           { method: 'get', path: '/api/file/search_subdirs', tag: 'files', summary: 'Subdirectories of a directory', query: q(['path', 'page_id', 'limit', 'include_hidden'], ['path']) },
           { method: 'get', path: '/api/desktop/url', tag: 'vscode', summary: 'A remote desktop: 503, none runs in this sandbox (OpenHands before 1.58)', query: q(['base_url']), response: VSCodeUrlResponse },
-          { method: 'get', path: '/api/git/repositories/search', tag: 'git', summary: "Repositories a provider token reaches (this server holds none: missing_token)", query: fromSchema(GitRepositorySearchQuery), response: GitProviderRepositoryPage },
+          { method: 'get', path: '/api/git/repositories/search', tag: 'git', summary: "Repositories a stored GitHub token (settings secret github_token, GITHUB_TOKEN, GH_TOKEN or github) reaches on the configured GitHub host, newest push first, optionally those whose full name contains `query`; without one, missing_token and no items. Page ids as OpenHands 1.58's (page or page:offset); a GitHub rate limit is 429 with Retry-After", query: fromSchema(GitRepositorySearchQuery), response: GitProviderRepositoryPage },
         ] satisfies AgentServerRoute[])
       : []),
   ];
