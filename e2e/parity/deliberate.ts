@@ -153,6 +153,17 @@ export const DELIBERATE: Record<string, string> = {
     '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +
     'server) expects and its integration tests accept. No remote desktop runs in an agentyard sandbox, so ours answers that 503 ' +
     'with a message saying so: the truth, in the shape its clients handle, where a 404 would read as a client bug.',
+  'managed_key_refresh.second_refused':
+    'After a managed key refresh, ours keeps the current key for the conversation\'s later model calls; OpenHands 1.58 retries ' +
+    'the refused call with a copy of its LLM and keeps the stale key, so every later call of the conversation is first refused ' +
+    '(401) and the key fetched again: a refused call and a control-plane request per model call, for the life of the ' +
+    'conversation. The second turn is otherwise the same on both (the events, the status, the call answered with the current key).',
+  'managed_key_refresh.second_refresh_calls': 'The same kept key as managed_key_refresh.second_refused: ours asks the control plane once, OpenHands at each later call.',
+  'managed_key_refresh.info_api_key':
+    "A conversation's `agent.llm.api_key` reads `**********` on ours (a key is set, not shown), before and after a refresh, as " +
+    'switch_profile.llm and secrets_encrypted.info_api_key argue; OpenHands 1.58 shows null in ConversationInfo for every ' +
+    'conversation, which reads as "no key" though its model calls send one. Neither shows the stale or the refreshed key ' +
+    '(keys_shown agrees on both: none).',
 };
 
 /**

@@ -6,7 +6,8 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node
 import { Agent, request } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAgent } from '../../src/agent/agent.ts';
+import { createAgent, createAgentWith } from '../../src/agent/agent.ts';
+import { keyRefreshFromEnv } from '../../src/agent/llm/key-refresh.ts';
 import { startAgentServer, type AgentServer } from '../../src/agent-server/server.ts';
 import { extensionsConfigFromEnv } from '../../src/agent/skills/extensions-repo.ts';
 import { stopGroup } from '../../src/runtime/process/processes.ts';
@@ -155,7 +156,7 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
  * relative to its working directory, so it runs in a throwaway one; VS Code, tool preloading and the
  * browser are off (nothing a flow here uses). Starting takes 20-60 s: its imports are heavy.
  */
-export async function startOpenHands(bin: string): Promise<Side> {
+export async function startOpenHands(bin: string, env: Record<string, string> = {}): Promise<Side> {
   // While working on the suite: reuse a server already running (started with OH_SESSION_API_KEYS_0=KEY).
   const running = process.env['PARITY_OPENHANDS_URL'];
   if (running) {
@@ -171,7 +172,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
   const port = await freePort();
   let out = '';
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url } });
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url, ...env } });
   mkdirSync(join(dir, 'tmux'));
   // While working on the suite: the whole log of the real server (what it did between flows) to a file.
   const logFile = process.env['PARITY_OPENHANDS_LOG'];
@@ -202,8 +203,12 @@ async function saveProfile(api: Side['api'], llmUrl: string): Promise<void> {
   if (r.status !== 201) throw new Error(`saving the LLM profile: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
-/** Ours, in this process, with the real agent. */
-export async function startAgentyard(): Promise<Side> {
+/**
+ * Ours, in this process, with the real agent. `env`: server settings read from the environment as
+ * src/agent-server/main.ts reads them (managed LLM key refresh, OH_REGISTERED_MARKETPLACES), for the
+ * flows that start a server of their own (flows-server-env.ts).
+ */
+export async function startAgentyard(env: Record<string, string> = {}): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'parity-agentyard-'));
   const workDir = join(dir, 'work');
   mkdirSync(workDir);
@@ -217,6 +222,7 @@ export async function startAgentyard(): Promise<Side> {
     llmDefaults.baseUrl = side.llm.url;
   };
   const port = await freePort();
+  const keyRefresh = keyRefreshFromEnv({ OH_SESSION_API_KEYS_0: KEY, ...env });
   const server: AgentServer = await startAgentServer({
     port,
     appBackends: { publicUrl: `http://127.0.0.1:${port}` },
@@ -226,12 +232,12 @@ export async function startAgentyard(): Promise<Side> {
     // runs with HOME=its dir (and as the extensions repository's home below).
     home: dir,
     sessionKeys: [KEY],
-    createAgent,
+    createAgent: keyRefresh ? createAgentWith({ model: { keyRefresh } }) : createAgent,
     llmDefaults,
     // As OpenHands' OH_SECRET_KEY: seals stored secrets (without one ours refuses to store a profile's key).
     secretKey: SECRET_KEY,
     // As OpenHands here: its home is the side's directory (HOME=dir), the same extensions repository.
-    extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
+    extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS, ...env }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
     log: createLogger('agent-server', 'silent'),
   });
   return Object.assign(side, {
