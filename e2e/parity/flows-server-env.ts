@@ -118,13 +118,13 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
    */
   managed_key_refresh: async (s) => {
     const { side, managed, byok, control } = await envServer(s.name);
-    const converse = async (llm: ScriptedLlm, answer: { status: number; body: string } = { status: 200, body: `${CURRENT}\n` }) => {
+    const converse = async (llm: ScriptedLlm, answer: { status: number; body: string } = { status: 200, body: `${CURRENT}\n` }, key = STALE) => {
       control.answer = answer;
       const [calls, refused, accepted] = [control.calls.length, llm.refusedAuthorizations.length, llm.requests.length];
       // A step a refused conversation did not take is the next one's (all steps are the same finish).
       if (llm.remaining() === 0) llm.push({ toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
       const body = startBody(side, { initial_message: { role: 'user', content: [{ type: 'text', text: 'hello' }] } });
-      (body['agent'] as any).llm = { model: 'openai/scripted', base_url: llm.url, api_key: STALE, usage_id: 'agent' };
+      (body['agent'] as any).llm = { model: 'openai/scripted', base_url: llm.url, api_key: key, usage_id: 'agent' };
       const r = await side.api('/api/conversations', { method: 'POST', body });
       const id = r.body.id as string;
       const end = await ended(side, id);
@@ -170,6 +170,20 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
     const sameKey = await converse(managed, { status: 200, body: `${STALE}\n` });
     const refreshFails = await converse(managed, { status: 500, body: 'control plane down' });
     const strip = ({ id: _id, ...v }: { id: string } & View) => v;
+
+    // A conversation on the user's own provider (with the key it takes), switched to the managed
+    // proxy with the stale key (switch_llm): the next turn's refusal is refreshed too.
+    const own = await converse(byok, undefined, CURRENT);
+    const before = [control.calls.length, managed.refusedAuthorizations.length, managed.requests.length] as const;
+    const switched = await side.api(`/api/conversations/${own.id}/switch_llm`, { method: 'POST', body: { llm: { model: 'openai/scripted', base_url: managed.url, api_key: STALE, usage_id: 'agent' } } });
+    if (managed.remaining() === 0) managed.push({ toolCalls: [{ name: 'finish', arguments: { message: 'switched' } }] });
+    await side.api(`/api/conversations/${own.id}/events`, { method: 'POST', body: { role: 'user', content: [{ type: 'text', text: 'go on' }], run: true } });
+    await until('the switched turn to end', async () => {
+      const evs = (await side.api(`/api/conversations/${own.id}/events/search?limit=100`)).body.items as any[];
+      const st = (await side.api(`/api/conversations/${own.id}`)).body.execution_status;
+      return evs.filter((e) => e.kind === 'ActionEvent').length >= 2 || st === 'error' ? st : undefined;
+    });
+    const afterSwitch = { own_end: own.end, switch: switched.status, end: await ended(side, own.id), ...(await seen(managed, own.id, ...before)) };
     return {
       first: firstView,
       second,
@@ -179,6 +193,7 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       out_of_scope: strip(outOfScope),
       stale_answer: strip(sameKey),
       refresh_fails: strip(refreshFails),
+      after_switch_llm: afterSwitch,
       info_api_key: [...shownKeys],
     };
   },
