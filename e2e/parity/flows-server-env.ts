@@ -36,6 +36,8 @@ interface EnvServer {
   managed: ScriptedLlm;
   /** A provider the user brought (not on the allow-list), refusing the same keys. */
   byok: ScriptedLlm;
+  /** A managed proxy (on the allow-list) that checks no key: its refusals are scripted (a 400 saying the key is invalid). */
+  lenient: ScriptedLlm;
   control: Control;
 }
 
@@ -72,16 +74,16 @@ function envServer(name: Side['name']): Promise<EnvServer> {
     p = (async () => {
       const { market } = repositories();
       const ops = (opsBuilt ??= opsMarketplace());
-      const [managed, byok, control] = await Promise.all([startScriptedLlm([], { apiKey: CURRENT }), startScriptedLlm([], { apiKey: CURRENT }), startControl()]);
+      const [managed, byok, lenient, control] = await Promise.all([startScriptedLlm([], { apiKey: CURRENT }), startScriptedLlm([], { apiKey: CURRENT }), startScriptedLlm(), startControl()]);
       const env = {
         OH_LLM_API_KEY_REFRESH_URL: control.url,
         // With a trailing slash: both compare base URLs without it.
-        OH_LLM_API_KEY_REFRESH_BASE_URLS: `http://managed-proxy.invalid/v1, ${managed.url}/`,
+        OH_LLM_API_KEY_REFRESH_BASE_URLS: `http://managed-proxy.invalid/v1, ${managed.url}/, ${lenient.url}`,
         OH_LLM_API_KEY_REFRESH_HEADERS: JSON.stringify({ 'X-Session-API-Key': '${OH_SESSION_API_KEYS_0}', 'X-Refresh-Credential': CREDENTIAL }),
         OH_REGISTERED_MARKETPLACES: JSON.stringify([{ name: 'team', source: market, auto_load: ['lint-kit'] }, { name: 'ops', source: ops }]),
       };
       const side = name === 'openhands' ? await startOpenHands(openhandsBinary()!, env) : await startAgentyard(env);
-      return { side, managed, byok, control };
+      return { side, managed, byok, lenient, control };
     })();
     started.set(name, p);
   }
@@ -93,7 +95,7 @@ export async function closeEnvServers(): Promise<void> {
   const all = await Promise.allSettled([...started.values()]);
   started.clear();
   await Promise.all(
-    all.flatMap((r) => (r.status === 'fulfilled' ? [r.value.side.close(), r.value.managed.close(), r.value.byok.close(), new Promise((d) => r.value.control.server.close(d))] : [])),
+    all.flatMap((r) => (r.status === 'fulfilled' ? [r.value.side.close(), r.value.managed.close(), r.value.byok.close(), r.value.lenient.close(), new Promise((d) => r.value.control.server.close(d))] : [])),
   );
   if (opsBuilt) rmSync(opsBuilt, { recursive: true, force: true });
   opsBuilt = undefined;
@@ -117,7 +119,7 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
    * the allow-list, a refresh that answers the stale key, and a refresh endpoint that fails.
    */
   managed_key_refresh: async (s) => {
-    const { side, managed, byok, control } = await envServer(s.name);
+    const { side, managed, byok, lenient, control } = await envServer(s.name);
     const converse = async (llm: ScriptedLlm, answer: { status: number; body: string } = { status: 200, body: `${CURRENT}\n` }, key = STALE) => {
       control.answer = answer;
       const [calls, refused, accepted] = [control.calls.length, llm.refusedAuthorizations.length, llm.requests.length];
@@ -140,6 +142,7 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
         statuses: evs.filter((e) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'execution_status').map((e) => e.value),
         error_codes: evs.filter((e) => e.kind === 'ConversationErrorEvent').map((e) => e.code),
         refused: llm.refusedAuthorizations.slice(refused).map(keyName),
+        // The calls the model answered (for `lenient`, every call: it refuses by script, not by key).
         answered: llm.requests.slice(accepted).map((q) => keyName(q.headers['authorization'])),
         refresh_calls: control.calls.slice(calls).map((c) => ({
           method: c.method,
@@ -183,6 +186,15 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       const st = (await side.api(`/api/conversations/${own.id}`)).body.execution_status;
       return evs.filter((e) => e.kind === 'ActionEvent').length >= 2 || st === 'error' ? st : undefined;
     });
+    // A refusal that is not a 401 or 403: a 400 whose message says the key is invalid (as some
+    // proxies answer). First with the refresh endpoint failing (the error a client then sees), then
+    // with it answering (its step left last: a call not made leaves it unused).
+    const invalidKey = { status: 400, errorMessage: 'Invalid API key provided' };
+    lenient.push(invalidKey);
+    const badRequestRefreshFails = await converse(lenient, { status: 500, body: 'control plane down' });
+    lenient.push(invalidKey, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+    const badRequestRefreshed = await converse(lenient);
+
     const afterSwitch = { own_end: own.end, switch: switched.status, end: await ended(side, own.id), ...(await seen(managed, own.id, ...before)) };
     return {
       first: firstView,
@@ -194,6 +206,8 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       stale_answer: strip(sameKey),
       refresh_fails: strip(refreshFails),
       after_switch_llm: afterSwitch,
+      bad_request_refresh_fails: strip(badRequestRefreshFails),
+      bad_request_refreshed: strip(badRequestRefreshed),
       info_api_key: [...shownKeys],
     };
   },
