@@ -116,7 +116,8 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
    * A conversation whose LLM is the managed proxy with a stale key: the 401, the refresh call (its
    * method, path and expanded headers), the call made again with the current key, what a client
    * reads (events, status, the key shown); a second turn on the same conversation; then an LLM off
-   * the allow-list, a refresh that answers the stale key, and a refresh endpoint that fails.
+   * the allow-list, a refresh that answers the stale key, a refresh endpoint that fails, a
+   * conversation switched to the managed proxy (switch_llm), and a key refused with a 400.
    */
   managed_key_refresh: async (s) => {
     const { side, managed, byok, lenient, control } = await envServer(s.name);
@@ -186,6 +187,8 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
       const st = (await side.api(`/api/conversations/${own.id}`)).body.execution_status;
       return evs.filter((e) => e.kind === 'ActionEvent').length >= 2 || st === 'error' ? st : undefined;
     });
+    const afterSwitch = { own_end: own.end, switch: switched.status, end: await ended(side, own.id), ...(await seen(managed, own.id, ...before)) };
+
     // A refusal that is not a 401 or 403: a 400 whose message says the key is invalid (as some
     // proxies answer). First with the refresh endpoint failing (the error a client then sees), then
     // with it answering (its step left last: a call not made leaves it unused).
@@ -195,7 +198,6 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
     lenient.push(invalidKey, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
     const badRequestRefreshed = await converse(lenient);
 
-    const afterSwitch = { own_end: own.end, switch: switched.status, end: await ended(side, own.id), ...(await seen(managed, own.id, ...before)) };
     return {
       first: firstView,
       second,
