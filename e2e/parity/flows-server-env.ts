@@ -145,6 +145,8 @@ export const SERVER_ENV_FLOWS: Record<string, (s: Side) => Promise<View>> = {
         refused: llm.refusedAuthorizations.slice(refused).map(keyName),
         // The calls the model answered (for `lenient`, every call: it refuses by script, not by key).
         answered: llm.requests.slice(accepted).map((q) => keyName(q.headers['authorization'])),
+        // Where the model saw the refused call too (`lenient`): the call made again is the same call.
+        same_call_again: ((q) => (q.length === 2 ? JSON.stringify([q[0]!.messages, q[0]!.tools]) === JSON.stringify([q[1]!.messages, q[1]!.tools]) : null))(llm.requests.slice(accepted)),
         refresh_calls: control.calls.slice(calls).map((c) => ({
           method: c.method,
           path: c.path,
