@@ -32,7 +32,7 @@ export async function storeProviderTokens(d: FacadeDeps, user: AppUser, req: Git
   // Every provider is checked before any token is stored: one refused entry stores none.
   for (const [provider] of entries) {
     if (DRIVERS[provider]) continue;
-    throw new NotImplemented(`A ${provider} token is checked against ${provider}'s hosted API before it is stored, which this installation does not call. ${hostedProviderReason(provider)}${TOKEN_PROVIDERS.includes(provider as GitProvider) ? ` Save it as that secret under Settings > Secrets (POST /api/v1/secrets) instead.` : ''}`);
+    throw new NotImplemented(`A ${provider} token is checked with ${provider}'s API before it is stored, which this installation does not call. ${hostedProviderReason(provider)}${TOKEN_PROVIDERS.includes(provider as GitProvider) ? ` Save it as that secret under Settings > Secrets (POST /api/v1/secrets) instead.` : ''}`);
   }
   const checked: { provider: ProviderType; token: string; description: string }[] = [];
   for (const [provider, t] of entries) {
