@@ -316,7 +316,7 @@ export class ConversationService {
       throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
     }
     checkAnalyzer(req.security_analyzer, ['body', 'security_analyzer']);
-    // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
+    // A critic the agent cannot use is refused before anything is stored, at the field (as 1.58's 422).
     try {
       criticConfig(req.agent.critic);
     } catch (err) {

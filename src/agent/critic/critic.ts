@@ -1,12 +1,13 @@
 // The critic (OpenHands' APIBasedCritic, `agent.critic`): a classification model served by vLLM
-// (`POST {server_url}/classify`) scores the conversation when the agent finishes (mode
-// finish_and_message) or after every action (all_actions). The score is the probability of the
-// `success` label; the result is recorded on the ActionEvent (`critic_result`). With iterative
+// (`POST {server_url}/classify`) scores the conversation when the agent finishes or answers without
+// a tool call (mode finish_and_message) or after every action (all_actions). The score is the
+// probability of the `success` label; the result is recorded on the event (`critic_result`). With iterative
 // refinement, a finish the critic scores below the threshold (or with a likely agent issue) becomes a
 // follow-up user message and the run goes on, up to `max_iterations` times.
 // The critic reads the conversation as its model was trained: messages flattened to role and text,
 // rendered in the ChatML form of the Qwen3 tokenizer (OpenHands fetches that template from the
-// Hugging Face Hub at first use; it is written out here, so no download is needed).
+// Hugging Face Hub at first use; it is written out here, so no download is needed; e2e/parity's
+// critic flows compare what it renders with 1.58's own rendering, turn by turn).
 import type { CriticResult } from '../../api/events/index.ts';
 import type { ChatMessage, ChatTool } from '../llm/client.ts';
 
