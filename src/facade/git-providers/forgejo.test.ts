@@ -1,10 +1,12 @@
 // The app API's git searches for the forgejo provider against a real Gitea (hack/gitea.sh; SQLite,
 // loopback HTTP) over real HTTP: the provider token saved through /secrets/git-providers (checked
 // against the host, kept as the FORGEJO_TOKEN secret, never answered back), repositories and
-// branches paged without losing or repeating one, OpenHands' errors, and 501 for hosted providers.
+// branches paged without losing or repeating one, OpenHands' errors, and 501 for providers not searched here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretKind } from '../../api/secret.ts';
 import { giteaBinary, seedGitea, startGitea, type GiteaSeed, type GiteaServer } from '../../testing/gitea/server.ts';
+import { PROVIDER_TYPES } from '../../api/app/git.ts';
+import { DRIVERS } from './index.ts';
 import { decodePageId, encodePageId } from './pages.ts';
 import { normalizeHost } from './tokens.ts';
 import { NS, startHarness, type Harness } from '../test-support.ts';
@@ -75,9 +77,9 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
     const bad = await save({ provider_tokens: { forgejo: { token: '0'.repeat(40), host: gitea.url } } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'provider_tokens', 'forgejo', 'token'], msg: 'Invalid token. Please make sure it is a valid forgejo token.' });
-    const github = await save({ provider_tokens: { github: { token: 'ghp_x' } } });
-    expect(github.status).toBe(501);
-    expect(github.body.detail).toContain('GITHUB_TOKEN');
+    const sso = await save({ provider_tokens: { enterprise_sso: { token: 'x' } } });
+    expect(sso.status).toBe(501);
+    expect(sso.body.detail).toContain('does not search Enterprise SSO');
     const unknown = await save({ provider_tokens: { sourcehut: { token: 'x' } } });
     expect(unknown.status).toBe(422);
     expect(await h.store.get(SecretKind, NS, storedSecretsName(h.alice.user.id))).toBeUndefined();
@@ -173,15 +175,16 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
     expect(await h.call('GET', `${V1}/git/suggested-tasks/search`)).toMatchObject({ status: 200, body: { items: [], next_page_id: null } });
   });
 
-  it('answers 501 for the hosted providers, naming what still works', async () => {
-    for (const provider of ['github', 'gitlab', 'bitbucket', 'bitbucket_data_center', 'azure_devops', 'enterprise_sso']) {
+  it('answers 501 for the providers not searched here', async () => {
+    const unsearched = PROVIDER_TYPES.filter((p) => !DRIVERS[p]);
+    expect(unsearched).toContain('enterprise_sso');
+    for (const provider of unsearched) {
       for (const path of [`installations/search?provider=${provider}`, `repositories/search?provider=${provider}`, `branches/search?provider=${provider}&repository=a/b&query=`]) {
         const r = await h.call('GET', `${V1}/git/${path}`);
         expect(r.status, path).toBe(501);
-        expect(r.body.detail).toContain('searches forgejo hosts only');
+        expect(r.body.detail).toMatch(/^agentyard does not search .* \(not built\): it searches .*Forgejo.* hosts only/);
       }
     }
-    expect((await h.call('GET', `${V1}/git/repositories/search?provider=github`)).body.detail).toContain('cloned into conversations with the GITHUB_TOKEN secret');
   });
 
   it("keeps each user's token to themselves", async () => {

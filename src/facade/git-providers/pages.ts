@@ -64,5 +64,8 @@ export function splitRepository(repository: string): RepositoryName {
   if (parts.length < 2 || !parts.slice(0, 2).every((p) => /^[A-Za-z0-9_.-]+$/.test(p))) {
     throw new Invalid([{ loc: ['query', 'repository'], msg: 'Expected a repository as owner/repo', type: 'value_error' }]);
   }
-  return { owner: parts[0]!, repo: parts[1]!.replace(/\.git$/, '') };
+  const repo = parts[1]!.replace(/\.git$/, '');
+  // Deeper segments are kept only when they are names too (not a URL's /tree/main/...: those stay owner/repo).
+  const nested = parts.length > 2 && parts.every((p) => /^[A-Za-z0-9_. -]+$/.test(p)) ? parts.join('/').replace(/\.git$/, '') : `${parts[0]}/${repo}`;
+  return { owner: parts[0]!, repo, path: nested };
 }
