@@ -11,6 +11,7 @@ import type { GitProvider } from '../../api/conversation.ts';
 import type { AppUser } from '../db/types.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { storedSecretValues } from '../user-secrets.ts';
+import { bitbucket } from './bitbucket.ts';
 import { forgejo } from './forgejo.ts';
 import { gitlab } from './gitlab.ts';
 import { decodePageId, slicePage, splitRepository } from './pages.ts';
@@ -19,7 +20,7 @@ import type { GitPage, GitProviderDriver, ProviderSearch } from './provider.ts';
 export type { GitPage } from './provider.ts';
 
 /** The providers searched here, each with its driver. */
-export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo, gitlab };
+export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo, gitlab, bitbucket };
 
 /** OpenHands' answer when the caller has no provider token (403, not 401: its web app logs out on a 401). */
 export const TOKEN_REQUIRED = 'Git provider token required (such as GitHub).';
