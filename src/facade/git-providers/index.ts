@@ -11,6 +11,7 @@ import type { GitProvider } from '../../api/conversation.ts';
 import type { AppUser } from '../db/types.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { storedSecretValues } from '../user-secrets.ts';
+import { azureDevops } from './azure-devops.ts';
 import { bitbucket } from './bitbucket.ts';
 import { forgejo } from './forgejo.ts';
 import { gitlab } from './gitlab.ts';
@@ -20,7 +21,7 @@ import type { GitPage, GitProviderDriver, ProviderSearch } from './provider.ts';
 export type { GitPage } from './provider.ts';
 
 /** The providers searched here, each with its driver. */
-export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo, gitlab, bitbucket };
+export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo, gitlab, bitbucket, azure_devops: azureDevops };
 
 /** OpenHands' answer when the caller has no provider token (403, not 401: its web app logs out on a 401). */
 export const TOKEN_REQUIRED = 'Git provider token required (such as GitHub).';
@@ -34,8 +35,8 @@ const HOSTED: Record<ProviderType, string> = {
   azure_devops: 'Azure DevOps',
   enterprise_sso: 'Enterprise SSO',
 };
-/** Providers whose tokens are `<PROVIDER>_TOKEN` secrets the clone reads. */
-export const TOKEN_PROVIDERS: GitProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo'];
+/** Providers whose tokens are `<PROVIDER>_TOKEN` secrets (the clone reads those of github, gitlab, bitbucket and forgejo). */
+export const TOKEN_PROVIDERS: GitHostProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo', 'azure_devops'];
 
 /** Why a provider without a driver is not searched, and what still works with it. */
 export function hostedProviderReason(provider: ProviderType): string {
