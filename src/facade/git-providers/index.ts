@@ -13,6 +13,7 @@ import type { FacadeDeps } from '../deps.ts';
 import { storedSecretValues } from '../user-secrets.ts';
 import { azureDevops } from './azure-devops.ts';
 import { bitbucket } from './bitbucket.ts';
+import { bitbucketDataCenter } from './bitbucket-data-center.ts';
 import { forgejo } from './forgejo.ts';
 import { gitlab } from './gitlab.ts';
 import { decodePageId, slicePage, splitRepository } from './pages.ts';
@@ -21,7 +22,7 @@ import type { GitPage, GitProviderDriver, ProviderSearch } from './provider.ts';
 export type { GitPage } from './provider.ts';
 
 /** The providers searched here, each with its driver. */
-export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo, gitlab, bitbucket, azure_devops: azureDevops };
+export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo, gitlab, bitbucket, azure_devops: azureDevops, bitbucket_data_center: bitbucketDataCenter };
 
 /** OpenHands' answer when the caller has no provider token (403, not 401: its web app logs out on a 401). */
 export const TOKEN_REQUIRED = 'Git provider token required (such as GitHub).';
@@ -36,7 +37,7 @@ const HOSTED: Record<ProviderType, string> = {
   enterprise_sso: 'Enterprise SSO',
 };
 /** Providers whose tokens are `<PROVIDER>_TOKEN` secrets (the clone reads those of github, gitlab, bitbucket and forgejo). */
-export const TOKEN_PROVIDERS: GitHostProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo', 'azure_devops'];
+export const TOKEN_PROVIDERS: GitHostProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo', 'azure_devops', 'bitbucket_data_center'];
 
 /** Why a provider without a driver is not searched, and what still works with it. */
 export function hostedProviderReason(provider: ProviderType): string {
