@@ -40,7 +40,8 @@ export class GitLabClient {
 
   /** One numbered page of a paged list (GitLab's offset pagination: page, per_page, Link). */
   async page(path: string, params: Params, page: number, size: number): Promise<HostPage & { missing: boolean }> {
-    const r = await this.get(path, { ...params, page, per_page: size });
+    // page and per_page first, as OpenHands sends them (the host echoes the order in its Link header).
+    const r = await this.get(path, { page, per_page: size, ...params });
     return { items: Array.isArray(r.body) ? r.body : [], link: r.headers.get('link'), missing: r.status === 404 };
   }
 
@@ -134,7 +135,7 @@ function gitlabSearch(client: GitLabClient): ProviderSearch {
           const r = path ? await client.get(`/projects/${projectId(path)}`) : null;
           return pageOf(r?.body ? [repositoryOf(r.body, null)].slice(offset) : [], page, limit);
         }
-        const params = { membership: true, search: q.query, search_namespaces: true, ...projectOrder(q.sort_order) };
+        const params = { ...projectOrder(q.sort_order), membership: true, search: q.query, search_namespaces: true };
         const rows = await window((p, n) => client.page('/projects', params, p, n), offset, limit + 1, size);
         return pageOf(
           rows.map((r) => repositoryOf(r.item, r.link)),
@@ -143,7 +144,7 @@ function gitlabSearch(client: GitLabClient): ProviderSearch {
         );
       }
       if (q.sort_order) throw new BadRequest('sort_order is not supported when listing user repositories. It will be supported after API refactoring.');
-      const params = { membership: true, order_by: 'last_activity_at', sort: 'desc' };
+      const params = { order_by: 'last_activity_at', sort: 'desc', membership: true };
       const rows = await window((p, n) => client.page('/projects', params, p, n), offset, limit + 1, size);
       return pageOf(
         rows.map((r) => repositoryOf(r.item, r.link)),
