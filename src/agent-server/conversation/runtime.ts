@@ -673,6 +673,8 @@ export class ConversationRuntime implements AgentHost {
     if (run) {
       this.pause();
       await run.done.catch(() => undefined);
+      // 1.58 also cancels the run task: its cut-off run records an InterruptEvent after the PauseEvent.
+      this.emit({ ...newEventBase('user'), kind: 'InterruptEvent' });
     }
     await this.#agent.close();
   }
