@@ -72,8 +72,14 @@ export const DELIBERATE: Record<string, string> = {
     'The next_page_id a branch search gives out works: page 2 of the matches. OpenHands gives one out and then refuses it (400 ' +
     '"Pagination not yet supported for branch search queries").',
   'git_search.github':
-    'A provider that is not searched here answers 501 with why (its hosted API is not called) and what still works (the clone with ' +
-    'its <PROVIDER>_TOKEN secret). OpenHands answers 500 (an uncaught KeyError) for a provider the caller has no token for.',
+    'A search of a provider the caller has no token for (here github, with only a forgejo token) is the 403 "Git provider token ' +
+    'required" OpenHands gives when there is no token at all. OpenHands answers 500 (an uncaught KeyError).',
+  'github_search.bad_token':
+    'As git_search.bad_token, for a github token GitHub refuses ("Bad credentials"): a 422 naming body.provider_tokens.github.token, ' +
+    'not the 401 that reads as "your session ended".',
+  'github_search.pushed_at':
+    'Repositories carry GitHub\'s pushed_at (the field is in the shared Repository model and the forgejo search fills it); ' +
+    'OpenHands 1.11 leaves it null for GitHub, so a client cannot sort or show "last pushed" for GitHub repositories.',
   'gitlab_search.bad_token': 'As git_search.bad_token, for a gitlab token: a 422 naming body.provider_tokens.gitlab.token, where OpenHands answers 401.',
   'gitlab_search.installations':
     'The same 400 with the provider as clients name it ("Provider gitlab doesn\'t support installations"); OpenHands formats its ' +

@@ -574,4 +574,44 @@ export const FLOWS: [string, Flow][] = [
       };
     },
   ],
+  /**
+   * The git searches for github, against the GitHub stand-in (src/testing/github: GitHub's REST and
+   * GraphQL answers over HTTPS, servers.ts) given to both servers as their github host, the token
+   * saved as OpenHands' web app saves it (host without a scheme: OpenHands makes it
+   * https://<host>/api/v3). Page 1 of each search is compared whole (pushed_at on its own key).
+   */
+  [
+    'github_search',
+    async (s, ctx) => {
+      const g = ctx.github;
+      if (!g) return { skipped: 'no GitHub stand-in (openssl)' };
+      const get = (q: string) => s.api('GET', `${V1}/git/${q}`);
+      const items = (r: Reply) => [r.status, Array.isArray(r.body?.items) ? r.body.items.map(({ pushed_at: _, ...rest }: any) => rest) : r.body, r.body?.next_page_id ?? null];
+      const badToken = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { github: { token: 'ghp_unknown_to_github', host: g.host } } });
+      const store = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { github: { token: g.token, host: g.host } } });
+      const installations = await get('installations/search?provider=github');
+      const repos = await get('repositories/search?provider=github&limit=2');
+      const installationRepos = await get('repositories/search?provider=github&installation_id=12');
+      const query = await get('repositories/search?provider=github&query=widget');
+      const inOrg = await get(`repositories/search?provider=github&query=${encodeURIComponent('acme/gad')}`);
+      const branches = await get('branches/search?provider=github&repository=acme/widgets&query=');
+      const branchQuery = await get('branches/search?provider=github&repository=acme/widgets&query=feature');
+      const missing = await get('branches/search?provider=github&repository=acme/nothing-here&query=');
+      const suggested = await get('suggested-tasks/search');
+      return {
+        bad_token: badToken.status,
+        store: [store.status, store.body],
+        installations: [installations.status, installations.body],
+        repos: items(repos),
+        pushed_at: repos.body?.items?.map?.((r: any) => r.pushed_at),
+        installation_repos: items(installationRepos),
+        query: items(query),
+        in_org: items(inOrg),
+        branches: [branches.status, branches.body],
+        branch_query: [branchQuery.status, branchQuery.body],
+        branches_missing: [missing.status, missing.body],
+        suggested: [suggested.status, suggested.body],
+      };
+    },
+  ],
 ];

@@ -153,6 +153,25 @@ export const DELIBERATE: Record<string, string> = {
     '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +
     'server) expects and its integration tests accept. No remote desktop runs in an agentyard sandbox, so ours answers that 503 ' +
     'with a message saying so: the truth, in the shape its clients handle, where a 404 would read as a client bug.',
+  'meta_profile_llms_inline.inline_keys_shown':
+    "The routing tool's inline LLMs (agent_settings' `meta_profile_llms`) carry provider keys. Ours keeps them as it keeps the " +
+    "agent's own key: sealed with the conversation's secrets (OH_SECRET_KEY), null in the stored request, `**********` in every " +
+    'ConversationInfo. OpenHands 1.58 answers them in plain text in every ConversationInfo (GET, search, the create answer, ' +
+    'whatever X-Expose-Secrets says) and writes them unencrypted into its base_state.json, so anyone who may list conversations ' +
+    'reads the keys. The routing itself agrees (classifier and target calls with their keys, observation, usage buckets).',
+  'meta_profile_llms_inline.bad_entries':
+    'An inline LLM entry that is no LLM (no model, a bad field): both refuse the start (422). OpenHands 1.58 repeats the entry ' +
+    'with its api_key in the error text (its redaction covers the `input` field, not the message built from it); ours never ' +
+    'answers a secret.',
+  'meta_profile_llms_inline.bad_entries_locs':
+    'The same 422 as meta_profile_llms_inline.bad_entries: ours locates each fault at its entry and field ' +
+    '(`["body", "agent_settings", "meta_profile_llms", "a", "model"]`), like every other 422 of both servers; OpenHands answers ' +
+    'one value_error at `["body"]` whose text lists them.',
+  'deferred_init.dormant_socket':
+    'A WebSocket opened on a dormant server (before POST /api/init): refused on both. OpenHands 1.58 means "try again later" ' +
+    '(it closes with 1013 before accepting), which its ASGI server turns into an HTTP 403 that reads as "your key is wrong"; ours ' +
+    'answers the upgrade 503 with Retry-After, as it does while restoring its conversations, so a client retries rather than ' +
+    'giving up on its credentials.',
 };
 
 /**

@@ -915,7 +915,7 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
-  // Deferred initialization (/api/init): neither server runs dormant here.
+  // Deferred initialization (/api/init) on servers not started deferred (the deferred_init flow starts dormant ones).
   async init(s) {
     const r = async (method: string, headers: Record<string, string>) => {
       const res = await fetch(`${s.url}/api/init`, { method, headers: { 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{}' } : {}) });

@@ -19,6 +19,8 @@ export interface ConversationSecrets {
   analyzerKeys?: Record<string, string>;
   /** The agent's `mcp_config` with its env and header values (the stored request has them null). */
   mcpConfig?: Record<string, unknown>;
+  /** The routing tool's inline LLMs' secret fields by profile name (conversation/route-llms.ts; the stored request has them null). */
+  routeLlmKeys?: Record<string, Record<string, string>>;
 }
 
 export class SecretSealer {

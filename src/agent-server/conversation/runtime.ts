@@ -22,6 +22,7 @@ import type { StorageFaultState } from '../store/storage-health.ts';
 import { maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo, fullStateValue } from './info.ts';
+import { maskedRouteTools, routeLlms, type RouteLlmKeys } from './route-llms.ts';
 import { SkillState } from './skill-state.ts';
 import { activeBranch, ROOT_PARENT_ID } from './tree.ts';
 import { GoalLoop, lastGoalStatus, type GoalStatus } from './goal.ts';
@@ -75,6 +76,8 @@ export interface RuntimeInit {
    * carries them as null (secret values never reach the database unsealed; mcp-secrets.ts).
    */
   mcpConfig?: Record<string, unknown> | undefined;
+  /** The routing tool's inline LLM keys, kept out of the stored request (sealed with the secrets; route-llms.ts). */
+  routeLlmKeys?: RouteLlmKeys;
 }
 
 interface ActiveRun {
@@ -94,6 +97,7 @@ export class ConversationRuntime implements AgentHost {
   #llm: LlmConfig | undefined;
   #secrets: Readonly<Record<string, string>>;
   #analyzerKeys: Readonly<Record<string, string>>;
+  readonly #routeLlmKeys: Readonly<RouteLlmKeys>;
   readonly maxIterations: number;
   readonly #ctx: RuntimeContext;
   #row: ConversationRow;
@@ -133,6 +137,7 @@ export class ConversationRuntime implements AgentHost {
     this.#llm = init.llm;
     this.#secrets = Object.freeze({ ...init.secrets });
     this.#analyzerKeys = Object.freeze({ ...init.analyzerKeys });
+    this.#routeLlmKeys = Object.freeze(structuredClone(init.routeLlmKeys ?? {}));
     this.maxIterations = init.row.request.max_iterations ?? 500;
   }
 
@@ -169,6 +174,10 @@ export class ConversationRuntime implements AgentHost {
     return this.#ctx.extensions;
   }
 
+  get routeLlmKeys(): Readonly<RouteLlmKeys> {
+    return this.#routeLlmKeys;
+  }
+
   get analyzerKeys(): Readonly<Record<string, string>> {
     return this.#analyzerKeys;
   }
@@ -182,16 +191,28 @@ export class ConversationRuntime implements AgentHost {
     return this.#ctx.mcpOAuth;
   }
 
-  /** The server's routing, its switch aimed at this conversation. */
+  /**
+   * The server's routing, its switch aimed at this conversation. The routing tool's inline LLMs
+   * (`meta_profile_llms`, keys put back) come first, as in 1.58: a classifier or a target of that
+   * name is the inline one, and a direct-routing answer may name either kind.
+   */
   get routing(): ModelRouting | undefined {
     const r = this.#ctx.routing;
     if (!r) return undefined;
+    const inline = routeLlms(this.#row.request.agent?.tools, this.#routeLlmKeys) ?? {};
+    const own = (name: string) => (Object.hasOwn(inline, name) ? inline[name] : undefined);
     return {
       metaProfile: (name) => r.metaProfile(name),
       metaProfileNames: () => r.metaProfileNames(),
-      llmProfile: (name) => r.llmProfile(name),
-      llmProfileNames: () => r.llmProfileNames(),
-      switchProfile: (name) => r.switchProfile(this.conversationId, name),
+      llmProfile: (name) => {
+        const llm = own(name);
+        return llm ? r.llmOf(llm) : r.llmProfile(name);
+      },
+      llmProfileNames: () => [...new Set([...r.llmProfileNames(), ...Object.keys(inline)])].sort(),
+      switchProfile: (name) => {
+        const llm = own(name);
+        return llm ? r.switchInline(this.conversationId, name, llm) : r.switchProfile(this.conversationId, name);
+      },
     };
   }
 
@@ -225,7 +246,8 @@ export class ConversationRuntime implements AgentHost {
   info() {
     return conversationInfo({
       // The analyzer with its keys, so that info shows a key is set (masked), as 1.58 does.
-      row: { ...this.#row, request: { ...this.#row.request, security_analyzer: this.securityAnalyzer() } },
+      // The routing tool's inline LLMs show the mask where a key is set.
+      row: { ...this.#row, request: { ...this.#row.request, security_analyzer: this.securityAnalyzer(), ...(this.#row.request.agent ? { agent: { ...this.#row.request.agent, tools: maskedRouteTools(this.#row.request.agent.tools, this.#routeLlmKeys) } } : {}) } },
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.persistenceDir,

@@ -10,6 +10,7 @@ import { DRIVERS } from './index.ts';
 import { decodePageId, encodePageId } from './pages.ts';
 import { normalizeHost } from './tokens.ts';
 import { NS, startHarness, type Harness } from '../test-support.ts';
+import { until } from '../../testing/until.ts';
 import { storedSecretsName } from '../user-secrets.ts';
 
 const bin = giteaBinary();
@@ -107,9 +108,15 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
       expect(items.map((r) => r.full_name), `limit ${limit}`).toEqual((direct.body as any[]).map((r) => r.full_name));
       expect(pages).toBe(Math.max(1, Math.ceil(expected.length / limit)));
     }
-    const { items } = await walk(`${V1}/git/repositories/search?provider=forgejo&limit=2`);
-    const gadgets = items.find((r) => r.full_name === 'acme/gadgets');
-    const repo = (direct.body as any[]).find((r) => r.full_name === 'acme/gadgets');
+    // Gitea moves updated_at in the seconds after the seeding pushes (its post-push work runs
+    // asynchronously): compare with Gitea's answer while it holds still (the same before and after ours).
+    const gadgetsOfGitea = async () => ((await gitea.api('GET', '/user/repos?limit=50')).body as any[]).find((r) => r.full_name === 'acme/gadgets');
+    const [gadgets, repo] = await until('Gitea to hold acme/gadgets still', async () => {
+      const before = await gadgetsOfGitea();
+      const { items } = await walk(`${V1}/git/repositories/search?provider=forgejo&limit=2`);
+      const after = await gadgetsOfGitea();
+      return before.updated_at === after.updated_at ? [items.find((r) => r.full_name === 'acme/gadgets'), after] : undefined;
+    }, 30_000, 500);
     expect(gadgets).toEqual({
       id: String(repo.id),
       full_name: 'acme/gadgets',

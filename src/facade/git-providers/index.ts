@@ -15,6 +15,7 @@ import { azureDevops } from './azure-devops.ts';
 import { bitbucket } from './bitbucket.ts';
 import { bitbucketDataCenter } from './bitbucket-data-center.ts';
 import { forgejo } from './forgejo.ts';
+import { github } from './github.ts';
 import { gitlab } from './gitlab.ts';
 import { decodePageId, slicePage, splitRepository } from './pages.ts';
 import type { GitPage, GitProviderDriver, ProviderSearch } from './provider.ts';
@@ -22,7 +23,7 @@ import type { GitPage, GitProviderDriver, ProviderSearch } from './provider.ts';
 export type { GitPage } from './provider.ts';
 
 /** The providers searched here, each with its driver. */
-export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo, gitlab, bitbucket, azure_devops: azureDevops, bitbucket_data_center: bitbucketDataCenter };
+export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { github, forgejo, gitlab, bitbucket, azure_devops: azureDevops, bitbucket_data_center: bitbucketDataCenter };
 
 /** OpenHands' answer when the caller has no provider token (403, not 401: its web app logs out on a 401). */
 export const TOKEN_REQUIRED = 'Git provider token required (such as GitHub).';
@@ -45,7 +46,8 @@ export function hostedProviderReason(provider: ProviderType): string {
   const still = TOKEN_PROVIDERS.includes(provider as GitProvider)
     ? ` Its repositories are still cloned into conversations with the ${tokenSecretName(provider as GitProvider)} secret (selected_repository with git_provider ${provider}).`
     : '';
-  const searched = (Object.keys(DRIVERS) as ProviderType[]).map((p) => HOSTED[p]).join(' and ');
+  const titles = (Object.keys(DRIVERS) as ProviderType[]).map((p) => HOSTED[p]);
+  const searched = titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : titles.join('');
   return `agentyard does not search ${name} (not built): it searches ${searched} hosts only (as configured in AGENTYARD_GIT_HOSTS).${still}`;
 }
 
