@@ -172,6 +172,17 @@ export const DELIBERATE: Record<string, string> = {
     '(it closes with 1013 before accepting), which its ASGI server turns into an HTTP 403 that reads as "your key is wrong"; ours ' +
     'answers the upgrade 503 with Retry-After, as it does while restoring its conversations, so a client retries rather than ' +
     'giving up on its credentials.',
+  'managed_key_refresh.second_refused':
+    'After a managed key refresh, ours keeps the current key for the conversation\'s later model calls; OpenHands 1.58 retries ' +
+    'the refused call with a copy of its LLM and keeps the stale key, so every later call of the conversation is first refused ' +
+    '(401) and the key fetched again: a refused call and a control-plane request per model call, for the life of the ' +
+    'conversation. The second turn is otherwise the same on both (the events, the status, the call answered with the current key).',
+  'managed_key_refresh.second_refresh_calls': 'The same kept key as managed_key_refresh.second_refused: ours asks the control plane once, OpenHands at each later call.',
+  'managed_key_refresh.info_api_key':
+    "A conversation's `agent.llm.api_key` reads `**********` on ours (a key is set, not shown), before and after a refresh, as " +
+    'switch_profile.llm and secrets_encrypted.info_api_key argue; OpenHands 1.58 shows null in ConversationInfo for every ' +
+    'conversation, which reads as "no key" though its model calls send one. Neither shows the stale or the refreshed key ' +
+    '(keys_shown agrees on both: none).',
 };
 
 /**

@@ -44,7 +44,7 @@ describe.skipIf(!bin || !openssl)('GitHub repository search side by side (OpenHa
     }
     [oh, ay] = await Promise.all([
       startOpenHands(bin!, { HTTPS_PROXY: gh.url, https_proxy: gh.url, SSL_CERT_FILE: cert, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' }),
-      startAgentyard({ githubHost: gh.url }),
+      startAgentyard({}, { githubHost: gh.url }),
     ]);
   }, 300_000);
   afterAll(async () => {

@@ -6,7 +6,8 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSyn
 import { Agent, request } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createAgent } from '../../src/agent/agent.ts';
+import { createAgent, createAgentWith } from '../../src/agent/agent.ts';
+import { keyRefreshFromEnv } from '../../src/agent/llm/key-refresh.ts';
 import { startAgentServer, type AgentServer } from '../../src/agent-server/server.ts';
 import { startDeferredAgentServer } from '../../src/agent-server/deferred.ts';
 import { Fernet } from '../../src/agent-server/fernet.ts';
@@ -157,8 +158,8 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
  * relative to its working directory, so it runs in a throwaway one; VS Code, tool preloading and the
  * browser are off (nothing a flow here uses). Starting takes 20-60 s: its imports are heavy.
  */
-/** `extraEnv`: added to its environment (the GitHub side-by-side test's proxy and CA). */
-export async function startOpenHands(bin: string, extraEnv: Record<string, string> = {}): Promise<Side> {
+/** `env`: added to its environment (server settings of flows-server-env.ts; the GitHub side-by-side test's proxy and CA). */
+export async function startOpenHands(bin: string, env: Record<string, string> = {}): Promise<Side> {
   // While working on the suite: reuse a server already running (started with OH_SESSION_API_KEYS_0=KEY).
   const running = process.env['PARITY_OPENHANDS_URL'];
   if (running) {
@@ -174,7 +175,7 @@ export async function startOpenHands(bin: string, extraEnv: Record<string, strin
   const port = await freePort();
   let out = '';
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url, ...extraEnv } });
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url, ...env } });
   mkdirSync(join(dir, 'tmux'));
   // While working on the suite: the whole log of the real server (what it did between flows) to a file.
   const logFile = process.env['PARITY_OPENHANDS_LOG'];
@@ -205,8 +206,13 @@ async function saveProfile(api: Side['api'], llmUrl: string): Promise<void> {
   if (r.status !== 201) throw new Error(`saving the LLM profile: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
-/** Ours, in this process, with the real agent. `githubHost`: where its GitHub repository search asks (default github.com). */
-export async function startAgentyard(opts: { githubHost?: string } = {}): Promise<Side> {
+/**
+ * Ours, in this process, with the real agent. `env`: server settings read from the environment as
+ * src/agent-server/main.ts reads them (managed LLM key refresh, OH_REGISTERED_MARKETPLACES), for the
+ * flows that start a server of their own (flows-server-env.ts). `githubHost`: where its GitHub
+ * repository search asks (default github.com).
+ */
+export async function startAgentyard(env: Record<string, string> = {}, opts: { githubHost?: string } = {}): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'parity-agentyard-'));
   const workDir = join(dir, 'work');
   mkdirSync(workDir);
@@ -220,6 +226,7 @@ export async function startAgentyard(opts: { githubHost?: string } = {}): Promis
     llmDefaults.baseUrl = side.llm.url;
   };
   const port = await freePort();
+  const keyRefresh = keyRefreshFromEnv({ OH_SESSION_API_KEYS_0: KEY, ...env });
   const server: AgentServer = await startAgentServer({
     port,
     appBackends: { publicUrl: `http://127.0.0.1:${port}` },
@@ -229,12 +236,12 @@ export async function startAgentyard(opts: { githubHost?: string } = {}): Promis
     // runs with HOME=its dir (and as the extensions repository's home below).
     home: dir,
     sessionKeys: [KEY],
-    createAgent,
+    createAgent: keyRefresh ? createAgentWith({ model: { keyRefresh } }) : createAgent,
     llmDefaults,
     // As OpenHands' OH_SECRET_KEY: seals stored secrets (without one ours refuses to store a profile's key).
     secretKey: SECRET_KEY,
     // As OpenHands here: its home is the side's directory (HOME=dir), the same extensions repository.
-    extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
+    extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS, ...env }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
     log: createLogger('agent-server', 'silent'),
     ...(opts.githubHost ? { githubHost: opts.githubHost } : {}),
   });

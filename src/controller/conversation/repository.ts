@@ -64,6 +64,17 @@ export function authenticatedUrl(base: string, repo: string, provider: GitProvid
 }
 
 /**
+ * What a sandbox's agent server is told of the installation's GitHub host (its
+ * /api/git/repositories/search asks that host's API with the user's token): nothing for github.com,
+ * AGENTYARD_GIT_BASE_URL for a GitHub Enterprise Server, so the agent never searches github.com
+ * with a token meant for the company's host.
+ */
+export function githubHostEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const github = gitHostsFromEnv(env).github;
+  return github && github !== DEFAULT_GIT_HOSTS.github ? { AGENTYARD_GIT_BASE_URL: github } : {};
+}
+
+/**
  * AGENTYARD_GIT_BASE_URL: the github base URL (default https://github.com);
  * AGENTYARD_GIT_HOSTS: JSON object provider → base URL, for any provider. Bad values throw.
  */
