@@ -6,7 +6,7 @@ import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIBERATE, GAPS } from './deliberate.ts';
 import { FLOWS, type Ctx, type View } from './flows.ts';
-import { appServerPython, startAgentyardUp, startOpenHandsApp, startParityGitHub, startParityGitea, type AppSide } from './servers.ts';
+import { appServerPython, startAgentyardUp, startOpenHandsApp, startParityGitHub, startParityGitLab, startParityGitea, type AppSide } from './servers.ts';
 
 const python = appServerPython();
 
@@ -41,19 +41,23 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
   let ay: AppSide;
   let git: Awaited<ReturnType<typeof startParityGitea>>;
   let github: Awaited<ReturnType<typeof startParityGitHub>> | undefined;
+  let gitlab: Awaited<ReturnType<typeof startParityGitLab>> | undefined;
   const ctx = { openhands: {} as Ctx, agentyard: {} as Ctx };
   beforeAll(async () => {
     git = await startParityGitea();
     if (git) for (const c of Object.values(ctx)) c.gitea = { url: git.gitea.url, token: git.gitea.token };
     github = await startParityGitHub();
     if (github) for (const c of Object.values(ctx)) c.github = { host: github.host, token: github.token };
-    const hosts = { ...JSON.parse(git?.env['AGENTYARD_GIT_HOSTS'] ?? '{}'), ...(github ? { github: `https://${github.host}` } : {}) };
+    gitlab = await startParityGitLab();
+    for (const c of Object.values(ctx)) c.gitlab = { url: gitlab.gitlab.url, token: gitlab.token };
+    const hosts = { ...JSON.parse(git?.env['AGENTYARD_GIT_HOSTS'] ?? '{}'), ...(github ? { github: `https://${github.host}` } : {}), gitlab: gitlab.gitlab.url };
     const started = await Promise.allSettled([startOpenHandsApp(python!, github?.openhandsEnv), startAgentyardUp({ ...git?.env, ...github?.agentyardEnv, AGENTYARD_GIT_HOSTS: JSON.stringify(hosts) })]);
     const failed = started.find((r) => r.status === 'rejected');
     if (failed) {
       await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
       await git?.gitea.stop();
       await github?.close();
+      await gitlab?.gitlab.close();
       throw (failed as PromiseRejectedResult).reason;
     }
     [oh, ay] = started.map((r) => (r as PromiseFulfilledResult<AppSide>).value) as [AppSide, AppSide];
@@ -62,6 +66,7 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
     await Promise.all([oh?.close(), ay?.close()]);
     await git?.gitea.stop();
     await github?.close();
+    await gitlab?.gitlab.close();
   });
 
   for (const [flow, run] of FLOWS) {

@@ -13,6 +13,7 @@ import { requiredForTests } from '../../src/testing/required/required.ts';
 import { removeDataDir, scriptedModelEnv, startService } from '../embedded/harness.ts';
 import { freePort } from '../../src/testing/ports.ts';
 import { giteaBinary, seedGitea, startGitea, type GiteaServer } from '../../src/testing/gitea/server.ts';
+import { startGitLabStandIn, type GitLabProject, type GitLabStandIn } from '../../src/testing/gitlab/server.ts';
 import { startGitHubStandIn, type GitHubStandIn } from '../../src/testing/github/server.ts';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -84,6 +85,39 @@ export async function startParityGitHub(): Promise<{ gh: GitHubStandIn; host: st
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A stand-in GitLab (src/testing/gitlab: gitlab.com cannot be reached here, and no GitLab runs
+ * here) both servers search as their gitlab host: OpenHands takes it from the token's host and keeps
+ * its http:// scheme (GitLabService builds <host>/api/v4), agentyard from AGENTYARD_GIT_HOSTS.
+ */
+export async function startParityGitLab(): Promise<{ gitlab: GitLabStandIn; token: string }> {
+  const token = 'glpat-parity-0123456789';
+  const project = (id: number, path: string, o: Partial<GitLabProject> = {}): GitLabProject => ({
+    id,
+    path,
+    group: !path.startsWith('pat/'),
+    visibility: 'private',
+    stars: (id * 7) % 5,
+    lastActivity: `2026-01-${String(20 - id).padStart(2, '0')}T10:00:00Z`,
+    createdAt: '2025-06-01T10:00:00Z',
+    defaultBranch: 'main',
+    members: ['pat'],
+    branches: ['main', 'dev', 'feature/a', 'feature/b', 'release'].map((name, i) => ({ name, sha: `${id}${i}`.padEnd(40, '0'), protected: name === 'main', committedDate: `2026-02-0${i + 1}T00:00:00Z` })),
+    ...o,
+  });
+  const gitlab = await startGitLabStandIn({
+    users: [{ id: 7, username: 'pat', name: 'Pat' }],
+    projects: [project(1, 'acme/platform/api'), project(2, 'acme/widgets', { visibility: 'public' }), project(3, 'pat/notes'), project(4, 'acme/gadgets'), project(5, 'pat/dotfiles')],
+    issues: [1, 2, 3].map((i) => ({ project: 'acme/widgets', iid: i, title: `Issue ${i}`, assignees: ['pat'], state: 'opened' as const })),
+    mergeRequests: [
+      { project: 'acme/platform/api', iid: 9, title: 'Conflicts', author: 'pat', state: 'opened', updatedAt: '2026-03-02T00:00:00Z', conflicts: true, discussions: [] },
+      { project: 'acme/widgets', iid: 8, title: 'Red', author: 'pat', state: 'opened', updatedAt: '2026-03-01T00:00:00Z', conflicts: false, pipeline: 'FAILED', discussions: [] },
+    ],
+    tokens: { [token]: { user: 'pat', scopes: ['api'] } },
+  });
+  return { gitlab, token };
 }
 
 export const MODEL = 'openai/scripted';

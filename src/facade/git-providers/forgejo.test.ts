@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretKind } from '../../api/secret.ts';
 import { giteaBinary, seedGitea, startGitea, type GiteaSeed, type GiteaServer } from '../../testing/gitea/server.ts';
+import { PROVIDER_TYPES } from '../../api/app/git.ts';
+import { DRIVERS } from './index.ts';
 import { decodePageId, encodePageId } from './pages.ts';
 import { normalizeHost } from './tokens.ts';
 import { NS, startHarness, type Harness } from '../test-support.ts';
@@ -76,9 +78,9 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
     const bad = await save({ provider_tokens: { forgejo: { token: '0'.repeat(40), host: gitea.url } } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'provider_tokens', 'forgejo', 'token'], msg: 'Invalid token. Please make sure it is a valid forgejo token.' });
-    const gitlab = await save({ provider_tokens: { gitlab: { token: 'glpat_x' } } });
-    expect(gitlab.status).toBe(501);
-    expect(gitlab.body.detail).toContain('GITLAB_TOKEN');
+    const sso = await save({ provider_tokens: { enterprise_sso: { token: 'x' } } });
+    expect(sso.status).toBe(501);
+    expect(sso.body.detail).toContain('does not search Enterprise SSO');
     const unknown = await save({ provider_tokens: { sourcehut: { token: 'x' } } });
     expect(unknown.status).toBe(422);
     expect(await h.store.get(SecretKind, NS, storedSecretsName(h.alice.user.id))).toBeUndefined();
@@ -180,15 +182,16 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
     expect(await h.call('GET', `${V1}/git/suggested-tasks/search`)).toMatchObject({ status: 200, body: { items: [], next_page_id: null } });
   });
 
-  it('answers 501 for the providers not searched here, naming what still works', async () => {
-    for (const provider of ['gitlab', 'bitbucket', 'bitbucket_data_center', 'azure_devops', 'enterprise_sso']) {
+  it('answers 501 for the providers not searched here', async () => {
+    const unsearched = PROVIDER_TYPES.filter((p) => !DRIVERS[p]);
+    expect(unsearched).toContain('enterprise_sso');
+    for (const provider of unsearched) {
       for (const path of [`installations/search?provider=${provider}`, `repositories/search?provider=${provider}`, `branches/search?provider=${provider}&repository=a/b&query=`]) {
         const r = await h.call('GET', `${V1}/git/${path}`);
         expect(r.status, path).toBe(501);
-        expect(r.body.detail).toContain('searches GitHub and Forgejo hosts only');
+        expect(r.body.detail).toMatch(/^agentyard does not search .* \(not built\): it searches .*Forgejo.* hosts only/);
       }
     }
-    expect((await h.call('GET', `${V1}/git/repositories/search?provider=gitlab`)).body.detail).toContain('cloned into conversations with the GITLAB_TOKEN secret');
   });
 
   it("keeps each user's token to themselves", async () => {
