@@ -6,7 +6,7 @@ import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIBERATE, GAPS } from './deliberate.ts';
 import { FLOWS, type Ctx, type View } from './flows.ts';
-import { appServerPython, startAgentyardUp, startOpenHandsApp, startParityGitea, type AppSide } from './servers.ts';
+import { appServerPython, startAgentyardUp, startOpenHandsApp, startParityGitHub, startParityGitLab, startParityGitea, type AppSide } from './servers.ts';
 
 const python = appServerPython();
 
@@ -40,15 +40,24 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
   let oh: AppSide;
   let ay: AppSide;
   let git: Awaited<ReturnType<typeof startParityGitea>>;
+  let github: Awaited<ReturnType<typeof startParityGitHub>> | undefined;
+  let gitlab: Awaited<ReturnType<typeof startParityGitLab>> | undefined;
   const ctx = { openhands: {} as Ctx, agentyard: {} as Ctx };
   beforeAll(async () => {
     git = await startParityGitea();
     if (git) for (const c of Object.values(ctx)) c.gitea = { url: git.gitea.url, token: git.gitea.token };
-    const started = await Promise.allSettled([startOpenHandsApp(python!), startAgentyardUp(git?.env)]);
+    github = await startParityGitHub();
+    if (github) for (const c of Object.values(ctx)) c.github = { host: github.host, token: github.token };
+    gitlab = await startParityGitLab();
+    for (const c of Object.values(ctx)) c.gitlab = { url: gitlab.gitlab.url, token: gitlab.token };
+    const hosts = { ...JSON.parse(git?.env['AGENTYARD_GIT_HOSTS'] ?? '{}'), ...(github ? { github: `https://${github.host}` } : {}), gitlab: gitlab.gitlab.url };
+    const started = await Promise.allSettled([startOpenHandsApp(python!, github?.openhandsEnv), startAgentyardUp({ ...git?.env, ...github?.agentyardEnv, AGENTYARD_GIT_HOSTS: JSON.stringify(hosts) })]);
     const failed = started.find((r) => r.status === 'rejected');
     if (failed) {
       await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
       await git?.gitea.stop();
+      await github?.close();
+      await gitlab?.gitlab.close();
       throw (failed as PromiseRejectedResult).reason;
     }
     [oh, ay] = started.map((r) => (r as PromiseFulfilledResult<AppSide>).value) as [AppSide, AppSide];
@@ -56,6 +65,8 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
   afterAll(async () => {
     await Promise.all([oh?.close(), ay?.close()]);
     await git?.gitea.stop();
+    await github?.close();
+    await gitlab?.gitlab.close();
   });
 
   for (const [flow, run] of FLOWS) {
@@ -69,7 +80,7 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
       const tolerated = { ...DELIBERATE, ...GAPS };
       const unlisted = [...found].filter(([id]) => !tolerated[id]).map(([id, v]) => ({ id, ...v }));
       if (process.env['APP_PARITY_DUMP']) appendFileSync(process.env['APP_PARITY_DUMP'], JSON.stringify({ flow, theirs, ours }) + '\n');
-      // A flow that could not run on this machine (git_search without Gitea) leaves its entries unchecked.
+      // A flow that could not run on this machine (git_search without Gitea, github_search without openssl) leaves its entries unchecked.
       const ran = !('skipped' in theirs && 'skipped' in ours);
       const stale = Object.keys(tolerated).filter((id) => ran && id.startsWith(`${flow}.`) && !found.has(id));
       expect({ unlisted, stale }).toEqual({ unlisted: [], stale: [] });

@@ -11,11 +11,14 @@ import { CANVAS_FLOWS } from './flows-canvas.ts';
 import { EXTENSIONS_FLOWS } from './flows-extensions.ts';
 import { INSTALL_FLOWS } from './flows-installs.ts';
 import { SKILL_FLOWS } from './flows-skills.ts';
+import { META_INIT_FLOWS } from './flows-meta-init.ts';
+import { closeEnvServers, SERVER_ENV_FLOWS } from './flows-server-env.ts';
+import { CRITIC_FLOWS } from './flows-critic.ts';
 import { openhandsBinary, startAgentyard, startOpenHands, type Side } from './servers.ts';
 
 const bin = openhandsBinary();
 /** Flows that start servers of their own (each OpenHands start takes 20-60 s), with their time. */
-const SLOW_FLOWS: Record<string, number> = { secret_key_rotation: 420_000 };
+const SLOW_FLOWS: Record<string, number> = { secret_key_rotation: 420_000, deferred_init: 300_000, managed_key_refresh: 420_000, registered_marketplaces_env: 420_000 };
 
 /**
  * `flow.key` for each key whose values differ, with both values. A `*_fields` key lists field names:
@@ -47,10 +50,10 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
     [oh, ay] = await Promise.all([startOpenHands(bin!), startAgentyard()]);
   }, 300_000);
   afterAll(async () => {
-    await Promise.all([oh?.close(), ay?.close()]);
+    await Promise.all([oh?.close(), ay?.close(), closeEnvServers()]);
   });
 
-  for (const [flow, run] of Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS })) {
+  for (const [flow, run] of Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS, ...META_INIT_FLOWS, ...SERVER_ENV_FLOWS, ...CRITIC_FLOWS })) {
     it(flow, async () => {
       // A fresh scripted model for each flow and side (the same script is pushed to both), so that
       // what one flow left unconsumed cannot leak into the next.
