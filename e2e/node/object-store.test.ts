@@ -253,11 +253,14 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
     });
   });
 
+  // The sandbox the NetworkPolicy probe starts: still live, so the support bundle below takes its
+  // agent server's log instead of starting another sandbox (~10-20 s each on a shared machine).
+  let probe: { conversation: string; sandbox: string } | undefined;
   it('a sandbox cannot reach the store (NetworkPolicy): only the API, the controller and archive Pods can', async () => {
     // The enforcer runs on every real node: a refusal below is the policy's only while it does.
     const enforcer = await node.networkPolicy();
     expect(enforcer.enforced, enforcer.reason).toBe(true);
-    const probe = await timed('probe sandbox READY', startSandbox);
+    probe = await timed('probe sandbox READY', startSandbox);
     const storeIp = (await core.readNamespacedPod({ name: STORE_POD, namespace: NS })).status?.podIP;
     expect(storeIp).toBeTruthy();
     const connects = await node.kubectl('exec', '-n', SANDBOXES, probe.sandbox, '--', 'timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${storeIp}/8333`).then(() => true, () => false);
@@ -271,8 +274,10 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
   });
 
   it("the admin console's support bundle carries the real Pods' logs, redacted, to the HTTPS receiver", async () => {
-    // A live sandbox, whose agent server's log the bundle must carry from the sandbox namespace.
-    const live = await timed('live sandbox READY', startSandbox);
+    // A live sandbox, whose agent server's log the bundle must carry from the sandbox namespace:
+    // the probe's, or a new one when this test runs alone.
+    const live = probe ?? (await timed('live sandbox READY', startSandbox));
+    expect((await api<({ status: string } | null)[]>('GET', `/api/v1/sandboxes?id=${live.sandbox}`)).body[0]?.status).toBe('RUNNING');
     const sent = await timed('support bundle', () => api<{ status: number; files: string[] }>('POST', '/api/v1/admin/support-bundle'));
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     expect(sent.body.status).toBe(201);
