@@ -142,7 +142,7 @@ else
 endif
 
 # Gitea (Go module proxy, cgo SQLite), the real forgejo-API git host behind the app API's git searches
-# (src/testing/gitea, src/facade/git-provider.test.ts, e2e/app-parity), cached in
+# (src/testing/gitea, src/facade/git-providers/forgejo.test.ts, e2e/app-parity), cached in
 # $${AGENTYARD_CACHE:-~/.cache/agentyard}/gitea/<version> with its source (templates, locales) beside it.
 # The first build costs ~6 minutes of CPU (31 minutes on 2 cores shared at load 15-19). Runs under nice. Strict like k8s-bin when the cluster suites are required.
 .PHONY: gitea

@@ -62,5 +62,5 @@ export interface NotBuiltRoute {
   reason: string;
 }
 // The git searches (/api/v1/git/*/search) were listed here until they were built for forgejo
-// (src/facade/git-provider.ts); the hosted providers answer 501 there, per provider.
+// (src/facade/git-providers/); the hosted providers answer 501 there, per provider.
 export const NOT_BUILT_ROUTES: NotBuiltRoute[] = [];

@@ -74,6 +74,7 @@ export const SuggestedTask = Type.Object({
   issue_number: Type.Integer(),
   title: Type.String(),
 });
+export type SuggestedTask = Static<typeof SuggestedTask>;
 
 const GitPage = <T extends TSchema>(item: T) =>
   Type.Object({ items: Type.Array(item), next_page_id: Nullable(Type.String({ description: 'Opaque cursor of the next page' })) });

@@ -1,9 +1,9 @@
 // /api/v1/git: OpenHands' repository, branch, installation and suggested-task searches, served for
-// forgejo hosts with the caller's FORGEJO_TOKEN (git-provider.ts); other providers answer 501.
+// forgejo hosts with the caller's FORGEJO_TOKEN (git-providers/); other providers answer 501.
 import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { BranchSearchQuery, InstallationSearchQuery, RepositorySearchQuery, SuggestedTaskSearchQuery } from '../../api/app/git.ts';
-import { searchBranches, searchInstallations, searchRepositories, searchSuggestedTasks } from '../git-provider.ts';
+import { searchBranches, searchInstallations, searchRepositories, searchSuggestedTasks } from '../git-providers/index.ts';
 import { validate } from '../validate.ts';
 
 export function gitRoutes({ d }: Facade): Router {

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { input, userOf, type Facade } from '../context.ts';
 import { PageQuery, StoredSecretCreate, StoredSecretParams, StoredSecretUpdate } from '../../api/app/requests.ts';
 import { GitProvidersRequest } from '../../api/app/git.ts';
-import { storeProviderTokens, unsetProviderTokens } from '../git-provider-tokens.ts';
+import { storeProviderTokens, unsetProviderTokens } from '../git-providers/tokens.ts';
 import { createStoredSecret, deleteStoredSecret, getStoredSecret, listStoredSecrets, updateStoredSecret } from '../user-secrets.ts';
 import { pageOf } from '../paging.ts';
 import { validate } from '../validate.ts';

@@ -6,7 +6,7 @@ import { SettingsUpdate } from '../../api/app/requests.ts';
 import type { AppUser } from '../db/types.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { applySettingsDiff, llmSettingsView } from '../llm-settings.ts';
-import { providerTokensSet } from '../git-provider-tokens.ts';
+import { providerTokensSet } from '../git-providers/tokens.ts';
 import { validate } from '../validate.ts';
 
 async function settingsOf(d: FacadeDeps, user: AppUser) {

@@ -3,12 +3,12 @@
 // against the host, kept as the FORGEJO_TOKEN secret, never answered back), repositories and
 // branches paged without losing or repeating one, OpenHands' errors, and 501 for hosted providers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretKind } from '../api/secret.ts';
-import { giteaBinary, seedGitea, startGitea, type GiteaSeed, type GiteaServer } from '../testing/gitea/server.ts';
-import { decodePageId, encodePageId } from './git-provider.ts';
-import { normalizeHost } from './git-provider-tokens.ts';
-import { NS, startHarness, type Harness } from './test-support.ts';
-import { storedSecretsName } from './user-secrets.ts';
+import { SecretKind } from '../../api/secret.ts';
+import { giteaBinary, seedGitea, startGitea, type GiteaSeed, type GiteaServer } from '../../testing/gitea/server.ts';
+import { decodePageId, encodePageId } from './pages.ts';
+import { normalizeHost } from './tokens.ts';
+import { NS, startHarness, type Harness } from '../test-support.ts';
+import { storedSecretsName } from '../user-secrets.ts';
 
 const bin = giteaBinary();
 if (!bin) console.warn('forgejo git-search suite SKIPPED: no Gitea binary (run hack/gitea.sh; make test does)');
