@@ -42,15 +42,19 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
   let git: Awaited<ReturnType<typeof startParityGitea>>;
   const ctx = { openhands: {} as Ctx, agentyard: {} as Ctx };
   beforeAll(async () => {
-    git = await startParityGitea();
-    if (git) for (const c of Object.values(ctx)) c.gitea = { url: git.gitea.url, token: git.gitea.token };
-    const started = await Promise.allSettled([startOpenHandsApp(python!), startAgentyardUp(git?.env)]);
-    const failed = started.find((r) => r.status === 'rejected');
+    // All three at once: OpenHands takes the Gitea host from the flows' tokens, so only ours (its
+    // environment names the host) waits for Gitea.
+    const gitStarted = startParityGitea();
+    const started = await Promise.allSettled([startOpenHandsApp(python!), gitStarted.then((g) => startAgentyardUp(g?.env))]);
+    const gitDone = (await Promise.allSettled([gitStarted]))[0]!;
+    if (gitDone.status === 'fulfilled') git = gitDone.value;
+    const failed = [gitDone, ...started].find((r) => r.status === 'rejected');
     if (failed) {
       await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
       await git?.gitea.stop();
       throw (failed as PromiseRejectedResult).reason;
     }
+    if (git) for (const c of Object.values(ctx)) c.gitea = { url: git.gitea.url, token: git.gitea.token };
     [oh, ay] = started.map((r) => (r as PromiseFulfilledResult<AppSide>).value) as [AppSide, AppSide];
   }, 360_000);
   afterAll(async () => {
