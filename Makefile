@@ -100,11 +100,13 @@ endif
 
 # Chromium, PostgreSQL and git from Debian's packages when they are missing (hack/test-deps.sh), and
 # the real OpenHands agent server in a cached virtualenv for e2e/parity (hack/openhands-server.sh),
+# the Qwen3 chat template its critic flows seed the real server's cache with (hack/qwen3-chat-template.sh),
 # and a real ACP agent (opencode, from npm) for the ACP suites (hack/acp-agent.sh).
 # A warning only: a suite whose program is missing skips, or fails when the cluster suites are required.
 test-deps:
 	@hack/test-deps.sh || echo "WARNING: some system packages are missing; the suites that need them will skip (or fail under AGENTYARD_REQUIRE_CLUSTER_TESTS=1)." >&2
 	@hack/openhands-server.sh >/dev/null || echo "WARNING: no OpenHands agent server (hack/openhands-server.sh failed, see above): the differential suite e2e/parity will skip (or fail under AGENTYARD_REQUIRE_CLUSTER_TESTS=1)." >&2
+	@hack/qwen3-chat-template.sh >/dev/null || echo "WARNING: no Qwen3 chat template (hack/qwen3-chat-template.sh failed, see above): the critic flows of e2e/parity will fail (or skip, without the OpenHands server)." >&2
 	@hack/acp-agent.sh >/dev/null || echo "WARNING: no ACP agent (hack/acp-agent.sh failed, see above): the ACP suites (src/agent-server/acp, the ACP flows of e2e/parity) will skip (or fail under AGENTYARD_REQUIRE_CLUSTER_TESTS=1)." >&2
 
 test-kube: deps k8s-bin kube-score

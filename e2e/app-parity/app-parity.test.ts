@@ -6,7 +6,7 @@ import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIBERATE, GAPS } from './deliberate.ts';
 import { FLOWS, type Ctx, type View } from './flows.ts';
-import { appServerPython, startAgentyardUp, startOpenHandsApp, startParityGitea, type AppSide } from './servers.ts';
+import { appServerPython, startAgentyardUp, startOpenHandsApp, startParityGitHub, startParityGitLab, startParityGitea, type AppSide } from './servers.ts';
 
 const python = appServerPython();
 
@@ -40,18 +40,30 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
   let oh: AppSide;
   let ay: AppSide;
   let git: Awaited<ReturnType<typeof startParityGitea>>;
+  let github: Awaited<ReturnType<typeof startParityGitHub>> | undefined;
+  let gitlab: Awaited<ReturnType<typeof startParityGitLab>> | undefined;
   const ctx = { openhands: {} as Ctx, agentyard: {} as Ctx };
   beforeAll(async () => {
-    // All three at once: OpenHands takes the Gitea host from the flows' tokens, so only ours (its
-    // environment names the host) waits for Gitea.
+    // Gitea (a process of its own: seconds) starts beside OpenHands, which takes the Gitea host from the
+    // flows' tokens; only ours waits for it (its environment names the hosts). The stand-ins are in-process.
     const gitStarted = startParityGitea();
-    const started = await Promise.allSettled([startOpenHandsApp(python!), gitStarted.then((g) => startAgentyardUp(g?.env))]);
+    github = await startParityGitHub();
+    if (github) for (const c of Object.values(ctx)) c.github = { host: github.host, token: github.token };
+    gitlab = await startParityGitLab();
+    for (const c of Object.values(ctx)) c.gitlab = { url: gitlab.gitlab.url, token: gitlab.token };
+    const ours = (g: typeof git) => {
+      const hosts = { ...JSON.parse(g?.env['AGENTYARD_GIT_HOSTS'] ?? '{}'), ...(github ? { github: `https://${github.host}` } : {}), gitlab: gitlab!.gitlab.url };
+      return startAgentyardUp({ ...g?.env, ...github?.agentyardEnv, AGENTYARD_GIT_HOSTS: JSON.stringify(hosts) });
+    };
+    const started = await Promise.allSettled([startOpenHandsApp(python!, github?.openhandsEnv), gitStarted.then(ours)]);
     const gitDone = (await Promise.allSettled([gitStarted]))[0]!;
     if (gitDone.status === 'fulfilled') git = gitDone.value;
     const failed = [gitDone, ...started].find((r) => r.status === 'rejected');
     if (failed) {
       await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
       await git?.gitea.stop();
+      await github?.close();
+      await gitlab?.gitlab.close();
       throw (failed as PromiseRejectedResult).reason;
     }
     if (git) for (const c of Object.values(ctx)) c.gitea = { url: git.gitea.url, token: git.gitea.token };
@@ -60,6 +72,8 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
   afterAll(async () => {
     await Promise.all([oh?.close(), ay?.close()]);
     await git?.gitea.stop();
+    await github?.close();
+    await gitlab?.gitlab.close();
   });
 
   for (const [flow, run] of FLOWS) {
@@ -73,7 +87,7 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
       const tolerated = { ...DELIBERATE, ...GAPS };
       const unlisted = [...found].filter(([id]) => !tolerated[id]).map(([id, v]) => ({ id, ...v }));
       if (process.env['APP_PARITY_DUMP']) appendFileSync(process.env['APP_PARITY_DUMP'], JSON.stringify({ flow, theirs, ours }) + '\n');
-      // A flow that could not run on this machine (git_search without Gitea) leaves its entries unchecked.
+      // A flow that could not run on this machine (git_search without Gitea, github_search without openssl) leaves its entries unchecked.
       const ran = !('skipped' in theirs && 'skipped' in ours);
       const stale = Object.keys(tolerated).filter((id) => ran && id.startsWith(`${flow}.`) && !found.has(id));
       expect({ unlisted, stale }).toEqual({ unlisted: [], stale: [] });

@@ -13,6 +13,10 @@ export interface Ctx {
   sandbox?: string;
   /** The Gitea both servers are given as their forgejo host (servers.ts), when it is built. */
   gitea?: { url: string; token: string };
+  /** The GitHub stand-in both servers are given as their github host (servers.ts): host as OpenHands' web app sends it, and a token it knows. */
+  github?: { host: string; token: string };
+  /** The stand-in GitLab both servers are given as their gitlab host (servers.ts startParityGitLab). */
+  gitlab?: { url: string; token: string };
 }
 export type Flow = (s: AppSide, ctx: Ctx) => Promise<View>;
 

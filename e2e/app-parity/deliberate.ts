@@ -72,8 +72,26 @@ export const DELIBERATE: Record<string, string> = {
     'The next_page_id a branch search gives out works: page 2 of the matches. OpenHands gives one out and then refuses it (400 ' +
     '"Pagination not yet supported for branch search queries").',
   'git_search.github':
-    'A provider that is not searched here answers 501 with why (its hosted API is not called) and what still works (the clone with ' +
-    'its <PROVIDER>_TOKEN secret). OpenHands answers 500 (an uncaught KeyError) for a provider the caller has no token for.',
+    'A search of a provider the caller has no token for (here github, with only a forgejo token) is the 403 "Git provider token ' +
+    'required" OpenHands gives when there is no token at all. OpenHands answers 500 (an uncaught KeyError).',
+  'github_search.bad_token':
+    'As git_search.bad_token, for a github token GitHub refuses ("Bad credentials"): a 422 naming body.provider_tokens.github.token, ' +
+    'not the 401 that reads as "your session ended".',
+  'github_search.pushed_at':
+    'Repositories carry GitHub\'s pushed_at (the field is in the shared Repository model and the forgejo search fills it); ' +
+    'OpenHands 1.11 leaves it null for GitHub, so a client cannot sort or show "last pushed" for GitHub repositories.',
+  'gitlab_search.bad_token': 'As git_search.bad_token, for a gitlab token: a 422 naming body.provider_tokens.gitlab.token, where OpenHands answers 401.',
+  'gitlab_search.installations':
+    'The same 400 with the provider as clients name it ("Provider gitlab doesn\'t support installations"); OpenHands formats its ' +
+    'enum member into the text ("Provider ProviderType.GITLAB ...").',
+  'gitlab_search.repos_page2': 'As git_search.repos_page2, for GitLab projects: OpenHands never shows every (limit+1)th project.',
+  'gitlab_search.query':
+    'A project search is ordered as sort_order says, by stars when it says nothing (the route\'s documented default): GitLab ' +
+    'is asked for order_by=star_count, which the Link header of the host\'s page shows. OpenHands sends order_by=last_activity_at ' +
+    'whatever sort_order is, so stars-desc and updated-asc answer the same order.',
+  'gitlab_search.query_page2': 'As git_search.query_page2: OpenHands answers the first page of a GitLab search again, forever.',
+  'gitlab_search.branches_page2': 'As git_search.repos_page2, for GitLab branches.',
+  'gitlab_search.branch_query_page2': 'As git_search.branch_query_page2: the next page of a GitLab branch search works; OpenHands refuses it (400).',
 };
 
 /** Differences not built yet: tolerated so that `make test` stays green, listed so that none goes unnoticed. */

@@ -496,6 +496,69 @@ export const FLOWS: [string, Flow][] = [
     },
   ],
 
+  /**
+   * The git searches for gitlab against one stand-in GitLab (src/testing/gitlab), given to both
+   * servers as their gitlab host with the same token: the token check, projects (nested groups),
+   * searches, branches page by page, suggested tasks, and the errors. Both read the same host.
+   */
+  [
+    'gitlab_search',
+    async (s, ctx) => {
+      const g = ctx.gitlab!;
+      const get = (q: string) => s.api('GET', `${V1}/git/${q}`);
+      const page = (r: Reply) => [r.status, r.body?.items?.map?.((x: any) => x.full_name ?? x.name), r.body?.next_page_id ?? null];
+      const next = async (path: string, first: Reply) => (first.body?.next_page_id ? page(await get(`${path}&page_id=${first.body.next_page_id}`)) : null);
+      // From no provider token at all (an earlier flow's are dropped: OpenHands replaces the whole set on a save, agentyard
+      // keeps the others), and back to none at the end, so the next flow's suggested tasks hold no GitLab ones.
+      await s.api('DELETE', `${V1}/secrets/git-providers`);
+      const noToken = await get('repositories/search?provider=gitlab');
+      const badToken = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { gitlab: { token: 'glpat-wrong', host: g.url } } });
+      const store = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { gitlab: { token: g.token, host: g.url } } });
+      const settings = await s.api('GET', `${V1}/settings`);
+      const installations = await get('installations/search?provider=gitlab');
+      const repos = await get('repositories/search?provider=gitlab');
+      const repos2 = await get('repositories/search?provider=gitlab&limit=2');
+      const query = await get('repositories/search?provider=gitlab&query=widg');
+      const queried1 = await get('repositories/search?provider=gitlab&query=a&limit=1&sort_order=updated-desc');
+      const nested = encodeURIComponent('acme/platform/api');
+      const branches = await get(`branches/search?provider=gitlab&repository=${nested}&query=`);
+      const branches2 = await get(`branches/search?provider=gitlab&repository=${nested}&query=&limit=2`);
+      const featured = await get('branches/search?provider=gitlab&repository=acme/widgets&query=feature');
+      const featured1 = await get('branches/search?provider=gitlab&repository=acme/widgets&query=feature&limit=1');
+      const missing = await get('branches/search?provider=gitlab&repository=acme/nothing-here&query=');
+      const suggested = await get('suggested-tasks/search');
+      const sortListing = await get('repositories/search?provider=gitlab&sort_order=stars-desc');
+      const reposPage2 = await next('repositories/search?provider=gitlab&limit=2', repos2);
+      const queryPage2 = await next('repositories/search?provider=gitlab&query=a&limit=1&sort_order=updated-desc', queried1);
+      const branchesPage2 = await next(`branches/search?provider=gitlab&repository=${nested}&query=&limit=2`, branches2);
+      const branchQueryPage2 = await next('branches/search?provider=gitlab&repository=acme/widgets&query=feature&limit=1', featured1);
+      const unset = await s.api('DELETE', `${V1}/secrets/git-providers`);
+      return {
+        no_token: [noToken.status, noToken.body?.detail],
+        bad_token: badToken.status,
+        store: [store.status, store.body],
+        provider_tokens_set: Object.keys(settings.body?.provider_tokens_set ?? {}),
+        installations: [installations.status, installations.body?.detail],
+        repos: [repos.status, repos.body],
+        repos_page1: page(repos2),
+        repos_page2: reposPage2,
+        query: [query.status, query.body],
+        query_page1: page(queried1),
+        query_page2: queryPage2,
+        branches: [branches.status, branches.body],
+        branches_page1: page(branches2),
+        branches_page2: branchesPage2,
+        branch_query: [featured.status, featured.body],
+        branch_query_page1: page(featured1),
+        branch_query_page2: branchQueryPage2,
+        branches_missing: [missing.status, missing.body],
+        suggested: [suggested.status, suggested.body],
+        sort_listing: [sortListing.status, sortListing.body?.detail],
+        unset: [unset.status, unset.body],
+      };
+    },
+  ],
+
   /** Delete the conversation, then read it, delete it again, and read its events. */
   [
     'delete',
@@ -517,6 +580,46 @@ export const FLOWS: [string, Flow][] = [
         malformed: malformed.status,
         events_after: evs.status,
         send_after: send.status,
+      };
+    },
+  ],
+  /**
+   * The git searches for github, against the GitHub stand-in (src/testing/github: GitHub's REST and
+   * GraphQL answers over HTTPS, servers.ts) given to both servers as their github host, the token
+   * saved as OpenHands' web app saves it (host without a scheme: OpenHands makes it
+   * https://<host>/api/v3). Page 1 of each search is compared whole (pushed_at on its own key).
+   */
+  [
+    'github_search',
+    async (s, ctx) => {
+      const g = ctx.github;
+      if (!g) return { skipped: 'no GitHub stand-in (openssl)' };
+      const get = (q: string) => s.api('GET', `${V1}/git/${q}`);
+      const items = (r: Reply) => [r.status, Array.isArray(r.body?.items) ? r.body.items.map(({ pushed_at: _, ...rest }: any) => rest) : r.body, r.body?.next_page_id ?? null];
+      const badToken = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { github: { token: 'ghp_unknown_to_github', host: g.host } } });
+      const store = await s.api('POST', `${V1}/secrets/git-providers`, { provider_tokens: { github: { token: g.token, host: g.host } } });
+      const installations = await get('installations/search?provider=github');
+      const repos = await get('repositories/search?provider=github&limit=2');
+      const installationRepos = await get('repositories/search?provider=github&installation_id=12');
+      const query = await get('repositories/search?provider=github&query=widget');
+      const inOrg = await get(`repositories/search?provider=github&query=${encodeURIComponent('acme/gad')}`);
+      const branches = await get('branches/search?provider=github&repository=acme/widgets&query=');
+      const branchQuery = await get('branches/search?provider=github&repository=acme/widgets&query=feature');
+      const missing = await get('branches/search?provider=github&repository=acme/nothing-here&query=');
+      const suggested = await get('suggested-tasks/search');
+      return {
+        bad_token: badToken.status,
+        store: [store.status, store.body],
+        installations: [installations.status, installations.body],
+        repos: items(repos),
+        pushed_at: repos.body?.items?.map?.((r: any) => r.pushed_at),
+        installation_repos: items(installationRepos),
+        query: items(query),
+        in_org: items(inOrg),
+        branches: [branches.status, branches.body],
+        branch_query: [branchQuery.status, branchQuery.body],
+        branches_missing: [missing.status, missing.body],
+        suggested: [suggested.status, suggested.body],
       };
     },
   ],

@@ -13,6 +13,10 @@ import { requiredForTests } from '../../src/testing/required/required.ts';
 import { removeDataDir, scriptedModelEnv, startService } from '../embedded/harness.ts';
 import { freePort } from '../../src/testing/ports.ts';
 import { giteaBinary, seedGitea, startGitea, type GiteaServer } from '../../src/testing/gitea/server.ts';
+import { startGitLabStandIn, type GitLabProject, type GitLabStandIn } from '../../src/testing/gitlab/server.ts';
+import { startGitHubStandIn, type GitHubStandIn } from '../../src/testing/github/server.ts';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export const OPENHANDS_AI_VERSION = '1.11.0';
 
@@ -37,6 +41,85 @@ export async function startParityGitea(): Promise<{ gitea: GiteaServer; env: Rec
   }
   return { gitea, env: { AGENTYARD_GIT_HOSTS: JSON.stringify({ forgejo: gitea.url }) } };
 }
+/**
+ * The GitHub stand-in (src/testing/github) both servers search as their github host, over HTTPS:
+ * OpenHands 1.11 builds https://<host>/api/v3 from the host a token is saved with, so a self-signed
+ * certificate for 127.0.0.1 (openssl) is given to it through SSL_CERT_FILE (Python's default SSL
+ * context) and to agentyard through NODE_EXTRA_CA_CERTS. Seeded with what the github_search flow
+ * reads: a user with a GitHub App token, organizations, repositories, branches, pull requests, issues.
+ * Undefined without openssl (the flow then compares nothing and says so).
+ */
+export async function startParityGitHub(): Promise<{ gh: GitHubStandIn; host: string; token: string; openhandsEnv: Record<string, string>; agentyardEnv: Record<string, string>; close(): Promise<void> } | undefined> {
+  const dir = mkdtempSync(join(tmpdir(), 'app-parity-github-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    console.warn(`app-parity: the github_search flow compares nothing: no certificate for the GitHub stand-in (openssl: ${(err as Error).message})`);
+    return undefined;
+  }
+  const gh = await startGitHubStandIn({ tls: { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') } });
+  const token = 'ghu_app_parity_token_0001';
+  gh.users.push({ login: 'octo', id: 101, token, tokenKind: 'app', orgs: ['acme'], installations: [{ id: 11, account: 'octo', accountType: 'User', repositories: ['octo/alpha'] }, { id: 12, account: 'acme', accountType: 'Organization', repositories: ['acme/widgets'] }] });
+  const at = (d: number) => `2026-02-${String(d).padStart(2, '0')}T10:00:00Z`;
+  gh.repos.push(
+    { owner: 'octo', name: 'alpha', private: true, stars: 5, pushedAt: at(20) },
+    { owner: 'octo', name: 'widget-notes', stars: 1, pushedAt: at(11) },
+    { owner: 'acme', ownerType: 'Organization', name: 'widgets', stars: 50, pushedAt: at(15), defaultBranch: 'trunk', branches: ['trunk', 'feature/a', 'feature/b', 'fix/1'].map((name, i) => ({ name, sha: String(i).repeat(40), protected: name === 'trunk', committedDate: at(i + 1) })) },
+    { owner: 'acme', ownerType: 'Organization', name: 'gadgets', stars: 7, pushedAt: at(9) },
+  );
+  gh.pulls.push(
+    { repo: 'acme/widgets', number: 1, title: 'Conflicting', author: 'octo', mergeable: 'CONFLICTING', updatedAt: at(20) },
+    { repo: 'octo/alpha', number: 2, title: 'Red checks', author: 'octo', checks: 'FAILURE', updatedAt: at(19) },
+    { repo: 'octo/alpha', number: 3, title: 'All green', author: 'octo', checks: 'SUCCESS', updatedAt: at(18) },
+  );
+  gh.issues.push({ repo: 'acme/gadgets', number: 4, title: 'Assigned', assignees: ['octo'], updatedAt: at(10) });
+  return {
+    gh,
+    host: new URL(gh.url).host,
+    token,
+    openhandsEnv: { SSL_CERT_FILE: join(dir, 'cert.pem') },
+    agentyardEnv: { NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') },
+    async close() {
+      await gh.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A stand-in GitLab (src/testing/gitlab: gitlab.com cannot be reached here, and no GitLab runs
+ * here) both servers search as their gitlab host: OpenHands takes it from the token's host and keeps
+ * its http:// scheme (GitLabService builds <host>/api/v4), agentyard from AGENTYARD_GIT_HOSTS.
+ */
+export async function startParityGitLab(): Promise<{ gitlab: GitLabStandIn; token: string }> {
+  const token = 'glpat-parity-0123456789';
+  const project = (id: number, path: string, o: Partial<GitLabProject> = {}): GitLabProject => ({
+    id,
+    path,
+    group: !path.startsWith('pat/'),
+    visibility: 'private',
+    stars: (id * 7) % 5,
+    lastActivity: `2026-01-${String(20 - id).padStart(2, '0')}T10:00:00Z`,
+    createdAt: '2025-06-01T10:00:00Z',
+    defaultBranch: 'main',
+    members: ['pat'],
+    branches: ['main', 'dev', 'feature/a', 'feature/b', 'release'].map((name, i) => ({ name, sha: `${id}${i}`.padEnd(40, '0'), protected: name === 'main', committedDate: `2026-02-0${i + 1}T00:00:00Z` })),
+    ...o,
+  });
+  const gitlab = await startGitLabStandIn({
+    users: [{ id: 7, username: 'pat', name: 'Pat' }],
+    projects: [project(1, 'acme/platform/api'), project(2, 'acme/widgets', { visibility: 'public' }), project(3, 'pat/notes'), project(4, 'acme/gadgets'), project(5, 'pat/dotfiles')],
+    issues: [1, 2, 3].map((i) => ({ project: 'acme/widgets', iid: i, title: `Issue ${i}`, assignees: ['pat'], state: 'opened' as const })),
+    mergeRequests: [
+      { project: 'acme/platform/api', iid: 9, title: 'Conflicts', author: 'pat', state: 'opened', updatedAt: '2026-03-02T00:00:00Z', conflicts: true, discussions: [] },
+      { project: 'acme/widgets', iid: 8, title: 'Red', author: 'pat', state: 'opened', updatedAt: '2026-03-01T00:00:00Z', conflicts: false, pipeline: 'FAILED', discussions: [] },
+    ],
+    tokens: { [token]: { user: 'pat', scopes: ['api'] } },
+  });
+  return { gitlab, token };
+}
+
 export const MODEL = 'openai/scripted';
 const KEY = 'app-parity-session-key';
 
@@ -132,7 +215,7 @@ function apiOf(url: string, auth: Record<string, string>): AppSide['api'] {
  * Its agent servers get the webhook base URL through OH_AGENT_SERVER_ENV, else their events never
  * reach its app-side store; the model is set through its settings API, as its users do.
  */
-export async function startOpenHandsApp(python: string): Promise<AppSide> {
+export async function startOpenHandsApp(python: string, extraEnv: Record<string, string> = {}): Promise<AppSide> {
   const dir = mkdtempSync(join(tmpdir(), 'app-parity-openhands-'));
   mkdirSync(join(dir, 'tmp'));
   const model = await dispatchingLlm();
@@ -156,6 +239,7 @@ export async function startOpenHandsApp(python: string): Promise<AppSide> {
       OH_TELEMETRY__EXPORTER: 'none',
       LITELLM_LOCAL_MODEL_COST_MAP: 'True',
       PYTHONUNBUFFERED: '1',
+      ...extraEnv,
     },
   });
   // APP_PARITY_OPENHANDS_LOG=<file>: its whole output there too (while working on the suite).

@@ -153,6 +153,42 @@ export const DELIBERATE: Record<string, string> = {
     '503 with the desktop off, which is what the official TypeScript client (generated from 1.44, used unmodified against this ' +
     'server) expects and its integration tests accept. No remote desktop runs in an agentyard sandbox, so ours answers that 503 ' +
     'with a message saying so: the truth, in the shape its clients handle, where a 404 would read as a client bug.',
+  'meta_profile_llms_inline.inline_keys_shown':
+    "The routing tool's inline LLMs (agent_settings' `meta_profile_llms`) carry provider keys. Ours keeps them as it keeps the " +
+    "agent's own key: sealed with the conversation's secrets (OH_SECRET_KEY), null in the stored request, `**********` in every " +
+    'ConversationInfo. OpenHands 1.58 answers them in plain text in every ConversationInfo (GET, search, the create answer, ' +
+    'whatever X-Expose-Secrets says) and writes them unencrypted into its base_state.json, so anyone who may list conversations ' +
+    'reads the keys. The routing itself agrees (classifier and target calls with their keys, observation, usage buckets).',
+  'meta_profile_llms_inline.bad_entries':
+    'An inline LLM entry that is no LLM (no model, a bad field): both refuse the start (422). OpenHands 1.58 repeats the entry ' +
+    'with its api_key in the error text (its redaction covers the `input` field, not the message built from it); ours never ' +
+    'answers a secret.',
+  'meta_profile_llms_inline.bad_entries_locs':
+    'The same 422 as meta_profile_llms_inline.bad_entries: ours locates each fault at its entry and field ' +
+    '(`["body", "agent_settings", "meta_profile_llms", "a", "model"]`), like every other 422 of both servers; OpenHands answers ' +
+    'one value_error at `["body"]` whose text lists them.',
+  'deferred_init.dormant_socket':
+    'A WebSocket opened on a dormant server (before POST /api/init): refused on both. OpenHands 1.58 means "try again later" ' +
+    '(it closes with 1013 before accepting), which its ASGI server turns into an HTTP 403 that reads as "your key is wrong"; ours ' +
+    'answers the upgrade 503 with Retry-After, as it does while restoring its conversations, so a client retries rather than ' +
+    'giving up on its credentials.',
+  'managed_key_refresh.second_refused':
+    'After a managed key refresh, ours keeps the current key for the conversation\'s later model calls; OpenHands 1.58 retries ' +
+    'the refused call with a copy of its LLM and keeps the stale key, so every later call of the conversation is first refused ' +
+    '(401) and the key fetched again: a refused call and a control-plane request per model call, for the life of the ' +
+    'conversation. The second turn is otherwise the same on both (the events, the status, the call answered with the current key).',
+  'managed_key_refresh.second_refresh_calls': 'The same kept key as managed_key_refresh.second_refused: ours asks the control plane once, OpenHands at each later call.',
+  'managed_key_refresh.info_api_key':
+    "A conversation's `agent.llm.api_key` reads `**********` on ours (a key is set, not shown), before and after a refresh, as " +
+    'switch_profile.llm and secrets_encrypted.info_api_key argue; OpenHands 1.58 shows null in ConversationInfo for every ' +
+    'conversation, which reads as "no key" though its model calls send one. Neither shows the stale or the refreshed key ' +
+    '(keys_shown agrees on both: none).',
+  'critic_settings.no_key':
+    'A start whose `agent.critic` has no `api_key`: OpenHands 1.58 refuses it (422 at agent.critic.api_key); ours starts, the ' +
+    "critic authenticating with the agent LLM's key. That is what 1.58 itself does when it builds the critic from settings " +
+    "(build_critic: `critic_api_key`, else the LLM's key), and what an agent-profile launch here gives, so the critic of a plain " +
+    'start works as the launched one. A key that is sent is used as 1.58 uses it (the same Bearer, critic_refinement.classify), ' +
+    'sealed apart and shown null; a client that sends none is not refused for a key the server already holds.',
 };
 
 /**

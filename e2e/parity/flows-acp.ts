@@ -379,5 +379,52 @@ export const ACP_FLOWS: Record<string, Flow> = bin
           };
         });
       },
+
+      /**
+       * A turn cut off by prepare-for-sandbox-pause while the ACP server waits for its model (the
+       * conversation's server stops mid-turn, as at an agent-server restart), then a new message:
+       * which messages each later prompt carries (the model sees each prompt as a new user turn),
+       * the end state and the events.
+       */
+      async acp_cut_off_turn(s) {
+        return withTitles(async (titles) => {
+          let asked!: () => void;
+          const held = new Promise<void>((r) => (asked = r));
+          // The first model call is held until its request goes away (the ACP server stopped), or 8 s.
+          s.llm.push(async (req) => {
+            asked();
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, 8000);
+              req.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+            });
+            return { content: 'late answer' };
+          }, { content: 'answer two' }, { content: 'answer three' });
+          const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles)) })).body.id;
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('first word APPLE') });
+          await held;
+          const prepared = await s.api('/api/conversations/prepare-for-sandbox-pause', { method: 'POST' });
+          const cut = (await info(s, id)).execution_status;
+          await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('second word BANANA') });
+          // Both turns may take a prompt each: a bounded wait for the script to be used up, then what is there.
+          await until('the turns after the cut', async () => s.llm.remaining() === 0 && (await info(s, id)).execution_status === 'finished', 30_000).catch(() => false);
+          const end = await settled(s, id);
+          const all = await events(s, id);
+          // What each model call after the cut-off one was given as its newest user turn.
+          const newest = (req: { messages: { role: string; content?: unknown }[] }) => {
+            const lastAssistant = req.messages.map((m) => m.role).lastIndexOf('assistant');
+            const turn = JSON.stringify(req.messages.slice(lastAssistant + 1).filter((m) => m.role === 'user'));
+            return ['APPLE', 'BANANA'].filter((w) => turn.includes(w));
+          };
+          return {
+            prepared: prepared.status,
+            cut,
+            end,
+            prompts: s.llm.requests.slice(1).map(newest),
+            kinds: kinds(all),
+            statuses: statuses(all),
+            finishes: all.filter((e) => e.kind === 'ActionEvent').map((e) => e.action?.message),
+          };
+        });
+      },
     }
   : {};

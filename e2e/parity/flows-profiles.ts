@@ -286,7 +286,7 @@ export const PROFILE_FLOWS: Record<string, Flow> = {
    * (materialize's resolved_skills, the start's agent_context, the system prompt), the condenser (its
    * summary request and the summary in the next call), the meta-profile references of the routing
    * tool (dangling: reported and refused alike), the critic and the routing tool (previewed; the
-   * critic's calls are compared in no flow: OpenHands' needs a chat template from the Hugging Face Hub).
+   * critic's calls themselves are compared by the flows of flows-critic.ts).
    */
   async agent_profile_launch_applied(s) {
     const A = '/api/agent-profiles';

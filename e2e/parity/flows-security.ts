@@ -187,4 +187,53 @@ export const SECURITY_FLOWS: Record<string, Flow> = {
       await guard.close();
     }
   },
+
+  async security_hook_order_later(s) {
+    // No confirmation: the batch runs at once, and its blocked call is neither first nor last.
+    return { unheld: await laterBlockedFlow(s) };
+  },
+
+  async security_odd_shapes_table(s) {
+    return {
+      pattern: await tableFlow(s, { kind: 'PatternSecurityAnalyzer' }, 'HIGH', ODD_SHAPES),
+      rail: await tableFlow(s, { kind: 'PolicyRailSecurityAnalyzer' }, 'HIGH', ODD_SHAPES),
+    };
+  },
 };
+
+/**
+ * A batch of three terminal calls whose second a PreToolUse hook blocks, with no confirmation policy:
+ * the order in which the calls are answered (observations and the hook's rejection). 1.58 answers
+ * every call in the batch's order.
+ */
+async function laterBlockedFlow(s: Side): Promise<View> {
+  const guard = `grep -q 'parity-blocked' && echo '{"decision":"deny","reason":"blocked here"}' || true`;
+  const created = await s.api('/api/conversations', { method: 'POST', body: startBody(s, {
+    agent: { ...(startBody(s).agent as object), tools: [{ name: 'terminal', params: {} }] },
+    hook_config: { pre_tool_use: [{ matcher: 'terminal', hooks: [{ command: guard }] }] },
+  }) });
+  const id = created.body.id;
+  s.llm.push({ toolCalls: [terminal('echo parity-first'), terminal('echo parity-blocked'), terminal('echo parity-third')] }, { toolCalls: [{ name: 'finish', arguments: { message: 'done' } }] });
+  await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('run the three') });
+  const status = await reached(s, id, ['finished']);
+  const all = await events(s, id);
+  const byId = new Map(all.filter((e) => e.kind === 'ActionEvent').map((a) => [a.id, JSON.parse(a.tool_call.arguments).command as string]));
+  const answers = all.filter((e) => ['ObservationEvent', 'UserRejectObservation'].includes(e.kind) && e.tool_name !== 'finish').map((e) => `${e.kind} ${byId.get(e.action_id) ?? 'unknown action'}`);
+  return { create: created.status, status, answers };
+}
+
+/**
+ * Shell shapes tree-sitter-bash parses oddly (side-by-side.test.ts has them too), harmless if they
+ * ran: a runner's own -c script reading the pipe, a number glued to a here-string (its descriptor),
+ * a pipeline that starts inside a here-document, words the grammar hangs on a redirect, a compound
+ * command given a here-string, a here-string the grammar splits.
+ */
+const ODD_SHAPES = [
+  "echo 'rm -rf /etc/parity-nonexistent' | sh -c sh",
+  "echo \"'r'm -rf /etc/parity-nonexistent\" | sh -c sh",
+  "sh 0<<<\"'r'm -rf /usr/parity-nonexistent\"",
+  "cat <<'EOF' | bash\nrm -rf /home/parity-nonexistent\nEOF",
+  'rm 2>/dev/null -rf /etc/parity-nonexistent',
+  "{ sh; } <<< 'rm -rf /etc/parity-nonexistent'",
+  "sh 0< /dev/stdin <<< 'rm -rf /etc/parity-nonexistent'",
+];

@@ -915,7 +915,7 @@ export const FLOWS: Record<string, Flow> = {
     };
   },
 
-  // Deferred initialization (/api/init): neither server runs dormant here.
+  // Deferred initialization (/api/init) on servers not started deferred (the deferred_init flow starts dormant ones).
   async init(s) {
     const r = async (method: string, headers: Record<string, string>) => {
       const res = await fetch(`${s.url}/api/init`, { method, headers: { 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{}' } : {}) });
@@ -936,6 +936,34 @@ export const FLOWS: Record<string, Flow> = {
   ...SECRETS_FLOWS,
   ...MCP_FORM_FLOWS,
   ...AGENT_SETTINGS_FLOWS,
+
+  /**
+   * A project agent naming a skill that exists nowhere, beside one naming a project skill: what
+   * POST /api/sub-agents lists (1.58 lists definitions as written, skills unresolved) and what the
+   * task tool of a conversation in that project offers the model (1.58 skips the unresolvable one).
+   */
+  async sub_agents_missing_skill(s) {
+    const wd = mkdtempSync(join(s.workDir, 'agents-skill-'));
+    mkdirSync(join(wd, '.agents', 'agents'), { recursive: true });
+    mkdirSync(join(wd, '.agents', 'skills', 'house-style'), { recursive: true });
+    writeFileSync(join(wd, '.agents', 'skills', 'house-style', 'SKILL.md'), '---\nname: house-style\ndescription: How we write\n---\nWrite plainly.\n');
+    writeFileSync(join(wd, '.agents', 'agents', 'stylist.md'), '---\nname: stylist\ndescription: Fixes style\nskills: [house-style]\n---\nYou fix style.\n');
+    writeFileSync(join(wd, '.agents', 'agents', 'dreamer.md'), '---\nname: dreamer\ndescription: Needs a missing skill\nskills: [house-style, no-such-skill]\n---\nYou dream.\n');
+    const listed = await s.api('/api/sub-agents', { method: 'POST', body: { project_dir: wd, load_user: false, load_builtin: false } });
+    s.llm.push(finish('looked'));
+    const body = { ...startBody(s, { agent: agent(s, ['terminal', 'task_tool_set']), initial_message: text('Look around.') }), workspace: { kind: 'LocalWorkspace', working_dir: wd } };
+    const r = await s.api('/api/conversations', { method: 'POST', body });
+    const end = await settled(s, r.body.id);
+    const task = s.llm.requests[0]?.tools?.find((t) => t.function.name === 'task');
+    const described = JSON.stringify(task?.function.description ?? '');
+    return {
+      listed: listed.status,
+      agents: (listed.body.agents ?? []).map((a: any) => ({ name: a.name, skills: a.skills, level: a.level })),
+      end,
+      task_offered: task !== undefined,
+      task_offers: ['stylist', 'dreamer'].filter((n) => described.includes(n)),
+    };
+  },
 };
 
 /**

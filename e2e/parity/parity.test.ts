@@ -11,9 +11,14 @@ import { CANVAS_FLOWS } from './flows-canvas.ts';
 import { EXTENSIONS_FLOWS } from './flows-extensions.ts';
 import { INSTALL_FLOWS } from './flows-installs.ts';
 import { SKILL_FLOWS } from './flows-skills.ts';
+import { META_INIT_FLOWS } from './flows-meta-init.ts';
+import { closeEnvServers, SERVER_ENV_FLOWS } from './flows-server-env.ts';
+import { CRITIC_FLOWS } from './flows-critic.ts';
 import { openhandsBinary, startAgentyard, startOpenHands, type Side } from './servers.ts';
 
 const bin = openhandsBinary();
+/** Flows that start servers of their own (each OpenHands start takes 20-60 s), with their time. */
+const SLOW_FLOWS: Record<string, number> = { secret_key_rotation: 420_000, deferred_init: 300_000, managed_key_refresh: 420_000, registered_marketplaces_env: 420_000 };
 /**
  * Flows that start servers of their own (each OpenHands start takes seconds of imports) and use
  * neither shared server beyond its name: they run from the suite's start, beside the other flows
@@ -47,7 +52,7 @@ const settle = (p: Promise<View>): Promise<View> => p.catch((err: Error) => ({ f
 describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', () => {
   let oh: Side;
   let ay: Side;
-  const flows = Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS });
+  const flows = Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS, ...META_INIT_FLOWS, ...SERVER_ENV_FLOWS, ...CRITIC_FLOWS });
   /** Both sides of a flow to the end, so a failure on one does not leave the other running on. */
   const both = (run: (s: Side) => Promise<View>) => Promise.all([settle(run(oh)), settle(run(ay))]);
   /** The own-server flows' results, running from beforeAll on. */
@@ -58,7 +63,7 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
   }, 300_000);
   afterAll(async () => {
     await Promise.all(early.values());
-    await Promise.all([oh?.close(), ay?.close()]);
+    await Promise.all([oh?.close(), ay?.close(), closeEnvServers()]);
   }, 420_000);
 
   for (const [flow, run] of flows) {
@@ -77,7 +82,7 @@ describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', 
       if (process.env['PARITY_DUMP']) appendFileSync(process.env['PARITY_DUMP'], JSON.stringify({ flow, theirs, ours }) + '\n');
       const stale = Object.keys(tolerated).filter((id) => id.startsWith(`${flow}.`) && !found.has(id));
       expect({ unlisted, stale }).toEqual({ unlisted: [], stale: [] });
-    }, OWN_SERVER_FLOWS.has(flow) ? 420_000 : 180_000);
+    }, SLOW_FLOWS[flow] ?? 180_000);
   }
 
   /**

@@ -2,12 +2,15 @@
 // pushed to both): the real OpenHands agent server (Python, installed by hack/openhands-server.sh
 // into a cached virtualenv) and ours, both on loopback with the same session key.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createAgent } from '../../src/agent/agent.ts';
+import { dirname, join } from 'node:path';
+import { createAgent, createAgentWith } from '../../src/agent/agent.ts';
+import { keyRefreshFromEnv } from '../../src/agent/llm/key-refresh.ts';
 import { startAgentServer, type AgentServer } from '../../src/agent-server/server.ts';
+import { startDeferredAgentServer } from '../../src/agent-server/deferred.ts';
+import { Fernet } from '../../src/agent-server/fernet.ts';
 import { extensionsConfigFromEnv } from '../../src/agent/skills/extensions-repo.ts';
 import { stopGroup } from '../../src/runtime/process/processes.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
@@ -155,7 +158,8 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
  * relative to its working directory, so it runs in a throwaway one; VS Code, tool preloading and the
  * browser are off (nothing a flow here uses). Starting takes 20-60 s: its imports are heavy.
  */
-export async function startOpenHands(bin: string): Promise<Side> {
+/** `env`: added to its environment (server settings of flows-server-env.ts; the GitHub side-by-side test's proxy and CA). */
+export async function startOpenHands(bin: string, env: Record<string, string> = {}): Promise<Side> {
   // While working on the suite: reuse a server already running (started with OH_SESSION_API_KEYS_0=KEY).
   const running = process.env['PARITY_OPENHANDS_URL'];
   if (running) {
@@ -171,7 +175,7 @@ export async function startOpenHands(bin: string): Promise<Side> {
   const port = await freePort();
   let out = '';
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url } });
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url, ...env } });
   mkdirSync(join(dir, 'tmux'));
   // While working on the suite: the whole log of the real server (what it did between flows) to a file.
   const logFile = process.env['PARITY_OPENHANDS_LOG'];
@@ -202,8 +206,13 @@ async function saveProfile(api: Side['api'], llmUrl: string): Promise<void> {
   if (r.status !== 201) throw new Error(`saving the LLM profile: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
-/** Ours, in this process, with the real agent. */
-export async function startAgentyard(): Promise<Side> {
+/**
+ * Ours, in this process, with the real agent. `env`: server settings read from the environment as
+ * src/agent-server/main.ts reads them (managed LLM key refresh, OH_REGISTERED_MARKETPLACES), for the
+ * flows that start a server of their own (flows-server-env.ts). `githubHost`: where its GitHub
+ * repository search asks (default github.com).
+ */
+export async function startAgentyard(env: Record<string, string> = {}, opts: { githubHost?: string } = {}): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'parity-agentyard-'));
   const workDir = join(dir, 'work');
   mkdirSync(workDir);
@@ -217,6 +226,7 @@ export async function startAgentyard(): Promise<Side> {
     llmDefaults.baseUrl = side.llm.url;
   };
   const port = await freePort();
+  const keyRefresh = keyRefreshFromEnv({ OH_SESSION_API_KEYS_0: KEY, ...env });
   const server: AgentServer = await startAgentServer({
     port,
     appBackends: { publicUrl: `http://127.0.0.1:${port}` },
@@ -226,13 +236,14 @@ export async function startAgentyard(): Promise<Side> {
     // runs with HOME=its dir (and as the extensions repository's home below).
     home: dir,
     sessionKeys: [KEY],
-    createAgent,
+    createAgent: keyRefresh ? createAgentWith({ model: { keyRefresh } }) : createAgent,
     llmDefaults,
     // As OpenHands' OH_SECRET_KEY: seals stored secrets (without one ours refuses to store a profile's key).
     secretKey: SECRET_KEY,
     // As OpenHands here: its home is the side's directory (HOME=dir), the same extensions repository.
-    extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
+    extensions: { ...extensionsConfigFromEnv({ HOME: dir, EXTENSIONS_PATH: PARITY_EXTENSIONS, ...env }), home: dir, gitEnv: { GIT_CONFIG_COUNT: EXTENSIONS_ENV.GIT_CONFIG_COUNT, GIT_CONFIG_KEY_0: EXTENSIONS_ENV.GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0: EXTENSIONS_ENV.GIT_CONFIG_VALUE_0 } },
     log: createLogger('agent-server', 'silent'),
+    ...(opts.githubHost ? { githubHost: opts.githubHost } : {}),
   });
   return Object.assign(side, {
     name: 'agentyard' as const,
@@ -298,6 +309,87 @@ export function restartable(name: Side['name']): Restartable {
         throw err;
       }
       return { api: apiOf(url), close };
+    },
+  };
+}
+
+/** A server started deferred (OH_DEFERRED_INIT), one start, over a store seeded with a secret sealed with an earlier key. */
+export interface DeferredServer {
+  /** A settings secret `name` = `value` in the store, sealed with `key` (what an earlier server left). */
+  seed(o: { key: string; name: string; value: string }): Promise<void>;
+  /** The dormant server: its secret key `dormantKey` is the X-Init-API-Key. */
+  start(o: { dormantKey: string }): Promise<{ url: string; api: Side['api']; close(): Promise<void> }>;
+  /** Whether the stored secret `name` now opens with `key` alone (sealed again with it at the initialization). */
+  opensWith(o: { key: string; name: string }): Promise<boolean>;
+  remove(): void;
+}
+
+/**
+ * OpenHands' side: the secret is written into its secrets file (~/.openhands/secrets.json, a Fernet
+ * token of the key, as 1.58 writes it) rather than through a first start, so that the flow costs
+ * one start of the real server; whether the initialization sealed it again is read from that file.
+ * Ours: a first start in this process (fast) stores it, and a start with only the new key reads it.
+ */
+export function deferredServer(name: Side['name']): DeferredServer {
+  const dir = mkdtempSync(join(tmpdir(), `parity-deferred-${name}-`));
+  const workDir = join(dir, 'work');
+  mkdirSync(workDir);
+  mkdirSync(join(dir, 'tmux'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  if (name === 'agentyard') {
+    const base = { port: 0, workspaceDir: workDir, dataDir: join(dir, 'data'), home: join(dir, 'home'), sessionKeys: [KEY], createAgent, log: createLogger('agent-server', 'silent') };
+    return {
+      remove,
+      async seed(o) {
+        const server = await startAgentServer({ ...base, secretKey: o.key });
+        const r = await apiOf(server.url)('/api/settings/secrets', { method: 'PUT', body: { name: o.name, value: o.value } });
+        await server.close();
+        if (r.status !== 200) throw new Error(`seeding the secret: ${r.status} ${JSON.stringify(r.body)}`);
+      },
+      async start(o) {
+        const server = await startDeferredAgentServer({ ...base, secretKey: o.dormantKey });
+        return { url: server.url, api: apiOf(server.url), close: () => server.close() };
+      },
+      async opensWith(o) {
+        const server = await startAgentServer({ ...base, secretKey: o.key });
+        try {
+          return (await apiOf(server.url)(`/api/settings/secrets/${o.name}`)).status === 200;
+        } finally {
+          await server.close();
+        }
+      },
+    };
+  }
+  const secretsFile = join(dir, '.openhands', 'secrets.json');
+  return {
+    remove,
+    async seed(o) {
+      mkdirSync(dirname(secretsFile), { recursive: true, mode: 0o700 });
+      writeFileSync(secretsFile, JSON.stringify({ custom_secrets: { [o.name]: { name: o.name, secret: new Fernet(o.key).encrypt(o.value), description: null } } }), { mode: 0o600 });
+    },
+    async start(o) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      let out = '';
+      const env = { ...openhandsEnv(dir, workDir), OH_SECRET_KEY: o.dormantKey, OH_DEFERRED_INIT: 'true' };
+      const child = spawn(openhandsBinary()!, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+      child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      const close = async () => {
+        if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
+      };
+      try {
+        await waitReady(url, child, () => out, 240_000);
+      } catch (err) {
+        await close();
+        throw err;
+      }
+      return { url, api: apiOf(url), close };
+    },
+    async opensWith(o) {
+      const stored = JSON.parse(readFileSync(secretsFile, 'utf8')) as { custom_secrets?: Record<string, { secret?: string }> };
+      const token = stored.custom_secrets?.[o.name]?.secret;
+      return typeof token === 'string' && new Fernet(o.key).decrypt(token) !== undefined;
     },
   };
 }

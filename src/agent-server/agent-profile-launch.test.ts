@@ -149,11 +149,16 @@ describe('starting a conversation from an agent profile', () => {
     expect(routed.status).toBe(201);
     expect(routed.body.agent.tools.at(-1)).toEqual({ name: 'ClassifyAndSwitchLLMTool', params: { active_meta_profile: 'router', meta_profile: { classifier_model: 'plain', classes: [{ description: 'all', model: 'plain' }], prompt_template: null, model_table: null } } });
     await t.s.api(`/api/conversations/${routed.body.id}`, { method: 'DELETE' });
-    // A plain start's agent.critic is checked the same, before anything is stored (a key in it is refused, not kept).
+    // A plain start's agent.critic is checked the same, before anything is stored (422 at the field);
+    // its key is taken as 1.58 takes it, sealed: never stored in the request nor shown (null, as 1.58 shows it).
+    const badMode = await start({ agent: { llm: { model: 'openai/plain' }, critic: { kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', api_key: 'sk-critic-inline-secret', mode: 'sometimes' } } });
+    expect(badMode.status).toBe(422);
+    expect(badMode.body.detail[0]).toMatchObject({ loc: ['body', 'agent', 'critic', 'mode'] });
     const keyed = await start({ agent: { llm: { model: 'openai/plain' }, critic: { kind: 'APIBasedCritic', server_url: 'http://127.0.0.1:9/vllm', api_key: 'sk-critic-inline-secret' } } });
-    expect(keyed.status).toBe(422);
-    expect(keyed.body.detail[0]).toMatchObject({ loc: ['body', 'agent', 'critic'], msg: expect.stringMatching(/api_key is not taken/) });
+    expect(keyed.status).toBe(201);
+    expect(keyed.body.agent.critic).toMatchObject({ server_url: 'http://127.0.0.1:9/vllm', api_key: null });
     expect(JSON.stringify((await t.s.api('/api/conversations/search')).body)).not.toContain('sk-critic-inline-secret');
+    await t.s.api(`/api/conversations/${keyed.body.id}`, { method: 'DELETE' });
     // A meta-profile named without the tool is not used, as OpenHands: the launch starts.
     const idle = await launch('unrouted', { meta_profile_ref: 'no-such-router', condenser: { enabled: false } });
     expect(idle.status).toBe(201);
@@ -178,7 +183,8 @@ describe('starting a conversation from an agent profile', () => {
     });
     const r = await start({ agent_profile_id: profile.id, initial_message: { role: 'user', content: [{ type: 'text', text: 'write the parser' }] } });
     expect(r.status).toBe(201);
-    expect(r.body.agent.critic).toEqual({ kind: 'APIBasedCritic', server_url: other.llm.url, model_name: 'scripted-critic', mode: 'finish_and_message', iterative_refinement: { success_threshold: 0.6, max_iterations: 1 } });
+    // Shown as 1.58 shows it: every field, defaults filled in, no key.
+    expect(r.body.agent.critic).toMatchObject({ kind: 'APIBasedCritic', server_url: other.llm.url, api_key: null, model_name: 'scripted-critic', tokenizer_name: 'Qwen/Qwen3-4B-Instruct-2507', mode: 'finish_and_message', iterative_refinement: { success_threshold: 0.6, max_iterations: 1 }, issue_threshold: 0.75 });
     await eventually(async () => (await t.s.api(`/api/conversations/${r.body.id}`)).body.execution_status === 'finished', 15_000);
     // Two finishes scored (the second too low as well, but the one iteration is spent); the service got the model, the key and the trace.
     expect(other.llm.classifications.map((c) => [c.model, c.headers['authorization']])).toEqual([['scripted-critic', `Bearer ${KEY}`], ['scripted-critic', `Bearer ${KEY}`]]);
@@ -192,6 +198,9 @@ describe('starting a conversation from an agent profile', () => {
     expect(finishes[0].critic_result.message).toMatch(/^Success: 0\.30; \{"incomplete_implementation": 0\.9, "success": 0\.3, /);
     expect(finishes[0].critic_result.metadata.categorized_features.agent_behavioral_issues).toEqual([{ name: 'incomplete_implementation', display_name: 'Incomplete Implementation', probability: 0.9 }]);
     expect(events.filter((e: any) => e.kind === 'MessageEvent' && e.source === 'user')).toHaveLength(2);
+    // The iteration is counted in agent_state (recorded before the follow-up), as 1.58 counts it.
+    expect(events.filter((e: any) => e.kind === 'ConversationStateUpdateEvent' && e.key === 'agent_state').map((e: any) => e.value)).toEqual([{ iterative_refinement_iteration: 1 }]);
+    expect((await t.s.api(`/api/conversations/${r.body.id}`)).body.agent_state).toEqual({ iterative_refinement_iteration: 1 });
   });
 
   it('an ACP profile launches with the whole skill catalog (1.58: user and public skills, no selection), project skills left to the ACP server', async () => {

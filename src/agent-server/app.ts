@@ -49,7 +49,7 @@ import { subAgentRoutes } from './routes/sub-agents.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { extensionRoutes } from './routes/extensions.ts';
 import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/extensions-repo.ts';
-import { initRoutes } from './routes/init.ts';
+import { initRoutes, type InitService } from './routes/init.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { settingsDocRoutes } from './routes/settings-doc.ts';
 import type { Fernet } from './fernet.ts';
@@ -95,6 +95,8 @@ export interface AppDeps {
   restoring?(): boolean;
   /** /api/mcp: the OAuth token store (and knobs for tests); the workspace is where stdio servers start. */
   mcp?: Omit<McpRouteDeps, 'cwd'>;
+  /** The github host whose API GET /api/git/repositories/search asks with a stored GitHub token (default https://github.com). */
+  githubHost?: string;
   /** How long the OpenAI-compatible gateway waits for a run (default 120 s, as OpenHands). */
   gatewayTimeoutMs?: number;
   /** What the server keeps for its clients: named secrets, saved workspaces; and who may call POST /api/init. */
@@ -104,7 +106,7 @@ export interface AppDeps {
   canvas?: CanvasHolder;
   /** The extensions repository (public skills, marketplace) and marketplace registrations. Default: from the environment (EXTENSIONS_PATH, EXTENSIONS_REF, OH_PERSISTENCE_DIR, OH_REGISTERED_MARKETPLACES). */
   extensions?: ExtensionsConfig;
-  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; onHandOver?(req: HandOverRequest): void; /** The secret key as OpenHands' cipher (X-Expose-Secrets: encrypted); undefined: none. */ fernet?: () => Fernet | undefined };
+  settings: { secrets: SettingsSecretStore; workspaces: WorkspacesStore; providerConnections: ProviderConnectionStore; document: SettingsDocStore; initKeys: () => SessionKeys; /** A deferred start's /api/init (absent: not started deferred, 404). */ init?: InitService; onHandOver?(req: HandOverRequest): void; /** The secret key as OpenHands' cipher (X-Expose-Secrets: encrypted); undefined: none. */ fernet?: () => Fernet | undefined };
 }
 
 export function createApp(d: AppDeps): Koa {
@@ -121,7 +123,7 @@ export function createApp(d: AppDeps): Koa {
   app.use(docsRoutes().routes());
 
   // /api/init is outside the session-key check, as in OpenHands (it has a key of its own).
-  const init = initRoutes(d.settings.initKeys);
+  const init = initRoutes(d.settings.initKeys, d.settings.init);
   app.use(init.routes());
   app.use(init.allowedMethods());
 
@@ -143,7 +145,7 @@ export function createApp(d: AppDeps): Koa {
     await next();
   });
   const extensions = d.extensions ?? extensionsConfigFromEnv();
-  const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name)), vscodeRoutes(), desktopRoutes()];
+  const runtime = [runtimeRoutes({ service: d.service, bash: d.bash.forConversation }), runtimeInfoRoutes(d.service), workspaceFileRoutes(d.service), archiveRoutes(), gitRepositoryRoutes((name) => d.settings.secrets.get(name), d.githubHost ?? 'https://github.com'), vscodeRoutes(), desktopRoutes()];
   for (const r of [...runtime, conversationRoutes(d.service), eventRoutes(d.service, d.events), workspaceRoutes(), extensionRoutes(extensions), skillRoutes(d.service.workspaceDir, { ...(d.home !== undefined ? { home: d.home } : {}), extensions }), uploadRoutes(), hookRoutes(d.service.workspaceDir), bashRoutes(() => ({ service: d.bash.service, store: d.bash.store })), gitRoutes(d.service.workspaceDir), gitHistoryRoutes(), fileListRoutes(d.service.workspaceDir), fileBrowserRoutes(d.service.workspaceDir), toolRoutes(d.health.usableTools), pluginRoutes(d.service.workspaceDir, d.home !== undefined ? { home: d.home } : {}), subAgentRoutes(d.service.workspaceDir), trajectoryRoutes(d.service), mcpRoutes({ cwd: d.service.workspaceDir, ...(d.mcp ?? { store: new McpOAuthStore() }) }), handOverRoutes({ service: d.service, keys: d.keys, ...(d.setSinkKey ? { setSinkKey: d.setSinkKey } : {}), ...(d.settings.onHandOver ? { onHandOver: d.settings.onHandOver } : {}) }), settingsRoutes(d.settings.secrets, d.log, (id) => { const p = d.agentProfiles.byId(id); return p ? p.secret_refs : undefined; }), settingsDocRoutes(d.settings.document, d.log, {
       activeProfile: () => d.profiles.activeProfile(),
       setActiveProfile: (name) => d.profiles.setActiveProfile(name),

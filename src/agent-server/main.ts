@@ -12,6 +12,12 @@
 //   OH_LLM_API_KEY_REFRESH_URL, OH_LLM_API_KEY_REFRESH_BASE_URLS, OH_LLM_API_KEY_REFRESH_HEADERS
 //                                    managed LLM key refresh on a 401 (src/agent/llm/key-refresh.ts)
 //   AGENTYARD_EVENT_SINK_URL, AGENTYARD_EVENT_SINK_KEY   where every event is pushed
+//   OH_DEFERRED_INIT                 true: start dormant, configured by POST /api/init (deferred.ts; X-Init-API-Key is
+//                                    OH_SECRET_KEY, else the first session key)
+//   AGENTYARD_GIT_HOSTS (github), AGENTYARD_GIT_BASE_URL   the GitHub host whose API /api/git/repositories/search
+//                                    asks with a stored GitHub token (default https://github.com, so api.github.com;
+//                                    another host is a GitHub Enterprise Server, its /api/v3); OpenHands 1.58 has no
+//                                    setting for it (always api.github.com)
 // Prints one JSON line {"listening": "<url>"} on stdout once listening; SIGTERM/SIGINT shut down.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,6 +29,8 @@ import { createLogger } from '../util/log.ts';
 import { applyAgentServerV8Flags } from './memory-env.ts';
 import { enableIdleCollection } from './idle-collect.ts';
 import { startAgentServer } from './server.ts';
+import { startDeferredAgentServer } from './deferred.ts';
+import { DEFAULT_GIT_HOSTS, gitHostsFromEnv } from '../controller/conversation/repository.ts';
 import { warmUp } from './warm-up.ts';
 import { subscriptionSettingsFromEnv } from './subscription/service.ts';
 
@@ -72,6 +80,15 @@ export function previousSecretKeysFromEnv(env: NodeJS.ProcessEnv): string[] {
     if (k.trim() !== '') keys.push(k);
   }
   return keys;
+}
+
+/** OH_DEFERRED_INIT, as 1.58's env parser reads a bool (true/false, 1/0, yes/no, on/off); anything else stops the start. */
+export function deferredInitFromEnv(env: NodeJS.ProcessEnv): boolean {
+  const raw = env['OH_DEFERRED_INIT']?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return false;
+  if (['1', 'true', 'yes', 'on', 't', 'y'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off', 'f', 'n'].includes(raw)) return false;
+  throw new Error(`OH_DEFERRED_INIT must be true or false, got '${env['OH_DEFERRED_INIT']}'`);
 }
 
 export function llmDefaultsFromEnv(env: NodeJS.ProcessEnv): LlmConfig | undefined {
@@ -145,7 +162,8 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
   const secret = secretKeyFromEnv(env);
   if (secret && secret.from !== 'OH_SECRET_KEY') log.warn({ secretKeyFrom: secret.from }, 'OH_SECRET_KEY not set: secrets are sealed with the first session API key, as OpenHands does (rotating that key makes them unreadable; set OH_SECRET_KEY)');
   const sinkUrl = env[SINK_ENV.url];
-  const server = await startAgentServer({
+  const start = deferredInitFromEnv(env) ? startDeferredAgentServer : startAgentServer;
+  const server = await start({
     port,
     ...(values.host ? { host: values.host } : {}),
     workspaceDir: values.workspace,
@@ -158,6 +176,7 @@ export async function runAgentServerCli(argv: string[], env: NodeJS.ProcessEnv =
     subscription: subscriptionSettingsFromEnv(env),
     ...maxConcurrentRunsFromEnv(env),
     appBackends: appBackendsFromEnv(env),
+    githubHost: gitHostsFromEnv(env).github ?? DEFAULT_GIT_HOSTS.github!,
     log,
   });
   // Signal handlers first, then the announcement: a parent may signal as soon as it reads the line.

@@ -7,6 +7,7 @@
 // profile's. Misses are error observations, bad arguments an AgentErrorEvent; a meta-profile deleted
 // after the launch routes with the launch's copy; a prompt template routes by profile name.
 import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAgent } from '../agent/agent.ts';
 import { eventually, FrameCollector, TEST_KEY, useOtherScriptedLlm, useRealAgentServer } from './test-support.ts';
@@ -189,7 +190,7 @@ describe('the model-routing tool (route_task_to_model)', () => {
     expect(obs).toMatchObject({ is_error: false, chosen_class: 'model: coder', model: 'coder', active_model: 'openai/coder-model' });
   });
 
-  it("agent_settings (1.58's start form) with the routing fields: the tool routes with the named meta-profile, or the inline one; meta_profile_llms is refused (501)", async () => {
+  it("agent_settings (1.58's start form) with the routing fields: the tool routes with the named meta-profile, or the inline one", async () => {
     await routedProfile([{ description: 'Backend code: services, databases', model: 'coder' }]);
     const settings = { agent_kind: 'openhands', llm: { model: 'openai/planner-model', base_url: t.llm.url, api_key: PLANNER_KEY }, tools: [{ name: 'terminal' }], enable_classify_and_switch_llm_tool: true, condenser: { enabled: false } };
     for (const routing of [{ active_meta_profile: 'router' }, { active_meta_profile: 'gone', meta_profile: { classifier_model: 'planner', classes: [{ description: 'Backend code: services, databases', model: 'coder' }] } }]) {
@@ -210,10 +211,90 @@ describe('the model-routing tool (route_task_to_model)', () => {
     // Without the switch no routing tool; the default tools when none are named.
     const plain = await start({ agent_settings: { llm: { model: 'openai/planner-model' }, active_meta_profile: 'router' } });
     expect(plain.body.agent.tools.map((x: any) => x.name)).toEqual(['terminal', 'file_editor', 'task_tracker']);
-    const inline = await start({ agent_settings: { ...settings, meta_profile_llms: { coder: { model: 'openai/x', api_key: 'sk-inline' } } } });
-    expect(inline.status).toBe(501);
     const bad = await start({ agent_settings: { ...settings, enable_classify_and_switch_llm_tool: 'yes', unknown_field: 1 } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail.map((d: any) => d.loc.join('.')).sort()).toEqual(['body.agent_settings.enable_classify_and_switch_llm_tool', 'body.agent_settings.unknown_field']);
+  });
+
+  it("agent_settings.meta_profile_llms (1.58's inline LLMs): classifier and target taken from them before the stored profiles, their keys sealed, masked, never answered, and kept over a restart", async () => {
+    const CLS_KEY = 'sk-inline-classifier-key';
+    const INLINE_CODER_KEY = 'sk-inline-coder-key';
+    // A stored profile of the same name as an inline LLM: the inline one wins (as 1.58).
+    await t.s.api('/api/profiles/coder', { method: 'POST', body: { llm: { model: 'openai/stored-coder', base_url: t.llm.url, api_key: CODER_KEY } } });
+    const settings = {
+      llm: { model: 'openai/planner-model', base_url: t.llm.url, api_key: PLANNER_KEY },
+      tools: [{ name: 'terminal' }],
+      enable_classify_and_switch_llm_tool: true,
+      condenser: { enabled: false },
+      meta_profile: { classifier_model: 'cls', classes: [{ description: 'Backend code: services, databases', model: 'coder' }] },
+      meta_profile_llms: {
+        cls: { model: 'openai/classifier-model', base_url: t.llm.url, api_key: CLS_KEY, unknown_to_the_llm: 1 },
+        coder: { model: 'openai/coder-model', base_url: other.llm.url, api_key: INLINE_CODER_KEY, aws_secret_access_key: 'aws-inline-secret' },
+      },
+    };
+    const r = await start({ agent_settings: settings });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const route = r.body.agent.tools.find((x: any) => x.name === 'ClassifyAndSwitchLLMTool');
+    expect(route.params.meta_profile_llms.cls).toMatchObject({ model: 'openai/classifier-model', api_key: '**********' });
+    expect(route.params.meta_profile_llms.cls).not.toHaveProperty('unknown_to_the_llm');
+    expect(route.params.meta_profile_llms.coder).toMatchObject({ model: 'openai/coder-model', api_key: '**********', aws_secret_access_key: '**********' });
+    const id = r.body.id;
+    const shown = async () => JSON.stringify([(await t.s.api(`/api/conversations/${id}`)).body, (await t.s.api('/api/conversations/search')).body, await (await fetch(`${t.s.url}/api/conversations/${id}`, { headers: { 'x-session-api-key': TEST_KEY, 'x-expose-secrets': 'plaintext' } })).json()]);
+    for (const key of [CLS_KEY, INLINE_CODER_KEY, 'aws-inline-secret']) expect(JSON.stringify(r.body) + (await shown())).not.toContain(key);
+
+    // Restarted on the same data: the keys come back from the sealed secrets; none is in the database in plain text.
+    await t.restart();
+    const data = join(t.dir.path, 'data');
+    const db = Buffer.concat(readdirSync(data).filter((f) => f.startsWith('agent-server.db')).map((f) => readFileSync(join(data, f))));
+    for (const key of [CLS_KEY, INLINE_CODER_KEY, 'aws-inline-secret']) expect(db.includes(key)).toBe(false);
+
+    t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] });
+    t.llm.push((req) => {
+      expect([req.model, req.headers['authorization']]).toEqual(['classifier-model', `Bearer ${CLS_KEY}`]);
+      return { content: '1' };
+    });
+    other.llm.push((req) => {
+      expect([req.model, req.headers['authorization']]).toEqual(['coder-model', `Bearer ${INLINE_CODER_KEY}`]);
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'routed inline' } }] };
+    });
+    await t.s.api(`/api/conversations/${id}/events`, { method: 'POST', body: { ...text('add an index'), run: true } });
+    await finished(id);
+    const items = await events(id);
+    const obs = items.find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model');
+    expect(obs.observation).toMatchObject({ is_error: false, chosen_class: 'Backend code: services, databases', model: 'coder', active_model: 'openai/coder-model' });
+    const info = (await t.s.api(`/api/conversations/${id}`)).body;
+    expect(info.agent.llm).toMatchObject({ model: 'openai/coder-model', usage_id: 'profile:coder', api_key: '**********' });
+    expect(Object.keys(info.stats.usage_to_metrics).sort()).toEqual(['classifier:cls', 'default', 'profile:coder']);
+    for (const key of [CLS_KEY, INLINE_CODER_KEY]) expect(JSON.stringify(items) + (await shown())).not.toContain(key);
+  });
+
+  it('meta_profile_llms with a prompt template: the classifier may name an inline LLM; bad entries are refused (422) where they stand, keys not repeated', async () => {
+    const settings = {
+      llm: { model: 'openai/planner-model', base_url: t.llm.url, api_key: PLANNER_KEY },
+      tools: [],
+      enable_classify_and_switch_llm_tool: true,
+      condenser: { enabled: false },
+      meta_profile: { classifier_model: 'cls', prompt_template: 'Pick one of {{ model_table }} for {{instance_text}}', model_table: 'fast, deep' },
+      meta_profile_llms: { cls: { model: 'openai/classifier-model', base_url: t.llm.url }, deep: { model: 'openai/deep-model', base_url: other.llm.url, api_key: 'sk-deep' } },
+    };
+    t.llm.push({ toolCalls: [{ name: 'route_task_to_model', arguments: {} }] }, { content: '{"model": "Deep"}' });
+    other.llm.push((req) => {
+      expect([req.model, req.headers['authorization']]).toEqual(['deep-model', 'Bearer sk-deep']);
+      return { toolCalls: [{ name: 'finish', arguments: { message: 'deep' } }] };
+    });
+    const r = await start({ agent_settings: settings, initial_message: text('prove the lemma') });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    await finished(r.body.id);
+    const obs = (await events(r.body.id)).find((e) => e.kind === 'ObservationEvent' && e.tool_name === 'route_task_to_model').observation;
+    expect(obs).toMatchObject({ is_error: false, chosen_class: 'model: deep', model: 'deep', active_model: 'openai/deep-model' });
+
+    const bad = await start({ agent_settings: { ...settings, meta_profile_llms: { a: { temperature: 'hot', api_key: 'sk-bad-entry' }, b: 5 } } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: any) => d.loc.join('.')).sort()).toEqual(['body.agent_settings.meta_profile_llms.a.model', 'body.agent_settings.meta_profile_llms.a.temperature', 'body.agent_settings.meta_profile_llms.b']);
+    expect(JSON.stringify(bad.body)).not.toContain('sk-bad-entry');
+    // The same in an `agent`'s routing tool params (1.58's tool takes them there too).
+    const direct = await start({ agent: { llm: settings.llm, tools: [{ name: 'ClassifyAndSwitchLLMTool', params: { meta_profile_llms: { a: { api_key: 'sk-bad-entry' } } } }] } });
+    expect(direct.status).toBe(422);
+    expect(direct.body.detail.map((d: any) => d.loc.join('.'))).toEqual(['body.agent.tools.0.params.meta_profile_llms.a.model']);
   });
 });

@@ -77,6 +77,13 @@ class Opener {
     if (isObject(agent['verification'])) this.field(agent['verification'], 'critic_api_key', [...loc, 'verification']);
     this.mcp(agent['mcp_config'], [...loc, 'mcp_config']);
     if (isObject(agent['agent_context'])) this.map(agent['agent_context']['secrets'], [...loc, 'agent_context', 'secrets']);
+    // The routing tool's inline LLMs: agent_settings' `meta_profile_llms`, or the tool's params in an `agent`.
+    this.llms(agent['meta_profile_llms'], [...loc, 'meta_profile_llms']);
+    if (Array.isArray(agent['tools'])) agent['tools'].forEach((t, i) => isObject(t) && isObject(t['params']) && this.llms(t['params']['meta_profile_llms'], [...loc, 'tools', i, 'params', 'meta_profile_llms']));
+  }
+
+  llms(byName: unknown, loc: Loc): void {
+    if (isObject(byName)) for (const [name, llm] of Object.entries(byName)) this.llm(llm, [...loc, name]);
   }
 
   done(): void {

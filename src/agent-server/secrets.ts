@@ -15,11 +15,20 @@ const PREFIX = 'aes-256-gcm:v1:';
 export interface ConversationSecrets {
   secrets: Record<string, string>;
   llmApiKey?: string;
-  /** The security analyzer's keys by place (splitAnalyzerKeys in src/agent/confirmation/policy.ts). */
+  /**
+   * The security analyzer's keys by place (splitAnalyzerKeys in src/agent/confirmation/policy.ts), and
+   * the critic's (`agent.critic.api_key`) at CRITIC_KEY_PLACE: the keys of the agent's advisers, which
+   * the stored request has null.
+   */
   analyzerKeys?: Record<string, string>;
   /** The agent's `mcp_config` with its env and header values (the stored request has them null). */
   mcpConfig?: Record<string, unknown>;
+  /** The routing tool's inline LLMs' secret fields by profile name (conversation/route-llms.ts; the stored request has them null). */
+  routeLlmKeys?: Record<string, Record<string, string>>;
 }
+
+/** Where the critic's key sits among `analyzerKeys` (no analyzer place starts with `critic.`). */
+export const CRITIC_KEY_PLACE = 'critic.api_key';
 
 export class SecretSealer {
   readonly #key: Buffer;

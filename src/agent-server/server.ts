@@ -2,7 +2,7 @@
 // event-sink pusher into one listening server, and takes them down in order on close.
 import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -12,6 +12,7 @@ import type { CreateAgent, LlmConfig } from '../agent/types.ts';
 import type { SinkConversationUpdate } from '../api/event-sink.ts';
 import { createLogger, type Logger } from '../util/log.ts';
 import { createApp } from './app.ts';
+import type { InitService } from './routes/init.ts';
 import { extensionsConfigFromEnv, type ExtensionsConfig } from '../agent/skills/extensions-repo.ts';
 import { CanvasHolder } from './routes/canvas-extensions.ts';
 import type { BridgeOptions } from './canvas/bridge.ts';
@@ -50,6 +51,12 @@ import { EventSockets, type EventSocketOptions } from './ws/events-socket.ts';
 
 export interface AgentServerOptions {
   port: number;
+  /**
+   * Serve on an HTTP server that listens already instead of listening on `port` (a deferred start,
+   * deferred.ts): `mount` takes the request handler; the server is then this one's to close. `init`
+   * answers /api/init (the state, and 400 to a second initialization).
+   */
+  attach?: { server: Server; url: string; mount(handler: RequestListener): void; init: InitService };
   /** Default 127.0.0.1. */
   host?: string;
   workspaceDir: string;
@@ -75,6 +82,8 @@ export interface AgentServerOptions {
   appBackends?: BridgeOptions;
   /** The extensions repository and marketplace registrations (default: from the environment, extensionsConfigFromEnv). */
   extensions?: ExtensionsConfig;
+  /** The github host whose API lists repositories with a stored GitHub token (AGENTYARD_GIT_HOSTS' github; default https://github.com). */
+  githubHost?: string;
   /** Knobs for tests and operators; the defaults suit production. */
   tuning?: {
     sockets?: Pick<EventSocketOptions, 'authTimeoutMs' | 'pingIntervalMs' | 'maxSubscribers' | 'maxQueueEvents' | 'maxQueueBytes' | 'closeGraceMs'>;
@@ -245,6 +254,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
   const canvas = new CanvasHolder(join(dataDir, 'canvas-extensions'), opts.appBackends);
   await canvas.reapOrphans().catch((err: unknown) => log.warn({ err }, 'could not stop Canvas App backends left by a previous server'));
   const app = createApp({
+    ...(opts.githubHost ? { githubHost: opts.githubHost } : {}),
     canvas,
     extensions,
     ...(opts.home !== undefined ? { home: opts.home } : {}),
@@ -271,6 +281,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
       document: settingsDoc,
       initKeys: () => initKeys,
       fernet: () => fernet,
+      ...(opts.attach ? { init: opts.attach.init } : {}),
       onHandOver: (req) => {
         if (!req.secret_key) return;
         fernet = new Fernet(req.secret_key);
@@ -284,22 +295,25 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<AgentS
     },
   });
   const sockets = new EventSockets({ ...opts.tuning?.sockets, service, events, bus, keys, log, onActivity });
-  const server = createServer(app.callback());
+  const server = opts.attach?.server ?? createServer(app.callback());
+  opts.attach?.mount(app.callback());
   const bashSockets = new BashSockets({ service: bash, store: bashStore, keys, log, onActivity, ...(opts.tuning?.sockets?.authTimeoutMs ? { authTimeoutMs: opts.tuning.sockets.authTimeoutMs } : {}) });
   const refuseUpgrade = (_req: unknown, socket: Duplex) => {
     socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   };
   server.on('upgrade', refuseUpgrade);
   const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(opts.port, host, () => {
-      server.off('error', fail);
-      ok();
+  if (!opts.attach) {
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(opts.port, host, () => {
+        server.off('error', fail);
+        ok();
+      });
     });
-  });
+  }
   const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = opts.attach?.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log.info({ url, dataDir }, 'agent server listening');
 
   await opts.tuning?.beforeRestore?.(url);

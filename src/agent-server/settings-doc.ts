@@ -12,7 +12,7 @@ import type { TSchema } from 'typebox';
 import { LLM } from '../api/agent-server/agent.ts';
 import type { ConfirmationPolicy } from '../api/agent-server/policy.ts';
 import type { SecurityAnalyzer } from '../api/agent-server/security-analyzer.ts';
-import { AgentSettingsDiff, ConversationSettingsDiff, FORM, McpServerSettings, type SettingFormMeta, type SettingsResponse } from '../api/agent-server/settings.ts';
+import { AgentSettingsDiff, ConversationSettingsDiff, FORM, McpServerSettings, MetaProfileLlm, type SettingFormMeta, type SettingsResponse } from '../api/agent-server/settings.ts';
 import type { SettingsForm, SettingsField } from '../api/app/llm-settings.ts';
 import { Invalid, type ValidationIssue } from '../api/errors.ts';
 import { parseValue } from '../api/events/validate.ts';
@@ -41,7 +41,7 @@ export function defaultSettings(model: string | undefined): SettingsDoc {
 
 /** 1.58's defaults of the routing, condenser and critic fields (also what a field removed by a diff's null comes back as). */
 function agentDefaults() {
-  return { enable_classify_and_switch_llm_tool: false, meta_profile: null, condenser: { ...DEFAULT_CONDENSER }, verification: { ...DEFAULT_VERIFICATION, critic_api_key: null } };
+  return { enable_classify_and_switch_llm_tool: false, meta_profile: null, meta_profile_llms: {}, condenser: { ...DEFAULT_CONDENSER }, verification: { ...DEFAULT_VERIFICATION, critic_api_key: null } };
 }
 
 /** The document with the routing, condenser and critic fields complete (a document stored before them, or a field a diff removed). */
@@ -50,6 +50,7 @@ export function withAgentDefaults(doc: SettingsDoc): SettingsDoc {
   const a = doc.agent_settings as Partial<SettingsDoc['agent_settings']> & SettingsDoc['agent_settings'];
   a.enable_classify_and_switch_llm_tool ??= d.enable_classify_and_switch_llm_tool;
   if (a.meta_profile === undefined) a.meta_profile = null;
+  a.meta_profile_llms ??= {};
   a.condenser = { ...d.condenser, ...a.condenser };
   a.verification = { ...d.verification, ...a.verification };
   return doc;
@@ -60,6 +61,9 @@ export function secretPaths(doc: SettingsDoc): { path: string[]; value: string }
   const out: { path: string[]; value: string }[] = [];
   const llm = doc.agent_settings.llm;
   for (const f of LLM_SECRET_FIELDS) if (typeof llm[f] === 'string') out.push({ path: ['agent_settings', 'llm', f], value: llm[f] as string });
+  for (const [name, inline] of Object.entries(doc.agent_settings.meta_profile_llms ?? {})) {
+    for (const f of LLM_SECRET_FIELDS) if (typeof inline[f] === 'string') out.push({ path: ['agent_settings', 'meta_profile_llms', name, f], value: inline[f] as string });
+  }
   const critic = doc.agent_settings.verification?.critic_api_key;
   if (typeof critic === 'string') out.push({ path: ['agent_settings', 'verification', 'critic_api_key'], value: critic });
   for (const [key, server] of Object.entries(doc.agent_settings.mcp_config)) {
@@ -124,6 +128,15 @@ export function checkSettings(doc: SettingsDoc, where: (string | number)[], serv
   withAgentDefaults(doc);
   parseValue(LLM, doc.agent_settings.llm, { prefix: [...where, 'llm'] });
   const issues: ValidationIssue[] = [];
+  // Each inline LLM as a start's agent_settings takes it (a model required; fields the LLM lacks dropped, as 1.58 drops them).
+  for (const [name, inline] of Object.entries(doc.agent_settings.meta_profile_llms)) {
+    try {
+      doc.agent_settings.meta_profile_llms[name] = parseValue(MetaProfileLlm, inline, { prefix: [...where, 'meta_profile_llms', name], clean: true });
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      issues.push(...err.detail);
+    }
+  }
   for (const [key, server] of Object.entries(doc.agent_settings.mcp_config)) {
     const loc = serverLoc(key);
     // Stored with its defaults (enabled), as OpenHands' MCPServer model stores it.

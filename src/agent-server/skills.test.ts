@@ -89,7 +89,7 @@ describe('skills in a conversation', () => {
     await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
 
     // What the model received: the tools, the repo context, the skill summaries, the triggered skill.
-    expect(first!.tools!.map((t) => t.function.name)).toEqual(['terminal', 'file_editor', 'think', 'finish', 'task_tracker', 'glob', 'grep', 'invoke_skill']);
+    expect(first!.tools!.map((t) => t.function.name)).toEqual(['terminal', 'file_editor', 'finish', 'think', 'task_tracker', 'glob', 'grep', 'invoke_skill']);
     const system = systemText(first!);
     expect(system).toContain('<REPO_CONTEXT>');
     expect(system).toContain('[BEGIN context from [agents]]\nRun the tests with make check.\n[END Context]');
@@ -165,7 +165,7 @@ describe('skills in a conversation', () => {
     const id = (await s.api('/api/conversations', { method: 'POST', body })).body.id;
     await eventually(async () => (await s.api(`/api/conversations/${id}`)).body.execution_status === 'finished', 15_000);
     const req = llm.requests.at(-1)!;
-    expect(req.tools!.map((t) => t.function.name)).toEqual(['terminal', 'file_editor', 'think', 'finish']);
+    expect(req.tools!.map((t) => t.function.name)).toEqual(['terminal', 'file_editor', 'finish', 'think']);
     expect(systemText(req)).toContain('<name>deploy</name>');
     expect(systemText(req)).toMatch(/Answer in French\.$/);
     expect(systemText(req)).not.toContain('Project rules.');

@@ -1,7 +1,8 @@
 // Turning a model response into recorded actions, and recorded actions into observations.
 import type { Action, ActionEvent, Event, SecurityRisk } from '../api/events/index.ts';
 import { SECURITY_RISKS } from './confirmation/policy.ts';
-import { actionEvent, agentError, observationEvent } from './events.ts';
+import { actionEvent, agentError, observationEvent, userReject } from './events.ts';
+import type { Rejection } from './gate.ts';
 import type { Completion, ToolCall } from './llm/client.ts';
 import { ToolArgumentError, type AgentTool, type ToolContext } from './tools/tool.ts';
 
@@ -57,7 +58,9 @@ export type ExecuteOutcome = 'continue' | 'finished' | 'aborted';
 
 /**
  * Runs recorded actions in order, each answered by an ObservationEvent (or an AgentErrorEvent when
- * the tool itself failed). `real` holds the unmasked actions of this agent's own calls (each entry is
+ * the tool itself failed), or by its UserRejectObservation when `rejected` holds one for it: as
+ * OpenHands 1.58 emits a batch, every answer in the order of the calls, so a blocked action that is
+ * not the first of its batch is answered after the observations before it. `real` holds the unmasked actions of this agent's own calls (each entry is
  * dropped once it ran); an action read back from the log (after a restart) runs as recorded. Stops before the next action once
  * `signal` aborts: those stay pending, and the next run executes them.
  */
@@ -67,10 +70,23 @@ export async function execute(
   ctx: ToolContext & { signal: AbortSignal },
   emit: (event: Event) => void,
   real: Map<string, Action>,
+  rejected: ReadonlyMap<string, Rejection> = new Map(),
 ): Promise<ExecuteOutcome> {
   let finished = false;
-  for (const event of actions) {
-    if (ctx.signal.aborted) return 'aborted';
+  for (const [i, event] of actions.entries()) {
+    if (ctx.signal.aborted) {
+      // A rejection needs nothing to run: the answers of the rest are recorded, only the runs wait.
+      for (const rest of actions.slice(i)) {
+        const r = rejected.get(rest.id);
+        if (r) emit(userReject(rest, r.reason, r.source));
+      }
+      return 'aborted';
+    }
+    const rejection = rejected.get(event.id);
+    if (rejection) {
+      emit(userReject(event, rejection.reason, rejection.source));
+      continue;
+    }
     const tool = tools.find((t) => t.name === event.tool_name);
     const action = real.get(event.id) ?? event.action;
     real.delete(event.id);

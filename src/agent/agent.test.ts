@@ -66,7 +66,7 @@ describe('agent loop', () => {
     t.llm.push(
       (req) => {
         expect(req.messages.map((m) => m.role)).toEqual(['system', 'user']);
-        expect(req.tools?.map((x) => x.function.name)).toEqual(['terminal', 'file_editor', 'think', 'finish']);
+        expect(req.tools?.map((x) => x.function.name)).toEqual(['terminal', 'file_editor', 'finish', 'think']);
         expect(Object.keys((req.tools![0]!.function.parameters as { properties: object }).properties)[0]).toBe('summary');
         return { content: 'Two things at once.', toolCalls: [{ name: 'terminal', arguments: { command: 'echo one > one.txt && cat one.txt', summary: 'write one.txt' } }, { name: 'think', arguments: { thought: 'ok' } }], usage: { prompt_tokens: 10, completion_tokens: 5, cost: 0.25 } };
       },
@@ -86,7 +86,7 @@ describe('agent loop', () => {
     expect(readFileSync(join(t.dir, 'one.txt'), 'utf8')).toBe('one\n');
     expect(readFileSync(join(t.dir, 'two.txt'), 'utf8')).toBe('two');
     expect(t.of('SystemPromptEvent')).toHaveLength(1);
-    expect(t.of('SystemPromptEvent')[0]!.tools.map((x) => x.kind)).toEqual(['TerminalTool', 'FileEditorTool', 'ThinkTool', 'FinishTool']);
+    expect(t.of('SystemPromptEvent')[0]!.tools.map((x) => x.kind)).toEqual(['TerminalTool', 'FileEditorTool', 'FinishTool', 'ThinkTool']);
     const actions = t.of('ActionEvent');
     expect(actions.map((a) => a.action?.kind)).toEqual(['TerminalAction', 'ThinkAction', 'FileEditorAction', 'FinishAction']);
     expect(actions[0]!.llm_response_id).toBe(actions[1]!.llm_response_id);

@@ -45,6 +45,12 @@ export { LLM_NOT_CONFIGURED } from './model-calls.ts';
 
 const log = createLogger('agent');
 
+/** The executable actions of one response, and those of them answered by a rejection instead of running. */
+interface Batch {
+  actions: readonly ActionEvent[];
+  rejected: ReadonlyMap<string, Rejection>;
+}
+
 export interface AgentOptions extends ToolboxOptions {
   /** An extra gate after the built-in ones (tests; embedders). */
   beforeExecute?: ActionGate;
@@ -180,14 +186,14 @@ class Agent implements ConversationAgent {
     // Recorded but unanswered actions (a batch that waited for confirmation, or one a stopped run
     // left unfinished) run first: running again confirms them.
     // A hook's block recorded with a held batch is its answer now.
-    const pending: ActionEvent[] = [];
-    for (const a of pendingActions(host.events())) {
+    const pending = pendingActions(host.events());
+    const blocked = new Map<string, Rejection>();
+    for (const a of pending) {
       const r = this.#blocked.get(a.id) ?? blockedByHook(host.events(), a.id);
       this.#blocked.delete(a.id);
-      if (r) this.#emit(userReject(a, r.reason, r.source));
-      else pending.push(a);
+      if (r) blocked.set(a.id, r);
     }
-    if (pending.length && (await this.#finishIf(await this.#execute(pending, ctx)))) return;
+    if (pending.length && (await this.#finishIf(await this.#execute({ actions: pending, rejected: blocked }, ctx)))) return;
 
     for (let iteration = 0; ; iteration++) {
       if (signal.aborted || this.#limitReached(iteration, costAtStart) || this.#stuck()) return;
@@ -221,7 +227,10 @@ class Agent implements ConversationAgent {
       if (!completion) return;
       // A response that arrived is recorded even if the run was stopped meanwhile: its actions stay pending.
       if (completion.toolCalls.length === 0) {
-        this.#emit(assistantMessage(completion));
+        const message = maskDeep(assistantMessage(completion), this.#mask);
+        // Scored (masked, as the critic service is told nothing the events do not say) before it is
+        // recorded, so the MessageEvent carries its critic_result (OpenHands).
+        this.#emit(this.#critic ? await this.#critic.annotateMessage(message, signal) : message);
         this.#emitTokens(completion);
         if (await this.#finish()) return;
         continue;
@@ -281,7 +290,7 @@ class Agent implements ConversationAgent {
   }
 
   /** Records a response's actions and passes the executable ones through the gates: what may run now, or 'wait'. */
-  async #record(completion: Completion, signal: AbortSignal): Promise<ActionEvent[] | 'wait'> {
+  async #record(completion: Completion, signal: AbortSignal): Promise<Batch | 'wait'> {
     const planned = plan(this.#toolbox.tools, completion, usesPredictedRisk(this.#host.request.security_analyzer));
     // Scored before they are recorded, so the ActionEvent carries its critic_result (OpenHands).
     await this.#critic?.annotate(planned, signal);
@@ -296,19 +305,23 @@ class Agent implements ConversationAgent {
     }
     for (const p of planned) if (p.error) this.#emit(agentError(p.event.tool_name, p.event.tool_call_id, p.error));
     const executable = planned.filter((p) => !p.error).map((p) => p.event);
-    if (executable.length === 0) return [];
+    if (executable.length === 0) return { actions: [], rejected: new Map() };
     const verdict = await runGates(this.#gates, executable, signal);
     // As 1.58, a batch the policy holds waits whole, hook-blocked actions too: their rejections are
     // recorded when it is confirmed (a rejection by the user answers them like the others).
     const held = verdict.wait && executable.some((a) => !verdict.rejected.has(a.id));
     if (!held) for (const [id, r] of blocked) verdict.rejected.set(id, r);
     else for (const [id, r] of blocked) this.#blocked.set(id, r);
-    for (const a of executable) {
-      const r = verdict.rejected.get(a.id);
-      if (r) this.#emit(userReject(a, r.reason, r.source));
+    if (held) {
+      // Rejected before the hold (a gate earlier in the chain): answered now, the rest waits.
+      for (const a of executable) {
+        const r = verdict.rejected.get(a.id);
+        if (r) this.#emit(userReject(a, r.reason, r.source));
+      }
+      return 'wait';
     }
-    if (held) return 'wait';
-    return executable.filter((a) => !verdict.rejected.has(a.id));
+    // The rejections are answered in the batch's order with the observations (#execute), as 1.58.
+    return { actions: executable, rejected: verdict.rejected };
   }
 
   /** Max iterations and max budget per run; true once the run ended with a ConversationErrorEvent. */
@@ -424,7 +437,7 @@ class Agent implements ConversationAgent {
     // Iterative refinement: a finish the critic scored too low goes on with its follow-up message.
     const followup = this.#critic?.followup(this.#host.events());
     if (followup) {
-      this.#emit(followup);
+      for (const e of followup) this.#emit(e);
       return false;
     }
     return this.#finish();
@@ -437,14 +450,14 @@ class Agent implements ConversationAgent {
     return true;
   }
 
-  /** Runs actions; PostToolUse hooks see each observation once the batch ran. */
-  async #execute(actions: readonly ActionEvent[], ctx: ToolContext & { signal: AbortSignal }): Promise<ExecuteOutcome> {
+  /** Runs a batch (its rejected actions answered in place); PostToolUse hooks see each observation once the batch ran. */
+  async #execute(batch: Batch, ctx: ToolContext & { signal: AbortSignal }): Promise<ExecuteOutcome> {
     const observed: ObservationEvent[] = [];
-    const outcome = await execute(this.#toolbox.tools, actions, ctx, (e) => {
+    const outcome = await execute(this.#toolbox.tools, batch.actions, ctx, (e) => {
       this.#emit(e);
       if (e.kind === 'ObservationEvent') observed.push(e);
-    }, this.#real);
-    await this.#hooks.postToolUse(actions, observed);
+    }, this.#real, batch.rejected);
+    await this.#hooks.postToolUse(batch.actions.filter((a) => !batch.rejected.has(a.id)), observed);
     return outcome;
   }
 

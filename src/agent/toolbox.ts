@@ -65,8 +65,9 @@ export class Toolbox {
           ]
         : []),
       ...(named.has('file_editor') ? [fileEditorTool()] : []),
-      thinkTool,
+      // 1.58's order of its built-ins (the critic's trace lists the tools in this order).
       finishTool,
+      thinkTool,
       ...(wantsBrowser(host.request.agent?.tools) ? browserTools(() => (this.#browser ??= new BrowserSession(undefined, host.persistenceDir ? { recordingsDir: join(host.persistenceDir, 'browser_recordings') } : {}))) : []),
       ...optionalTools(host),
       ...skills.tools(),

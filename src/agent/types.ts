@@ -74,6 +74,8 @@ export interface AgentHost {
    */
   /** The security analyzer with its keys, when the stored request holds it without them (the agent server). */
   securityAnalyzer?(): StartConversationRequest['security_analyzer'];
+  /** The critic's key (`agent.critic.api_key`), when the stored request holds the critic without it (the agent server). */
+  criticApiKey?(): string | undefined;
   readonly request: StartConversationRequest;
   /**
    * Only the skills of request.agent.agent_context.skills, none of the user's or project's: a

@@ -16,7 +16,7 @@ import { collectPodLogs } from './support-bundle.ts';
 import { modelGatewayUrl } from '../api/model-gateway.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
-import { gitHostsFromEnv, gitSettingsFromEnv } from '../controller/conversation/repository.ts';
+import { githubHostEnv, gitHostsFromEnv, gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { kubeEventRecorder } from '../controller/kube-events.ts';
 import { LeaderElector } from '../controller/leader/leader-elector.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
@@ -117,7 +117,7 @@ export async function runControllerCli(_argv: string[], env: NodeJS.ProcessEnv =
     ...(env.AGENTYARD_API_URL ? { sinkBaseUrl: env.AGENTYARD_API_URL } : {}),
     ...(llm ? { llm } : {}),
     // The ChatGPT subscription's addresses (chart values sandbox.openaiSubscription), for every sandbox Pod.
-    agentServerEnv: subscriptionEndpointEnv(env),
+    agentServerEnv: { ...subscriptionEndpointEnv(env), ...githubHostEnv(env) },
     ...(env.RUNTIME_INGRESS_CLASS ? { ingressClassName: env.RUNTIME_INGRESS_CLASS } : {}),
     ...(env.RUNTIME_TLS_SECRET ? { tlsSecretName: env.RUNTIME_TLS_SECRET } : {}),
     // Canvas App backends are reached on each sandbox's own host; the web app (this origin) opens their sessions.

@@ -12,7 +12,7 @@ import { licenseFromEnv } from '../license/license.ts';
 import { supportUploadFromEnv } from '../facade/support-bundle.ts';
 import { systemClock } from '../controller/clock.ts';
 import { createController } from '../controller/embedded.ts';
-import { gitHostsFromEnv, gitSettingsFromEnv } from '../controller/conversation/repository.ts';
+import { githubHostEnv, gitHostsFromEnv, gitSettingsFromEnv } from '../controller/conversation/repository.ts';
 import { loadLifecycleSettings } from '../controller/lifecycle.ts';
 import { openAppStore, startApiServer } from '../facade/index.ts';
 import { modelUpstreamFromEnv } from '../facade/model-gateway/upstream.ts';
@@ -72,7 +72,7 @@ function agentServerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
     if (value) out[name] = value;
   }
   // The ChatGPT subscription's addresses (a proxy in front of OpenAI): every sandbox signs in through them.
-  return { ...out, ...subscriptionEndpointEnv(env) };
+  return { ...out, ...subscriptionEndpointEnv(env), ...githubHostEnv(env) };
 }
 
 /**

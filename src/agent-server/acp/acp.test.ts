@@ -466,6 +466,37 @@ describe.skipIf(!bin).concurrent('ACP agents (opencode)', () => {
       expect(kinds).toEqual(['MessageEvent', 'SystemPromptEvent', 'ActionEvent', 'ObservationEvent', 'MessageEvent', 'SystemPromptEvent', 'ActionEvent', 'ObservationEvent']);
     });
 
+    it('a turn the restart cut off is prompted again on its own, then the new message in a turn of its own (1.58: one prompt per message)', { timeout: SLOW * 3 }, async ({ h }) => {
+      const { llm, create, events, say, until } = h;
+      const { restart } = await restartable(h);
+      const id = await create();
+      let asked!: () => void;
+      const held = new Promise<void>((r) => (asked = r));
+      // The first model call is held until the stopping ACP server hangs up.
+      llm.push(async (req) => {
+        asked();
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 8000);
+          req.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
+        return { content: 'late answer' };
+      });
+      await say(id, 'first word APPLE');
+      await held;
+      await restart();
+      llm.push({ content: 'answer one' }, { content: 'answer two' });
+      await say(id, 'second word BANANA');
+      await eventually(async () => (await events(id)).filter((e) => e.kind === 'ObservationEvent').length === 2, SLOW);
+      // What each call after the cut-off one was given as its newest user turn.
+      const newest = (req: RecordedRequest) => {
+        const turn = JSON.stringify(req.messages.slice(req.messages.map((m) => m.role).lastIndexOf('assistant') + 1).filter((m) => m.role === 'user'));
+        return ['APPLE', 'BANANA'].filter((w) => turn.includes(w));
+      };
+      expect(llm.requests.slice(1).map(newest)).toEqual([['APPLE'], ['BANANA']]);
+      expect((await events(id)).filter((e) => e.kind === 'ActionEvent').map((e) => e.action.message)).toEqual(['answer one', 'answer two']);
+      await until(id, 'finished');
+    });
+
     it('when the ACP server has forgotten the session (its storage gone), a new session starts without the context, with the suffix again, and the log says so', { timeout: SLOW * 3 }, async ({ h }) => {
       const { dir, create, info } = h;
       const { logged, restart } = await restartable(h);

@@ -153,6 +153,14 @@ export class AcpConversationAgent implements ConversationAgent {
   #starting: Promise<AcpSession> | undefined;
   /** User messages sent in this process (a paused turn's message is not sent twice). */
   readonly #sent = new Set<string>();
+  /**
+   * The message of a turn that did not complete (paused, cancelled, failed). When the ACP server
+   * stops before answering it (prepare-for-sandbox-pause, as at a restart), the next run prompts it
+   * again, before any newer message, as 1.58's prompt cursor (advanced only by a completed turn) does.
+   */
+  #unanswered: string | undefined;
+  /** The message of the last turn that completed in this process. */
+  #lastCompleted: string | undefined;
   /** The turn in progress: its accumulators (updates land here). */
   #turn: { text: string[]; thoughts: string[]; calls: ToolCallState[]; activity: { last: number } } | undefined;
   /** The last user message sent to the server (1.58's acp_last_prompt_user_message_id). */
@@ -247,6 +255,11 @@ export class AcpConversationAgent implements ConversationAgent {
     this.#host.emit(stateUpdate('agent_state', this.agentState()));
   }
 
+  /**
+   * One turn per user message, oldest first, as 1.58 steps through its prompt cursor: messages that
+   * came while no turn took them (a turn cut off by a restart, or several sent before a run) are
+   * each their own prompt, never merged into one.
+   */
   async run(signal: AbortSignal): Promise<void> {
     const pending = this.#pendingMessages();
     // Nothing new to say: no turn (a run of a finished conversation makes no call).
@@ -262,10 +275,24 @@ export class AcpConversationAgent implements ConversationAgent {
     }
     this.#emitAgentState();
     this.#recordSystemPrompt(session);
-    if (signal.aborted) return;
-    for (const m of pending) this.#sent.add(m.id);
-    this.#lastPrompted = pending.at(-1)!.id;
-    const blocks: ContentBlock[] = pending.flatMap((m) => messageBlocks(m));
+    // The messages waiting now; one sent during these turns gets a run of its own (the runtime reruns).
+    for (const [i, message] of pending.entries()) {
+      if (i > 0) {
+        // As 1.58 between two steps: the turn finished, the next message runs it again.
+        this.#host.setExecutionStatus('finished');
+        this.#host.setExecutionStatus('running');
+        if (session.closed) return;
+      }
+      if (signal.aborted || !(await this.#promptTurn(session, message, signal))) return;
+    }
+  }
+
+  /** Prompts the ACP server with one user message; true when the turn completed. */
+  async #promptTurn(session: AcpSession, message: Extract<Event, { kind: 'MessageEvent' }>, signal: AbortSignal): Promise<boolean> {
+    this.#sent.add(message.id);
+    this.#unanswered = message.id;
+    this.#lastPrompted = message.id;
+    const blocks: ContentBlock[] = messageBlocks(message);
     // The suffix goes with the first turn until one has completed (the server then has it in its history).
     const suffix = this.#suffix();
     if (suffix && !this.#suffixInstalled) blocks.push({ type: 'text', text: suffix });
@@ -279,20 +306,24 @@ export class AcpConversationAgent implements ConversationAgent {
       const response = await (signal.aborted ? Promise.race([prompt, drainBound()]) : Promise.race([prompt, abortedThenDrain(signal, prompt)]));
       if (signal.aborted || response === undefined || response.stopReason === 'cancelled') {
         this.#closeInflight('failed');
-        return;
+        return false;
       }
       this.#closeInflight('completed');
+      this.#unanswered = undefined;
+      this.#lastCompleted = message.id;
       this.#suffixInstalled = true;
       this.#finish(turn);
       // usage is an unstable part of the protocol: read when the server sends it.
       this.#recordUsage((response as { usage?: TurnUsage }).usage);
       this.#emitAgentState();
+      return true;
     } catch (e) {
       this.#closeInflight('failed');
       if (!(e instanceof AcpRequestError)) throw e;
       this.#host.emit(conversationError(e.code, e.message));
       this.#host.setExecutionStatus('error');
       if (session.closed) this.#session = undefined;
+      return false;
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.#turn = undefined;
@@ -322,6 +353,8 @@ export class AcpConversationAgent implements ConversationAgent {
     const s = this.#session ?? (await this.#starting?.catch(() => undefined));
     this.#session = undefined;
     await s?.close();
+    if (this.#unanswered) this.#sent.delete(this.#unanswered);
+    this.#unanswered = undefined;
     // The server is gone: what it last wrote into a bound file goes back to its source, then the file goes.
     const lifecycles = [...this.#lifecycles.values()];
     this.#lifecycles.clear();
@@ -418,17 +451,14 @@ export class AcpConversationAgent implements ConversationAgent {
     return { sessionId: id, viaConfigOption: recorded['acp_model_via_config_option'] === true };
   }
 
-  /** User messages after the last finished turn that this process has not sent yet. */
+  /**
+   * User messages this process has not sent yet, after the message of the last turn completed here
+   * (a message sent during that turn is recorded before its finish), else after the last finish.
+   */
   #pendingMessages(): Extract<Event, { kind: 'MessageEvent' }>[] {
     const events = this.#host.events();
-    let from = 0;
-    for (let i = events.length - 1; i >= 0; i--) {
-      const e = events[i]!;
-      if (e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction') {
-        from = i + 1;
-        break;
-      }
-    }
+    const at = this.#lastCompleted === undefined ? -1 : events.findIndex((e) => e.id === this.#lastCompleted);
+    const from = at >= 0 ? at + 1 : events.findLastIndex((e) => e.kind === 'ActionEvent' && e.action?.kind === 'FinishAction') + 1;
     return events.slice(from).filter((e): e is Extract<Event, { kind: 'MessageEvent' }> => e.kind === 'MessageEvent' && e.source === 'user' && !this.#sent.has(e.id));
   }
 

@@ -5,6 +5,7 @@ import type { UsageMetrics } from '../../api/conversation.ts';
 import type { ConversationRow } from '../store/conversation-store.ts';
 import { MASK } from '../secrets.ts';
 import { maskedAnalyzer } from '../../agent/confirmation/policy.ts';
+import { criticShown } from '../../agent/critic/critic.ts';
 import type { AcpInfo } from '../acp/agent.ts';
 
 export interface InfoInputs {
@@ -30,6 +31,8 @@ export interface InfoInputs {
   headIsEmpty?: boolean;
   /** An ACP agent's model state (src/agent-server/acp): the session's, or what the request asked for before one ran. */
   acp?: AcpInfo;
+  /** agent_state of an agent that is not an ACP one, as last recorded (the critic's refinement iterations). */
+  agentState?: Record<string, unknown>;
 }
 
 function withPluginSkills(agent: NonNullable<ConversationRow['request']['agent']>, plugin: readonly Record<string, unknown>[]): typeof agent {
@@ -61,7 +64,7 @@ function maskedMcpConfig(config: Record<string, unknown> | undefined): Record<st
 /** The placeholder model (and usage id) of an ACP agent's LLM, as 1.58 names it. */
 const ACP_MANAGED = 'acp-managed';
 
-export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null, subConversationIds = [], acp }: InfoInputs): ConversationInfo {
+export function conversationInfo({ row, llm, secretNames, persistenceDir, skills, pluginSkills = [], rateLimitedUntil = null, leafEventId = null, subConversationIds = [], acp, agentState = {} }: InfoInputs): ConversationInfo {
   const req = row.request;
   const agent = withPluginSkills(req.agent ?? { llm: {} }, pluginSkills);
   const { api_key: _key, base_url: _url, ...rest } = agent.llm;
@@ -77,7 +80,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
   }
   return {
     id: row.id,
-    agent: { ...agent, kind: agent.kind ?? 'Agent', llm: maskedLlm, ...(agent.mcp_config ? { mcp_config: maskedMcpConfig(agent.mcp_config) } : {}) },
+    agent: { ...agent, kind: agent.kind ?? 'Agent', llm: maskedLlm, ...(agent.mcp_config ? { mcp_config: maskedMcpConfig(agent.mcp_config) } : {}), ...(agent.critic ? { critic: criticShown(agent.critic) } : {}) },
     workspace: { kind: 'LocalWorkspace', working_dir: req.workspace.working_dir },
     persistence_dir: persistenceDir,
     execution_status: row.executionStatus,
@@ -95,7 +98,7 @@ export function conversationInfo({ row, llm, secretNames, persistenceDir, skills
     secret_registry: {
       secret_sources: Object.fromEntries(secretNames.map((n) => [n, { kind: 'StaticSecret', value: MASK }])),
     },
-    agent_state: acp?.agentState ?? {},
+    agent_state: acp?.agentState ?? agentState,
     hook_config: req.hook_config ?? null,
     title: row.title,
     metrics: null,

@@ -3,6 +3,7 @@
 // /api/profiles, and the switch of a conversation to one of those, which is switch_profile's own
 // (the new LLM stored without its key, the key sealed, the masked agent in a state update).
 import type { StartConversationRequest } from '../../api/agent-server/index.ts';
+import type { LLM } from '../../api/agent-server/agent.ts';
 import type { MetaProfile } from '../../api/agent-server/meta-profiles.ts';
 import type { LlmConfig } from '../../agent/types.ts';
 import type { SubscriptionAccess } from '../../agent/llm/codex.ts';
@@ -18,6 +19,10 @@ export interface ServerRouting {
   llmProfileNames(): string[];
   /** Switches conversation `id` to the LLM profile `name`; its model, or undefined when there is no such profile. */
   switchProfile(id: string, name: string): string | undefined;
+  /** An LLM given inline (the routing tool's `meta_profile_llms`) as a model to call, resolved as a conversation's LLM is. */
+  llmOf(llm: LLM): LlmConfig | undefined;
+  /** Switches conversation `id` to an inline LLM under the name `name` (usage id `profile:<name>`, as 1.58); its model. */
+  switchInline(id: string, name: string, llm: LLM): string | undefined;
 }
 
 /** The LLM a stored profile names, with its key, as switch_profile gives it to a conversation (usage id `profile:<name>`). */
@@ -34,14 +39,20 @@ export function serverRouting(o: {
   llmDefaults: LlmConfig | undefined;
   subscription?: () => SubscriptionAccess;
 }): ServerRouting {
+  // effectiveLlm reads only the request's agent.llm.
+  const resolve = (llm: LLM, apiKey: string | undefined) => effectiveLlm({ agent: { kind: 'Agent', llm } } as StartConversationRequest, apiKey, o.llmDefaults, o.subscription);
   return {
     metaProfile: (name) => readMetaProfile(o.db, name),
     metaProfileNames: () => metaProfileNames(o.db),
     // Resolved as a conversation's LLM is (so a server default key only goes to its own endpoint).
     llmProfile: (name) => {
       const p = o.profiles.runnable(name);
-      // effectiveLlm reads only the request's agent.llm.
-      return p && effectiveLlm({ agent: { kind: 'Agent', llm: p.llm } } as StartConversationRequest, p.apiKey, o.llmDefaults, o.subscription);
+      return p && resolve(p.llm, p.apiKey);
+    },
+    llmOf: (llm) => resolve(llm, llm.api_key ?? undefined),
+    switchInline: (id, name, llm) => {
+      o.switchLlm(id, { llm: { ...llm, usage_id: `profile:${name}` } });
+      return llm.model;
     },
     llmProfileNames: () => o.profiles.list().map((p) => p.name),
     switchProfile: (id, name) => {

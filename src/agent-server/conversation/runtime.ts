@@ -19,9 +19,10 @@ import type { Logger } from '../../util/log.ts';
 import type { ConversationRow, ConversationPatch, ConversationStore } from '../store/conversation-store.ts';
 import type { EventStore } from '../store/event-store.ts';
 import type { StorageFaultState } from '../store/storage-health.ts';
-import { maskSecrets } from '../secrets.ts';
+import { CRITIC_KEY_PLACE, maskSecrets } from '../secrets.ts';
 import { Published, type EventBus } from './bus.ts';
 import { conversationInfo, fullStateValue } from './info.ts';
+import { maskedRouteTools, routeLlms, type RouteLlmKeys } from './route-llms.ts';
 import { SkillState } from './skill-state.ts';
 import { activeBranch, ROOT_PARENT_ID } from './tree.ts';
 import { GoalLoop, lastGoalStatus, type GoalStatus } from './goal.ts';
@@ -75,6 +76,8 @@ export interface RuntimeInit {
    * carries them as null (secret values never reach the database unsealed; mcp-secrets.ts).
    */
   mcpConfig?: Record<string, unknown> | undefined;
+  /** The routing tool's inline LLM keys, kept out of the stored request (sealed with the secrets; route-llms.ts). */
+  routeLlmKeys?: RouteLlmKeys;
 }
 
 interface ActiveRun {
@@ -94,6 +97,7 @@ export class ConversationRuntime implements AgentHost {
   #llm: LlmConfig | undefined;
   #secrets: Readonly<Record<string, string>>;
   #analyzerKeys: Readonly<Record<string, string>>;
+  readonly #routeLlmKeys: Readonly<RouteLlmKeys>;
   readonly maxIterations: number;
   readonly #ctx: RuntimeContext;
   #row: ConversationRow;
@@ -133,6 +137,7 @@ export class ConversationRuntime implements AgentHost {
     this.#llm = init.llm;
     this.#secrets = Object.freeze({ ...init.secrets });
     this.#analyzerKeys = Object.freeze({ ...init.analyzerKeys });
+    this.#routeLlmKeys = Object.freeze(structuredClone(init.routeLlmKeys ?? {}));
     this.maxIterations = init.row.request.max_iterations ?? 500;
   }
 
@@ -169,6 +174,10 @@ export class ConversationRuntime implements AgentHost {
     return this.#ctx.extensions;
   }
 
+  get routeLlmKeys(): Readonly<RouteLlmKeys> {
+    return this.#routeLlmKeys;
+  }
+
   get analyzerKeys(): Readonly<Record<string, string>> {
     return this.#analyzerKeys;
   }
@@ -178,20 +187,37 @@ export class ConversationRuntime implements AgentHost {
     return joinAnalyzerKeys(this.#row.request.security_analyzer, this.#analyzerKeys);
   }
 
+  /** The critic's key, sealed with the analyzer's (the stored request has it null). */
+  criticApiKey(): string | undefined {
+    return this.#analyzerKeys[CRITIC_KEY_PLACE];
+  }
+
   get mcpOAuth(): McpOAuthProviders | undefined {
     return this.#ctx.mcpOAuth;
   }
 
-  /** The server's routing, its switch aimed at this conversation. */
+  /**
+   * The server's routing, its switch aimed at this conversation. The routing tool's inline LLMs
+   * (`meta_profile_llms`, keys put back) come first, as in 1.58: a classifier or a target of that
+   * name is the inline one, and a direct-routing answer may name either kind.
+   */
   get routing(): ModelRouting | undefined {
     const r = this.#ctx.routing;
     if (!r) return undefined;
+    const inline = routeLlms(this.#row.request.agent?.tools, this.#routeLlmKeys) ?? {};
+    const own = (name: string) => (Object.hasOwn(inline, name) ? inline[name] : undefined);
     return {
       metaProfile: (name) => r.metaProfile(name),
       metaProfileNames: () => r.metaProfileNames(),
-      llmProfile: (name) => r.llmProfile(name),
-      llmProfileNames: () => r.llmProfileNames(),
-      switchProfile: (name) => r.switchProfile(this.conversationId, name),
+      llmProfile: (name) => {
+        const llm = own(name);
+        return llm ? r.llmOf(llm) : r.llmProfile(name);
+      },
+      llmProfileNames: () => [...new Set([...r.llmProfileNames(), ...Object.keys(inline)])].sort(),
+      switchProfile: (name) => {
+        const llm = own(name);
+        return llm ? r.switchInline(this.conversationId, name, llm) : r.switchProfile(this.conversationId, name);
+      },
     };
   }
 
@@ -225,7 +251,8 @@ export class ConversationRuntime implements AgentHost {
   info() {
     return conversationInfo({
       // The analyzer with its keys, so that info shows a key is set (masked), as 1.58 does.
-      row: { ...this.#row, request: { ...this.#row.request, security_analyzer: this.securityAnalyzer() } },
+      // The routing tool's inline LLMs show the mask where a key is set.
+      row: { ...this.#row, request: { ...this.#row.request, security_analyzer: this.securityAnalyzer(), ...(this.#row.request.agent ? { agent: { ...this.#row.request.agent, tools: maskedRouteTools(this.#row.request.agent.tools, this.#routeLlmKeys) } } : {}) } },
       llm: this.llm,
       secretNames: Object.keys(this.secrets),
       persistenceDir: this.persistenceDir,
@@ -234,7 +261,7 @@ export class ConversationRuntime implements AgentHost {
       rateLimitedUntil: this.#rateLimitedUntil,
       leafEventId: this.leafEventId(),
       subConversationIds: this.#ctx.childrenOf?.(this.conversationId) ?? [],
-      ...(this.isAcp ? { acp: this.#acpInfo() } : {}),
+      ...(this.isAcp ? { acp: this.#acpInfo() } : { agentState: (this.#agentState ??= recordedAgentState(this.#log())) }),
     });
   }
 
@@ -281,6 +308,9 @@ export class ConversationRuntime implements AgentHost {
     return this.#row.headEventId === '';
   }
 
+  /** agent_state as last recorded (an agent's, not an ACP one's: the critic's refinement count); read from the log at first use. */
+  #agentState: Record<string, unknown> | undefined;
+
   emit(event: Event): void {
     if (this.#deleted) {
       this.#ctx.log.debug({ conversationId: this.conversationId, kind: event.kind }, 'event after delete dropped');
@@ -303,12 +333,21 @@ export class ConversationRuntime implements AgentHost {
     if (this.#branch && this.#branch !== this.#cache) this.#branch.push(parsed);
     this.#skills?.add(parsed);
     this.#ctx.onActivity();
+    if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'agent_state' && this.#agentState !== undefined) {
+      this.#agentState = { ...(parsed.value as Record<string, unknown>) };
+    }
     if (parsed.kind === 'ConversationStateUpdateEvent' && parsed.key === 'stats') {
       this.#update({ stats: parsed.value as ConversationRow['stats'] });
     }
     this.#ctx.bus.publish(this.conversationId, new Published(stored.seq, parsed, stored.json));
     this.#ctx.onAppended(this.conversationId);
     if (!stored.saved) this.#stopForStorage();
+    // As OpenHands 1.58, every user message (the client's, a refinement follow-up, a sub-agent's task)
+    // is the state's last_user_message_id, and a client replaying events learns it after the message.
+    if (parsed.kind === 'MessageEvent' && parsed.source === 'user') {
+      this.#update({ lastUserMessageId: parsed.id });
+      this.emit({ ...newEventBase('environment'), key: 'last_user_message_id', value: parsed.id, kind: 'ConversationStateUpdateEvent' });
+    }
   }
 
   /**
@@ -510,9 +549,6 @@ export class ConversationRuntime implements AgentHost {
       kind: 'MessageEvent',
     };
     this.emit(event);
-    this.#update({ lastUserMessageId: event.id });
-    // As OpenHands 1.58: a client replaying events learns the state's last_user_message_id too.
-    this.emit({ ...newEventBase('environment'), key: 'last_user_message_id', value: event.id, kind: 'ConversationStateUpdateEvent' });
     const s = this.#row.executionStatus;
     if (s === 'finished' || s === 'stuck') this.setExecutionStatus('idle');
     if (run) {
@@ -673,6 +709,8 @@ export class ConversationRuntime implements AgentHost {
     if (run) {
       this.pause();
       await run.done.catch(() => undefined);
+      // 1.58 also cancels the run task: its cut-off run records an InterruptEvent after the PauseEvent.
+      this.emit({ ...newEventBase('user'), kind: 'InterruptEvent' });
     }
     await this.#agent.close();
   }

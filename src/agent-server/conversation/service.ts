@@ -14,11 +14,12 @@ import { Conflict, Invalid, NotFound, NotImplemented, TooManyRequests, type Vali
 import { AgentMcpServer, AgentMcpServerV144 } from '../../api/agent-server/settings.ts';
 import { parseValue } from '../../api/events/validate.ts';
 import type { ConversationRow, ConversationSearch, ConversationStore } from '../store/conversation-store.ts';
-import type { SecretSealer } from '../secrets.ts';
+import { CRITIC_KEY_PLACE, type SecretSealer } from '../secrets.ts';
 import { fetchLookupSecret, LookupFailed } from '../secret-lookup.ts';
 import type { Fernet } from '../fernet.ts';
 import { openLlm, openStartRequest } from '../secret-tokens.ts';
 import { agentFromSettings } from './agent-settings.ts';
+import { checkRouteLlms, splitRouteLlmKeys, type RouteLlmKeys } from './route-llms.ts';
 import { lostMcpSecrets, splitMcpSecrets } from './mcp-secrets.ts';
 import { conversationWorktreeDir, createWorktree, planWorktree, removeWorktrees, type WorktreePlan } from '../git/worktree.ts';
 import { ConversationRuntime, type RuntimeContext } from './runtime.ts';
@@ -62,6 +63,8 @@ export function normalizeConversationId(id: string): string | undefined {
 /** The model config: the request's `agent.llm` over the server's defaults (rules in conversationLlm). */
 /** The analyzer keys as sealed with the secrets (nothing when there are none). */
 const sealedAnalyzerKeys = (keys: Readonly<Record<string, string>>) => (Object.keys(keys).length ? { analyzerKeys: { ...keys } } : {});
+/** The routing tool's inline LLM keys as sealed with the secrets (nothing when there are none). */
+const sealedRouteKeys = (keys: Readonly<RouteLlmKeys>) => (Object.keys(keys).length ? { routeLlmKeys: structuredClone(keys) as RouteLlmKeys } : {});
 
 export function effectiveLlm(req: StartConversationRequest, apiKey: string | undefined, defaults: LlmConfig | undefined, subscription?: () => SubscriptionAccess): LlmConfig | undefined {
   const llm = req.agent?.llm;
@@ -123,6 +126,21 @@ function subscriptionLlm(model: string | undefined, subscription: (() => Subscri
     credentials: () => Promise.reject(new ModelCallError('LLMConfigError', 'This agent server has no ChatGPT subscription sign-in')),
   };
   return { model: model || 'openai/gpt-5.5', subscription: access };
+}
+
+/**
+ * The critic's key (`agent.critic.api_key`) is sealed with the security analyzer's keys, at its own
+ * place, and the stored request has it null (1.58 shows it null too). The runtime reads it from there.
+ */
+function splitCriticKey(critic: Record<string, unknown> | null | undefined): { stored?: Record<string, unknown>; keys: Record<string, string> } {
+  const key = critic?.['api_key'];
+  if (!critic || typeof key !== 'string' || key === '') return { keys: {} };
+  return { stored: { ...critic, api_key: null }, keys: { [CRITIC_KEY_PLACE]: key } };
+}
+
+function criticKeys(keys: Readonly<Record<string, string>>): Record<string, string> {
+  const key = keys[CRITIC_KEY_PLACE];
+  return key ? { [CRITIC_KEY_PLACE]: key } : {};
 }
 
 /**
@@ -243,10 +261,11 @@ export class ConversationService {
       let apiKey: string | undefined;
       let analyzerKeys: Record<string, string> | undefined;
       let mcpConfig: Record<string, unknown> | undefined;
+      let routeLlmKeys: RouteLlmKeys | undefined;
       const lostMcp = lostMcpSecrets(row.request.agent?.mcp_config);
       if (row.sealedSecrets !== null) {
         const opened = this.#o.sealer?.open(row.sealedSecrets, row.id);
-        if (opened) ({ secrets, llmApiKey: apiKey, analyzerKeys, mcpConfig } = opened);
+        if (opened) ({ secrets, llmApiKey: apiKey, analyzerKeys, mcpConfig, routeLlmKeys } = opened);
         else this.#o.ctx.log.warn({ conversationId: row.id }, 'cannot open stored secrets (OH_SECRET_KEY missing or changed? add the old key to OH_PREVIOUS_SECRET_KEYS)');
       } else if (Object.keys(row.request.secrets ?? {}).length > 0 || lostMcp.length > 0) {
         // #14: a relaunched ACP server without its config secret. Said, never silent: the names (not values) and the remedy.
@@ -258,6 +277,7 @@ export class ConversationService {
         llm: runtimeLlm(row.request, apiKey, this.#o.llmDefaults, this.#o.subscription),
         secrets,
         ...(analyzerKeys ? { analyzerKeys } : {}),
+        ...(routeLlmKeys ? { routeLlmKeys } : {}),
         mcpConfig,
       });
       this.#loaded.set(row.id, rt);
@@ -290,16 +310,18 @@ export class ConversationService {
     if (!req.agent) throw new Invalid([{ loc: ['body'], msg: 'Value error, One of `agent`, `agent_settings`, or `agent_profile_id` must be provided', type: 'value_error' }]);
     if (req.agent.kind === 'ACPAgent') checkAcpAgent(req.agent, agentLoc);
     checkMcpConfig(req.agent.mcp_config, [...agentLoc, 'mcp_config']);
+    // The routing tool's inline LLMs (agent_settings' were checked with the settings).
+    const checkedTools = checkRouteLlms(req.agent.tools, [...agentLoc, 'tools']);
     if (req.worktree && req.worktree_options?.base === 'ref' && req.worktree_options.ref == null) {
       throw new Invalid([{ loc: ['body', 'worktree_options'], msg: 'Value error, A `ref` base needs a `ref`', type: 'value_error' }]);
     }
     checkAnalyzer(req.security_analyzer, ['body', 'security_analyzer']);
-    // A critic the agent cannot use is refused before anything is stored (its api_key in particular).
+    // A critic the agent cannot use is refused before anything is stored, at the field (as 1.58's 422).
     try {
       criticConfig(req.agent.critic);
     } catch (err) {
       if (!(err instanceof CriticConfigError)) throw err;
-      throw new Invalid([{ loc: ['body', 'agent', 'critic'], msg: err.message, type: 'value_error' }]);
+      throw new Invalid([{ loc: agentLoc[1] === 'agent' ? [...agentLoc, 'critic', ...err.loc] : [...agentLoc, 'verification'], msg: err.message, type: 'value_error' }]);
     }
 
     const secrets = await secretValues(req.secrets ?? {}, this.#o.lookupSecret);
@@ -313,22 +335,25 @@ export class ConversationService {
     // In a git repository, `worktree` gives the conversation its own checkout; elsewhere it works in place (as OpenHands).
     const worktree = req.worktree ? await planWorktree(this.#o.workspaceDir, workspaceDir, id, req.worktree_options, ['body', 'workspace', 'working_dir']) : undefined;
     if (worktree) workspaceDir = await createWorktree(worktree);
-    const agent = req.agent;
+    const agent = { ...req.agent, ...(checkedTools ? { tools: checkedTools } : {}) };
     const mcp = splitMcpSecrets(agent.mcp_config);
+    const route = splitRouteLlmKeys(agent.tools);
     // What is stored: the request without secret values (the MCP servers' env and header values too),
-    // without the LLM key and without the analyzer's keys.
-    const { stored: security_analyzer, keys: analyzerKeys } = splitAnalyzerKeys(req.security_analyzer);
+    // without the LLM key, the analyzer's and the critic's keys and the routing tool's inline LLM keys.
+    const { stored: security_analyzer, keys: onlyAnalyzerKeys } = splitAnalyzerKeys(req.security_analyzer);
+    const critic = splitCriticKey(agent.critic);
+    const analyzerKeys = { ...onlyAnalyzerKeys, ...critic.keys };
     const request: StartConversationRequest = {
       ...req,
       security_analyzer,
       conversation_id: id,
       secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])),
-      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser), ...(mcp.stored ? { mcp_config: mcp.stored } : {}) },
+      agent: { ...agent, llm: { ...agent.llm, api_key: null }, ...withoutCondenserKey(agent.condenser), ...(critic.stored ? { critic: critic.stored } : {}), ...(mcp.stored ? { mcp_config: mcp.stored } : {}), ...(route.stored ? { tools: route.stored } : {}) },
       initial_message: null,
     };
     const stored = worktree ? withWorktree(request, worktree) : request;
     const now = new Date().toISOString();
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || mcp.sealed !== undefined || Object.keys(analyzerKeys).length > 0;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || mcp.sealed !== undefined || Object.keys(analyzerKeys).length > 0 || Object.keys(route.keys).length > 0;
     const row = {
       id,
       createdAt: now,
@@ -339,14 +364,14 @@ export class ConversationService {
       tags: req.tags ?? {},
       stats: null,
       lastUserMessageId: null,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(mcp.sealed ? { mcpConfig: mcp.sealed } : {}), ...sealedAnalyzerKeys(analyzerKeys) }, id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(mcp.sealed ? { mcpConfig: mcp.sealed } : {}), ...sealedAnalyzerKeys(analyzerKeys), ...sealedRouteKeys(route.keys) }, id) : null,
       deletedAt: null,
       forkedFromConversationId: null,
       forkedFromEventId: null,
       pluginSkills: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets, mcpConfig: mcp.sealed, analyzerKeys });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: runtimeLlm(req, apiKey, this.#o.llmDefaults, this.#o.subscription), secrets, mcpConfig: mcp.sealed, analyzerKeys, routeLlmKeys: route.keys });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (req.plugins?.length) rt.prepareAgent();
@@ -392,7 +417,7 @@ export class ConversationService {
       this.#o.conversations.insert(row);
       events.copy(src.conversationId, id, uptoSeq);
     });
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets }, mcpConfig: src.mcpConfig, analyzerKeys: { ...src.analyzerKeys } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir: src.workspaceDir, llm: src.llm, secrets: { ...src.secrets }, mcpConfig: src.mcpConfig, analyzerKeys: { ...src.analyzerKeys }, routeLlmKeys: src.routeLlmKeys });
     const lastUser = [...rt.events()].reverse().find((e) => e.kind === 'MessageEvent' && e.source === 'user');
     rt.update({ lastUserMessageId: lastUser?.id ?? null });
     this.#loaded.set(id, rt);
@@ -435,7 +460,7 @@ export class ConversationService {
       headEventId: null,
     };
     this.#o.conversations.insert(row);
-    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets }, mcpConfig: parent.mcpConfig, analyzerKeys: { ...parent.analyzerKeys } });
+    const rt = new ConversationRuntime(this.#o.ctx, { row, workspaceDir, llm: parent.llm, secrets: { ...parent.secrets }, mcpConfig: parent.mcpConfig, analyzerKeys: { ...parent.analyzerKeys }, routeLlmKeys: parent.routeLlmKeys });
     this.#loaded.set(id, rt);
     this.#o.ctx.onChanged(id);
     if (row.request.plugins?.length) rt.prepareAgent();
@@ -472,7 +497,7 @@ export class ConversationService {
     const llmApiKey = opened?.llmApiKey ?? row.request.agent?.llm.api_key ?? undefined;
     rt.setSecrets(secrets, {
       request: { ...row.request, secrets: Object.fromEntries(Object.keys(secrets).map((n) => [n, { kind: 'StaticSecret', value: null }])) },
-      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
+      sealedSecrets: this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys), ...sealedRouteKeys(rt.routeLlmKeys) }, row.id) : null,
     });
   }
 
@@ -488,10 +513,10 @@ export class ConversationService {
     const apiKey = req.llm.api_key ?? undefined;
     const request = { ...row.request, agent: { ...row.request.agent!, llm: { ...req.llm, api_key: null } } };
     const secrets = { ...rt.secrets };
-    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(rt.analyzerKeys).length > 0;
+    const hasSecrets = Object.keys(secrets).length > 0 || apiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(rt.analyzerKeys).length > 0 || Object.keys(rt.routeLlmKeys).length > 0;
     rt.switchLlm(effectiveLlm(request, apiKey, this.#o.llmDefaults, this.#o.subscription), {
       request,
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys) }, row.id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(apiKey ? { llmApiKey: apiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(rt.analyzerKeys), ...sealedRouteKeys(rt.routeLlmKeys) }, row.id) : null,
     });
   }
 
@@ -503,14 +528,16 @@ export class ConversationService {
     const rt = this.get(id);
     checkAnalyzer(analyzer, ['body', 'security_analyzer']);
     const row = rt.row;
-    const { stored, keys } = splitAnalyzerKeys(analyzer);
+    const { stored, keys: onlyAnalyzerKeys } = splitAnalyzerKeys(analyzer);
+    // The critic's key rides with the analyzer's (see CRITIC_KEY_PLACE): a new analyzer keeps it.
+    const keys = { ...onlyAnalyzerKeys, ...criticKeys(rt.analyzerKeys) };
     const opened = row.sealedSecrets === null ? undefined : this.#o.sealer?.open(row.sealedSecrets, row.id);
     const secrets = { ...rt.secrets };
     const llmApiKey = opened?.llmApiKey;
-    const hasSecrets = Object.keys(secrets).length > 0 || llmApiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(keys).length > 0;
+    const hasSecrets = Object.keys(secrets).length > 0 || llmApiKey !== undefined || rt.mcpConfig !== undefined || Object.keys(keys).length > 0 || Object.keys(rt.routeLlmKeys).length > 0;
     rt.setSecurityAnalyzer(stored, keys, {
       request: { ...row.request, security_analyzer: stored },
-      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(keys) }, row.id) : null,
+      sealedSecrets: hasSecrets && this.#o.sealer ? this.#o.sealer.seal({ secrets, ...(llmApiKey ? { llmApiKey } : {}), ...(rt.mcpConfig ? { mcpConfig: rt.mcpConfig } : {}), ...sealedAnalyzerKeys(keys), ...sealedRouteKeys(rt.routeLlmKeys) }, row.id) : null,
     });
   }
 

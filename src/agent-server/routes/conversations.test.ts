@@ -136,7 +136,7 @@ describe('errors', () => {
   });
 
   it('agent_settings (1.58) is validated like 1.58: without its llm, a 422 located at the field', async () => {
-    // agent_settings is built (conversation/agent-settings.ts); what stays not built, meta_profile_llms, is a 501 tested in route-task.test.ts.
+    // agent_settings is built (conversation/agent-settings.ts); its routing fields, meta_profile_llms included, are tested in route-task.test.ts.
     const settings = await t.s.api('/api/conversations', { method: 'POST', body: { workspace: { working_dir: join(t.dir.path, 'x') }, agent_settings: {} } });
     expect(settings.status).toBe(422);
     expect(settings.body.detail[0].loc).toEqual(['body', 'agent_settings', 'llm']);

@@ -10,7 +10,7 @@ import Router from '@koa/router';
 import type { MarketplaceCatalogResponse, PluginsMarketplaceCatalogResponse, SkillCatalogResponse, SyncResponse } from '../../api/agent-server/extensions.ts';
 import { Invalid } from '../../api/errors.ts';
 import { invalidateSkillsCatalog, pluginsMarketplace, skillsMarketplace } from '../../agent/extensions/catalog.ts';
-import { invalidatePublicSkills, loadPublicSkills, updateExtensionsRepo, type ExtensionsConfig, type MarketplaceRegistration } from '../../agent/skills/extensions-repo.ts';
+import { invalidatePublicSkills, loadPublicSkills, repoPathProblem, updateExtensionsRepo, type ExtensionsConfig, type MarketplaceRegistration } from '../../agent/skills/extensions-repo.ts';
 import { loadUserSkillsSync } from '../../agent/skills/load.ts';
 import { mergeByName, skillInfo } from '../../agent/skills/types.ts';
 
@@ -57,7 +57,7 @@ export function checkRegistrations(regs: readonly MarketplaceRegistration[], loc
   const issues = regs.flatMap((reg, i) => {
     const p = reg.repo_path;
     if (p == null) return [];
-    const msg = !p ? 'repo_path must not be empty' : p.includes('\\') ? "repo_path must use '/' separators" : p.startsWith('/') || /^[A-Za-z]:/.test(p) ? 'repo_path must be relative, not absolute' : p.split('/').includes('..') ? "repo_path cannot contain '..' path traversal" : undefined;
+    const msg = repoPathProblem(p);
     return msg ? [{ loc: [...loc, i, 'repo_path'], msg: `Value error, ${msg}`, type: 'value_error' }] : [];
   });
   if (issues.length) throw new Invalid(issues);

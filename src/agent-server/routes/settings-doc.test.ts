@@ -6,6 +6,7 @@
 // server's tools; and the gateway's conversations take the stored conversation settings. The active
 // meta-profile: checked, kept, and routed with by the `default` agent profile seeded afterwards.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAgent } from '../../agent/agent.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
@@ -53,6 +54,7 @@ describe('stored settings', () => {
         mcp_config: {},
         enable_classify_and_switch_llm_tool: false,
         meta_profile: null,
+        meta_profile_llms: {},
         condenser: { condenser_kind: 'llm_summarizing', enabled: true, max_size: 240, max_tokens: null, keep_first: 2, minimum_progress: 0.1, hard_context_reset_max_retries: 5, hard_context_reset_context_scaling: 0.8 },
         verification: { critic_enabled: false, critic_mode: 'finish_and_message', enable_iterative_refinement: false, critic_threshold: 0.6, max_refinement_iterations: 3, critic_server_url: null, critic_model_name: null, critic_api_key: null },
       },
@@ -102,6 +104,33 @@ describe('stored settings', () => {
     const reset = await patch({ agent_settings_diff: { enable_classify_and_switch_llm_tool: false, condenser: { max_size: 240 }, verification: { critic_enabled: false, critic_api_key: null } } });
     expect(reset.status).toBe(200);
     expect(reset.body.agent_settings).toMatchObject({ enable_classify_and_switch_llm_tool: false, condenser: { max_size: 240 }, verification: { critic_enabled: false, critic_api_key: null, critic_threshold: 0.8 } });
+  });
+
+  it("keeps 1.58's inline routing LLMs (meta_profile_llms): their keys sealed, masked unless X-Expose-Secrets, kept when sent back masked; entries checked where they stand, null removes one", async () => {
+    const w = await patch({ agent_settings_diff: { meta_profile_llms: { cls: { model: 'openai/cls', api_key: 'sk-inline-stored', base_url: 'http://127.0.0.1:9/v1' }, deep: { model: 'openai/deep' } } } });
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    // Stored with the LLM's defaults, as 1.58 stores its LLM model.
+    const defaults = { auth_type: 'api_key', usage_id: 'default' };
+    expect(w.body.agent_settings.meta_profile_llms).toEqual({ cls: { model: 'openai/cls', api_key: '**********', base_url: 'http://127.0.0.1:9/v1', ...defaults }, deep: { model: 'openai/deep', ...defaults } });
+    expect((await get({ 'X-Expose-Secrets': 'plaintext' })).body.agent_settings.meta_profile_llms.cls.api_key).toBe('sk-inline-stored');
+    const token = (await get({ 'X-Expose-Secrets': 'encrypted' })).body.agent_settings.meta_profile_llms.cls.api_key;
+    expect(token).toMatch(/^gAAAAA/);
+    // Sent back masked (a form saving what it showed) or as its token: the key stays.
+    expect((await patch({ agent_settings_diff: { meta_profile_llms: { cls: { api_key: '**********', temperature: 0.2 } } } })).status).toBe(200);
+    expect((await patch({ agent_settings_diff: { meta_profile_llms: { cls: { api_key: token } } } })).status).toBe(200);
+    expect((await get({ 'X-Expose-Secrets': 'plaintext' })).body.agent_settings.meta_profile_llms.cls).toMatchObject({ api_key: 'sk-inline-stored', temperature: 0.2 });
+    // Sealed at rest: kept over a restart, never in the database in plain text.
+    await t.restart();
+    const data = join(t.dir.path, 'data');
+    const db = Buffer.concat(readdirSync(data).filter((f) => f.startsWith('agent-server.db')).map((f) => readFileSync(join(data, f))));
+    expect(db.includes('sk-inline-stored')).toBe(false);
+    expect((await get({ 'X-Expose-Secrets': 'plaintext' })).body.agent_settings.meta_profile_llms.cls.api_key).toBe('sk-inline-stored');
+    const bad = await patch({ agent_settings_diff: { meta_profile_llms: { worse: { temperature: 'hot', api_key: 'sk-never-echoed' } } } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: any) => d.loc.join('.')).sort()).toEqual(['body.agent_settings_diff.meta_profile_llms.worse.model', 'body.agent_settings_diff.meta_profile_llms.worse.temperature']);
+    expect(JSON.stringify(bad.body)).not.toContain('sk-never-echoed');
+    const removed = await patch({ agent_settings_diff: { meta_profile_llms: { cls: null } } });
+    expect(removed.body.agent_settings.meta_profile_llms).toEqual({ deep: { model: 'openai/deep', auth_type: 'api_key', usage_id: 'default' } });
   });
 
   it('refuses what it cannot store or apply, changing nothing', async () => {

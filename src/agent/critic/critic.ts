@@ -1,20 +1,29 @@
 // The critic (OpenHands' APIBasedCritic, `agent.critic`): a classification model served by vLLM
-// (`POST {server_url}/classify`) scores the conversation when the agent finishes (mode
-// finish_and_message) or after every action (all_actions). The score is the probability of the
-// `success` label; the result is recorded on the ActionEvent (`critic_result`). With iterative
+// (`POST {server_url}/classify`) scores the conversation when the agent finishes or answers without
+// a tool call (mode finish_and_message) or after every action (all_actions). The score is the
+// probability of the `success` label; the result is recorded on the event (`critic_result`). With iterative
 // refinement, a finish the critic scores below the threshold (or with a likely agent issue) becomes a
 // follow-up user message and the run goes on, up to `max_iterations` times.
 // The critic reads the conversation as its model was trained: messages flattened to role and text,
 // rendered in the ChatML form of the Qwen3 tokenizer (OpenHands fetches that template from the
-// Hugging Face Hub at first use; it is written out here, so no download is needed).
+// Hugging Face Hub at first use; it is written out here, so no download is needed; e2e/parity's
+// critic flows compare what it renders with 1.58's own rendering, turn by turn).
 import type { CriticResult } from '../../api/events/index.ts';
 import type { ChatMessage, ChatTool } from '../llm/client.ts';
 
-/** Thrown for a critic configuration the agent cannot use (ends the run with a ConversationErrorEvent). */
-export class CriticConfigError extends Error {}
+/** Thrown for a critic configuration the agent cannot use (ends the run with a ConversationErrorEvent); `loc`: the field, under agent.critic. */
+export class CriticConfigError extends Error {
+  readonly loc: string[];
+  constructor(message: string, loc: string[] = []) {
+    super(message);
+    this.loc = loc;
+  }
+}
 
 export interface CriticConfig {
   serverUrl: string;
+  /** The service's key (`agent.critic.api_key`); without one the critic authenticates with the agent LLM's key. */
+  apiKey?: string;
   modelName: string;
   mode: 'finish_and_message' | 'all_actions';
   refinement?: { threshold: number; maxIterations: number };
@@ -31,33 +40,66 @@ const USER_FOLLOWUP = ['clarification_or_restatement', 'correction', 'direction_
 export const CRITIC_LABELS = ['success', ...SENTIMENT, ...AGENT_ISSUES, ...INFRA, ...USER_FOLLOWUP];
 
 /**
- * `agent.critic` of the start request: undefined for none. The key is not part of it: the critic
- * authenticates with the agent LLM's key, as OpenHands does when no critic key is configured, so no
- * second secret is kept; and there is no default service (OpenHands' is All Hands' proxy, which
- * would receive that key).
+ * `agent.critic` of the start request: undefined for none. `api_key` is the service's key (1.58
+ * requires one); without it the critic authenticates with the agent LLM's key, as 1.58's settings
+ * build the critic (critic_api_key or the LLM's key), which is what a profile launch gives here. There
+ * is no default service (OpenHands' is All Hands' proxy, which would receive that key).
  */
 export function criticConfig(raw: Record<string, unknown> | null | undefined): CriticConfig | undefined {
   if (raw == null) return undefined;
-  if (raw['kind'] !== undefined && raw['kind'] !== 'APIBasedCritic') throw new CriticConfigError(`Critic kind ${JSON.stringify(raw['kind'])} is not supported; use APIBasedCritic`);
-  if (raw['api_key'] != null) throw new CriticConfigError("agent.critic.api_key is not taken: the critic authenticates with the agent LLM's key");
+  if (raw['kind'] !== undefined && raw['kind'] !== 'APIBasedCritic') throw new CriticConfigError(`Critic kind ${JSON.stringify(raw['kind'])} is not supported; use APIBasedCritic`, ['kind']);
+  const key = raw['api_key'];
+  if (key != null && typeof key !== 'string') throw new CriticConfigError('agent.critic.api_key must be a string', ['api_key']);
   const url = raw['server_url'];
-  if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw new CriticConfigError('agent.critic.server_url must be the http(s) URL of the critic service (there is no default one)');
+  if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw new CriticConfigError('agent.critic.server_url must be the http(s) URL of the critic service (there is no default one)', ['server_url']);
   const mode = raw['mode'] ?? 'finish_and_message';
-  if (mode !== 'finish_and_message' && mode !== 'all_actions') throw new CriticConfigError('agent.critic.mode must be finish_and_message or all_actions');
+  if (mode !== 'finish_and_message' && mode !== 'all_actions') throw new CriticConfigError('agent.critic.mode must be finish_and_message or all_actions', ['mode']);
   const ir = raw['iterative_refinement'] as Record<string, unknown> | null | undefined;
   const threshold = ir?.['success_threshold'] ?? 0.6;
   const max = ir?.['max_iterations'] ?? 3;
-  if (ir && (typeof threshold !== 'number' || threshold < 0 || threshold > 1)) throw new CriticConfigError('agent.critic.iterative_refinement.success_threshold must be a number in [0, 1]');
-  if (ir && (typeof max !== 'number' || !Number.isInteger(max) || max < 1)) throw new CriticConfigError('agent.critic.iterative_refinement.max_iterations must be a positive integer');
+  if (ir && (typeof threshold !== 'number' || threshold < 0 || threshold > 1)) throw new CriticConfigError('agent.critic.iterative_refinement.success_threshold must be a number in [0, 1]', ['iterative_refinement', 'success_threshold']);
+  if (ir && (typeof max !== 'number' || !Number.isInteger(max) || max < 1)) throw new CriticConfigError('agent.critic.iterative_refinement.max_iterations must be a positive integer', ['iterative_refinement', 'max_iterations']);
   const timeout = raw['timeout_seconds'] ?? 300;
   return {
     serverUrl: url.replace(/\/+$/, ''),
+    ...(typeof key === 'string' && key.trim() !== '' ? { apiKey: key } : {}),
     modelName: typeof raw['model_name'] === 'string' ? raw['model_name'] : 'critic',
     mode,
     ...(ir ? { refinement: { threshold: threshold as number, maxIterations: max as number } } : {}),
     issueThreshold: typeof raw['issue_threshold'] === 'number' ? raw['issue_threshold'] : 0.75,
     timeoutMs: typeof timeout === 'number' && timeout > 0 ? timeout * 1000 : 300_000,
   };
+}
+
+/**
+ * `agent.critic` as 1.58 shows it in ConversationInfo: the APIBasedCritic with every field, defaults
+ * filled in, in its order; the key always null (1.58 shows null; here it is sealed apart).
+ */
+export function criticShown(raw: Record<string, unknown>): Record<string, unknown> {
+  const { kind: _kind, api_key: _key, ...given } = raw;
+  const shown: Record<string, unknown> = {
+    server_url: null,
+    api_key: null,
+    model_name: 'critic',
+    tokenizer_name: 'Qwen/Qwen3-4B-Instruct-2507',
+    pass_tools_definitions: true,
+    timeout_seconds: 300,
+    has_success_label: true,
+    sentiment_labels: SENTIMENT,
+    agent_issue_labels: AGENT_ISSUES,
+    infra_labels: INFRA,
+    user_followup_labels: USER_FOLLOWUP,
+    sentiment_map: { Positive: 'sentiment_positive', Neutral: 'sentiment_neutral', Negative: 'sentiment_negative' },
+    mode: 'finish_and_message',
+    iterative_refinement: null,
+    issue_threshold: 0.75,
+    ...given,
+    ...(given['iterative_refinement'] ? { iterative_refinement: { success_threshold: 0.6, max_iterations: 3, ...(given['iterative_refinement'] as object) } } : {}),
+    kind: 'APIBasedCritic',
+  };
+  // Never the key, whatever the stored request holds (assigned: the field keeps its place).
+  shown['api_key'] = null;
+  return shown;
 }
 
 /** JSON as Python's json.dumps writes it (", " and ": "), which is what the template's tojson gives. */
@@ -130,14 +172,33 @@ export function categorize(probs: Record<string, number>): Record<string, unknow
 /** A float as Python prints it (1.0, not 1). */
 const pyFloat = (n: number) => (Number.isInteger(n) ? n.toFixed(1) : String(n));
 
-/** One evaluation: the rendered conversation to the classification service, its probabilities as a CriticResult. */
-export async function evaluate(cfg: CriticConfig, apiKey: string, messages: readonly ChatMessage[], tools: readonly ChatTool[], eventIds: readonly string[], signal: AbortSignal): Promise<CriticResult> {
-  const res = await fetch(`${cfg.serverUrl}/classify`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-    body: JSON.stringify({ model: cfg.modelName, input: renderCriticInput(messages, tools) }),
-    signal: AbortSignal.any([signal, AbortSignal.timeout(cfg.timeoutMs)]),
+/** The waits before the second and third attempt when the service answers 500 (1.58: tenacity, exponential from 1 s, three attempts). */
+export const RETRY_WAITS_MS = [1000, 2000];
+
+const wait = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((ok, fail) => {
+    const t = setTimeout(ok, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), fail(signal.reason)), { once: true });
   });
+
+/**
+ * One evaluation: the rendered conversation to the classification service, its probabilities as a
+ * CriticResult. A 500 is tried again (twice, as 1.58); any other failure is final.
+ */
+export async function evaluate(cfg: CriticConfig, apiKey: string, messages: readonly ChatMessage[], tools: readonly ChatTool[], eventIds: readonly string[], signal: AbortSignal, waits: readonly number[] = RETRY_WAITS_MS): Promise<CriticResult> {
+  const input = renderCriticInput(messages, tools);
+  let res: Response;
+  for (let attempt = 0; ; attempt++) {
+    res = await fetch(`${cfg.serverUrl}/classify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({ model: cfg.modelName, input }),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(cfg.timeoutMs)]),
+    });
+    if (res.status !== 500 || attempt >= waits.length) break;
+    await res.body?.cancel();
+    await wait(waits[attempt]!, signal);
+  }
   if (!res.ok) throw new Error(`the critic service answered ${res.status}`);
   const body = (await res.json()) as { data?: { probs?: unknown; num_classes?: unknown }[] };
   const probs = body.data?.[0]?.probs;

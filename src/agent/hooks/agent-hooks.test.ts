@@ -47,6 +47,17 @@ describe('hooks in the agent loop', () => {
     expect(t.of('ObservationEvent')).toHaveLength(1);
   });
 
+  it('a batch whose blocked call is not the first: each call answered in the batch order (1.58), the observation before the later rejection', async () => {
+    const deny = 'grep -q blocked-here && echo \'{"decision":"deny","reason":"no"}\' || true';
+    const t = await setup({ request: { hook_config: { pre_tool_use: [{ matcher: 'terminal', hooks: [{ command: deny }] }] } } });
+    t.say('x');
+    t.llm.push({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo first' } }, { name: 'terminal', arguments: { command: 'echo blocked-here' } }, { name: 'terminal', arguments: { command: 'echo third' } }] }, { content: 'ok' });
+    await t.run();
+    const actions = new Map(t.of('ActionEvent').map((a) => [a.id, JSON.parse(a.tool_call.arguments).command as string]));
+    const answers = t.events.filter((e) => e.kind === 'ObservationEvent' || e.kind === 'UserRejectObservation').map((e) => `${e.kind}:${actions.get((e as { action_id: string }).action_id)}`);
+    expect(answers).toEqual(['ObservationEvent:echo first', 'UserRejectObservation:echo blocked-here', 'ObservationEvent:echo third']);
+  });
+
   it('a PreToolUse-blocked call still waits under confirmation (1.58); confirmed, it is answered by the hook, never run', async () => {
     const t = await setup({ request: { confirmation_policy: { kind: 'AlwaysConfirm' }, hook_config: { pre_tool_use: [{ matcher: '*', hooks: [{ command: 'echo \'{"decision":"deny","reason":"policy"}\'' }] }] } } });
     t.say('x');

@@ -1,9 +1,12 @@
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server.ts';
 import { ModelClient } from './client.ts';
 import { ModelCallError } from './errors.ts';
+import { keyRefreshFromEnv } from './key-refresh.ts';
 import type { LlmRetryFields } from './retry.ts';
 import { endpointModelName, resolveEndpoint } from './model-name.ts';
 
@@ -74,6 +77,11 @@ describe('model client', () => {
     [{ status: 401 }, 'LLMAuthenticationError', 'auth'],
     [{ status: 400, errorCode: 'context_length_exceeded' }, 'LLMContextWindowExceedError', 'agent_action'],
     [{ status: 400 }, 'LLMBadRequestError', 'config'],
+    // A refused key answered with another status: OpenHands 1.58 reads these phrases too.
+    [{ status: 400, errorMessage: 'Invalid API key provided' }, 'LLMAuthenticationError', 'auth'],
+    [{ status: 422, errorMessage: 'Access denied for this token' }, 'LLMAuthenticationError', 'auth'],
+    [{ status: 400, errorCode: 'context_length_exceeded', errorMessage: 'Unauthorized: too long' }, 'LLMContextWindowExceedError', 'agent_action'],
+    [{ status: 400, errorMessage: 'tools[0] is not a valid function' }, 'LLMBadRequestError', 'config'],
     [{ status: 404 }, 'LLMNotFoundError', 'config'],
     [{ status: 429, errorCode: 'insufficient_quota', retryAfterMs: 1 }, 'LLMQuotaExceededError', 'quota'],
   ] as const)('maps %j to %s', async (step, code, kind) => {
@@ -81,6 +89,29 @@ describe('model client', () => {
     const err = await failure(client({ maxRetries: 0 }).complete(user, []));
     expect(err.code).toBe(code);
     expect(err.classification.kind).toBe(kind);
+  });
+
+  it('a 5xx that says the key is refused is retried as any 5xx, then reported as an authentication failure', async () => {
+    const before = llm.requests.length;
+    llm.push({ status: 500, errorMessage: 'Unauthorized', retryAfterMs: 1 }, { status: 500, errorMessage: 'Unauthorized', retryAfterMs: 1 });
+    const err = await failure(client({ maxRetries: 1 }).complete(user, []));
+    expect(err.code).toBe('LLMAuthenticationError');
+    expect(llm.requests.length - before).toBe(2);
+  });
+
+  it('refreshes a managed key refused with a 400 that says so, and calls again once with the fetched key', async () => {
+    const control = createHttpServer((_req, res) => res.end('sk-current\n'));
+    await new Promise<void>((r) => control.listen(0, '127.0.0.1', r));
+    try {
+      const refresh = keyRefreshFromEnv({ OH_LLM_API_KEY_REFRESH_URL: `http://127.0.0.1:${(control.address() as AddressInfo).port}/key`, OH_LLM_API_KEY_REFRESH_BASE_URLS: llm.url })!;
+      const before = llm.requests.length;
+      llm.push({ status: 400, errorMessage: 'Invalid API key provided' }, { content: 'answered' });
+      const c = new ModelClient({ model: 'litellm_proxy/m', baseUrl: llm.url, apiKey: 'sk-stale', retry: NO_WAIT }, { maxRetries: 3, keyRefresh: refresh });
+      expect((await c.complete(user, [])).content).toBe('answered');
+      expect(llm.requests.slice(before).map((r) => r.headers['authorization'])).toEqual(['Bearer sk-stale', 'Bearer sk-current']);
+    } finally {
+      await new Promise((r) => control.close(r));
+    }
   });
 
   it('does not retry an authentication failure', async () => {

@@ -24,6 +24,23 @@ describe('extensionsConfigFromEnv', () => {
     expect(() => extensionsConfigFromEnv({ OH_REGISTERED_MARKETPLACES: '{}' })).toThrow(/JSON list/);
     expect(() => extensionsConfigFromEnv({ OH_REGISTERED_MARKETPLACES: '[{"name": "x"}]' })).toThrow(/\[0\] needs string name and source/);
   });
+
+  it('refuses a registration OpenHands\' settings refuse, instead of reading it as no auto-load (the server does not start)', () => {
+    const env = (reg: Record<string, unknown>) => ({ OH_REGISTERED_MARKETPLACES: JSON.stringify([{ name: 'ok', source: '/m' }, { name: 'team', source: '/m', ...reg }]) });
+    expect(() => extensionsConfigFromEnv(env({ repo_path: '../up' }))).toThrow("OH_REGISTERED_MARKETPLACES[1]: repo_path cannot contain '..' path traversal");
+    expect(() => extensionsConfigFromEnv(env({ repo_path: '/abs' }))).toThrow(/\[1\]: repo_path must be relative/);
+    expect(() => extensionsConfigFromEnv(env({ repo_path: '' }))).toThrow(/\[1\]: repo_path must not be empty/);
+    expect(() => extensionsConfigFromEnv(env({ repo_path: 7 }))).toThrow(/\[1\]\.repo_path must be a string/);
+    expect(() => extensionsConfigFromEnv(env({ ref: ['main'] }))).toThrow(/\[1\]\.ref must be a string/);
+    expect(() => extensionsConfigFromEnv(env({ auto_load: 'all' }))).toThrow(/\[1\]\.auto_load must be true, false or a list/);
+    expect(() => extensionsConfigFromEnv(env({ auto_load: ['a', 1] }))).toThrow(/\[1\]\.auto_load/);
+    expect(() => extensionsConfigFromEnv(env({ auto_load: null }))).toThrow(/\[1\]\.auto_load/);
+    // What OpenHands takes, ours takes: null fields, a path inside the repository, no auto_load (false).
+    expect(extensionsConfigFromEnv(env({ ref: null, repo_path: 'sub/dir' })).registeredMarketplaces).toEqual([
+      { name: 'ok', source: '/m', ref: null, repo_path: null, auto_load: false },
+      { name: 'team', source: '/m', ref: null, repo_path: 'sub/dir', auto_load: false },
+    ]);
+  });
 });
 
 describe('marketplaces', () => {

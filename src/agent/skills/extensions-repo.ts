@@ -62,6 +62,23 @@ export function extensionsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): E
   };
 }
 
+/**
+ * What is wrong with a registration's `repo_path` (OpenHands MarketplaceRegistration's validator), or
+ * undefined: a relative '/'-separated path that stays inside the repository.
+ */
+export function repoPathProblem(p: string): string | undefined {
+  if (!p) return 'repo_path must not be empty';
+  if (p.includes('\\')) return "repo_path must use '/' separators";
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'repo_path must be relative, not absolute';
+  if (p.split('/').includes('..')) return "repo_path cannot contain '..' path traversal";
+  return undefined;
+}
+
+/**
+ * OH_REGISTERED_MARKETPLACES as OpenHands' settings model reads it: a registration it would refuse
+ * stops the start (a repo_path out of the repository, an auto_load that is neither a boolean nor a list
+ * of names), where reading it as "no auto-load" would silently leave the operator's skills out.
+ */
 function parseRegistrations(raw: string | undefined): MarketplaceRegistration[] {
   if (!raw?.trim()) return [];
   let list: unknown;
@@ -72,16 +89,16 @@ function parseRegistrations(raw: string | undefined): MarketplaceRegistration[] 
   }
   if (!Array.isArray(list)) throw new Error('OH_REGISTERED_MARKETPLACES must be a JSON list');
   return list.map((r, i) => {
+    const at = `OH_REGISTERED_MARKETPLACES[${i}]`;
     const o = r as Record<string, unknown>;
-    if (!o || typeof o['name'] !== 'string' || typeof o['source'] !== 'string') throw new Error(`OH_REGISTERED_MARKETPLACES[${i}] needs string name and source`);
-    const auto = o['auto_load'];
-    return {
-      name: o['name'],
-      source: o['source'],
-      ref: typeof o['ref'] === 'string' ? o['ref'] : null,
-      repo_path: typeof o['repo_path'] === 'string' ? o['repo_path'] : null,
-      auto_load: typeof auto === 'boolean' || (Array.isArray(auto) && auto.every((a) => typeof a === 'string')) ? (auto as boolean | string[]) : false,
-    };
+    if (!o || typeof o['name'] !== 'string' || typeof o['source'] !== 'string') throw new Error(`${at} needs string name and source`);
+    for (const k of ['ref', 'repo_path'] as const) if (o[k] != null && typeof o[k] !== 'string') throw new Error(`${at}.${k} must be a string`);
+    const repoPath = o['repo_path'] as string | null | undefined;
+    const problem = repoPath == null ? undefined : repoPathProblem(repoPath);
+    if (problem) throw new Error(`${at}: ${problem}`);
+    const auto = o['auto_load'] === undefined ? false : o['auto_load'];
+    if (typeof auto !== 'boolean' && !(Array.isArray(auto) && auto.every((a) => typeof a === 'string'))) throw new Error(`${at}.auto_load must be true, false or a list of plugin and skill names`);
+    return { name: o['name'], source: o['source'], ref: (o['ref'] as string | undefined) ?? null, repo_path: repoPath ?? null, auto_load: auto };
   });
 }
 

@@ -9,7 +9,9 @@
 // The agent server gives the tool its stores (AgentHost.routing). The meta-profile is read by name
 // at each call (so an edit after the launch applies, as in OpenHands); the copy the launch carried
 // in the tool's params serves when the name no longer resolves. LLM profiles are read at each call
-// too: a launch carries none of their keys in the conversation.
+// too: a launch carries none of their keys in the conversation. The tool's inline LLMs (1.58's
+// `meta_profile_llms`) come through the same ModelRouting: the agent server puts them first
+// (ConversationRuntime.routing), their keys sealed with the conversation's secrets.
 import type { Event } from '../../api/events/index.ts';
 import type { ClassifyAndSwitchLLMAction, ClassifyAndSwitchLLMObservation } from '../../api/events/index.ts';
 import type { MetaProfile } from '../../api/agent-server/meta-profiles.ts';

@@ -5,6 +5,7 @@
 import Type, { type TSchema } from 'typebox';
 import { Event } from '../events/index.ts';
 import { HAND_OVER_PATH, HandOverRequest } from './hand-over.ts';
+import { InitRequest, InitStatus } from './init.ts';
 import {
   AskAgentRequest,
   AskAgentResponse,
@@ -75,8 +76,8 @@ export interface AgentServerRoute {
   /** The body may be left out (as OpenHands declares some: `requestBody.required` false). */
   bodyOptional?: true;
   response?: TSchema;
-  /** The status of a success (default 200); /api/init's only answer is its 404. */
-  status?: 200 | 201 | 204 | 404;
+  /** The status of a success (default 200). */
+  status?: 200 | 201 | 204;
   /** The response is text/plain (a secret's value), not JSON. */
   textResponse?: true;
   /** Served without the session key. */
@@ -130,7 +131,7 @@ function runtimeRoutes(prefix: string, scope: string, server: boolean): AgentSer
           { method: 'get', path: '/api/file/home', tag: 'files', summary: 'The home (workspace) directory', query: q(['include_hidden']), response: Type.Object({ home: S }) },
           { method: 'get', path: '/api/file/search_subdirs', tag: 'files', summary: 'Subdirectories of a directory', query: q(['path', 'page_id', 'limit', 'include_hidden'], ['path']) },
           { method: 'get', path: '/api/desktop/url', tag: 'vscode', summary: 'A remote desktop: 503, none runs in this sandbox (OpenHands before 1.58)', query: q(['base_url']), response: VSCodeUrlResponse },
-          { method: 'get', path: '/api/git/repositories/search', tag: 'git', summary: "Repositories a provider token reaches (this server holds none: missing_token)", query: fromSchema(GitRepositorySearchQuery), response: GitProviderRepositoryPage },
+          { method: 'get', path: '/api/git/repositories/search', tag: 'git', summary: "Repositories a stored GitHub token (settings secret github_token, GITHUB_TOKEN, GH_TOKEN or github) reaches on the configured GitHub host, newest push first, optionally those whose full name contains `query`; without one, missing_token and no items. Page ids as OpenHands 1.58's (page or page:offset); a GitHub rate limit is 429 with Retry-After", query: fromSchema(GitRepositorySearchQuery), response: GitProviderRepositoryPage },
         ] satisfies AgentServerRoute[])
       : []),
   ];
@@ -254,8 +255,8 @@ export const AGENT_SERVER_ROUTES: AgentServerRoute[] = [
   { method: 'delete', path: '/api/workspaces/parents', tag: 'settings', summary: 'Forget a workspace parent', query: q(['path'], ['path']), response: SecretDeleted },
   { method: 'post', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Trade the session key for the HttpOnly cookie the workspace file routes accept', status: 204 },
   { method: 'delete', path: '/api/auth/workspace-session', tag: 'settings', summary: 'Clear the workspace session cookie', status: 204 },
-  { method: 'get', path: '/api/init', tag: 'server', summary: 'Deferred initialization: never dormant here (warm pools hand over instead), so always 404', status: 404, public: true },
-  { method: 'post', path: '/api/init', tag: 'server', summary: 'Deferred initialization: 401 without X-Init-API-Key (the secret key), else 404 as for GET', status: 404, public: true },
+  { method: 'get', path: '/api/init', tag: 'server', summary: 'Deferred initialization (a server started with OH_DEFERRED_INIT): its state, open for polling; 404 on a server not started deferred', response: InitStatus, public: true },
+  { method: 'post', path: '/api/init', tag: 'server', summary: 'Deferred initialization: the dormant server takes its configuration and serves (every other /api route answers 503 until then); X-Init-API-Key must be the secret key (401); 400 once initialized; 404 on a server not started deferred', headers: ['X-Init-API-Key'], body: InitRequest, response: InitStatus, public: true },
 
   { method: 'get', path: '/api/profiles', tag: 'profiles', summary: 'LLM profiles and the active one', response: ProfileListResponse },
   { method: 'get', path: '/api/profiles/{name}', tag: 'profiles', summary: "A profile's LLM settings (api_key null: secrets are never returned; X-Expose-Secrets is refused)", headers: ['X-Expose-Secrets'], response: ProfileDetailResponse },

@@ -140,6 +140,21 @@ export const McpServerPatch = Type.Object(
 );
 export type McpServerPatch = Static<typeof McpServerPatch>;
 
+/**
+ * One of `meta_profile_llms`: an LLM as 1.58 takes it there (its LLM model: `model` required, keys
+ * included). The keys are secrets: sealed with the conversation's, masked wherever the LLM is shown.
+ */
+export const MetaProfileLlm = Type.Object({
+  ...LLM.properties,
+  model: Type.String({ minLength: 1 }),
+  // 1.58's Bedrock credentials: kept (as secrets) for a client reading them back, not used by this agent.
+  aws_access_key_id: Nullable(Type.String()),
+  aws_secret_access_key: Nullable(Type.String()),
+  aws_session_token: Nullable(Type.String()),
+  aws_region_name: Nullable(Type.String()),
+});
+export type MetaProfileLlm = Static<typeof MetaProfileLlm>;
+
 /** The stored critic settings: 1.58's VerificationSettings (the profile's, and the key). */
 const StoredVerification = Type.Object({ ...ProfileVerificationSettings.properties, critic_api_key: Nullable(Type.String()) }, { additionalProperties: false });
 
@@ -155,6 +170,8 @@ export const AgentSettingsDiff = Type.Object(
     /** As a start request's `agent_settings`: route_task_to_model offered, routing with the active or the inline meta-profile. */
     enable_classify_and_switch_llm_tool: Type.Optional(Type.Boolean()),
     meta_profile: Nullable(MetaProfile),
+    /** 1.58's inline LLMs of the routing tool by profile name (each checked as MetaProfileLlm once merged; null removes one); their keys are secrets. */
+    meta_profile_llms: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]))),
     condenser: Type.Optional(ProfileCondenserSettings),
     /** The critic; `critic_api_key` is a secret (sealed, masked) like the LLM's key. */
     verification: Type.Optional(StoredVerification),
@@ -222,6 +239,7 @@ export const SettingsResponse = Type.Object({
     mcp_config: Type.Record(Type.String(), McpServerSettings),
     enable_classify_and_switch_llm_tool: Type.Boolean(),
     meta_profile: Type.Union([MetaProfile, Type.Null()]),
+    meta_profile_llms: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
     condenser: ProfileCondenserSettings,
     verification: StoredVerification,
   }),
@@ -239,13 +257,14 @@ export const SettingsResponse = Type.Object({
 });
 export type SettingsResponse = Static<typeof SettingsResponse>;
 
+
 /**
  * A start request's `agent_settings` of kind `openhands` (1.58's OpenHandsAgentSettings, which its
  * create_agent turns into the conversation's Agent): the LLM, tools, MCP servers, context, persona,
  * condenser, critic, and the routing fields: `enable_classify_and_switch_llm_tool` adds
  * route_task_to_model, routing with `active_meta_profile` (by name, from this server's store) or the
- * inline `meta_profile`. `meta_profile_llms` (inline LLMs for runtimes without the profile store) is
- * not taken: this server reads the routed-to LLM profiles from its store (a 501 says so).
+ * inline `meta_profile`, and `meta_profile_llms`: LLMs by profile name, for a runtime without the
+ * profile store (1.58's cloud form), which the tool prefers to the stored profiles of the same name.
  */
 export const OpenHandsAgentSettings = Type.Object(
   {
@@ -257,7 +276,7 @@ export const OpenHandsAgentSettings = Type.Object(
     enable_classify_and_switch_llm_tool: Type.Optional(Type.Boolean({ default: false })),
     active_meta_profile: Nullable(Type.String()),
     meta_profile: Nullable(MetaProfile),
-    meta_profile_llms: Type.Optional(Type.Record(Type.String(), JsonObject)),
+    meta_profile_llms: Type.Optional(Type.Record(Type.String(), MetaProfileLlm)),
     tool_concurrency_limit: Type.Optional(Type.Integer({ minimum: 1 })),
     mcp_config: Type.Optional(JsonObject),
     persona: Nullable(Type.String({ minLength: 1, maxLength: 65536 })),

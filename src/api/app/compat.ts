@@ -61,6 +61,6 @@ export interface NotBuiltRoute {
   path: string;
   reason: string;
 }
-// The git searches (/api/v1/git/*/search) were listed here until they were built for forgejo
-// (src/facade/git-providers/); the hosted providers answer 501 there, per provider.
+// The git searches (/api/v1/git/*/search) were listed here until they were built (src/facade/git-
+// providers/); providers without a driver there answer 501, per provider.
 export const NOT_BUILT_ROUTES: NotBuiltRoute[] = [];

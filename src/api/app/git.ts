@@ -7,7 +7,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const STRICT = { additionalProperties: false } as const;
 
-/** OpenHands' ProviderType: every value its routes take (agentyard serves forgejo; the others answer 501). */
+/** OpenHands' ProviderType: every value its routes take (agentyard searches github and forgejo; the others answer 501). */
 export const PROVIDER_TYPES = ['github', 'gitlab', 'bitbucket', 'bitbucket_data_center', 'forgejo', 'azure_devops', 'enterprise_sso'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 const L = Type.Literal;
@@ -26,7 +26,7 @@ export type InstallationSearchQuery = Static<typeof InstallationSearchQuery>;
 export const RepositorySearchQuery = Type.Object({
   provider: ProviderType,
   query: Type.Optional(Type.String({ description: 'Search query for finding repositories. If not provided, returns user repositories.' })),
-  installation_id: Type.Optional(Type.String({ description: 'Filter by installation/app ID (not used by forgejo)' })),
+  installation_id: Type.Optional(Type.String({ description: 'github: list the repositories of this GitHub App installation (an id of /git/installations/search); not used by forgejo' })),
   page_id: PageId,
   limit: limit(100),
   sort_order: Type.Optional(SortOrder),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Conversation } from '../../api/conversation.ts';
-import { authenticatedUrl, cloneRequest, configRepository, DEFAULT_GIT_HOSTS, DEFAULT_GIT_SETTINGS, gitHostsFromEnv, gitSettingsFromEnv } from './repository.ts';
+import { authenticatedUrl, cloneRequest, configRepository, DEFAULT_GIT_HOSTS, DEFAULT_GIT_SETTINGS, githubHostEnv, gitHostsFromEnv, gitSettingsFromEnv } from './repository.ts';
 
 const conv = (spec: Conversation['spec']): Conversation => ({ apiVersion: 'agentyard.dev/v1alpha1', kind: 'Conversation', metadata: { name: 'c' }, spec }) as Conversation;
 
@@ -12,6 +12,13 @@ describe('Git hosts and clone requests', () => {
     expect(() => gitHostsFromEnv({ AGENTYARD_GIT_BASE_URL: 'https://user:pw@github.com' })).toThrow(/AGENTYARD_GIT_BASE_URL/);
     expect(() => gitHostsFromEnv({ AGENTYARD_GIT_HOSTS: '{"svn":"https://x"}' })).toThrow(/unknown provider svn/);
     expect(() => gitHostsFromEnv({ AGENTYARD_GIT_HOSTS: 'nope' })).toThrow(/AGENTYARD_GIT_HOSTS/);
+  });
+
+  it("tells sandboxes' agent servers a GitHub Enterprise host, and nothing for github.com", () => {
+    expect(githubHostEnv({})).toEqual({});
+    expect(githubHostEnv({ AGENTYARD_GIT_HOSTS: '{"github":"https://github.com/"}' })).toEqual({});
+    expect(githubHostEnv({ AGENTYARD_GIT_HOSTS: '{"github":"https://ghe.corp.example"}' })).toEqual({ AGENTYARD_GIT_BASE_URL: 'https://ghe.corp.example' });
+    expect(githubHostEnv({ AGENTYARD_GIT_BASE_URL: 'http://127.0.0.1:9' })).toEqual({ AGENTYARD_GIT_BASE_URL: 'http://127.0.0.1:9' });
   });
 
   it('builds the clone request from the provider token secret; the URL carries no credential', () => {

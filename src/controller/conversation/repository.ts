@@ -8,7 +8,17 @@ import type { GitCloneRequest, GitCloneResponse } from '../../api/agent-server/g
 import type { Conversation, GitProvider } from '../../api/conversation.ts';
 import type { AgentServerClient } from '../../runtime/agent-server-client.ts';
 
-export type GitHosts = Record<GitProvider, string | undefined>;
+/**
+ * Providers with a host but no clone here: their repositories are only searched through the app
+ * API (facade/git-providers). Bitbucket Data Center is always self-managed and an Azure DevOps
+ * host names its organization (https://dev.azure.com/<organization>), so neither has a default.
+ */
+export type SearchOnlyProvider = 'bitbucket_data_center' | 'azure_devops';
+export type GitHostProvider = GitProvider | SearchOnlyProvider;
+export type GitHosts = Record<GitProvider, string | undefined> & Partial<Record<SearchOnlyProvider, string>>;
+/** Every provider AGENTYARD_GIT_HOSTS may name. */
+const HOST_PROVIDERS: readonly GitHostProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo', 'bitbucket_data_center', 'azure_devops'];
+const CLONE_PROVIDERS: readonly GitProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo'];
 
 export const DEFAULT_GIT_HOSTS: GitHosts = {
   github: 'https://github.com',
@@ -54,6 +64,17 @@ export function authenticatedUrl(base: string, repo: string, provider: GitProvid
 }
 
 /**
+ * What a sandbox's agent server is told of the installation's GitHub host (its
+ * /api/git/repositories/search asks that host's API with the user's token): nothing for github.com,
+ * AGENTYARD_GIT_BASE_URL for a GitHub Enterprise Server, so the agent never searches github.com
+ * with a token meant for the company's host.
+ */
+export function githubHostEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const github = gitHostsFromEnv(env).github;
+  return github && github !== DEFAULT_GIT_HOSTS.github ? { AGENTYARD_GIT_BASE_URL: github } : {};
+}
+
+/**
  * AGENTYARD_GIT_BASE_URL: the github base URL (default https://github.com);
  * AGENTYARD_GIT_HOSTS: JSON object provider → base URL, for any provider. Bad values throw.
  */
@@ -69,12 +90,12 @@ export function gitHostsFromEnv(env: NodeJS.ProcessEnv): GitHosts {
     try {
       parsed = JSON.parse(env.AGENTYARD_GIT_HOSTS);
     } catch {
-      throw new Error('AGENTYARD_GIT_HOSTS: expected a JSON object mapping github/gitlab/bitbucket/forgejo to base URLs');
+      throw new Error('AGENTYARD_GIT_HOSTS: expected a JSON object mapping github/gitlab/bitbucket/forgejo/bitbucket_data_center/azure_devops to base URLs');
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('AGENTYARD_GIT_HOSTS: expected a JSON object');
     for (const [provider, url] of Object.entries(parsed)) {
-      if (!(provider in DEFAULT_GIT_HOSTS)) throw new Error(`AGENTYARD_GIT_HOSTS: unknown provider ${provider}`);
-      hosts[provider as GitProvider] = check(`AGENTYARD_GIT_HOSTS.${provider}`, url);
+      if (!HOST_PROVIDERS.includes(provider as GitHostProvider)) throw new Error(`AGENTYARD_GIT_HOSTS: unknown provider ${provider}`);
+      hosts[provider as GitHostProvider] = check(`AGENTYARD_GIT_HOSTS.${provider}`, url);
     }
   }
   return hosts;
@@ -87,13 +108,15 @@ export function basicAuthorization(provider: GitProvider, token: string): string
 
 /** The configured provider whose base URL a repository URL is under, if any (tokens go only there). */
 export function providerOfUrl(url: string, hosts: GitHosts): GitProvider | undefined {
-  for (const [provider, base] of Object.entries(hosts) as [GitProvider, string | undefined][]) {
+  for (const provider of CLONE_PROVIDERS) {
+    const base = hosts[provider];
     if (base && url.startsWith(`${base}/`)) return provider;
   }
   return undefined;
 }
 
-export function tokenSecretName(provider: GitProvider): string {
+/** OpenHands' name for a provider's token (`{provider_type.name}_TOKEN`): GITLAB_TOKEN, AZURE_DEVOPS_TOKEN... */
+export function tokenSecretName(provider: GitHostProvider): string {
   return `${provider.toUpperCase()}_TOKEN`;
 }
 

@@ -6,19 +6,24 @@
 // Providers without a driver answer 501 saying so.
 import { BadRequest, Forbidden, NotImplemented } from '../../api/errors.ts';
 import type { BranchSearchQuery, GitBranch, GitRepository, InstallationSearchQuery, ProviderType, RepositorySearchQuery, SuggestedTask, SuggestedTaskSearchQuery } from '../../api/app/git.ts';
-import { DEFAULT_GIT_HOSTS, tokenSecretName } from '../../controller/conversation/repository.ts';
+import { DEFAULT_GIT_HOSTS, tokenSecretName, type GitHostProvider } from '../../controller/conversation/repository.ts';
 import type { GitProvider } from '../../api/conversation.ts';
 import type { AppUser } from '../db/types.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { storedSecretValues } from '../user-secrets.ts';
+import { azureDevops } from './azure-devops.ts';
+import { bitbucket } from './bitbucket.ts';
+import { bitbucketDataCenter } from './bitbucket-data-center.ts';
 import { forgejo } from './forgejo.ts';
+import { github } from './github.ts';
+import { gitlab } from './gitlab.ts';
 import { decodePageId, slicePage, splitRepository } from './pages.ts';
 import type { GitPage, GitProviderDriver, ProviderSearch } from './provider.ts';
 
 export type { GitPage } from './provider.ts';
 
 /** The providers searched here, each with its driver. */
-export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { forgejo };
+export const DRIVERS: Partial<Record<ProviderType, GitProviderDriver>> = { github, forgejo, gitlab, bitbucket, azure_devops: azureDevops, bitbucket_data_center: bitbucketDataCenter };
 
 /** OpenHands' answer when the caller has no provider token (403, not 401: its web app logs out on a 401). */
 export const TOKEN_REQUIRED = 'Git provider token required (such as GitHub).';
@@ -32,8 +37,8 @@ const HOSTED: Record<ProviderType, string> = {
   azure_devops: 'Azure DevOps',
   enterprise_sso: 'Enterprise SSO',
 };
-/** Providers whose tokens are `<PROVIDER>_TOKEN` secrets the clone reads. */
-export const TOKEN_PROVIDERS: GitProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo'];
+/** Providers whose tokens are `<PROVIDER>_TOKEN` secrets (the clone reads those of github, gitlab, bitbucket and forgejo). */
+export const TOKEN_PROVIDERS: GitHostProvider[] = ['github', 'gitlab', 'bitbucket', 'forgejo', 'azure_devops', 'bitbucket_data_center'];
 
 /** Why a provider without a driver is not searched, and what still works with it. */
 export function hostedProviderReason(provider: ProviderType): string {
@@ -41,12 +46,14 @@ export function hostedProviderReason(provider: ProviderType): string {
   const still = TOKEN_PROVIDERS.includes(provider as GitProvider)
     ? ` Its repositories are still cloned into conversations with the ${tokenSecretName(provider as GitProvider)} secret (selected_repository with git_provider ${provider}).`
     : '';
-  return `agentyard searches forgejo hosts only (a Forgejo or Gitea configured in AGENTYARD_GIT_HOSTS): ${name} is searched through its hosted API, which this installation does not call.${still}`;
+  const titles = (Object.keys(DRIVERS) as ProviderType[]).map((p) => HOSTED[p]);
+  const searched = titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : titles.join('');
+  return `agentyard does not search ${name} (not built): it searches ${searched} hosts only (as configured in AGENTYARD_GIT_HOSTS).${still}`;
 }
 
 /** The installation's base URL for a provider (AGENTYARD_GIT_HOSTS), if it has one. */
 export function providerBase(d: FacadeDeps, provider: ProviderType): string | undefined {
-  return (d.gitHosts ?? DEFAULT_GIT_HOSTS)[provider as GitProvider];
+  return (d.gitHosts ?? DEFAULT_GIT_HOSTS)[provider as GitHostProvider];
 }
 
 /** The provider's driver, or 501 naming what is not searched. */

@@ -56,13 +56,35 @@ export async function window(read: (page: number, size: number) => Promise<HostP
   }
 }
 
-/** `owner/repo` of a repository name or URL, as OpenHands' _split_repo reads it. */
+/** A URL path segment as its name (`My%20Project` → `My Project`); a malformed escape is kept as written. */
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * `owner/repo` of a repository name or URL, as OpenHands' _split_repo reads it, and every segment
+ * as `path` for hosts that nest deeper (GitLab subgroups; Azure DevOps `organization/project/repo`,
+ * whose project names may hold spaces). From a URL, `path` stops at GitLab's `/-/` and skips Azure
+ * DevOps' `_git`.
+ */
 export function splitRepository(repository: string): RepositoryName {
   let path = repository.trim();
-  if (/^https?:\/\//.test(path)) path = URL.parse(path)?.pathname ?? '';
+  const isUrl = /^https?:\/\//.test(path);
+  if (isUrl) path = URL.parse(path)?.pathname ?? '';
   const parts = path.split('/').filter(Boolean);
-  if (parts.length < 2 || !parts.slice(0, 2).every((p) => /^[A-Za-z0-9_.-]+$/.test(p))) {
+  let segments = parts;
+  if (isUrl) {
+    const dash = segments.indexOf('-');
+    segments = (dash >= 0 ? segments.slice(0, dash) : segments).filter((s) => s !== '_git').map(decodeSegment);
+  }
+  const nested = segments.length > 2 && segments.every((p) => /^[A-Za-z0-9_.-]+( [A-Za-z0-9_.-]+)*$/.test(p));
+  if (parts.length < 2 || (!nested && !parts.slice(0, 2).every((p) => /^[A-Za-z0-9_.-]+$/.test(p)))) {
     throw new Invalid([{ loc: ['query', 'repository'], msg: 'Expected a repository as owner/repo', type: 'value_error' }]);
   }
-  return { owner: parts[0]!, repo: parts[1]!.replace(/\.git$/, '') };
+  const repo = parts[1]!.replace(/\.git$/, '');
+  return { owner: parts[0]!, repo, path: nested ? segments.join('/').replace(/\.git$/, '') : `${parts[0]}/${repo}` };
 }

@@ -19,6 +19,8 @@ export interface GitPage<T> {
 export interface RepositoryName {
   owner: string;
   repo: string;
+  /** Every segment as named (`group/subgroup/project` on GitLab, `project/repo` on Azure DevOps): for hosts whose repositories nest deeper than owner/repo. */
+  path: string;
 }
 
 /**

@@ -7,7 +7,7 @@
 // to the installation's host for its provider only (AGENTYARD_GIT_HOSTS): a `host` is accepted when
 // it names that host (OpenHands' web app always sends one) and refused (422) otherwise, so no
 // request can make this server send a token, or a request, to an address of the caller's choosing.
-// A token is checked against the provider's API before it is stored, as OpenHands does, so only
+// A token is checked with the provider's API before it is stored, as OpenHands does, so only
 // providers with a driver (index.ts) take tokens here; the others answer 501 with what to do instead.
 import { Invalid, NotImplemented } from '../../api/errors.ts';
 import type { GitProvidersRequest, ProviderType } from '../../api/app/git.ts';
@@ -32,7 +32,7 @@ export async function storeProviderTokens(d: FacadeDeps, user: AppUser, req: Git
   // Every provider is checked before any token is stored: one refused entry stores none.
   for (const [provider] of entries) {
     if (DRIVERS[provider]) continue;
-    throw new NotImplemented(`A ${provider} token is checked against ${provider}'s hosted API before it is stored, which this installation does not call. ${hostedProviderReason(provider)}${TOKEN_PROVIDERS.includes(provider as GitProvider) ? ` Save it as that secret under Settings > Secrets (POST /api/v1/secrets) instead.` : ''}`);
+    throw new NotImplemented(`A ${provider} token is checked with ${provider}'s API before it is stored, which this installation does not call. ${hostedProviderReason(provider)}${TOKEN_PROVIDERS.includes(provider as GitProvider) ? ` Save it as that secret under Settings > Secrets (POST /api/v1/secrets) instead.` : ''}`);
   }
   const checked: { provider: ProviderType; token: string; description: string }[] = [];
   for (const [provider, t] of entries) {

@@ -4,7 +4,7 @@
 // catastrophic-delete (rm -rf of /, ~, /etc, /usr, /var, /home, /boot). A rail → HIGH; shell
 // structure that matters but cannot be resolved → UNKNOWN; otherwise LOW (no rail, not "safe").
 // Wrappers (sudo, env, timeout, nice, …) are looked through with 1.58's option tables.
-// Where this reads less than 1.58 is written in shell.ts.
+// How shell source is followed (nested scripts, piped input) is written in shell.ts.
 import { posix } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import type { ActionEvent, SecurityRisk } from '../../../api/events/index.ts';
@@ -22,10 +22,14 @@ import {
   pipelines,
   resolve,
   staticPrefix,
+  stdinSource,
+  stdoutReachesPipe,
   type Semantics,
   type ShellCommand,
   type ShellProgram,
 } from './shell.ts';
+
+type Source = ReturnType<typeof stdinSource>;
 
 export interface RailVerdict {
   risk: SecurityRisk;
@@ -165,10 +169,12 @@ function role(node: Node, stage: Node): 'direct' | 'indirect' | 'captured' {
 
 function forwardsSubstitution(direct: [ShellCommand, Semantics] | undefined, nested: Node): boolean | null {
   if (!direct) return null;
-  const [, c] = direct;
+  const [command, c] = direct;
   if (c.basename !== 'echo' && c.basename !== 'printf') return null;
   const idx = c.words.findIndex((w) => w.node.startIndex <= nested.startIndex && nested.endIndex <= w.node.endIndex);
   if (idx < 0) return false;
+  const reaches = stdoutReachesPipe(command);
+  if (reaches !== true) return reaches;
   if (c.basename === 'echo') return true;
   if (idx === 0 || !c.args.length) return false;
   const fmt = c.args[0];
@@ -185,7 +191,10 @@ function forwardsSubstitution(direct: [ShellCommand, Semantics] | undefined, nes
 const couldBeRunner = (c: Semantics): boolean => isRunner(c) || c.uncertain || c.basename === null;
 const directIn = (stage: Node, group: [ShellCommand, Semantics][]) => group.filter(([c]) => role(c.node, stage) === 'direct' && c.name !== null);
 
-/** A stage's static output piped into a runner that reads it as its script (`echo 'rm -rf /' | sh`): scanned as shell. */
+/**
+ * A stage's static output piped into a runner that reads it as its script (`echo 'rm -rf /' | sh`):
+ * scanned as shell; into a runner's own `-c` script, that script is scanned with the pipe as its input.
+ */
 async function scanPipedSources(stages: Node[], groups: [ShellCommand, Semantics][][], depth: number, s: Signals): Promise<void> {
   for (let i = 0; i < groups.length - 1; i++) {
     const producers = directIn(stages[i]!, groups[i]!);
@@ -195,7 +204,7 @@ async function scanPipedSources(stages: Node[], groups: [ShellCommand, Semantics
       if (consumers.some(([, c]) => couldBeRunner(c))) s.uncertain = true;
       continue;
     }
-    const output = pipelineOutput(...producers[0]!);
+    const output = pipelineOutput(...producers[0]!, stages[i]!);
     if (!output[0]) continue;
     if (consumers.length !== 1) {
       if (consumers.some(([, c]) => couldBeRunner(c))) s.uncertain = true;
@@ -206,17 +215,96 @@ async function scanPipedSources(stages: Node[], groups: [ShellCommand, Semantics
       s.uncertain = true;
       continue;
     }
-    const [has, source, unsure] = pipedSource(command, c, output);
+    const [has, source, unsure] = pipedSource(command, c, output, stages[i + 1]!);
     if (unsure) s.uncertain = true;
-    // Decision (narrower than 1.58): a runner with its own -c script and piped input is not followed further.
     if (has) await scanNested(source, depth, s);
+    else await scanPipedScript(command, c, output, stages[i + 1]!, depth, s);
   }
 }
 
+/** A runner's own script (`… | sh -c 'sh'`), scanned with the pipe's output as its standard input. */
+async function scanPipedScript(command: ShellCommand, c: Semantics, piped: Source, stage: Node, depth: number, s: Signals): Promise<void> {
+  const [has, script, unsure] = executedSource(c, command);
+  if (unsure) s.uncertain = true;
+  if (!has) return;
+  const input = stdinSource(command, piped, stage);
+  if (!input[0]) return;
+  await scanNested(script, depth, s, input);
+}
+
+/** A program run with `input` on its standard input: its one command's runner reading it runs it as shell. */
+async function scanInheritedInput(program: ShellProgram, cmds: [ShellCommand, Semantics][], input: Source, depth: number, s: Signals): Promise<void> {
+  const found: (string | null)[] = [];
+  for (const [command, c] of cmds) {
+    const [has, script, unsure] = pipedSource(command, c, input, program.root);
+    if (unsure) s.uncertain = true;
+    if (has) found.push(script);
+  }
+  if (!found.length) return;
+  if (cmds.length !== 1 || found.length !== 1) {
+    s.uncertain = true;
+    return;
+  }
+  await scanNested(found[0]!, depth, s);
+}
+
+/**
+ * The pipeline's stages with the command they run; a pipeline the grammar parsed inside a
+ * here-document's redirect (`cat <<'EOF' | sh`) gets the command that owns the here-document as its
+ * first stage.
+ */
+function pipelineStages(pipeline: Node, cmds: [ShellCommand, Semantics][]): [Node[], [ShellCommand, Semantics][][]] {
+  const stages = named(pipeline);
+  const groups = stages.map((stage) => cmds.filter(([c]) => c.node.startIndex >= stage.startIndex && c.node.startIndex < stage.endIndex && c.node.endIndex <= stage.endIndex));
+  const leading = leadingHeredocSource(pipeline, cmds);
+  if (leading) {
+    stages.unshift(leading[0].node);
+    groups.unshift([leading]);
+  }
+  return [stages, groups];
+}
+
+function leadingHeredocSource(pipeline: Node, cmds: [ShellCommand, Semantics][]): [ShellCommand, Semantics] | undefined {
+  if (!pipeline.text.trimStart().startsWith('|')) return undefined;
+  const redirect = pipeline.parent;
+  const statement = redirect?.parent;
+  if (redirect?.type !== 'heredoc_redirect' || statement?.type !== 'redirected_statement') return undefined;
+  const body = statement.childForFieldName('body');
+  if (body?.type !== 'command') return undefined;
+  return cmds.find(([c]) => c.node.equals(body));
+}
+
+/**
+ * A compound command (`{ sh; }`, `(bash)`) given a here-document or here-string, with a runner in
+ * it: which command reads it is not modelled, so the segment is not vouched for.
+ */
+function unmodeledCompoundSource(program: ShellProgram, cmds: [ShellCommand, Semantics][]): boolean {
+  const stack: Node[] = [program.root];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (node.type === 'redirected_statement') {
+      const body = node.childForFieldName('body');
+      if (
+        body && body.type !== 'command' &&
+        (program.source.slice(body.endIndex, node.endIndex).includes('<<<') || named(node).some((c) => c.type.includes('redirect') && inlineSource(c))) &&
+        cmds.some(([c, sem]) => body.startIndex <= c.node.startIndex && c.node.endIndex <= body.endIndex && isRunner(sem))
+      ) return true;
+    }
+    stack.push(...named(node));
+  }
+  return false;
+}
+
+function inlineSource(r: Node): boolean {
+  if (r.type === 'heredoc_redirect' || r.type === 'herestring_redirect' || r.text.replace(/^[0-9]+/, '').startsWith('<<<')) return true;
+  return named(r).some((c) => c.type.includes('redirect') && inlineSource(c));
+}
+
+const named = (n: Node): Node[] => n.namedChildren.filter((c): c is Node => c !== null);
+
 async function scanFetchPipelines(program: ShellProgram, cmds: [ShellCommand, Semantics][], depth: number, s: Signals): Promise<void> {
   for (const pipeline of pipelines(program)) {
-    const stages = pipeline.node.namedChildren.filter((n): n is Node => n !== null);
-    const groups = stages.map((stage) => cmds.filter(([c]) => c.node.startIndex >= stage.startIndex && c.node.endIndex <= stage.endIndex));
+    const [stages, groups] = pipelineStages(pipeline.node, cmds);
     await scanPipedSources(stages, groups, depth, s);
     for (let i = 0; i < groups.length - 1; i++) {
       const stage = stages[i]!;
@@ -325,7 +413,8 @@ function scanDelete(c: Semantics, s: Signals): void {
   else if (isRm && unresolved) s.uncertain = true;
 }
 
-async function scanProgram(program: ShellProgram, depth: number, s: Signals): Promise<void> {
+/** `input`: what the program reads on standard input, when it is a script a pipe feeds (`… | sh -c 'sh'`). */
+async function scanProgram(program: ShellProgram, depth: number, s: Signals, input?: Source): Promise<void> {
   const cmds: [ShellCommand, Semantics][] = [];
   for (const command of commands(program)) {
     const resolved = resolve(command);
@@ -333,18 +422,26 @@ async function scanProgram(program: ShellProgram, depth: number, s: Signals): Pr
     if (resolved.basename !== null && resolved.basename in WRAPPERS && effective.uncertain) s.uncertain = true;
     cmds.push([command, effective]);
   }
+  if (unmodeledCompoundSource(program, cmds)) s.uncertain = true;
   await scanFetchPipelines(program, cmds, depth, s);
+  if (input) await scanInheritedInput(program, cmds, input, depth, s);
   for (const [command, c] of cmds) {
     scanRawDisk(c, s);
     scanDelete(c, s);
     const [has, script, unsure] = executedSource(c, command);
     if (unsure) s.uncertain = true;
     if (!has) continue;
-    await scanNested(script, depth, s);
+    // The one command of a fed script passes its input on to the script it runs.
+    let nestedInput: Source | undefined;
+    if (input && cmds.length === 1) {
+      const candidate = stdinSource(command, input, program.root);
+      if (candidate[0]) nestedInput = candidate;
+    }
+    await scanNested(script, depth, s, nestedInput);
   }
 }
 
-async function scanNested(source: string | null, depth: number, s: Signals): Promise<void> {
+async function scanNested(source: string | null, depth: number, s: Signals, input?: Source): Promise<void> {
   if (source === null || depth >= MAX_DEPTH) {
     s.uncertain = true;
     return;
@@ -354,7 +451,7 @@ async function scanNested(source: string | null, depth: number, s: Signals): Pro
     s.uncertain = true;
     return;
   }
-  await scanProgram(nested, depth + 1, s);
+  await scanProgram(nested, depth + 1, s, input);
 }
 
 async function segmentVerdict(segment: string): Promise<RailVerdict> {

@@ -5,10 +5,12 @@
 // into source a command executes directly (`sh -c '…'`, `eval …`, `command eval …`).
 //
 // Standard input a runner reads as its script is followed too (here-documents, here-strings, static
-// echo/printf/cat output piped into `sh`). Decision (where this is narrower than 1.58, written down):
-// a runner with its own `-c` script is not also given its piped input, a number word before a
-// redirect is not taken off argv, and a pipeline that starts inside a here-document is not
-// reassembled. The side-by-side table (side-by-side.test.ts, 69 actions) pins what agrees.
+// echo/printf/cat output piped into `sh`, and into a runner's own `-c` script that reads it), with
+// 1.58's reading of the grammar's odd shapes: words the grammar hangs on a redirect
+// (`rm 2>/dev/null -rf /etc`), a number word glued to a redirect taken as its descriptor
+// (`sh 0<<<'…'`), a here-string the grammar splits (`<<` ERROR then `< '…'`), and a pipeline that
+// starts inside a here-document (`cat <<'EOF' | sh`). The side-by-side table (side-by-side.test.ts)
+// pins what agrees.
 import { createRequire } from 'node:module';
 import { posix } from 'node:path';
 import type { Language, Node, Parser } from 'web-tree-sitter';
@@ -74,17 +76,63 @@ const parseUncertain = (n: Node): boolean => n.hasError || hasMissing(n);
 
 const SKIP = new Set(['command_name', 'comment', 'file_redirect', 'heredoc_redirect', 'herestring_redirect', 'redirected_statement', 'variable_assignment']);
 
+const word = (n: Node): ShellWord => ({ text: n.text, type: n.type, node: n });
+const isDecimal = (text: string): boolean => /^[0-9]+$/.test(text);
+
+/** A redirect and the redirects nested in it (the grammar hangs a later redirect on an earlier one). */
+function* redirectTree(r: Node): Generator<Node> {
+  yield r;
+  for (let i = 0; i < r.childCount; i++) {
+    const c = r.child(i);
+    if (c?.isNamed && r.fieldNameForChild(i) === 'redirect') yield* redirectTree(c);
+  }
+}
+
+/** The redirects of the redirected statements around a command (not its own). */
+function enclosingRedirects(node: Node): Node[] {
+  const out: Node[] = [];
+  let container = node;
+  while (container.parent?.type === 'redirected_statement') {
+    container = container.parent;
+    for (const c of named(container)) if (c.type.includes('redirect')) out.push(c);
+  }
+  return out;
+}
+
+/**
+ * Words the grammar parses as part of a redirect but the shell gives the command: a redirect's
+ * `argument`s, and its destinations after the first (`rm 2>/dev/null -rf /etc` runs `rm -rf /etc`),
+ * except a number glued to the next redirect (its descriptor).
+ */
+function* redirectArguments(r: Node, redirectStarts: Set<number>): Generator<Node> {
+  let destinationSeen = false;
+  for (let i = 0; i < r.childCount; i++) {
+    const c = r.child(i);
+    if (!c?.isNamed) continue;
+    const field = r.fieldNameForChild(i);
+    if (field === 'argument') yield c;
+    else if (field === 'destination') {
+      if (destinationSeen && !(isDecimal(c.text) && redirectStarts.has(c.endIndex))) yield c;
+      destinationSeen = true;
+    } else if (field === 'redirect') yield* redirectArguments(c, redirectStarts);
+  }
+}
+
 function viewCommand(node: Node): ShellCommand {
   let name: ShellWord | null = null;
   const words: ShellWord[] = [];
   for (const c of named(node)) {
     if (c.type === 'command_name') {
-      name = { text: c.text, type: c.type, node: c };
+      name = word(c);
       continue;
     }
     if (!name || SKIP.has(c.type) || c.type.includes('redirect')) continue;
-    words.push({ text: c.text, type: c.type, node: c });
+    words.push(word(c));
   }
+  const redirects = enclosingRedirects(node);
+  const starts = new Set(redirects.flatMap((r) => [...redirectTree(r)].map((n) => n.startIndex)));
+  for (const r of redirects) for (const a of redirectArguments(r, starts)) words.push(word(a));
+  words.sort((a, b) => a.node.startIndex - b.node.startIndex);
   return { name, words, node, hasError: parseUncertain(node) };
 }
 
@@ -260,13 +308,19 @@ export interface Semantics {
 }
 
 export function resolve(command: ShellCommand): Semantics {
-  const nameWord = command.name;
+  let nameWord = command.name;
+  let words = command.words;
+  // A number glued to a redirect is its descriptor, not the command's name (`0<<<'x' sh` runs sh).
+  if (nameWord && isDecimal(nameWord.text) && words.length && commandRedirects(command).some((r) => r.node.startIndex === nameWord!.node.endIndex)) {
+    nameWord = words[0]!;
+    words = words.slice(1);
+  }
   const nameLit = nameWord ? literal(nameWord.node) : null;
   const nameArity = nameWord !== null && arityUncertain(nameLit, nameWord);
   return {
     basename: nameLit !== null && !nameArity ? posix.basename(nameLit) : null,
-    args: command.words.map((w) => literal(w.node)),
-    words: command.words,
+    args: words.map((w) => literal(w.node)),
+    words,
     uncertain: nameWord !== null && (nameLit === null || nameArity),
     canBuiltin: nameLit !== null && !nameLit.includes('/'),
     canKeyword: nameLit !== null && nameWord !== null && nameWord.text === nameLit && !nameLit.includes('/'),
@@ -508,18 +562,115 @@ function evalCommand(c: Semantics): [Semantics | null, boolean] {
   return [null, true];
 }
 
+/** A redirect that applies to a command, with the descriptor it redirects (normalized: `01` is `1`). */
+export interface Redirect {
+  node: Node;
+  fd: string;
+}
+
+const normalizeFd = (fd: string): string => (isDecimal(fd) ? String(BigInt(fd)) : fd);
+/** The last whitespace-separated field of a text, when it is a number. */
+const trailingNumber = (text: string): string | null => {
+  const last = text.trim().split(/\s+/).at(-1) ?? '';
+  return isDecimal(last) ? last : null;
+};
+
+/**
+ * The descriptor a redirect redirects: its own digits (`2>x`), else a number glued before it that
+ * the grammar parsed apart (`sh 0<<<'…'`: the number a word of the command), else 0 or 1 by direction.
+ */
+function redirectFd(command: ShellCommand, r: Node): string {
+  const text = r.text.trimStart();
+  const digits = /^[0-9]+/.exec(text)?.[0];
+  if (digits) return digits;
+  const previous = r.previousNamedSibling;
+  if (previous && previous.endIndex === r.startIndex) {
+    const n = trailingNumber(previous.text);
+    if (n !== null) return n;
+  }
+  for (const w of command.words) if (w.node.endIndex === r.startIndex && isDecimal(w.text)) return w.text;
+  return text.startsWith('<') ? '0' : '1';
+}
+
+function appendRedirects(out: Redirect[], command: ShellCommand, r: Node, fd?: string): void {
+  let first = true;
+  for (const n of redirectTree(r)) {
+    out.push({ node: n, fd: normalizeFd(first && fd !== undefined ? fd : redirectFd(command, n)) });
+    first = false;
+  }
+}
+
+/**
+ * The descriptor a command ends with when the grammar broke the statement into an ERROR and the
+ * redirects after it (`… 0<<<'x'` parsed apart): the number the ERROR ends with, glued to the next node.
+ */
+function adjacentTrailingFd(command: ShellCommand, parent: Node, sibling: Node): string | null {
+  if (sibling.startIndex !== parent.endIndex) return null;
+  return trailingNumber(parent.text.slice(command.node.endIndex - parent.startIndex));
+}
+
+/**
+ * The redirects that apply to a command, in source order: its own, those of every node up to
+ * `enclosing` (a pipeline stage: `{ cat; } <<< x | sh`), of its redirected statements, and a last
+ * pipeline stage's; nested redirects included.
+ */
+export function commandRedirects(command: ShellCommand, enclosing?: Node): Redirect[] {
+  const out: Redirect[] = [];
+  let container: Node = command.node;
+  let reached = enclosing === undefined;
+  for (;;) {
+    for (const c of named(container)) if (c.type.includes('redirect') && c.type !== 'redirected_statement') appendRedirects(out, command, c);
+    if (enclosing && container.equals(enclosing)) reached = true;
+    const parent: Node | null = container.parent;
+    if (!reached && parent) container = parent;
+    else if (parent?.type === 'redirected_statement') container = parent;
+    else if (parent?.type === 'pipeline' && named(parent).at(-1)?.equals(container)) container = parent;
+    else break;
+  }
+  const parent = command.node.parent;
+  const sibling = parent?.nextNamedSibling ?? null;
+  if (parent?.type === 'ERROR' && sibling) {
+    const fd = adjacentTrailingFd(command, parent, sibling);
+    if (fd !== null) {
+      for (const c of named(parent)) if (c.type.includes('redirect')) appendRedirects(out, command, c);
+      for (const c of named(sibling)) if (c.type.includes('redirect')) appendRedirects(out, command, c, fd);
+    }
+  }
+  return out.sort((x, y) => x.node.startIndex - y.node.startIndex);
+}
+
+/** Whether a number word of a command is the descriptor of a redirect glued to it (`sh 0<<<'…'`). */
+function isDescriptorWord(arg: string, w: ShellWord, redirects: Redirect[]): boolean {
+  for (const r of redirects) {
+    if (normalizeFd(arg) !== r.fd) continue;
+    if (w.node.endIndex === r.node.startIndex) return true;
+    const previous = r.node.previousNamedSibling;
+    if (previous?.type === 'ERROR' && previous.text === '<<' && w.node.endIndex === previous.startIndex && previous.endIndex === r.node.startIndex) return true;
+  }
+  return false;
+}
+
+/** The command without the number words that are its redirects' descriptors (argv as the shell builds it). */
+function withoutDescriptorWords(command: ShellCommand, c: Semantics): Semantics {
+  const redirects = commandRedirects(command);
+  const keep = c.args.map((a, i) => !(a !== null && isDecimal(a) && isDecimal(c.words[i]!.text) && isDescriptorWord(a, c.words[i]!, redirects)));
+  if (keep.every(Boolean)) return c;
+  return { ...c, args: c.args.filter((_, i) => keep[i]), words: c.words.filter((_, i) => keep[i]) };
+}
+
 /**
  * Shell source the command runs directly: a runner's `-c` script, `eval`'s joined arguments, or
- * what a runner reads as its script from a here-document or here-string (`command` given).
+ * what a runner reads as its script from a here-document or here-string.
  */
-export function executedSource(c: Semantics, command?: ShellCommand): Source {
-  if (isRunner(c)) {
-    const s = scriptOperand(c);
+export function executedSource(c: Semantics, command: ShellCommand): Source {
+  const runner = withoutDescriptorWords(command, c);
+  if (isRunner(runner)) {
+    const s = scriptOperand(runner);
     if (s[0] || s[2]) return s;
   }
-  const [ev, evUncertain] = evalCommand(c);
+  const [ev, evUncertain] = evalCommand(runner);
   if (evUncertain) return [true, null, true];
-  if (!ev) return stdinScript(c, command);
+  if (!ev) return stdinScript(runner, command);
   let args = ev.args;
   let words = ev.words;
   if (args[0] === '--') {
@@ -531,8 +682,8 @@ export function executedSource(c: Semantics, command?: ShellCommand): Source {
   return [true, args.join(' '), false];
 }
 
-function stdinScript(c: Semantics, command: ShellCommand | undefined): Source {
-  if (!isRunner(c) || !command) return NONE;
+function stdinScript(c: Semantics, command: ShellCommand): Source {
+  if (!isRunner(c)) return NONE;
   const [has, source, unsure] = stdinSource(command);
   if (!has) return NONE;
   const reads = runnerReadsStdin(c);
@@ -580,26 +731,8 @@ export function runnerReadsStdin(c: Semantics): boolean | null {
   return !(noexec || dump);
 }
 
-/** The redirects that apply to a command: its own, its redirected statements', a last pipeline stage's. */
-function redirectsOf(command: ShellCommand): Node[] {
-  const out: Node[] = [];
-  let container: Node = command.node;
-  for (;;) {
-    for (const ch of named(container)) if (ch.type.includes('redirect') && ch.type !== 'redirected_statement') out.push(ch);
-    const parent: Node | null = container.parent;
-    if (parent?.type === 'redirected_statement') container = parent;
-    else if (parent?.type === 'pipeline' && named(parent).at(-1)?.equals(container)) container = parent;
-    else break;
-  }
-  return out.sort((a, b) => a.startIndex - b.startIndex);
-}
-
-const descriptorOf = (r: Node): string => {
-  const text = r.text.trimStart();
-  const digits = /^\d+/.exec(text)?.[0];
-  if (digits) return String(Number(digits));
-  return text.startsWith('<') ? '0' : '1';
-};
+/** A redirect's text without its descriptor digits. */
+const operatorText = (r: Node): string => r.text.replace(/^[0-9]+/, '');
 
 function destination(r: Node): string | null {
   const d = r.childForFieldName('destination');
@@ -615,6 +748,13 @@ function fdAlias(path: string | null): string | null {
     if (rest !== null && /^\d+$/.test(rest)) return String(Number(rest));
   }
   return null;
+}
+
+/** A here-string, also as the grammar splits one after a glued number (`<<` ERROR, then `< '…'`). */
+function isHerestring(r: Node, text: string): boolean {
+  if (r.type === 'herestring_redirect' || text.startsWith('<<<')) return true;
+  const previous = r.previousNamedSibling;
+  return previous?.type === 'ERROR' && previous.endIndex === r.startIndex && previous.text === '<<' && text.startsWith('<');
 }
 
 function herestring(r: Node): Source {
@@ -636,28 +776,40 @@ function heredoc(r: Node): Source {
   return [true, body.text, false];
 }
 
-/** What the command reads on standard input after its redirects (`initial`: a pipe's output). */
-export function stdinSource(command: ShellCommand, initial: Source = NONE): Source {
+const UNSURE: Source = [true, null, true];
+
+/** What the command reads on standard input after its redirects (`initial`: a pipe's output; `enclosing`: its pipeline stage). */
+export function stdinSource(command: ShellCommand, initial: Source = NONE, enclosing?: Node): Source {
   const sources = new Map<string, Source>(initial[0] ? [['0', initial]] : []);
-  for (const r of redirectsOf(command)) {
-    const fd = descriptorOf(r);
-    const text = r.text.replace(/^\d+/, '');
+  for (const { node: r, fd } of commandRedirects(command, enclosing)) {
+    const text = operatorText(r);
     if (text.startsWith('<&') || text.startsWith('>&')) {
       const dest = destination(r);
       if (dest === '-') sources.delete(fd);
-      else if (dest !== null && /^\d+$/.test(dest)) {
-        const from = sources.get(String(Number(dest)));
+      else if (dest !== null && isDecimal(dest)) {
+        const from = sources.get(normalizeFd(dest));
         if (from) sources.set(fd, from);
         else sources.delete(fd);
-      } else if (fd === '0' || sources.size) sources.set(fd, [true, null, true]);
+      } else if (fd === '0' || sources.size) sources.set(fd, UNSURE);
       continue;
     }
     if (text.startsWith('&>')) {
-      sources.delete('1');
-      sources.delete('2');
+      const dest = destination(r);
+      const alias = fdAlias(dest);
+      const from = alias !== null ? sources.get(alias) : undefined;
+      if (from) {
+        sources.set('1', from);
+        sources.set('2', from);
+      } else if (dest === null && sources.size) {
+        sources.set('1', UNSURE);
+        sources.set('2', UNSURE);
+      } else {
+        sources.delete('1');
+        sources.delete('2');
+      }
       continue;
     }
-    if (r.type === 'herestring_redirect' || text.startsWith('<<<')) {
+    if (isHerestring(r, text)) {
       sources.set(fd, herestring(r));
       continue;
     }
@@ -667,56 +819,55 @@ export function stdinSource(command: ShellCommand, initial: Source = NONE): Sour
     }
     const dest = destination(r);
     const alias = fdAlias(dest);
-    if (alias !== null && sources.has(alias)) sources.set(fd, sources.get(alias)!);
-    else if (dest === null && (fd === '0' || sources.size)) sources.set(fd, [true, null, true]);
+    const from = alias !== null ? sources.get(alias) : undefined;
+    if (from) sources.set(fd, from);
+    else if (dest === null && (fd === '0' || sources.size)) sources.set(fd, UNSURE);
     else sources.delete(fd);
   }
   return sources.get('0') ?? NONE;
 }
 
 /** Whether the command's standard output still goes down its pipe (null: unsure). */
-function stdoutReachesPipe(command: ShellCommand): boolean | null {
+export function stdoutReachesPipe(command: ShellCommand, enclosing?: Node): boolean | null {
   const out = new Map<string, boolean | null>([['1', true], ['2', false]]);
-  for (const r of redirectsOf(command)) {
-    const fd = descriptorOf(r);
-    const text = r.text.replace(/^\d+/, '');
+  const of = (fd: string): boolean | null => (out.has(fd) ? out.get(fd)! : false);
+  for (const { node: r, fd } of commandRedirects(command, enclosing)) {
+    const text = operatorText(r);
     const dest = destination(r);
     if (text.startsWith('&>')) {
       const alias = fdAlias(dest);
-      const v = alias !== null ? (out.get(alias) ?? false) : dest === null ? null : false;
+      const v = alias !== null ? of(alias) : dest === null ? null : false;
       out.set('1', v);
       out.set('2', v);
     } else if (text.startsWith('>&') || text.startsWith('<&')) {
       if (dest === '-') out.set(fd, false);
-      else if (dest !== null && /^\d+$/.test(dest)) out.set(fd, out.get(String(Number(dest))) ?? false);
+      else if (dest !== null && isDecimal(dest)) out.set(fd, of(normalizeFd(dest)));
       else out.set(fd, null);
-    } else if (r.type === 'heredoc_redirect' || r.type === 'herestring_redirect') {
-      continue;
     } else {
       const alias = fdAlias(dest);
-      out.set(fd, alias !== null ? (out.get(alias) ?? false) : dest === null ? null : false);
+      out.set(fd, alias !== null ? of(alias) : dest === null ? null : false);
     }
   }
-  return out.get('1') ?? false;
+  return out.get('1')!;
 }
 
 /** What a pipeline stage's command writes down the pipe, when it is static (echo, printf %s, cat of a here-doc). */
-export function pipelineOutput(command: ShellCommand, c: Semantics): Source {
-  const reaches = stdoutReachesPipe(command);
+export function pipelineOutput(command: ShellCommand, c: Semantics, stage: Node): Source {
+  const reaches = stdoutReachesPipe(command, stage);
   if (reaches === false) return NONE;
-  if (reaches === null || c.uncertain) return [true, null, true];
+  if (reaches === null || c.uncertain) return UNSURE;
   if (c.basename === 'echo') {
-    if (c.args.some((a, i) => a === null || arityUncertain(a, c.words[i]!) || a.includes('\\'))) return [true, null, true];
+    if (c.args.some((a, i) => a === null || arityUncertain(a, c.words[i]!) || a.includes('\\'))) return UNSURE;
     const args = c.args as string[];
-    if (args[0]?.startsWith('-')) return [true, null, true];
+    if (args[0]?.startsWith('-')) return UNSURE;
     return [true, args.join(' ') + '\n', false];
   }
   if (c.basename === 'printf') return printfOutput(c);
   if (c.basename === 'cat' && !c.args.length) {
-    const src = stdinSource(command);
+    const src = stdinSource(command, NONE, stage);
     if (src[0]) return src;
   }
-  return [true, null, true];
+  return UNSURE;
 }
 
 function printfOutput(c: Semantics): Source {
@@ -750,19 +901,22 @@ function printfOutput(c: Semantics): Source {
   return [true, out, false];
 }
 
-/** The script a runner at the end of a pipe reads from it (`… | sh`), or nothing when it runs `-c`. */
-export function pipedSource(command: ShellCommand, c: Semantics, piped: Source): Source {
+/**
+ * The script a runner reads from its pipe (`… | sh`), or nothing when it runs its own `-c` script
+ * (that script may read the pipe in turn: rails.ts follows it with the pipe as its input).
+ */
+export function pipedSource(command: ShellCommand, c: Semantics, piped: Source, stage: Node): Source {
   if (!piped[0]) return NONE;
-  if (isRunner(c)) {
-    const [hasScript, , scriptUnsure] = scriptOperand(c);
-    if (hasScript) return NONE;
-    if (scriptUnsure) return [true, null, true];
-  } else return NONE;
-  const reads = runnerReadsStdin(c);
+  const runner = withoutDescriptorWords(command, c);
+  if (!isRunner(runner)) return NONE;
+  const [hasScript, , scriptUnsure] = scriptOperand(runner);
+  if (hasScript) return NONE;
+  if (scriptUnsure) return UNSURE;
+  const reads = runnerReadsStdin(runner);
   if (reads === false) return NONE;
-  const [has, source, unsure] = stdinSource(command, piped);
+  const [has, source, unsure] = stdinSource(command, piped, stage);
   if (!has) return NONE;
-  if (reads === null || unsure) return [true, null, true];
+  if (reads === null || unsure) return UNSURE;
   return [true, source, false];
 }
 

@@ -95,6 +95,16 @@ export const RISK_TABLE: Case[] = [
   { tool: 'file_editor', arguments: JSON.stringify({ command: 'create', path: '/workspace/a.py', file_text: 'import subprocess\nsubprocess.run(["ls"])\n' }), expect: ['HIGH', 'LOW'] },
   { tool: 'file_editor', arguments: JSON.stringify({ command: 'view', path: '/etc/passwd' }), expect: ['LOW', 'LOW'] },
   { tool: 'terminal', arguments: '{not json rm -rf /', expect: ['HIGH', 'LOW'] },
+  // Shapes the grammar parses oddly, read as 1.58 reads them: a runner's own -c script that reads the
+  // pipe; a number glued to a redirect (its descriptor); a pipeline that starts inside a here-document;
+  // words the grammar hangs on a redirect; a compound command given a here-string; a split here-string.
+  sh("echo 'rm -rf /etc' | sh -c sh", ['HIGH', 'HIGH']),
+  sh("echo \"'r'm -rf /etc\" | sh -c sh", ['LOW', 'HIGH']),
+  sh("sh 0<<<\"'r'm -rf /usr\"", ['HIGH', 'HIGH']),
+  sh("cat <<'EOF' | bash\nrm -rf /home\nEOF", ['HIGH', 'HIGH']),
+  sh('rm 2>/dev/null -rf /etc', ['HIGH', 'HIGH']),
+  sh("{ sh; } <<< 'rm -rf /etc'", ['HIGH', 'UNKNOWN']),
+  sh("sh 0< /dev/stdin <<< 'rm -rf /etc'", ['HIGH', 'HIGH']),
 ];
 
 function actionOf(c: Case, i: number): ActionEvent {
