@@ -24,7 +24,7 @@ const SLOW_FLOWS: Record<string, number> = { secret_key_rotation: 420_000, defer
  * neither shared server beyond its name: they run from the suite's start, beside the other flows
  * (which keep the shared servers to themselves, one flow at a time), and their test waits for them.
  */
-const OWN_SERVER_FLOWS = new Set(['secret_key_rotation']);
+const OWN_SERVER_FLOWS = new Set(['secret_key_rotation', 'deferred_init']);
 
 /**
  * `flow.key` for each key whose values differ, with both values. A `*_fields` key lists field names:
