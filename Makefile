@@ -110,7 +110,7 @@ test-deps:
 	@hack/acp-agent.sh >/dev/null || echo "WARNING: no ACP agent (hack/acp-agent.sh failed, see above): the ACP suites (src/agent-server/acp, the ACP flows of e2e/parity) will skip (or fail under AGENTYARD_REQUIRE_CLUSTER_TESTS=1)." >&2
 
 test-kube: deps k8s-bin kube-score
-	npx vitest run --project e2e e2e/kube e2e/helm
+	npx vitest run --project e2e-paired e2e/kube e2e/helm
 
 bench: deps
 	npm run bench

@@ -66,7 +66,7 @@ export async function startKeycloak(wrapper: string, opts: KeycloakOptions = {})
       await stop();
       throw new Error(`Keycloak did not start within ${timeoutMs / 1000} s:\n${output.join('').slice(-3000)}`);
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 250));
   }
 
   const createRealm = async (realm: object) => {

@@ -1,5 +1,6 @@
 // `npm test` (hence `make test`): every test file in one vitest run. On the 2-core machines this
-// project is tested on, vitest runs one worker, so the files run one after another (about 21 min).
+// project is tested on, vitest runs one worker, so the files run one after another (about 21 min),
+// except the e2e-paired project's (vitest.config.ts), which run two at a time before all others.
 // Two or three vitest processes side by side were tried (about 18-20 min): the e2e suites that probe
 // the host's network (e2e/embedded/isolation) saw the other runs' servers come and go, and races
 // under load failed unit tests, in CI-like runs. The runner keeps the side-by-side mode (runSuites
