@@ -44,15 +44,21 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
   let gitlab: Awaited<ReturnType<typeof startParityGitLab>> | undefined;
   const ctx = { openhands: {} as Ctx, agentyard: {} as Ctx };
   beforeAll(async () => {
-    git = await startParityGitea();
-    if (git) for (const c of Object.values(ctx)) c.gitea = { url: git.gitea.url, token: git.gitea.token };
+    // Gitea (a process of its own: seconds) starts beside OpenHands, which takes the Gitea host from the
+    // flows' tokens; only ours waits for it (its environment names the hosts). The stand-ins are in-process.
+    const gitStarted = startParityGitea();
     github = await startParityGitHub();
     if (github) for (const c of Object.values(ctx)) c.github = { host: github.host, token: github.token };
     gitlab = await startParityGitLab();
     for (const c of Object.values(ctx)) c.gitlab = { url: gitlab.gitlab.url, token: gitlab.token };
-    const hosts = { ...JSON.parse(git?.env['AGENTYARD_GIT_HOSTS'] ?? '{}'), ...(github ? { github: `https://${github.host}` } : {}), gitlab: gitlab.gitlab.url };
-    const started = await Promise.allSettled([startOpenHandsApp(python!, github?.openhandsEnv), startAgentyardUp({ ...git?.env, ...github?.agentyardEnv, AGENTYARD_GIT_HOSTS: JSON.stringify(hosts) })]);
-    const failed = started.find((r) => r.status === 'rejected');
+    const ours = (g: typeof git) => {
+      const hosts = { ...JSON.parse(g?.env['AGENTYARD_GIT_HOSTS'] ?? '{}'), ...(github ? { github: `https://${github.host}` } : {}), gitlab: gitlab!.gitlab.url };
+      return startAgentyardUp({ ...g?.env, ...github?.agentyardEnv, AGENTYARD_GIT_HOSTS: JSON.stringify(hosts) });
+    };
+    const started = await Promise.allSettled([startOpenHandsApp(python!, github?.openhandsEnv), gitStarted.then(ours)]);
+    const gitDone = (await Promise.allSettled([gitStarted]))[0]!;
+    if (gitDone.status === 'fulfilled') git = gitDone.value;
+    const failed = [gitDone, ...started].find((r) => r.status === 'rejected');
     if (failed) {
       await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
       await git?.gitea.stop();
@@ -60,6 +66,7 @@ describe.skipIf(!python)('OpenHands app server side by side (the real openhands-
       await gitlab?.gitlab.close();
       throw (failed as PromiseRejectedResult).reason;
     }
+    if (git) for (const c of Object.values(ctx)) c.gitea = { url: git.gitea.url, token: git.gitea.token };
     [oh, ay] = started.map((r) => (r as PromiseFulfilledResult<AppSide>).value) as [AppSide, AppSide];
   }, 360_000);
   afterAll(async () => {

@@ -339,7 +339,11 @@ export const FLOWS: [string, Flow][] = [
       const r = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.clientFields(ctx.sandbox!, chosen, ctx.conversation!));
       const { task } = r.status === 200 ? await pollTask(s, r.body.id) : { task: undefined };
       const id = task?.app_conversation_id;
-      const [rec, parent] = id ? await records(s, [id, ctx.conversation!]) : [];
+      const [rec] = id ? await records(s, [id]) : [];
+      const listsChild = (p: any) => p?.sub_conversation_ids?.map((x: string) => x.replaceAll('-', '')).includes(chosen.replaceAll('-', '')) === true;
+      // OpenHands 1.11 lists the child on its parent a moment after the child's start task reads
+      // READY (seen false once, under load): read the parent again for up to 10 s, as a client refreshing would.
+      const parentListsIt = id ? await until('the parent to list the sub-conversation', async () => listsChild((await records(s, [ctx.conversation!]))[0]), 10_000).catch(() => false) : undefined;
       const again = await s.api('POST', `${V1}/app-conversations`, START_REQUESTS.clientFields(ctx.sandbox!, chosen, ctx.conversation!));
       const againTask = again.status === 200 ? (await pollTask(s, again.body.id)).task : undefined;
       return {
@@ -354,7 +358,7 @@ export const FLOWS: [string, Flow][] = [
           public: rec.public,
           sandbox: rec.sandbox_id === ctx.sandbox,
         },
-        parent_lists_it: parent?.sub_conversation_ids?.map((x: string) => x.replaceAll('-', '')).includes(chosen.replaceAll('-', '')),
+        parent_lists_it: parentListsIt,
         // The same id again: refused at once (409) or by its start task (ERROR).
         id_taken: again.status === 200 ? againTask?.status : again.status,
       };

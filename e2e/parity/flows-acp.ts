@@ -8,7 +8,7 @@ import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import { STDIO_SERVER } from '../../src/testing/mcp/server.ts';
 import { until as untilFor } from '../../src/testing/until.ts';
-import { opencodeBinary, opencodeConfig } from '../../src/testing/acp/opencode.ts';
+import { opencodeBinary, opencodeConfig, opencodeConfigHome } from '../../src/testing/acp/opencode.ts';
 import { codexAuth, startCredentialSource } from '../../src/testing/acp/credential-source.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../../src/testing/scripted-llm/server.ts';
 import type { Flow, View } from './flows.ts';
@@ -35,11 +35,11 @@ const locs = (body: any) => (Array.isArray(body?.detail) ? body.detail.map((d: a
 
 const secret = (value: string) => ({ kind: 'StaticSecret', value });
 
-/** The ACP agent of a flow, and the secrets that configure opencode for the side's scripted model. */
+/** The ACP agent of a flow, and the secrets that configure opencode for the side's scripted model (and spare it an npm install: opencodeConfigHome). */
 function acp(s: Side, titles: ScriptedLlm, extra: Record<string, unknown> = {}) {
   return {
     agent: { kind: 'ACPAgent', acp_server: 'opencode', acp_command: [bin, 'acp'], acp_isolate_data_dir: true, ...extra },
-    secrets: { OPENCODE_CONFIG_CONTENT: secret(opencodeConfig(s.llm.url, titles.url)), OPENCODE_DISABLE_MODELS_FETCH: secret('1') },
+    secrets: { OPENCODE_CONFIG_CONTENT: secret(opencodeConfig(s.llm.url, titles.url)), OPENCODE_DISABLE_MODELS_FETCH: secret('1'), XDG_CONFIG_HOME: secret(opencodeConfigHome()) },
   };
 }
 

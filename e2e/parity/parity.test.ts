@@ -19,6 +19,12 @@ import { openhandsBinary, startAgentyard, startOpenHands, type Side } from './se
 const bin = openhandsBinary();
 /** Flows that start servers of their own (each OpenHands start takes 20-60 s), with their time. */
 const SLOW_FLOWS: Record<string, number> = { secret_key_rotation: 420_000, deferred_init: 300_000, managed_key_refresh: 420_000, registered_marketplaces_env: 420_000 };
+/**
+ * Flows that start servers of their own (each OpenHands start takes seconds of imports) and use
+ * neither shared server beyond its name: they run from the suite's start, beside the other flows
+ * (which keep the shared servers to themselves, one flow at a time), and their test waits for them.
+ */
+const OWN_SERVER_FLOWS = new Set(['secret_key_rotation', 'deferred_init']);
 
 /**
  * `flow.key` for each key whose values differ, with both values. A `*_fields` key lists field names:
@@ -46,20 +52,30 @@ const settle = (p: Promise<View>): Promise<View> => p.catch((err: Error) => ({ f
 describe.skipIf(!bin)('OpenHands parity (the real agent server, side by side)', () => {
   let oh: Side;
   let ay: Side;
+  const flows = Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS, ...META_INIT_FLOWS, ...SERVER_ENV_FLOWS, ...CRITIC_FLOWS });
+  /** Both sides of a flow to the end, so a failure on one does not leave the other running on. */
+  const both = (run: (s: Side) => Promise<View>) => Promise.all([settle(run(oh)), settle(run(ay))]);
+  /** The own-server flows' results, running from beforeAll on. */
+  const early = new Map<string, Promise<[View, View]>>();
   beforeAll(async () => {
     [oh, ay] = await Promise.all([startOpenHands(bin!), startAgentyard()]);
+    for (const [flow, run] of flows) if (OWN_SERVER_FLOWS.has(flow)) early.set(flow, both(run));
   }, 300_000);
   afterAll(async () => {
+    await Promise.all(early.values());
     await Promise.all([oh?.close(), ay?.close(), closeEnvServers()]);
-  });
+  }, 420_000);
 
-  for (const [flow, run] of Object.entries({ ...FLOWS, ...RUNTIME_FLOWS, ...CANVAS_FLOWS, ...INSTALL_FLOWS, ...EXTENSIONS_FLOWS, ...SKILL_FLOWS, ...META_INIT_FLOWS, ...SERVER_ENV_FLOWS, ...CRITIC_FLOWS })) {
+  for (const [flow, run] of flows) {
     it(flow, async () => {
-      // A fresh scripted model for each flow and side (the same script is pushed to both), so that
-      // what one flow left unconsumed cannot leak into the next.
-      await Promise.all([oh.renewLlm(), ay.renewLlm()]);
-      // Both sides to the end before comparing, so a failure on one does not leave the other running on.
-      const [theirs, ours] = await Promise.all([settle(run(oh)), settle(run(ay))]);
+      let result = early.get(flow);
+      if (!result) {
+        // A fresh scripted model for each flow and side (the same script is pushed to both), so that
+        // what one flow left unconsumed cannot leak into the next.
+        await Promise.all([oh.renewLlm(), ay.renewLlm()]);
+        result = both(run);
+      }
+      const [theirs, ours] = await result;
       const found = differences(flow, theirs, ours);
       const tolerated = { ...DELIBERATE, ...GAPS };
       const unlisted = [...found].filter(([id]) => !tolerated[id]).map(([id, v]) => ({ id, ...v }));

@@ -154,11 +154,41 @@ export function openhandsEnv(dir: string, workDir: string): NodeJS.ProcessEnv {
 }
 
 /**
+ * The real server in `dir` on a free loopback port, with the environment `env(url)` gives; ready
+ * when it answers (240 s: its imports are heavy and the machine may be loaded). `close` stops its
+ * process group. The last 20,000 characters of its output go into a failed start's error, and all
+ * of it to PARITY_OPENHANDS_LOG while working on the suite.
+ */
+async function launchOpenHands(bin: string, dir: string, env: (url: string) => NodeJS.ProcessEnv): Promise<{ url: string; close(): Promise<void> }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let out = '';
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: env(url) });
+  const logFile = process.env['PARITY_OPENHANDS_LOG'];
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+    if (logFile) appendFileSync(logFile, d);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const close = async () => {
+    if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
+  };
+  try {
+    await waitReady(url, child, () => out, 240_000);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { url, close };
+}
+
+/**
  * The real OpenHands agent server. Its paths (conversations, bash events, default workspace) are
  * relative to its working directory, so it runs in a throwaway one; VS Code, tool preloading and the
  * browser are off (nothing a flow here uses). Starting takes 20-60 s: its imports are heavy.
+ * `env`: added to its environment (server settings of flows-server-env.ts; the GitHub side-by-side test's proxy and CA).
  */
-/** `env`: added to its environment (server settings of flows-server-env.ts; the GitHub side-by-side test's proxy and CA). */
 export async function startOpenHands(bin: string, env: Record<string, string> = {}): Promise<Side> {
   // While working on the suite: reuse a server already running (started with OH_SESSION_API_KEYS_0=KEY).
   const running = process.env['PARITY_OPENHANDS_URL'];
@@ -172,30 +202,21 @@ export async function startOpenHands(bin: string, env: Record<string, string> = 
   const workDir = join(dir, 'work');
   mkdirSync(workDir);
   const side = await scripted();
-  const port = await freePort();
-  let out = '';
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url, ...env } });
   mkdirSync(join(dir, 'tmux'));
-  // While working on the suite: the whole log of the real server (what it did between flows) to a file.
-  const logFile = process.env['PARITY_OPENHANDS_LOG'];
-  const keep = (d: Buffer) => {
-    out = (out + d.toString()).slice(-20_000);
-    if (logFile) appendFileSync(logFile, d);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  let server: Awaited<ReturnType<typeof launchOpenHands>>;
+  try {
+    server = await launchOpenHands(bin, dir, (url) => ({ ...openhandsEnv(dir, workDir), ...EXTENSIONS_ENV, OH_APP_BACKEND_PUBLIC_URL: url, ...env }));
+  } catch (err) {
+    await side.llm.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { url } = server;
   const close = async () => {
-    if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
+    await server.close();
     await side.llm.close();
     rmSync(dir, { recursive: true, force: true });
   };
-  try {
-    await waitReady(url, child, () => out, 240_000);
-  } catch (err) {
-    await close();
-    throw err;
-  }
   const api = apiOf(url);
   return Object.assign(side, { name: 'openhands' as const, url, ingress: url, workDir, home: dir, api, gatewayModel: () => saveProfile(api, side.llm.url), close });
 }
@@ -292,22 +313,7 @@ export function restartable(name: Side['name']): Restartable {
   return {
     remove,
     async start(keys) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      let out = '';
-      const env = { ...openhandsEnv(dir, workDir), OH_SECRET_KEY: keys.secret, ...(keys.previous ? { OH_PREVIOUS_SECRET_KEYS: JSON.stringify(keys.previous) } : {}) };
-      const child = spawn(openhandsBinary()!, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
-      child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-      child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-      const close = async () => {
-        if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
-      };
-      try {
-        await waitReady(url, child, () => out, 240_000);
-      } catch (err) {
-        await close();
-        throw err;
-      }
+      const { url, close } = await launchOpenHands(openhandsBinary()!, dir, () => ({ ...openhandsEnv(dir, workDir), OH_SECRET_KEY: keys.secret, ...(keys.previous ? { OH_PREVIOUS_SECRET_KEYS: JSON.stringify(keys.previous) } : {}) }));
       return { api: apiOf(url), close };
     },
   };
@@ -368,22 +374,7 @@ export function deferredServer(name: Side['name']): DeferredServer {
       writeFileSync(secretsFile, JSON.stringify({ custom_secrets: { [o.name]: { name: o.name, secret: new Fernet(o.key).encrypt(o.value), description: null } } }), { mode: 0o600 });
     },
     async start(o) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      let out = '';
-      const env = { ...openhandsEnv(dir, workDir), OH_SECRET_KEY: o.dormantKey, OH_DEFERRED_INIT: 'true' };
-      const child = spawn(openhandsBinary()!, ['--host', '127.0.0.1', '--port', String(port)], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
-      child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-      child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-      const close = async () => {
-        if (child.exitCode === null && child.pid) await stopGroup(child.pid, 10_000);
-      };
-      try {
-        await waitReady(url, child, () => out, 240_000);
-      } catch (err) {
-        await close();
-        throw err;
-      }
+      const { url, close } = await launchOpenHands(openhandsBinary()!, dir, () => ({ ...openhandsEnv(dir, workDir), OH_SECRET_KEY: o.dormantKey, OH_DEFERRED_INIT: 'true' }));
       return { url, api: apiOf(url), close };
     },
     async opensWith(o) {

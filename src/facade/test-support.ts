@@ -261,3 +261,26 @@ export async function startWorkspaceHarness(settings: Partial<FacadeSettings> = 
     },
   };
 }
+
+/**
+ * Every page of an app-API search, following next_page_id (at most `maxPages`, so a cursor that
+ * never ends fails the test instead of hanging it); a page that is not a 200 throws with its body.
+ */
+export async function walkPages(h: Harness, path: string, key?: string, maxPages = 60): Promise<{ pages: number; items: any[] }> {
+  const items: any[] = [];
+  let pages = 0;
+  let next: string | null = null;
+  do {
+    const r = await h.call('GET', `${path}${next ? `&page_id=${next}` : ''}`, key ? { key } : {});
+    if (r.status !== 200) throw new Error(`GET ${path} page ${pages + 1}: ${r.status} ${JSON.stringify(r.body)}`);
+    items.push(...r.body.items);
+    next = r.body.next_page_id;
+    pages++;
+  } while (next && pages < maxPages);
+  return { pages, items };
+}
+
+/** The public hosts of github, gitlab and bitbucket and no forgejo host, with `over` on top. */
+export function testGitHosts(over: Partial<GitHosts>): GitHosts {
+  return { github: 'https://github.com', gitlab: 'https://gitlab.com', bitbucket: 'https://bitbucket.org', forgejo: undefined, ...over };
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAzureDevOpsStandIn, type AzureData, type AzureStandIn } from '../../testing/azure-devops/server.ts';
 import { organizationOf } from './azure-devops.ts';
 import { splitRepository } from './pages.ts';
-import { startHarness, type Harness } from '../test-support.ts';
+import { startHarness, type Harness, walkPages, testGitHosts } from '../test-support.ts';
 
 const V1 = '/api/v1';
 const PAT = 'pat0123456789abcdef';
@@ -64,26 +64,14 @@ describe('/api/v1/git for azure_devops, against a stand-in Azure DevOps organiza
   beforeAll(async () => {
     // Pages of 2: lists of projects and refs come in several, with continuation tokens.
     az = await startAzureDevOpsStandIn(data(), { pageSize: 2 });
-    h = await startHarness(undefined, { gitHosts: { github: 'https://github.com', gitlab: 'https://gitlab.com', bitbucket: 'https://bitbucket.org', forgejo: undefined, azure_devops: az.url } });
+    h = await startHarness(undefined, { gitHosts: testGitHosts({ azure_devops: az.url }) });
   }, 60_000);
   afterAll(async () => {
     await h?.close();
     await az?.close();
   });
 
-  async function walk(path: string, key?: string): Promise<{ pages: number; items: any[] }> {
-    const items: any[] = [];
-    let pages = 0;
-    let next: string | null = null;
-    do {
-      const r = await h.call('GET', `${path}${next ? `&page_id=${next}` : ''}`, key ? { key } : {});
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      items.push(...r.body.items);
-      next = r.body.next_page_id;
-      pages++;
-    } while (next && pages < 60);
-    return { pages, items };
-  }
+  const walk = (path: string, key?: string) => walkPages(h, path, key);
 
   it('answers 403 before a token is saved; saves one only after connectionData names its user', async () => {
     expect(await h.call('GET', `${V1}/git/installations/search?provider=azure_devops`)).toMatchObject({ status: 403, body: { detail: 'Git provider token required (such as GitHub).' } });

@@ -6,7 +6,7 @@
 // across them, searches, branches, every page exact, the token sent to the configured host only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBitbucketDcStandIn, type DcData, type DcRepo, type DcStandIn } from '../../testing/bitbucket-data-center/server.ts';
-import { startHarness, type Harness } from '../test-support.ts';
+import { startHarness, type Harness, walkPages, testGitHosts } from '../test-support.ts';
 
 const V1 = '/api/v1';
 const TOKEN = 'BBDC-MzQ1Njc4OTAxMjM0';
@@ -45,26 +45,14 @@ describe('/api/v1/git for bitbucket_data_center, against a stand-in Bitbucket Da
   beforeAll(async () => {
     // The server serves at most 2 items a page, whatever the limit asked: pages must be followed.
     dc = await startBitbucketDcStandIn(data(), { maxLimit: 2 });
-    h = await startHarness(undefined, { gitHosts: { github: 'https://github.com', gitlab: 'https://gitlab.com', bitbucket: 'https://bitbucket.org', forgejo: undefined, bitbucket_data_center: dc.url } });
+    h = await startHarness(undefined, { gitHosts: testGitHosts({ bitbucket_data_center: dc.url }) });
   }, 60_000);
   afterAll(async () => {
     await h?.close();
     await dc?.close();
   });
 
-  async function walk(path: string, key?: string): Promise<{ pages: number; items: any[] }> {
-    const items: any[] = [];
-    let pages = 0;
-    let next: string | null = null;
-    do {
-      const r = await h.call('GET', `${path}${next ? `&page_id=${next}` : ''}`, key ? { key } : {});
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      items.push(...r.body.items);
-      next = r.body.next_page_id;
-      pages++;
-    } while (next && pages < 60);
-    return { pages, items };
-  }
+  const walk = (path: string, key?: string) => walkPages(h, path, key);
 
   it('saves a token only after GET /rest/api/1.0/repos?limit=1 accepts it; a bare token is Bearer, user:password basic', async () => {
     expect(await h.call('GET', `${V1}/git/repositories/search?provider=bitbucket_data_center`)).toMatchObject({ status: 403 });

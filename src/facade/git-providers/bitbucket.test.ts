@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBitbucketStandIn, type BitbucketData, type BitbucketRepo, type BitbucketStandIn } from '../../testing/bitbucket/server.ts';
 import { bitbucketApi } from './bitbucket.ts';
-import { startHarness, type Harness } from '../test-support.ts';
+import { startHarness, type Harness, walkPages, testGitHosts } from '../test-support.ts';
 
 const V1 = '/api/v1';
 const TOKEN = 'ATCTT3xFfGN0-alice';
@@ -58,26 +58,14 @@ describe('/api/v1/git for bitbucket, against a stand-in Bitbucket Cloud over HTT
 
   beforeAll(async () => {
     bb = await startBitbucketStandIn(data());
-    h = await startHarness(undefined, { gitHosts: { github: 'https://github.com', gitlab: 'https://gitlab.com', bitbucket: bb.url, forgejo: undefined } });
+    h = await startHarness(undefined, { gitHosts: testGitHosts({ bitbucket: bb.url }) });
   }, 60_000);
   afterAll(async () => {
     await h?.close();
     await bb?.close();
   });
 
-  async function walk(path: string, key?: string): Promise<{ pages: number; items: any[] }> {
-    const items: any[] = [];
-    let pages = 0;
-    let next: string | null = null;
-    do {
-      const r = await h.call('GET', `${path}${next ? `&page_id=${next}` : ''}`, key ? { key } : {});
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      items.push(...r.body.items);
-      next = r.body.next_page_id;
-      pages++;
-    } while (next && pages < 60);
-    return { pages, items };
-  }
+  const walk = (path: string, key?: string) => walkPages(h, path, key);
 
   it('saves a token only after GET /2.0/user accepts it; a user:password token goes as basic credentials', async () => {
     const save = (body: unknown, key?: string) => h.call('POST', `${V1}/secrets/git-providers`, { body, ...(key ? { key } : {}) });

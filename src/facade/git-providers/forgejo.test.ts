@@ -9,7 +9,7 @@ import { PROVIDER_TYPES } from '../../api/app/git.ts';
 import { DRIVERS } from './index.ts';
 import { decodePageId, encodePageId } from './pages.ts';
 import { normalizeHost } from './tokens.ts';
-import { NS, startHarness, type Harness } from '../test-support.ts';
+import { NS, startHarness, type Harness, walkPages, testGitHosts } from '../test-support.ts';
 import { until } from '../../testing/until.ts';
 import { storedSecretsName } from '../user-secrets.ts';
 
@@ -41,27 +41,14 @@ describe.skipIf(!bin)('/api/v1/git for forgejo, against a real Gitea', { timeout
   beforeAll(async () => {
     gitea = await startGitea(bin!);
     seed = await seedGitea(gitea);
-    h = await startHarness(undefined, { gitHosts: { github: 'https://github.com', gitlab: 'https://gitlab.com', bitbucket: 'https://bitbucket.org', forgejo: gitea.url } });
+    h = await startHarness(undefined, { gitHosts: testGitHosts({ forgejo: gitea.url }) });
   }, 120_000);
   afterAll(async () => {
     await h?.close();
     await gitea?.stop();
   });
 
-  /** Every page of a search, following next_page_id. */
-  async function walk(path: string, key?: string): Promise<{ pages: number; items: any[] }> {
-    const items: any[] = [];
-    let pages = 0;
-    let next: string | null = null;
-    do {
-      const r = await h.call('GET', `${path}${next ? `&page_id=${next}` : ''}`, key ? { key } : {});
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      items.push(...r.body.items);
-      next = r.body.next_page_id;
-      pages++;
-    } while (next && pages < 50);
-    return { pages, items };
-  }
+  const walk = (path: string, key?: string) => walkPages(h, path, key);
 
   it('answers 403 (OpenHands: "Git provider token required") before a token is saved', async () => {
     for (const path of ['/git/installations/search?provider=forgejo', '/git/repositories/search?provider=forgejo', '/git/branches/search?provider=forgejo&repository=acme/widgets&query=', '/git/suggested-tasks/search']) {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SecretKind } from '../../api/secret.ts';
 import { githubApiUrls, nextLink } from '../../util/github-api.ts';
 import { startGitHubStandIn, type GitHubStandIn, type StandInRepo } from '../../testing/github/server.ts';
-import { NS, startHarness, type Harness } from '../test-support.ts';
+import { NS, startHarness, type Harness, walkPages, testGitHosts } from '../test-support.ts';
 import { storedSecretsName } from '../user-secrets.ts';
 
 const V1 = '/api/v1';
@@ -85,7 +85,7 @@ describe('/api/v1/git for github, against the GitHub stand-in', { timeout: 30_00
       { repo: 'octo/beta', number: 9, title: 'Not mine', assignees: ['bob'] },
       { repo: 'octo/beta', number: 10, title: 'Closed', assignees: ['octo'], state: 'CLOSED' },
     );
-    h = await startHarness(undefined, { gitHosts: { github: gh.url, gitlab: 'https://gitlab.com', bitbucket: 'https://bitbucket.org', forgejo: undefined } });
+    h = await startHarness(undefined, { gitHosts: testGitHosts({ github: gh.url }) });
   });
   afterAll(async () => {
     await h?.close();
@@ -95,19 +95,7 @@ describe('/api/v1/git for github, against the GitHub stand-in', { timeout: 30_00
     gh.requests.length = 0;
   });
 
-  async function walk(path: string, key?: string): Promise<{ pages: number; items: any[] }> {
-    const items: any[] = [];
-    let pages = 0;
-    let next: string | null = null;
-    do {
-      const r = await h.call('GET', `${path}${next ? `&page_id=${next}` : ''}`, key ? { key } : {});
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      items.push(...r.body.items);
-      next = r.body.next_page_id;
-      pages++;
-    } while (next && pages < 50);
-    return { pages, items };
-  }
+  const walk = (path: string, key?: string) => walkPages(h, path, key);
   /** The stand-in's own answer, all pages (what a client of GitHub sees). */
   async function direct(path: string, token = TOKEN): Promise<any[]> {
     const out: any[] = [];
@@ -298,7 +286,7 @@ describe('/api/v1/git for github, against the GitHub stand-in', { timeout: 30_00
     const closed = await startGitHubStandIn();
     const url = closed.url;
     await closed.close();
-    const h2 = await startHarness(undefined, { gitHosts: { github: url, gitlab: undefined, bitbucket: undefined, forgejo: undefined } });
+    const h2 = await startHarness(undefined, { gitHosts: testGitHosts({ github: url, gitlab: undefined, bitbucket: undefined }) });
     try {
       const saved = await h2.call('POST', `${V1}/secrets`, { body: { name: 'GITHUB_TOKEN', value: TOKEN } });
       expect(saved.status).toBe(201);

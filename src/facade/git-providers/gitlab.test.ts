@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretKind } from '../../api/secret.ts';
 import { startGitLabStandIn, type GitLabData, type GitLabProject, type GitLabStandIn } from '../../testing/gitlab/server.ts';
-import { NS, startHarness, type Harness } from '../test-support.ts';
+import { NS, startHarness, type Harness, walkPages, testGitHosts } from '../test-support.ts';
 import { storedSecretsName } from '../user-secrets.ts';
 
 const V1 = '/api/v1';
@@ -75,26 +75,14 @@ describe('/api/v1/git for gitlab, against a stand-in GitLab over HTTP', () => {
 
   beforeAll(async () => {
     gl = await startGitLabStandIn(data());
-    h = await startHarness(undefined, { gitHosts: { github: 'https://github.com', gitlab: gl.url, bitbucket: 'https://bitbucket.org', forgejo: undefined } });
+    h = await startHarness(undefined, { gitHosts: testGitHosts({ gitlab: gl.url }) });
   }, 60_000);
   afterAll(async () => {
     await h?.close();
     await gl?.close();
   });
 
-  async function walk(path: string, key?: string): Promise<{ pages: number; items: any[] }> {
-    const items: any[] = [];
-    let pages = 0;
-    let next: string | null = null;
-    do {
-      const r = await h.call('GET', `${path}${next ? `&page_id=${next}` : ''}`, key ? { key } : {});
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      items.push(...r.body.items);
-      next = r.body.next_page_id;
-      pages++;
-    } while (next && pages < 60);
-    return { pages, items };
-  }
+  const walk = (path: string, key?: string) => walkPages(h, path, key);
 
   it('answers 403 (OpenHands: "Git provider token required") before a token is saved', async () => {
     for (const path of ['/git/repositories/search?provider=gitlab', '/git/branches/search?provider=gitlab&repository=acme/widgets&query=', '/git/suggested-tasks/search']) {
