@@ -162,6 +162,11 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
 
   let conversation = '';
   let sandbox = '';
+  // The NetworkPolicy probe's sandbox, started beside the first one (each start is mostly waiting:
+  // ~10-25 s on a shared machine) and awaited by the probe test; also the live sandbox whose log
+  // the support bundle carries (nothing deletes it).
+  let probeStarting: Promise<{ conversation: string; sandbox: string }> | undefined;
+  let probe: { conversation: string; sandbox: string } | undefined;
   let archiveKey = '';
   const recordingKey = () => `conversations/${conversation}/files/browser_recordings/trace.zip`;
   const download = async () => {
@@ -179,6 +184,8 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
   });
 
   it("deleting a sandbox puts its workspace archive and its conversation's browser recording into the store; the download serves the recording", async () => {
+    probeStarting = startSandbox();
+    probeStarting.catch(() => undefined); // awaited by the probe test; a failure is reported there
     ({ conversation, sandbox } = await timed('sandbox READY', startSandbox));
     // A browser recording where the agent server keeps them (<data dir>/conversations/<id>/browser_recordings),
     // written by the agent's terminal in the sandbox container, and a file in the workspace.
@@ -253,14 +260,11 @@ describe.skipIf(!tools || !weed)('the bundled object store on a real node', { ti
     });
   });
 
-  // The sandbox the NetworkPolicy probe starts: still live, so the support bundle below takes its
-  // agent server's log instead of starting another sandbox (~10-20 s each on a shared machine).
-  let probe: { conversation: string; sandbox: string } | undefined;
   it('a sandbox cannot reach the store (NetworkPolicy): only the API, the controller and archive Pods can', async () => {
     // The enforcer runs on every real node: a refusal below is the policy's only while it does.
     const enforcer = await node.networkPolicy();
     expect(enforcer.enforced, enforcer.reason).toBe(true);
-    probe = await timed('probe sandbox READY', startSandbox);
+    probe = await timed('probe sandbox READY', () => probeStarting ?? startSandbox());
     const storeIp = (await core.readNamespacedPod({ name: STORE_POD, namespace: NS })).status?.podIP;
     expect(storeIp).toBeTruthy();
     const connects = await node.kubectl('exec', '-n', SANDBOXES, probe.sandbox, '--', 'timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${storeIp}/8333`).then(() => true, () => false);
