@@ -17,6 +17,7 @@ import type { LookupSecret } from '../api/agent-server/index.ts';
 import type { SessionKeys } from './http/auth.ts';
 import { SESSION_HEADER } from './http/auth.ts';
 import type { SettingsSecretStore } from './store/settings-store.ts';
+import { fetchFailure } from '../util/fetch-failure.ts';
 
 /** 1.58's httpx timeout for a lookup. */
 export const LOOKUP_TIMEOUT_MS = 30_000;
@@ -39,9 +40,7 @@ export async function fetchLookupSecret(src: LookupSecret, timeoutMs = LOOKUP_TI
   try {
     res = await fetch(url, { headers: src.headers ?? {}, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (e.cause?.code ?? e.name);
-    throw new LookupFailed(`GET ${where} failed: ${why}`);
+    throw new LookupFailed(`GET ${where} failed: ${fetchFailure(err, timeoutMs)}`);
   }
   if (res.status < 200 || res.status > 299) {
     await res.body?.cancel();

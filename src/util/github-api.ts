@@ -3,6 +3,7 @@
 // configured GitHub host is, one request with a token, and what GitHub's answers mean (its Link
 // header, its two kinds of rate limit). A token goes only to the API of the host it was given for.
 import { BadGateway, GatewayTimeout } from '../api/errors.ts';
+import { fetchFailure } from './fetch-failure.ts';
 
 /** GitHub's REST API version these calls are written against (sent as X-GitHub-Api-Version). */
 export const GITHUB_API_VERSION = '2022-11-28';
@@ -74,9 +75,8 @@ export async function githubRequest(url: URL, token: string, init: { method?: 'G
       signal: AbortSignal.timeout(init.timeoutMs ?? 20_000),
     });
   } catch (err) {
-    const name = (err as Error).name;
-    if (name === 'TimeoutError') throw new GatewayTimeout(`The GitHub API at ${url.origin} did not answer in time`);
-    throw new BadGateway(`The GitHub API at ${url.origin} could not be reached (${name})`);
+    if ((err as Error).name === 'TimeoutError') throw new GatewayTimeout(`The GitHub API at ${url.origin} did not answer in time`);
+    throw new BadGateway(`The GitHub API at ${url.origin} could not be reached (${fetchFailure(err)})`);
   }
   const text = await res.text();
   let body: unknown = null;

@@ -13,6 +13,7 @@ import type { GitBranch, GitRepository } from '../../api/app/git.ts';
 import type { FacadeDeps } from '../deps.ts';
 import { pageOf, window, type HostPage } from './pages.ts';
 import type { GitProviderDriver, ProviderSearch } from './provider.ts';
+import { fetchFailure } from '../../util/fetch-failure.ts';
 
 /** Calls to a Forgejo/Gitea REST API with one token. Errors never carry the token. */
 export class ForgejoClient {
@@ -32,8 +33,8 @@ export class ForgejoClient {
     try {
       res = await fetch(url, { headers: { authorization: `token ${this.token}`, accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(20_000) });
     } catch (err) {
-      this.d.log?.warn({ host: this.base, path, err: (err as Error).name }, 'forgejo API unreachable');
-      throw new BadGateway(`The forgejo host ${this.base} could not be reached (${(err as Error).name})`);
+      this.d.log?.warn({ host: this.base, path, err: fetchFailure(err) }, 'forgejo API unreachable');
+      throw new BadGateway(`The forgejo host ${this.base} could not be reached (${fetchFailure(err, 20_000)})`);
     }
     const text = await res.text();
     if (res.status === 401) throw new Forbidden('Invalid forgejo token');

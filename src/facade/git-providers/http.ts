@@ -5,6 +5,7 @@
 // leaves the configured host; no error carries the token or the host's body.
 import { BadGateway, Forbidden } from '../../api/errors.ts';
 import type { FacadeDeps } from '../deps.ts';
+import { fetchFailure } from '../../util/fetch-failure.ts';
 
 export interface HostAnswer {
   /** The parsed JSON body, or null (404, empty or not JSON). */
@@ -48,8 +49,8 @@ export class ProviderHttp {
         signal: AbortSignal.timeout(20_000),
       });
     } catch (err) {
-      this.d.log?.warn({ host: url.origin, path, err: (err as Error).name }, `${provider} API unreachable`);
-      throw new BadGateway(`The ${provider} host ${url.origin} could not be reached (${(err as Error).name})`);
+      this.d.log?.warn({ host: url.origin, path, err: fetchFailure(err) }, `${provider} API unreachable`);
+      throw new BadGateway(`The ${provider} host ${url.origin} could not be reached (${fetchFailure(err, 20_000)})`);
     }
     const text = await res.text();
     if (res.status === 401) throw new Forbidden(`Invalid ${provider} token`);
