@@ -60,8 +60,6 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
   let ctx: BrowserContext;
   let page: Page;
   let image: { ref: string; archive: string };
-  /** The first helm install, started in beforeAll while Keycloak still starts; the first test awaits it. */
-  let installing: Promise<{ ok: boolean; out: string }>;
   let caPem = '';
   /** fetch through the ingress as a client that trusts the test CA and resolves *.<domain> to the node. */
   let viaIngress: Agent;
@@ -90,6 +88,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
         },
       }),
     );
+    idp = await timed('Keycloak start (after the node)', () => idpStarting!);
     const cluster = node.cluster;
     const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     const objects = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
@@ -108,13 +107,6 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-api-key' }, stringData: { 'api-key': API_KEY } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-llm' }, stringData: { 'api-key': 'sk-scripted-node-key' } } });
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'agentyard-oidc' }, stringData: { 'client-secret': CLIENT_SECRET } } });
-    llm = await startScriptedLlm([], { host: NODE_IP });
-    // The chart goes in while Keycloak still starts (it needs none of it: the API discovers the
-    // provider on the first sign-in, not at start-up, src/facade/login/oidc.ts); the first test
-    // awaits the install and signs in only once Keycloak is up.
-    installing = timed('helm install', () => kube(['install', 'agentyard', CHART, '-n', NS, '-f', values({ trustCa: false }), '--wait', '--timeout', '5m']));
-    installing.catch(() => undefined); // awaited in the first test; a failure is reported there
-    idp = await timed('Keycloak start (after the node)', () => idpStarting!);
 
     // Keycloak on the host, published by the ingress: a Service without selector, its endpoint the
     // node's address, and an Ingress with the wildcard certificate.
@@ -140,6 +132,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
       },
     );
     await idp.createRealm(agentyardRealm({ publicUrls: [APP], clientSecret: CLIENT_SECRET, passwords: PASSWORDS, adminGroup: ADMIN_GROUP }));
+    llm = await startScriptedLlm([], { host: NODE_IP });
     viaIngress = new Agent({
       connect: {
         ca: caPem,
@@ -180,7 +173,7 @@ describe.skipIf(missing !== undefined)(`the web app behind the chart's ingress w
   const kube = (args: string[]) => helm([...args, '--kubeconfig', node!.kubeconfigPath]);
 
   it('helm install with login.oidc and TLS at the ingress; without the private CA, sign-in says the provider is not trusted and names api.caBundle', async () => {
-    const installed = await installing;
+    const installed = await timed('helm install', () => kube(['install', 'agentyard', CHART, '-n', NS, '-f', values({ trustCa: false }), '--wait', '--timeout', '5m']));
     if (!installed.ok) steps.failed = true;
     expect(installed.ok, installed.out).toBe(true);
     // Both hosts answer over https with the wildcard certificate of the private CA.
