@@ -139,17 +139,9 @@ export const ACP_FLOWS: Record<string, Flow> = bin
       /** Pause while the ACP server waits for its model: the turn stops (ours: at once, the server told to cancel), the next message runs again. */
       async acp_pause(s) {
         return withTitles(async (titles) => {
-          let asked!: () => void;
-          const held = new Promise<void>((r) => (asked = r));
           // The model holds its answer until the call is cancelled, or at most 8 s (OpenHands does not cancel it).
-          s.llm.push(async (req) => {
-            asked();
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, 8000);
-              req.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-            });
-            return { content: 'late answer' };
-          }, { content: 'back again' });
+          const { held, answer } = heldAnswer();
+          s.llm.push(answer, { content: 'back again' });
           const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles)) })).body.id;
           await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('take your time') });
           await held;
@@ -388,17 +380,9 @@ export const ACP_FLOWS: Record<string, Flow> = bin
        */
       async acp_cut_off_turn(s) {
         return withTitles(async (titles) => {
-          let asked!: () => void;
-          const held = new Promise<void>((r) => (asked = r));
           // The first model call is held until its request goes away (the ACP server stopped), or 8 s.
-          s.llm.push(async (req) => {
-            asked();
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, 8000);
-              req.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-            });
-            return { content: 'late answer' };
-          }, { content: 'answer two' }, { content: 'answer three' });
+          const { held, answer } = heldAnswer();
+          s.llm.push(answer, { content: 'answer two' }, { content: 'answer three' });
           const id = (await s.api('/api/conversations', { method: 'POST', body: startBody(s, acp(s, titles)) })).body.id;
           await s.api(`/api/conversations/${id}/events`, { method: 'POST', body: text('first word APPLE') });
           await held;
@@ -428,3 +412,21 @@ export const ACP_FLOWS: Record<string, Flow> = bin
       },
     }
   : {};
+
+/**
+ * A scripted answer that holds the model call until its request goes away (cancelled, or the ACP
+ * server stopped) or 8 s pass, then answers 'late answer'; `held` resolves once the call arrived.
+ */
+function heldAnswer(): { held: Promise<void>; answer: (req: { signal: AbortSignal }) => Promise<{ content: string }> } {
+  let asked!: () => void;
+  const held = new Promise<void>((r) => (asked = r));
+  const answer = async (req: { signal: AbortSignal }) => {
+    asked();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 8000);
+      req.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    return { content: 'late answer' };
+  };
+  return { held, answer };
+}
